@@ -1,0 +1,67 @@
+/* client.h -- a connected client as the command layer sees it.
+ *
+ * The network layer (net/) owns the socket and the query buffer; it fills
+ * argc/argv with NUL-terminated arguments that stay valid for one command,
+ * calls cmd_execute(), and sends what the reply functions appended to the
+ * output buffer. Nothing here knows about sockets or event loops. */
+#ifndef GOBLIN_CMD_CLIENT_H
+#define GOBLIN_CMD_CLIENT_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct garg {
+    char *p;
+    size_t n;
+} garg;
+
+enum {
+    CLIENT_CLOSE_AFTER_REPLY = 1 << 0,
+    CLIENT_CLOSE_ASAP = 1 << 1,
+    CLIENT_MONITOR = 1 << 2,
+    CLIENT_MULTI = 1 << 3,
+    CLIENT_DIRTY_EXEC = 1 << 4,
+    CLIENT_DIRTY_CAS = 1 << 5,
+    CLIENT_PUBSUB = 1 << 6,
+    CLIENT_AUTHENTICATED = 1 << 7,
+    CLIENT_REPLY_OFF = 1 << 8,
+    CLIENT_REPLY_SKIP_NEXT = 1 << 9,
+    CLIENT_REPLY_SKIP = 1 << 10,
+    CLIENT_NO_EVICT = 1 << 11,
+    CLIENT_BLOCKED = 1 << 12,
+    CLIENT_PAUSED = 1 << 13,
+    CLIENT_IN_EXEC = 1 << 14,
+    CLIENT_PROTECTED = 1 << 15,   /* freeing deferred while a command runs */
+};
+
+struct cmd_def;
+
+typedef struct client {
+    uint64_t id;
+    int fd;
+    void *conn;              /* owned by net/ */
+    int worker_id;
+    int db;                  /* selected database */
+    int resp;                /* 2 or 3 */
+    uint32_t flags;
+    int argc;
+    garg *argv;
+    /* Output: bytes appended by reply_*, flushed by net/. */
+    char *obuf;
+    size_t olen, ocap, osent;
+    size_t obuf_peak;
+    /* Identity. */
+    char *name;
+    char *lib_name, *lib_ver;
+    char addr[64], laddr[64];
+    int64_t ctime_ms, last_ms;
+    uint64_t user;           /* index of the authenticated user */
+    const struct cmd_def *cur, *last;
+    uint64_t commands_processed;
+    /* Queued transaction (MULTI); owned by cmd/multi.c. */
+    void *mstate;
+    /* Error flag of the command being executed (for failed_calls). */
+    int cmd_failed;
+    size_t qbuf_len, qbuf_free; /* for CLIENT LIST, kept by net/ */
+} client;
+
+#endif

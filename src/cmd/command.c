@@ -1,0 +1,378 @@
+/* command.c -- command table and dispatch.
+ *
+ * The recipe every call follows (cmd_execute): look the command up (resolving
+ * subcommands), check arity, check authentication, then cmd_call(): take the
+ * locks the command's key positions name (keyspace read lock + shards in
+ * ascending order; or the keyspace write lock for whole-keyspace commands),
+ * run the handler, release, record statistics, feed the slow log and
+ * MONITOR. Handlers never take locks themselves unless they say so
+ * (CMD_LOCK_SELF). */
+#include "cmd/command.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "cmd/reply.h"
+#include "cmd/slowlog.h"
+#include "ds/hashfn.h"
+#include "ds/strutil.h"
+#include "ds/swiss.h"
+#include "server/config.h"
+
+typedef struct cmd_meta {
+    const char *name, *parent;
+    int arity;
+    const char *flags;
+    int first, last, step;
+    const char *acl, *info, *docs;
+    size_t info_len, docs_len;
+} cmd_meta;
+
+#define CMD_META(n, p, a, f, fk, lk, st, acl, info, docs) \
+    {n, p, a, f, fk, lk, st, acl, info, docs, sizeof(info) - 1, sizeof(docs) - 1},
+static const cmd_meta meta_table[] = {
+#include "cmd/command_meta.inc"
+};
+#undef CMD_META
+
+static cmd_def *defs;          /* one per meta entry */
+static size_t ndefs;
+static swiss cmd_index;        /* fullname (lowercase) -> cmd_def*, implemented only */
+static size_t ntop;
+uint64_t cmd_dirty;
+uint64_t cmd_stat_numcommands;
+static cmd_monitor_fn *monitor_hook;
+
+typedef struct namekey {
+    const char *p;
+    size_t n;
+} namekey;
+
+static uint64_t name_hash(const char *p, size_t n) {
+    char low[64];
+    if (n > sizeof(low)) n = sizeof(low);
+    for (size_t i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)p[i]);
+    return hash_bytes(low, n);
+}
+
+static uint64_t cmd_slot_hash(void *ctx, const void *slot) {
+    (void)ctx;
+    const cmd_def *d = *(cmd_def *const *)slot;
+    return name_hash(d->fullname, strlen(d->fullname));
+}
+
+static int cmd_slot_match(void *ctx, const void *slot, const void *key) {
+    (void)ctx;
+    const cmd_def *d = *(cmd_def *const *)slot;
+    const namekey *k = key;
+    return strlen(d->fullname) == k->n && strncasecmp(d->fullname, k->p, k->n) == 0;
+}
+
+static const swiss_type cmd_index_type = {sizeof(cmd_def *), cmd_slot_hash, cmd_slot_match};
+
+static uint32_t parse_flags(const char *s) {
+    static const struct {
+        const char *name;
+        uint32_t bit;
+    } names[] = {
+        {"write", CMDF_WRITE}, {"readonly", CMDF_READONLY}, {"denyoom", CMDF_DENYOOM},
+        {"admin", CMDF_ADMIN}, {"pubsub", CMDF_PUBSUB}, {"noscript", CMDF_NOSCRIPT},
+        {"blocking", CMDF_BLOCKING}, {"loading", CMDF_LOADING}, {"stale", CMDF_STALE},
+        {"skip_monitor", CMDF_SKIP_MONITOR}, {"skip_slowlog", CMDF_SKIP_SLOWLOG},
+        {"fast", CMDF_FAST}, {"no_auth", CMDF_NO_AUTH}, {"may_replicate", CMDF_MAY_REPLICATE},
+        {"no_multi", CMDF_NO_MULTI}, {"movablekeys", CMDF_MOVABLEKEYS},
+        {"allow_busy", CMDF_ALLOW_BUSY}, {"no_mandatory_keys", CMDF_NO_MANDATORY_KEYS},
+    };
+    uint32_t f = 0;
+    while (*s) {
+        while (*s == ' ') s++;
+        size_t n = strcspn(s, " ");
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (strlen(names[i].name) == n && strncmp(names[i].name, s, n) == 0) f |= names[i].bit;
+        s += n;
+    }
+    return f;
+}
+
+static cmd_def *def_by_fullname(const char *name) {
+    for (size_t i = 0; i < ndefs; i++)
+        if (strcmp(defs[i].fullname, name) == 0) return &defs[i];
+    return NULL;
+}
+
+void cmd_table_init(void) {
+    ndefs = sizeof(meta_table) / sizeof(meta_table[0]);
+    defs = calloc(ndefs, sizeof(cmd_def));
+    assert(defs);
+    for (size_t i = 0; i < ndefs; i++) {
+        const cmd_meta *m = &meta_table[i];
+        cmd_def *d = &defs[i];
+        d->fullname = m->name;
+        const char *bar = strchr(m->name, '|');
+        d->name = bar ? bar + 1 : m->name;
+        d->arity = m->arity;
+        d->flags = parse_flags(m->flags);
+        d->flags_str = m->flags;
+        d->acl_str = m->acl;
+        d->first = m->first;
+        d->last = m->last;
+        d->step = m->step;
+        d->info = m->info;
+        d->info_len = m->info_len;
+        d->docs = m->docs;
+        d->docs_len = m->docs_len;
+    }
+    for (size_t i = 0; i < ndefs; i++)
+        if (meta_table[i].parent) defs[i].parent = def_by_fullname(meta_table[i].parent);
+    swiss_init(&cmd_index, &cmd_index_type, NULL);
+}
+
+void cmd_register(const cmd_handler *h) {
+    for (; h->name; h++) {
+        cmd_def *d = def_by_fullname(h->name);
+        if (!d) {
+            fprintf(stderr, "goblin: no Redis 7.0 metadata for command '%s'\n", h->name);
+            abort();
+        }
+        assert(!d->proc);
+        d->proc = h->proc;
+        d->lock = h->lock;
+        namekey k = {d->fullname, strlen(d->fullname)};
+        void *slot = swiss_insert(&cmd_index, name_hash(k.p, k.n));
+        memcpy(slot, &d, sizeof(d));
+        if (d->parent) {
+            cmd_def *p = (cmd_def *)d->parent;
+            p->subs = realloc(p->subs, sizeof(cmd_def *) * (size_t)(p->nsubs + 2));
+            p->subs[p->nsubs++] = d;
+            p->subs[p->nsubs] = NULL;
+            if (!p->proc) {
+                /* A container command is implemented once any subcommand is. */
+                p->proc = NULL;
+                namekey pk = {p->fullname, strlen(p->fullname)};
+                if (!swiss_find(&cmd_index, name_hash(pk.p, pk.n), &pk)) {
+                    void *ps = swiss_insert(&cmd_index, name_hash(pk.p, pk.n));
+                    memcpy(ps, &p, sizeof(p));
+                    ntop++;
+                }
+            }
+        } else {
+            ntop++;
+        }
+    }
+}
+
+const cmd_def *cmd_lookup(const char *name, size_t len) {
+    namekey k = {name, len};
+    void *slot = swiss_find(&cmd_index, name_hash(name, len), &k);
+    return slot ? *(cmd_def **)slot : NULL;
+}
+
+const cmd_def *cmd_lookup_full(garg *argv, int argc) {
+    const cmd_def *d = cmd_lookup(argv[0].p, argv[0].n);
+    if (!d || !d->subs || argc < 2) return d;
+    char full[160];
+    int n = snprintf(full, sizeof(full), "%s|%.*s", d->name, (int)(argv[1].n > 100 ? 100 : argv[1].n), argv[1].p);
+    const cmd_def *s = cmd_lookup(full, (size_t)n);
+    return s && s->parent == d ? s : NULL;
+}
+
+size_t cmd_count_top(void) { return ntop; }
+
+void cmd_each(cmd_each_fn *fn, void *arg) {
+    for (size_t i = 0; i < ndefs; i++) {
+        cmd_def *d = &defs[i];
+        if (d->parent) continue;
+        if (d->proc || d->subs) fn(arg, d);
+    }
+}
+
+int cmd_key_positions(const cmd_def *cmd, int argc, int *idx, int max) {
+    if (cmd->first <= 0) return 0;
+    int last = cmd->last < 0 ? argc + cmd->last : cmd->last;
+    int n = 0;
+    for (int i = cmd->first; i <= last && i < argc && n < max; i += cmd->step) idx[n++] = i;
+    return n;
+}
+
+gdb *cmd_db(client *c) { return db_get(c->db); }
+
+void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen) {
+    (void)c;
+    (void)db;
+    (void)key;
+    (void)klen;
+    __atomic_fetch_add(&cmd_dirty, 1, __ATOMIC_RELAXED);
+}
+
+void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen) {
+    (void)c;
+    (void)type;
+    (void)event;
+    (void)db;
+    (void)key;
+    (void)klen;
+}
+
+void cmd_set_monitor_hook(cmd_monitor_fn *fn) { monitor_hook = fn; }
+
+static long long now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Lock what cmd needs; returns the shard mask taken (for unlock). */
+static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode) {
+    int lock = cmd->lock;
+    if (lock == CMD_LOCK_KEYS && (cmd->flags & CMDF_MOVABLEKEYS)) lock = CMD_LOCK_ALL;
+    *mode = lock;
+    if (lock == CMD_LOCK_NONE || lock == CMD_LOCK_SELF) return 0;
+    if (lock == CMD_LOCK_ALL) {
+        db_wrlock_keyspace();
+        return 0;
+    }
+    int idx[64];
+    uint64_t mask = 0;
+    int last = cmd->last < 0 ? c->argc + cmd->last : cmd->last;
+    if (cmd->first <= 0) {
+        *mode = CMD_LOCK_NONE;
+        return 0;
+    }
+    (void)idx;
+    for (int i = cmd->first; i <= last && i < c->argc; i += cmd->step)
+        mask |= 1ULL << db_shard_of(c->argv[i].p, c->argv[i].n);
+    db_rdlock_keyspace();
+    gdb *db = cmd_db(c);
+    for (uint64_t m = mask; m; m &= m - 1) db_lock_shard(db, (unsigned)__builtin_ctzll(m));
+    return mask;
+}
+
+static void unlock_for(client *c, int mode, uint64_t mask) {
+    if (mode == CMD_LOCK_NONE || mode == CMD_LOCK_SELF) return;
+    if (mode == CMD_LOCK_KEYS) {
+        gdb *db = cmd_db(c);
+        for (uint64_t m = mask; m; m &= m - 1) db_unlock_shard(db, (unsigned)__builtin_ctzll(m));
+    }
+    db_unlock_keyspace();
+}
+
+void cmd_call(client *c, const cmd_def *cmd) {
+    int mode;
+    int dbid = c->db;
+    c->cur = cmd;
+    c->cmd_failed = 0;
+    long long t0 = now_us();
+    uint64_t mask = lock_for(c, cmd, &mode);
+    cmd->proc(c);
+    unlock_for(c, mode, mask);
+    long long dur = now_us() - t0;
+    cmd_def *d = (cmd_def *)cmd;
+    __atomic_fetch_add(&d->calls, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&d->usec, (uint64_t)dur, __ATOMIC_RELAXED);
+    if (c->cmd_failed) __atomic_fetch_add(&d->failed, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&cmd_stat_numcommands, 1, __ATOMIC_RELAXED);
+    c->last = cmd;
+    c->commands_processed++;
+    if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
+    if (monitor_hook && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, dbid);
+}
+
+static void reject(client *c, const cmd_def *cmd) {
+    (void)c;
+    if (cmd) __atomic_fetch_add(&((cmd_def *)cmd)->rejected, 1, __ATOMIC_RELAXED);
+}
+
+/* Hook points filled by later families; NULL until then. */
+int (*cmd_multi_queue_hook)(client *c, const cmd_def *cmd);
+
+void cmd_execute(client *c) {
+    if (c->argc == 0) return;
+    const cmd_def *cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
+    c->cur = NULL;
+    if (!cmd) {
+        char args[512];
+        size_t len = 0;
+        args[0] = '\0';
+        for (int i = 1; i < c->argc && len < 128; i++) {
+            int room = 128 - (int)len;
+            int w = snprintf(args + len, sizeof(args) - len, "'%.*s' ", room, c->argv[i].p);
+            if (w > 0) len += (size_t)w;
+            if (len >= sizeof(args)) len = sizeof(args) - 1;
+        }
+        reply_errorf(c, "ERR unknown command '%.128s', with args beginning with: %s", c->argv[0].p, args);
+        if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+        return;
+    }
+    if (cmd->subs) {
+        c->cur = cmd;
+        if (c->argc < 2) {
+            reply_err_arity(c);
+            reject(c, cmd);
+            if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+            return;
+        }
+        const cmd_def *sub = cmd_lookup_full(c->argv, c->argc);
+        if (!sub) {
+            /* Redis: "unknown subcommand 'x'. Try CONFIG HELP." */
+            char up[64];
+            size_t i;
+            for (i = 0; cmd->name[i] && i < sizeof(up) - 1; i++) up[i] = (char)toupper((unsigned char)cmd->name[i]);
+            up[i] = '\0';
+            reply_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", c->argv[1].p, up);
+            reject(c, cmd);
+            if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+            return;
+        }
+        cmd = sub;
+    }
+    c->cur = cmd;
+    if ((cmd->arity > 0 && c->argc != cmd->arity) || (c->argc < -cmd->arity)) {
+        reply_err_arity(c);
+        reject(c, cmd);
+        if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+        return;
+    }
+    if (!(c->flags & CLIENT_AUTHENTICATED) && cfg.requirepass && cfg.requirepass[0] &&
+        !(cmd->flags & CMDF_NO_AUTH)) {
+        reply_error(c, "NOAUTH Authentication required.");
+        reject(c, cmd);
+        if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+        return;
+    }
+    if (cmd_multi_queue_hook && cmd_multi_queue_hook(c, cmd)) return;
+    cmd_call(c, cmd);
+}
+
+int arg_is(const garg *a, const char *lit) {
+    size_t n = strlen(lit);
+    return a->n == n && strncasecmp(a->p, lit, n) == 0;
+}
+
+int arg_ll(client *c, const garg *a, long long *v) {
+    if (!str_to_ll(a->p, a->n, v)) {
+        reply_err_not_int(c);
+        return -1;
+    }
+    return 0;
+}
+
+int arg_ll_range(client *c, const garg *a, long long *v, long long min, long long max, const char *err) {
+    if (!str_to_ll(a->p, a->n, v) || *v < min || *v > max) {
+        reply_error(c, err ? err : "ERR value is not an integer or out of range");
+        return -1;
+    }
+    return 0;
+}
+
+int arg_double(client *c, const garg *a, double *v) {
+    if (!str_to_double(a->p, a->n, v)) {
+        reply_error(c, "ERR value is not a valid float");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,121 @@
+/* command.h -- the command table and the one path every command takes.
+ *
+ * Interface metadata (arity, flags, key range, ACL categories, COMMAND INFO
+ * and COMMAND DOCS entries) comes from command_meta.inc, generated from
+ * Redis 7.0 (utils/gen_command_meta.py). A command exists in Goblin when a
+ * family file registers a handler for its name; COMMAND and friends list
+ * exactly those. */
+#ifndef GOBLIN_CMD_COMMAND_H
+#define GOBLIN_CMD_COMMAND_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmd/client.h"
+#include "db/db.h"
+
+typedef void cmd_proc(client *c);
+
+enum {
+    CMDF_WRITE = 1 << 0,
+    CMDF_READONLY = 1 << 1,
+    CMDF_DENYOOM = 1 << 2,
+    CMDF_ADMIN = 1 << 3,
+    CMDF_PUBSUB = 1 << 4,
+    CMDF_NOSCRIPT = 1 << 5,
+    CMDF_BLOCKING = 1 << 6,
+    CMDF_LOADING = 1 << 7,
+    CMDF_STALE = 1 << 8,
+    CMDF_SKIP_MONITOR = 1 << 9,
+    CMDF_SKIP_SLOWLOG = 1 << 10,
+    CMDF_FAST = 1 << 11,
+    CMDF_NO_AUTH = 1 << 12,
+    CMDF_MAY_REPLICATE = 1 << 13,
+    CMDF_NO_MULTI = 1 << 14,
+    CMDF_MOVABLEKEYS = 1 << 15,
+    CMDF_ALLOW_BUSY = 1 << 16,
+    CMDF_NO_MANDATORY_KEYS = 1 << 17,
+};
+
+/* How the dispatcher locks the keyspace around a handler. */
+enum {
+    CMD_LOCK_KEYS = 0,   /* default: shards of the key arguments (none if keyless) */
+    CMD_LOCK_NONE = 1,   /* touches no keyspace state */
+    CMD_LOCK_ALL = 2,    /* keyspace write lock: whole-keyspace or cross-db */
+    CMD_LOCK_SELF = 3,   /* handler takes its own locks */
+};
+
+typedef struct cmd_handler {
+    const char *name;    /* "get", "config|get" */
+    cmd_proc *proc;
+    int lock;
+} cmd_handler;
+
+typedef struct cmd_def {
+    const char *name;        /* subcommand part only for subcommands */
+    const char *fullname;    /* "config|get" */
+    const struct cmd_def *parent;
+    int arity;
+    uint32_t flags;
+    int first, last, step;
+    const char *flags_str, *acl_str;
+    const char *info;        /* RESP3 COMMAND INFO entry */
+    size_t info_len;
+    const char *docs;        /* RESP3 COMMAND DOCS value */
+    size_t docs_len;
+    cmd_proc *proc;
+    int lock;
+    struct cmd_def **subs;   /* NULL-terminated, implemented ones only */
+    int nsubs;
+    /* Statistics (INFO commandstats), updated atomically. */
+    uint64_t calls, usec, rejected, failed;
+} cmd_def;
+
+void cmd_table_init(void);
+void cmd_register(const cmd_handler *handlers);
+const cmd_def *cmd_lookup(const char *name, size_t len);
+const cmd_def *cmd_lookup_full(garg *argv, int argc);  /* resolves subcommands */
+size_t cmd_count_top(void);
+typedef void cmd_each_fn(void *arg, const cmd_def *cmd);
+void cmd_each(cmd_each_fn *fn, void *arg);            /* top-level only */
+/* Key positions of a command call (legacy range). Returns count; fills idx. */
+int cmd_key_positions(const cmd_def *cmd, int argc, int *idx, int max);
+
+/* Execute argv of c: lookup, arity, auth, lock, call, statistics. */
+void cmd_execute(client *c);
+/* Run a resolved command with locks (used by EXEC for queued commands). */
+void cmd_call(client *c, const cmd_def *cmd);
+
+/* Keyspace notification classes (notify-keyspace-events letters). */
+enum {
+    NOTIFY_KEYSPACE = 1 << 0,  /* K */
+    NOTIFY_KEYEVENT = 1 << 1,  /* E */
+    NOTIFY_GENERIC = 1 << 2,   /* g */
+    NOTIFY_STRING = 1 << 3,    /* $ */
+    NOTIFY_LIST = 1 << 4,      /* l */
+    NOTIFY_SET = 1 << 5,       /* s */
+    NOTIFY_HASH = 1 << 6,      /* h */
+    NOTIFY_ZSET = 1 << 7,      /* z */
+    NOTIFY_EXPIRED = 1 << 8,   /* x */
+    NOTIFY_EVICTED = 1 << 9,   /* e */
+    NOTIFY_NEW = 1 << 10,      /* n */
+};
+
+/* The selected database of c. */
+gdb *cmd_db(client *c);
+/* Per-change bookkeeping: dirty counter (WATCH and notifications hook in). */
+void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen);
+void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen);
+extern uint64_t cmd_dirty;
+extern uint64_t cmd_stat_numcommands;
+
+/* Hooks for later families (monitor, multi) */
+typedef void cmd_monitor_fn(client *c, const cmd_def *cmd, int dbid);
+void cmd_set_monitor_hook(cmd_monitor_fn *fn);
+
+/* Case-insensitive equality of an argument with a literal. */
+int arg_is(const garg *a, const char *lit);
+/* Parse helpers that reply the Redis error themselves and return -1. */
+int arg_ll(client *c, const garg *a, long long *v);
+int arg_ll_range(client *c, const garg *a, long long *v, long long min, long long max, const char *err);
+int arg_double(client *c, const garg *a, double *v);
+#endif

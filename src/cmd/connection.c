@@ -1,0 +1,169 @@
+/* connection.c -- connection commands: PING, ECHO, QUIT, SELECT, AUTH,
+ * HELLO, RESET. Password checks compare in constant time. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/command.h"
+#include "cmd/families.h"
+#include "cmd/reply.h"
+#include "server/config.h"
+#include "server/server.h"
+
+static void pingCommand(client *c) {
+    if (c->flags & CLIENT_PUBSUB && c->resp == 2) {
+        reply_array(c, 2);
+        reply_bulk(c, "pong", 4);
+        if (c->argc == 1) reply_bulk(c, "", 0);
+        else reply_bulk(c, c->argv[1].p, c->argv[1].n);
+        return;
+    }
+    if (c->argc == 1) reply_simple(c, "PONG");
+    else reply_bulk(c, c->argv[1].p, c->argv[1].n);
+}
+
+static void echoCommand(client *c) { reply_bulk(c, c->argv[1].p, c->argv[1].n); }
+
+static void quitCommand(client *c) {
+    /* Redis 7.0 replies +OK even with CLIENT REPLY OFF. */
+    c->flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+    reply_ok(c);
+    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
+static void selectCommand(client *c) {
+    long long id;
+    if (arg_ll_range(c, &c->argv[1], &id, -2147483648LL, 2147483647LL,
+                     "ERR value is not an integer or out of range") != 0)
+        return;
+    if (id < 0 || id >= db_count()) {
+        reply_error(c, "ERR DB index is out of range");
+        return;
+    }
+    c->db = (int)id;
+    reply_ok(c);
+}
+
+/* Constant-time comparison: the time taken depends only on the lengths. */
+static int secret_equal(const char *a, size_t an, const char *b, size_t bn) {
+    unsigned char diff = (unsigned char)(an != bn);
+    size_t n = an > bn ? an : bn;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = i < an ? (unsigned char)a[i] : 0;
+        unsigned char y = i < bn ? (unsigned char)b[i] : 0;
+        diff |= (unsigned char)(x ^ y);
+    }
+    return diff == 0;
+}
+
+/* 0 ok, -1 wrong credentials. */
+static int check_credentials(const garg *user, const garg *pass) {
+    if (user && !arg_is(user, "default")) return -1;
+    if (!cfg.requirepass || !cfg.requirepass[0]) return user ? 0 : 0; /* nopass default user */
+    return secret_equal(pass->p, pass->n, cfg.requirepass, strlen(cfg.requirepass)) ? 0 : -1;
+}
+
+static void authCommand(client *c) {
+    if (c->argc > 3) {
+        reply_err_syntax(c);
+        return;
+    }
+    if (c->argc == 2 && (!cfg.requirepass || !cfg.requirepass[0])) {
+        reply_error(c, "ERR AUTH <password> called without any password configured for the default user. "
+                       "Are you sure your configuration is correct?");
+        return;
+    }
+    const garg *user = c->argc == 3 ? &c->argv[1] : NULL;
+    const garg *pass = &c->argv[c->argc - 1];
+    if (check_credentials(user, pass) != 0) {
+        reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+        return;
+    }
+    c->flags |= CLIENT_AUTHENTICATED;
+    reply_ok(c);
+}
+
+static int valid_client_name(const garg *a) {
+    for (size_t i = 0; i < a->n; i++)
+        if (a->p[i] < '!' || a->p[i] > '~') return 0;
+    return 1;
+}
+
+static void helloCommand(client *c) {
+    long long ver = 0;
+    int i = 1;
+    if (c->argc >= 2) {
+        if (arg_ll_range(c, &c->argv[1], &ver, -2147483648LL, 2147483647LL,
+                         "ERR Protocol version is not an integer or out of range") != 0)
+            return;
+        i = 2;
+        if (ver < 2 || ver > 3) {
+            reply_error(c, "NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    const garg *user = NULL, *pass = NULL, *name = NULL;
+    for (; i < c->argc; i++) {
+        int more = c->argc - i - 1;
+        if (arg_is(&c->argv[i], "AUTH") && more >= 2) {
+            user = &c->argv[i + 1];
+            pass = &c->argv[i + 2];
+            i += 2;
+        } else if (arg_is(&c->argv[i], "SETNAME") && more >= 1) {
+            name = &c->argv[i + 1];
+            i += 1;
+        } else {
+            reply_errorf(c, "ERR Syntax error in HELLO option '%.128s'", c->argv[i].p);
+            return;
+        }
+    }
+    if (user) {
+        if (check_credentials(user, pass) != 0) {
+            reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+            return;
+        }
+        c->flags |= CLIENT_AUTHENTICATED;
+    }
+    if (!(c->flags & CLIENT_AUTHENTICATED) && cfg.requirepass && cfg.requirepass[0]) {
+        reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+                       "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+                       "RESP protocol version at the same time");
+        return;
+    }
+    if (name) {
+        if (!valid_client_name(name)) {
+            reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+            return;
+        }
+        extern void client_set_name(client * c, const char *p, size_t n);
+        client_set_name(c, name->p, name->n);
+    }
+    if (ver) c->resp = (int)ver;
+    reply_map(c, 7);
+    reply_bulk_cstr(c, "server");
+    reply_bulk_cstr(c, "redis");
+    reply_bulk_cstr(c, "version");
+    reply_bulk_cstr(c, GOBLIN_REDIS_VERSION);
+    reply_bulk_cstr(c, "proto");
+    reply_int(c, c->resp);
+    reply_bulk_cstr(c, "id");
+    reply_int(c, (long long)c->id);
+    reply_bulk_cstr(c, "mode");
+    reply_bulk_cstr(c, "standalone");
+    reply_bulk_cstr(c, "role");
+    reply_bulk_cstr(c, "master");
+    reply_bulk_cstr(c, "modules");
+    reply_array(c, 0);
+}
+
+static void resetCommand(client *c) {
+    extern void client_reset_state(client * c);
+    client_reset_state(c);
+    reply_simple(c, "RESET");
+}
+
+const cmd_handler connection_handlers[] = {
+    {"ping", pingCommand, CMD_LOCK_NONE},     {"echo", echoCommand, CMD_LOCK_NONE},
+    {"quit", quitCommand, CMD_LOCK_NONE},     {"select", selectCommand, CMD_LOCK_NONE},
+    {"auth", authCommand, CMD_LOCK_NONE},     {"hello", helloCommand, CMD_LOCK_NONE},
+    {"reset", resetCommand, CMD_LOCK_NONE},   {NULL, NULL, 0},
+};

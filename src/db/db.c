@@ -1,0 +1,381 @@
+/* db.c -- the keyspace: databases split in shards of swiss tables.
+ *
+ * Invariants: an entry is in exactly one shard, the one its key hash names;
+ * e->vidx == UINT32_MAX iff e->expire == -1, else shard->vol[e->vidx] == e.
+ * An expired entry may still be present until lazy or active expiry removes
+ * it, but no lookup ever returns it. */
+#include "db/db.h"
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ds/hashfn.h"
+#include "ds/rand.h"
+
+typedef struct keyref {
+    const char *p;
+    size_t n;
+} keyref;
+
+static uint64_t key_slot_hash(void *ctx, const void *slot) {
+    (void)ctx;
+    const dbentry *e = *(dbentry *const *)slot;
+    return hash_bytes(e->key, e->klen);
+}
+
+static int key_slot_match(void *ctx, const void *slot, const void *key) {
+    (void)ctx;
+    const dbentry *e = *(dbentry *const *)slot;
+    const keyref *k = key;
+    return e->klen == k->n && memcmp(e->key, k->p, k->n) == 0;
+}
+
+static const swiss_type keyspace_type = {sizeof(dbentry *), key_slot_hash, key_slot_match};
+
+static gdb *dbs[DB_MAX];
+static int ndbs;
+static pthread_rwlock_t keyspace_lock = PTHREAD_RWLOCK_INITIALIZER;
+static db_hooks hooks;
+volatile int db_active_expire_enabled = 1;
+uint64_t db_stat_expired_keys;
+
+void db_init_all(int n) {
+    assert(n > 0 && n <= DB_MAX);
+    ndbs = n;
+    for (int i = 0; i < n; i++) {
+        gdb *db = calloc(1, sizeof(gdb));
+        assert(db);
+        db->id = i;
+        for (int s = 0; s < DB_NSHARDS; s++) {
+            pthread_mutex_init(&db->shards[s].lock, NULL);
+            swiss_init(&db->shards[s].keys, &keyspace_type, NULL);
+        }
+        dbs[i] = db;
+    }
+}
+
+void db_set_hooks(const db_hooks *h) { hooks = *h; }
+int db_count(void) { return ndbs; }
+gdb *db_get(int id) { return id >= 0 && id < ndbs ? dbs[id] : NULL; }
+
+void db_swap(int a, int b) {
+    gdb *t = dbs[a];
+    dbs[a] = dbs[b];
+    dbs[b] = t;
+    dbs[a]->id = a;
+    dbs[b]->id = b;
+}
+
+uint64_t db_key_hash(const char *k, size_t n) { return hash_bytes(k, n); }
+unsigned db_shard_of(const char *k, size_t n) { return db_shard_of_hash(hash_bytes(k, n)); }
+
+void db_rdlock_keyspace(void) { pthread_rwlock_rdlock(&keyspace_lock); }
+void db_wrlock_keyspace(void) { pthread_rwlock_wrlock(&keyspace_lock); }
+void db_unlock_keyspace(void) { pthread_rwlock_unlock(&keyspace_lock); }
+void db_lock_shard(gdb *db, unsigned s) { pthread_mutex_lock(&db->shards[s].lock); }
+void db_unlock_shard(gdb *db, unsigned s) { pthread_mutex_unlock(&db->shards[s].lock); }
+
+int64_t db_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline shard *shard_for(gdb *db, uint64_t h) { return &db->shards[db_shard_of_hash(h)]; }
+
+static void vol_remove(shard *sh, dbentry *e) {
+    if (e->vidx == UINT32_MAX) return;
+    assert(e->vidx < sh->nvol && sh->vol[e->vidx] == e);
+    dbentry *last = sh->vol[--sh->nvol];
+    sh->vol[e->vidx] = last;
+    last->vidx = e->vidx;
+    e->vidx = UINT32_MAX;
+    if (sh->nvol == 0 && sh->capvol > 64) {
+        free(sh->vol);
+        sh->vol = NULL;
+        sh->capvol = 0;
+    }
+}
+
+static int vol_add(shard *sh, dbentry *e) {
+    if (e->vidx != UINT32_MAX) return 0;
+    if (sh->nvol == sh->capvol) {
+        size_t cap = sh->capvol ? sh->capvol * 2 : 8;
+        dbentry **nv = realloc(sh->vol, cap * sizeof(*nv));
+        if (!nv) return -1;
+        sh->vol = nv;
+        sh->capvol = cap;
+    }
+    e->vidx = (uint32_t)sh->nvol;
+    sh->vol[sh->nvol++] = e;
+    return 0;
+}
+
+int db_is_expired(const dbentry *e, int64_t now) { return e->expire != -1 && e->expire <= now; }
+
+static void entry_free(dbentry *e) {
+    obj_free(&e->val);
+    free(e);
+}
+
+static void shard_remove(gdb *db, shard *sh, void *slot, dbentry *e) {
+    (void)db;
+    vol_remove(sh, e);
+    swiss_delete(&sh->keys, slot);
+    entry_free(e);
+}
+
+static void *find_slot(gdb *db, const char *k, size_t n, shard **shp) {
+    uint64_t h = hash_bytes(k, n);
+    keyref kr = {k, n};
+    *shp = shard_for(db, h);
+    return swiss_find(&(*shp)->keys, h, &kr);
+}
+
+/* Deletes an expired entry found through slot; notifies the hook. */
+static void expire_now(gdb *db, shard *sh, void *slot, dbentry *e) {
+    char small[128];
+    size_t n = e->klen;
+    char *copy = n < sizeof(small) ? small : malloc(n + 1);
+    if (copy) memcpy(copy, e->key, n);
+    shard_remove(db, sh, slot, e);
+    __atomic_fetch_add(&db_stat_expired_keys, 1, __ATOMIC_RELAXED);
+    if (hooks.expired && copy) hooks.expired(db, copy, n);
+    if (copy != small) free(copy);
+}
+
+dbentry *db_lookup_raw(gdb *db, const char *k, size_t n) {
+    shard *sh;
+    void *slot = find_slot(db, k, n, &sh);
+    return slot ? *(dbentry **)slot : NULL;
+}
+
+dbentry *db_lookup(gdb *db, const char *k, size_t n) {
+    shard *sh;
+    void *slot = find_slot(db, k, n, &sh);
+    if (!slot) return NULL;
+    dbentry *e = *(dbentry **)slot;
+    if (db_is_expired(e, db_now_ms())) {
+        expire_now(db, sh, slot, e);
+        return NULL;
+    }
+    e->val.lru = obj_clock();
+    return e;
+}
+
+int db_key_exists(gdb *db, const char *k, size_t n) { return db_lookup(db, k, n) != NULL; }
+
+int db_expire_if_needed(gdb *db, dbentry *e) {
+    if (!db_is_expired(e, db_now_ms())) return 0;
+    shard *sh;
+    void *slot = find_slot(db, e->key, e->klen, &sh);
+    assert(slot);
+    expire_now(db, sh, slot, e);
+    return 1;
+}
+
+dbentry *db_add(gdb *db, const char *k, size_t n) {
+    uint64_t h = hash_bytes(k, n);
+    shard *sh = shard_for(db, h);
+    dbentry *e = malloc(sizeof(dbentry) + n + 1);
+    if (!e) return NULL;
+    memset(&e->val, 0, sizeof(e->val));
+    e->val.type = OBJ_NONE;
+    e->val.lru = obj_clock();
+    e->expire = -1;
+    e->vidx = UINT32_MAX;
+    e->klen = (uint32_t)n;
+    memcpy(e->key, k, n);
+    e->key[n] = '\0';
+    void *slot = swiss_insert(&sh->keys, h);
+    if (!slot) {
+        free(e);
+        return NULL;
+    }
+    memcpy(slot, &e, sizeof(e));
+    return e;
+}
+
+void db_delete_entry(gdb *db, dbentry *e) {
+    shard *sh;
+    void *slot = find_slot(db, e->key, e->klen, &sh);
+    assert(slot && *(dbentry **)slot == e);
+    shard_remove(db, sh, slot, e);
+}
+
+int db_delete(gdb *db, const char *k, size_t n) {
+    shard *sh;
+    void *slot = find_slot(db, k, n, &sh);
+    if (!slot) return 0;
+    dbentry *e = *(dbentry **)slot;
+    if (db_is_expired(e, db_now_ms())) {
+        expire_now(db, sh, slot, e);
+        return 0;
+    }
+    shard_remove(db, sh, slot, e);
+    return 1;
+}
+
+void db_replace_value(dbentry *e, const gobj *v) {
+    obj_free(&e->val);
+    uint32_t lru = e->val.lru;
+    e->val = *v;
+    e->val.lru = lru;
+}
+
+void db_set_expire(gdb *db, dbentry *e, int64_t when) {
+    shard *sh = shard_for(db, hash_bytes(e->key, e->klen));
+    e->expire = when;
+    if (vol_add(sh, e) != 0) abort();
+}
+
+void db_persist(gdb *db, dbentry *e) {
+    shard *sh = shard_for(db, hash_bytes(e->key, e->klen));
+    vol_remove(sh, e);
+    e->expire = -1;
+}
+
+size_t db_size(gdb *db) {
+    size_t n = 0;
+    for (int s = 0; s < DB_NSHARDS; s++) n += swiss_size(&db->shards[s].keys);
+    return n;
+}
+
+size_t db_expires(gdb *db) {
+    size_t n = 0;
+    for (int s = 0; s < DB_NSHARDS; s++) n += db->shards[s].nvol;
+    return n;
+}
+
+void db_flush(gdb *db) {
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        shard *sh = &db->shards[s];
+        swiss_iter it;
+        swiss_iter_init(&it, &sh->keys);
+        void *slot;
+        while ((slot = swiss_iter_next(&it))) entry_free(*(dbentry **)slot);
+        swiss_iter_done(&it);
+        swiss_clear(&sh->keys);
+        free(sh->vol);
+        sh->vol = NULL;
+        sh->nvol = sh->capvol = 0;
+    }
+}
+
+dbentry *db_random_key(gdb *db) {
+    size_t total = db_size(db);
+    for (int tries = 0; total && tries < 100; tries++) {
+        /* Pick a shard weighted by its size, then a uniform slot in it. */
+        size_t r = (size_t)rand_below(total);
+        int s = 0;
+        while (r >= swiss_size(&db->shards[s].keys)) r -= swiss_size(&db->shards[s++].keys);
+        shard *sh = &db->shards[s];
+        void *slot = swiss_random(&sh->keys, rand_next);
+        if (!slot) continue;
+        dbentry *e = *(dbentry **)slot;
+        if (db_is_expired(e, db_now_ms())) {
+            /* Like Redis: a dataset of only volatile keys could loop; after
+             * a few tries give back an expired key's neighbour instead. */
+            if (db_expires(db) == total && tries > 50) return e;
+            expire_now(db, sh, slot, e);
+            total = db_size(db);
+            continue;
+        }
+        return e;
+    }
+    return NULL;
+}
+
+typedef struct scan_ctx {
+    db_scan_fn *fn;
+    void *arg;
+} scan_ctx;
+
+static void scan_tramp(void *arg, void *slot) {
+    scan_ctx *sc = arg;
+    sc->fn(sc->arg, *(dbentry **)slot);
+}
+
+uint64_t db_scan(gdb *db, uint64_t cursor, db_scan_fn *fn, void *arg) {
+    unsigned s = (unsigned)(cursor & (DB_NSHARDS - 1));
+    uint64_t v = cursor >> DB_SHARD_BITS;
+    scan_ctx sc = {fn, arg};
+    db_lock_shard(db, s);
+    v = swiss_scan(&db->shards[s].keys, v, scan_tramp, &sc);
+    db_unlock_shard(db, s);
+    if (v == 0) {
+        if (++s == DB_NSHARDS) return 0;
+        return s;
+    }
+    return (v << DB_SHARD_BITS) | s;
+}
+
+static long long mono_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Sample TTL keys of each shard; repeat on a shard while more than a quarter
+ * of a sample was expired, as Redis does, within the time budget. */
+size_t db_active_expire_cycle(long long budget_us) {
+    if (!db_active_expire_enabled) return 0;
+    long long start = mono_us();
+    size_t expired = 0;
+    db_rdlock_keyspace();
+    for (int d = 0; d < ndbs; d++) {
+        gdb *db = dbs[d];
+        long long ttl_sum = 0, ttl_n = 0;
+        for (int s = 0; s < DB_NSHARDS; s++) {
+            shard *sh = &db->shards[s];
+            if (!sh->nvol) continue;
+            db_lock_shard(db, (unsigned)s);
+            for (int round = 0; round < 16 && sh->nvol; round++) {
+                int64_t now = db_now_ms();
+                int sampled = 0, hit = 0;
+                for (; sampled < 20 && sh->nvol; sampled++) {
+                    dbentry *e = sh->vol[rand_below(sh->nvol)];
+                    if (db_is_expired(e, now)) {
+                        void *slot;
+                        keyref kr = {e->key, e->klen};
+                        slot = swiss_find(&sh->keys, hash_bytes(e->key, e->klen), &kr);
+                        expire_now(db, sh, slot, e);
+                        hit++;
+                    } else {
+                        ttl_sum += e->expire - now;
+                        ttl_n++;
+                    }
+                }
+                expired += (size_t)hit;
+                if (hit * 4 <= sampled) break;
+            }
+            db_unlock_shard(db, (unsigned)s);
+            if (mono_us() - start > budget_us) break;
+        }
+        if (ttl_n) {
+            int64_t avg = ttl_sum / ttl_n;
+            db->avg_ttl = db->avg_ttl ? (db->avg_ttl / 50) * 49 + avg / 50 : avg;
+        } else if (!db_expires(db)) {
+            db->avg_ttl = 0;
+        }
+    }
+    db_unlock_keyspace();
+    return expired;
+}
+
+void db_rehash_cycle(void) {
+    db_rdlock_keyspace();
+    for (int d = 0; d < ndbs; d++) {
+        for (int s = 0; s < DB_NSHARDS; s++) {
+            shard *sh = &dbs[d]->shards[s];
+            if (!swiss_is_rehashing(&sh->keys)) continue;
+            db_lock_shard(dbs[d], (unsigned)s);
+            swiss_rehash_step(&sh->keys, 256);
+            db_unlock_shard(dbs[d], (unsigned)s);
+        }
+    }
+    db_unlock_keyspace();
+}

@@ -1,0 +1,104 @@
+/* db.h -- databases, shards, keys and expiry.
+ *
+ * A database is DB_NSHARDS shards; a key lives in the shard chosen by the top
+ * bits of its hash. Each shard is a swiss table of dbentry pointers with its
+ * own mutex and its own array of keys that carry a TTL (for active expiry
+ * sampling). Lock order (docs/locking.md): the keyspace rwlock first (read
+ * for ordinary commands, write for whole-keyspace ones), then shard mutexes
+ * in ascending (db, shard) order. All db_* key functions expect the caller to
+ * hold the key's shard (or the keyspace write lock). */
+#ifndef GOBLIN_DB_DB_H
+#define GOBLIN_DB_DB_H
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/object.h"
+#include "ds/swiss.h"
+
+#define DB_NSHARDS 64
+#define DB_SHARD_BITS 6
+#define DB_MAX 64
+
+typedef struct dbentry {
+    gobj val;
+    int64_t expire;     /* unix ms, -1 when the key has no TTL */
+    uint32_t vidx;      /* position in shard->vol, UINT32_MAX when none */
+    uint32_t klen;
+    char key[];         /* NUL-terminated for convenience */
+} dbentry;
+
+typedef struct shard {
+    pthread_mutex_t lock;
+    swiss keys;
+    dbentry **vol;      /* entries with a TTL, unordered */
+    size_t nvol, capvol;
+} shard;
+
+typedef struct gdb {
+    int id;
+    shard shards[DB_NSHARDS];
+    int64_t avg_ttl;    /* running estimate from the expiry cycle */
+    uint64_t expire_cursor;
+} gdb;
+
+/* Hooks the command layer installs to hear about key changes made by the
+ * db layer itself (lazy and active expiry, eviction). */
+typedef struct db_hooks {
+    void (*expired)(gdb *db, const char *key, size_t klen);
+} db_hooks;
+
+void db_init_all(int ndbs);
+void db_set_hooks(const db_hooks *h);
+int db_count(void);
+gdb *db_get(int id);
+void db_swap(int a, int b);              /* keyspace write lock held */
+
+uint64_t db_key_hash(const char *k, size_t n);
+static inline unsigned db_shard_of_hash(uint64_t h) { return (unsigned)(h >> (64 - DB_SHARD_BITS)); }
+unsigned db_shard_of(const char *k, size_t n);
+
+/* Locks. */
+void db_rdlock_keyspace(void);
+void db_wrlock_keyspace(void);
+void db_unlock_keyspace(void);
+void db_lock_shard(gdb *db, unsigned s);
+void db_unlock_shard(gdb *db, unsigned s);
+
+int64_t db_now_ms(void);
+
+/* Key access. lookup applies lazy expiry and refreshes the access clock;
+ * lookup_raw does neither (for TTL-agnostic internal use). */
+dbentry *db_lookup(gdb *db, const char *k, size_t n);
+dbentry *db_lookup_raw(gdb *db, const char *k, size_t n);
+int db_key_exists(gdb *db, const char *k, size_t n);
+/* Add an absent key; the caller sets e->val before releasing the shard. */
+dbentry *db_add(gdb *db, const char *k, size_t n);
+void db_delete_entry(gdb *db, dbentry *e);
+int db_delete(gdb *db, const char *k, size_t n);
+/* Replace the value of e (freeing the old one). */
+void db_replace_value(dbentry *e, const gobj *v);
+void db_set_expire(gdb *db, dbentry *e, int64_t when_ms);
+void db_persist(gdb *db, dbentry *e);
+int db_is_expired(const dbentry *e, int64_t now);
+/* Expire e if its time has passed: returns 1 when it was deleted. */
+int db_expire_if_needed(gdb *db, dbentry *e);
+
+size_t db_size(gdb *db);
+size_t db_expires(gdb *db);
+void db_flush(gdb *db);
+/* Random live key (lazy-expiring what it meets); NULL when empty. */
+dbentry *db_random_key(gdb *db);
+
+/* SCAN: calls fn for keys of the cursor's step, returns next cursor. The
+ * caller holds the keyspace read lock; the shard lock is taken here. */
+typedef void db_scan_fn(void *arg, dbentry *e);
+uint64_t db_scan(gdb *db, uint64_t cursor, db_scan_fn *fn, void *arg);
+
+/* Incremental housekeeping (expiry sampling and rehash steps); returns the
+ * number of keys expired. Takes the locks it needs. */
+size_t db_active_expire_cycle(long long budget_us);
+void db_rehash_cycle(void);
+extern volatile int db_active_expire_enabled;
+extern uint64_t db_stat_expired_keys;
+#endif

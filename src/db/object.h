@@ -1,0 +1,46 @@
+/* object.h -- the value half of a key: type, encoding, access clock and a
+ * payload word. Types and their numbering follow Redis's object types. */
+#ifndef GOBLIN_DB_OBJECT_H
+#define GOBLIN_DB_OBJECT_H
+#include <stddef.h>
+#include <stdint.h>
+
+enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_NONE = 255 };
+
+enum {
+    ENC_INT = 1,     /* string: int64 inline */
+    ENC_EMBSTR = 2,  /* string: short bytes, reported as "embstr" */
+    ENC_RAW = 3,     /* string: bytes, reported as "raw" */
+    ENC_LISTPACK = 10,
+    ENC_HASHTABLE = 11,
+    ENC_INTSET = 12,
+    ENC_SKIPLIST = 13,
+    ENC_QUICKLIST = 14,
+};
+
+typedef struct gobj {
+    uint8_t type;
+    uint8_t enc;
+    uint16_t flags;
+    uint32_t lru;      /* seconds clock of last access, or LFU data */
+    union {
+        int64_t i;
+        void *p;
+    } u;
+} gobj;
+
+/* Per-type hooks that data-type modules register (keeps db/ free of them). */
+typedef struct obj_type_ops {
+    void (*free)(gobj *o);
+    int (*dup)(gobj *dst, const gobj *src);          /* 0 ok, -1 no memory */
+    size_t (*mem_usage)(const gobj *o);
+} obj_type_ops;
+
+void obj_register_type(int type, const obj_type_ops *ops);
+void obj_free(gobj *o);
+int obj_dup(gobj *dst, const gobj *src);
+size_t obj_mem_usage(const gobj *o);
+const char *obj_type_name(int type);
+const char *obj_encoding_name(const gobj *o);
+uint32_t obj_clock(void);
+#endif

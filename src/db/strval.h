@@ -1,0 +1,31 @@
+/* strval.h -- the one small interface behind which string values live.
+ *
+ * Every string command goes through these calls, so replacing the storage
+ * (the head/tail object store) is local to strval.c. Canonical integers are
+ * kept inline (ENC_INT); other values are a length-prefixed byte buffer. */
+#ifndef GOBLIN_DB_STRVAL_H
+#define GOBLIN_DB_STRVAL_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "object.h"
+
+#define STRVAL_EMBSTR_MAX 44  /* Redis reports values up to this size as embstr */
+
+/* Set o to a string holding bytes p[0..n). 0 on success, -1 on no memory.
+ * o must not hold a value (freshly added or freed). */
+int strval_set(gobj *o, const char *p, size_t n);
+void strval_set_int(gobj *o, int64_t v);
+/* Bytes of the value: a pointer into the object, or into tmp (>= 21 bytes)
+ * for integers. */
+const char *strval_bytes(const gobj *o, char *tmp, size_t *len);
+size_t strval_len(const gobj *o);
+/* Integer value if the string is a canonical int64. */
+int strval_get_int(const gobj *o, int64_t *v);
+/* Writable bytes of exactly newlen >= current length, zero-filled past the
+ * old end; the value becomes ENC_RAW. NULL on no memory. */
+char *strval_resize(gobj *o, size_t newlen);
+void strval_free(gobj *o);
+int strval_dup(gobj *dst, const gobj *src);
+size_t strval_mem_usage(const gobj *o);
+#endif

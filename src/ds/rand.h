@@ -1,0 +1,10 @@
+/* rand.h -- per-thread xoshiro-style PRNG for sampling (not cryptographic). */
+#ifndef GOBLIN_DS_RAND_H
+#define GOBLIN_DS_RAND_H
+#include <stdint.h>
+void rand_seed_thread(uint64_t seed);
+uint64_t rand_next(void);
+/* Uniform in [0, n) without modulo bias. n > 0. */
+uint64_t rand_below(uint64_t n);
+double rand_double(void);
+#endif

@@ -1,0 +1,83 @@
+/* swiss.h -- open-addressing hash index with SSE2 group probing.
+ *
+ * The table stores fixed-size opaque slots (4 bytes for an arena reference,
+ * 8 for a pointer); it never owns what a slot refers to. Callers hash their
+ * key once, then find / insert / delete by slot pointer. See swiss.c for the
+ * layout, the incremental resize and the SCAN cursor contract. */
+#ifndef GOBLIN_DS_SWISS_H
+#define GOBLIN_DS_SWISS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SWISS_GROUP 16
+
+typedef struct swiss_type {
+    uint32_t slot_size;
+    /* Hash of the element a slot refers to (used when moving slots). */
+    uint64_t (*hash_slot)(void *ctx, const void *slot);
+    /* Non-zero when the element in slot equals the lookup key. */
+    int (*match)(void *ctx, const void *slot, const void *key);
+} swiss_type;
+
+typedef struct swiss_tab {
+    uint8_t *ctrl;         /* ngroups * 16 control bytes */
+    unsigned char *slots;  /* ngroups * 16 * slot_size bytes */
+    size_t ngroups;        /* power of two, 0 when unallocated */
+    size_t used;           /* live slots */
+    size_t tombs;          /* deleted slots */
+} swiss_tab;
+
+typedef struct swiss {
+    const swiss_type *type;
+    void *ctx;
+    swiss_tab t[2];        /* t[1] is allocated only while resizing */
+    size_t rehash_idx;     /* next group of t[0] to move, or SWISS_IDLE */
+    int paused;            /* >0: iterators alive, no resize steps */
+} swiss;
+
+#define SWISS_IDLE ((size_t)-1)
+
+typedef void swiss_scan_fn(void *arg, void *slot);
+
+void swiss_init(swiss *s, const swiss_type *type, void *ctx);
+void swiss_free(swiss *s);
+void swiss_clear(swiss *s);
+size_t swiss_size(const swiss *s);
+size_t swiss_capacity(const swiss *s);
+size_t swiss_mem_bytes(const swiss *s);
+
+/* Slot of the element matching key, or NULL. */
+void *swiss_find(swiss *s, uint64_t hash, const void *key);
+/* A free slot for a new element with this hash; the caller has checked the
+ * element is absent and fills the slot before any other call. NULL only on
+ * allocation failure. */
+void *swiss_insert(swiss *s, uint64_t hash);
+/* Remove the element in slot (a pointer returned by find/insert/next). */
+void swiss_delete(swiss *s, void *slot);
+
+/* Stateless cursor scan: call fn for the elements of one home group (and its
+ * expansions while resizing) and return the next cursor, 0 when done. Every
+ * element present for the whole scan is reported at least once. */
+uint64_t swiss_scan(swiss *s, uint64_t cursor, swiss_scan_fn *fn, void *arg);
+
+/* A uniformly chosen occupied slot, or NULL when empty. rnd: a random source. */
+void *swiss_random(swiss *s, uint64_t (*rnd)(void));
+
+/* Move up to n groups of an in-progress resize; returns 1 if more remain. */
+int swiss_rehash_step(swiss *s, size_t n);
+int swiss_is_rehashing(const swiss *s);
+
+/* Full iteration. The current element may be deleted; nothing may be
+ * inserted while an iterator is open. */
+typedef struct swiss_iter {
+    swiss *s;
+    int table;
+    size_t idx;
+} swiss_iter;
+
+void swiss_iter_init(swiss_iter *it, swiss *s);
+void *swiss_iter_next(swiss_iter *it);
+void swiss_iter_done(swiss_iter *it);
+
+#endif

@@ -1,0 +1,107 @@
+/* main.c -- start-up: config -> keyspace -> command table -> workers ->
+ * housekeeping -> wait for SHUTDOWN or a signal. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/command.h"
+#include "cmd/families.h"
+#include "db/db.h"
+#include "ds/hashfn.h"
+#include "net/net.h"
+#include "server/config.h"
+#include "server/log.h"
+#include "server/server.h"
+
+static void *signal_thread(void *arg) {
+    sigset_t *set = arg;
+    for (;;) {
+        int sig;
+        if (sigwait(set, &sig) != 0) continue;
+        log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        net_request_shutdown();
+        return NULL;
+    }
+}
+
+static void usage(void) {
+    printf("Usage: goblin-core [/path/to/redis-compat.conf] [--name value ...]\n"
+           "       goblin-core --version\n"
+           "Every config directive is also a flag, e.g. --port 6380 --cores 2.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0)) {
+        printf("goblin-core v=%s (Redis %s compatible)\n", GOBLIN_VERSION, GOBLIN_REDIS_VERSION);
+        return 0;
+    }
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage();
+        return 0;
+    }
+    if (config_load(argc, argv) != 0) return 1;
+    uint64_t seed;
+    if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
+    hash_set_seed(seed);
+    unsigned char rid[20];
+    if (getrandom(rid, sizeof(rid), 0) != sizeof(rid)) memset(rid, 7, sizeof(rid));
+    for (int i = 0; i < 20; i++) snprintf(srv.run_id + 2 * i, 3, "%02x", rid[i]);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    srv.start_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    srv.lastsave = ts.tv_sec;
+    ssize_t el = readlink("/proc/self/exe", srv.executable, sizeof(srv.executable) - 1);
+    if (el > 0) srv.executable[el] = '\0';
+
+    if (cfg.daemonize) {
+        if (daemon(1, 0) != 0) {
+            perror("daemon");
+            return 1;
+        }
+    }
+    log_open();
+    if (cfg.pidfile && cfg.pidfile[0]) {
+        FILE *pf = fopen(cfg.pidfile, "w");
+        if (pf) {
+            fprintf(pf, "%d\n", (int)getpid());
+            fclose(pf);
+        }
+    }
+
+    /* Signals go to one thread; workers never see them. */
+    static sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    db_init_all(cfg.databases);
+    cmd_table_init();
+    families_register();
+
+    log_notice("goblin-core %s starting, pid=%d, Redis %s compatible", GOBLIN_VERSION, (int)getpid(),
+               GOBLIN_REDIS_VERSION);
+    if (net_start(cfg.cores) != 0) return 1;
+    log_notice("Ready to accept connections tcp on port %d with %d worker(s)", cfg.port, cfg.cores);
+    server_cron_start();
+    pthread_t st;
+    pthread_create(&st, NULL, signal_thread, &set);
+    pthread_detach(st);
+
+    net_wait();
+    log_warn("User requested shutdown...");
+    server_cron_stop();
+    families_shutdown();
+    net_stop();
+    if (cfg.pidfile && cfg.pidfile[0]) unlink(cfg.pidfile);
+    log_warn("Goblin is now ready to exit, bye bye...");
+    return 0;
+}

@@ -1,0 +1,355 @@
+/* conn.c -- connection life cycle: read, parse, execute, write.
+ *
+ * Reads append to the query buffer; every complete command in it runs in
+ * order (pipelining), then the output buffer is written directly, and only
+ * what the socket refuses waits for EV_WRITE. A protocol error gets Redis's
+ * "-ERR Protocol error: ..." reply, then the connection closes once that
+ * reply is flushed; no other connection is affected. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/command.h"
+#include "cmd/reply.h"
+#include "net/internal.h"
+#include "net/net.h"
+#include "server/config.h"
+#include "server/log.h"
+
+#define READ_CHUNK (16 * 1024)
+
+uint64_t net_stat_connections;
+uint64_t net_stat_rejected;
+uint64_t net_stat_net_input, net_stat_net_output;
+static uint64_t next_client_id = 1;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static conn *registry;
+static long registry_count;
+
+static int64_t pause_until_ms;
+static int pause_write_only;
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void net_registry_lock(void) { pthread_mutex_lock(&registry_lock); }
+void net_registry_unlock(void) { pthread_mutex_unlock(&registry_lock); }
+
+void net_clients_each(net_client_fn *fn, void *arg) {
+    for (conn *k = registry; k; k = k->rnext) {
+        k->c.qbuf_len = k->qlen;
+        k->c.qbuf_free = k->qcap - k->qlen;
+        fn(arg, &k->c);
+    }
+}
+
+long net_clients_count(void) { return __atomic_load_n(&registry_count, __ATOMIC_RELAXED); }
+
+static void conn_on_read(evutil_socket_t fd, short what, void *arg);
+static void conn_on_write(evutil_socket_t fd, short what, void *arg);
+
+static void conn_free(conn *k) {
+    worker *w = k->w;
+    pthread_mutex_lock(&registry_lock);
+    if (k->rprev) k->rprev->rnext = k->rnext;
+    else registry = k->rnext;
+    if (k->rnext) k->rnext->rprev = k->rprev;
+    registry_count--;
+    pthread_mutex_unlock(&registry_lock);
+    if (k->prev) k->prev->next = k->next;
+    else w->conns = k->next;
+    if (k->next) k->next->prev = k->prev;
+    event_free(k->rev);
+    event_free(k->wev);
+    close(k->c.fd);
+    resp_parser_free(&k->parser);
+    free(k->qbuf);
+    free(k->c.obuf);
+    free(k->c.name);
+    free(k->c.lib_name);
+    free(k->c.lib_ver);
+    free(k->abuf);
+    pthread_mutex_destroy(&k->alock);
+    extern void cmd_client_gone(client *c);
+    cmd_client_gone(&k->c);
+    free(k);
+}
+
+void conn_accept(worker *w, int fd, const char *peer, const char *local) {
+    if (cfg.maxclients > 0 && net_clients_count() >= cfg.maxclients) {
+        static const char msg[] = "-ERR max number of clients reached\r\n";
+        if (write(fd, msg, sizeof(msg) - 1) < 0) { /* best effort */
+        }
+        close(fd);
+        __atomic_fetch_add(&net_stat_rejected, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    conn *k = calloc(1, sizeof(conn));
+    if (!k) {
+        close(fd);
+        return;
+    }
+    k->w = w;
+    k->c.fd = fd;
+    k->c.conn = k;
+    k->c.worker_id = w->id;
+    k->c.resp = 2;
+    k->c.id = __atomic_fetch_add(&next_client_id, 1, __ATOMIC_RELAXED);
+    k->c.ctime_ms = k->c.last_ms = now_ms();
+    if (!cfg.requirepass || !cfg.requirepass[0]) k->c.flags |= CLIENT_AUTHENTICATED;
+    snprintf(k->c.addr, sizeof(k->c.addr), "%s", peer);
+    snprintf(k->c.laddr, sizeof(k->c.laddr), "%s", local);
+    pthread_mutex_init(&k->alock, NULL);
+    resp_parser_init(&k->parser);
+    k->rev = event_new(w->base, fd, EV_READ | EV_PERSIST, conn_on_read, k);
+    k->wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, conn_on_write, k);
+    event_add(k->rev, NULL);
+    k->next = w->conns;
+    if (w->conns) w->conns->prev = k;
+    w->conns = k;
+    pthread_mutex_lock(&registry_lock);
+    k->rnext = registry;
+    if (registry) registry->rprev = k;
+    registry = k;
+    registry_count++;
+    pthread_mutex_unlock(&registry_lock);
+    __atomic_fetch_add(&net_stat_connections, 1, __ATOMIC_RELAXED);
+}
+
+/* Write what we can; returns -1 when the connection must be closed now. */
+static int conn_flush(conn *k) {
+    client *c = &k->c;
+    while (c->osent < c->olen) {
+        ssize_t n = write(c->fd, c->obuf + c->osent, c->olen - c->osent);
+        if (n > 0) {
+            c->osent += (size_t)n;
+            __atomic_fetch_add(&net_stat_net_output, (uint64_t)n, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        return -1;
+    }
+    if (c->osent == c->olen) {
+        c->osent = c->olen = 0;
+        if (c->ocap > 64 * 1024) {
+            free(c->obuf);
+            c->obuf = NULL;
+            c->ocap = 0;
+        }
+        if (k->wev_on) {
+            event_del(k->wev);
+            k->wev_on = 0;
+        }
+        if (c->flags & CLIENT_CLOSE_AFTER_REPLY) return -1;
+    } else if (!k->wev_on) {
+        event_add(k->wev, NULL);
+        k->wev_on = 1;
+    }
+    return 0;
+}
+
+static int paused_for(conn *k, int argc, garg *argv) {
+    if (!pause_until_ms) return 0;
+    if (now_ms() >= pause_until_ms) {
+        pause_until_ms = 0;
+        return 0;
+    }
+    if (!pause_write_only) return 1;
+    const cmd_def *cmd = argc ? cmd_lookup_full(argv, argc) : NULL;
+    (void)k;
+    return cmd && (cmd->flags & CMDF_WRITE);
+}
+
+/* Run every complete command in the query buffer. */
+static void conn_process(conn *k) {
+    client *c = &k->c;
+    size_t start = 0;
+    while (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) && start < k->qlen) {
+        size_t used;
+        int argc;
+        garg *argv;
+        const char *err = NULL;
+        resp_limits lim = {cfg.proto_max_bulk_len, (c->flags & CLIENT_AUTHENTICATED) != 0};
+        /* A paused client keeps its commands queued until the pause ends. */
+        if (k->paused) break;
+        int r = resp_parse(&k->parser, k->qbuf + start, k->qlen - start, &lim, &used, &argc, &argv, &err);
+        if (r == RESP_NEED_MORE) break;
+        if (r == RESP_ERROR) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "ERR %s", err);
+            reply_error(c, msg);
+            c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+            log_verbose("Protocol error (%s) from client: id=%llu addr=%s", err, (unsigned long long)c->id, c->addr);
+            break;
+        }
+        if (argc && paused_for(k, argc, argv)) {
+            /* Re-parse later from the same place: do not consume. */
+            resp_parser_free(&k->parser);
+            resp_parser_init(&k->parser);
+            k->paused = 1;
+            c->flags |= CLIENT_PAUSED;
+            break;
+        }
+        c->argc = argc;
+        c->argv = argv;
+        c->last_ms = now_ms();
+        if (argc) cmd_execute(c);
+        c->argc = 0;
+        c->argv = NULL;
+        start += used;
+        if (c->flags & CLIENT_REPLY_SKIP) c->flags &= ~(uint32_t)CLIENT_REPLY_SKIP;
+        if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
+            c->flags &= ~(uint32_t)CLIENT_REPLY_SKIP_NEXT;
+            c->flags |= CLIENT_REPLY_SKIP;
+        }
+    }
+    if (start) {
+        memmove(k->qbuf, k->qbuf + start, k->qlen - start);
+        k->qlen -= start;
+        /* Parser offsets are relative to the command start, which moved to 0. */
+    }
+}
+
+static void conn_after_io(conn *k) {
+    if (k->c.flags & CLIENT_CLOSE_ASAP) {
+        conn_free(k);
+        return;
+    }
+    if (conn_flush(k) != 0) conn_free(k);
+}
+
+static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
+    (void)what;
+    conn *k = arg;
+    size_t want = READ_CHUNK;
+    size_t hint = resp_pending_hint(&k->parser);
+    if (hint > k->qlen && hint - k->qlen > want) want = hint - k->qlen;
+    if (k->qcap - k->qlen < want + 1) {
+        size_t cap = k->qcap ? k->qcap : READ_CHUNK;
+        while (cap - k->qlen < want + 1) cap *= 2;
+        char *nb = realloc(k->qbuf, cap);
+        if (!nb) {
+            conn_free(k);
+            return;
+        }
+        k->qbuf = nb;
+        k->qcap = cap;
+    }
+    ssize_t n = read(fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        conn_free(k);
+        return;
+    }
+    if (n < 0) return;
+    __atomic_fetch_add(&net_stat_net_input, (uint64_t)n, __ATOMIC_RELAXED);
+    k->qlen += (size_t)n;
+    if ((long long)k->qlen > cfg.client_query_buffer_limit) {
+        log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
+                 (unsigned long long)k->c.id, k->c.addr);
+        conn_free(k);
+        return;
+    }
+    if (k->c.flags & CLIENT_CLOSE_AFTER_REPLY) {
+        k->qlen = 0;
+        return;
+    }
+    conn_process(k);
+    conn_after_io(k);
+}
+
+static void conn_on_write(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    conn *k = arg;
+    conn_after_io(k);
+}
+
+void conn_tick(worker *w) {
+    int64_t now = now_ms();
+    conn *k = w->conns;
+    while (k) {
+        conn *next = k->next;
+        if (k->c.flags & CLIENT_CLOSE_ASAP) {
+            conn_free(k);
+        } else if (k->paused) {
+            /* Retry: conn_process pauses again if the pause still applies. */
+            k->paused = 0;
+            k->c.flags &= ~(uint32_t)CLIENT_PAUSED;
+            conn_process(k);
+            conn_after_io(k);
+        } else if (cfg.timeout > 0 && !(k->c.flags & (CLIENT_MONITOR | CLIENT_PUBSUB | CLIENT_BLOCKED)) &&
+                   now - k->c.last_ms > (int64_t)cfg.timeout * 1000) {
+            log_verbose("Closing idle client");
+            conn_free(k);
+        }
+        k = next;
+    }
+}
+
+void net_client_kill(client *c) {
+    conn *k = c->conn;
+    __atomic_fetch_or(&c->flags, CLIENT_CLOSE_ASAP, __ATOMIC_RELAXED);
+    uint64_t one = 1;
+    if (write(k->w->efd, &one, sizeof(one)) < 0) { /* already signalled */
+    }
+}
+
+void net_client_send_async(client *c, const char *p, size_t n) {
+    conn *k = c->conn;
+    pthread_mutex_lock(&k->alock);
+    char *nb = realloc(k->abuf, k->alen + n);
+    if (nb) {
+        memcpy(nb + k->alen, p, n);
+        k->abuf = nb;
+        k->alen += n;
+    }
+    pthread_mutex_unlock(&k->alock);
+    uint64_t one = 1;
+    if (write(k->w->efd, &one, sizeof(one)) < 0) { /* already signalled */
+    }
+}
+
+void conn_drain_async(worker *w) {
+    conn *k = w->conns;
+    while (k) {
+        conn *next = k->next;
+        if (k->c.flags & CLIENT_CLOSE_ASAP) {
+            conn_free(k);
+        } else if (k->alen) {
+            pthread_mutex_lock(&k->alock);
+            char *b = k->abuf;
+            size_t n = k->alen;
+            k->abuf = NULL;
+            k->alen = 0;
+            pthread_mutex_unlock(&k->alock);
+            uint32_t saved = k->c.flags;
+            k->c.flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+            reply_raw(&k->c, b, n);
+            k->c.flags = saved;
+            free(b);
+            conn_after_io(k);
+        }
+        k = next;
+    }
+}
+
+void net_pause(int64_t until_ms, int write_only) {
+    pause_write_only = write_only;
+    pause_until_ms = until_ms;
+}
+
+void net_unpause(void) { pause_until_ms = 0; }
+
+void conn_free_all(worker *w) {
+    while (w->conns) conn_free(w->conns);
+}

@@ -1,0 +1,53 @@
+/* internal.h -- structures shared by net/worker.c and net/conn.c only. */
+#ifndef GOBLIN_NET_INTERNAL_H
+#define GOBLIN_NET_INTERNAL_H
+#include <event2/event.h>
+#include <pthread.h>
+
+#include "cmd/client.h"
+#include "net/resp.h"
+
+typedef struct net_job {
+    struct net_job *next;
+    void (*fn)(void *);
+    void *arg;
+} net_job;
+
+typedef struct worker {
+    int id;
+    pthread_t tid;
+    struct event_base *base;
+    struct event **listen_ev;
+    int nlisten;
+    int *listen_fd;
+    int efd;                 /* eventfd for posted jobs */
+    struct event *efd_ev;
+    struct event *tick_ev;   /* 100 ms housekeeping */
+    pthread_mutex_t qlock;
+    net_job *qhead, *qtail;
+    struct conn *conns;      /* this worker's connections */
+} worker;
+
+typedef struct conn {
+    client c;
+    worker *w;
+    struct event *rev, *wev;
+    int wev_on;
+    char *qbuf;
+    size_t qlen, qcap;
+    resp_parser parser;
+    struct conn *prev, *next;        /* worker list */
+    struct conn *rprev, *rnext;      /* registry */
+    int paused;
+    /* Async output from other threads (MONITOR). */
+    pthread_mutex_t alock;
+    char *abuf;
+    size_t alen;
+} conn;
+
+extern worker *net_workers;
+void conn_accept(worker *w, int fd, const char *peer, const char *local);
+void conn_tick(worker *w);
+void conn_free_all(worker *w);
+void conn_drain_async(worker *w);
+#endif

@@ -1,0 +1,265 @@
+/* resp.c -- see resp.h. Errors and limits follow Redis 7.0's networking.c:
+ * "invalid multibulk length", "invalid bulk length", "expected '$', got 'x'",
+ * "too big mbulk count string", "too big bulk count string", "too big inline
+ * request", "unbalanced quotes in request", and the unauthenticated limits. */
+#include "net/resp.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ds/strutil.h"
+
+#define RESP_INLINE_MAX (64 * 1024)
+
+void resp_parser_init(resp_parser *p) {
+    memset(p, 0, sizeof(*p));
+    p->bulklen = -1;
+}
+
+void resp_parser_free(resp_parser *p) {
+    free(p->off);
+    free(p->len);
+    free(p->inl);
+    free(p->argv);
+    memset(p, 0, sizeof(*p));
+}
+
+static void reset(resp_parser *p) {
+    p->type = 0;
+    p->mb_left = 0;
+    p->bulklen = -1;
+    p->pos = 0;
+    p->argc = 0;
+}
+
+static int ensure_args(resp_parser *p, int n) {
+    if (n <= p->cap) return 0;
+    int cap = p->cap ? p->cap : 8;
+    while (cap < n) cap *= 2;
+    size_t *o = realloc(p->off, sizeof(size_t) * (size_t)cap);
+    if (!o) return -1;
+    p->off = o;
+    size_t *l = realloc(p->len, sizeof(size_t) * (size_t)cap);
+    if (!l) return -1;
+    p->len = l;
+    garg *a = realloc(p->argv, sizeof(garg) * (size_t)cap);
+    if (!a) return -1;
+    p->argv = a;
+    p->cap = cap;
+    return 0;
+}
+
+static int parse_line_ll(const char *s, size_t n, long long *v) { return str_to_ll(s, n, v); }
+
+/* Split an inline request the way redis-cli users expect (quotes, escapes). */
+static int split_inline(resp_parser *p, const char *line, size_t n, const char **err) {
+    if (p->inl_cap < n + 1) {
+        char *b = realloc(p->inl, n + 1);
+        if (!b) return -1;
+        p->inl = b;
+        p->inl_cap = n + 1;
+    }
+    char *out = p->inl;
+    size_t o = 0, i = 0;
+    p->argc = 0;
+    for (;;) {
+        while (i < n && isspace((unsigned char)line[i])) i++;
+        if (i >= n) break;
+        if (ensure_args(p, p->argc + 1) != 0) return -1;
+        size_t start = o;
+        int inq = 0, insq = 0, done = 0;
+        while (!done) {
+            if (inq) {
+                if (i >= n) goto unbalanced;
+                if (line[i] == '\\' && i + 3 < n && line[i + 1] == 'x' && isxdigit((unsigned char)line[i + 2]) &&
+                    isxdigit((unsigned char)line[i + 3])) {
+                    char hex[3] = {line[i + 2], line[i + 3], 0};
+                    out[o++] = (char)strtol(hex, NULL, 16);
+                    i += 4;
+                    continue;
+                } else if (line[i] == '\\' && i + 1 < n) {
+                    char c = line[++i];
+                    switch (c) {
+                    case 'n': c = '\n'; break;
+                    case 'r': c = '\r'; break;
+                    case 't': c = '\t'; break;
+                    case 'b': c = '\b'; break;
+                    case 'a': c = '\a'; break;
+                    default: break;
+                    }
+                    out[o++] = c;
+                } else if (line[i] == '"') {
+                    /* closing quote must be followed by a space or nothing */
+                    if (i + 1 < n && !isspace((unsigned char)line[i + 1])) goto unbalanced;
+                    done = 1;
+                } else {
+                    out[o++] = line[i];
+                }
+            } else if (insq) {
+                if (i >= n) goto unbalanced;
+                if (line[i] == '\\' && i + 1 < n && line[i + 1] == '\'') {
+                    i++;
+                    out[o++] = '\'';
+                } else if (line[i] == '\'') {
+                    if (i + 1 < n && !isspace((unsigned char)line[i + 1])) goto unbalanced;
+                    done = 1;
+                } else {
+                    out[o++] = line[i];
+                }
+            } else {
+                if (i >= n) break;
+                switch (line[i]) {
+                case ' ':
+                case '\n':
+                case '\r':
+                case '\t':
+                case '\0':
+                    done = 1;
+                    break;
+                case '"': inq = 1; break;
+                case '\'': insq = 1; break;
+                default: out[o++] = line[i]; break;
+                }
+            }
+            if (i < n) i++;
+        }
+        p->off[p->argc] = start;
+        p->len[p->argc] = o - start;
+        out[o++] = '\0';
+        p->argc++;
+    }
+    for (int k = 0; k < p->argc; k++) {
+        p->argv[k].p = p->inl + p->off[k];
+        p->argv[k].n = p->len[k];
+    }
+    return 0;
+unbalanced:
+    *err = "Protocol error: unbalanced quotes in request";
+    return -2;
+}
+
+int resp_parse(resp_parser *p, char *buf, size_t len, const resp_limits *lim, size_t *consumed, int *argc,
+               garg **argv, const char **err) {
+    *consumed = 0;
+    if (p->type == 0) {
+        if (len == 0) return RESP_NEED_MORE;
+        p->type = buf[0] == '*' ? 1 : 2;
+    }
+    if (p->type == 2) {
+        char *nl = memchr(buf, '\n', len);
+        if (!nl) {
+            if (len > RESP_INLINE_MAX) {
+                *err = "Protocol error: too big inline request";
+                return RESP_ERROR;
+            }
+            return RESP_NEED_MORE;
+        }
+        size_t linelen = (size_t)(nl - buf);
+        if (linelen && buf[linelen - 1] == '\r') linelen--;
+        int r = split_inline(p, buf, linelen, err);
+        if (r == -2) return RESP_ERROR;
+        if (r != 0) {
+            *err = "Protocol error: out of memory";
+            return RESP_ERROR;
+        }
+        *consumed = (size_t)(nl - buf) + 1;
+        *argc = p->argc;
+        *argv = p->argv;
+        reset(p);
+        return RESP_COMMAND;
+    }
+    /* Multibulk. */
+    if (p->mb_left == 0 && p->argc == 0 && p->pos == 0) {
+        char *cr = memchr(buf, '\r', len);
+        if (!cr) {
+            if (len > RESP_INLINE_MAX) {
+                *err = "Protocol error: too big mbulk count string";
+                return RESP_ERROR;
+            }
+            return RESP_NEED_MORE;
+        }
+        if ((size_t)(cr - buf) + 1 >= len) return RESP_NEED_MORE; /* need the \n */
+        long long n;
+        if (!parse_line_ll(buf + 1, (size_t)(cr - buf) - 1, &n) || n > INT_MAX) {
+            *err = "Protocol error: invalid multibulk length";
+            return RESP_ERROR;
+        }
+        if (n > 10 && !lim->authenticated) {
+            *err = "Protocol error: unauthenticated multibulk length";
+            return RESP_ERROR;
+        }
+        p->pos = (size_t)(cr - buf) + 2;
+        if (n <= 0) {
+            *consumed = p->pos;
+            reset(p);
+            *argc = 0;
+            return RESP_COMMAND;
+        }
+        p->mb_left = n;
+        if (ensure_args(p, n < 1024 ? (int)n : 1024) != 0) {
+            *err = "Protocol error: out of memory";
+            return RESP_ERROR;
+        }
+    }
+    while (p->mb_left) {
+        if (p->bulklen == -1) {
+            if (p->pos >= len) return RESP_NEED_MORE;
+            char *cr = memchr(buf + p->pos, '\r', len - p->pos);
+            if (!cr) {
+                if (len - p->pos > RESP_INLINE_MAX) {
+                    *err = "Protocol error: too big bulk count string";
+                    return RESP_ERROR;
+                }
+                return RESP_NEED_MORE;
+            }
+            if ((size_t)(cr - buf) + 1 >= len) return RESP_NEED_MORE;
+            if (buf[p->pos] != '$') {
+                static _Thread_local char msg[64];
+                memcpy(msg, "Protocol error: expected '$', got ' '", 38);
+                msg[35] = buf[p->pos];
+                *err = msg;
+                return RESP_ERROR;
+            }
+            long long bl;
+            if (!parse_line_ll(buf + p->pos + 1, (size_t)(cr - buf) - p->pos - 1, &bl) || bl < 0 ||
+                bl > lim->max_bulk) {
+                *err = "Protocol error: invalid bulk length";
+                return RESP_ERROR;
+            }
+            if (bl > 16384 && !lim->authenticated) {
+                *err = "Protocol error: unauthenticated bulk length";
+                return RESP_ERROR;
+            }
+            p->bulklen = bl;
+            p->pos = (size_t)(cr - buf) + 2;
+        }
+        if (len - p->pos < (size_t)p->bulklen + 2) return RESP_NEED_MORE;
+        if (ensure_args(p, p->argc + 1) != 0) {
+            *err = "Protocol error: out of memory";
+            return RESP_ERROR;
+        }
+        p->off[p->argc] = p->pos;
+        p->len[p->argc] = (size_t)p->bulklen;
+        p->argc++;
+        p->pos += (size_t)p->bulklen + 2;
+        p->bulklen = -1;
+        p->mb_left--;
+    }
+    for (int k = 0; k < p->argc; k++) {
+        p->argv[k].p = buf + p->off[k];
+        p->argv[k].n = p->len[k];
+        buf[p->off[k] + p->len[k]] = '\0'; /* over the '\r' that follows */
+    }
+    *consumed = p->pos;
+    *argc = p->argc;
+    *argv = p->argv;
+    reset(p);
+    return RESP_COMMAND;
+}
+
+size_t resp_pending_hint(const resp_parser *p) {
+    if (p->type == 1 && p->bulklen >= 0) return p->pos + (size_t)p->bulklen + 2;
+    return 0;
+}

@@ -1,0 +1,275 @@
+/* worker.c -- worker threads, listeners and cross-thread jobs.
+ *
+ * Each worker binds its own SO_REUSEPORT socket for every address, so the
+ * kernel spreads new connections across workers with no shared accept lock.
+ * Before that, one probe bind without SO_REUSEPORT makes sure nobody else
+ * holds the port (another process could otherwise silently share it). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/internal.h"
+#include "net/net.h"
+#include "server/config.h"
+#include "server/log.h"
+
+worker *net_workers;
+static int nworkers;
+static volatile int shutdown_requested;
+static pthread_mutex_t shut_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t shut_cond = PTHREAD_COND_INITIALIZER;
+
+int net_nworkers(void) { return nworkers; }
+
+typedef struct bind_addr {
+    struct sockaddr_storage ss;
+    socklen_t len;
+    int optional;
+    char text[64];
+} bind_addr;
+
+static int resolve_binds(bind_addr *out, int max) {
+    int n = 0;
+    char *copy = strdup(cfg.bind ? cfg.bind : "127.0.0.1");
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, " ", &save); tok && n < max; tok = strtok_r(NULL, " ", &save)) {
+        int optional = 0;
+        if (tok[0] == '-') {
+            optional = 1;
+            tok++;
+        }
+        if (strcmp(tok, "*") == 0) tok = "0.0.0.0";
+        struct addrinfo hints = {0}, *res = NULL;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+        char port[16];
+        snprintf(port, sizeof(port), "%d", cfg.port);
+        if (getaddrinfo(tok, port, &hints, &res) != 0 || !res) {
+            if (optional) continue;
+            log_warn("Invalid bind address '%s'", tok);
+            free(copy);
+            return -1;
+        }
+        memcpy(&out[n].ss, res->ai_addr, res->ai_addrlen);
+        out[n].len = res->ai_addrlen;
+        out[n].optional = optional;
+        snprintf(out[n].text, sizeof(out[n].text), "%s", tok);
+        freeaddrinfo(res);
+        n++;
+    }
+    free(copy);
+    return n;
+}
+
+static int make_listener(const bind_addr *a, int reuseport, int *err) {
+    int fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        *err = errno;
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (reuseport) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    if (a->ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, (const struct sockaddr *)&a->ss, a->len) != 0 || (reuseport && listen(fd, cfg.tcp_backlog) != 0)) {
+        *err = errno;
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void on_accept(evutil_socket_t lfd, short what, void *arg) {
+    (void)what;
+    worker *w = arg;
+    for (int i = 0; i < 64; i++) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) return;
+        char host[INET6_ADDRSTRLEN] = "?", peer[80], local[80];
+        int port = 0;
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+            port = ntohs(s4->sin_port);
+            snprintf(peer, sizeof(peer), "%s:%d", host, port);
+        } else {
+            struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+            port = ntohs(s6->sin6_port);
+            snprintf(peer, sizeof(peer), "%s:%d", host, port);
+        }
+        struct sockaddr_storage ls;
+        socklen_t ll = sizeof(ls);
+        local[0] = '\0';
+        if (getsockname(fd, (struct sockaddr *)&ls, &ll) == 0) {
+            char lh[INET6_ADDRSTRLEN] = "?";
+            if (ls.ss_family == AF_INET) {
+                inet_ntop(AF_INET, &((struct sockaddr_in *)&ls)->sin_addr, lh, sizeof(lh));
+                snprintf(local, sizeof(local), "%s:%d", lh, ntohs(((struct sockaddr_in *)&ls)->sin_port));
+            } else {
+                inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ls)->sin6_addr, lh, sizeof(lh));
+                snprintf(local, sizeof(local), "%s:%d", lh, ntohs(((struct sockaddr_in6 *)&ls)->sin6_port));
+            }
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (cfg.tcp_keepalive > 0) {
+            setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+            int idle = cfg.tcp_keepalive, intvl = cfg.tcp_keepalive / 3 ? cfg.tcp_keepalive / 3 : 1, cnt = 3;
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+        }
+        conn_accept(w, fd, peer, local);
+    }
+}
+
+static void on_jobs(evutil_socket_t fd, short what, void *arg) {
+    (void)what;
+    worker *w = arg;
+    uint64_t v;
+    if (read(fd, &v, sizeof(v)) < 0) { /* spurious wakeup */
+    }
+    pthread_mutex_lock(&w->qlock);
+    net_job *j = w->qhead;
+    w->qhead = w->qtail = NULL;
+    pthread_mutex_unlock(&w->qlock);
+    while (j) {
+        net_job *n = j->next;
+        j->fn(j->arg);
+        free(j);
+        j = n;
+    }
+    conn_drain_async(w);
+    if (shutdown_requested) event_base_loopbreak(w->base);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    worker *w = arg;
+    conn_tick(w);
+    if (shutdown_requested) event_base_loopbreak(w->base);
+}
+
+void net_post(int wid, net_job_fn *fn, void *arg) {
+    worker *w = &net_workers[wid];
+    net_job *j = malloc(sizeof(*j));
+    if (!j) abort();
+    j->fn = fn;
+    j->arg = arg;
+    j->next = NULL;
+    pthread_mutex_lock(&w->qlock);
+    if (w->qtail) w->qtail->next = j;
+    else w->qhead = j;
+    w->qtail = j;
+    pthread_mutex_unlock(&w->qlock);
+    uint64_t one = 1;
+    if (write(w->efd, &one, sizeof(one)) < 0) { /* counter saturated: already signalled */
+    }
+}
+
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    char name[16];
+    snprintf(name, sizeof(name), "goblin-w%d", w->id);
+    pthread_setname_np(pthread_self(), name);
+    event_base_dispatch(w->base);
+    return NULL;
+}
+
+int net_start(int n) {
+    bind_addr addrs[16];
+    int na = resolve_binds(addrs, 16);
+    if (na < 0) return -1;
+    /* Probe: refuse a port somebody else holds, even with SO_REUSEPORT. */
+    int bound = 0;
+    for (int i = 0; i < na; i++) {
+        int err = 0;
+        int fd = make_listener(&addrs[i], 0, &err);
+        if (fd < 0) {
+            if (addrs[i].optional && (err == EADDRNOTAVAIL || err == EAFNOSUPPORT)) {
+                addrs[i].len = 0;
+                continue;
+            }
+            log_warn("Could not create server TCP listening socket %s:%d: bind: %s", addrs[i].text, cfg.port,
+                     strerror(err));
+            return -1;
+        }
+        close(fd);
+        bound++;
+    }
+    if (!bound) {
+        log_warn("Failed listening on port %d (tcp), aborting.", cfg.port);
+        return -1;
+    }
+    nworkers = n;
+    net_workers = calloc((size_t)n, sizeof(worker));
+    for (int k = 0; k < n; k++) {
+        worker *w = &net_workers[k];
+        w->id = k;
+        w->base = event_base_new();
+        pthread_mutex_init(&w->qlock, NULL);
+        w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        w->efd_ev = event_new(w->base, w->efd, EV_READ | EV_PERSIST, on_jobs, w);
+        event_add(w->efd_ev, NULL);
+        w->tick_ev = event_new(w->base, -1, EV_PERSIST, on_tick, w);
+        struct timeval tv = {0, 100000};
+        event_add(w->tick_ev, &tv);
+        w->listen_fd = calloc((size_t)na, sizeof(int));
+        w->listen_ev = calloc((size_t)na, sizeof(struct event *));
+        for (int i = 0; i < na; i++) {
+            if (!addrs[i].len) continue;
+            int err = 0;
+            int fd = make_listener(&addrs[i], 1, &err);
+            if (fd < 0) {
+                log_warn("Could not create server TCP listening socket %s:%d: %s", addrs[i].text, cfg.port,
+                         strerror(err));
+                return -1;
+            }
+            w->listen_fd[w->nlisten] = fd;
+            w->listen_ev[w->nlisten] = event_new(w->base, fd, EV_READ | EV_PERSIST, on_accept, w);
+            event_add(w->listen_ev[w->nlisten], NULL);
+            w->nlisten++;
+        }
+    }
+    for (int k = 0; k < n; k++) pthread_create(&net_workers[k].tid, NULL, worker_main, &net_workers[k]);
+    return 0;
+}
+
+void net_request_shutdown(void) {
+    pthread_mutex_lock(&shut_lock);
+    shutdown_requested = 1;
+    pthread_cond_broadcast(&shut_cond);
+    pthread_mutex_unlock(&shut_lock);
+}
+
+void net_wait(void) {
+    pthread_mutex_lock(&shut_lock);
+    while (!shutdown_requested) pthread_cond_wait(&shut_cond, &shut_lock);
+    pthread_mutex_unlock(&shut_lock);
+}
+
+static void noop_job(void *arg) { (void)arg; }
+
+void net_stop(void) {
+    shutdown_requested = 1;
+    for (int k = 0; k < nworkers; k++) {
+        worker *w = &net_workers[k];
+        for (int i = 0; i < w->nlisten; i++) close(w->listen_fd[i]);
+        net_post(k, noop_job, NULL);
+    }
+    for (int k = 0; k < nworkers; k++) pthread_join(net_workers[k].tid, NULL);
+}

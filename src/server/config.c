@@ -1,0 +1,589 @@
+/* config.c -- one table drives every way a setting is given or read:
+ * command-line flags (--name value), the config file (redis.conf syntax),
+ * CONFIG GET/SET/REWRITE and INFO. Each entry names its storage, its type,
+ * its default, and whether it is mutable at run time. Goblin flags that
+ * arrive with a later capability are in the table already and refuse with
+ * "not supported yet" so nothing is ever silently ignored. */
+#include "server/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "ds/strutil.h"
+
+goblin_config cfg;
+
+enum { T_BOOL, T_INT, T_LL, T_SIZE, T_GSIZE, T_STRING, T_ENUM };
+enum {
+    F_IMMUTABLE = 1,     /* start-up only */
+    F_NOTYET = 2,        /* refused: arrives with a later capability */
+    F_FLAGONLY = 4,      /* boolean goblin flag that may appear without a value */
+    F_SENSITIVE = 8,     /* never shown in logs */
+    F_MULTIARG = 16,     /* value is the rest of the line (save, bind) */
+    F_PASSTHRU = 32,     /* Redis directive stored for CONFIG GET; no effect here */
+};
+
+typedef struct config_entry {
+    const char *name;
+    const char *alias;
+    int type;
+    int flags;
+    void *ptr;            /* int*, long long*, char** */
+    const char *def;
+    long long min, max;
+    const char *const *enums;
+    const char *notyet;   /* which capability brings it */
+} config_entry;
+
+static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
+static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+                                       "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction", NULL};
+
+/* Storage for settings that are accepted for compatibility but have no
+ * effect (yet) in Goblin: they are still visible to CONFIG GET. */
+static char *pt_values[64];
+static long long goblin_size_store[16];
+static char *goblin_str_store[8];
+static int goblin_bool_store[8];
+
+#define NOTYET_OBJ "the head/tail object store"
+#define NOTYET_HTTP "the memcache/HTTP front-ends"
+
+static config_entry table[] = {
+    {"port", NULL, T_INT, 0, &cfg.port, "6379", 0, 65535, NULL, NULL},
+    {"bind", "listen-address", T_STRING, F_MULTIARG, &cfg.bind, "127.0.0.1 -::1", 0, 0, NULL, NULL},
+    {"protected-mode", NULL, T_BOOL, 0, &cfg.protected_mode, "yes", 0, 0, NULL, NULL},
+    {"tcp-backlog", NULL, T_INT, F_IMMUTABLE, &cfg.tcp_backlog, "511", 0, INT_MAX, NULL, NULL},
+    {"timeout", NULL, T_INT, 0, &cfg.timeout, "0", 0, INT_MAX, NULL, NULL},
+    {"tcp-keepalive", NULL, T_INT, 0, &cfg.tcp_keepalive, "300", 0, INT_MAX, NULL, NULL},
+    {"maxclients", NULL, T_INT, 0, &cfg.maxclients, "10000", 1, INT_MAX, NULL, NULL},
+    {"proto-max-bulk-len", NULL, T_SIZE, 0, &cfg.proto_max_bulk_len, "536870912", 1024 * 1024, LLONG_MAX, NULL, NULL},
+    {"client-query-buffer-limit", NULL, T_SIZE, 0, &cfg.client_query_buffer_limit, "1073741824", 1024 * 1024,
+     LLONG_MAX, NULL, NULL},
+    {"cores", NULL, T_INT, F_IMMUTABLE, &cfg.cores, "1", 1, 1024, NULL, NULL},
+    {"databases", NULL, T_INT, F_IMMUTABLE, &cfg.databases, "16", 1, 64, NULL, NULL},
+    {"daemonize", NULL, T_BOOL, F_IMMUTABLE, &cfg.daemonize, "no", 0, 0, NULL, NULL},
+    {"pidfile", NULL, T_STRING, F_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},
+    {"logfile", NULL, T_STRING, F_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},
+    {"loglevel", NULL, T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevels, NULL},
+    {"hz", NULL, T_INT, 0, &cfg.hz, "10", 1, 500, NULL, NULL},
+    {"requirepass", NULL, T_STRING, F_SENSITIVE, &cfg.requirepass, "", 0, 0, NULL, NULL},
+    {"dir", NULL, T_STRING, 0, &cfg.dir, "", 0, 0, NULL, NULL},
+    {"dbfilename", NULL, T_STRING, 0, &cfg.dbfilename, "dump.rdb", 0, 0, NULL, NULL},
+    {"save", NULL, T_STRING, F_MULTIARG, &cfg.save, "", 0, 0, NULL, "SAVE/BGSAVE (RDB snapshots)"},
+    {"maxmemory", NULL, T_SIZE, 0, &cfg.maxmemory, "0", 0, LLONG_MAX, NULL, NULL},
+    {"maxmemory-policy", NULL, T_ENUM, 0, &cfg.maxmemory_policy, "noeviction", 0, 0, policies, NULL},
+    {"maxmemory-samples", NULL, T_INT, 0, &cfg.maxmemory_samples, "5", 1, 64, NULL, NULL},
+    {"slowlog-log-slower-than", NULL, T_LL, 0, &cfg.slowlog_log_slower_than, "10000", -1, LLONG_MAX, NULL, NULL},
+    {"slowlog-max-len", NULL, T_LL, 0, &cfg.slowlog_max_len, "128", 0, LONG_MAX, NULL, NULL},
+    {"latency-monitor-threshold", NULL, T_LL, 0, &cfg.latency_monitor_threshold, "0", 0, LLONG_MAX, NULL, NULL},
+    {"notify-keyspace-events", NULL, T_STRING, 0, &cfg.notify_keyspace_events, "", 0, 0, NULL, NULL},
+    {"hash-max-listpack-entries", "hash-max-ziplist-entries", T_LL, 0, &cfg.hash_max_listpack_entries, "512", 0,
+     LLONG_MAX, NULL, NULL},
+    {"hash-max-listpack-value", "hash-max-ziplist-value", T_LL, 0, &cfg.hash_max_listpack_value, "64", 0,
+     LLONG_MAX, NULL, NULL},
+    {"zset-max-listpack-entries", "zset-max-ziplist-entries", T_LL, 0, &cfg.zset_max_listpack_entries, "128", 0,
+     LLONG_MAX, NULL, NULL},
+    {"zset-max-listpack-value", "zset-max-ziplist-value", T_LL, 0, &cfg.zset_max_listpack_value, "64", 0,
+     LLONG_MAX, NULL, NULL},
+    {"set-max-intset-entries", NULL, T_LL, 0, &cfg.set_max_intset_entries, "512", 0, LLONG_MAX, NULL, NULL},
+    {"list-max-listpack-size", "list-max-ziplist-size", T_LL, 0, &cfg.list_max_listpack_size, "-2", LLONG_MIN,
+     LLONG_MAX, NULL, NULL},
+    {"list-compress-depth", NULL, T_LL, 0, &cfg.list_compress_depth, "0", 0, LLONG_MAX, NULL, NULL},
+    /* Goblin flags (DESIGN.md). */
+    {"arena-hugetlb", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &cfg.arena_hugetlb, "no", 0, 0, NULL, NULL},
+    {"arena-chunk", NULL, T_GSIZE, F_IMMUTABLE, &cfg.arena_chunk, "2M", 2 << 20, 1LL << 30, NULL, NULL},
+    {"memory", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[0], "0", 0, LLONG_MAX, NULL, NOTYET_OBJ},
+    {"sub-memory", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[1], "0", 0, LLONG_MAX, NULL, NOTYET_OBJ},
+    {"small-memory", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[2], "0", 0, LLONG_MAX, NULL, NOTYET_OBJ},
+    {"small-sub-memory", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[3], "0", 0, LLONG_MAX, NULL,
+     NOTYET_OBJ},
+    {"block", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[4], "2M", 0, LLONG_MAX, NULL, NOTYET_OBJ},
+    {"ram-head", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[5], "256K", 0, LLONG_MAX, NULL, NOTYET_OBJ},
+    {"io-chunk", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[6], "256K", 0, LLONG_MAX, NULL, NOTYET_OBJ},
+    {"write-io-chunk", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[7], "1M", 0, LLONG_MAX, NULL,
+     NOTYET_OBJ},
+    {"ssd-dir", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, &goblin_str_store[0], "", 0, 0, NULL, NOTYET_OBJ},
+    {"numa", NULL, T_LL, F_IMMUTABLE | F_NOTYET, &goblin_size_store[8], "-1", -1, 1024, NULL, NOTYET_OBJ},
+    {"no-numa-promotion", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, &goblin_bool_store[0], "no", 0, 0, NULL,
+     NOTYET_OBJ},
+    {"perverse", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, &goblin_bool_store[1], "no", 0, 0, NULL,
+     NOTYET_OBJ},
+    {"http-port", NULL, T_LL, F_IMMUTABLE | F_NOTYET, &goblin_size_store[9], "0", 0, 65535, NULL, NOTYET_HTTP},
+    {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, &goblin_bool_store[2], "no", 0, 0, NULL,
+     NOTYET_HTTP},
+    {"mirror", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, &goblin_str_store[1], "", 0, 0, NULL, NOTYET_HTTP},
+    {"mirror-client", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, &goblin_str_store[2], "", 0, 0, NULL, NOTYET_HTTP},
+    {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, &goblin_str_store[3], "", 0, 0, NULL, NOTYET_HTTP},
+    /* Redis directives accepted for redis.conf compatibility; no effect. */
+    {"appendonly", NULL, T_STRING, F_PASSTHRU, &pt_values[0], "no", 0, 0, NULL, NULL},
+    {"appendfilename", NULL, T_STRING, F_PASSTHRU, &pt_values[1], "appendonly.aof", 0, 0, NULL, NULL},
+    {"appendfsync", NULL, T_STRING, F_PASSTHRU, &pt_values[2], "everysec", 0, 0, NULL, NULL},
+    {"always-show-logo", NULL, T_STRING, F_PASSTHRU, &pt_values[3], "no", 0, 0, NULL, NULL},
+    {"set-proc-title", NULL, T_STRING, F_PASSTHRU, &pt_values[4], "yes", 0, 0, NULL, NULL},
+    {"stop-writes-on-bgsave-error", NULL, T_STRING, F_PASSTHRU, &pt_values[5], "yes", 0, 0, NULL, NULL},
+    {"rdbcompression", NULL, T_STRING, F_PASSTHRU, &pt_values[6], "yes", 0, 0, NULL, NULL},
+    {"rdbchecksum", NULL, T_STRING, F_PASSTHRU, &pt_values[7], "yes", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-eviction", NULL, T_STRING, F_PASSTHRU, &pt_values[8], "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-expire", NULL, T_STRING, F_PASSTHRU, &pt_values[9], "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-server-del", NULL, T_STRING, F_PASSTHRU, &pt_values[10], "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-user-del", NULL, T_STRING, F_PASSTHRU, &pt_values[11], "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-user-flush", NULL, T_STRING, F_PASSTHRU, &pt_values[12], "no", 0, 0, NULL, NULL},
+    {"activerehashing", NULL, T_STRING, F_PASSTHRU, &pt_values[13], "yes", 0, 0, NULL, NULL},
+    {"supervised", NULL, T_STRING, F_PASSTHRU, &pt_values[14], "no", 0, 0, NULL, NULL},
+    {"unixsocket", NULL, T_STRING, F_PASSTHRU, &pt_values[15], "", 0, 0, NULL, NULL},
+    {"tcp-keepalive-interval", NULL, T_STRING, F_PASSTHRU, &pt_values[16], "", 0, 0, NULL, NULL},
+    {"replica-serve-stale-data", NULL, T_STRING, F_PASSTHRU, &pt_values[17], "yes", 0, 0, NULL, NULL},
+    {"replica-read-only", NULL, T_STRING, F_PASSTHRU, &pt_values[18], "yes", 0, 0, NULL, NULL},
+    {"client-output-buffer-limit", NULL, T_STRING, F_PASSTHRU | F_MULTIARG, &pt_values[19],
+     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, NULL, NULL},
+    {"lua-time-limit", NULL, T_STRING, F_PASSTHRU, &pt_values[20], "5000", 0, 0, NULL, NULL},
+    {"busy-reply-threshold", NULL, T_STRING, F_PASSTHRU, &pt_values[21], "5000", 0, 0, NULL, NULL},
+    {"activedefrag", NULL, T_STRING, F_PASSTHRU, &pt_values[22], "no", 0, 0, NULL, NULL},
+    {"jemalloc-bg-thread", NULL, T_STRING, F_PASSTHRU, &pt_values[23], "yes", 0, 0, NULL, NULL},
+    {"dynamic-hz", NULL, T_STRING, F_PASSTHRU, &pt_values[24], "yes", 0, 0, NULL, NULL},
+    {"aof-use-rdb-preamble", NULL, T_STRING, F_PASSTHRU, &pt_values[25], "yes", 0, 0, NULL, NULL},
+    {"rdb-del-sync-files", NULL, T_STRING, F_PASSTHRU, &pt_values[26], "no", 0, 0, NULL, NULL},
+    {"lfu-log-factor", NULL, T_STRING, F_PASSTHRU, &pt_values[27], "10", 0, 0, NULL, NULL},
+    {"lfu-decay-time", NULL, T_STRING, F_PASSTHRU, &pt_values[28], "1", 0, 0, NULL, NULL},
+    {"stream-node-max-bytes", NULL, T_STRING, F_PASSTHRU, &pt_values[29], "4096", 0, 0, NULL, NULL},
+    {"stream-node-max-entries", NULL, T_STRING, F_PASSTHRU, &pt_values[30], "100", 0, 0, NULL, NULL},
+    {"hll-sparse-max-bytes", NULL, T_STRING, F_PASSTHRU, &pt_values[31], "3000", 0, 0, NULL, NULL},
+    {"syslog-enabled", NULL, T_STRING, F_PASSTHRU, &pt_values[32], "no", 0, 0, NULL, NULL},
+    {"enable-debug-command", NULL, T_STRING, F_PASSTHRU, &pt_values[33], "no", 0, 0, NULL, NULL},
+    {"appenddirname", NULL, T_STRING, F_PASSTHRU, &pt_values[34], "appendonlydir", 0, 0, NULL, NULL},
+    {"io-threads", NULL, T_STRING, F_PASSTHRU, &pt_values[35], "1", 0, 0, NULL, NULL},
+    {"oom-score-adj", NULL, T_STRING, F_PASSTHRU, &pt_values[36], "no", 0, 0, NULL, NULL},
+    {"crash-log-enabled", NULL, T_STRING, F_PASSTHRU, &pt_values[37], "yes", 0, 0, NULL, NULL},
+    {"locale-collate", NULL, T_STRING, F_PASSTHRU, &pt_values[38], "", 0, 0, NULL, NULL},
+    {"enable-protected-configs", NULL, T_STRING, F_PASSTHRU, &pt_values[39], "no", 0, 0, NULL, NULL},
+    {"enable-module-command", NULL, T_STRING, F_PASSTHRU, &pt_values[40], "no", 0, 0, NULL, NULL},
+    {"latency-tracking", NULL, T_STRING, F_PASSTHRU, &pt_values[41], "yes", 0, 0, NULL, NULL},
+    {"set-max-listpack-entries", NULL, T_LL, 0, &cfg.set_max_listpack_entries, "128", 0, LLONG_MAX, NULL, NULL},
+    {"set-max-listpack-value", NULL, T_LL, 0, &cfg.set_max_listpack_value, "64", 0, LLONG_MAX, NULL, NULL},
+};
+
+#define NTABLE (sizeof(table) / sizeof(table[0]))
+
+static config_entry *find_entry(const char *name) {
+    for (size_t i = 0; i < NTABLE; i++)
+        if (strcasecmp(table[i].name, name) == 0 || (table[i].alias && strcasecmp(table[i].alias, name) == 0))
+            return &table[i];
+    return NULL;
+}
+
+int config_exists(const char *name) { return find_entry(name) != NULL; }
+
+/* Redis memtoll: k=1000, kb=1024, m, mb, g, gb. Goblin sizes (binary=1):
+ * K/M/G mean KiB/MiB/GiB, as the seeds write them (256K, 2M, 4G). */
+static int parse_size(const char *s, long long *out, int binary) {
+    size_t n = strlen(s);
+    if (n == 0) return -1;
+    size_t i = 0;
+    if (s[0] == '-') i = 1;
+    while (i < n && isdigit((unsigned char)s[i])) i++;
+    if (i == 0 || (i == 1 && s[0] == '-')) return -1;
+    const char *u = s + i;
+    long long mul = 1;
+    if (!*u || strcasecmp(u, "b") == 0) mul = 1;
+    else if (strcasecmp(u, "k") == 0) mul = binary ? 1024 : 1000;
+    else if (strcasecmp(u, "kb") == 0 || strcasecmp(u, "kib") == 0) mul = 1024;
+    else if (strcasecmp(u, "m") == 0) mul = binary ? 1024 * 1024 : 1000 * 1000;
+    else if (strcasecmp(u, "mb") == 0 || strcasecmp(u, "mib") == 0) mul = 1024 * 1024;
+    else if (strcasecmp(u, "g") == 0) mul = binary ? 1024LL * 1024 * 1024 : 1000LL * 1000 * 1000;
+    else if (strcasecmp(u, "gb") == 0 || strcasecmp(u, "gib") == 0) mul = 1024LL * 1024 * 1024;
+    else return -1;
+    long long v;
+    if (!str_to_ll(s, i, &v)) return -1;
+    if (v != 0 && (v > LLONG_MAX / mul || v < LLONG_MIN / mul)) return -1;
+    *out = v * mul;
+    return 0;
+}
+
+int config_parse_size(const char *s, long long *out) { return parse_size(s, out, 1); }
+
+static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
+    long long n;
+    switch (e->type) {
+    case T_BOOL:
+        if (strcasecmp(v, "yes") == 0) *(int *)e->ptr = 1;
+        else if (strcasecmp(v, "no") == 0) *(int *)e->ptr = 0;
+        else {
+            snprintf(err, errlen, "argument must be 'yes' or 'no'");
+            return -1;
+        }
+        return 0;
+    case T_INT:
+    case T_LL:
+        if (!str_to_ll(v, strlen(v), &n)) {
+            snprintf(err, errlen, "argument couldn't be parsed into an integer");
+            return -1;
+        }
+        if (n < e->min || n > e->max) {
+            snprintf(err, errlen, "argument must be between %lld and %lld inclusive", e->min, e->max);
+            return -1;
+        }
+        if (e->type == T_LL) *(long long *)e->ptr = n;
+        else *(int *)e->ptr = (int)n;
+        return 0;
+    case T_SIZE:
+    case T_GSIZE:
+        if (parse_size(v, &n, e->type == T_GSIZE) != 0) {
+            snprintf(err, errlen, "argument must be a memory value");
+            return -1;
+        }
+        if (n < e->min || n > e->max) {
+            snprintf(err, errlen, "argument must be between %lld and %lld inclusive", e->min, e->max);
+            return -1;
+        }
+        *(long long *)e->ptr = n;
+        return 0;
+    case T_STRING: {
+        char **sp = e->ptr;
+        free(*sp);
+        *sp = strdup(v);
+        return 0;
+    }
+    case T_ENUM:
+        for (int i = 0; e->enums[i]; i++)
+            if (strcasecmp(e->enums[i], v) == 0) {
+                *(int *)e->ptr = i;
+                return 0;
+            }
+        snprintf(err, errlen, "argument(s) must be one of the following: ");
+        for (int i = 0; e->enums[i]; i++) {
+            strncat(err, e->enums[i], errlen - strlen(err) - 1);
+            if (e->enums[i + 1]) strncat(err, ", ", errlen - strlen(err) - 1);
+        }
+        return -1;
+    }
+    return -1;
+}
+
+static void format_value(const config_entry *e, char *buf, size_t len) {
+    switch (e->type) {
+    case T_BOOL: snprintf(buf, len, "%s", *(int *)e->ptr ? "yes" : "no"); break;
+    case T_INT: snprintf(buf, len, "%d", *(int *)e->ptr); break;
+    case T_LL: snprintf(buf, len, "%lld", *(long long *)e->ptr); break;
+    case T_SIZE:
+    case T_GSIZE: snprintf(buf, len, "%lld", *(long long *)e->ptr); break;
+    case T_STRING: snprintf(buf, len, "%s", *(char **)e->ptr ? *(char **)e->ptr : ""); break;
+    case T_ENUM: snprintf(buf, len, "%s", e->enums[*(int *)e->ptr]); break;
+    }
+}
+
+/* Capability checks made when a value is given explicitly. */
+static int check_supported(config_entry *e, const char *v, char *err, size_t errlen) {
+    if (e->flags & F_NOTYET) {
+        snprintf(err, errlen, "'%s' is not supported yet (it arrives with %s)", e->name, e->notyet);
+        return -1;
+    }
+    if (e->notyet && v[0]) {
+        snprintf(err, errlen, "'%s %s' is not supported yet (it arrives with %s); use '%s \"\"'", e->name, v,
+                 e->notyet, e->name);
+        return -1;
+    }
+    if (e->ptr == &cfg.maxmemory_policy && strcasecmp(v, "noeviction") != 0) {
+        int known = 0;
+        for (int i = 0; policies[i]; i++) known |= strcasecmp(policies[i], v) == 0;
+        if (known) {
+            snprintf(err, errlen, "maxmemory-policy '%s' is not supported yet (it arrives with eviction)", v);
+            return -1;
+        }
+    }
+    if (e->ptr == &cfg.arena_hugetlb && strcasecmp(v, "yes") == 0) {
+        snprintf(err, errlen, "'arena-hugetlb' is not supported yet (it arrives with the chunked arenas)");
+        return -1;
+    }
+    if (e->ptr == &cfg.arena_chunk) {
+        long long n;
+        if (parse_size(v, &n, 1) == 0 && (n & (n - 1))) {
+            snprintf(err, errlen, "'arena-chunk' must be a power of two multiple of 2M");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static char *def_formatted[NTABLE];
+
+static void config_defaults(void) {
+    char err[256], buf[4096];
+    for (size_t i = 0; i < NTABLE; i++) {
+        if (set_value(&table[i], table[i].def, err, sizeof(err)) != 0) {
+            fprintf(stderr, "goblin: bad default for %s: %s\n", table[i].name, err);
+            exit(1);
+        }
+        format_value(&table[i], buf, sizeof(buf));
+        def_formatted[i] = strdup(buf);
+    }
+}
+
+/* Split a config line the way redis.conf is read (quotes and escapes). */
+static int split_line(const char *line, char **argv, int max) {
+    int argc = 0;
+    const char *p = line;
+    while (*p) {
+        while (*p && isspace((unsigned char)*p)) p++;
+        if (!*p) break;
+        if (argc == max) return -1;
+        char buf[4096];
+        size_t o = 0;
+        int inq = 0, insq = 0;
+        for (;;) {
+            char ch = *p;
+            if (inq) {
+                if (!ch) return -1;
+                if (ch == '\\' && p[1]) {
+                    p++;
+                    ch = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' : *p;
+                    if (o < sizeof(buf) - 1) buf[o++] = ch;
+                } else if (ch == '"') {
+                    if (p[1] && !isspace((unsigned char)p[1])) return -1;
+                    p++;
+                    break;
+                } else if (o < sizeof(buf) - 1) {
+                    buf[o++] = ch;
+                }
+            } else if (insq) {
+                if (!ch) return -1;
+                if (ch == '\'') {
+                    if (p[1] && !isspace((unsigned char)p[1])) return -1;
+                    p++;
+                    break;
+                }
+                if (o < sizeof(buf) - 1) buf[o++] = ch;
+            } else {
+                if (!ch || isspace((unsigned char)ch)) break;
+                if (ch == '"') inq = 1;
+                else if (ch == '\'') insq = 1;
+                else if (o < sizeof(buf) - 1) buf[o++] = ch;
+            }
+            p++;
+        }
+        buf[o] = '\0';
+        argv[argc++] = strdup(buf);
+    }
+    return argc;
+}
+
+static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
+    config_entry *e = find_entry(argv[0]);
+    if (!e) {
+        snprintf(err, errlen, "Bad directive or wrong number of arguments");
+        return -1;
+    }
+    char val[4096] = "";
+    if (argc == 1) {
+        if (!(e->flags & F_FLAGONLY)) {
+            snprintf(err, errlen, "wrong number of arguments for '%s'", e->name);
+            return -1;
+        }
+        strcpy(val, "yes");
+    } else if (argc > 2 && !(e->flags & F_MULTIARG)) {
+        snprintf(err, errlen, "wrong number of arguments for '%s'", e->name);
+        return -1;
+    } else {
+        for (int i = 1; i < argc; i++) {
+            if (i > 1) strncat(val, " ", sizeof(val) - strlen(val) - 1);
+            strncat(val, argv[i], sizeof(val) - strlen(val) - 1);
+        }
+    }
+    if (check_supported(e, val, err, errlen) != 0) return -1;
+    return set_value(e, val, err, errlen);
+}
+
+static int load_file(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "goblin-core: can't open config file '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[8192];
+    int lineno = 0;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+        char *p = line;
+        while (*p && isspace((unsigned char)*p)) p++;
+        if (!*p || *p == '#') continue;
+        char *argv[64];
+        int argc = split_line(p, argv, 64);
+        char err[512];
+        int bad = argc <= 0;
+        if (!bad) {
+            if (strcasecmp(argv[0], "include") == 0 && argc == 2) bad = load_file(argv[1]) != 0;
+            else bad = apply_directive(argc, argv, err, sizeof(err)) != 0;
+        } else {
+            snprintf(err, sizeof(err), "Unbalanced quotes in configuration line");
+        }
+        for (int i = 0; i < argc; i++) free(argv[i]);
+        if (bad) {
+            fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (goblin-core) ***\n");
+            fprintf(stderr, "Reading the configuration file '%s', at line %d\n", path, lineno);
+            fprintf(stderr, ">>> '%s'\n%s\n", p, err);
+            fclose(f);
+            return -1;
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+int config_load(int argc, char **argv) {
+    config_defaults();
+    int i = 1;
+    if (argc > 1 && strncmp(argv[1], "--", 2) != 0) {
+        char *abs = realpath(argv[1], NULL);
+        cfg.config_file = abs ? abs : strdup(argv[1]);
+        if (load_file(argv[1]) != 0) return -1;
+        i = 2;
+    }
+    while (i < argc) {
+        if (strncmp(argv[i], "--", 2) != 0 || !argv[i][2]) {
+            fprintf(stderr, "goblin-core: unexpected argument '%s' (flags are --name value)\n", argv[i]);
+            return -1;
+        }
+        char *dargv[64];
+        int dargc = 0;
+        dargv[dargc++] = argv[i] + 2;
+        i++;
+        while (i < argc && strncmp(argv[i], "--", 2) != 0 && dargc < 64) dargv[dargc++] = argv[i++];
+        /* `--save ""` gives an explicit empty value. */
+        char err[512];
+        if (dargc == 2 && dargv[1][0] == '\0') {
+            config_entry *e = find_entry(dargv[0]);
+            if (e && (e->type == T_STRING)) {
+                set_value(e, "", err, sizeof(err));
+                continue;
+            }
+        }
+        if (apply_directive(dargc, dargv, err, sizeof(err)) != 0) {
+            fprintf(stderr, "goblin-core: invalid flag --%s: %s\n", dargv[0], err);
+            return -1;
+        }
+    }
+    /* Cross-setting constraints. */
+    if (cfg.arena_chunk % (2 << 20) != 0) {
+        fprintf(stderr, "goblin-core: --arena-chunk must be a multiple of the 2 MiB HugeTLB page\n");
+        return -1;
+    }
+    if (!cfg.dir || !cfg.dir[0]) {
+        char cwd[4096];
+        free(cfg.dir);
+        cfg.dir = strdup(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+    } else if (chdir(cfg.dir) != 0) {
+        fprintf(stderr, "goblin-core: can't chdir to '%s': %s\n", cfg.dir, strerror(errno));
+        return -1;
+    } else {
+        char cwd[4096];
+        if (getcwd(cwd, sizeof(cwd))) {
+            free(cfg.dir);
+            cfg.dir = strdup(cwd);
+        }
+    }
+    return 0;
+}
+
+void config_get(const char *pattern, config_get_fn *fn, void *arg) {
+    char buf[4096];
+    for (size_t i = 0; i < NTABLE; i++) {
+        config_entry *e = &table[i];
+        int m = glob_match(pattern, strlen(pattern), e->name, strlen(e->name), 1);
+        const char *name = e->name;
+        if (!m && e->alias && glob_match(pattern, strlen(pattern), e->alias, strlen(e->alias), 1)) {
+            /* An alias asked for explicitly answers under the alias. */
+            if (!strpbrk(pattern, "*?[")) name = e->alias, m = 1;
+        }
+        if (!m) continue;
+        format_value(e, buf, sizeof(buf));
+        fn(arg, name, buf);
+    }
+}
+
+int config_set(const char *name, const char *value, char *err, size_t errlen) {
+    config_entry *e = find_entry(name);
+    if (!e) {
+        snprintf(err, errlen, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
+        return -1;
+    }
+    if (e->flags & F_IMMUTABLE) {
+        snprintf(err, errlen, "CONFIG SET failed (possibly related to argument '%s') - can't set immutable config",
+                 name);
+        return -1;
+    }
+    char why[400];
+    if (check_supported(e, value, why, sizeof(why)) != 0 || set_value(e, value, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "CONFIG SET failed (possibly related to argument '%s') - %s", name, why);
+        return -1;
+    }
+    return 0;
+}
+
+int config_rewrite(char *err, size_t errlen) {
+    if (!cfg.config_file) {
+        snprintf(err, errlen, "The server is running without a config file");
+        return -1;
+    }
+    /* Keep comments and unknown lines; replace the lines of known settings
+     * with their current values; append settings that differ from default. */
+    FILE *in = fopen(cfg.config_file, "r");
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%d", cfg.config_file, (int)getpid());
+    FILE *out = fopen(tmp, "w");
+    if (!out) {
+        if (in) fclose(in);
+        snprintf(err, errlen, "Rewriting config file: %s", strerror(errno));
+        return -1;
+    }
+    char seen[NTABLE];
+    memset(seen, 0, sizeof(seen));
+    char line[8192], val[4096];
+    while (in && fgets(line, sizeof(line), in)) {
+        char *argv[64];
+        char *p = line;
+        while (*p && isspace((unsigned char)*p)) p++;
+        int argc = (*p && *p != '#') ? split_line(p, argv, 64) : 0;
+        config_entry *e = argc > 0 ? find_entry(argv[0]) : NULL;
+        for (int i = 0; i < argc; i++) free(argv[i]);
+        if (!e) {
+            fputs(line, out);
+            continue;
+        }
+        size_t idx = (size_t)(e - table);
+        if (seen[idx]) continue;
+        seen[idx] = 1;
+        format_value(e, val, sizeof(val));
+        if (e->flags & F_MULTIARG) fprintf(out, "%s %s\n", e->name, val[0] ? val : "\"\"");
+        else fprintf(out, "%s \"%s\"\n", e->name, val);
+    }
+    for (size_t i = 0; i < NTABLE; i++) {
+        config_entry *e = &table[i];
+        if (seen[i] || (e->flags & F_NOTYET)) continue;
+        format_value(e, val, sizeof(val));
+        if (strcmp(val, def_formatted[i]) == 0) continue;
+        if (e->flags & F_MULTIARG) fprintf(out, "%s %s\n", e->name, val[0] ? val : "\"\"");
+        else fprintf(out, "%s \"%s\"\n", e->name, val);
+    }
+    if (in) fclose(in);
+    if (fflush(out) != 0 || fsync(fileno(out)) != 0) {
+        fclose(out);
+        unlink(tmp);
+        snprintf(err, errlen, "Rewriting config file: %s", strerror(errno));
+        return -1;
+    }
+    fclose(out);
+    if (rename(tmp, cfg.config_file) != 0) {
+        unlink(tmp);
+        snprintf(err, errlen, "Rewriting config file: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,66 @@
+/* config.h -- the one configuration table: flags, config file, CONFIG GET/SET
+ * and INFO read the same entries. Values live in the global `cfg`. */
+#ifndef GOBLIN_SERVER_CONFIG_H
+#define GOBLIN_SERVER_CONFIG_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct goblin_config {
+    /* network */
+    int port;
+    char *bind;               /* space-separated, "-" prefix = optional */
+    int protected_mode;
+    int tcp_backlog;
+    int timeout;              /* seconds, 0 = never */
+    int tcp_keepalive;
+    int maxclients;
+    long long proto_max_bulk_len;
+    long long client_query_buffer_limit;
+    /* server */
+    int cores;
+    int databases;
+    int daemonize;
+    char *pidfile;
+    char *logfile;
+    int loglevel;             /* 0 debug, 1 verbose, 2 notice, 3 warning */
+    int hz;
+    char *requirepass;
+    char *dir;
+    char *dbfilename;
+    char *save;               /* "" when no save points */
+    long long maxmemory;
+    int maxmemory_policy;
+    int maxmemory_samples;
+    int active_expire;        /* DEBUG SET-ACTIVE-EXPIRE */
+    long long slowlog_log_slower_than;
+    long long slowlog_max_len;
+    long long latency_monitor_threshold;
+    char *notify_keyspace_events;
+    /* encodings (honoured by the data types) */
+    long long hash_max_listpack_entries, hash_max_listpack_value;
+    long long zset_max_listpack_entries, zset_max_listpack_value;
+    long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
+    long long list_max_listpack_size;
+    long long list_compress_depth;
+    /* goblin */
+    int arena_hugetlb;
+    long long arena_chunk;
+    char *config_file;        /* absolute path or NULL */
+} goblin_config;
+
+extern goblin_config cfg;
+
+/* Load defaults, then the config file (argv[1] if it does not start with
+ * "--"), then the flags. On error prints a clear message and returns -1. */
+int config_load(int argc, char **argv);
+/* CONFIG GET: calls fn for each parameter matching the glob pattern. */
+typedef void config_get_fn(void *arg, const char *name, const char *value);
+void config_get(const char *pattern, config_get_fn *fn, void *arg);
+/* CONFIG SET one parameter: 0 ok, -1 with *err set (static or malloc'd into errbuf). */
+int config_set(const char *name, const char *value, char *errbuf, size_t errlen);
+/* Whether a name is a settable/known parameter (for CONFIG SET validation). */
+int config_exists(const char *name);
+int config_rewrite(char *errbuf, size_t errlen);
+/* Parse "256K", "2M", "4G", "1gb" into bytes. */
+int config_parse_size(const char *s, long long *out);
+#endif

@@ -1,0 +1,11 @@
+/* log.h -- the server log, in Redis's line format. */
+#ifndef GOBLIN_SERVER_LOG_H
+#define GOBLIN_SERVER_LOG_H
+enum { LOG_DEBUG_L = 0, LOG_VERBOSE_L = 1, LOG_NOTICE_L = 2, LOG_WARNING_L = 3 };
+void log_open(void);
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_debug(...) log_msg(LOG_DEBUG_L, __VA_ARGS__)
+#define log_verbose(...) log_msg(LOG_VERBOSE_L, __VA_ARGS__)
+#define log_notice(...) log_msg(LOG_NOTICE_L, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARNING_L, __VA_ARGS__)
+#endif
