@@ -1,0 +1,57 @@
+#!/bin/sh
+# The whole suite, as `make test` runs it. Each runner prints its own
+# "N passed, M failed" line; this script adds them up and ends with the total.
+# GOBLIN_TEST_QUICK=1 skips the sanitizer pass (for a fast local loop).
+cd "$(dirname "$0")/.." || exit 1
+JOBS=${JOBS:-2}
+total_pass=0
+total_fail=0
+failed_runners=""
+log_dir=tests/tmp/logs
+mkdir -p "$log_dir"
+
+run() {
+    name=$1
+    shift
+    echo "=== $name: $*"
+    "$@" 2>&1 | tee "$log_dir/$name.log"
+    rc=$?
+    # tee hides the exit code in POSIX sh: read the runner's closing line.
+    line=$(grep -E '^([A-Za-z_-]+: )?[0-9]+ passed, [0-9]+ failed' "$log_dir/$name.log" | tail -1)
+    if [ -z "$line" ]; then
+        echo "$name: no result line (runner crashed?)"
+        total_fail=$((total_fail + 1))
+        failed_runners="$failed_runners $name"
+        return
+    fi
+    p=$(echo "$line" | sed -E 's/^([A-Za-z_-]+: )?([0-9]+) passed, ([0-9]+) failed.*/\2/')
+    f=$(echo "$line" | sed -E 's/^([A-Za-z_-]+: )?([0-9]+) passed, ([0-9]+) failed.*/\3/')
+    total_pass=$((total_pass + p))
+    total_fail=$((total_fail + f))
+    [ "$f" -gt 0 ] && failed_runners="$failed_runners $name"
+}
+
+set -e
+make -j"$JOBS" release build-release/unit-tests
+set +e
+
+run unit ./build-release/unit-tests
+run tcl tclsh tests/test_helper.tcl --server ./build-release/goblin-core
+run diff sh tests/diff/run.sh --server ./build-release/goblin-core
+if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi
+
+if [ -z "$GOBLIN_TEST_QUICK" ]; then
+    if make -j"$JOBS" asan build-asan/unit-tests >"$log_dir/asan-build.log" 2>&1; then
+        run unit-asan ./build-asan/unit-tests
+        ASAN_OPTIONS=detect_leaks=0 run tcl-asan tclsh tests/test_helper.tcl --server ./build-asan/goblin-core --tags -slow
+    else
+        echo "asan build failed; see $log_dir/asan-build.log"
+        total_fail=$((total_fail + 1))
+        failed_runners="$failed_runners asan-build"
+    fi
+fi
+
+echo
+[ -n "$failed_runners" ] && echo "failing runners:$failed_runners"
+echo "all: $total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
