@@ -10,6 +10,10 @@
 #include "server/server.h"
 
 static void pingCommand(client *c) {
+    if (c->argc > 2) {
+        reply_err_arity(c);
+        return;
+    }
     if (c->flags & CLIENT_PUBSUB && c->resp == 2) {
         reply_array(c, 2);
         reply_bulk(c, "pong", 4);
