@@ -59,6 +59,10 @@ typedef struct client {
     uint64_t commands_processed;
     /* Queued transaction (MULTI); owned by cmd/multi.c. */
     void *mstate;
+    /* Blocking state (BLPOP & co); owned by cmd/blocking.c. */
+    void *bstate;
+    /* Pub/Sub subscriptions; owned by cmd/pubsub.c. */
+    void *pstate;
     /* Error flag of the command being executed (for failed_calls). */
     int cmd_failed;
     size_t qbuf_len, qbuf_free; /* for CLIENT LIST, kept by net/ */

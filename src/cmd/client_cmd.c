@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
@@ -52,6 +53,7 @@ void client_reset_state(client *c) {
 }
 
 void cmd_client_gone(client *c) {
+    block_forget_client(c);
     pthread_mutex_lock(&monitor_lock);
     for (int i = 0; i < nmonitors; i++)
         if (monitors[i] == c) {

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "cmd/blocking.h"
 #include "cmd/reply.h"
 #include "cmd/slowlog.h"
 #include "ds/hashfn.h"
@@ -105,7 +106,17 @@ static cmd_def *def_by_fullname(const char *name) {
     return NULL;
 }
 
+void multi_touch(int dbid, const char *key, size_t klen) __attribute__((weak));
+
+static void on_key_expired(gdb *db, const char *key, size_t klen) {
+    __atomic_fetch_add(&cmd_dirty, 1, __ATOMIC_RELAXED);
+    if (multi_touch) multi_touch(db->id, key, klen);
+    cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
+}
+
 void cmd_table_init(void) {
+    static const db_hooks hooks = {on_key_expired};
+    db_set_hooks(&hooks);
     ndefs = sizeof(meta_table) / sizeof(meta_table[0]);
     defs = calloc(ndefs, sizeof(cmd_def));
     assert(defs);
@@ -203,10 +214,8 @@ gdb *cmd_db(client *c) { return db_get(c->db); }
 
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen) {
     (void)c;
-    (void)db;
-    (void)key;
-    (void)klen;
     __atomic_fetch_add(&cmd_dirty, 1, __ATOMIC_RELAXED);
+    if (multi_touch) multi_touch(db ? db->id : -1, key, klen);
 }
 
 void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen) {
@@ -229,6 +238,11 @@ static long long now_us(void) {
 /* Lock what cmd needs; returns the shard mask taken (for unlock). */
 static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode) {
     int lock = cmd->lock;
+    if (db_keyspace_write_held() && lock != CMD_LOCK_SELF) {
+        /* Inside EXEC: the transaction holds the whole keyspace. */
+        *mode = CMD_LOCK_NONE;
+        return 0;
+    }
     if (lock == CMD_LOCK_KEYS && (cmd->flags & CMDF_MOVABLEKEYS)) lock = CMD_LOCK_ALL;
     *mode = lock;
     if (lock == CMD_LOCK_NONE || lock == CMD_LOCK_SELF) return 0;
@@ -344,8 +358,25 @@ void cmd_execute(client *c) {
         if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
         return;
     }
+    if ((c->flags & CLIENT_PUBSUB) && c->resp == 2) {
+        const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+        static const char *const ok[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
+                                          "sunsubscribe", "ping", "quit", "reset", NULL};
+        int allowed = 0;
+        for (int i = 0; ok[i]; i++) allowed |= strcmp(ok[i], n) == 0;
+        if (!allowed) {
+            reply_errorf(c,
+                         "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                         "allowed in this context",
+                         cmd->fullname);
+            reject(c, cmd);
+            if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+            return;
+        }
+    }
     if (cmd_multi_queue_hook && cmd_multi_queue_hook(c, cmd)) return;
     cmd_call(c, cmd);
+    block_handle_ready();
 }
 
 int arg_is(const garg *a, const char *lit) {

@@ -72,11 +72,45 @@ void db_swap(int a, int b) {
 uint64_t db_key_hash(const char *k, size_t n) { return hash_bytes(k, n); }
 unsigned db_shard_of(const char *k, size_t n) { return db_shard_of_hash(hash_bytes(k, n)); }
 
-void db_rdlock_keyspace(void) { pthread_rwlock_rdlock(&keyspace_lock); }
-void db_wrlock_keyspace(void) { pthread_rwlock_wrlock(&keyspace_lock); }
-void db_unlock_keyspace(void) { pthread_rwlock_unlock(&keyspace_lock); }
-void db_lock_shard(gdb *db, unsigned s) { pthread_mutex_lock(&db->shards[s].lock); }
-void db_unlock_shard(gdb *db, unsigned s) { pthread_mutex_unlock(&db->shards[s].lock); }
+/* A thread that holds the write lock (EXEC, whole-keyspace commands) may
+ * call code that asks for the keyspace again; that nests instead of
+ * deadlocking. */
+static _Thread_local int ks_write_held, ks_nested;
+
+void db_rdlock_keyspace(void) {
+    if (ks_write_held) {
+        ks_nested++;
+        return;
+    }
+    pthread_rwlock_rdlock(&keyspace_lock);
+}
+
+void db_wrlock_keyspace(void) {
+    if (ks_write_held) {
+        ks_nested++;
+        return;
+    }
+    pthread_rwlock_wrlock(&keyspace_lock);
+    ks_write_held = 1;
+}
+
+void db_unlock_keyspace(void) {
+    if (ks_nested) {
+        ks_nested--;
+        return;
+    }
+    ks_write_held = 0;
+    pthread_rwlock_unlock(&keyspace_lock);
+}
+
+int db_keyspace_write_held(void) { return ks_write_held; }
+/* Under the keyspace write lock no other thread can hold a shard. */
+void db_lock_shard(gdb *db, unsigned s) {
+    if (!ks_write_held) pthread_mutex_lock(&db->shards[s].lock);
+}
+void db_unlock_shard(gdb *db, unsigned s) {
+    if (!ks_write_held) pthread_mutex_unlock(&db->shards[s].lock);
+}
 
 int64_t db_now_ms(void) {
     struct timespec ts;

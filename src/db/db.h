@@ -62,6 +62,7 @@ unsigned db_shard_of(const char *k, size_t n);
 void db_rdlock_keyspace(void);
 void db_wrlock_keyspace(void);
 void db_unlock_keyspace(void);
+int db_keyspace_write_held(void);
 void db_lock_shard(gdb *db, unsigned s);
 void db_unlock_shard(gdb *db, unsigned s);
 

@@ -59,6 +59,8 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg);
 
 static void conn_free(conn *k) {
     worker *w = k->w;
+    extern void cmd_client_gone(client * c);
+    cmd_client_gone(&k->c);
     pthread_mutex_lock(&registry_lock);
     if (k->rprev) k->rprev->rnext = k->rnext;
     else registry = k->rnext;
@@ -70,6 +72,7 @@ static void conn_free(conn *k) {
     if (k->next) k->next->prev = k->prev;
     event_free(k->rev);
     event_free(k->wev);
+    if (k->tev) event_free(k->tev);
     close(k->c.fd);
     resp_parser_free(&k->parser);
     free(k->qbuf);
@@ -79,8 +82,6 @@ static void conn_free(conn *k) {
     free(k->c.lib_ver);
     free(k->abuf);
     pthread_mutex_destroy(&k->alock);
-    extern void cmd_client_gone(client *c);
-    cmd_client_gone(&k->c);
     free(k);
 }
 
@@ -174,7 +175,7 @@ static int paused_for(conn *k, int argc, garg *argv) {
 static void conn_process(conn *k) {
     client *c = &k->c;
     size_t start = 0;
-    while (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) && start < k->qlen) {
+    while (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED)) && start < k->qlen) {
         size_t used;
         int argc;
         garg *argv;
@@ -341,6 +342,37 @@ void conn_drain_async(worker *w) {
         }
         k = next;
     }
+}
+
+client *net_worker_find_client(int wid, uint64_t id) {
+    for (conn *k = net_workers[wid].conns; k; k = k->next)
+        if (k->c.id == id) return &k->c;
+    return NULL;
+}
+
+void net_client_resume(client *c) {
+    conn *k = c->conn;
+    conn_process(k);
+    conn_after_io(k);
+}
+
+static void conn_on_timer(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    conn *k = arg;
+    if (k->tfn) k->tfn(&k->c);
+}
+
+void net_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c)) {
+    conn *k = c->conn;
+    if (!k->tev) k->tev = evtimer_new(k->w->base, conn_on_timer, k);
+    evtimer_del(k->tev);
+    k->tfn = fn;
+    if (deadline_ms <= 0) return;
+    int64_t d = deadline_ms - now_ms();
+    if (d < 0) d = 0;
+    struct timeval tv = {(time_t)(d / 1000), (suseconds_t)((d % 1000) * 1000)};
+    evtimer_add(k->tev, &tv);
 }
 
 void net_pause(int64_t until_ms, int write_only) {

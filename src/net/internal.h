@@ -39,6 +39,8 @@ typedef struct conn {
     struct conn *prev, *next;        /* worker list */
     struct conn *rprev, *rnext;      /* registry */
     int paused;
+    struct event *tev;               /* blocking timeout */
+    void (*tfn)(client *c);
     /* Async output from other threads (MONITOR). */
     pthread_mutex_t alock;
     char *abuf;

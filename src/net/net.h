@@ -30,6 +30,16 @@ void net_client_send_async(client *c, const char *p, size_t n);
 void net_registry_lock(void);
 void net_registry_unlock(void);
 
+/* Blocked clients (cmd/blocking.c). Worker-thread-only calls say so. */
+/* Find a client of worker wid by id; only from that worker's thread. */
+client *net_worker_find_client(int wid, uint64_t id);
+/* After a blocked client got its reply: run its pending input and flush.
+ * Only from the client's own worker thread. */
+void net_client_resume(client *c);
+/* Arm (deadline_ms > 0) or clear (0) the client's timeout timer; when it
+ * fires, fn(c) runs on the client's worker. Only from the owning worker. */
+void net_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c));
+
 /* CLIENT PAUSE state. */
 void net_pause(int64_t until_ms, int write_only);
 void net_unpause(void);

@@ -1,0 +1,380 @@
+/* blocking.c -- see blocking.h for the contract.
+ *
+ * Waiter queues: one per (db index, key), in a swiss table keyed by both,
+ * each a FIFO list of waiter nodes; every blocked client owns one node per
+ * key it waits on. All of it is guarded by block_lock, which is never held
+ * while a shard lock is taken (signal only appends to a thread-local list;
+ * the queues are looked at after the command released its locks).
+ *
+ * Retry chain: a signalled key hands a retry to its first waiter only (on
+ * that waiter's worker). The waiter re-runs its command; if it was served,
+ * the key is signalled again so the next waiter gets its turn while the key
+ * can still serve; if not, the client stays blocked in place (FIFO kept). */
+#include "cmd/blocking.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/command.h"
+#include "cmd/families.h"
+#include "cmd/reply.h"
+#include "ds/hashfn.h"
+#include "ds/strutil.h"
+#include "ds/swiss.h"
+#include "net/net.h"
+
+typedef struct waiter {
+    struct waiter *prev, *next;
+    struct bqueue *q;
+    client *c;
+} waiter;
+
+typedef struct bqueue {
+    waiter *head, *tail;
+    int db;
+    size_t klen;
+    char key[];
+} bqueue;
+
+typedef struct bstate {
+    int argc;
+    garg *argv;          /* owned copies of the blocked command */
+    int nkeys;
+    waiter *w;           /* one per key */
+    int64_t deadline;
+    int db;
+    int retrying;        /* the command is being re-run */
+    int reblocked;       /* ... and asked to block again */
+} bstate;
+
+static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER;
+static swiss queues;
+static int queues_ready;
+static long nblocked;
+
+typedef struct qkey {
+    int db;
+    const char *p;
+    size_t n;
+} qkey;
+
+static uint64_t qhash(int db, const char *p, size_t n) { return hash_bytes(p, n) ^ hash_u64((uint64_t)db); }
+
+static uint64_t q_slot_hash(void *ctx, const void *slot) {
+    (void)ctx;
+    const bqueue *q = *(bqueue *const *)slot;
+    return qhash(q->db, q->key, q->klen);
+}
+
+static int q_slot_match(void *ctx, const void *slot, const void *key) {
+    (void)ctx;
+    const bqueue *q = *(bqueue *const *)slot;
+    const qkey *k = key;
+    return q->db == k->db && q->klen == k->n && memcmp(q->key, k->p, k->n) == 0;
+}
+
+static const swiss_type queue_type = {sizeof(bqueue *), q_slot_hash, q_slot_match};
+
+static void queues_init(void) {
+    if (!queues_ready) {
+        swiss_init(&queues, &queue_type, NULL);
+        queues_ready = 1;
+    }
+}
+
+/* Keys signalled by the command running on this thread. */
+typedef struct ready_key {
+    int db;
+    size_t n;
+    char *p;
+} ready_key;
+static _Thread_local ready_key *ready;
+static _Thread_local int nready, capready;
+
+int block_parse_timeout(client *c, const garg *a, int64_t *deadline) {
+    long double t;
+    if (!str_to_ldouble(a->p, a->n, &t) || !isfinite(t)) {
+        reply_error(c, "ERR timeout is not a float or out of range");
+        return -1;
+    }
+    if (t < 0) {
+        reply_error(c, "ERR timeout is negative");
+        return -1;
+    }
+    long double ms = t * 1000.0L;
+    if (ms > (long double)(INT64_MAX / 2)) {
+        reply_error(c, "ERR timeout is out of range");
+        return -1;
+    }
+    int64_t tms = (int64_t)ceill(ms);
+    *deadline = tms > 0 ? db_now_ms() + tms : 0;
+    return 0;
+}
+
+int block_allowed(const client *c) { return !(c->flags & (CLIENT_MULTI | CLIENT_IN_EXEC)); }
+
+long block_count(void) { return __atomic_load_n(&nblocked, __ATOMIC_RELAXED); }
+
+static void bstate_free(bstate *b) {
+    for (int i = 0; i < b->argc; i++) free(b->argv[i].p);
+    free(b->argv);
+    free(b->w);
+    free(b);
+}
+
+/* block_lock held. */
+static void unlink_waiters(bstate *b) {
+    for (int i = 0; i < b->nkeys; i++) {
+        waiter *w = &b->w[i];
+        bqueue *q = w->q;
+        if (!q) continue;
+        if (w->prev) w->prev->next = w->next;
+        else q->head = w->next;
+        if (w->next) w->next->prev = w->prev;
+        else q->tail = w->prev;
+        w->q = NULL;
+        if (!q->head) {
+            qkey k = {q->db, q->key, q->klen};
+            void *slot = swiss_find(&queues, qhash(q->db, q->key, q->klen), &k);
+            if (slot) swiss_delete(&queues, slot);
+            free(q);
+        }
+    }
+}
+
+static void on_timeout(client *c);
+
+void block_on_keys(client *c, const garg *keys, int nkeys, int64_t deadline) {
+    bstate *b = c->bstate;
+    if (b && b->retrying) {
+        b->reblocked = 1;   /* keep our place in every queue */
+        return;
+    }
+    b = calloc(1, sizeof(*b));
+    b->argc = c->argc;
+    b->argv = malloc(sizeof(garg) * (size_t)c->argc);
+    for (int i = 0; i < c->argc; i++) {
+        b->argv[i].p = malloc(c->argv[i].n + 1);
+        memcpy(b->argv[i].p, c->argv[i].p, c->argv[i].n + 1);
+        b->argv[i].n = c->argv[i].n;
+    }
+    b->nkeys = nkeys;
+    b->w = calloc((size_t)nkeys, sizeof(waiter));
+    b->deadline = deadline;
+    b->db = c->db;
+    pthread_mutex_lock(&block_lock);
+    queues_init();
+    for (int i = 0; i < nkeys; i++) {
+        qkey k = {c->db, keys[i].p, keys[i].n};
+        uint64_t h = qhash(c->db, keys[i].p, keys[i].n);
+        void *slot = swiss_find(&queues, h, &k);
+        bqueue *q;
+        if (slot) {
+            q = *(bqueue **)slot;
+        } else {
+            q = calloc(1, sizeof(bqueue) + keys[i].n + 1);
+            q->db = c->db;
+            q->klen = keys[i].n;
+            memcpy(q->key, keys[i].p, keys[i].n);
+            slot = swiss_insert(&queues, h);
+            memcpy(slot, &q, sizeof(q));
+        }
+        /* The same key twice (BLPOP k k 0) waits once. */
+        int dup = 0;
+        for (int j = 0; j < i; j++) dup |= b->w[j].q == q;
+        if (dup) continue;
+        waiter *w = &b->w[i];
+        w->c = c;
+        w->q = q;
+        w->prev = q->tail;
+        if (q->tail) q->tail->next = w;
+        else q->head = w;
+        q->tail = w;
+    }
+    nblocked++;
+    pthread_mutex_unlock(&block_lock);
+    c->bstate = b;
+    c->flags |= CLIENT_BLOCKED;
+    net_client_timer(c, deadline, on_timeout);
+}
+
+/* Owning worker only: drop the block, keep the client. */
+static void finish_block(client *c) {
+    bstate *b = c->bstate;
+    if (!b) return;
+    pthread_mutex_lock(&block_lock);
+    unlink_waiters(b);
+    nblocked--;
+    pthread_mutex_unlock(&block_lock);
+    c->bstate = NULL;
+    c->flags &= ~(uint32_t)CLIENT_BLOCKED;
+    net_client_timer(c, 0, NULL);
+    bstate_free(b);
+}
+
+void block_forget_client(client *c) {
+    if (c->bstate) finish_block(c);
+}
+
+static void on_timeout(client *c) {
+    if (!c->bstate) return;
+    finish_block(c);
+    reply_null_array(c);
+    net_client_resume(c);
+}
+
+void block_signal_key(gdb *db, const char *key, size_t klen) {
+    if (!__atomic_load_n(&nblocked, __ATOMIC_RELAXED)) return;
+    for (int i = 0; i < nready; i++)
+        if (ready[i].db == db->id && ready[i].n == klen && memcmp(ready[i].p, key, klen) == 0) return;
+    if (nready == capready) {
+        capready = capready ? capready * 2 : 8;
+        ready = realloc(ready, sizeof(ready_key) * (size_t)capready);
+    }
+    ready[nready].db = db->id;
+    ready[nready].n = klen;
+    ready[nready].p = malloc(klen + 1);
+    memcpy(ready[nready].p, key, klen);
+    nready++;
+}
+
+typedef struct retry_job {
+    uint64_t id;
+    int wid;
+} retry_job;
+
+static void retry_in_worker(void *arg) {
+    retry_job *j = arg;
+    client *c = net_worker_find_client(j->wid, j->id);
+    free(j);
+    if (!c || !c->bstate) return;
+    bstate *b = c->bstate;
+    b->retrying = 1;
+    b->reblocked = 0;
+    int saved_db = c->db;
+    c->db = b->db;
+    c->argc = b->argc;
+    c->argv = b->argv;
+    cmd_execute(c);
+    c->argc = 0;
+    c->argv = NULL;
+    c->db = saved_db;
+    b->retrying = 0;
+    if (b->reblocked) return;
+    /* Served: give the next waiter of each key a turn. */
+    gdb *db = db_get(b->db);
+    int nk = b->nkeys;
+    char **keys = malloc(sizeof(char *) * (size_t)nk);
+    size_t *lens = malloc(sizeof(size_t) * (size_t)nk);
+    int kn = 0;
+    pthread_mutex_lock(&block_lock);
+    for (int i = 0; i < nk; i++)
+        if (b->w[i].q) {
+            keys[kn] = strndup(b->w[i].q->key, b->w[i].q->klen);
+            lens[kn++] = b->w[i].q->klen;
+        }
+    pthread_mutex_unlock(&block_lock);
+    finish_block(c);
+    for (int i = 0; i < kn; i++) {
+        block_signal_key(db, keys[i], lens[i]);
+        free(keys[i]);
+    }
+    free(keys);
+    free(lens);
+    block_handle_ready();
+    net_client_resume(c);
+}
+
+void block_handle_ready(void) {
+    while (nready) {
+        ready_key rk = ready[--nready];
+        pthread_mutex_lock(&block_lock);
+        qkey k = {rk.db, rk.p, rk.n};
+        void *slot = queues_ready ? swiss_find(&queues, qhash(rk.db, rk.p, rk.n), &k) : NULL;
+        if (slot) {
+            bqueue *q = *(bqueue **)slot;
+            if (q->head) {
+                retry_job *j = malloc(sizeof(*j));
+                j->id = q->head->c->id;
+                j->wid = q->head->c->worker_id;
+                pthread_mutex_unlock(&block_lock);
+                net_post(j->wid, retry_in_worker, j);
+                free(rk.p);
+                continue;
+            }
+        }
+        pthread_mutex_unlock(&block_lock);
+        free(rk.p);
+    }
+}
+
+typedef struct unblock_job {
+    uint64_t id;
+    int wid;
+    int with_error;
+} unblock_job;
+
+static void unblock_in_worker(void *arg) {
+    unblock_job *j = arg;
+    client *c = net_worker_find_client(j->wid, j->id);
+    int err = j->with_error;
+    free(j);
+    if (!c || !c->bstate) return;
+    finish_block(c);
+    if (err) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else reply_null_array(c);
+    net_client_resume(c);
+}
+
+typedef struct find_ctx {
+    uint64_t id;
+    int wid;
+    int found;
+} find_ctx;
+
+static void find_blocked(void *arg, client *c) {
+    find_ctx *f = arg;
+    if (c->id == f->id && (c->flags & CLIENT_BLOCKED)) {
+        f->found = 1;
+        f->wid = c->worker_id;
+    }
+}
+
+int block_unblock_client(uint64_t id, int with_error) {
+    find_ctx f = {id, 0, 0};
+    net_registry_lock();
+    net_clients_each(find_blocked, &f);
+    net_registry_unlock();
+    if (!f.found) return 0;
+    unblock_job *j = malloc(sizeof(*j));
+    j->id = id;
+    j->wid = f.wid;
+    j->with_error = with_error;
+    net_post(f.wid, unblock_in_worker, j);
+    return 1;
+}
+
+static void clientUnblockCommand(client *c) {
+    long long id;
+    int with_error = 0;
+    if (arg_ll(c, &c->argv[2], &id) != 0) return;
+    if (c->argc == 4) {
+        if (arg_is(&c->argv[3], "error")) with_error = 1;
+        else if (!arg_is(&c->argv[3], "timeout")) {
+            reply_error(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+            return;
+        }
+    } else if (c->argc > 4) {
+        reply_err_syntax(c);
+        return;
+    }
+    reply_int(c, block_unblock_client((uint64_t)id, with_error));
+}
+
+const cmd_handler blocking_handlers[] = {
+    {"client|unblock", clientUnblockCommand, CMD_LOCK_NONE},
+    {NULL, NULL, 0},
+};

@@ -1,0 +1,50 @@
+/* blocking.h -- clients parked on keys (BLPOP, BZPOPMIN, BLMOVE, ...).
+ *
+ * A handler that cannot serve now calls block_on_keys() instead of
+ * replying; the client stops processing input and waits. Any command that
+ * makes a key able to serve a waiter (push, zadd, rename onto it, ...) calls
+ * block_signal_key(). After that command completes (after EXEC for a
+ * transaction), each signalled key's waiters are retried in FIFO order on
+ * their own workers: the blocked command runs again from the top, with its
+ * locks, and either replies (and is unblocked) or blocks again. A timeout
+ * replies with the command's timeout reply (null array by default).
+ *
+ * Invariant: a client is in the waiter queue of every key it blocks on, or
+ * of none; waiter queues live with the key's database and are guarded by
+ * the blocking mutex (never by shard locks, so signalling is cheap). */
+#ifndef GOBLIN_CMD_BLOCKING_H
+#define GOBLIN_CMD_BLOCKING_H
+#include <stdint.h>
+
+#include "cmd/client.h"
+#include "db/db.h"
+
+/* Parse a blocking timeout argument (seconds, fractional allowed) into an
+ * absolute unix ms deadline, 0 meaning forever. Replies the Redis error and
+ * returns -1 on a bad value ("ERR timeout is not a float or out of range",
+ * "ERR timeout is negative"). */
+int block_parse_timeout(client *c, const garg *a, int64_t *deadline_ms);
+
+/* Park c on keys[0..n) of its selected db until deadline (0 = forever).
+ * The caller must not reply. Inside MULTI (or a script) blocking commands
+ * must not block: callers check block_allowed(c) first and reply the
+ * timeout reply immediately when it is 0. */
+void block_on_keys(client *c, const garg *keys, int nkeys, int64_t deadline_ms);
+int block_allowed(const client *c);
+
+/* A key may now serve waiters; cheap when nobody waits. */
+void block_signal_key(gdb *db, const char *key, size_t klen);
+
+/* Called by the dispatcher after each top-level command (and after EXEC):
+ * hands signalled keys' waiters a retry. */
+void block_handle_ready(void);
+
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if the client was blocked. */
+int block_unblock_client(uint64_t id, int with_error);
+
+/* The client is going away or reset: drop it from every queue. */
+void block_forget_client(client *c);
+
+/* Number of blocked clients (INFO clients: blocked_clients). */
+long block_count(void);
+#endif

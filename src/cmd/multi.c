@@ -1,0 +1,313 @@
+/* multi.c -- MULTI/EXEC/DISCARD and optimistic locking (WATCH/UNWATCH).
+ *
+ * Queued commands keep owned copies of their arguments. EXEC takes the
+ * keyspace write lock once and runs every queued command under it, so a
+ * transaction is atomic with respect to every client on every worker; the
+ * dispatcher sees the held lock and takes no other.
+ *
+ * WATCH: a global table (db index, key) -> watching clients, guarded by
+ * watch_lock (a leaf lock: taken under shard locks, never the reverse).
+ * Every modification path calls cmd_key_modified(), which marks the
+ * watchers CLIENT_DIRTY_CAS; whole-db changes (FLUSHDB, FLUSHALL, SWAPDB)
+ * pass key == NULL. Expiry reaches it through the db layer's hook. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/blocking.h"
+#include "cmd/command.h"
+#include "cmd/families.h"
+#include "cmd/reply.h"
+#include "ds/hashfn.h"
+#include "ds/swiss.h"
+
+typedef struct mcmd {
+    const cmd_def *cmd;
+    int argc;
+    garg *argv;
+} mcmd;
+
+typedef struct mstate {
+    mcmd *cmds;
+    int n, cap;
+    /* watched keys of this client */
+    struct wkey **watched;
+    int nwatched, capwatched;
+} mstate;
+
+typedef struct wkey {
+    int db;
+    size_t klen;
+    client **clients;
+    int nclients, cap;
+    char key[];
+} wkey;
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static swiss watch_tab;
+static long nwatching;  /* total watch registrations; fast path when 0 */
+
+typedef struct wref {
+    int db;
+    const char *p;
+    size_t n;
+} wref;
+
+static uint64_t wk_hash(int db, const char *p, size_t n) { return hash_bytes(p, n) ^ hash_u64((uint64_t)db + 1); }
+static uint64_t wk_slot_hash(void *ctx, const void *slot) {
+    (void)ctx;
+    const wkey *w = *(wkey *const *)slot;
+    return wk_hash(w->db, w->key, w->klen);
+}
+static int wk_slot_match(void *ctx, const void *slot, const void *key) {
+    (void)ctx;
+    const wkey *w = *(wkey *const *)slot;
+    const wref *r = key;
+    return w->db == r->db && w->klen == r->n && memcmp(w->key, r->p, r->n) == 0;
+}
+static const swiss_type watch_type = {sizeof(wkey *), wk_slot_hash, wk_slot_match};
+
+static mstate *ms_get(client *c) {
+    if (!c->mstate) c->mstate = calloc(1, sizeof(mstate));
+    return c->mstate;
+}
+
+static void free_queue(mstate *m) {
+    for (int i = 0; i < m->n; i++) {
+        for (int j = 0; j < m->cmds[i].argc; j++) free(m->cmds[i].argv[j].p);
+        free(m->cmds[i].argv);
+    }
+    m->n = 0;
+}
+
+static void unwatch_all(client *c) {
+    mstate *m = c->mstate;
+    if (!m || !m->nwatched) return;
+    pthread_mutex_lock(&watch_lock);
+    for (int i = 0; i < m->nwatched; i++) {
+        wkey *w = m->watched[i];
+        for (int j = 0; j < w->nclients; j++)
+            if (w->clients[j] == c) {
+                w->clients[j] = w->clients[--w->nclients];
+                break;
+            }
+        nwatching--;
+        if (!w->nclients) {
+            wref r = {w->db, w->key, w->klen};
+            void *slot = swiss_find(&watch_tab, wk_hash(w->db, w->key, w->klen), &r);
+            if (slot) swiss_delete(&watch_tab, slot);
+            free(w->clients);
+            free(w);
+        }
+    }
+    m->nwatched = 0;
+    pthread_mutex_unlock(&watch_lock);
+    c->flags &= ~(uint32_t)CLIENT_DIRTY_CAS;
+}
+
+/* Also called by RESET and when the client goes away (weak hook). */
+void multi_discard_state(client *c) {
+    mstate *m = c->mstate;
+    if (!m) return;
+    free_queue(m);
+    unwatch_all(c);
+    c->flags &= ~(uint32_t)(CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
+    free(m->cmds);
+    free(m->watched);
+    free(m);
+    c->mstate = NULL;
+}
+
+static void mark_dirty_locked(wkey *w) {
+    for (int j = 0; j < w->nclients; j++) __atomic_fetch_or(&w->clients[j]->flags, CLIENT_DIRTY_CAS, __ATOMIC_RELAXED);
+}
+
+typedef struct all_ctx {
+    int db;
+} all_ctx;
+
+/* Touch watched keys: key == NULL means the whole db, db < 0 every db. */
+void multi_touch(int dbid, const char *key, size_t klen) {
+    if (!__atomic_load_n(&nwatching, __ATOMIC_RELAXED)) return;
+    pthread_mutex_lock(&watch_lock);
+    if (key) {
+        wref r = {dbid, key, klen};
+        void *slot = swiss_find(&watch_tab, wk_hash(dbid, key, klen), &r);
+        if (slot) mark_dirty_locked(*(wkey **)slot);
+    } else {
+        swiss_iter it;
+        swiss_iter_init(&it, &watch_tab);
+        void *slot;
+        while ((slot = swiss_iter_next(&it))) {
+            wkey *w = *(wkey **)slot;
+            if (dbid < 0 || w->db == dbid) mark_dirty_locked(w);
+        }
+        swiss_iter_done(&it);
+    }
+    pthread_mutex_unlock(&watch_lock);
+}
+
+static int multi_queue(client *c, const cmd_def *cmd) {
+    if (!(c->flags & CLIENT_MULTI)) return 0;
+    const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+    if (!strcmp(n, "exec") || !strcmp(n, "discard") || !strcmp(n, "multi") || !strcmp(n, "watch") ||
+        !strcmp(n, "quit") || !strcmp(n, "reset"))
+        return 0;
+    if (cmd->flags & CMDF_NO_MULTI) {
+        reply_error(c, "ERR Command not allowed inside a transaction");
+        c->flags |= CLIENT_DIRTY_EXEC;
+        return 1;
+    }
+    mstate *m = ms_get(c);
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 8;
+        m->cmds = realloc(m->cmds, sizeof(mcmd) * (size_t)m->cap);
+    }
+    mcmd *q = &m->cmds[m->n++];
+    q->cmd = cmd;
+    q->argc = c->argc;
+    q->argv = malloc(sizeof(garg) * (size_t)c->argc);
+    for (int i = 0; i < c->argc; i++) {
+        q->argv[i].p = malloc(c->argv[i].n + 1);
+        memcpy(q->argv[i].p, c->argv[i].p, c->argv[i].n + 1);
+        q->argv[i].n = c->argv[i].n;
+    }
+    reply_simple(c, "QUEUED");
+    return 1;
+}
+
+static void multiCommand(client *c) {
+    if (c->flags & CLIENT_MULTI) {
+        reply_error(c, "ERR MULTI calls can not be nested");
+        return;
+    }
+    ms_get(c);
+    c->flags |= CLIENT_MULTI;
+    reply_ok(c);
+}
+
+static void discardCommand(client *c) {
+    if (!(c->flags & CLIENT_MULTI)) {
+        reply_error(c, "ERR DISCARD without MULTI");
+        return;
+    }
+    multi_discard_state(c);
+    reply_ok(c);
+}
+
+/* A watched key that existed unexpired at WATCH time and has expired since
+ * dirties the transaction (Redis 7.0 isWatchedKeyExpired). */
+static int watched_key_expired(client *c) {
+    mstate *m = c->mstate;
+    if (!m) return 0;
+    int64_t now = db_now_ms();
+    for (int i = 0; i < m->nwatched; i++) {
+        wkey *w = m->watched[i];
+        gdb *db = db_get(w->db);
+        dbentry *e = db_lookup_raw(db, w->key, w->klen);
+        if (e && db_is_expired(e, now)) return 1;
+    }
+    return 0;
+}
+
+static void execCommand(client *c) {
+    if (!(c->flags & CLIENT_MULTI)) {
+        reply_error(c, "ERR EXEC without MULTI");
+        return;
+    }
+    mstate *m = c->mstate;
+    if (c->flags & CLIENT_DIRTY_EXEC) {
+        reply_error(c, "EXECABORT Transaction discarded because of previous errors.");
+        multi_discard_state(c);
+        return;
+    }
+    db_wrlock_keyspace();
+    if ((c->flags & CLIENT_DIRTY_CAS) || watched_key_expired(c)) {
+        db_unlock_keyspace();
+        reply_null_array(c);
+        multi_discard_state(c);
+        return;
+    }
+    /* Unwatch first: our own writes must not dirty us. */
+    unwatch_all(c);
+    int argc = c->argc;
+    garg *argv = c->argv;
+    const cmd_def *self = c->cur;
+    c->flags &= ~(uint32_t)CLIENT_MULTI;
+    c->flags |= CLIENT_IN_EXEC;
+    reply_array(c, m->n);
+    for (int i = 0; i < m->n; i++) {
+        c->argc = m->cmds[i].argc;
+        c->argv = m->cmds[i].argv;
+        cmd_call(c, m->cmds[i].cmd);
+    }
+    c->flags &= ~(uint32_t)CLIENT_IN_EXEC;
+    c->argc = argc;
+    c->argv = argv;
+    c->cur = self;
+    c->cmd_failed = 0;
+    db_unlock_keyspace();
+    multi_discard_state(c);
+}
+
+static void watchCommand(client *c) {
+    if (c->flags & CLIENT_MULTI) {
+        reply_error(c, "ERR WATCH inside MULTI is not allowed");
+        return;
+    }
+    mstate *m = ms_get(c);
+    pthread_mutex_lock(&watch_lock);
+    for (int i = 1; i < c->argc; i++) {
+        const garg *k = &c->argv[i];
+        int dup = 0;
+        for (int j = 0; j < m->nwatched; j++)
+            if (m->watched[j]->db == c->db && m->watched[j]->klen == k->n && !memcmp(m->watched[j]->key, k->p, k->n))
+                dup = 1;
+        if (dup) continue;
+        wref r = {c->db, k->p, k->n};
+        uint64_t h = wk_hash(c->db, k->p, k->n);
+        void *slot = swiss_find(&watch_tab, h, &r);
+        wkey *w;
+        if (slot) {
+            w = *(wkey **)slot;
+        } else {
+            w = calloc(1, sizeof(wkey) + k->n + 1);
+            w->db = c->db;
+            w->klen = k->n;
+            memcpy(w->key, k->p, k->n);
+            slot = swiss_insert(&watch_tab, h);
+            memcpy(slot, &w, sizeof(w));
+        }
+        if (w->nclients == w->cap) {
+            w->cap = w->cap ? w->cap * 2 : 4;
+            w->clients = realloc(w->clients, sizeof(client *) * (size_t)w->cap);
+        }
+        w->clients[w->nclients++] = c;
+        nwatching++;
+        if (m->nwatched == m->capwatched) {
+            m->capwatched = m->capwatched ? m->capwatched * 2 : 4;
+            m->watched = realloc(m->watched, sizeof(wkey *) * (size_t)m->capwatched);
+        }
+        m->watched[m->nwatched++] = w;
+    }
+    pthread_mutex_unlock(&watch_lock);
+    reply_ok(c);
+}
+
+static void unwatchCommand(client *c) {
+    unwatch_all(c);
+    reply_ok(c);
+}
+
+extern int (*cmd_multi_queue_hook)(client *c, const cmd_def *cmd);
+
+void multi_family_init(void) {
+    swiss_init(&watch_tab, &watch_type, NULL);
+    cmd_multi_queue_hook = multi_queue;
+}
+
+const cmd_handler multi_handlers[] = {
+    {"multi", multiCommand, CMD_LOCK_NONE},     {"exec", execCommand, CMD_LOCK_SELF},
+    {"discard", discardCommand, CMD_LOCK_NONE}, {"watch", watchCommand, CMD_LOCK_KEYS},
+    {"unwatch", unwatchCommand, CMD_LOCK_NONE}, {NULL, NULL, 0},
+};
