@@ -114,6 +114,11 @@ int block_parse_timeout(client *c, const garg *a, int64_t *deadline) {
     return 0;
 }
 
+int block_retrying(const client *c) {
+    const bstate *b = c->bstate;
+    return b && b->retrying;
+}
+
 int block_allowed(const client *c) { return !(c->flags & (CLIENT_MULTI | CLIENT_IN_EXEC)); }
 
 long block_count(void) { return __atomic_load_n(&nblocked, __ATOMIC_RELAXED); }

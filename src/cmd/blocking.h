@@ -32,6 +32,12 @@ int block_parse_timeout(client *c, const garg *a, int64_t *deadline_ms);
 void block_on_keys(client *c, const garg *keys, int nkeys, int64_t deadline_ms);
 int block_allowed(const client *c);
 
+/* Non-zero while a blocked client's command is being re-run after a
+ * signal. A key of the wrong type must then keep the client blocked
+ * (block_on_keys again) instead of replying WRONGTYPE, as Redis 7.0 serves
+ * blocked clients only from keys of the type they wait for. */
+int block_retrying(const client *c);
+
 /* A key may now serve waiters; cheap when nobody waits. */
 void block_signal_key(gdb *db, const char *key, size_t klen);
 

@@ -49,11 +49,19 @@ void client_reset_state(client *c) {
         c->flags &= ~(uint32_t)CLIENT_MONITOR;
     }
     client_set_name(c, NULL, 0);
+    block_forget_client(c);
+    {
+        extern void pubsub_client_gone(client * c) __attribute__((weak));
+        if (pubsub_client_gone) pubsub_client_gone(c);
+    }
     if (cfg.requirepass && cfg.requirepass[0]) c->flags &= ~(uint32_t)CLIENT_AUTHENTICATED;
 }
 
+void pubsub_client_gone(client *c) __attribute__((weak));
+
 void cmd_client_gone(client *c) {
     block_forget_client(c);
+    if (pubsub_client_gone) pubsub_client_gone(c);
     pthread_mutex_lock(&monitor_lock);
     for (int i = 0; i < nmonitors; i++)
         if (monitors[i] == c) {

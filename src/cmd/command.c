@@ -218,13 +218,11 @@ void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen) {
     if (multi_touch) multi_touch(db ? db->id : -1, key, klen);
 }
 
+void pubsub_notify(int type, const char *event, int dbid, const char *key, size_t klen) __attribute__((weak));
+
 void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen) {
     (void)c;
-    (void)type;
-    (void)event;
-    (void)db;
-    (void)key;
-    (void)klen;
+    if (pubsub_notify && db && key) pubsub_notify(type, event, db->id, key, klen);
 }
 
 void cmd_set_monitor_hook(cmd_monitor_fn *fn) { monitor_hook = fn; }
