@@ -86,6 +86,7 @@ int main(int argc, char **argv) {
     db_init_all(cfg.databases);
     cmd_table_init();
     families_register();
+    srv.used_memory_startup = server_used_memory();
 
     log_notice("goblin-core %s starting, pid=%d, Redis %s compatible", GOBLIN_VERSION, (int)getpid(),
                GOBLIN_REDIS_VERSION);

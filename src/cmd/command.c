@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "cmd/admin_family.h"
 #include "cmd/blocking.h"
 #include "cmd/reply.h"
 #include "cmd/slowlog.h"
@@ -291,6 +292,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     c->last = cmd;
     c->commands_processed++;
     if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
+    latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
     if (monitor_hook && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, dbid);
 }
 
@@ -305,6 +307,7 @@ int (*cmd_multi_queue_hook)(client *c, const cmd_def *cmd);
 void cmd_execute(client *c) {
     if (c->argc == 0) return;
     const cmd_def *cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
+    if (cmd && cmd->parent) cmd = NULL; /* "config|get" is not a command name */
     c->cur = NULL;
     if (!cmd) {
         char args[512];
@@ -320,7 +323,8 @@ void cmd_execute(client *c) {
         if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
         return;
     }
-    if (cmd->subs) {
+    /* A container with its own handler (COMMAND) runs it when called bare. */
+    if (cmd->subs && !(c->argc == 1 && cmd->proc)) {
         c->cur = cmd;
         if (c->argc < 2) {
             reply_err_arity(c);

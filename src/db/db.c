@@ -405,9 +405,8 @@ void db_rehash_cycle(void) {
     for (int d = 0; d < ndbs; d++) {
         for (int s = 0; s < DB_NSHARDS; s++) {
             shard *sh = &dbs[d]->shards[s];
-            if (!swiss_is_rehashing(&sh->keys)) continue;
             db_lock_shard(dbs[d], (unsigned)s);
-            swiss_rehash_step(&sh->keys, 256);
+            if (swiss_is_rehashing(&sh->keys)) swiss_rehash_step(&sh->keys, 256);
             db_unlock_shard(dbs[d], (unsigned)s);
         }
     }

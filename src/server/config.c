@@ -72,7 +72,7 @@ static config_entry table[] = {
     {"pidfile", NULL, T_STRING, F_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},
     {"logfile", NULL, T_STRING, F_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},
     {"loglevel", NULL, T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevels, NULL},
-    {"hz", NULL, T_INT, 0, &cfg.hz, "10", 1, 500, NULL, NULL},
+    {"hz", NULL, T_INT, 0, &cfg.hz, "10", 1, INT_MAX, NULL, NULL},
     {"requirepass", NULL, T_STRING, F_SENSITIVE, &cfg.requirepass, "", 0, 0, NULL, NULL},
     {"dir", NULL, T_STRING, 0, &cfg.dir, "", 0, 0, NULL, NULL},
     {"dbfilename", NULL, T_STRING, 0, &cfg.dbfilename, "dump.rdb", 0, 0, NULL, NULL},
@@ -156,17 +156,15 @@ static config_entry table[] = {
     {"stream-node-max-entries", NULL, T_STRING, F_PASSTHRU, &pt_values[30], "100", 0, 0, NULL, NULL},
     {"hll-sparse-max-bytes", NULL, T_STRING, F_PASSTHRU, &pt_values[31], "3000", 0, 0, NULL, NULL},
     {"syslog-enabled", NULL, T_STRING, F_PASSTHRU, &pt_values[32], "no", 0, 0, NULL, NULL},
-    {"enable-debug-command", NULL, T_STRING, F_PASSTHRU, &pt_values[33], "no", 0, 0, NULL, NULL},
+    {"enable-debug-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, &pt_values[33], "no", 0, 0, NULL, NULL},
     {"appenddirname", NULL, T_STRING, F_PASSTHRU, &pt_values[34], "appendonlydir", 0, 0, NULL, NULL},
     {"io-threads", NULL, T_STRING, F_PASSTHRU, &pt_values[35], "1", 0, 0, NULL, NULL},
     {"oom-score-adj", NULL, T_STRING, F_PASSTHRU, &pt_values[36], "no", 0, 0, NULL, NULL},
     {"crash-log-enabled", NULL, T_STRING, F_PASSTHRU, &pt_values[37], "yes", 0, 0, NULL, NULL},
     {"locale-collate", NULL, T_STRING, F_PASSTHRU, &pt_values[38], "", 0, 0, NULL, NULL},
-    {"enable-protected-configs", NULL, T_STRING, F_PASSTHRU, &pt_values[39], "no", 0, 0, NULL, NULL},
-    {"enable-module-command", NULL, T_STRING, F_PASSTHRU, &pt_values[40], "no", 0, 0, NULL, NULL},
+    {"enable-protected-configs", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, &pt_values[39], "no", 0, 0, NULL, NULL},
+    {"enable-module-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, &pt_values[40], "no", 0, 0, NULL, NULL},
     {"latency-tracking", NULL, T_STRING, F_PASSTHRU, &pt_values[41], "yes", 0, 0, NULL, NULL},
-    {"set-max-listpack-entries", NULL, T_LL, 0, &cfg.set_max_listpack_entries, "128", 0, LLONG_MAX, NULL, NULL},
-    {"set-max-listpack-value", NULL, T_LL, 0, &cfg.set_max_listpack_value, "64", 0, LLONG_MAX, NULL, NULL},
 };
 
 #define NTABLE (sizeof(table) / sizeof(table[0]))
@@ -221,6 +219,7 @@ static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
         return 0;
     case T_INT:
     case T_LL:
+        if (e->ptr == &cfg.hz && str_to_ll(v, strlen(v), &n) && n > 500) v = "500"; /* Redis clamps hz */
         if (!str_to_ll(v, strlen(v), &n)) {
             snprintf(err, errlen, "argument couldn't be parsed into an integer");
             return -1;

@@ -16,6 +16,7 @@ typedef struct server_state {
     int64_t lastsave;               /* unix seconds */
     double inst_ops_per_sec, inst_input_kbps, inst_output_kbps;
     uint64_t stat_peak_memory;
+    uint64_t used_memory_startup;
 } server_state;
 
 extern server_state srv;
