@@ -105,41 +105,35 @@ static void helloCommand(client *c) {
             return;
         }
     }
-    const garg *user = NULL, *pass = NULL, *name = NULL;
+    /* Options act as they are read, as in Redis: an AUTH or SETNAME error
+     * wins over a later syntax error, and an earlier SETNAME sticks. */
     for (; i < c->argc; i++) {
         int more = c->argc - i - 1;
         if (arg_is(&c->argv[i], "AUTH") && more >= 2) {
-            user = &c->argv[i + 1];
-            pass = &c->argv[i + 2];
+            if (check_credentials(&c->argv[i + 1], &c->argv[i + 2]) != 0) {
+                reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+                return;
+            }
+            c->flags |= CLIENT_AUTHENTICATED;
             i += 2;
         } else if (arg_is(&c->argv[i], "SETNAME") && more >= 1) {
-            name = &c->argv[i + 1];
+            if (!valid_client_name(&c->argv[i + 1])) {
+                reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+                return;
+            }
+            extern void client_set_name(client * c, const char *p, size_t n);
+            client_set_name(c, c->argv[i + 1].p, c->argv[i + 1].n);
             i += 1;
         } else {
             reply_errorf(c, "ERR Syntax error in HELLO option '%.128s'", c->argv[i].p);
             return;
         }
     }
-    if (user) {
-        if (check_credentials(user, pass) != 0) {
-            reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
-            return;
-        }
-        c->flags |= CLIENT_AUTHENTICATED;
-    }
     if (!(c->flags & CLIENT_AUTHENTICATED) && cfg.requirepass && cfg.requirepass[0]) {
         reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
                        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
                        "RESP protocol version at the same time");
         return;
-    }
-    if (name) {
-        if (!valid_client_name(name)) {
-            reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
-            return;
-        }
-        extern void client_set_name(client * c, const char *p, size_t n);
-        client_set_name(c, name->p, name->n);
     }
     if (ver) c->resp = (int)ver;
     reply_map(c, 7);

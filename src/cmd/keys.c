@@ -423,7 +423,7 @@ static void ttlGeneric(client *c, int mode) {
         v = ttl < 0 ? 0 : ttl;
         break;
     }
-    case 2: v = (e->expire + 500) / 1000; break;
+    case 2: v = (int64_t)(((uint64_t)e->expire + 500) / 1000); break; /* no overflow near INT64_MAX */
     default: v = e->expire; break;
     }
     reply_int(c, v);
