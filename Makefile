@@ -61,3 +61,13 @@ test: deps
 
 clean:
 	rm -rf build-release build-debug build-asan build-tsan
+
+# ---------------------------------------------------------------------------
+# bench-tools: C micro-benchmarks (not tests; see benchmarks/README).
+# Appended by the ds/mem engineer; built from the release objects.
+BENCH_TOOLS := build-release/swiss-bench
+
+bench-tools: $(BENCH_TOOLS)
+
+build-release/swiss-bench: build-release/benchmarks/swiss_bench.o $(SRC_DSMEM:%.c=build-release/%.o)
+	$(CC) $(CFLAGS_release) -o $@ $^ $(LIBS_release)

@@ -14,7 +14,9 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "db/db.h"
+#include "ds/arena.h"
 #include "ds/hashfn.h"
+#include "mem/hugetlb.h"
 #include "net/net.h"
 #include "server/config.h"
 #include "server/log.h"
@@ -83,6 +85,22 @@ int main(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    if (arena_set_default_chunk((size_t)cfg.arena_chunk) != 0) {
+        fprintf(stderr, "goblin-core: invalid --arena-chunk %lld\n", cfg.arena_chunk);
+        return 1;
+    }
+    hugetlb_set_enabled(cfg.arena_hugetlb);
+    if (cfg.arena_hugetlb) {
+        long total = 0, free_pages = 0;
+        hugetlb_pool_pages(&total, &free_pages);
+        if (free_pages <= 0)
+            log_warn("arena-hugetlb is on but the HugeTLB pool is empty (vm.nr_hugepages=%ld): full arena blocks "
+                     "fall back to 4 KiB pages until it is filled (sysctl -w vm.nr_hugepages=N)",
+                     total);
+        else
+            log_notice("arena-hugetlb: %ld of %ld huge pages free; BGSAVE is disabled while it is on", free_pages,
+                       total);
+    }
     db_init_all(cfg.databases);
     cmd_table_init();
     families_register();

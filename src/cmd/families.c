@@ -9,7 +9,7 @@ static const struct {
     void (*shutdown)(void);
 } all_families[] = {
     F(connection), F(client), F(keys),  F(string), F(bitops), F(admin), F(info),    F(hash),
-    F(zset),       F(list),   F(set),   F(multi),  F(pubsub), F(blocking), F(sort), F(persist),
+    F(zset),       F(list),   F(set),   F(multi),  F(pubsub), F(blocking), F(sort), F(persist), F(meminfo),
 };
 
 #define NFAMILIES (sizeof(all_families) / sizeof(all_families[0]))

@@ -29,6 +29,7 @@ FAMILY(pubsub)      /* cmd/pubsub.c */
 FAMILY(blocking)    /* cmd/blocking.c */
 FAMILY(sort)        /* cmd/sort.c */
 FAMILY(persist)     /* persist/ commands */
+FAMILY(meminfo)     /* cmd/meminfo.c: INFO lines of the memory engine */
 #undef FAMILY
 
 void families_register(void);

@@ -80,7 +80,10 @@ int str_to_ldouble(const char *s, size_t len, long double *out) {
     char *end;
     errno = 0;
     long double v = strtold(buf, &end);
-    if ((size_t)(end - buf) != len || isnan(v) || errno == ERANGE) return 0;
+    if ((size_t)(end - buf) != len || isnan(v)) return 0;
+    /* Like Redis: overflow and underflow to zero are errors, a subnormal
+     * result (also ERANGE) is a value. */
+    if (errno == ERANGE && (isinf(v) || fpclassify(v) == FP_ZERO)) return 0;
     *out = v;
     return 1;
 }
@@ -110,7 +113,10 @@ int double_to_str(char *dst, size_t cap, double v) {
     return snprintf(dst, cap, "%.17g", v);
 }
 
-static inline int glob_lower(int c, int nocase) { return nocase ? tolower(c) : c; }
+/* ASCII-only folding: what Redis gets from tolower() in the C locale, and
+ * safe for the negative values of the class ranges below. */
+static inline int glob_fold(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+static inline int glob_lower(int c, int nocase) { return nocase ? glob_fold(c) : c; }
 
 /* Recursive matcher. *stop is set once a '*' has tried every suffix of the
  * string: a later '*' cannot succeed either, which keeps "a*a*a*b" linear. */
@@ -160,16 +166,18 @@ static int glob_rec(const unsigned char *p, size_t pl, const unsigned char *s, s
                     pl++;
                     break;
                 } else if (pl >= 3 && p[1] == '-') {
-                    int a = p[0], b = p[2], c = s[0];
+                    /* Redis compares plain (signed) chars here, so a bound
+                     * >= 0x80 is negative: [a-\xff] is the range -1..'a'. */
+                    int a = (signed char)p[0], b = (signed char)p[2], c = (signed char)s[0];
                     if (a > b) {
                         int t = a;
                         a = b;
                         b = t;
                     }
                     if (nocase) {
-                        a = tolower(a);
-                        b = tolower(b);
-                        c = tolower(c);
+                        a = glob_fold(a);
+                        b = glob_fold(b);
+                        c = glob_fold(c);
                     }
                     p += 2;
                     pl -= 2;

@@ -1,12 +1,13 @@
 /* swiss.c -- open-addressing hash index, SSE2 groups, incremental resize.
  *
  * Layout. A table is ngroups (a power of two) groups of 16 slots. Each slot
- * has one control byte: EMPTY (0x80), DELETED (0xFE) or FULL (0x00..0x7F, the
- * low 7 bits of the element's hash). A lookup hashes once: bits 7.. choose the
- * element's home group, bits 0..6 are the tag. One SSE2 compare of the 16
- * control bytes against the tag yields the candidates of a group; the probe
- * moves to the next group (linearly, wrapping) until a group that has an
- * EMPTY byte, which ends every probe chain.
+ * has one control byte: EMPTY (0x00, so zeroed memory is an empty table),
+ * DELETED (0x01) or FULL (0x80 | the low 7 bits of the element's hash). A
+ * lookup hashes once: bits 7.. choose the element's home group, bits 0..6
+ * are the tag. One SSE2 compare of the 16 control bytes against the tag
+ * yields the candidates of a group; the probe moves to the next group
+ * (linearly, wrapping) until a group that has an EMPTY byte, which ends
+ * every probe chain.
  *
  * Invariant (chains). An element whose home group is g sits in the first group
  * of g, g+1, ... that had a free byte when it was inserted, so every group
@@ -18,10 +19,13 @@
  * (double the size if more than half of that is live, else the same size to
  * drop tombstones; a quarter-full table halves) and move t[0] a group at a
  * time: every find/insert/delete moves one group, and the server's cron calls
- * swiss_rehash_step() when idle. Moved slots become DELETED in t[0], so t[0]
+ * swiss_rehash_step() when idle. The new table comes from calloc and needs
+ * no initialisation (EMPTY is 0x00), so starting a resize costs no
+ * O(capacity) memset either. Moved slots become DELETED in t[0], so t[0]
  * chains stay intact until t[0] is freed. New elements go to t[1]. No single
- * call ever pays for more than one group plus a probe, so a 10M-entry table
- * grows without stalling other clients.
+ * call ever pays for more than one group plus a probe (plus, once per resize,
+ * freeing the old table: ~2 ms of page release for a 10M-entry table), so a
+ * 10M-entry table grows without stalling other clients.
  *
  * Scan. The cursor counts home groups in reverse-binary order (the classic
  * reverse-increment of Redis's dictScan). Visiting home group g means walking
@@ -39,13 +43,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CTRL_EMPTY ((uint8_t)0x80)
-#define CTRL_DELETED ((uint8_t)0xFE)
+#define CTRL_EMPTY ((uint8_t)0x00)
+#define CTRL_DELETED ((uint8_t)0x01)
+#define CTRL_FULL_BIT 0x80
 
 static inline size_t tab_cap(const swiss_tab *t) { return t->ngroups * SWISS_GROUP; }
 static inline size_t tab_max_load(const swiss_tab *t) { return tab_cap(t) / 8 * 7; }
 static inline size_t home_group(uint64_t h, size_t ngroups) { return (size_t)(h >> 7) & (ngroups - 1); }
-static inline uint8_t hash_tag(uint64_t h) { return (uint8_t)(h & 0x7f); }
+static inline uint8_t hash_tag(uint64_t h) { return (uint8_t)(CTRL_FULL_BIT | (h & 0x7f)); }
+static inline int ctrl_full(uint8_t c) { return (c & CTRL_FULL_BIT) != 0; }
 
 static inline unsigned char *slot_at(const swiss *s, const swiss_tab *t, size_t i) {
     return t->slots + i * s->type->slot_size;
@@ -56,22 +62,26 @@ static inline unsigned group_match(const uint8_t *ctrl, uint8_t tag) {
     return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_set1_epi8((char)tag)));
 }
 static inline unsigned group_empty(const uint8_t *ctrl) { return group_match(ctrl, CTRL_EMPTY); }
-/* EMPTY and DELETED both have the high bit set; FULL never does. */
+/* FULL bytes have the high bit set; EMPTY and DELETED never do. */
 static inline unsigned group_free(const uint8_t *ctrl) {
-    return (unsigned)_mm_movemask_epi8(_mm_load_si128((const __m128i *)ctrl));
+    return ~(unsigned)_mm_movemask_epi8(_mm_load_si128((const __m128i *)ctrl)) & 0xFFFFu;
 }
 
 static int tab_alloc(swiss *s, swiss_tab *t, size_t ngroups) {
     size_t cap = ngroups * SWISS_GROUP;
     size_t ctrl_bytes = cap;
-    void *mem = NULL;
-    if (posix_memalign(&mem, 16, ctrl_bytes + cap * s->type->slot_size) != 0) return -1;
+    /* Zero bytes are EMPTY: calloc'd memory is a valid empty table, and a
+     * large calloc maps fresh zero pages without touching them, so starting
+     * a resize does no O(capacity) work; the pages fault in as incremental
+     * moves and new inserts reach them. */
+    void *mem = calloc(1, ctrl_bytes + cap * s->type->slot_size);
+    if (!mem) return -1;
+    assert(((uintptr_t)mem & 15) == 0); /* malloc's alignment on x86-64 */
     t->ctrl = mem;
     t->slots = (unsigned char *)mem + ctrl_bytes;
     t->ngroups = ngroups;
     t->used = 0;
     t->tombs = 0;
-    memset(t->ctrl, CTRL_EMPTY, ctrl_bytes);
     return 0;
 }
 
@@ -157,7 +167,7 @@ int swiss_rehash_step(swiss *s, size_t n) {
         size_t base = s->rehash_idx * SWISS_GROUP;
         for (size_t j = 0; j < SWISS_GROUP && from->used; j++) {
             size_t i = base + j;
-            if (from->ctrl[i] & 0x80) continue;
+            if (!ctrl_full(from->ctrl[i])) continue;
             unsigned char *src = slot_at(s, from, i);
             uint64_t h = s->type->hash_slot(s->ctx, src);
             size_t k = tab_place(to, h);
@@ -237,7 +247,7 @@ static swiss_tab *owner_of(swiss *s, const unsigned char *slot, size_t *idx) {
 void swiss_delete(swiss *s, void *slot) {
     size_t i;
     swiss_tab *t = owner_of(s, slot, &i);
-    assert(t && !(t->ctrl[i] & 0x80));
+    assert(t && ctrl_full(t->ctrl[i]));
     t->ctrl[i] = CTRL_DELETED;
     t->used--;
     t->tombs++;
@@ -261,7 +271,7 @@ static void scan_home(swiss *s, swiss_tab *t, size_t g, swiss_scan_fn *fn, void 
     do {
         const uint8_t *ctrl = t->ctrl + i * SWISS_GROUP;
         for (size_t j = 0; j < SWISS_GROUP; j++) {
-            if (ctrl[j] & 0x80) continue;
+            if (!ctrl_full(ctrl[j])) continue;
             unsigned char *slot = slot_at(s, t, i * SWISS_GROUP + j);
             if (home_group(s->type->hash_slot(s->ctx, slot), t->ngroups) == g) fn(arg, slot);
         }
@@ -315,14 +325,14 @@ void *swiss_random(swiss *s, uint64_t (*rnd)(void)) {
         size_t r = (size_t)(rnd() % (c0 + c1));
         swiss_tab *t = r < c0 ? &s->t[0] : &s->t[1];
         size_t i = r < c0 ? r : r - c0;
-        if (!(t->ctrl[i] & 0x80)) return slot_at(s, t, i);
+        if (ctrl_full(t->ctrl[i])) return slot_at(s, t, i);
     }
     /* Pathological sparseness: the k-th live slot, walking. */
     size_t k = (size_t)(rnd() % n);
     for (int ti = 0; ti < 2; ti++) {
         swiss_tab *t = &s->t[ti];
         for (size_t i = 0; i < tab_cap(t); i++)
-            if (!(t->ctrl[i] & 0x80) && k-- == 0) return slot_at(s, t, i);
+            if (ctrl_full(t->ctrl[i]) && k-- == 0) return slot_at(s, t, i);
     }
     return NULL;
 }
@@ -340,7 +350,7 @@ void *swiss_iter_next(swiss_iter *it) {
         swiss_tab *t = &s->t[it->table];
         while (it->idx < tab_cap(t)) {
             size_t i = it->idx++;
-            if (!(t->ctrl[i] & 0x80)) return slot_at(s, t, i);
+            if (ctrl_full(t->ctrl[i])) return slot_at(s, t, i);
         }
         it->table++;
         it->idx = 0;

@@ -296,10 +296,6 @@ static int check_supported(config_entry *e, const char *v, char *err, size_t err
             return -1;
         }
     }
-    if (e->ptr == &cfg.arena_hugetlb && strcasecmp(v, "yes") == 0) {
-        snprintf(err, errlen, "'arena-hugetlb' is not supported yet (it arrives with the chunked arenas)");
-        return -1;
-    }
     if (e->ptr == &cfg.arena_chunk) {
         long long n;
         if (parse_size(v, &n, 1) == 0 && (n & (n - 1))) {

@@ -13,6 +13,7 @@
 #include "cmd/command.h"
 #include "db/db.h"
 #include "net/net.h"
+#include "mem/hugetlb.h"
 #include "server/config.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
@@ -23,6 +24,14 @@ server_state srv;
 static pthread_t cron_tid;
 static volatile int cron_stop;
 
+/* Full arena blocks are mmap'd (possibly from the HugeTLB pool), so the
+ * allocator does not see them: add them explicitly. */
+static uint64_t block_bytes(void) {
+    hugetlb_stats h;
+    hugetlb_stats_get(&h);
+    return h.huge_bytes + h.plain_bytes;
+}
+
 uint64_t server_used_memory(void) {
 #ifndef GOBLIN_NO_JEMALLOC
     uint64_t epoch = 1;
@@ -30,7 +39,7 @@ uint64_t server_used_memory(void) {
     mallctl("epoch", &epoch, &sz, &epoch, sz);
     size_t allocated = 0;
     sz = sizeof(allocated);
-    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0) return allocated;
+    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0) return allocated + block_bytes();
 #endif
     return server_rss_memory();
 }

@@ -1,0 +1,533 @@
+/* test_swiss.c -- ds/swiss against a reference model.
+ *
+ * Keys are integer ids in [0, U); the reference is one byte per id. Three
+ * slot flavours share one harness: 4-byte slots holding the id (like an
+ * arena reference), 8-byte slots holding a 64-bit key derived from the id
+ * (like a pointer), and 4-byte slots whose hash collides on purpose (ids
+ * mod 251), which stresses long probe chains. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ds/hashfn.h"
+#include "ds/swiss.h"
+#include "unit.h"
+
+enum { M4, M8, MCOL };
+
+typedef struct th {
+    swiss s;
+    int mode;
+    uint32_t universe;
+    uint8_t *present;
+    size_t count;
+} th;
+
+static uint64_t key8(uint32_t id) { return ((uint64_t)id << 32) | (uint32_t)(id * 2654435761u); }
+
+static uint32_t slot_id(const th *t, const void *slot) {
+    if (t->mode == M8) {
+        uint64_t k;
+        memcpy(&k, slot, 8);
+        uint32_t id = (uint32_t)(k >> 32);
+        CHECK_EQ(k, key8(id));
+        return id;
+    }
+    uint32_t id;
+    memcpy(&id, slot, 4);
+    return id;
+}
+
+static uint64_t id_hash(const th *t, uint32_t id) {
+    switch (t->mode) {
+    case M8:
+        return hash_u64(key8(id));
+    case MCOL:
+        return hash_u64(id % 251);
+    default:
+        return hash_u64(id);
+    }
+}
+
+static uint64_t th_hash_slot(void *ctx, const void *slot) {
+    th *t = ctx;
+    return id_hash(t, slot_id(t, slot));
+}
+
+static int th_match(void *ctx, const void *slot, const void *key) {
+    return slot_id(ctx, slot) == *(const uint32_t *)key;
+}
+
+static const swiss_type type4 = {4, th_hash_slot, th_match};
+static const swiss_type type8 = {8, th_hash_slot, th_match};
+
+static void th_init(th *t, int mode, uint32_t universe) {
+    memset(t, 0, sizeof(*t));
+    t->mode = mode;
+    t->universe = universe;
+    t->present = calloc(universe, 1);
+    CHECK(t->present);
+    swiss_init(&t->s, mode == M8 ? &type8 : &type4, t);
+}
+
+static void th_free(th *t) {
+    swiss_free(&t->s);
+    free(t->present);
+}
+
+static void *th_find(th *t, uint32_t id) { return swiss_find(&t->s, id_hash(t, id), &id); }
+
+static void th_insert(th *t, uint32_t id) {
+    void *slot = swiss_insert(&t->s, id_hash(t, id));
+    CHECK(slot);
+    if (t->mode == M8) {
+        uint64_t k = key8(id);
+        memcpy(slot, &k, 8);
+    } else {
+        memcpy(slot, &id, 4);
+    }
+    t->present[id] = 1;
+    t->count++;
+}
+
+static void th_delete(th *t, uint32_t id) {
+    void *slot = th_find(t, id);
+    CHECK_MSG(slot, "id %u missing before delete", id);
+    swiss_delete(&t->s, slot);
+    t->present[id] = 0;
+    t->count--;
+}
+
+/* Full comparison with the reference through the iterator. */
+static void th_verify(th *t) {
+    CHECK_EQ(swiss_size(&t->s), t->count);
+    CHECK(swiss_capacity(&t->s) >= t->count);
+    uint8_t *seen = calloc(t->universe, 1);
+    CHECK(seen);
+    swiss_iter it;
+    swiss_iter_init(&it, &t->s);
+    size_t n = 0;
+    void *slot;
+    while ((slot = swiss_iter_next(&it))) {
+        uint32_t id = slot_id(t, slot);
+        CHECK(id < t->universe);
+        CHECK_MSG(t->present[id], "iterated id %u is not in the reference", id);
+        CHECK_MSG(!seen[id], "id %u iterated twice", id);
+        seen[id] = 1;
+        n++;
+    }
+    swiss_iter_done(&it);
+    CHECK_EQ(n, t->count);
+    free(seen);
+}
+
+/* Random insert/delete/lookup with an insert bias that sweeps up and down,
+ * so the table grows, shrinks and drops tombstones many times. */
+static void random_ops(int mode, uint32_t universe, uint64_t ops, uint64_t seed) {
+    th t;
+    th_init(&t, mode, universe);
+    unit_rng r = {seed};
+    uint64_t period = ops / 5 + 1, verify_every = ops / 20 + 1;
+    for (uint64_t i = 0; i < ops; i++) {
+        uint64_t phase = i % period;
+        /* insert probability: 0.9 in the first half of a period, 0.1 in the
+         * second, so the population swings between ~0 and ~universe. */
+        unsigned p_ins = phase < period / 2 ? 90 : 10;
+        uint32_t id = (uint32_t)unit_below(&r, universe);
+        unsigned roll = (unsigned)unit_below(&r, 100);
+        if (roll < p_ins) {
+            if (t.present[id]) {
+                void *slot = th_find(&t, id);
+                CHECK_MSG(slot && slot_id(&t, slot) == id, "present id %u not found", id);
+            } else {
+                CHECK(th_find(&t, id) == NULL);
+                th_insert(&t, id);
+            }
+        } else if (roll < 97) {
+            if (t.present[id]) th_delete(&t, id);
+            else CHECK_MSG(th_find(&t, id) == NULL, "absent id %u found", id);
+        } else {
+            void *slot = th_find(&t, id);
+            CHECK_EQ(slot != NULL, t.present[id]);
+        }
+        if (i % verify_every == verify_every - 1) th_verify(&t);
+    }
+    th_verify(&t);
+    /* Drain completely: an empty table must hold no index memory. */
+    for (uint32_t id = 0; id < universe; id++)
+        if (t.present[id]) th_delete(&t, id);
+    CHECK_EQ(swiss_size(&t.s), 0);
+    while (swiss_rehash_step(&t.s, 1024)) {
+    }
+    th_verify(&t);
+    th_free(&t);
+}
+
+TEST(swiss, random_ops_slot4) {
+    random_ops(M4, 300000, unit_scaled(3000000, 100000), 1);
+    random_ops(M4, 1000, unit_scaled(500000, 50000), 2);
+}
+
+TEST(swiss, random_ops_slot8) { random_ops(M8, 200000, unit_scaled(2000000, 100000), 3); }
+
+TEST(swiss, random_ops_colliding_hashes) { random_ops(MCOL, 20000, unit_scaled(300000, 30000), 4); }
+
+TEST(swiss, small_tables) {
+    /* Tiny universes keep the table at one or two groups, the edge of the
+     * shrink rule and of the scan masks. */
+    for (uint64_t seed = 10; seed < 40; seed++) random_ops(M4, 1 + (uint32_t)(seed % 40), 2000, seed);
+}
+
+TEST(swiss, empty_table) {
+    th t;
+    th_init(&t, M4, 16);
+    uint32_t id = 3;
+    CHECK(swiss_find(&t.s, id_hash(&t, id), &id) == NULL);
+    CHECK_EQ(swiss_size(&t.s), 0);
+    CHECK_EQ(swiss_mem_bytes(&t.s), 0);
+    CHECK_EQ(swiss_scan(&t.s, 0, NULL, NULL), 0);
+    CHECK(swiss_random(&t.s, NULL) == NULL); /* empty: never draws */
+    CHECK_EQ(swiss_rehash_step(&t.s, 10), 0);
+    swiss_iter it;
+    swiss_iter_init(&it, &t.s);
+    CHECK(swiss_iter_next(&it) == NULL);
+    swiss_iter_done(&it);
+    th_insert(&t, 5);
+    th_delete(&t, 5);
+    CHECK_EQ(swiss_mem_bytes(&t.s), 0);
+    th_insert(&t, 6);
+    swiss_clear(&t.s);
+    CHECK_EQ(swiss_size(&t.s), 0);
+    t.present[6] = 0;
+    t.count = 0;
+    th_insert(&t, 7);
+    th_verify(&t);
+    th_free(&t);
+}
+
+/* ---- SCAN ---- */
+
+typedef struct scan_state {
+    th *t;
+    uint8_t *reported;
+    uint64_t reports;
+} scan_state;
+
+static void scan_cb(void *arg, void *slot) {
+    scan_state *st = arg;
+    uint32_t id = slot_id(st->t, slot);
+    CHECK(id < st->t->universe);
+    CHECK_MSG(st->t->present[id], "scan reported absent id %u", id);
+    st->reported[id]++;
+    st->reports++;
+}
+
+enum { SCAN_STATIC, SCAN_GROW, SCAN_SHRINK, SCAN_MIXED };
+
+/* Scan calls made while a resize was in flight, and resizes that started
+ * during a scan: evidence that the tests cover what they claim. */
+static uint64_t scan_calls_mid_resize, scan_resizes;
+
+/* One full scan of a table of n0 elements with `mode` mutations between the
+ * calls; every element present for the whole scan must be reported. */
+static void scan_once(int slot_mode, uint32_t n0, int mode, uint64_t seed) {
+    uint32_t universe = n0 * 4 + 64;
+    th t;
+    th_init(&t, slot_mode, universe);
+    unit_rng r = {seed};
+    for (uint32_t i = 0; i < n0; i++) {
+        uint32_t id = (uint32_t)unit_below(&r, universe);
+        if (!t.present[id]) th_insert(&t, id);
+    }
+    /* Sometimes start in the middle of a resize. */
+    if (seed & 1)
+        while (!swiss_is_rehashing(&t.s) && t.count < universe - 1) {
+            uint32_t id = (uint32_t)unit_below(&r, universe);
+            if (!t.present[id]) th_insert(&t, id);
+        }
+    uint8_t *stable = malloc(universe);
+    scan_state st = {&t, calloc(universe, 1), 0};
+    CHECK(stable && st.reported);
+    memcpy(stable, t.present, universe);
+    uint64_t cursor = 0, calls = 0;
+    do {
+        int resizing = swiss_is_rehashing(&t.s);
+        size_t groups = t.s.t[0].ngroups;
+        scan_calls_mid_resize += resizing;
+        cursor = swiss_scan(&t.s, cursor, scan_cb, &st);
+        calls++;
+        CHECK_MSG(calls < 50u * universe + 1000, "scan does not terminate");
+        if (mode == SCAN_STATIC) continue;
+        int muts = (int)unit_below(&r, 8);
+        for (int k = 0; k < muts; k++) {
+            uint32_t id = (uint32_t)unit_below(&r, universe);
+            unsigned roll = (unsigned)unit_below(&r, 100);
+            unsigned p_ins = mode == SCAN_GROW ? 85 : mode == SCAN_SHRINK ? 3 : 50;
+            if (roll < p_ins) {
+                if (!t.present[id]) th_insert(&t, id);
+            } else if (t.count) {
+                /* delete a present id: the first at or after the draw */
+                while (!t.present[id]) id = id + 1 == universe ? 0 : id + 1;
+                th_delete(&t, id);
+                stable[id] = 0;
+            }
+        }
+        if (unit_below(&r, 4) == 0) swiss_rehash_step(&t.s, 1);
+        if (swiss_is_rehashing(&t.s) != resizing || t.s.t[0].ngroups != groups) scan_resizes++;
+    } while (cursor != 0);
+    for (uint32_t id = 0; id < universe; id++) {
+        if (stable[id]) CHECK_MSG(st.reported[id] >= 1, "stable id %u never reported (n0 %u mode %d)", id, n0, mode);
+        if (mode == SCAN_STATIC) CHECK_MSG(st.reported[id] == t.present[id], "static scan reported id %u %u times",
+                                           id, st.reported[id]);
+    }
+    free(stable);
+    free(st.reported);
+    th_free(&t);
+}
+
+TEST(swiss, scan_static_exactly_once) {
+    uint32_t sizes[] = {0, 1, 2, 15, 16, 100, 1000, 5000, 40000};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        for (uint64_t seed = 0; seed < 4; seed++) scan_once(i & 1 ? M8 : M4, sizes[i], SCAN_STATIC, seed + i * 7);
+}
+
+static void scan_report(const char *what) {
+    unit_log("%s: %llu scan calls mid-resize, %llu resizes started during scans", what,
+             (unsigned long long)scan_calls_mid_resize, (unsigned long long)scan_resizes);
+    CHECK(scan_calls_mid_resize > 100 && scan_resizes > 10);
+    scan_calls_mid_resize = scan_resizes = 0;
+}
+
+TEST(swiss, scan_across_growth) {
+    scan_calls_mid_resize = scan_resizes = 0;
+    uint64_t rounds = unit_scaled(160, 20);
+    for (uint64_t k = 0; k < rounds; k++) scan_once(k % 3 == 2 ? M8 : M4, (uint32_t)(k * 97 % 3000), SCAN_GROW, 100 + k);
+    scan_once(M4, 20000, SCAN_GROW, 7);
+    scan_once(MCOL, 3000, SCAN_GROW, 9);
+    scan_report("growth");
+}
+
+TEST(swiss, scan_across_shrink) {
+    scan_calls_mid_resize = scan_resizes = 0;
+    uint64_t rounds = unit_scaled(160, 20);
+    for (uint64_t k = 0; k < rounds; k++) scan_once(k % 3 == 2 ? M8 : M4, (uint32_t)(500 + k * 131 % 6000), SCAN_SHRINK, 300 + k);
+    scan_once(M4, 30000, SCAN_SHRINK, 11);
+    scan_once(MCOL, 4000, SCAN_SHRINK, 13);
+    scan_report("shrink");
+}
+
+TEST(swiss, scan_mixed) {
+    uint64_t rounds = unit_scaled(200, 20);
+    for (uint64_t k = 0; k < rounds; k++) scan_once(k & 1 ? M8 : M4, (uint32_t)(k * 211 % 5000), SCAN_MIXED, 500 + k);
+}
+
+/* ---- random element ---- */
+
+static unit_rng random_rng = {12345};
+static uint64_t random_src(void) { return unit_rand(&random_rng); }
+
+/* Chi-square of swiss_random over the present ids; fails when the statistic
+ * is beyond 6 standard deviations of its distribution. */
+static void random_uniform(th *t, uint64_t draws) {
+    uint32_t *hits = calloc(t->universe, sizeof(uint32_t));
+    CHECK(hits);
+    for (uint64_t i = 0; i < draws; i++) {
+        void *slot = swiss_random(&t->s, random_src);
+        CHECK(slot);
+        uint32_t id = slot_id(t, slot);
+        CHECK(t->present[id]);
+        hits[id]++;
+    }
+    double expect = (double)draws / (double)t->count, chi = 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t id = 0; id < t->universe; id++) {
+        if (!t->present[id]) continue;
+        double d = hits[id] - expect;
+        chi += d * d / expect;
+        if (hits[id] < lo) lo = hits[id];
+        if (hits[id] > hi) hi = hits[id];
+    }
+    double df = (double)t->count - 1, limit = df + 6 * __builtin_sqrt(2 * df);
+    unit_log("swiss_random: n=%zu draws=%llu expect=%.0f min=%u max=%u chi2=%.0f (limit %.0f)", t->count,
+             (unsigned long long)draws, expect, lo, hi, chi, limit);
+    CHECK_MSG(chi < limit, "chi2 %.1f over %.1f", chi, limit);
+    free(hits);
+}
+
+TEST(swiss, random_uniformity) {
+    uint64_t draws = unit_scaled(1000000, 400000);
+    th t;
+    th_init(&t, M4, 4096);
+    for (uint32_t id = 0; id < 1000; id++) th_insert(&t, id * 3);
+    random_uniform(&t, draws);
+    /* Mid-resize: elements spread over two tables of different sizes. */
+    uint32_t id = 3001;
+    while (!swiss_is_rehashing(&t.s)) th_insert(&t, id++);
+    CHECK(swiss_is_rehashing(&t.s));
+    random_uniform(&t, draws);
+    th_free(&t);
+    /* Very sparse (deletes under an open iterator do not shrink): exercises
+     * the walk that follows failed rejection draws. */
+    th_init(&t, M8, 20000);
+    for (uint32_t i = 0; i < 20000; i++) th_insert(&t, i);
+    swiss_iter it;
+    swiss_iter_init(&it, &t.s);
+    for (uint32_t i = 0; i < 20000; i++)
+        if (i % 128) th_delete(&t, i);
+    random_uniform(&t, draws / 10);
+    swiss_iter_done(&it);
+    th_verify(&t);
+    th_free(&t);
+}
+
+/* ---- iteration ---- */
+
+static void iter_delete(int mode, uint32_t n, int every, int start_rehashing) {
+    th t;
+    th_init(&t, mode, n + 1024);
+    for (uint32_t id = 0; id < n; id++) th_insert(&t, id);
+    uint32_t id = n;
+    if (start_rehashing)
+        while (!swiss_is_rehashing(&t.s) && id < t.universe) th_insert(&t, id++);
+    uint8_t *seen = calloc(t.universe, 1);
+    CHECK(seen);
+    swiss_iter it;
+    swiss_iter_init(&it, &t.s);
+    void *slot;
+    size_t visited = 0, expect = t.count;
+    while ((slot = swiss_iter_next(&it))) {
+        uint32_t sid = slot_id(&t, slot);
+        CHECK(t.present[sid]);
+        CHECK_MSG(!seen[sid], "id %u visited twice", sid);
+        seen[sid] = 1;
+        visited++;
+        if (every && sid % (uint32_t)every == 0) {
+            swiss_delete(&t.s, slot);
+            t.present[sid] = 0;
+            t.count--;
+        } else {
+            /* Lookups are allowed during iteration and must not move slots. */
+            CHECK(th_find(&t, sid) == slot);
+        }
+    }
+    swiss_iter_done(&it);
+    CHECK_EQ(visited, expect);
+    th_verify(&t);
+    for (uint32_t i = 0; i < t.universe; i++) CHECK_EQ(th_find(&t, i) != NULL, t.present[i]);
+    free(seen);
+    th_free(&t);
+}
+
+TEST(swiss, iterate_with_delete) {
+    iter_delete(M4, 100000, 3, 0);
+    iter_delete(M8, 100000, 2, 1);
+    iter_delete(M4, 50000, 1, 0); /* delete everything */
+    iter_delete(M8, 5000, 1, 1);
+    iter_delete(M4, 1, 1, 0);
+    iter_delete(MCOL, 5000, 5, 0);
+}
+
+/* ---- incremental resize ---- */
+
+/* Thread CPU time: on a shared machine wall time mostly measures preemption;
+ * CPU time includes the page faults a call causes. */
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+TEST(swiss, resize_is_incremental) {
+    uint32_t n = (uint32_t)unit_scaled(2000000, 200000);
+    th t;
+    th_init(&t, M4, n);
+    uint64_t resizes = 0;
+    double worst = 0, worst_start = 0;
+    for (uint32_t id = 0; id < n; id++) {
+        int was = swiss_is_rehashing(&t.s);
+        size_t idx = t.s.rehash_idx, old_groups = t.s.t[0].ngroups, old_used = t.s.t[0].used;
+        /* The rule in swiss.c: a resize starts when live + deleted slots
+         * would pass 7/8 of capacity. Only those inserts get the (syscall)
+         * CPU clock; the rest the cheap wall clock. */
+        int starts = !was && old_groups && old_used + t.s.t[0].tombs + 1 > old_groups * SWISS_GROUP / 8 * 7;
+        double t0 = starts ? cpu_now() : unit_now();
+        th_insert(&t, id);
+        double dt = (starts ? cpu_now() : unit_now()) - t0;
+        if (!starts && dt > worst) worst = dt;
+        if (!was && swiss_is_rehashing(&t.s)) {
+            CHECK_MSG(starts, "a resize started at an unexpected load");
+            resizes++;
+            if (dt > worst_start) worst_start = dt;
+        }
+        if (was && swiss_is_rehashing(&t.s)) CHECK_MSG(t.s.rehash_idx <= idx + 1, "insert moved more than one group");
+        if (was && !swiss_is_rehashing(&t.s))
+            CHECK_MSG(idx + 1 >= old_groups || old_used <= SWISS_GROUP,
+                      "insert finished a resize with %zu groups / %zu elements left", old_groups - idx, old_used);
+    }
+    unit_log("%u inserts, %llu incremental resizes; slowest resize-starting insert %.0f us CPU; slowest other "
+             "insert %.0f us wall (preemption included)",
+             n, (unsigned long long)resizes, worst_start * 1e6, worst * 1e6);
+    CHECK(resizes >= 10);
+    /* Deleting down to 1/8 load shrinks, also incrementally. */
+    uint64_t shrinks = 0;
+    for (uint32_t id = 0; id < n; id++) {
+        int was = swiss_is_rehashing(&t.s);
+        size_t idx = t.s.rehash_idx;
+        th_delete(&t, id);
+        if (!was && swiss_is_rehashing(&t.s)) shrinks++;
+        /* th_delete is a find (one step) and a delete (one step) */
+        if (was && swiss_is_rehashing(&t.s)) CHECK(t.s.rehash_idx <= idx + 2);
+    }
+    CHECK(shrinks >= 3);
+    CHECK_EQ(swiss_size(&t.s), 0);
+    th_free(&t);
+}
+
+TEST(swiss, rehash_step_and_lookups_mid_resize) {
+    th t;
+    th_init(&t, M8, 300000);
+    uint32_t id = 0;
+    for (int round = 0; round < 6; round++) {
+        while (!swiss_is_rehashing(&t.s)) th_insert(&t, id++);
+        /* Every element is reachable while split over two tables. */
+        for (uint32_t i = 0; i < id; i++) CHECK(th_find(&t, i) != NULL);
+        while (swiss_rehash_step(&t.s, 3)) {
+        }
+        CHECK(!swiss_is_rehashing(&t.s));
+        th_verify(&t);
+    }
+    th_free(&t);
+}
+
+/* ---- memory ---- */
+
+TEST(swiss, index_bytes_per_entry) {
+    /* Steady state = not mid-resize. The design bound for 4-byte slots is
+     * 5 bytes per slot at a load between 7/16 and 7/8: 5.7 .. 11.4. */
+    uint32_t n = (uint32_t)unit_scaled(2000000, 1000000);
+    th t;
+    th_init(&t, M4, n);
+    double lo = 1e9, hi = 0, sum = 0;
+    uint64_t samples = 0;
+    double at_1m = 0;
+    for (uint32_t id = 0; id < n; id++) {
+        th_insert(&t, id);
+        if (id + 1 == 1000000) {
+            while (swiss_rehash_step(&t.s, 1024)) {
+            }
+            at_1m = (double)swiss_mem_bytes(&t.s) / 1e6;
+        }
+        if ((id + 1) % 1000 == 0 && id + 1 >= 10000 && !swiss_is_rehashing(&t.s)) {
+            double b = (double)swiss_mem_bytes(&t.s) / (double)swiss_size(&t.s);
+            if (b < lo) lo = b;
+            if (b > hi) hi = b;
+            sum += b;
+            samples++;
+        }
+    }
+    unit_log("index bytes/entry, 4-byte slots, 10k..%u entries: min %.2f avg %.2f max %.2f; at 1M: %.2f", n, lo,
+             sum / (double)samples, hi, at_1m);
+    CHECK(hi <= 11.5);
+    CHECK(lo >= 5.7);
+    th_free(&t);
+}
