@@ -110,7 +110,7 @@ static cmd_def *def_by_fullname(const char *name) {
 void multi_touch(int dbid, const char *key, size_t klen) __attribute__((weak));
 
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
-    __atomic_fetch_add(&cmd_dirty, 1, __ATOMIC_RELAXED);
+    /* Redis does not count expiry in the dirty counter. */
     if (multi_touch) multi_touch(db->id, key, klen);
     cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
 }

@@ -362,7 +362,8 @@ size_t db_active_expire_cycle(long long budget_us) {
     db_rdlock_keyspace();
     for (int d = 0; d < ndbs; d++) {
         gdb *db = dbs[d];
-        long long ttl_sum = 0, ttl_n = 0;
+        double ttl_sum = 0;
+        long long ttl_n = 0;
         for (int s = 0; s < DB_NSHARDS; s++) {
             shard *sh = &db->shards[s];
             if (!sh->nvol) continue;
@@ -379,7 +380,7 @@ size_t db_active_expire_cycle(long long budget_us) {
                         expire_now(db, sh, slot, e);
                         hit++;
                     } else {
-                        ttl_sum += e->expire - now;
+                        ttl_sum += (double)e->expire - (double)now;
                         ttl_n++;
                     }
                 }
@@ -389,11 +390,13 @@ size_t db_active_expire_cycle(long long budget_us) {
             db_unlock_shard(db, (unsigned)s);
             if (mono_us() - start > budget_us) break;
         }
+        int64_t prev = __atomic_load_n(&db->avg_ttl, __ATOMIC_RELAXED);
         if (ttl_n) {
-            int64_t avg = ttl_sum / ttl_n;
-            db->avg_ttl = db->avg_ttl ? (db->avg_ttl / 50) * 49 + avg / 50 : avg;
+            double a = ttl_sum / (double)ttl_n;
+            int64_t avg = a > 9e18 ? (int64_t)9e18 : (int64_t)a;
+            __atomic_store_n(&db->avg_ttl, prev ? (prev / 50) * 49 + avg / 50 : avg, __ATOMIC_RELAXED);
         } else if (!db_expires(db)) {
-            db->avg_ttl = 0;
+            __atomic_store_n(&db->avg_ttl, 0, __ATOMIC_RELAXED);
         }
     }
     db_unlock_keyspace();

@@ -36,6 +36,11 @@ int strval_set(gobj *o, const char *p, size_t n) {
         strval_set_int(o, v);
         return 0;
     }
+    return strval_set_str(o, p, n);
+}
+
+int strval_set_str(gobj *o, const char *p, size_t n) {
+    o->type = OBJ_STRING;
     strbuf *b = sb_alloc(n);
     if (!b) return -1;
     memcpy(b->data, p, n);

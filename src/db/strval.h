@@ -16,6 +16,9 @@
  * o must not hold a value (freshly added or freed). */
 int strval_set(gobj *o, const char *p, size_t n);
 void strval_set_int(gobj *o, int64_t v);
+/* Like strval_set but never integer-encoded: for values Redis keeps as
+ * strings even when they look like integers (INCRBYFLOAT results). */
+int strval_set_str(gobj *o, const char *p, size_t n);
 /* Bytes of the value: a pointer into the object, or into tmp (>= 21 bytes)
  * for integers. */
 const char *strval_bytes(const gobj *o, char *tmp, size_t *len);

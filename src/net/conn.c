@@ -65,7 +65,7 @@ static void conn_free(conn *k) {
     if (k->rprev) k->rprev->rnext = k->rnext;
     else registry = k->rnext;
     if (k->rnext) k->rnext->rprev = k->rprev;
-    registry_count--;
+    __atomic_fetch_sub(&registry_count, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&registry_lock);
     if (k->prev) k->prev->next = k->next;
     else w->conns = k->next;
@@ -121,7 +121,7 @@ void conn_accept(worker *w, int fd, const char *peer, const char *local) {
     k->rnext = registry;
     if (registry) registry->rprev = k;
     registry = k;
-    registry_count++;
+    __atomic_fetch_add(&registry_count, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&registry_lock);
     __atomic_fetch_add(&net_stat_connections, 1, __ATOMIC_RELAXED);
 }

@@ -22,7 +22,7 @@
 
 server_state srv;
 static pthread_t cron_tid;
-static volatile int cron_stop;
+static int cron_stop;
 
 /* Full arena blocks are mmap'd (possibly from the HugeTLB pool), so the
  * allocator does not see them: add them explicitly. */
@@ -60,7 +60,7 @@ static void *cron_main(void *arg) {
     uint64_t last_cmds = 0, last_in = 0, last_out = 0;
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
-    while (!cron_stop) {
+    while (!__atomic_load_n(&cron_stop, __ATOMIC_RELAXED)) {
         int hz = cfg.hz > 0 ? cfg.hz : 10;
         struct timespec ts = {0, 1000000000L / hz};
         nanosleep(&ts, NULL);
@@ -92,6 +92,6 @@ static void *cron_main(void *arg) {
 void server_cron_start(void) { pthread_create(&cron_tid, NULL, cron_main, NULL); }
 
 void server_cron_stop(void) {
-    cron_stop = 1;
+    __atomic_store_n(&cron_stop, 1, __ATOMIC_RELAXED);
     pthread_join(cron_tid, NULL);
 }
