@@ -262,6 +262,8 @@ static void configResetstatCommand(client *c) {
     reply_errorstats_reset();
     __atomic_store_n(&cmd_stat_numcommands, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&db_stat_expired_keys, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&db_stat_keyspace_hits, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&db_stat_keyspace_misses, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&net_stat_connections, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&net_stat_rejected, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&net_stat_net_input, 0, __ATOMIC_RELAXED);

@@ -75,8 +75,7 @@ void objectFreqCommand(client *c) {
                        "when switching between policies at runtime LRU and LFU data will take some time to adjust.");
         return;
     }
-    /* Redis's LFU layout: 16 bits of minutes, 8 bits of log counter. */
-    reply_int(c, e->val.lru & 0xff);
+    reply_int(c, obj_lfu_freq(&e->val));
 }
 
 void objectIdletimeCommand(client *c) {

@@ -276,12 +276,14 @@ static void unlock_for(client *c, int mode, uint64_t mask) {
 
 void cmd_call(client *c, const cmd_def *cmd) {
     int mode;
-    int dbid = c->db;
     c->cur = cmd;
     c->cmd_failed = 0;
     long long t0 = now_us();
     uint64_t mask = lock_for(c, cmd, &mode);
+    db_count_lookups((cmd->flags & CMDF_READONLY) != 0);
+    obj_set_lfu_mode(cfg.maxmemory_policy == 1 || cfg.maxmemory_policy == 5); /* volatile-lfu, allkeys-lfu */
     cmd->proc(c);
+    db_count_lookups(0);
     unlock_for(c, mode, mask);
     long long dur = now_us() - t0;
     cmd_def *d = (cmd_def *)cmd;
@@ -293,7 +295,8 @@ void cmd_call(client *c, const cmd_def *cmd) {
     c->commands_processed++;
     if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
     latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
-    if (monitor_hook && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, dbid);
+    /* Redis feeds MONITOR after the call, with the db the client has then. */
+    if (monitor_hook && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, c->db);
 }
 
 static void reject(client *c, const cmd_def *cmd) {

@@ -131,7 +131,7 @@ static void helloCommand(client *c) {
     }
     if (!(c->flags & CLIENT_AUTHENTICATED) && cfg.requirepass && cfg.requirepass[0]) {
         reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-                       "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+                       "AUTH <user> <pass> option can be used to authenticate the client and select the "
                        "RESP protocol version at the same time");
         return;
     }

@@ -294,8 +294,8 @@ static void info_stats(info_buf *b) {
               "evicted_clients:0\r\n"
               "total_eviction_exceeded_time:0\r\n"
               "current_eviction_exceeded_time:0\r\n"
-              "keyspace_hits:0\r\n"
-              "keyspace_misses:0\r\n"
+              "keyspace_hits:%llu\r\n"
+              "keyspace_misses:%llu\r\n"
               "pubsub_channels:0\r\n"
               "pubsub_patterns:0\r\n"
               "pubsubshard_channels:0\r\n"
@@ -329,6 +329,8 @@ static void info_stats(info_buf *b) {
               load_double(&srv.inst_input_kbps), load_double(&srv.inst_output_kbps),
               (unsigned long long)__atomic_load_n(&net_stat_rejected, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&db_stat_keyspace_hits, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&db_stat_keyspace_misses, __ATOMIC_RELAXED),
               (unsigned long long)reply_total_errors());
 }
 

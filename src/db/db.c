@@ -41,6 +41,10 @@ static pthread_rwlock_t keyspace_lock = PTHREAD_RWLOCK_INITIALIZER;
 static db_hooks hooks;
 volatile int db_active_expire_enabled = 1;
 uint64_t db_stat_expired_keys;
+uint64_t db_stat_keyspace_hits, db_stat_keyspace_misses;
+static _Thread_local int count_lookups;
+
+void db_count_lookups(int on) { count_lookups = on; }
 
 void db_init_all(int n) {
     assert(n > 0 && n <= DB_MAX);
@@ -187,7 +191,7 @@ dbentry *db_lookup_raw(gdb *db, const char *k, size_t n) {
     return slot ? *(dbentry **)slot : NULL;
 }
 
-dbentry *db_lookup(gdb *db, const char *k, size_t n) {
+static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n) {
     shard *sh;
     void *slot = find_slot(db, k, n, &sh);
     if (!slot) return NULL;
@@ -196,7 +200,13 @@ dbentry *db_lookup(gdb *db, const char *k, size_t n) {
         expire_now(db, sh, slot, e);
         return NULL;
     }
-    e->val.lru = obj_clock();
+    obj_touch(&e->val);
+    return e;
+}
+
+dbentry *db_lookup(gdb *db, const char *k, size_t n) {
+    dbentry *e = lookup_uncounted(db, k, n);
+    if (count_lookups) __atomic_fetch_add(e ? &db_stat_keyspace_hits : &db_stat_keyspace_misses, 1, __ATOMIC_RELAXED);
     return e;
 }
 
@@ -218,7 +228,7 @@ dbentry *db_add(gdb *db, const char *k, size_t n) {
     if (!e) return NULL;
     memset(&e->val, 0, sizeof(e->val));
     e->val.type = OBJ_NONE;
-    e->val.lru = obj_clock();
+    obj_init_access(&e->val);
     e->expire = -1;
     e->vidx = UINT32_MAX;
     e->klen = (uint32_t)n;

@@ -101,5 +101,9 @@ uint64_t db_scan(gdb *db, uint64_t cursor, db_scan_fn *fn, void *arg);
 size_t db_active_expire_cycle(long long budget_us);
 void db_rehash_cycle(void);
 extern volatile int db_active_expire_enabled;
+/* keyspace_hits / keyspace_misses: db_lookup counts them while the calling
+ * thread runs a read-only command (Redis counts read lookups only). */
+void db_count_lookups(int on);
+extern uint64_t db_stat_keyspace_hits, db_stat_keyspace_misses;
 extern uint64_t db_stat_expired_keys;
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ds/rand.h"
 #include "strval.h"
 
 static const obj_type_ops *type_ops[5];
@@ -59,6 +60,44 @@ const char *obj_encoding_name(const gobj *o) {
     case ENC_QUICKLIST: return "quicklist";
     default: return "unknown";
     }
+}
+
+static int lfu_mode;
+#define LFU_INIT_VAL 5
+#define LFU_LOG_FACTOR 10
+#define LFU_DECAY_TIME 1
+
+void obj_set_lfu_mode(int on) {
+    if (__atomic_load_n(&lfu_mode, __ATOMIC_RELAXED) != on) __atomic_store_n(&lfu_mode, on, __ATOMIC_RELAXED);
+}
+int obj_lfu_mode(void) { return __atomic_load_n(&lfu_mode, __ATOMIC_RELAXED); }
+
+static uint32_t lfu_minutes(void) { return (obj_clock() / 60) & 65535; }
+
+unsigned obj_lfu_freq(const gobj *o) {
+    uint32_t ldt = (o->lru >> 8) & 65535, now = lfu_minutes();
+    uint32_t elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
+    unsigned counter = o->lru & 255;
+    uint32_t periods = elapsed / LFU_DECAY_TIME;
+    return periods > counter ? 0 : counter - periods;
+}
+
+void obj_init_access(gobj *o) {
+    o->lru = obj_lfu_mode() ? (lfu_minutes() << 8) | LFU_INIT_VAL : obj_clock();
+}
+
+void obj_touch(gobj *o) {
+    if (!obj_lfu_mode()) {
+        o->lru = obj_clock();
+        return;
+    }
+    unsigned counter = obj_lfu_freq(o);
+    if (counter < 255) {
+        double base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
+        double p = 1.0 / (base * LFU_LOG_FACTOR + 1);
+        if (rand_double() < p) counter++;
+    }
+    o->lru = (lfu_minutes() << 8) | counter;
 }
 
 uint32_t obj_clock(void) {

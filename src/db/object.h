@@ -43,4 +43,13 @@ size_t obj_mem_usage(const gobj *o);
 const char *obj_type_name(int type);
 const char *obj_encoding_name(const gobj *o);
 uint32_t obj_clock(void);
+/* Access tracking in gobj.lru: LRU mode stores the seconds clock; LFU mode
+ * (an LFU maxmemory policy) stores Redis's layout, 16 bits of minutes and
+ * an 8-bit logarithmic counter, so OBJECT FREQ reads the same numbers. */
+void obj_set_lfu_mode(int on);
+int obj_lfu_mode(void);
+void obj_init_access(gobj *o);
+void obj_touch(gobj *o);
+/* LFU counter after decay (OBJECT FREQ). */
+unsigned obj_lfu_freq(const gobj *o);
 #endif

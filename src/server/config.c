@@ -72,7 +72,7 @@ static config_entry table[] = {
     {"pidfile", NULL, T_STRING, F_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},
     {"logfile", NULL, T_STRING, F_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},
     {"loglevel", NULL, T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevels, NULL},
-    {"hz", NULL, T_INT, 0, &cfg.hz, "10", 1, INT_MAX, NULL, NULL},
+    {"hz", NULL, T_INT, 0, &cfg.hz, "10", INT_MIN, INT_MAX, NULL, NULL},
     {"requirepass", NULL, T_STRING, F_SENSITIVE, &cfg.requirepass, "", 0, 0, NULL, NULL},
     {"dir", NULL, T_STRING, 0, &cfg.dir, "", 0, 0, NULL, NULL},
     {"dbfilename", NULL, T_STRING, 0, &cfg.dbfilename, "dump.rdb", 0, 0, NULL, NULL},
@@ -164,6 +164,8 @@ static config_entry table[] = {
     {"locale-collate", NULL, T_STRING, F_PASSTHRU, &pt_values[38], "", 0, 0, NULL, NULL},
     {"enable-protected-configs", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, &pt_values[39], "no", 0, 0, NULL, NULL},
     {"enable-module-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, &pt_values[40], "no", 0, 0, NULL, NULL},
+    {"maxmemory-clients", NULL, T_STRING, F_PASSTHRU, &pt_values[42], "0", 0, 0, NULL, NULL},
+    {"maxmemory-eviction-tenacity", NULL, T_STRING, F_PASSTHRU, &pt_values[43], "10", 0, 0, NULL, NULL},
     {"latency-tracking", NULL, T_STRING, F_PASSTHRU, &pt_values[41], "yes", 0, 0, NULL, NULL},
 };
 
@@ -219,7 +221,10 @@ static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
         return 0;
     case T_INT:
     case T_LL:
-        if (e->ptr == &cfg.hz && str_to_ll(v, strlen(v), &n) && n > 500) v = "500"; /* Redis clamps hz */
+        if (e->ptr == &cfg.hz && str_to_ll(v, strlen(v), &n)) { /* Redis clamps hz to 1..500 */
+            if (n > 500) v = "500";
+            if (n < 1) v = "1";
+        }
         if (!str_to_ll(v, strlen(v), &n)) {
             snprintf(err, errlen, "argument couldn't be parsed into an integer");
             return -1;
@@ -283,16 +288,41 @@ static int check_supported(config_entry *e, const char *v, char *err, size_t err
         snprintf(err, errlen, "'%s' is not supported yet (it arrives with %s)", e->name, e->notyet);
         return -1;
     }
+    if (e->ptr == &cfg.save && v[0]) {
+        /* Redis's validation first: pairs of non-negative integers. */
+        char *copy = strdup(v), *save = NULL;
+        int n = 0, ok = 1;
+        for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save), n++) {
+            long long x;
+            if (!str_to_ll(t, strlen(t), &x) || x < 0) ok = 0;
+        }
+        free(copy);
+        if (!ok || n % 2) {
+            snprintf(err, errlen, "Invalid save parameters");
+            return -1;
+        }
+    }
     if (e->notyet && v[0]) {
         snprintf(err, errlen, "'%s %s' is not supported yet (it arrives with %s); use '%s \"\"'", e->name, v,
                  e->notyet, e->name);
         return -1;
     }
-    if (e->ptr == &cfg.maxmemory_policy && strcasecmp(v, "noeviction") != 0) {
+    /* Eviction itself has not landed: a policy other than noeviction is
+     * accepted (OBJECT FREQ/IDLETIME follow it) only while no maxmemory
+     * limit would make it evict. */
+    if (e->ptr == &cfg.maxmemory_policy && strcasecmp(v, "noeviction") != 0 && cfg.maxmemory > 0) {
         int known = 0;
         for (int i = 0; policies[i]; i++) known |= strcasecmp(policies[i], v) == 0;
         if (known) {
-            snprintf(err, errlen, "maxmemory-policy '%s' is not supported yet (it arrives with eviction)", v);
+            snprintf(err, errlen, "maxmemory-policy '%s' with a maxmemory limit is not supported yet (eviction)", v);
+            return -1;
+        }
+    }
+    if (e->ptr == &cfg.maxmemory && cfg.maxmemory_policy != 7) {
+        long long n;
+        if (parse_size(v, &n, 0) == 0 && n > 0) {
+            snprintf(err, errlen, "maxmemory with policy '%s' is not supported yet (eviction); use noeviction",
+                     policies[cfg.maxmemory_policy]);
             return -1;
         }
     }

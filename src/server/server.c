@@ -26,10 +26,10 @@ static int cron_stop;
 
 /* Full arena blocks are mmap'd (possibly from the HugeTLB pool), so the
  * allocator does not see them: add them explicitly. */
-static uint64_t block_bytes(void) {
+static uint64_t block_bytes(int huge_only) {
     hugetlb_stats h;
     hugetlb_stats_get(&h);
-    return h.huge_bytes + h.plain_bytes;
+    return h.huge_bytes + (huge_only ? 0 : h.plain_bytes);
 }
 
 uint64_t server_used_memory(void) {
@@ -39,9 +39,10 @@ uint64_t server_used_memory(void) {
     mallctl("epoch", &epoch, &sz, &epoch, sz);
     size_t allocated = 0;
     sz = sizeof(allocated);
-    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0) return allocated + block_bytes();
+    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0) return allocated + block_bytes(0);
 #endif
-    return server_rss_memory();
+    /* RSS already counts plain blocks; HugeTLB pages are not in RSS. */
+    return server_rss_memory() + block_bytes(1);
 }
 
 uint64_t server_rss_memory(void) {

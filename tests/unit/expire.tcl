@@ -1,0 +1,442 @@
+# Expiry: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (with NX/XX/GT/LT), TTL,
+# PTTL, EXPIRETIME, PEXPIRETIME, PERSIST, lazy and active expiry.
+
+start_server {tags {expire}} {
+
+    test {EXPIRE sets a TTL, TTL reads it} {
+        r set k v
+        assert_equal -1 [r ttl k]
+        assert_equal 1 [r expire k 100]
+        assert_range [r ttl k] 99 100
+        assert_range [r pttl k] 99000 100000
+    }
+
+    test {TTL and PTTL of a missing key} {
+        assert_equal -2 [r ttl nosuch]
+        assert_equal -2 [r pttl nosuch]
+    }
+
+    test {TTL and PTTL of a key without expire} {
+        r set persistent v
+        assert_equal -1 [r ttl persistent]
+        assert_equal -1 [r pttl persistent]
+    }
+
+    test {EXPIRE of a missing key} {
+        assert_equal 0 [r expire nosuch 100]
+        assert_equal 0 [r pexpire nosuch 100]
+        assert_equal 0 [r expireat nosuch [expr {[clock seconds] + 100}]]
+        assert_equal 0 [r pexpireat nosuch [expr {[clock milliseconds] + 100000}]]
+        assert_equal 0 [r exists nosuch]
+    }
+
+    test {EXPIRE can change an existing TTL} {
+        r set k v ex 100
+        assert_equal 1 [r expire k 1000]
+        assert_range [r ttl k] 990 1000
+    }
+
+    test {TTL rounds to the nearest second} {
+        r set k v
+        r pexpire k 10900
+        assert_equal 11 [r ttl k]
+        r pexpire k 10400
+        assert_equal 10 [r ttl k]
+    }
+
+    test {PEXPIRE has millisecond precision} {
+        r set k v
+        assert_equal 1 [r pexpire k 5800]
+        assert_range [r pttl k] 5300 5800
+        # TTL rounds to the nearest second: 5.8 s -> 6
+        assert_equal 6 [r ttl k]
+    }
+
+    test {EXPIREAT and PEXPIREAT} {
+        r set k v
+        assert_equal 1 [r expireat k [expr {[clock seconds] + 100}]]
+        assert_range [r ttl k] 98 100
+        assert_equal 1 [r pexpireat k [expr {[clock milliseconds] + 50000}]]
+        assert_range [r pttl k] 49000 50000
+    }
+
+    test {EXPIRETIME and PEXPIRETIME} {
+        r set k v
+        set at [expr {[clock seconds] + 1000}]
+        r expireat k $at
+        assert_equal $at [r expiretime k]
+        assert_equal [expr {$at * 1000}] [r pexpiretime k]
+        set pat [expr {[clock milliseconds] + 123456}]
+        r pexpireat k $pat
+        assert_equal $pat [r pexpiretime k]
+        assert_equal [expr {($pat + 500) / 1000}] [r expiretime k]
+    }
+
+    test {EXPIRETIME and PEXPIRETIME of missing and persistent keys} {
+        assert_equal -2 [r expiretime nosuch]
+        assert_equal -2 [r pexpiretime nosuch]
+        r set p v
+        assert_equal -1 [r expiretime p]
+        assert_equal -1 [r pexpiretime p]
+    }
+
+    test {EXPIRE with a zero or negative time deletes the key} {
+        r set k v
+        assert_equal 1 [r expire k 0]
+        assert_equal 0 [r exists k]
+        r set k v
+        assert_equal 1 [r expire k -10]
+        assert_equal 0 [r exists k]
+        r set k v
+        assert_equal 1 [r pexpire k -1]
+        assert_equal 0 [r exists k]
+    }
+
+    test {EXPIREAT in the past deletes the key} {
+        r set k v
+        assert_equal 1 [r expireat k 1]
+        assert_equal 0 [r exists k]
+        r set k v
+        assert_equal 1 [r pexpireat k [expr {[clock milliseconds] - 1000}]]
+        assert_equal 0 [r exists k]
+    }
+
+    test {PERSIST} {
+        r set k v ex 100
+        assert_equal 1 [r persist k]
+        assert_equal -1 [r ttl k]
+        assert_equal 0 [r persist k]
+        assert_equal 0 [r persist nosuch]
+        assert_equal v [r get k]
+    }
+
+    test {EXPIRE NX} {
+        r set k v
+        assert_equal 1 [r expire k 100 nx]
+        assert_equal 0 [r expire k 200 nx]
+        assert_range [r ttl k] 99 100
+    }
+
+    test {EXPIRE XX} {
+        r set k v
+        assert_equal 0 [r expire k 100 xx]
+        assert_equal -1 [r ttl k]
+        r expire k 100
+        assert_equal 1 [r expire k 200 xx]
+        assert_range [r ttl k] 199 200
+    }
+
+    test {EXPIRE GT} {
+        r set k v
+        # A key without TTL counts as an infinite TTL.
+        assert_equal 0 [r expire k 100 gt]
+        assert_equal -1 [r ttl k]
+        r expire k 100
+        assert_equal 0 [r expire k 50 gt]
+        assert_equal 1 [r expire k 200 gt]
+        assert_range [r ttl k] 199 200
+    }
+
+    test {EXPIRE LT} {
+        r set k v
+        assert_equal 1 [r expire k 100 lt]
+        assert_range [r ttl k] 99 100
+        assert_equal 0 [r expire k 200 lt]
+        assert_equal 1 [r expire k 50 lt]
+        assert_range [r ttl k] 49 50
+    }
+
+    test {EXPIRE XX GT and XX LT} {
+        r set k v
+        assert_equal 0 [r expire k 100 xx gt]
+        assert_equal 0 [r expire k 100 xx lt]
+        r expire k 100
+        assert_equal 1 [r expire k 200 xx gt]
+        assert_equal 1 [r expire k 50 xx lt]
+        assert_range [r ttl k] 49 50
+    }
+
+    test {PEXPIRE, EXPIREAT and PEXPIREAT accept NX/XX/GT/LT} {
+        r set k v
+        assert_equal 1 [r pexpire k 100000 nx]
+        assert_equal 0 [r pexpire k 200000 nx]
+        set now [clock seconds]
+        assert_equal 1 [r expireat k [expr {$now + 500}] gt]
+        assert_equal 0 [r expireat k [expr {$now + 400}] gt]
+        set nowms [clock milliseconds]
+        assert_equal 1 [r pexpireat k [expr {$nowms + 300000}] lt]
+        assert_equal 0 [r pexpireat k [expr {$nowms + 400000}] lt]
+        assert_equal 1 [r pexpireat k [expr {$nowms + 300000}] xx]
+    }
+
+    test {EXPIRE options are case insensitive} {
+        r set k v
+        assert_equal 1 [r expire k 100 NX]
+        assert_equal 1 [r expire k 200 Gt]
+    }
+
+    test {EXPIRE option errors} {
+        r set k v
+        assert_error {ERR NX and XX, GT or LT options at the same time are not compatible} {r expire k 100 nx xx}
+        assert_error {ERR NX and XX, GT or LT options at the same time are not compatible} {r expire k 100 nx gt}
+        assert_error {ERR NX and XX, GT or LT options at the same time are not compatible} {r pexpire k 100 nx lt}
+        assert_error {ERR GT and LT options at the same time are not compatible} {r expire k 100 gt lt}
+        assert_error {ERR Unsupported option foo} {r expire k 100 foo}
+        assert_error {ERR Unsupported option bar} {r expireat k 100 nx bar}
+    }
+
+    test {EXPIRE with a non-integer time} {
+        r set k v
+        assert_error {ERR value is not an integer or out of range} {r expire k abc}
+        assert_error {ERR value is not an integer or out of range} {r expire k 1.5}
+        assert_error {ERR value is not an integer or out of range} {r pexpire k 100a}
+        assert_error {ERR value is not an integer or out of range} {r expireat k ""}
+    }
+
+    test {EXPIRE overflow errors name the command} {
+        r set k v
+        assert_error {ERR invalid expire time in 'expire' command} {r expire k 9223372036854775807}
+        assert_error {ERR invalid expire time in 'expire' command} {r expire k 9223372036854775}
+        assert_error {ERR invalid expire time in 'pexpire' command} {r pexpire k 9223372036854775807}
+        assert_error {ERR invalid expire time in 'expireat' command} {r expireat k 9223372036854775807}
+        assert_equal -1 [r ttl k]
+    }
+
+    test {Very large but valid expire times} {
+        r set k v
+        assert_equal 1 [r pexpire k 92233720368547758]
+        assert_morethan [r ttl k] 90000000000000
+        assert_equal 1 [r pexpireat k 9223372036854775807]
+        assert_equal 9223372036854775807 [r pexpiretime k]
+    }
+
+    test {EXPIRE arity} {
+        assert_error {ERR wrong number of arguments for 'expire' command} {r expire k}
+        assert_error {ERR wrong number of arguments for 'ttl' command} {r ttl}
+        assert_error {ERR wrong number of arguments for 'persist' command} {r persist}
+        assert_error {ERR wrong number of arguments for 'expiretime' command} {r expiretime a b}
+    }
+
+    test {SET without KEEPTTL clears the TTL} {
+        r set k v ex 100
+        r set k v2
+        assert_equal -1 [r ttl k]
+    }
+
+    test {Writes that modify the value keep the TTL} {
+        r set k 10 ex 100
+        r incr k
+        r append k 1
+        r setrange k 0 9
+        assert_range [r ttl k] 99 100
+        assert_equal 911 [r get k]
+    }
+
+    test {GETSET clears the TTL} {
+        r set k v ex 100
+        r getset k w
+        assert_equal -1 [r ttl k]
+    }
+
+    test {DEL of a key with TTL, then re-created without TTL} {
+        r set k v ex 100
+        r del k
+        r set k v
+        assert_equal -1 [r ttl k]
+    }
+
+    test {A key expires after its TTL} {
+        r set k v px 100
+        assert_equal v [r get k]
+        after 250
+        assert_equal {} [r get k]
+        assert_equal 0 [r exists k]
+        assert_equal -2 [r ttl k]
+    }
+
+    test {A key with EXPIRE 1 expires within about a second} {
+        r set k v
+        r expire k 1
+        after 1100
+        assert_equal 0 [r exists k]
+    } {slow}
+
+    test {Lazy expiry: an expired key is gone for reads before the cycle deletes it} {
+        needs_feature debug:set-active-expire
+        r flushdb
+        r debug set-active-expire 0
+        r set k v px 50
+        r set other v
+        after 150
+        # Still stored (DBSIZE counts it) but invisible to reads.
+        assert_equal 2 [r dbsize]
+        assert_equal 0 [r exists k]
+        assert_equal {} [r get k]
+        assert_equal 1 [r dbsize]
+        r debug set-active-expire 1
+    }
+
+    test {Lazy expiry: KEYS, SCAN, TTL and STRLEN do not see expired keys} {
+        needs_feature debug:set-active-expire
+        r flushdb
+        r debug set-active-expire 0
+        r set a v px 50
+        r set b v px 50
+        r set c v
+        after 150
+        assert_equal {c} [r keys *]
+        assert_equal {c} [lindex [r scan 0 count 100] 1]
+        assert_equal -2 [r ttl a]
+        assert_equal 0 [r strlen b]
+        assert_equal 1 [r dbsize]
+        r debug set-active-expire 1
+    }
+
+    test {Lazy expiry: writes treat an expired key as missing} {
+        needs_feature debug:set-active-expire
+        r flushdb
+        r debug set-active-expire 0
+        r set n 10 px 50
+        r set s abc px 50
+        r set nx v px 50
+        after 150
+        assert_equal 1 [r incr n]
+        assert_equal -1 [r ttl n]
+        assert_equal 3 [r append s xyz]
+        assert_equal xyz [r get s]
+        assert_equal OK [r set nx fresh nx]
+        assert_equal -1 [r ttl nx]
+        r debug set-active-expire 1
+    }
+
+    test {Lazy expiry counts expired_keys in INFO} {
+        needs_feature debug:set-active-expire
+        r flushdb
+        r config resetstat
+        r debug set-active-expire 0
+        r set a v px 10
+        r set b v px 10
+        after 100
+        r get a
+        r exists b
+        assert_equal 2 [s expired_keys]
+        r debug set-active-expire 1
+    }
+
+    test {Active expiry removes keys nobody reads} {
+        r flushdb
+        for {set i 0} {$i < 100} {incr i} {
+            r set short:$i v px 100
+        }
+        r set long v
+        wait_for_condition 50 100 {
+            [r dbsize] == 1
+        } else {
+            fail "expired keys are still counted by DBSIZE: [r dbsize]"
+        }
+        assert_equal v [r get long]
+    }
+
+    test {Active expiry keeps expired keys a small share of a large keyspace} {
+        r flushdb
+        set c [redis_client]
+        set buf ""
+        for {set i 0} {$i < 5000} {incr i} {
+            append buf [::resp::encode [list set vol:$i v px 200]]
+            append buf [::resp::encode [list set keep:$i v]]
+        }
+        $c write $buf
+        $c flush
+        for {set i 0} {$i < 10000} {incr i} {$c read}
+        $c close
+        # Expired keys must fall below 10% of the keyspace within a few seconds.
+        wait_for_condition 50 100 {
+            [r dbsize] <= 5500
+        } else {
+            fail "after 5 s DBSIZE is [r dbsize] (5000 keys expired, 5000 persistent)"
+        }
+        assert_equal 5000 [llength [lsort -unique [r keys keep:*]]]
+    }
+
+    test {DEBUG SET-ACTIVE-EXPIRE 0 stops active expiry} {
+        needs_feature debug:set-active-expire
+        r flushdb
+        assert_equal OK [r debug set-active-expire 0]
+        for {set i 0} {$i < 50} {incr i} {
+            r set k:$i v px 10
+        }
+        after 400
+        assert_equal 50 [r dbsize]
+        assert_equal OK [r debug set-active-expire 1]
+        wait_for_condition 50 100 {
+            [r dbsize] == 0
+        } else {
+            fail "active expiry did not resume"
+        }
+    }
+
+    test {INFO keyspace counts keys and expires} {
+        r flushall
+        r set a 1
+        r set b 2 ex 100
+        r set c 3 ex 100
+        set info [r info keyspace]
+        assert_match "*db0:keys=3,expires=2,avg_ttl=*" $info
+        r select 1
+        r set x 1
+        r select 0
+        assert_match "*db1:keys=1,expires=0,avg_ttl=0*" [r info keyspace]
+        r select 1
+        r flushdb
+        r select 0
+    }
+
+    test {Expired keys in other databases expire too} {
+        r select 2
+        r set k v px 100
+        r select 0
+        wait_for_condition 50 100 {
+            [string first db2: [r info keyspace]] < 0
+        } else {
+            fail "db2 still listed: [r info keyspace]"
+        }
+    }
+
+    test {RENAME of a key with TTL keeps the deadline} {
+        r set src v
+        set at [expr {[clock milliseconds] + 100000}]
+        r pexpireat src $at
+        r rename src dst
+        assert_equal $at [r pexpiretime dst]
+    }
+
+    test {MOVE and COPY keep the deadline} {
+        r set src v
+        set at [expr {[clock milliseconds] + 200000}]
+        r pexpireat src $at
+        r copy src cp
+        assert_equal $at [r pexpiretime cp]
+        r select 5
+        r del src
+        r select 0
+        r move src 5
+        r select 5
+        assert_equal $at [r pexpiretime src]
+        r flushdb
+        r select 0
+    }
+
+    test {A key that expired cannot be renamed} {
+        r set src v px 10
+        after 100
+        assert_error {ERR no such key} {r rename src dst2}
+    }
+
+    test {SET EX after expiry re-creates the key} {
+        r set k v px 10
+        after 100
+        r set k w ex 10
+        assert_equal w [r get k]
+        assert_range [r ttl k] 9 10
+    }
+}

@@ -1,0 +1,777 @@
+# Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RANDOMKEY,
+# RENAME, RENAMENX, MOVE, COPY, TOUCH, SELECT, SWAPDB, DBSIZE, FLUSHDB,
+# FLUSHALL.
+
+# Every key a full SCAN returns (duplicates kept), with extra SCAN options.
+proc scan_all {args} {
+    set cursor 0
+    set keys {}
+    set rounds 0
+    while {1} {
+        lassign [r scan $cursor {*}$args] cursor batch
+        lappend keys {*}$batch
+        if {$cursor == 0} break
+        if {[incr rounds] > 100000} {fail "SCAN did not return to cursor 0"}
+    }
+    return $keys
+}
+
+proc populate {n {prefix key:} {value v}} {
+    set c [redis_client]
+    set buf ""
+    for {set i 0} {$i < $n} {incr i} {
+        append buf [::resp::encode [list set $prefix$i $value]]
+    }
+    $c write $buf
+    $c flush
+    for {set i 0} {$i < $n} {incr i} {$c read}
+    $c close
+}
+
+start_server {tags {keyspace}} {
+
+    test {DEL of one key} {
+        r set foo bar
+        assert_equal 1 [r del foo]
+        assert_equal {} [r get foo]
+        assert_equal 0 [r exists foo]
+    }
+
+    test {DEL of several keys counts only the existing ones} {
+        r mset a 1 b 2 c 3
+        assert_equal 2 [r del a b nosuch]
+        assert_equal 1 [r del a b c]
+        assert_equal 0 [r del a b c]
+    }
+
+    test {DEL of the same key twice counts once} {
+        r set a 1
+        assert_equal 1 [r del a a]
+    }
+
+    test {DEL arity} {
+        assert_error {ERR wrong number of arguments for 'del' command} {r del}
+    }
+
+    test {UNLINK behaves like DEL} {
+        r mset a 1 b 2
+        assert_equal 2 [r unlink a b nosuch]
+        assert_equal 0 [r exists a b]
+        assert_error {ERR wrong number of arguments for 'unlink' command} {r unlink}
+    }
+
+    test {UNLINK of a large value} {
+        r set big [string repeat x 1000000]
+        assert_equal 1 [r unlink big]
+        assert_equal 0 [r exists big]
+    }
+
+    test {EXISTS counts every argument, repeats included} {
+        r flushdb
+        r set x 1
+        r set y 2
+        assert_equal 1 [r exists x]
+        assert_equal 0 [r exists nosuch]
+        assert_equal 2 [r exists x y nosuch]
+        assert_equal 3 [r exists x x x]
+    }
+
+    test {TYPE} {
+        r set s v
+        assert_equal string [r type s]
+        assert_equal none [r type nosuch]
+        assert_equal "+string\r\n" [r rawcall type s]
+        assert_equal "+none\r\n" [r rawcall type nosuch]
+    }
+
+    test {TYPE of an integer-encoded value is string} {
+        r set n 12345
+        assert_equal string [r type n]
+    }
+
+    test {TYPE of a collection} {
+        set type [make_nonstring_key coll]
+        assert_equal $type [r type coll]
+        assert_equal "+$type\r\n" [r rawcall type coll]
+        r del coll
+    }
+
+    test {Binary-safe key names} {
+        set k "a\x00b\r\nc"
+        r set $k v
+        assert_equal v [r get $k]
+        assert_equal 1 [r exists $k]
+        assert_equal 0 [r exists "a"]
+        assert_equal 1 [r del $k]
+    }
+
+    test {The empty string is a valid key} {
+        r set "" empty
+        assert_equal empty [r get ""]
+        assert_equal 1 [r del ""]
+    }
+
+    test {KEYS on an empty database} {
+        r flushdb
+        assert_equal {} [r keys *]
+        assert_equal "*0\r\n" [r rawcall keys *]
+    }
+
+    test {KEYS with glob patterns} {
+        r flushdb
+        foreach k {foo foa fob f.o f*o f?o {f[o} hello hallo hxllo hllo heeeello
+                   {a\b} {x]y} f-o f^o f!o F} {
+            r set $k 1
+        }
+        assert_equal [lsort {F {a\b} f!o f*o f-o f.o f?o {f[o} f^o foa fob foo hallo heeeello hello hllo hxllo {x]y}}] \
+            [lsort [r keys *]]
+        assert_equal [lsort {f!o f*o f-o f.o f?o {f[o} f^o foa fob foo}] [lsort [r keys f*]]
+        assert_equal [lsort {f!o f*o f-o f.o f?o {f[o} f^o foo}] [lsort [r keys f?o]]
+        assert_equal [lsort {hallo hello hxllo}] [lsort [r keys h?llo]]
+        assert_equal [lsort {hallo heeeello hello hllo hxllo}] [lsort [r keys h*llo]]
+        assert_equal [lsort {hallo hello}] [lsort [r keys {h[ae]llo}]]
+        assert_equal [lsort {hallo hxllo}] [lsort [r keys {h[^e]llo}]]
+        assert_equal {hallo} [r keys {h[a-b]llo}]
+        assert_equal {hallo} [r keys {h[b-a]llo}]
+        assert_equal [lsort {f!o f*o f-o f.o f?o {f[o} f^o}] [lsort [r keys {f[^a-z]o}]]
+        assert_equal {F} [r keys F]
+        assert_equal {F} [r keys {[fF]}]
+        assert_equal {} [r keys f]
+    }
+
+    test {KEYS escapes and special characters} {
+        assert_equal {f*o} [r keys {f\*o}]
+        assert_equal {f?o} [r keys {f\?o}]
+        assert_equal {{f[o}} [r keys {f\[o}]
+        assert_equal {{a\b}} [r keys {a\\b}]
+        assert_equal {f*o} [r keys {f[*]o}]
+        assert_equal {f!o} [r keys {f[!]o}]
+        assert_equal {f-o} [r keys {f[-]o}]
+        assert_equal [list {x]y}] [r keys {x]y}]
+        assert_equal [list {x]y}] [r keys {x\]y}]
+    }
+
+    test {KEYS with unterminated brackets match nothing here} {
+        assert_equal {} [r keys {f[o}]
+        assert_equal {} [r keys {h[e}]
+        assert_equal {} [r keys {*[}]
+    }
+
+    test {KEYS arity} {
+        assert_error {ERR wrong number of arguments for 'keys' command} {r keys}
+        assert_error {ERR wrong number of arguments for 'keys' command} {r keys a b}
+    }
+
+    test {SCAN returns every key (COUNT 10)} {
+        r flushdb
+        populate 1000
+        set keys [scan_all count 10]
+        assert_equal 1000 [llength [lsort -unique $keys]]
+    }
+
+    test {SCAN returns every key with the default COUNT} {
+        set keys [scan_all]
+        assert_equal 1000 [llength [lsort -unique $keys]]
+    }
+
+    test {SCAN returns every key (COUNT 1 and COUNT 1000)} {
+        assert_equal 1000 [llength [lsort -unique [scan_all count 1]]]
+        assert_equal 1000 [llength [lsort -unique [scan_all count 1000]]]
+    }
+
+    test {SCAN reply shape} {
+        r flushdb
+        r set onlykey 1
+        assert_equal "*2\r\n\$1\r\n0\r\n*1\r\n\$7\r\nonlykey\r\n" [r rawcall scan 0 count 100]
+        r del onlykey
+        assert_equal "*2\r\n\$1\r\n0\r\n*0\r\n" [r rawcall scan 0]
+    }
+
+    test {SCAN MATCH} {
+        r flushdb
+        populate 1000
+        set keys [lsort -unique [scan_all match key:1* count 50]]
+        set expected {}
+        for {set i 0} {$i < 1000} {incr i} {
+            if {[string match 1* $i]} {lappend expected key:$i}
+        }
+        assert_equal [lsort $expected] $keys
+    }
+
+    test {SCAN MATCH with no matching key} {
+        assert_equal {} [scan_all match nomatch* count 100]
+    }
+
+    test {SCAN TYPE string} {
+        assert_equal 1000 [llength [lsort -unique [scan_all type string count 100]]]
+    }
+
+    test {SCAN TYPE of another type returns nothing} {
+        assert_equal {} [scan_all type list count 100]
+        assert_equal {} [scan_all type hash count 100]
+    }
+
+    test {SCAN TYPE with an unknown type name returns nothing} {
+        assert_equal {} [scan_all type nosuchtype count 100]
+    }
+
+    test {SCAN TYPE filters mixed types} {
+        r flushdb
+        for {set i 0} {$i < 30} {incr i} {set type [make_nonstring_key l:$i]}
+        populate 50 s:
+        assert_equal 50 [llength [lsort -unique [scan_all type string]]]
+        assert_equal 30 [llength [lsort -unique [scan_all type $type]]]
+        assert_equal 30 [llength [lsort -unique [scan_all type [string toupper $type]]]]
+    }
+
+    test {SCAN MATCH and TYPE together} {
+        r flushdb
+        populate 100 a:
+        populate 100 b:
+        assert_equal 100 [llength [lsort -unique [scan_all match a:* type string count 20]]]
+    }
+
+    test {SCAN never misses keys present for the whole scan while the table grows} {
+        r flushdb
+        populate 200 stay:
+        set cursor 0
+        set seen {}
+        set added 0
+        while {1} {
+            lassign [r scan $cursor count 10] cursor batch
+            lappend seen {*}$batch
+            # Grow the keyspace a lot while the scan is in progress.
+            if {$added < 5000} {
+                populate 500 grow$added:
+                incr added 500
+            }
+            if {$cursor == 0} break
+        }
+        set missing 0
+        for {set i 0} {$i < 200} {incr i} {
+            if {[lsearch -exact $seen stay:$i] < 0} {incr missing}
+        }
+        assert_equal 0 $missing "keys present during the whole scan that SCAN missed"
+    }
+
+    test {SCAN never misses keys present for the whole scan while the table shrinks} {
+        r flushdb
+        populate 200 stay:
+        populate 3000 gone:
+        set cursor 0
+        set seen {}
+        set deleted 0
+        while {1} {
+            lassign [r scan $cursor count 20] cursor batch
+            lappend seen {*}$batch
+            if {$deleted < 3000} {
+                set dels {}
+                for {set i $deleted} {$i < $deleted + 500} {incr i} {lappend dels gone:$i}
+                r del {*}$dels
+                incr deleted 500
+            }
+            if {$cursor == 0} break
+        }
+        set missing 0
+        for {set i 0} {$i < 200} {incr i} {
+            if {[lsearch -exact $seen stay:$i] < 0} {incr missing}
+        }
+        assert_equal 0 $missing
+    }
+
+    test {SCAN errors} {
+        assert_error {ERR invalid cursor} {r scan abc}
+        assert_error {ERR syntax error} {r scan 0 count 0}
+        assert_error {ERR value is not an integer or out of range} {r scan 0 count abc}
+        assert_error {ERR syntax error} {r scan 0 match}
+        assert_error {ERR syntax error} {r scan 0 foo bar}
+        assert_error {ERR wrong number of arguments for 'scan' command} {r scan}
+    }
+
+    test {SCAN with a huge cursor does not fail} {
+        set res [r scan 18446744073709551615]
+        assert_equal 2 [llength $res]
+    }
+
+    test {RANDOMKEY on an empty database} {
+        r flushdb
+        assert_equal {} [r randomkey]
+        assert_equal "\$-1\r\n" [r rawcall randomkey]
+    }
+
+    test {RANDOMKEY with one key} {
+        r set only 1
+        assert_equal only [r randomkey]
+    }
+
+    test {RANDOMKEY returns existing keys, and all of them eventually} {
+        r flushdb
+        r mset a 1 b 2 c 3
+        set seen {}
+        for {set i 0} {$i < 200} {incr i} {
+            dict set seen [r randomkey] 1
+        }
+        assert_equal {a b c} [lsort [dict keys $seen]]
+    }
+
+    test {RENAME basics} {
+        r flushdb
+        r set src hello
+        assert_equal OK [r rename src dst]
+        assert_equal {} [r get src]
+        assert_equal hello [r get dst]
+    }
+
+    test {RENAME overwrites the destination} {
+        r set src a
+        r set dst b
+        r rename src dst
+        assert_equal a [r get dst]
+        assert_equal 0 [r exists src]
+    }
+
+    test {RENAME of a missing key} {
+        assert_error {ERR no such key} {r rename nosuch dst}
+    }
+
+    test {RENAME a key onto itself} {
+        r set self v
+        assert_equal OK [r rename self self]
+        assert_equal v [r get self]
+        assert_error {ERR no such key} {r rename nosuch nosuch}
+    }
+
+    test {RENAME keeps the TTL} {
+        r set src v ex 100
+        r rename src dst
+        assert_range [r ttl dst] 90 100
+    }
+
+    test {RENAME drops the TTL of the overwritten destination} {
+        r set src v
+        r set dst w ex 100
+        r rename src dst
+        assert_equal -1 [r ttl dst]
+    }
+
+    test {RENAMENX} {
+        r flushdb
+        r set src a
+        assert_equal 1 [r renamenx src dst]
+        assert_equal a [r get dst]
+        r set src b
+        assert_equal 0 [r renamenx src dst]
+        assert_equal a [r get dst]
+        assert_equal b [r get src]
+    }
+
+    test {RENAMENX onto itself and of a missing key} {
+        r set self v
+        assert_equal 0 [r renamenx self self]
+        assert_error {ERR no such key} {r renamenx nosuch x}
+    }
+
+    test {MOVE to another database} {
+        r select 9
+        r flushdb
+        r select 0
+        r flushdb
+        r set mykey v
+        assert_equal 1 [r move mykey 9]
+        assert_equal 0 [r exists mykey]
+        r select 9
+        assert_equal v [r get mykey]
+        r select 0
+    }
+
+    test {MOVE fails when the key exists in the target} {
+        r set mykey here
+        assert_equal 0 [r move mykey 9]
+        assert_equal here [r get mykey]
+        r select 9
+        assert_equal v [r get mykey]
+        r flushdb
+        r select 0
+    }
+
+    test {MOVE of a missing key} {
+        assert_equal 0 [r move nosuch 9]
+    }
+
+    test {MOVE keeps the TTL} {
+        r set ttlkey v ex 100
+        assert_equal 1 [r move ttlkey 9]
+        r select 9
+        assert_range [r ttl ttlkey] 90 100
+        r flushdb
+        r select 0
+    }
+
+    test {MOVE errors} {
+        assert_error {ERR source and destination objects are the same} {r move mykey 0}
+        assert_error {ERR DB index is out of range} {r move mykey 16}
+        assert_error {ERR DB index is out of range} {r move mykey -1}
+        assert_error {ERR value is not an integer or out of range} {r move mykey abc}
+    }
+
+    test {COPY basics} {
+        r flushdb
+        r set src hello
+        assert_equal 1 [r copy src dst]
+        assert_equal hello [r get dst]
+        assert_equal hello [r get src]
+        # The copy is independent.
+        r append dst !
+        assert_equal hello [r get src]
+        assert_equal hello! [r get dst]
+    }
+
+    test {COPY does not overwrite without REPLACE} {
+        r set src a
+        r set dst b
+        assert_equal 0 [r copy src dst]
+        assert_equal b [r get dst]
+        assert_equal 1 [r copy src dst replace]
+        assert_equal a [r get dst]
+    }
+
+    test {COPY of a missing key} {
+        assert_equal 0 [r copy nosuch dst2]
+        assert_equal 0 [r exists dst2]
+    }
+
+    test {COPY keeps the TTL} {
+        r set src v ex 100
+        r del dst
+        r copy src dst
+        assert_range [r ttl dst] 90 100
+    }
+
+    test {COPY to another database} {
+        r select 9
+        r flushdb
+        r select 0
+        r set src indb
+        assert_equal 1 [r copy src src db 9]
+        r select 9
+        assert_equal indb [r get src]
+        r flushdb
+        r select 0
+    }
+
+    test {COPY of an integer value} {
+        r set n 42
+        r copy n n2
+        assert_equal 43 [r incr n2]
+        assert_equal 42 [r get n]
+    }
+
+    test {COPY errors} {
+        assert_error {ERR source and destination objects are the same} {r copy src src}
+        assert_error {ERR DB index is out of range} {r copy src x db 16}
+        assert_error {ERR value is not an integer or out of range} {r copy src x db abc}
+        assert_error {ERR syntax error} {r copy src x foo}
+        assert_error {ERR wrong number of arguments for 'copy' command} {r copy src}
+    }
+
+    test {TOUCH counts the existing keys} {
+        r flushdb
+        r mset a 1 b 2
+        assert_equal 2 [r touch a b c]
+        assert_equal 0 [r touch nosuch]
+        assert_error {ERR wrong number of arguments for 'touch' command} {r touch}
+    }
+
+    test {SELECT isolates databases} {
+        r select 0
+        r set k db0
+        r select 1
+        assert_equal {} [r get k]
+        r set k db1
+        r select 0
+        assert_equal db0 [r get k]
+        r select 1
+        r flushdb
+        r select 0
+    }
+
+    test {SELECT errors} {
+        assert_error {ERR DB index is out of range} {r select 16}
+        assert_error {ERR DB index is out of range} {r select -1}
+        assert_error {ERR value is not an integer or out of range} {r select abc}
+    }
+
+    test {SELECT is per connection} {
+        set c [redis_client]
+        $c select 3
+        $c set conn here
+        assert_equal {} [r get conn]
+        assert_equal here [$c get conn]
+        $c flushdb
+        $c close
+    }
+
+    test {SWAPDB swaps the contents of two databases} {
+        r flushall
+        r set k zero
+        r select 1
+        r set k one
+        r set only1 x
+        r select 0
+        assert_equal OK [r swapdb 0 1]
+        assert_equal one [r get k]
+        assert_equal x [r get only1]
+        r select 1
+        assert_equal zero [r get k]
+        assert_equal 1 [r dbsize]
+        r select 0
+        assert_equal 2 [r dbsize]
+    }
+
+    test {SWAPDB is seen by other connections on those databases} {
+        set c [redis_client]
+        $c select 1
+        assert_equal zero [$c get k]
+        r swapdb 0 1
+        assert_equal one [$c get k]
+        $c close
+    }
+
+    test {SWAPDB of a database with itself} {
+        assert_equal OK [r swapdb 2 2]
+    }
+
+    test {SWAPDB errors} {
+        assert_error {ERR invalid first DB index} {r swapdb abc 0}
+        assert_error {ERR invalid second DB index} {r swapdb 0 abc}
+        assert_error {ERR DB index is out of range} {r swapdb 0 16}
+        assert_error {ERR DB index is out of range} {r swapdb -1 0}
+        assert_error {ERR wrong number of arguments for 'swapdb' command} {r swapdb 0}
+    }
+
+    test {DBSIZE} {
+        r flushall
+        assert_equal 0 [r dbsize]
+        r mset a 1 b 2 c 3
+        assert_equal 3 [r dbsize]
+        r del a
+        assert_equal 2 [r dbsize]
+        r select 1
+        assert_equal 0 [r dbsize]
+        r select 0
+    }
+
+    test {DBSIZE of many keys} {
+        r flushdb
+        populate 5000
+        assert_equal 5000 [r dbsize]
+    }
+
+    test {FLUSHDB empties only the selected database} {
+        r flushall
+        r set a 1
+        r select 1
+        r set b 1
+        r select 0
+        assert_equal OK [r flushdb]
+        assert_equal 0 [r dbsize]
+        r select 1
+        assert_equal 1 [r dbsize]
+        r select 0
+    }
+
+    test {FLUSHALL empties every database} {
+        r set a 1
+        assert_equal OK [r flushall]
+        assert_equal 0 [r dbsize]
+        r select 1
+        assert_equal 0 [r dbsize]
+        r select 0
+    }
+
+    test {FLUSHDB and FLUSHALL with ASYNC and SYNC} {
+        populate 100
+        assert_equal OK [r flushdb async]
+        assert_equal 0 [r dbsize]
+        populate 100
+        assert_equal OK [r flushdb sync]
+        assert_equal 0 [r dbsize]
+        populate 100
+        assert_equal OK [r flushall async]
+        assert_equal 0 [r dbsize]
+        populate 100
+        assert_equal OK [r flushall SYNC]
+        assert_equal 0 [r dbsize]
+    }
+
+    test {FLUSHDB and FLUSHALL syntax errors} {
+        assert_error {ERR syntax error} {r flushdb foo}
+        assert_error {ERR syntax error} {r flushall foo}
+        assert_error {ERR syntax error} {r flushdb sync sync}
+    }
+
+    test {Keys written after FLUSHALL are visible} {
+        r flushall
+        r set after 1
+        assert_equal 1 [r get after]
+        assert_equal {after} [r keys *]
+    }
+}
+
+start_server {tags {keyspace} overrides {databases 4}} {
+    test {The databases setting limits SELECT, MOVE and SWAPDB} {
+        assert_equal OK [r select 3]
+        assert_error {ERR DB index is out of range} {r select 4}
+        r select 0
+        r set k v
+        assert_error {ERR DB index is out of range} {r move k 4}
+        assert_error {ERR DB index is out of range} {r swapdb 0 4}
+        assert_equal {databases 4} [r config get databases]
+    }
+}
+
+start_server {tags {keyspace concurrency}} {
+
+    test {INCR from many clients at once loses no update} {
+        set clients {}
+        for {set i 0} {$i < 8} {incr i} {
+            lappend clients [redis_deferring_client]
+        }
+        r del counter
+        set buf [string repeat [::resp::encode {incr counter}] 2000]
+        foreach c $clients {$c write $buf}
+        foreach c $clients {$c flush}
+        set bad 0
+        foreach c $clients {
+            set last 0
+            for {set i 0} {$i < 2000} {incr i} {
+                set v [$c read]
+                if {$v <= $last} {incr bad}
+                set last $v
+            }
+        }
+        assert_equal 0 $bad "replies of one client must grow"
+        assert_equal 16000 [r get counter]
+        foreach c $clients {$c close}
+    }
+
+    test {MSET is atomic for concurrent readers} {
+        r mset ma 0 mb 0
+        set w [redis_deferring_client]
+        set n 5000
+        set buf ""
+        for {set i 1} {$i <= $n} {incr i} {
+            append buf [::resp::encode [list mset ma $i mb $i]]
+        }
+        $w write $buf
+        $w flush
+        set torn 0
+        for {set i 0} {$i < 1000} {incr i} {
+            lassign [r mget ma mb] a b
+            if {$a ne $b} {incr torn}
+        }
+        for {set i 0} {$i < $n} {incr i} {$w read}
+        assert_equal 0 $torn "MGET saw one key of an MSET without the other"
+        assert_equal [list $n $n] [r mget ma mb]
+        $w close
+    }
+
+    test {RENAME is atomic for concurrent readers} {
+        r del rsrc rdst
+        r set rsrc v
+        set w [redis_deferring_client]
+        set buf ""
+        for {set i 0} {$i < 2500} {incr i} {
+            append buf [::resp::encode {rename rsrc rdst}]
+            append buf [::resp::encode {rename rdst rsrc}]
+        }
+        $w write $buf
+        $w flush
+        set bad 0
+        for {set i 0} {$i < 1000} {incr i} {
+            if {[r exists rsrc rdst] != 1} {incr bad}
+        }
+        set errors 0
+        for {set i 0} {$i < 5000} {incr i} {
+            if {[catch {$w read}]} {incr errors}
+        }
+        assert_equal 0 $bad "EXISTS saw both or neither of the renamed keys"
+        assert_equal 0 $errors
+        assert_equal 1 [r exists rsrc]
+        $w close
+    }
+
+    test {MSETNX from competing clients: exactly one wins each round} {
+        set c1 [redis_deferring_client]
+        set c2 [redis_deferring_client]
+        set rounds 500
+        set b1 ""
+        set b2 ""
+        for {set i 0} {$i < $rounds} {incr i} {
+            append b1 [::resp::encode [list msetnx x$i one y$i one]]
+            append b2 [::resp::encode [list msetnx y$i two x$i two]]
+        }
+        $c1 write $b1
+        $c2 write $b2
+        $c1 flush
+        $c2 flush
+        set bad 0
+        for {set i 0} {$i < $rounds} {incr i} {
+            set r1 [$c1 read]
+            set r2 [$c2 read]
+            if {$r1 + $r2 != 1} {incr bad}
+        }
+        assert_equal 0 $bad
+        set mixed 0
+        for {set i 0} {$i < $rounds} {incr i} {
+            lassign [r mget x$i y$i] x y
+            if {$x ne $y} {incr mixed}
+        }
+        assert_equal 0 $mixed
+        $c1 close
+        $c2 close
+    }
+
+    test {Many connections at once} {
+        set clients {}
+        for {set i 0} {$i < 200} {incr i} {
+            lappend clients [redis_client]
+        }
+        set i 0
+        foreach c $clients {
+            $c set conn:$i $i
+            incr i
+        }
+        assert_morethan [s connected_clients] 199
+        set bad 0
+        set i 0
+        foreach c $clients {
+            if {[$c get conn:$i] ne $i} {incr bad}
+            incr i
+        }
+        assert_equal 0 $bad
+        foreach c $clients {$c close}
+    }
+
+    test {SWAPDB under concurrent writes keeps every key in one database} {
+        r flushall
+        set w [redis_deferring_client]
+        set buf ""
+        for {set i 0} {$i < 3000} {incr i} {
+            append buf [::resp::encode [list set sw:$i v]]
+        }
+        $w write $buf
+        $w flush
+        for {set i 0} {$i < 20} {incr i} {
+            r swapdb 0 1
+        }
+        for {set i 0} {$i < 3000} {incr i} {$w read}
+        set total [r dbsize]
+        r select 1
+        incr total [r dbsize]
+        r select 0
+        assert_equal 3000 $total
+        r flushall
+        $w close
+    }
+}
