@@ -77,6 +77,9 @@ const cmd_def *cmd_lookup_full(garg *argv, int argc);  /* resolves subcommands *
 size_t cmd_count_top(void);
 typedef void cmd_each_fn(void *arg, const cmd_def *cmd);
 void cmd_each(cmd_each_fn *fn, void *arg);            /* top-level only */
+/* Every command Redis 7.0 defines, implemented or not (ACL rules may name
+ * any of them), in table order: a container precedes its subcommands. */
+const cmd_def *cmd_table(size_t *n);
 /* Key positions of a command call (legacy range). Returns count; fills idx. */
 int cmd_key_positions(const cmd_def *cmd, int argc, int *idx, int max);
 
@@ -111,6 +114,9 @@ extern uint64_t cmd_stat_numcommands;
 /* Hooks for later families (monitor, multi) */
 typedef void cmd_monitor_fn(client *c, const cmd_def *cmd, int dbid);
 void cmd_set_monitor_hook(cmd_monitor_fn *fn);
+
+/* SCAN-family cursor, parsed as Redis does; replies the error itself. */
+int scan_parse_cursor(client *c, const garg *a, uint64_t *cursor);
 
 /* Case-insensitive equality of an argument with a literal. */
 int arg_is(const garg *a, const char *lit);

@@ -5,6 +5,8 @@
  * their shards' locks (the dispatcher takes them); KEYS, RANDOMKEY, MOVE,
  * COPY and SWAPDB reach beyond one database's named shards and run under
  * the keyspace write lock; SCAN takes one shard at a time itself. */
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,10 +97,14 @@ static void scan_collect(void *arg, dbentry *e) {
     it->expire = e->expire;
 }
 
-/* Parse a SCAN-family cursor: an unsigned 64-bit decimal. */
+/* Parse a SCAN-family cursor as Redis 7.0 does (strtoull): "", "-1",
+ * "+5" and "007" are accepted; leading space, junk and overflow are not.
+ * argv is NUL-terminated, so parsing stops at an embedded NUL like Redis. */
 int scan_parse_cursor(client *c, const garg *a, uint64_t *cursor) {
-    unsigned long long v;
-    if (!str_to_ull(a->p, a->n, &v)) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(a->p, &end, 10);
+    if (isspace((unsigned char)a->p[0]) || *end != '\0' || errno == ERANGE) {
         reply_error(c, "ERR invalid cursor");
         return -1;
     }

@@ -90,7 +90,15 @@ static void *cron_main(void *arg) {
     return NULL;
 }
 
-void server_cron_start(void) { pthread_create(&cron_tid, NULL, cron_main, NULL); }
+void server_cron_start(void) {
+#ifndef GOBLIN_NO_JEMALLOC
+    /* Redis's default jemalloc-bg-thread yes: purge freed pages (old index
+     * tables after a resize) in the background so RSS follows usage. */
+    _Bool bg = 1;
+    mallctl("background_thread", NULL, NULL, &bg, sizeof(bg));
+#endif
+    pthread_create(&cron_tid, NULL, cron_main, NULL);
+}
 
 void server_cron_stop(void) {
     __atomic_store_n(&cron_stop, 1, __ATOMIC_RELAXED);

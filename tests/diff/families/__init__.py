@@ -24,6 +24,7 @@ REGISTRY = [
     "connection",
     "keyspace",
     "strings",
+    "hashes",
 ]
 
 
