@@ -465,10 +465,8 @@ static void info_goblin(info_buf *b) {
               "cores:%d\r\n"
               "workers:%d\r\n"
               "shards_per_db:%d\r\n"
-              "databases:%d\r\n"
-              "arena_hugetlb:%d\r\n",
-              GOBLIN_VERSION, GOBLIN_REDIS_VERSION, cfg.cores, net_nworkers(), DB_NSHARDS, db_count(),
-              cfg.arena_hugetlb);
+              "databases:%d\r\n",
+              GOBLIN_VERSION, GOBLIN_REDIS_VERSION, cfg.cores, net_nworkers(), DB_NSHARDS, db_count());
     for (int i = 0; i < ngoblin_ext; i++) goblin_ext[i](b);
 }
 

@@ -43,8 +43,7 @@ int arena_hugetlb_enabled(void) { return hugetlb_enabled(); }
 
 const char *hugetlb_bgsave_refusal(void) {
     if (!hugetlb_enabled()) return NULL;
-    return "BGSAVE is disabled while --arena-hugetlb is on (copy-on-write of a "
-           "huge page copies the whole page on the first written byte); use SAVE";
+    return "BGSAVE is disabled while arena-hugetlb is on (copy-on-write would copy whole 2 MiB pages); use SAVE";
 }
 
 void hugetlb_set_fault(unsigned mask) { atomic_store(&hugetlb_fault, mask); }
