@@ -12,6 +12,7 @@
  * can still serve; if not, the client stays blocked in place (FIFO kept). */
 #include "cmd/blocking.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -96,21 +97,24 @@ static _Thread_local int nready, capready;
 
 int block_parse_timeout(client *c, const garg *a, int64_t *deadline) {
     long double t;
-    if (!str_to_ldouble(a->p, a->n, &t) || !isfinite(t)) {
+    if (!str_to_ldouble(a->p, a->n, &t) || isnan(t)) {
         reply_error(c, "ERR timeout is not a float or out of range");
         return -1;
     }
-    if (t < 0) {
+    /* As Redis: milliseconds truncated; what does not fit becomes LLONG_MIN
+     * ("negative"); so 0.0001 blocks forever, like 0. */
+    long double ms = t * 1000.0L;
+    long long tms = ms >= -9223372036854775808.0L && ms < 9223372036854775808.0L ? (long long)ms : LLONG_MIN;
+    if (tms < 0) {
         reply_error(c, "ERR timeout is negative");
         return -1;
     }
-    long double ms = t * 1000.0L;
-    if (ms > (long double)(INT64_MAX / 2)) {
+    int64_t now = db_now_ms();
+    if (tms > 0 && tms > INT64_MAX - now) {
         reply_error(c, "ERR timeout is out of range");
         return -1;
     }
-    int64_t tms = (int64_t)ceill(ms);
-    *deadline = tms > 0 ? db_now_ms() + tms : 0;
+    *deadline = tms > 0 ? now + tms : 0;
     return 0;
 }
 
@@ -199,7 +203,7 @@ void block_on_keys(client *c, const garg *keys, int nkeys, int64_t deadline) {
         else q->head = w;
         q->tail = w;
     }
-    nblocked++;
+    __atomic_fetch_add(&nblocked, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&block_lock);
     c->bstate = b;
     c->flags |= CLIENT_BLOCKED;
@@ -212,7 +216,7 @@ static void finish_block(client *c) {
     if (!b) return;
     pthread_mutex_lock(&block_lock);
     unlink_waiters(b);
-    nblocked--;
+    __atomic_fetch_sub(&nblocked, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&block_lock);
     c->bstate = NULL;
     c->flags &= ~(uint32_t)CLIENT_BLOCKED;

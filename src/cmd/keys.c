@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
@@ -216,6 +217,7 @@ static void renameGeneric(client *c, int nx) {
         db_delete_entry(db, d);
     }
     move_entry(db, e, db, dst->p, dst->n);
+    block_signal_key(db, dst->p, dst->n);
     cmd_key_modified(c, db, src->p, src->n);
     cmd_key_modified(c, db, dst->p, dst->n);
     cmd_notify(c, NOTIFY_GENERIC, "rename_from", db, src->p, src->n);
@@ -256,6 +258,7 @@ static void moveCommand(client *c) {
         return;
     }
     move_entry(src, e, dst, k->p, k->n);
+    block_signal_key(dst, k->p, k->n);
     cmd_key_modified(c, src, k->p, k->n);
     cmd_key_modified(c, dst, k->p, k->n);
     cmd_notify(c, NOTIFY_GENERIC, "move_from", src, k->p, k->n);
@@ -305,6 +308,7 @@ static void copyCommand(client *c) {
     dbentry *ne = db_add(dst, dk->p, dk->n);
     ne->val = copy;
     if (exp != -1) db_set_expire(dst, ne, exp);
+    block_signal_key(dst, dk->p, dk->n);
     cmd_key_modified(c, dst, dk->p, dk->n);
     cmd_notify(c, NOTIFY_GENERIC, "copy_to", dst, dk->p, dk->n);
     reply_int(c, 1);

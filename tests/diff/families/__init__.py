@@ -25,6 +25,7 @@ REGISTRY = [
     "keyspace",
     "strings",
     "hashes",
+    "lists",
 ]
 
 
