@@ -298,6 +298,7 @@ static void retry_in_worker(void *arg) {
 }
 
 void block_handle_ready(void) {
+    if (!nready) return;
     while (nready) {
         ready_key rk = ready[--nready];
         pthread_mutex_lock(&block_lock);
@@ -318,6 +319,11 @@ void block_handle_ready(void) {
         pthread_mutex_unlock(&block_lock);
         free(rk.p);
     }
+    /* Nothing can be appended while we are here (signals come from commands
+     * run on this thread, and retries run later as jobs): release it. */
+    free(ready);
+    ready = NULL;
+    capready = 0;
 }
 
 typedef struct unblock_job {

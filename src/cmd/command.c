@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "cmd/acl.h"
 #include "cmd/admin_family.h"
 #include "cmd/blocking.h"
 #include "cmd/reply.h"
@@ -195,6 +196,11 @@ const cmd_def *cmd_lookup_full(garg *argv, int argc) {
 
 size_t cmd_count_top(void) { return ntop; }
 
+const cmd_def *cmd_table(size_t *n) {
+    *n = ndefs;
+    return defs;
+}
+
 void cmd_each(cmd_each_fn *fn, void *arg) {
     for (size_t i = 0; i < ndefs; i++) {
         cmd_def *d = &defs[i];
@@ -278,13 +284,23 @@ void cmd_call(client *c, const cmd_def *cmd) {
     int mode;
     c->cur = cmd;
     c->cmd_failed = 0;
+    if (c->flags & CLIENT_IN_EXEC) {
+        /* Queued commands are checked again: the rules may have changed. */
+        const char *denied = acl_check_call(c, cmd, 1);
+        if (denied) {
+            reply_error(c, denied);
+            return;
+        }
+    }
     long long t0 = now_us();
+    db_freeze_time();
     uint64_t mask = lock_for(c, cmd, &mode);
     db_count_lookups((cmd->flags & CMDF_READONLY) != 0);
     obj_set_lfu_mode(cfg.maxmemory_policy == 1 || cfg.maxmemory_policy == 5); /* volatile-lfu, allkeys-lfu */
     cmd->proc(c);
     db_count_lookups(0);
     unlock_for(c, mode, mask);
+    db_unfreeze_time();
     long long dur = now_us() - t0;
     cmd_def *d = (cmd_def *)cmd;
     __atomic_fetch_add(&d->calls, 1, __ATOMIC_RELAXED);
@@ -302,6 +318,21 @@ void cmd_call(client *c, const cmd_def *cmd) {
 static void reject(client *c, const cmd_def *cmd) {
     (void)c;
     if (cmd) __atomic_fetch_add(&((cmd_def *)cmd)->rejected, 1, __ATOMIC_RELAXED);
+}
+
+void multi_discard_state(client *c) __attribute__((weak));
+
+/* Redis's rejectCommand: the error, counted as rejected, and a transaction
+ * in progress marked dirty; a rejected EXEC discards it ("EXECABORT"). */
+static void reject_with(client *c, const cmd_def *cmd, const char *err) {
+    reject(c, cmd);
+    if (cmd && strcmp(cmd->fullname, "exec") == 0) {
+        if (multi_discard_state) multi_discard_state(c);
+        reply_errorf(c, "EXECABORT Transaction discarded because of: %s", err);
+        return;
+    }
+    reply_error(c, err);
+    if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
 }
 
 /* Hook points filled by later families; NULL until then. */
@@ -356,11 +387,13 @@ void cmd_execute(client *c) {
         if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
         return;
     }
-    if (!(c->flags & CLIENT_AUTHENTICATED) && cfg.requirepass && cfg.requirepass[0] &&
-        !(cmd->flags & CMDF_NO_AUTH)) {
-        reply_error(c, "NOAUTH Authentication required.");
-        reject(c, cmd);
-        if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+    if (acl_auth_required(c) && !(cmd->flags & CMDF_NO_AUTH)) {
+        reject_with(c, cmd, "NOAUTH Authentication required.");
+        return;
+    }
+    const char *denied = acl_check_call(c, cmd, 0);
+    if (denied) {
+        reject_with(c, cmd, denied);
         return;
     }
     if ((c->flags & CLIENT_PUBSUB) && c->resp == 2) {

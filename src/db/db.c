@@ -116,7 +116,24 @@ void db_unlock_shard(gdb *db, unsigned s) {
     if (!ks_write_held) pthread_mutex_unlock(&db->shards[s].lock);
 }
 
+/* While a command runs, expiry uses one time taken at its start (as Redis
+ * does), so a key named twice cannot expire between the two lookups. */
+static _Thread_local int64_t frozen_ms;
+static _Thread_local int frozen_depth;
+
+void db_freeze_time(void) {
+    if (frozen_depth++ == 0) {
+        frozen_ms = 0;
+        frozen_ms = db_now_ms();
+    }
+}
+
+void db_unfreeze_time(void) {
+    if (--frozen_depth == 0) frozen_ms = 0;
+}
+
 int64_t db_now_ms(void) {
+    if (frozen_ms) return frozen_ms;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;

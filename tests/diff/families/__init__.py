@@ -26,6 +26,8 @@ REGISTRY = [
     "strings",
     "hashes",
     "lists",
+    "sets",
+    "sort",
 ]
 
 
