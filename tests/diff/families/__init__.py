@@ -26,6 +26,7 @@ REGISTRY = [
     "strings",
     "hashes",
     "lists",
+    "zsets",
     "sets",
     "sort",
 ]
