@@ -176,7 +176,7 @@ static unsigned char *bit_write(client *c, const garg *key, uint64_t maxbyte, si
         e = db_add(db, key->p, key->n);
         if (!e || strval_set(&e->val, "", 0) != 0) {
             if (e) db_delete_entry(db, e);
-            reply_error(c, "ERR out of memory");
+            reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
             return NULL;
         }
         created = 1;
@@ -186,7 +186,7 @@ static unsigned char *bit_write(client *c, const garg *key, uint64_t maxbyte, si
     char *p = strval_resize(&e->val, need > old ? need : old);
     if (!p) {
         if (created) db_delete_entry(db, e);
-        reply_error(c, "ERR out of memory");
+        reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
         return NULL;
     }
     *len = need > old ? need : old;
@@ -351,7 +351,7 @@ static void bitopCommand(client *c) {
     size_t *lens = malloc(sizeof(*lens) * (size_t)nsrc);
     char (*tmps)[STRUTIL_LLSTR] = malloc(sizeof(*tmps) * (size_t)nsrc);
     if (!src || !lens || !tmps) {
-        reply_error(c, "ERR out of memory");
+        reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
         goto done;
     }
     size_t maxlen = 0;
@@ -376,7 +376,7 @@ static void bitopCommand(client *c) {
     unsigned char *out = NULL;
     if (strval_set(&nv, "", 0) == 0 && !(out = (unsigned char *)strval_resize(&nv, maxlen))) strval_free(&nv);
     if (!out) {
-        reply_error(c, "ERR out of memory");
+        reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
         goto done;
     }
     for (size_t i = 0; i < maxlen; i++) {
@@ -397,7 +397,7 @@ static void bitopCommand(client *c) {
         de = db_add(db, dest->p, dest->n);
         if (!de) {
             strval_free(&nv);
-            reply_error(c, "ERR out of memory");
+            reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
             goto done;
         }
         nv.lru = de->val.lru;
@@ -503,7 +503,7 @@ static int bitfield_write_op(client *c, unsigned char *p, size_t len, const bf_o
 static void bitfield_generic(client *c, int readonly_cmd) {
     bf_op *ops = malloc(sizeof(bf_op) * (size_t)c->argc);
     if (!ops) {
-        reply_error(c, "ERR out of memory");
+        reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
         return;
     }
     int nops = 0, overflow = BF_WRAP, writes = 0;

@@ -45,7 +45,7 @@ enum {
 /* How set_generic answers: +OK / nil (SET, SETEX), or :1 / :0 (SETNX). */
 enum { SET_REPLY_OK, SET_REPLY_INT };
 
-static void reply_oom(client *c) { reply_error(c, "ERR out of memory"); }
+static void reply_oom(client *c) { reply_error(c, "OOM command not allowed when used memory > 'maxmemory'."); }
 
 /* Live entry of key, or NULL when missing. A value of another type gets
  * -WRONGTYPE and *bad = 1. */

@@ -1,26 +1,78 @@
-/* strval.c -- interim string storage: int64 inline or a malloc'd buffer
- * {len, cap, bytes}. Invariant: ENC_INT values are exactly the canonical
- * decimal strings str_to_ll accepts, so GET of an int round-trips. */
+/* strval.c -- string values on the head/tail object store.
+ *
+ * A value is one of:
+ *   ENC_INT            a canonical int64 inline in the gobj;
+ *   small  (u.p even)  a handle cell of the small-object arena: values
+ *                      shorter than --ram-head, 16-byte aligned records;
+ *   large  (u.p odd)   a bigval: one head slot of ram_head bytes in a block
+ *                      of the head pool plus a tail (RAM or SSD extent).
+ *
+ * The interface hands out contiguous byte pointers (strval_bytes,
+ * strval_resize), which a head + tail is not. A large value therefore gets
+ * a contiguous *view* when one is asked for: the head and tail copied into
+ * one buffer, valid until the value is changed or freed (the contract the
+ * interface always had). strval_resize writes into the view and marks it
+ * dirty; the view is the value then, until it is folded back into head and
+ * tail (strval_end_command, or when the value is freed). Invariant: a
+ * bigval without a dirty view has len >= ram_head, its head holds bytes
+ * [0, ram_head) and its tail the rest.
+ *
+ * Invariant for ENC_INT: exactly the canonical decimal strings str_to_ll
+ * accepts, so GET of an int round-trips. */
 #include "strval.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ds/strutil.h"
+#include "mem/objstore.h"
+#include "mem/smallobj.h"
 
-typedef struct strbuf {
+typedef struct bigval {
     size_t len;
-    size_t cap;
-    char data[];
-} strbuf;
+    objhead head;
+    objtail tail;
+    char *view;
+    size_t viewcap;
+    int dirty;
+    int listed;
+} bigval;
 
-static strbuf *sb_alloc(size_t cap) {
-    strbuf *b = malloc(sizeof(strbuf) + cap + 1);
-    if (!b) return NULL;
-    b->len = 0;
-    b->cap = cap;
-    return b;
+static uint64_t tail_read_errors, tail_write_errors;
+
+#define IS_BIG(o) (((uintptr_t)(o)->u.p) & 1u)
+#define BIG(o) ((bigval *)((uintptr_t)(o)->u.p & ~(uintptr_t)1))
+#define SMALL(o) (*(smallrec **)(o)->u.p)
+
+/* Views made during the current command on this thread (see
+ * strval_end_command). Used only once the dispatcher calls the hook. */
+static int scoped;
+static _Thread_local bigval **touched;
+static _Thread_local size_t ntouched, captouched;
+
+static void touch(bigval *b) {
+    if (!scoped || b->listed) return;
+    if (ntouched == captouched) {
+        size_t nc = captouched ? captouched * 2 : 16;
+        bigval **nt = realloc(touched, nc * sizeof(*nt));
+        if (!nt) return;
+        touched = nt;
+        captouched = nc;
+    }
+    touched[ntouched++] = b;
+    b->listed = 1;
+}
+
+static void untouch(bigval *b) {
+    if (!b->listed) return;
+    for (size_t i = 0; i < ntouched; i++)
+        if (touched[i] == b) {
+            touched[i] = touched[--ntouched];
+            break;
+        }
+    b->listed = 0;
 }
 
 void strval_set_int(gobj *o, int64_t v) {
@@ -39,16 +91,96 @@ int strval_set(gobj *o, const char *p, size_t n) {
     return strval_set_str(o, p, n);
 }
 
+/* A new bigval holding p[0..n), n >= ram_head. NULL when the head pool is
+ * full or the tail cannot be stored. */
+static bigval *big_new(const char *p, size_t n) {
+    size_t H = objstore_ram_head();
+    bigval *b = calloc(1, sizeof(*b));
+    if (!b) return NULL;
+    if (objstore_head_alloc(&b->head) != 0) {
+        free(b);
+        return NULL;
+    }
+    memcpy(b->head.p, p, H);
+    if (objstore_tail_write(&b->tail, p + H, n - H) != 0) {
+        tail_write_errors++;
+        objstore_head_free(&b->head);
+        free(b);
+        return NULL;
+    }
+    b->len = n;
+    return b;
+}
+
+static void set_small(gobj *o, smallrec **h) {
+    o->u.p = h;
+}
+
 int strval_set_str(gobj *o, const char *p, size_t n) {
     o->type = OBJ_STRING;
-    strbuf *b = sb_alloc(n);
-    if (!b) return -1;
-    memcpy(b->data, p, n);
-    b->data[n] = '\0';
-    b->len = n;
     o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
-    o->u.p = b;
+    if (n < objstore_ram_head()) {
+        smallrec **h = smallobj_alloc(n);
+        if (!h) return -1;
+        memcpy((*h)->data, p, n);
+        (*h)->data[n] = '\0';
+        (*h)->len = (uint32_t)n;
+        set_small(o, h);
+        return 0;
+    }
+    bigval *b = big_new(p, n);
+    if (!b) return -1;
+    o->u.p = (void *)((uintptr_t)b | 1u);
     return 0;
+}
+
+/* Fold a dirty view back into head and tail; drop the view. On a tail
+ * write error the view stays (it is still the value) and -1 is returned. */
+static int big_fold(bigval *b) {
+    if (!b->view) return 0;
+    if (b->dirty) {
+        size_t H = objstore_ram_head();
+        objtail nt;
+        if (objstore_tail_write(&nt, b->view + H, b->len - H) != 0) {
+            tail_write_errors++;
+            return -1;
+        }
+        memcpy(b->head.p, b->view, H);
+        objstore_tail_free(&b->tail);
+        b->tail = nt;
+        b->dirty = 0;
+    }
+    free(b->view);
+    b->view = NULL;
+    b->viewcap = 0;
+    return 0;
+}
+
+/* The contiguous view of b with room for cap bytes (+ NUL). */
+static char *big_view(bigval *b, size_t cap) {
+    if (!b->view) {
+        size_t H = objstore_ram_head();
+        size_t vc = cap > b->len ? cap : b->len;
+        b->view = malloc(vc + 1);
+        if (!b->view) return NULL;
+        b->viewcap = vc;
+        memcpy(b->view, b->head.p, H);
+        if (objstore_tail_read(&b->tail, b->view + H) != 0) {
+            /* The tail is lost to an I/O error: the bytes read as zeros and
+             * the error is counted (INFO objstore_tail_read_errors). */
+            tail_read_errors++;
+            memset(b->view + H, 0, b->len - H);
+        }
+        b->view[b->len] = '\0';
+    } else if (cap > b->viewcap) {
+        size_t nc = cap < (1u << 20) ? cap * 2 : cap + (1u << 20);
+        char *nv = realloc(b->view, nc + 1);
+        if (!nv) return NULL;
+        b->view = nv;
+        b->viewcap = nc;
+    }
+    touch(b);
+    return b->view;
 }
 
 const char *strval_bytes(const gobj *o, char *tmp, size_t *len) {
@@ -57,17 +189,31 @@ const char *strval_bytes(const gobj *o, char *tmp, size_t *len) {
         *len = (size_t)ll_to_str(tmp, STRUTIL_LLSTR, o->u.i);
         return tmp;
     }
-    const strbuf *b = o->u.p;
+    if (!IS_BIG(o)) {
+        const smallrec *r = SMALL(o);
+        *len = r->len;
+        return r->data;
+    }
+    bigval *b = BIG(o);
+    objstore_count_served(&b->head, objstore_ram_head());
+    const char *v = big_view(b, b->len);
+    if (!v) {
+        /* No memory for a view: the head alone is all we can show. */
+        *len = 0;
+        return "";
+    }
     *len = b->len;
-    return b->data;
+    return v;
 }
 
 size_t strval_len(const gobj *o) {
-    char tmp[STRUTIL_LLSTR];
-    size_t n;
-    if (o->enc != ENC_INT) return ((const strbuf *)o->u.p)->len;
-    strval_bytes(o, tmp, &n);
-    return n;
+    if (o->enc == ENC_INT) {
+        char tmp[STRUTIL_LLSTR];
+        size_t n;
+        strval_bytes(o, tmp, &n);
+        return n;
+    }
+    return IS_BIG(o) ? BIG(o)->len : SMALL(o)->len;
 }
 
 int strval_get_int(const gobj *o, int64_t *v) {
@@ -75,66 +221,140 @@ int strval_get_int(const gobj *o, int64_t *v) {
         *v = o->u.i;
         return 1;
     }
-    const strbuf *b = o->u.p;
+    if (IS_BIG(o)) return 0; /* at least ram_head (>= 4K) bytes */
+    const smallrec *r = SMALL(o);
     long long x;
-    if (b->len > 20 || !str_to_ll(b->data, b->len, &x)) return 0;
+    if (r->len > 20 || !str_to_ll(r->data, r->len, &x)) return 0;
     *v = x;
     return 1;
 }
 
 char *strval_resize(gobj *o, size_t newlen) {
-    strbuf *b;
+    size_t H = objstore_ram_head();
     if (o->enc == ENC_INT) {
         char tmp[STRUTIL_LLSTR];
         size_t n;
         strval_bytes(o, tmp, &n);
-        b = sb_alloc(newlen > n ? newlen : n);
-        if (!b) return NULL;
-        memcpy(b->data, tmp, n);
-        b->len = n;
-    } else {
-        b = o->u.p;
+        gobj t = *o;
+        if (strval_set_str(&t, tmp, n) != 0) return NULL;
+        *o = t;
     }
-    assert(newlen >= b->len);
-    if (newlen > b->cap) {
-        /* Grow geometrically like an append-heavy value needs, up to 1 MiB
-         * of slack. */
-        size_t cap = newlen < (1u << 20) ? newlen * 2 : newlen + (1u << 20);
-        strbuf *nb = realloc(b, sizeof(strbuf) + cap + 1);
-        if (!nb) {
-            if (o->enc == ENC_INT) free(b);
+    if (!IS_BIG(o)) {
+        smallrec *r = SMALL(o);
+        assert(newlen >= r->len);
+        if (newlen <= r->cap) {
+            memset(r->data + r->len, 0, newlen - r->len + 1);
+            r->len = (uint32_t)newlen;
+            o->enc = ENC_RAW;
+            return r->data;
+        }
+        if (newlen < H) {
+            /* Room to grow like an append-heavy value needs, below the head. */
+            size_t cap = newlen * 2 < H ? newlen * 2 : H - 1;
+            smallrec **nh = smallobj_alloc(cap);
+            if (!nh) return NULL;
+            smallrec *nr = *nh;
+            memcpy(nr->data, r->data, r->len);
+            memset(nr->data + r->len, 0, newlen - r->len + 1);
+            nr->len = (uint32_t)newlen;
+            smallobj_free((smallrec **)o->u.p);
+            set_small(o, nh);
+            o->enc = ENC_RAW;
+            return nr->data;
+        }
+        /* Becomes large: the head slot is taken now (so a full pool is an
+         * error here), the bytes live in a dirty view until folded. */
+        bigval *b = calloc(1, sizeof(*b));
+        if (!b) return NULL;
+        if (objstore_head_alloc(&b->head) != 0) {
+            free(b);
             return NULL;
         }
-        b = nb;
-        b->cap = cap;
+        size_t vc = newlen < (1u << 20) ? newlen * 2 : newlen + (1u << 20);
+        b->view = malloc(vc + 1);
+        if (!b->view) {
+            objstore_head_free(&b->head);
+            free(b);
+            return NULL;
+        }
+        b->viewcap = vc;
+        memcpy(b->view, r->data, r->len);
+        memset(b->view + r->len, 0, newlen - r->len + 1);
+        b->len = newlen;
+        b->dirty = 1;
+        smallobj_free((smallrec **)o->u.p);
+        o->u.p = (void *)((uintptr_t)b | 1u);
+        o->enc = ENC_RAW;
+        touch(b);
+        return b->view;
     }
-    memset(b->data + b->len, 0, newlen - b->len);
+    bigval *b = BIG(o);
+    assert(newlen >= b->len);
+    char *v = big_view(b, newlen);
+    if (!v) return NULL;
+    memset(v + b->len, 0, newlen - b->len + 1);
     b->len = newlen;
-    b->data[newlen] = '\0';
+    b->dirty = 1;
     o->enc = ENC_RAW;
-    o->u.p = b;
-    return b->data;
+    return v;
 }
 
 void strval_free(gobj *o) {
-    if (o->enc != ENC_INT) free(o->u.p);
+    if (o->enc != ENC_INT && o->u.p) {
+        if (IS_BIG(o)) {
+            bigval *b = BIG(o);
+            untouch(b);
+            free(b->view);
+            objstore_tail_free(&b->tail);
+            objstore_head_free(&b->head);
+            free(b);
+        } else {
+            smallobj_free((smallrec **)o->u.p);
+        }
+    }
     o->u.p = NULL;
 }
 
 int strval_dup(gobj *dst, const gobj *src) {
     *dst = *src;
     if (src->enc == ENC_INT) return 0;
-    const strbuf *b = src->u.p;
-    strbuf *nb = sb_alloc(b->len);
-    if (!nb) return -1;
-    memcpy(nb->data, b->data, b->len + 1);
-    nb->len = b->len;
-    dst->u.p = nb;
+    char tmp[STRUTIL_LLSTR];
+    size_t n;
+    const char *p = strval_bytes(src, tmp, &n);
+    gobj t = *src;
+    if (strval_set_str(&t, p, n) != 0) return -1;
+    t.enc = src->enc;
+    *dst = t;
     return 0;
 }
 
 size_t strval_mem_usage(const gobj *o) {
     if (o->enc == ENC_INT) return 0;
-    const strbuf *b = o->u.p;
-    return sizeof(strbuf) + b->cap + 1;
+    if (!IS_BIG(o)) return 16 + ((SMALL(o)->cap + 1 + 15) & ~(size_t)15) + sizeof(void *);
+    const bigval *b = BIG(o);
+    size_t n = sizeof(*b) + objstore_ram_head() + b->viewcap;
+    if (b->tail.ram) n += b->tail.len;
+    return n;
+}
+
+void strval_set_command_scoped(int on) { scoped = on; }
+
+void strval_end_command(void) {
+    for (size_t i = 0; i < ntouched; i++) {
+        touched[i]->listed = 0;
+        big_fold(touched[i]);
+    }
+    ntouched = 0;
+}
+
+int strval_fold(gobj *o) {
+    if (o->type != OBJ_STRING || o->enc == ENC_INT || !IS_BIG(o)) return 0;
+    bigval *b = BIG(o);
+    untouch(b);
+    return big_fold(b);
+}
+
+void strval_stats(uint64_t *read_errors, uint64_t *write_errors) {
+    *read_errors = tail_read_errors;
+    *write_errors = tail_write_errors;
 }

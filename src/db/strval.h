@@ -31,4 +31,18 @@ char *strval_resize(gobj *o, size_t newlen);
 void strval_free(gobj *o);
 int strval_dup(gobj *dst, const gobj *src);
 size_t strval_mem_usage(const gobj *o);
+
+/* Large values (>= --ram-head) hand out a contiguous view (head + tail
+ * copied together) from strval_bytes/strval_resize. strval_end_command()
+ * folds the views this thread made back into head and tail and frees them;
+ * the dispatcher calls it after the handler, while it still holds the
+ * command's locks, once it has called strval_set_command_scoped(1).
+ * Without it, a view lives until its value is changed or freed. */
+void strval_set_command_scoped(int on);
+void strval_end_command(void);
+/* Fold one value's view now (caller holds its key). -1: tail write error,
+ * the view is kept and still holds the value. */
+int strval_fold(gobj *o);
+/* Tail I/O errors seen (reads that came back zero-filled, writes refused). */
+void strval_stats(uint64_t *read_errors, uint64_t *write_errors);
 #endif

@@ -1,0 +1,45 @@
+/* smallobj.h -- compact arena for objects smaller than --ram-head.
+ *
+ * Records are 16-byte aligned: a 16-byte header {len, cap, handle} and the
+ * bytes (plus a NUL), so a 1 KiB object costs about 1 KiB. Records live in
+ * segments of --block bytes; a freed record goes to the free list of its
+ * exact size class and is reused first. Owners never hold a record's
+ * address across commands: they hold a handle (a stable cell in a handle
+ * table) whose content is the record address, which is what lets
+ * smallobj_compact() slide live records together and re-point the cells.
+ *
+ * Pure module. One leaf mutex guards the arena; reading a record's bytes
+ * needs no lock (records only move in smallobj_compact, whose caller
+ * guarantees nobody is reading). */
+#ifndef GOBLIN_MEM_SMALLOBJ_H
+#define GOBLIN_MEM_SMALLOBJ_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct smallrec {
+    uint32_t len;
+    uint32_t cap;      /* bytes of data room (excludes the NUL) */
+    uint32_t handle;
+    uint32_t live;
+    char data[];
+} smallrec;
+
+/* capacity 0: unbounded. seg: segment size; maxobj: records are < maxobj. */
+int smallobj_init(size_t capacity, size_t seg, size_t maxobj, int node);
+/* A record with room for cap bytes, len set to 0. Returns the handle cell
+ * (its content is the record), or NULL when the arena is full. */
+smallrec **smallobj_alloc(size_t cap);
+void smallobj_free(smallrec **h);
+/* Move every live record toward the start of its segment and release the
+ * holes. Caller guarantees no thread holds a record address. Returns the
+ * bytes reclaimed. */
+size_t smallobj_compact(void);
+
+typedef struct smallobj_stats {
+    size_t segments, seg_bytes, capacity;
+    size_t live_records, live_bytes;   /* record bytes incl. headers */
+    size_t free_bytes;                 /* dead records on free lists */
+    uint64_t alloc_fail, compactions, moved;
+} smallobj_stats;
+void smallobj_stats_get(smallobj_stats *st);
+#endif

@@ -1,0 +1,277 @@
+/* ssdtail.c -- SSD extents for object tails (see ssdtail.h).
+ *
+ * Invariant: bit i of `used` is set exactly when write chunk i of the data
+ * file belongs to a live tail. An extent is written completely before its
+ * offset is handed out, so a failed write leaves no extent behind. */
+#include "mem/ssdtail.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DATA_FILE "tails.dat"
+#define ALIGN 4096
+#define QD 16
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int fd = -1;
+static char *dirpath;
+static size_t wchunk, rchunk;
+static uint64_t *used;
+static uint64_t nbits;   /* chunks tracked (file size / wchunk, grows) */
+static ssdtail_stats st;
+static int inj_write, inj_read;
+
+static _Thread_local struct io_uring ring;
+static _Thread_local int ring_state; /* 0 untried, 1 ok, -1 unavailable */
+
+static int dir_check(const char *dir, char *err, size_t errlen) {
+    struct stat sb;
+    if (stat(dir, &sb) != 0) {
+        if (errno != ENOENT || mkdir(dir, 0700) != 0) {
+            snprintf(err, errlen, "--ssd-dir %s: %s", dir, strerror(errno));
+            return -1;
+        }
+    } else if (!S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "--ssd-dir %s is not a directory", dir);
+        return -1;
+    }
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, SSDTAIL_MARKER);
+    if (access(path, F_OK) == 0) return 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "--ssd-dir %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    struct dirent *de;
+    int other = 0;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) other = 1;
+    closedir(d);
+    if (other) {
+        snprintf(err, errlen,
+                 "--ssd-dir %s is not empty and has no %s marker: refusing to use it (Goblin only writes in an "
+                 "empty or Goblin-marked directory)",
+                 dir, SSDTAIL_MARKER);
+        return -1;
+    }
+    int mfd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (mfd < 0 || write(mfd, SSDTAIL_MARKER_TEXT, strlen(SSDTAIL_MARKER_TEXT)) != (ssize_t)strlen(SSDTAIL_MARKER_TEXT)) {
+        snprintf(err, errlen, "--ssd-dir %s: cannot write the marker: %s", dir, strerror(errno));
+        if (mfd >= 0) close(mfd);
+        return -1;
+    }
+    fsync(mfd);
+    close(mfd);
+    return 0;
+}
+
+int ssdtail_open(const char *dir, size_t write_chunk, size_t read_chunk, char *err, size_t errlen) {
+    if (write_chunk == 0 || write_chunk % ALIGN || read_chunk == 0 || read_chunk % ALIGN) {
+        snprintf(err, errlen, "--write-io-chunk and --io-chunk must be positive multiples of %d", ALIGN);
+        return -1;
+    }
+    if (dir_check(dir, err, errlen) != 0) return -1;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, DATA_FILE);
+    unlink(path); /* tails of a previous run are unreachable */
+    st.direct = 1;
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+    if (fd < 0 && errno == EINVAL) {
+        st.direct = 0;
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    }
+    if (fd < 0) {
+        snprintf(err, errlen, "--ssd-dir %s: cannot create %s: %s", dir, DATA_FILE, strerror(errno));
+        return -1;
+    }
+    dirpath = strdup(dir);
+    wchunk = write_chunk;
+    rchunk = read_chunk;
+    return 0;
+}
+
+int ssdtail_active(void) { return fd >= 0; }
+
+void ssdtail_close(void) {
+    if (fd < 0) return;
+    close(fd);
+    fd = -1;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dirpath, DATA_FILE);
+    unlink(path);
+    free(dirpath);
+    dirpath = NULL;
+    free(used);
+    used = NULL;
+    nbits = 0;
+}
+
+static int bit(uint64_t i) { return (used[i >> 6] >> (i & 63)) & 1; }
+static void setbits(uint64_t from, uint32_t n, int v) {
+    for (uint64_t i = from; i < from + n; i++) {
+        if (v) used[i >> 6] |= 1ULL << (i & 63);
+        else used[i >> 6] &= ~(1ULL << (i & 63));
+    }
+}
+
+/* First fit run of n free chunks; grows the map. Caller holds lock. */
+static int64_t extent_alloc(uint32_t n) {
+    uint64_t run = 0;
+    for (uint64_t i = 0; i < nbits; i++) {
+        run = bit(i) ? 0 : run + 1;
+        if (run == n) {
+            setbits(i + 1 - n, n, 1);
+            return (int64_t)(i + 1 - n);
+        }
+    }
+    uint64_t start = nbits - run;
+    uint64_t need = start + n;
+    uint64_t words = (need + 63) / 64, have = (nbits + 63) / 64;
+    if (words > have) {
+        uint64_t nw = words > have * 2 ? words : have * 2;
+        uint64_t *nu = realloc(used, nw * 8);
+        if (!nu) return -1;
+        memset(nu + have, 0, (nw - have) * 8);
+        used = nu;
+        nbits = nw * 64;
+    } else if (need > nbits) {
+        nbits = need;
+    }
+    if (nbits < need) nbits = need;
+    setbits(start, n, 1);
+    return (int64_t)start;
+}
+
+int ssdtail_write(const char *p, size_t n, uint64_t *off, uint32_t *nchunks) {
+    uint32_t k = (uint32_t)((n + wchunk - 1) / wchunk);
+    if (k == 0) k = 1;
+    pthread_mutex_lock(&lock);
+    int fault = inj_write > 0 ? inj_write-- : 0;
+    int64_t c = extent_alloc(k);
+    pthread_mutex_unlock(&lock);
+    if (c < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    char *buf = aligned_alloc(ALIGN, wchunk);
+    int rc = buf ? 0 : -1;
+    for (uint32_t i = 0; rc == 0 && i < k; i++) {
+        size_t part = n - (size_t)i * wchunk < wchunk ? n - (size_t)i * wchunk : wchunk;
+        memcpy(buf, p + (size_t)i * wchunk, part);
+        if (part < wchunk) memset(buf + part, 0, wchunk - part);
+        off_t pos = (off_t)((uint64_t)(c + i) * wchunk);
+        ssize_t w = fault ? (errno = EIO, -1) : pwrite(fd, buf, wchunk, pos);
+        if (w != (ssize_t)wchunk) {
+            if (w >= 0) errno = ENOSPC;
+            rc = -1;
+        }
+    }
+    int saved = errno;
+    free(buf);
+    pthread_mutex_lock(&lock);
+    if (rc == 0) {
+        st.writes++;
+        st.write_bytes += (uint64_t)k * wchunk;
+        st.chunks_used += k;
+    } else {
+        st.write_errors++;
+        setbits((uint64_t)c, k, 0);
+    }
+    pthread_mutex_unlock(&lock);
+    if (rc != 0) {
+        errno = saved;
+        return -1;
+    }
+    *off = (uint64_t)c * wchunk;
+    *nchunks = k;
+    return 0;
+}
+
+static int ring_get(void) {
+    if (ring_state == 0) ring_state = io_uring_queue_init(QD, &ring, 0) == 0 ? 1 : -1;
+    return ring_state == 1;
+}
+
+int ssdtail_read(uint64_t off, char *dst, size_t n) {
+    pthread_mutex_lock(&lock);
+    int fault = inj_read > 0 ? inj_read-- : 0;
+    pthread_mutex_unlock(&lock);
+    size_t span = (n + ALIGN - 1) / ALIGN * ALIGN;
+    size_t batch = rchunk * QD;
+    char *buf = aligned_alloc(ALIGN, span < batch ? span : batch);
+    int rc = (buf && !fault) ? 0 : -1;
+    int uring = ring_get();
+    for (size_t done = 0; rc == 0 && done < span;) {
+        size_t this = span - done < batch ? span - done : batch;
+        int nreq = 0;
+        for (size_t o = 0; o < this; o += rchunk) {
+            size_t len = this - o < rchunk ? this - o : rchunk;
+            if (uring) {
+                struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+                io_uring_prep_read(sqe, fd, buf + o, (unsigned)len, off + done + o);
+                io_uring_sqe_set_data64(sqe, len);
+                nreq++;
+            } else if (pread(fd, buf + o, len, (off_t)(off + done + o)) != (ssize_t)len) {
+                rc = -1;
+            }
+        }
+        if (uring && nreq) {
+            if (io_uring_submit_and_wait(&ring, (unsigned)nreq) < 0) rc = -1;
+            for (int i = 0; i < nreq; i++) {
+                struct io_uring_cqe *cqe;
+                if (io_uring_wait_cqe(&ring, &cqe) != 0) {
+                    rc = -1;
+                    break;
+                }
+                if (cqe->res < 0 || (uint64_t)cqe->res != io_uring_cqe_get_data64(cqe)) rc = -1;
+                io_uring_cqe_seen(&ring, cqe);
+            }
+        }
+        size_t copy = n - done < this ? n - done : this;
+        if (rc == 0) memcpy(dst + done, buf, copy);
+        done += this;
+    }
+    free(buf);
+    pthread_mutex_lock(&lock);
+    st.uring = uring;
+    if (rc == 0) {
+        st.reads++;
+        st.read_bytes += n;
+    } else {
+        st.read_errors++;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+void ssdtail_free(uint64_t off, uint32_t nchunks) {
+    pthread_mutex_lock(&lock);
+    if (used) {
+        setbits(off / wchunk, nchunks, 0);
+        st.chunks_used -= nchunks;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void ssdtail_stats_get(ssdtail_stats *out) {
+    pthread_mutex_lock(&lock);
+    *out = st;
+    out->chunks_total = nbits;
+    pthread_mutex_unlock(&lock);
+}
+
+void ssdtail_inject(int write_faults, int read_faults) {
+    pthread_mutex_lock(&lock);
+    inj_write = write_faults;
+    inj_read = read_faults;
+    pthread_mutex_unlock(&lock);
+}
