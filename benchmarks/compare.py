@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""goblin-core against redis-server 7.0, side by side, with redis-benchmark.
+
+Both servers run at the same time on free loopback ports with the same
+settings (no persistence, one worker: goblin --cores 1, redis single
+threaded) and, with --pin, on the same CPU(s) while redis-benchmark runs on
+the others. Before the first round both get the same preloaded data:
+
+  bench:hash  --hash-fields fields "field:<12 digits>" (8-byte values),
+              for HGET with random fields (-r FIELDS, the 12-digit names
+              redis-benchmark makes from __rand_int__)
+  bench:zset  --zset-members members "member:<12 digits>", score = n,
+              for ZSCORE (random members) and ZRANGE bench:zset 0 99
+
+Tests (redis-benchmark -t NAME, or a custom command):
+
+  SET GET INCR MSET LPUSH RPUSH LPOP RPOP LRANGE_100 LRANGE_600 SADD SPOP
+  HSET                                        (redis-benchmark's own)
+  HGET    hget bench:hash field:__rand_int__  -r hash fields
+  ZADD                                        (redis-benchmark's own)
+  ZSCORE  zscore bench:zset member:__rand_int__  -r zset members
+  ZRANGE_100  zrange bench:zset 0 99
+
+each with -P 1 and -P 16 (--pipelines), 50 clients (--clients), -r
+--keyspace for the built-in tests. Rounds are A/B interleaved: in every
+round each (test, pipeline) runs on both servers back to back, the first
+server alternating from one round and one test to the next, so drift and
+neighbours' load hit both alike. Printed per test and pipeline: both
+servers' median req/s, and the median and range over rounds of the per-round
+ratio goblin/redis (above 1: goblin is faster).
+
+Request counts: --requests for -P 1, --requests-pipelined for -P 16, scaled
+down for the slow tests (LRANGE_100 x0.25, LRANGE_600 x0.05, MSET x0.5).
+A quick look: --rounds 1 --requests 20000 --requests-pipelined 100000.
+
+  ./benchmarks/compare.py --pin [--rounds 5] [--chart docs/img/compare.png]
+
+Python 3 standard library only (imports the helpers of tlb_arena_benchmark.py).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tlb_arena_benchmark as tb  # noqa: E402
+
+TESTS = ["SET", "GET", "INCR", "MSET", "LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE_100",
+         "LRANGE_600", "SADD", "SPOP", "HSET", "HGET", "ZADD", "ZSCORE", "ZRANGE_100"]
+SCALE = {"LRANGE_100": 0.25, "LRANGE_600": 0.05, "MSET": 0.5}
+
+
+def custom_command(test, args):
+    """(extra redis-benchmark args, csv name prefix) for the test."""
+    if test == "HGET":
+        return (["-r", str(args.hash_fields), "hget", "bench:hash", "field:__rand_int__"], "hget ")
+    if test == "ZSCORE":
+        return (["-r", str(args.zset_members), "zscore", "bench:zset", "member:__rand_int__"], "zscore ")
+    if test == "ZRANGE_100":
+        return (["zrange", "bench:zset", "0", "99"], "zrange ")
+    return (["-r", str(args.keyspace), "-t", test.lower()], None)
+
+
+def pick_row(out, test, prefix):
+    for line in out.splitlines():
+        cells = [c.strip('"') for c in line.strip().split('","')]
+        if len(cells) < 2 or cells[0] == "test":
+            continue
+        name = cells[0]
+        if prefix is not None:
+            ok = name.lower().startswith(prefix)
+        else:
+            ok = name.split(" ")[0].upper() == test and "needed" not in name
+        if ok:
+            return float(cells[1])
+    raise RuntimeError("no %s row in redis-benchmark output:\n%s" % (test, out))
+
+
+def zset_batches(n, per_cmd=1000, per_batch=50):
+    i = 0
+    while i < n:
+        parts, ncmd = [], 0
+        while ncmd < per_batch and i < n:
+            k = min(per_cmd, n - i)
+            parts.append(b"*%d\r\n$4\r\nZADD\r\n$10\r\nbench:zset\r\n" % (2 + 2 * k))
+            parts.append(b"".join([b"$%d\r\n%d\r\n$19\r\nmember:%012d\r\n" % (len(b"%d" % j), j, j)
+                                   for j in range(i, i + k)]))
+            i += k
+            ncmd += 1
+        yield b"".join(parts), ncmd
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--goblin", default=os.path.join(tb.REPO, "build-release", "goblin-core"))
+    ap.add_argument("--redis", default=shutil.which("redis-server") or "/usr/bin/redis-server")
+    ap.add_argument("--redis-benchmark", default=shutil.which("redis-benchmark") or
+                    "/usr/bin/redis-benchmark")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--requests", type=int, default=100000, help="-n for -P 1")
+    ap.add_argument("--requests-pipelined", type=int, default=500000, help="-n for -P > 1")
+    ap.add_argument("--pipelines", default="1,16", help="comma-separated -P values")
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--keyspace", type=int, default=1000000, help="-r for the built-in tests")
+    ap.add_argument("--hash-fields", type=int, default=1000000)
+    ap.add_argument("--zset-members", type=int, default=1000000)
+    ap.add_argument("--tests", default=",".join(TESTS), help="comma-separated subset of " + ",".join(TESTS))
+    ap.add_argument("--cores", type=int, default=1, help="goblin --cores (redis stays single threaded)")
+    ap.add_argument("--pin", action="store_true", help="servers on the first CPU(s), client on the rest")
+    ap.add_argument("--server-cpus")
+    ap.add_argument("--client-cpus")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds allowed for one redis-benchmark run")
+    ap.add_argument("--chart", metavar="FILE.png")
+    ap.add_argument("--json", metavar="FILE")
+    args = ap.parse_args()
+    tests = [t.strip().upper() for t in args.tests.split(",") if t.strip()]
+    bad = [t for t in tests if t not in TESTS]
+    if bad:
+        ap.error("unknown test(s): %s" % ",".join(bad))
+    pipes = [int(p) for p in args.pipelines.split(",")]
+    for b in (args.goblin, args.redis, args.redis_benchmark):
+        if not os.path.exists(b):
+            ap.error("missing %s" % b)
+
+    cleanup = tb.Cleanup()
+    try:
+        return run(args, tests, pipes, cleanup)
+    except KeyboardInterrupt:
+        print("\ninterrupted: stopping servers", file=sys.stderr)
+        return 130
+    except (RuntimeError, tb.RespError, OSError) as e:
+        print("\nerror: %s" % e, file=sys.stderr)
+        return 1
+    finally:
+        cleanup.run()
+
+
+def run(args, tests, pipes, cleanup):
+    srv_cpus, cli_cpus, pin_note = tb.plan_pinning(args.pin, args.server_cpus, args.client_cpus, args.cores)
+    rv = subprocess.run([args.redis, "--version"], stdout=subprocess.PIPE).stdout.decode().strip()
+    redis_version = rv.split("v=")[1].split()[0] if "v=" in rv else "?"
+    date = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    print("goblin compare: %s" % date)
+    print("machine: %s" % tb.machine_description())
+    print("redis-server %s; goblin-core %s --cores %d; pinning: %s" % (
+        redis_version, args.goblin, args.cores, pin_note))
+    gob = cleanup.server(tb.Server(args.goblin, ["--cores", str(args.cores)], srv_cpus, name="goblin"))
+    red = cleanup.server(tb.Server(args.redis, ["--appendonly", "no"], srv_cpus, name="redis"))
+    gob.start()
+    red.start()
+    servers = {"goblin": gob, "redis": red}
+    need_hash = "HGET" in tests
+    need_zset = "ZSCORE" in tests or "ZRANGE_100" in tests
+    if need_hash:
+        el = tb.load_all([gob, red], tb.hash_batches(args.hash_fields, 8, key=b"bench:hash"))
+        print("preloaded bench:hash, %d fields, in %.1f s" % (args.hash_fields, el))
+    if need_zset:
+        el = tb.load_all([gob, red], zset_batches(args.zset_members))
+        print("preloaded bench:zset, %d members, in %.1f s" % (args.zset_members, el))
+    for s in (gob, red):
+        if need_hash and s.conn.call("HLEN", "bench:hash") != args.hash_fields:
+            raise RuntimeError("%s: bench:hash incomplete" % s.name)
+        if need_zset and s.conn.call("ZCARD", "bench:zset") != args.zset_members:
+            raise RuntimeError("%s: bench:zset incomplete" % s.name)
+
+    res = {(t, p): {"goblin": [], "redis": [], "ratios": []} for t in tests for p in pipes}
+    print("%d rounds x %d tests x -P %s, %d clients; A/B interleaved" % (
+        args.rounds, len(tests), "/".join(map(str, pipes)), args.clients), flush=True)
+    k = 0
+    for r in range(args.rounds):
+        t0 = time.time()
+        for p in pipes:
+            for t in tests:
+                extra, prefix = custom_command(t, args)
+                n = args.requests if p == 1 else args.requests_pipelined
+                n = max(1000, int(n * SCALE.get(t, 1.0)))
+                order = ["goblin", "redis"] if k % 2 == 0 else ["redis", "goblin"]
+                k += 1
+                got = {}
+                for name in order:
+                    s = servers[name]
+                    cmd = tb.taskset_prefix(cli_cpus) + [
+                        args.redis_benchmark, "-h", "127.0.0.1", "-p", str(s.port), "-c", str(args.clients),
+                        "-n", str(n), "-P", str(p), "--csv"] + extra
+                    out = tb.run_client(cmd, cleanup, timeout=args.timeout)
+                    got[name] = pick_row(out, t, prefix)
+                    if not s.alive():
+                        raise RuntimeError("%s died during %s:\n%s" % (name, t, s.log_tail()))
+                cell = res[(t, p)]
+                cell["goblin"].append(got["goblin"])
+                cell["redis"].append(got["redis"])
+                cell["ratios"].append(got["goblin"] / got["redis"])
+        print("  round %d/%d done in %.0f s" % (r + 1, args.rounds, time.time() - t0), flush=True)
+
+    rows = []
+    for p in pipes:
+        print()
+        print("-P %d, %d clients, %d rounds (req/s medians; ratio = goblin/redis per round)" % (
+            p, args.clients, args.rounds))
+        print("%-11s %13s %13s %8s %17s" % ("test", "goblin", "redis", "ratio", "ratio range"))
+        for t in tests:
+            c = res[(t, p)]
+            mg, mr, mq = (statistics.median(c["goblin"]), statistics.median(c["redis"]),
+                          statistics.median(c["ratios"]))
+            print("%-11s %13.0f %13.0f %8.2f %8.2f - %6.2f" % (t, mg, mr, mq, min(c["ratios"]),
+                                                               max(c["ratios"])))
+            rows.append({"test": t, "pipeline": p, "goblin": c["goblin"], "redis": c["redis"],
+                         "ratios": c["ratios"], "goblin_median": mg, "redis_median": mr,
+                         "ratio_median": mq})
+    result = {"date": date, "machine": tb.machine_description(), "redis_version": redis_version,
+              "rounds": args.rounds, "clients": args.clients, "pinning": pin_note,
+              "requests": args.requests, "requests_pipelined": args.requests_pipelined,
+              "cores": args.cores, "rows": rows}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+    if args.chart:
+        tb.call_charts("compare", result, args.chart)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
