@@ -14,9 +14,11 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "db/db.h"
+#include "db/strval.h"
 #include "ds/arena.h"
 #include "ds/hashfn.h"
 #include "mem/hugetlb.h"
+#include "mem/objstore.h"
 #include "net/net.h"
 #include "server/config.h"
 #include "server/log.h"
@@ -49,6 +51,13 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (config_load(argc, argv) != 0) return 1;
+    {
+        char oerr[512];
+        if (objstore_validate(&objstore_cfg, oerr, sizeof(oerr)) != 0) {
+            fprintf(stderr, "goblin-core: %s\n", oerr);
+            return 1;
+        }
+    }
     uint64_t seed;
     if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
     hash_set_seed(seed);
@@ -101,9 +110,21 @@ int main(int argc, char **argv) {
             log_notice("arena-hugetlb: %ld of %ld huge pages free; BGSAVE is disabled while it is on", free_pages,
                        total);
     }
+    {
+        /* The object store: head pools (bound to --numa, HugeTLB first),
+         * the small-object arena and the SSD tail directory. Binding here
+         * makes the workers started below inherit the node. */
+        char oerr[512];
+        if (objstore_init(oerr, sizeof(oerr)) != 0) {
+            fprintf(stderr, "goblin-core: %s\n", oerr);
+            log_warn("%s", oerr);
+            return 1;
+        }
+    }
     db_init_all(cfg.databases);
     cmd_table_init();
     families_register();
+    strval_set_command_scoped(1);
     srv.used_memory_startup = server_used_memory();
 
     log_notice("goblin-core %s starting, pid=%d, Redis %s compatible", GOBLIN_VERSION, (int)getpid(),

@@ -600,6 +600,43 @@ static native_getkeys_fn *native_getkeys(const cmd_def *d) {
     return NULL;
 }
 
+/* Keys of a call, as Redis's getKeysFromCommandWithSpecs: the key specs
+ * when they can be followed and their flags are fixed, else the native
+ * extractor. *out (caller frees) holds the returned number of keys. */
+static int call_keys(const cmd_def *d, const keyspec *specs, int nspecs, garg *argv, int argc, keyref **out) {
+    int has_keyspec = 0, has_varflags = 0;
+    for (int i = 0; i < nspecs; i++) {
+        if (!(specs[i].flags & KF_NOT_KEY)) has_keyspec = 1;
+        if (specs[i].flags & KF_VARIABLE_FLAGS) has_varflags = 1;
+    }
+    native_getkeys_fn *native = native_getkeys(d);
+    keyref *keys = malloc(sizeof(keyref) * ((size_t)argc * (size_t)(nspecs + 1) + 2));
+    if (!keys) abort();
+    int nk = -1;
+    if (has_keyspec && !has_varflags) nk = keys_from_specs(d, specs, nspecs, argv, argc, keys);
+    if (nk < 0) nk = native ? native(argv, argc, keys) : 0;
+    *out = keys;
+    return nk;
+}
+
+int cmd_call_keys(const cmd_def *d, garg *argv, int argc, cmd_keyacc **out) {
+    int nspecs;
+    keyspec *specs = cmd_keyspecs(d, &nspecs);
+    keyref *keys;
+    int nk = call_keys(d, specs, nspecs, argv, argc, &keys);
+    free(specs);
+    cmd_keyacc *acc = malloc(sizeof(cmd_keyacc) * (size_t)(nk + 1));
+    if (!acc) abort();
+    for (int i = 0; i < nk; i++) {
+        acc[i].pos = keys[i].pos;
+        acc[i].access = ((keys[i].flags & KF_ACCESS) ? CMD_KEY_READ : 0) |
+                        ((keys[i].flags & (KF_INSERT | KF_DELETE | KF_UPDATE)) ? CMD_KEY_WRITE : 0);
+    }
+    free(keys);
+    *out = acc;
+    return nk;
+}
+
 static void getkeys(client *c, int with_flags) {
     garg *argv = c->argv + 2;
     int argc = c->argc - 2;
@@ -614,11 +651,9 @@ static void getkeys(client *c, int with_flags) {
     }
     int nspecs;
     keyspec *specs = cmd_keyspecs(d, &nspecs);
-    int has_keyspec = 0, has_varflags = 0;
-    for (int i = 0; i < nspecs; i++) {
+    int has_keyspec = 0;
+    for (int i = 0; i < nspecs; i++)
         if (!(specs[i].flags & KF_NOT_KEY)) has_keyspec = 1;
-        if (specs[i].flags & KF_VARIABLE_FLAGS) has_varflags = 1;
-    }
     native_getkeys_fn *native = native_getkeys(d);
     if (!native && !has_keyspec) {
         reply_error(c, "ERR The command has no key arguments");
@@ -630,11 +665,8 @@ static void getkeys(client *c, int with_flags) {
         free(specs);
         return;
     }
-    keyref *keys = malloc(sizeof(keyref) * ((size_t)argc * (size_t)(nspecs + 1) + 2));
-    if (!keys) abort();
-    int nk = -1;
-    if (has_keyspec && !has_varflags) nk = keys_from_specs(d, specs, nspecs, argv, argc, keys);
-    if (nk < 0) nk = native ? native(argv, argc, keys) : 0;
+    keyref *keys;
+    int nk = call_keys(d, specs, nspecs, argv, argc, &keys);
     if (nk == 0) {
         if (d->flags & CMDF_NO_MANDATORY_KEYS) reply_array(c, 0);
         else reply_error(c, "ERR Invalid arguments specified for command");

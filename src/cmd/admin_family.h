@@ -33,6 +33,17 @@ void info_addf(info_buf *b, const char *fmt, ...) __attribute__((format(printf, 
 typedef void info_section_fn(info_buf *b);
 void info_register_goblin(info_section_fn *fn);
 
+/* The keys of a call (argv[0] is the command name) and how each is used:
+ * CMD_KEY_READ when its value is read, CMD_KEY_WRITE when it is inserted,
+ * updated or deleted (Redis's key-spec flags). Returns the count; *out is
+ * malloc'd (caller frees, also when the count is 0). For ACL key checks. */
+enum { CMD_KEY_READ = 1, CMD_KEY_WRITE = 2 };
+typedef struct cmd_keyacc {
+    int pos;
+    int access;
+} cmd_keyacc;
+int cmd_call_keys(const cmd_def *d, garg *argv, int argc, cmd_keyacc **out);
+
 /* ---- Family internals -------------------------------------------------- */
 
 /* Reply Redis's HELP layout: "<CMD> <subcommand> ... Subcommands are:",

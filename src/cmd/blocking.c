@@ -101,9 +101,9 @@ int block_parse_timeout(client *c, const garg *a, int64_t *deadline) {
         reply_error(c, "ERR timeout is not a float or out of range");
         return -1;
     }
-    /* As Redis: milliseconds truncated; what does not fit becomes LLONG_MIN
-     * ("negative"); so 0.0001 blocks forever, like 0. */
-    long double ms = t * 1000.0L;
+    /* As Redis 7.0: milliseconds rounded up (0.0001 waits 1 ms, not
+     * forever); what does not fit (inf) becomes LLONG_MIN: "negative". */
+    long double ms = ceill(t * 1000.0L);
     long long tms = ms >= -9223372036854775808.0L && ms < 9223372036854775808.0L ? (long long)ms : LLONG_MIN;
     if (tms < 0) {
         reply_error(c, "ERR timeout is negative");

@@ -66,6 +66,12 @@ typedef struct client {
     /* Error flag of the command being executed (for failed_calls). */
     int cmd_failed;
     size_t qbuf_len, qbuf_free; /* for CLIENT LIST, kept by net/ */
+    /* Authenticated ACL user; NULL is the default user (owned by cmd/acl.c,
+     * changed under the client registry lock). */
+    struct acl_user *acl_user;
+    /* Output buffer limit: when the soft limit was first exceeded (ms, 0 when
+     * under it); kept by net/. */
+    int64_t obuf_soft_since_ms;
 } client;
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd/acl.h"
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
@@ -54,7 +55,7 @@ void client_reset_state(client *c) {
         extern void pubsub_client_gone(client * c) __attribute__((weak));
         if (pubsub_client_gone) pubsub_client_gone(c);
     }
-    if (cfg.requirepass && cfg.requirepass[0]) c->flags &= ~(uint32_t)CLIENT_AUTHENTICATED;
+    acl_client_reset(c);
 }
 
 void pubsub_client_gone(client *c) __attribute__((weak));
@@ -71,6 +72,7 @@ void cmd_client_gone(client *c) {
     pthread_mutex_unlock(&monitor_lock);
     extern void multi_discard_state(client * c) __attribute__((weak));
     if (multi_discard_state) multi_discard_state(c);
+    acl_client_gone(c);
 }
 
 /* Quote an argument the way Redis's MONITOR does (sdscatrepr). */
@@ -168,12 +170,52 @@ static size_t client_info_line(const client *c, char *buf, size_t cap) {
         buf, cap,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
         "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=0 omem=0 "
-        "tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d\n",
+        "tot-mem=%zu events=r cmd=%s user=%s redir=-1 resp=%d\n",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000), fl, c->db,
         (c->flags & CLIENT_MULTI) ? 0 : -1, c->qbuf_len, c->qbuf_free, c->qbuf_len + c->qbuf_free,
         c->qbuf_len + c->qbuf_free, c->olen - c->osent, c->ocap + c->qbuf_len + c->qbuf_free + sizeof(client), cmd,
-        c->resp);
+        acl_user_name(acl_client_user(c)), c->resp);
+}
+
+char *client_info_dup(const client *c) {
+    char buf[2048];
+    size_t n = client_info_line(c, buf, sizeof(buf));
+    if (n >= sizeof(buf)) n = sizeof(buf) - 1;
+    while (n && buf[n - 1] == '\n') n--;
+    return strndup(buf, n);
+}
+
+struct acl_user *client_swap_user(client *c, struct acl_user *u) {
+    net_registry_lock();
+    struct acl_user *old = c->acl_user;
+    __atomic_store_n(&c->acl_user, u, __ATOMIC_RELEASE);
+    net_registry_unlock();
+    return old;
+}
+
+typedef struct kill_user_ctx {
+    const struct acl_user *u;
+    client *self;
+    int pubsub_only;
+    long killed;
+} kill_user_ctx;
+
+static void kill_user_one(void *arg, client *c) {
+    kill_user_ctx *k = arg;
+    if (acl_client_user(c) != k->u) return;
+    if (k->pubsub_only && !(__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & CLIENT_PUBSUB)) return;
+    if (c == k->self) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    else net_client_kill(c);
+    k->killed++;
+}
+
+long client_kill_user(const struct acl_user *u, client *self, int pubsub_only) {
+    kill_user_ctx k = {u, self, pubsub_only, 0};
+    net_registry_lock();
+    net_clients_each(kill_user_one, &k);
+    net_registry_unlock();
+    return k.killed;
 }
 
 typedef struct list_ctx {
@@ -270,7 +312,8 @@ static void clientGetnameCommand(client *c) {
 typedef struct kill_ctx {
     client *self;
     int old_style;
-    const char *addr, *laddr, *type, *user;
+    const char *addr, *laddr, *type;
+    struct acl_user *user;
     unsigned long long id;
     int skipme;
     long long maxage;
@@ -282,7 +325,7 @@ static void kill_one(void *arg, client *c) {
     if (k->addr && strcmp(k->addr, c->addr) != 0) return;
     if (k->laddr && strcmp(k->laddr, c->laddr) != 0) return;
     if (k->type && strcmp(k->type, client_type(c)) != 0) return;
-    if (k->user && strcmp(k->user, "default") != 0) return;
+    if (k->user && acl_client_user(c) != k->user) return;
     if (k->id && k->id != c->id) return;
     if (k->maxage && (wall_ms() - c->ctime_ms) / 1000 < k->maxage) return;
     if (c == k->self && k->skipme) return;
@@ -306,36 +349,37 @@ static void clientKillCommand(client *c) {
                 long long id;
                 if (!str_to_ll(v->p, v->n, &id) || id <= 0) {
                     reply_error(c, "ERR client-id should be greater than 0");
-                    return;
+                    goto out;
                 }
                 k.id = (unsigned long long)id;
             } else if (arg_is(o, "type")) {
-                if (parse_type(c, v, &k.type) != 0) return;
+                if (parse_type(c, v, &k.type) != 0) goto out;
             } else if (arg_is(o, "addr")) {
                 k.addr = v->p;
             } else if (arg_is(o, "laddr")) {
                 k.laddr = v->p;
             } else if (arg_is(o, "user")) {
-                k.user = v->p;
-                if (strcmp(v->p, "default") != 0) {
+                if (k.user) acl_user_release(k.user);
+                k.user = acl_user_get(v->p, v->n);
+                if (!k.user) {
                     reply_errorf(c, "ERR No such user '%s'", v->p);
-                    return;
+                    goto out;
                 }
             } else if (arg_is(o, "skipme")) {
                 if (arg_is(v, "yes")) k.skipme = 1;
                 else if (arg_is(v, "no")) k.skipme = 0;
                 else {
                     reply_err_syntax(c);
-                    return;
+                    goto out;
                 }
             } else {
                 reply_err_syntax(c);
-                return;
+                goto out;
             }
         }
     } else {
         reply_err_syntax(c);
-        return;
+        goto out;
     }
     net_registry_lock();
     net_clients_each(kill_one, &k);
@@ -346,6 +390,8 @@ static void clientKillCommand(client *c) {
     } else {
         reply_int(c, k.killed);
     }
+out:
+    if (k.user) acl_user_release(k.user);
 }
 
 static void clientPauseCommand(client *c) {

@@ -20,8 +20,10 @@
 #include "cmd/acl.h"
 #include "cmd/admin_family.h"
 #include "cmd/blocking.h"
+#include "cmd/evict.h"
 #include "cmd/reply.h"
 #include "cmd/slowlog.h"
+#include "db/strval.h"
 #include "ds/hashfn.h"
 #include "ds/strutil.h"
 #include "ds/swiss.h"
@@ -298,6 +300,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     db_count_lookups((cmd->flags & CMDF_READONLY) != 0);
     obj_set_lfu_mode(cfg.maxmemory_policy == 1 || cfg.maxmemory_policy == 5); /* volatile-lfu, allkeys-lfu */
     cmd->proc(c);
+    strval_end_command(); /* fold large-string views back while locked */
     db_count_lookups(0);
     unlock_for(c, mode, mask);
     db_unfreeze_time();
@@ -395,6 +398,17 @@ void cmd_execute(client *c) {
     if (denied) {
         reject_with(c, cmd, denied);
         return;
+    }
+    if (cfg.maxmemory > 0 && evict_perform() == EVICT_FAIL) {
+        /* Over maxmemory with nothing to evict: refuse what would grow it,
+         * and any queuing inside MULTI (but EXEC, DISCARD, QUIT, RESET). */
+        const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+        int queuing = (c->flags & CLIENT_MULTI) && strcmp(n, "exec") && strcmp(n, "discard") && strcmp(n, "quit") &&
+                      strcmp(n, "reset");
+        if ((cmd->flags & CMDF_DENYOOM) || queuing) {
+            reject_with(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
+            return;
+        }
     }
     if ((c->flags & CLIENT_PUBSUB) && c->resp == 2) {
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;

@@ -1,8 +1,10 @@
 /* connection.c -- connection commands: PING, ECHO, QUIT, SELECT, AUTH,
- * HELLO, RESET. Password checks compare in constant time. */
+ * HELLO, RESET. Credentials are checked by the ACL users (cmd/acl.c),
+ * which compare password hashes in constant time. */
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/acl.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
@@ -47,42 +49,23 @@ static void selectCommand(client *c) {
     reply_ok(c);
 }
 
-/* Constant-time comparison: the time taken depends only on the lengths. */
-static int secret_equal(const char *a, size_t an, const char *b, size_t bn) {
-    unsigned char diff = (unsigned char)(an != bn);
-    size_t n = an > bn ? an : bn;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char x = i < an ? (unsigned char)a[i] : 0;
-        unsigned char y = i < bn ? (unsigned char)b[i] : 0;
-        diff |= (unsigned char)(x ^ y);
-    }
-    return diff == 0;
-}
-
-/* 0 ok, -1 wrong credentials. */
-static int check_credentials(const garg *user, const garg *pass) {
-    if (user && !arg_is(user, "default")) return -1;
-    if (!cfg.requirepass || !cfg.requirepass[0]) return user ? 0 : 0; /* nopass default user */
-    return secret_equal(pass->p, pass->n, cfg.requirepass, strlen(cfg.requirepass)) ? 0 : -1;
-}
-
 static void authCommand(client *c) {
     if (c->argc > 3) {
         reply_err_syntax(c);
         return;
     }
-    if (c->argc == 2 && (!cfg.requirepass || !cfg.requirepass[0])) {
+    if (c->argc == 2 && acl_default_nopass()) {
         reply_error(c, "ERR AUTH <password> called without any password configured for the default user. "
                        "Are you sure your configuration is correct?");
         return;
     }
-    const garg *user = c->argc == 3 ? &c->argv[1] : NULL;
     const garg *pass = &c->argv[c->argc - 1];
-    if (check_credentials(user, pass) != 0) {
+    const char *user = c->argc == 3 ? c->argv[1].p : "default";
+    size_t ulen = c->argc == 3 ? c->argv[1].n : 7;
+    if (acl_authenticate(c, user, ulen, pass->p, pass->n) != 0) {
         reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
         return;
     }
-    c->flags |= CLIENT_AUTHENTICATED;
     reply_ok(c);
 }
 
@@ -110,11 +93,11 @@ static void helloCommand(client *c) {
     for (; i < c->argc; i++) {
         int more = c->argc - i - 1;
         if (arg_is(&c->argv[i], "AUTH") && more >= 2) {
-            if (check_credentials(&c->argv[i + 1], &c->argv[i + 2]) != 0) {
+            const garg *u = &c->argv[i + 1], *p = &c->argv[i + 2];
+            if (acl_authenticate(c, u->p, u->n, p->p, p->n) != 0) {
                 reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
                 return;
             }
-            c->flags |= CLIENT_AUTHENTICATED;
             i += 2;
         } else if (arg_is(&c->argv[i], "SETNAME") && more >= 1) {
             if (!valid_client_name(&c->argv[i + 1])) {
@@ -129,7 +112,7 @@ static void helloCommand(client *c) {
             return;
         }
     }
-    if (!(c->flags & CLIENT_AUTHENTICATED) && cfg.requirepass && cfg.requirepass[0]) {
+    if (!(c->flags & CLIENT_AUTHENTICATED)) {
         reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
                        "AUTH <user> <pass> option can be used to authenticate the client and select the "
                        "RESP protocol version at the same time");

@@ -30,6 +30,9 @@ FAMILY(blocking)    /* cmd/blocking.c */
 FAMILY(sort)        /* cmd/sort.c */
 FAMILY(persist)     /* persist/ commands */
 FAMILY(meminfo)     /* cmd/meminfo.c: INFO lines of the memory engine */
+FAMILY(acl)         /* cmd/acl.c: ACL users, AUTH checks */
+FAMILY(evict)       /* cmd/evict.c: maxmemory eviction */
+FAMILY(objstore)    /* cmd/numa_info.c: INFO lines of the object store */
 #undef FAMILY
 
 void families_register(void);

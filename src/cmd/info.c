@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd/admin_family.h"
+#include "cmd/evict.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
 #include "net/net.h"
@@ -290,7 +291,7 @@ static void info_stats(info_buf *b) {
               "expired_stale_perc:0.00\r\n"
               "expired_time_cap_reached_count:0\r\n"
               "expire_cycle_cpu_milliseconds:0\r\n"
-              "evicted_keys:0\r\n"
+              "evicted_keys:%llu\r\n"
               "evicted_clients:0\r\n"
               "total_eviction_exceeded_time:0\r\n"
               "current_eviction_exceeded_time:0\r\n"
@@ -329,6 +330,7 @@ static void info_stats(info_buf *b) {
               load_double(&srv.inst_input_kbps), load_double(&srv.inst_output_kbps),
               (unsigned long long)__atomic_load_n(&net_stat_rejected, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&db_stat_keyspace_hits, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&db_stat_keyspace_misses, __ATOMIC_RELAXED),
               (unsigned long long)reply_total_errors());

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/acl.h"
 #include "cmd/command.h"
 #include "cmd/reply.h"
 #include "net/internal.h"
@@ -85,13 +86,39 @@ static void conn_free(conn *k) {
     free(k);
 }
 
+/* Redis's connIsLocal: a peer on the loopback interface. */
+static int peer_is_loopback(const char *peer) {
+    const char *colon = strrchr(peer, ':');
+    size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
+    return strncmp(peer, "127.", 4) == 0 || (n == 3 && strncmp(peer, "::1", 3) == 0);
+}
+
+static void conn_refuse(int fd, const char *msg) {
+    if (write(fd, msg, strlen(msg)) < 0) { /* best effort */
+    }
+    close(fd);
+    __atomic_fetch_add(&net_stat_rejected, 1, __ATOMIC_RELAXED);
+}
+
 void conn_accept(worker *w, int fd, const char *peer, const char *local) {
     if (cfg.maxclients > 0 && net_clients_count() >= cfg.maxclients) {
-        static const char msg[] = "-ERR max number of clients reached\r\n";
-        if (write(fd, msg, sizeof(msg) - 1) < 0) { /* best effort */
-        }
-        close(fd);
-        __atomic_fetch_add(&net_stat_rejected, 1, __ATOMIC_RELAXED);
+        conn_refuse(fd, "-ERR max number of clients reached\r\n");
+        return;
+    }
+    if (cfg.protected_mode && acl_default_nopass() && !peer_is_loopback(peer)) {
+        conn_refuse(fd,
+                    "-DENIED Redis is running in protected mode because protected mode is enabled and no password "
+                    "is set for the default user. In this mode connections are only accepted from the loopback "
+                    "interface. If you want to connect from external computers to Redis you may adopt one of the "
+                    "following solutions: 1) Just disable protected mode sending the command 'CONFIG SET "
+                    "protected-mode no' from the loopback interface by connecting to Redis from the same host the "
+                    "server is running, however MAKE SURE Redis is not publicly accessible from internet if you do "
+                    "so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the "
+                    "protected mode by editing the Redis configuration file, and setting the protected mode option "
+                    "to 'no', and then restarting the server. 3) If you started the server manually just for "
+                    "testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication "
+                    "password for the default user. NOTE: You only need to do one of the above things in order for "
+                    "the server to start accepting connections from the outside.\r\n");
         return;
     }
     conn *k = calloc(1, sizeof(conn));
@@ -106,7 +133,7 @@ void conn_accept(worker *w, int fd, const char *peer, const char *local) {
     k->c.resp = 2;
     k->c.id = __atomic_fetch_add(&next_client_id, 1, __ATOMIC_RELAXED);
     k->c.ctime_ms = k->c.last_ms = now_ms();
-    if (!cfg.requirepass || !cfg.requirepass[0]) k->c.flags |= CLIENT_AUTHENTICATED;
+    if (acl_new_client_authenticated()) k->c.flags |= CLIENT_AUTHENTICATED;
     snprintf(k->c.addr, sizeof(k->c.addr), "%s", peer);
     snprintf(k->c.laddr, sizeof(k->c.laddr), "%s", local);
     pthread_mutex_init(&k->alock, NULL);
@@ -159,6 +186,35 @@ static int conn_flush(conn *k) {
     return 0;
 }
 
+/* Redis fills a 16 KiB per-client buffer before it counts reply memory
+ * against the limits; pending output up to that size is not counted. */
+#define OBUF_UNCOUNTED (16 * 1024)
+
+/* client-output-buffer-limit, checked whenever the output grows: 1 when
+ * the pending output has reached the hard limit of the client's class, or
+ * stayed at or above the soft limit for longer than its seconds (Redis's
+ * checkClientOutputBufferLimits); the caller closes the connection. */
+static int conn_obuf_over_limit(conn *k) {
+    client *c = &k->c;
+    int cl = (c->flags & CLIENT_PUBSUB) ? CONFIG_OBL_PUBSUB : CONFIG_OBL_NORMAL;
+    long long hard = cfg.obl_hard[cl], soft = cfg.obl_soft[cl];
+    if (!hard && !soft) return 0;
+    unsigned long long used = (unsigned long long)(c->olen - c->osent) + __atomic_load_n(&k->alen, __ATOMIC_RELAXED);
+    used = used > OBUF_UNCOUNTED ? used - OBUF_UNCOUNTED : 0;
+    int over = hard && used >= (unsigned long long)hard;
+    if (soft && used >= (unsigned long long)soft) {
+        int64_t now = now_ms();
+        if (!c->obuf_soft_since_ms) c->obuf_soft_since_ms = now;
+        else if (now - c->obuf_soft_since_ms > cfg.obl_soft_secs[cl] * 1000) over = 1;
+    } else {
+        c->obuf_soft_since_ms = 0;
+    }
+    if (over)
+        log_warn("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
+                 (unsigned long long)c->id, c->addr);
+    return over;
+}
+
 static int paused_for(conn *k, int argc, garg *argv) {
     if (!pause_until_ms) return 0;
     if (now_ms() >= pause_until_ms) {
@@ -180,7 +236,7 @@ static void conn_process(conn *k) {
         int argc;
         garg *argv;
         const char *err = NULL;
-        resp_limits lim = {cfg.proto_max_bulk_len, (c->flags & CLIENT_AUTHENTICATED) != 0};
+        resp_limits lim = {cfg.proto_max_bulk_len, !acl_auth_required(c)};
         /* A paused client keeps its commands queued until the pause ends. */
         if (k->paused) break;
         int r = resp_parse(&k->parser, k->qbuf + start, k->qlen - start, &lim, &used, &argc, &argv, &err);
@@ -208,6 +264,7 @@ static void conn_process(conn *k) {
         c->argc = 0;
         c->argv = NULL;
         start += used;
+        if (c->olen > c->osent && conn_obuf_over_limit(k)) c->flags |= CLIENT_CLOSE_ASAP;
         if (c->flags & CLIENT_REPLY_SKIP) c->flags &= ~(uint32_t)CLIENT_REPLY_SKIP;
         if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
             c->flags &= ~(uint32_t)CLIENT_REPLY_SKIP_NEXT;
@@ -338,7 +395,11 @@ void conn_drain_async(worker *w) {
             reply_raw(&k->c, b, n);
             k->c.flags = saved;
             free(b);
-            conn_after_io(k);
+            if (conn_obuf_over_limit(k)) {
+                conn_free(k);
+            } else {
+                conn_after_io(k);
+            }
         }
         k = next;
     }

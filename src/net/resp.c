@@ -53,6 +53,17 @@ static int ensure_args(resp_parser *p, int n) {
 
 static int parse_line_ll(const char *s, size_t n, long long *v) { return str_to_ll(s, n, v); }
 
+/* The first ch in buf[0..n), or NULL. A NUL byte ends the search: Redis
+ * looks for line ends with strchr(), so a NUL before the end of a header or
+ * inline line keeps the request incomplete (until the too-big limits). */
+static char *find_eol(char *buf, size_t n, char ch) {
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] == ch) return buf + i;
+        if (buf[i] == '\0') return NULL;
+    }
+    return NULL;
+}
+
 /* Split an inline request the way redis-cli users expect (quotes, escapes). */
 static int split_inline(resp_parser *p, const char *line, size_t n, const char **err) {
     if (p->inl_cap < n + 1) {
@@ -148,7 +159,7 @@ int resp_parse(resp_parser *p, char *buf, size_t len, const resp_limits *lim, si
         p->type = buf[0] == '*' ? 1 : 2;
     }
     if (p->type == 2) {
-        char *nl = memchr(buf, '\n', len);
+        char *nl = find_eol(buf, len, '\n');
         if (!nl) {
             if (len > RESP_INLINE_MAX) {
                 *err = "Protocol error: too big inline request";
@@ -172,7 +183,7 @@ int resp_parse(resp_parser *p, char *buf, size_t len, const resp_limits *lim, si
     }
     /* Multibulk. */
     if (p->mb_left == 0 && p->argc == 0 && p->pos == 0) {
-        char *cr = memchr(buf, '\r', len);
+        char *cr = find_eol(buf, len, '\r');
         if (!cr) {
             if (len > RESP_INLINE_MAX) {
                 *err = "Protocol error: too big mbulk count string";
@@ -206,7 +217,7 @@ int resp_parse(resp_parser *p, char *buf, size_t len, const resp_limits *lim, si
     while (p->mb_left) {
         if (p->bulklen == -1) {
             if (p->pos >= len) return RESP_NEED_MORE;
-            char *cr = memchr(buf + p->pos, '\r', len - p->pos);
+            char *cr = find_eol(buf + p->pos, len - p->pos, '\r');
             if (!cr) {
                 if (len - p->pos > RESP_INLINE_MAX) {
                     *err = "Protocol error: too big bulk count string";

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ds/strutil.h"
+#include "mem/objstore.h"
 
 goblin_config cfg;
 
@@ -42,6 +43,7 @@ typedef struct config_entry {
 } config_entry;
 
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
+static const char *const acl_pubsub_defaults[] = {"allchannels", "resetchannels", NULL};
 static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
                                        "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
@@ -74,6 +76,10 @@ static config_entry table[] = {
     {"loglevel", NULL, T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevels, NULL},
     {"hz", NULL, T_INT, 0, &cfg.hz, "10", INT_MIN, INT_MAX, NULL, NULL},
     {"requirepass", NULL, T_STRING, F_SENSITIVE, &cfg.requirepass, "", 0, 0, NULL, NULL},
+    {"aclfile", NULL, T_STRING, F_IMMUTABLE, &cfg.aclfile, "", 0, 0, NULL, NULL},
+    {"acllog-max-len", NULL, T_LL, 0, &cfg.acllog_max_len, "128", 0, LLONG_MAX, NULL, NULL},
+    {"acl-pubsub-default", NULL, T_ENUM, 0, &cfg.acl_pubsub_default, "resetchannels", 0, 0, acl_pubsub_defaults,
+     NULL},
     {"dir", NULL, T_STRING, 0, &cfg.dir, "", 0, 0, NULL, NULL},
     {"dbfilename", NULL, T_STRING, 0, &cfg.dbfilename, "dump.rdb", 0, 0, NULL, NULL},
     {"save", NULL, T_STRING, F_MULTIARG, &cfg.save, "", 0, 0, NULL, "SAVE/BGSAVE (RDB snapshots)"},
@@ -99,22 +105,22 @@ static config_entry table[] = {
     /* Goblin flags (DESIGN.md). */
     {"arena-hugetlb", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &cfg.arena_hugetlb, "no", 0, 0, NULL, NULL},
     {"arena-chunk", NULL, T_GSIZE, F_IMMUTABLE, &cfg.arena_chunk, "2M", 2 << 20, 1LL << 30, NULL, NULL},
-    {"memory", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[0], "0", 0, LLONG_MAX, NULL, NOTYET_OBJ},
-    {"sub-memory", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[1], "0", 0, LLONG_MAX, NULL, NOTYET_OBJ},
-    {"small-memory", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[2], "0", 0, LLONG_MAX, NULL, NOTYET_OBJ},
+    {"memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.memory, "0", 0, LLONG_MAX, NULL, NULL},
+    {"sub-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.sub_memory, "0", 0, LLONG_MAX, NULL, NULL},
+    {"small-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.small_memory, "0", 0, LLONG_MAX, NULL, NULL},
     {"small-sub-memory", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[3], "0", 0, LLONG_MAX, NULL,
      NOTYET_OBJ},
-    {"block", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[4], "2M", 0, LLONG_MAX, NULL, NOTYET_OBJ},
-    {"ram-head", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[5], "256K", 0, LLONG_MAX, NULL, NOTYET_OBJ},
-    {"io-chunk", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[6], "256K", 0, LLONG_MAX, NULL, NOTYET_OBJ},
-    {"write-io-chunk", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[7], "1M", 0, LLONG_MAX, NULL,
-     NOTYET_OBJ},
-    {"ssd-dir", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, &goblin_str_store[0], "", 0, 0, NULL, NOTYET_OBJ},
-    {"numa", NULL, T_LL, F_IMMUTABLE | F_NOTYET, &goblin_size_store[8], "-1", -1, 1024, NULL, NOTYET_OBJ},
-    {"no-numa-promotion", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, &goblin_bool_store[0], "no", 0, 0, NULL,
-     NOTYET_OBJ},
-    {"perverse", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, &goblin_bool_store[1], "no", 0, 0, NULL,
-     NOTYET_OBJ},
+    {"block", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.block, "2M", 0, LLONG_MAX, NULL, NULL},
+    {"ram-head", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.ram_head, "256K", 0, LLONG_MAX, NULL, NULL},
+    {"io-chunk", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.io_chunk, "256K", 0, LLONG_MAX, NULL, NULL},
+    {"write-io-chunk", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.write_io_chunk, "1M", 0, LLONG_MAX, NULL,
+     NULL},
+    {"ssd-dir", NULL, T_STRING, F_IMMUTABLE, &objstore_cfg.ssd_dir, "", 0, 0, NULL, NULL},
+    {"numa", NULL, T_LL, F_IMMUTABLE, &objstore_cfg.numa, "-1", -1, 1024, NULL, NULL},
+    {"no-numa-promotion", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &objstore_cfg.no_numa_promotion, "no", 0, 0, NULL,
+     NULL},
+    {"perverse", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &objstore_cfg.perverse, "no", 0, 0, NULL,
+     NULL},
     {"http-port", NULL, T_LL, F_IMMUTABLE | F_NOTYET, &goblin_size_store[9], "0", 0, 65535, NULL, NOTYET_HTTP},
     {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, &goblin_bool_store[2], "no", 0, 0, NULL,
      NOTYET_HTTP},
@@ -141,7 +147,7 @@ static config_entry table[] = {
     {"tcp-keepalive-interval", NULL, T_STRING, F_PASSTHRU, &pt_values[16], "", 0, 0, NULL, NULL},
     {"replica-serve-stale-data", NULL, T_STRING, F_PASSTHRU, &pt_values[17], "yes", 0, 0, NULL, NULL},
     {"replica-read-only", NULL, T_STRING, F_PASSTHRU, &pt_values[18], "yes", 0, 0, NULL, NULL},
-    {"client-output-buffer-limit", NULL, T_STRING, F_PASSTHRU | F_MULTIARG, &pt_values[19],
+    {"client-output-buffer-limit", NULL, T_STRING, F_MULTIARG, &cfg.client_output_buffer_limit,
      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, NULL, NULL},
     {"lua-time-limit", NULL, T_STRING, F_PASSTHRU, &pt_values[20], "5000", 0, 0, NULL, NULL},
     {"busy-reply-threshold", NULL, T_STRING, F_PASSTHRU, &pt_values[21], "5000", 0, 0, NULL, NULL},
@@ -208,6 +214,62 @@ static int parse_size(const char *s, long long *out, int binary) {
 
 int config_parse_size(const char *s, long long *out) { return parse_size(s, out, 1); }
 
+/* The default user follows requirepass (cmd/acl.c; absent in unit builds). */
+void acl_requirepass_changed(const char *pass) __attribute__((weak));
+
+/* client-output-buffer-limit "<class> <hard> <soft> <seconds> ...": the
+ * classes given change, the others keep their limits; the stored string
+ * always lists all three, as CONFIG GET shows it. */
+static int obl_set(const char *v, char *err, size_t errlen) {
+    static const char *const classes[] = {"normal", "slave", "pubsub"};
+    long long hard[3], soft[3], secs[3];
+    memcpy(hard, cfg.obl_hard, sizeof(hard));
+    memcpy(soft, cfg.obl_soft, sizeof(soft));
+    memcpy(secs, cfg.obl_soft_secs, sizeof(secs));
+    char *copy = strdup(v), *save = NULL, *w[64];
+    int n = 0;
+    for (char *t = strtok_r(copy, " ", &save); t && n < 64; t = strtok_r(NULL, " ", &save)) w[n++] = t;
+    int rc = 0;
+    if (n % 4) {
+        snprintf(err, errlen, "Wrong number of arguments in buffer limit configuration.");
+        rc = -1;
+    }
+    for (int i = 0; rc == 0 && i < n; i += 4) {
+        int cl = strcasecmp(w[i], "normal") == 0                                      ? CONFIG_OBL_NORMAL
+                 : strcasecmp(w[i], "slave") == 0 || strcasecmp(w[i], "replica") == 0 ? CONFIG_OBL_REPLICA
+                 : strcasecmp(w[i], "pubsub") == 0                                     ? CONFIG_OBL_PUBSUB
+                                                                                       : -1;
+        if (cl < 0) {
+            snprintf(err, errlen, "Invalid client class specified in buffer limit configuration.");
+            rc = -1;
+            break;
+        }
+        long long h, so, se;
+        if (parse_size(w[i + 1], &h, 0) != 0 || parse_size(w[i + 2], &so, 0) != 0 ||
+            !str_to_ll(w[i + 3], strlen(w[i + 3]), &se) || h < 0 || so < 0 || se < 0) {
+            snprintf(err, errlen, "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+            rc = -1;
+            break;
+        }
+        hard[cl] = h;
+        soft[cl] = so;
+        secs[cl] = se;
+    }
+    free(copy);
+    if (rc) return rc;
+    memcpy(cfg.obl_hard, hard, sizeof(hard));
+    memcpy(cfg.obl_soft, soft, sizeof(soft));
+    memcpy(cfg.obl_soft_secs, secs, sizeof(secs));
+    char buf[256];
+    size_t len = 0;
+    for (int cl = 0; cl < 3; cl++)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s %lld %lld %lld", cl ? " " : "", classes[cl],
+                                hard[cl], soft[cl], secs[cl]);
+    free(cfg.client_output_buffer_limit);
+    cfg.client_output_buffer_limit = strdup(buf);
+    return 0;
+}
+
 static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
     long long n;
     switch (e->type) {
@@ -249,9 +311,11 @@ static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
         *(long long *)e->ptr = n;
         return 0;
     case T_STRING: {
+        if (e->ptr == &cfg.client_output_buffer_limit) return obl_set(v, err, errlen);
         char **sp = e->ptr;
         free(*sp);
         *sp = strdup(v);
+        if (e->ptr == &cfg.requirepass && acl_requirepass_changed) acl_requirepass_changed(v);
         return 0;
     }
     case T_ENUM:
@@ -307,25 +371,6 @@ static int check_supported(config_entry *e, const char *v, char *err, size_t err
                  e->notyet, e->name);
         return -1;
     }
-    /* Eviction itself has not landed: a policy other than noeviction is
-     * accepted (OBJECT FREQ/IDLETIME follow it) only while no maxmemory
-     * limit would make it evict. */
-    if (e->ptr == &cfg.maxmemory_policy && strcasecmp(v, "noeviction") != 0 && cfg.maxmemory > 0) {
-        int known = 0;
-        for (int i = 0; policies[i]; i++) known |= strcasecmp(policies[i], v) == 0;
-        if (known) {
-            snprintf(err, errlen, "maxmemory-policy '%s' with a maxmemory limit is not supported yet (eviction)", v);
-            return -1;
-        }
-    }
-    if (e->ptr == &cfg.maxmemory && cfg.maxmemory_policy != 7) {
-        long long n;
-        if (parse_size(v, &n, 0) == 0 && n > 0) {
-            snprintf(err, errlen, "maxmemory with policy '%s' is not supported yet (eviction); use noeviction",
-                     policies[cfg.maxmemory_policy]);
-            return -1;
-        }
-    }
     if (e->ptr == &cfg.arena_chunk) {
         long long n;
         if (parse_size(v, &n, 1) == 0 && (n & (n - 1))) {
@@ -346,40 +391,42 @@ static void config_defaults(void) {
             exit(1);
         }
         format_value(&table[i], buf, sizeof(buf));
+        free(def_formatted[i]); /* loaded again (tests, fuzzing) */
         def_formatted[i] = strdup(buf);
     }
 }
 
-/* Split a config line the way redis.conf is read (quotes and escapes). */
+/* Split a config line the way redis.conf is read (quotes and escapes).
+ * -1 (nothing allocated) on unbalanced quotes or more than max words. */
 static int split_line(const char *line, char **argv, int max) {
     int argc = 0;
     const char *p = line;
     while (*p) {
         while (*p && isspace((unsigned char)*p)) p++;
         if (!*p) break;
-        if (argc == max) return -1;
+        if (argc == max) goto fail;
         char buf[4096];
         size_t o = 0;
         int inq = 0, insq = 0;
         for (;;) {
             char ch = *p;
             if (inq) {
-                if (!ch) return -1;
+                if (!ch) goto fail;
                 if (ch == '\\' && p[1]) {
                     p++;
                     ch = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' : *p;
                     if (o < sizeof(buf) - 1) buf[o++] = ch;
                 } else if (ch == '"') {
-                    if (p[1] && !isspace((unsigned char)p[1])) return -1;
+                    if (p[1] && !isspace((unsigned char)p[1])) goto fail;
                     p++;
                     break;
                 } else if (o < sizeof(buf) - 1) {
                     buf[o++] = ch;
                 }
             } else if (insq) {
-                if (!ch) return -1;
+                if (!ch) goto fail;
                 if (ch == '\'') {
-                    if (p[1] && !isspace((unsigned char)p[1])) return -1;
+                    if (p[1] && !isspace((unsigned char)p[1])) goto fail;
                     p++;
                     break;
                 }
@@ -396,9 +443,29 @@ static int split_line(const char *line, char **argv, int max) {
         argv[argc++] = strdup(buf);
     }
     return argc;
+fail:
+    /* The words split so far are not returned: free them. */
+    while (argc) free(argv[--argc]);
+    return -1;
 }
 
 static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
+    if (strcasecmp(argv[0], "user") == 0) {
+        /* Kept for the ACL subsystem, which validates and applies it. */
+        if (argc < 2) {
+            snprintf(err, errlen, "wrong number of arguments for 'user'");
+            return -1;
+        }
+        config_user *nu = realloc(cfg.acl_users, sizeof(config_user) * (size_t)(cfg.nacl_users + 1));
+        if (!nu) abort();
+        cfg.acl_users = nu;
+        config_user *u = &cfg.acl_users[cfg.nacl_users++];
+        u->argc = argc - 1;
+        u->argv = malloc(sizeof(char *) * (size_t)argc);
+        if (!u->argv) abort();
+        for (int i = 1; i < argc; i++) u->argv[i - 1] = strdup(argv[i]);
+        return 0;
+    }
     config_entry *e = find_entry(argv[0]);
     if (!e) {
         snprintf(err, errlen, "Bad directive or wrong number of arguments");
@@ -467,6 +534,7 @@ int config_load(int argc, char **argv) {
     int i = 1;
     if (argc > 1 && strncmp(argv[1], "--", 2) != 0) {
         char *abs = realpath(argv[1], NULL);
+        free(cfg.config_file);
         cfg.config_file = abs ? abs : strdup(argv[1]);
         if (load_file(argv[1]) != 0) return -1;
         i = 2;

@@ -46,7 +46,25 @@ typedef struct goblin_config {
     int arena_hugetlb;
     long long arena_chunk;
     char *config_file;        /* absolute path or NULL */
+    /* ACLs (cmd/acl.c) */
+    char *aclfile;
+    long long acllog_max_len;
+    int acl_pubsub_default;   /* CONFIG_ACL_PUBSUB_* */
+    struct config_user *acl_users;  /* "user" directives, in order */
+    int nacl_users;
+    /* client-output-buffer-limit, per CONFIG_OBL_* class; 0 = no limit */
+    char *client_output_buffer_limit;
+    long long obl_hard[3], obl_soft[3], obl_soft_secs[3];
 } goblin_config;
+
+enum { CONFIG_ACL_PUBSUB_ALLCHANNELS = 0, CONFIG_ACL_PUBSUB_RESETCHANNELS = 1 };
+enum { CONFIG_OBL_NORMAL = 0, CONFIG_OBL_REPLICA = 1, CONFIG_OBL_PUBSUB = 2 };
+
+/* A "user <name> <rules...>" directive (config file or --user flag). */
+typedef struct config_user {
+    int argc;
+    char **argv;              /* name, then the rules */
+} config_user;
 
 extern goblin_config cfg;
 

@@ -32,8 +32,16 @@ static uint64_t block_bytes(int huge_only) {
     return h.huge_bytes + (huge_only ? 0 : h.plain_bytes);
 }
 
+#ifdef GOBLIN_NO_JEMALLOC
+/* Sanitizer builds: their runtime counts live allocations (RSS never
+ * shrinks under ASan's quarantine, which would mislead maxmemory). */
+size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+#endif
+
 uint64_t server_used_memory(void) {
-#ifndef GOBLIN_NO_JEMALLOC
+#ifdef GOBLIN_NO_JEMALLOC
+    if (__sanitizer_get_current_allocated_bytes) return __sanitizer_get_current_allocated_bytes() + block_bytes(0);
+#else
     uint64_t epoch = 1;
     size_t sz = sizeof(epoch);
     mallctl("epoch", &epoch, &sz, &epoch, sz);

@@ -1,0 +1,21 @@
+/* evict.h -- maxmemory: evicting keys by policy before commands run, and
+ * refusing commands that would grow memory when nothing can be evicted. */
+#ifndef GOBLIN_CMD_EVICT_H
+#define GOBLIN_CMD_EVICT_H
+#include <stdint.h>
+
+enum { EVICT_OK = 0, EVICT_FAIL = 1 };
+
+/* Before a command, with maxmemory set and no locks held: evict keys as
+ * maxmemory-policy says until used memory is back under maxmemory.
+ * EVICT_FAIL when memory stays over the limit (noeviction, or nothing the
+ * policy may evict): denyoom commands are then refused with -OOM. */
+int evict_perform(void);
+
+/* Used memory as eviction sees it: server_used_memory(), refreshed at most
+ * once a millisecond (a refresh costs tens of microseconds). */
+uint64_t evict_used_memory(void);
+
+/* INFO evicted_keys. */
+extern uint64_t evict_stat_evicted_keys;
+#endif

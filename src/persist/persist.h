@@ -1,0 +1,86 @@
+/* persist.h -- SAVE, BGSAVE, LOAD, start-up load, save points and shutdown
+ * saves: the lifecycle around the RDB reader and writer (rdb.h).
+ *
+ * Entry points for the rest of the server (each says which lock it wants):
+ *
+ *   persist_start / persist_stop      the persistence thread: reaps the
+ *                                     BGSAVE child, fires save points and
+ *                                     scheduled BGSAVEs (persist_cron)
+ *   persist_load_at_startup           dir/dbfilename into memory, with
+ *                                     -LOADING served meanwhile
+ *   persist_loading                   for the dispatcher's -LOADING check
+ *   persist_shutdown                  SHUTDOWN [SAVE|NOSAVE] and SIGTERM
+ *   persist_info                      the INFO persistence section
+ *
+ * Lock order: the keyspace lock comes first; pst_lock (this module's
+ * state) is a leaf taken under it, never the other way round. */
+#ifndef GOBLIN_PERSIST_PERSIST_H
+#define GOBLIN_PERSIST_PERSIST_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmd/admin_family.h"
+#include "persist/rdb_format.h"
+
+void persist_start(void);
+void persist_stop(void);            /* also kills a running BGSAVE child */
+
+/* SAVE: write dir/dbfilename synchronously. The caller holds the keyspace
+ * write lock. RDB_OK, or an error code with a message. */
+int persist_save(char *err, size_t errlen);
+
+/* BGSAVE: fork a child that writes the file. The caller holds the keyspace
+ * write lock. Returns RDB_OK (started), RDB_ERR_REFUSED (arena-hugetlb;
+ * err is the exact refusal), RDB_ERR_BUSY (a child is running) or another
+ * error. With schedule set and a child running... see persist_bgsave_schedule. */
+int persist_bgsave(char *err, size_t errlen);
+/* Ask the persistence thread to start a BGSAVE as soon as none runs. */
+void persist_bgsave_schedule(void);
+int persist_bgsave_in_progress(void);
+
+/* LOAD path: read and verify path completely (no lock held meanwhile;
+ * clients keep being served from the old dataset), then swap it in under
+ * the keyspace write lock. On error the old dataset is untouched and err
+ * names the problem. *keys receives the keys loaded. Takes its own locks. */
+int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen);
+
+/* Start-up: load dir/dbfilename when it exists. 0 (loaded or no file),
+ * -1 on a corrupt or unreadable file (err says why; the caller exits 1),
+ * 1 when a shutdown request interrupted the load. Clients get -LOADING
+ * while it runs. */
+int persist_load_at_startup(char *err, size_t errlen);
+int persist_loading(void);
+/* A shutdown signal during start-up loading: stop it. */
+void persist_abort_loading(void);
+
+/* Shutdown saving. how: PERSIST_SHUTDOWN_DEFAULT saves when save points
+ * are configured (SHUTDOWN, SIGTERM), _SAVE always, _NOSAVE never. A
+ * running BGSAVE child is killed first; nothing is saved while loading.
+ * Takes the keyspace write lock itself. 0, or -1 when the save failed (err
+ * says why; Redis then refuses to shut down unless FORCE). */
+enum { PERSIST_SHUTDOWN_DEFAULT = 0, PERSIST_SHUTDOWN_SAVE = 1, PERSIST_SHUTDOWN_NOSAVE = 2 };
+int persist_shutdown(int how, char *err, size_t errlen);
+/* A shutdown that was refused after persist_shutdown failed: allow save
+ * points and BGSAVE again. */
+void persist_shutdown_cancelled(void);
+
+/* FLUSHALL: Redis kills a BGSAVE child and, when save points are set,
+ * saves the empty dataset at once. Keyspace write lock held. */
+void persist_after_flushall(void);
+
+/* DEBUG RELOAD [NOSAVE]: save (unless nosave), then load the file back.
+ * Takes the keyspace write lock itself. */
+int persist_debug_reload(int nosave, char *err, size_t errlen);
+
+/* One round of housekeeping: reap the child, read its progress, fire
+ * scheduled BGSAVEs and save points. The persistence thread calls it every
+ * 100 ms; exposed for a server cron that would rather drive it. */
+void persist_cron(void);
+
+/* The whole "# Persistence" section of INFO. */
+void persist_info(info_buf *b);
+
+/* Changes since the last successful save (rdb_changes_since_last_save). */
+uint64_t persist_dirty(void);
+
+#endif

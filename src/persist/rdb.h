@@ -1,0 +1,87 @@
+/* rdb.h -- writing and reading whole datasets in the RDB format.
+ *
+ * The writer walks the live databases through db/ and the ds/ iterators
+ * and streams records into a file descriptor; rdb_save_file() adds the
+ * crash-safe file protocol (temp file in the target's directory, fsync,
+ * rename, fsync of the directory), so the previous file survives any
+ * failure or kill in between.
+ *
+ * The reader never touches the live databases: rdb_load_file() builds a
+ * complete new dataset (one detached database per index the file uses) and
+ * verifies everything, the checksum included, before it returns.
+ * rdb_load_commit() then exchanges it with the live one under the keyspace
+ * write lock, which is the only moment clients wait; rdb_load_discard()
+ * frees whatever is left (the old dataset after a commit, the new one after
+ * an error). So a failed load leaves the live dataset untouched. */
+#ifndef GOBLIN_PERSIST_RDB_H
+#define GOBLIN_PERSIST_RDB_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "persist/rdb_format.h"
+
+/* Progress reports: called every few thousand keys with the running totals
+ * (bytes are file bytes written or read). */
+typedef void rdb_progress_fn(void *arg, uint64_t keys, uint64_t bytes);
+
+typedef struct rdb_save_opts {
+    int compress;             /* LZF for strings longer than 20 bytes */
+    uint64_t used_mem;        /* the used-mem aux field */
+    rdb_progress_fn *progress;
+    void *progress_arg;
+} rdb_save_opts;
+
+typedef struct rdb_save_stats {
+    uint64_t keys;            /* keys written */
+    uint64_t bytes;           /* file size */
+} rdb_save_stats;
+
+/* Write every database to fd (a fresh file). The caller holds the keyspace
+ * write lock, or is a forked child (then no lock is needed). Returns RDB_OK
+ * or an error code with a message in err. Does not fsync. */
+int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err, size_t errlen);
+
+/* The whole crash-safe save to path: temp file "temp-<pid>.rdb" in path's
+ * directory, rdb_save_fd, fsync, rename over path, fsync the directory. On
+ * any failure the temp file is removed and path is untouched. */
+int rdb_save_file(const char *path, const rdb_save_opts *opt, rdb_save_stats *st, char *err, size_t errlen);
+/* The temp file name rdb_save_file uses for process pid (for cleaning up
+ * after a killed child). */
+void rdb_temp_path(char *buf, size_t len, const char *path, long pid);
+
+/* Test hook: when set, every write(2) of the saver is cut to at most this
+ * many bytes and the saver sleeps that many microseconds between writes
+ * (to make a save slow enough to be killed in the middle). 0: off. */
+extern volatile long rdb_save_slow_us;
+/* Test hook: the loader sleeps this many microseconds after every 4096
+ * keys (to observe -LOADING and the loading INFO fields). 0: off. */
+extern volatile long rdb_load_slow_us;
+
+typedef struct rdb_load_opts {
+    rdb_progress_fn *progress;
+    void *progress_arg;
+    const int *abort;         /* non-zero (read atomically): stop with RDB_ERR_ABORTED */
+} rdb_load_opts;
+
+typedef struct rdb_loaded {
+    gdb *dbs[DB_MAX];         /* detached databases (NULL: none yet) */
+    int ndbs;
+    uint64_t keys;            /* keys loaded */
+    uint64_t expired;         /* keys skipped because their TTL had passed */
+    uint64_t empty;           /* empty collections skipped */
+    uint64_t bytes;           /* file size */
+    int version;
+    char redis_ver[32];       /* the redis-ver aux field, if any */
+} rdb_loaded;
+
+/* Read and verify path into ld (zeroed by the call). Safe to run while
+ * other threads serve the live dataset: nothing shared is touched. */
+int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, char *err, size_t errlen);
+/* Make ld the live dataset, and leave the previous one in ld. The caller
+ * holds the keyspace write lock. */
+void rdb_load_commit(rdb_loaded *ld);
+/* Free the datasets held by ld (call without the keyspace lock). */
+void rdb_load_discard(rdb_loaded *ld);
+
+#endif

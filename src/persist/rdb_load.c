@@ -1,0 +1,1320 @@
+/* rdb_load.c -- the RDB reader: versions 1 to 11, every encoding Redis
+ * has written for the five types, into detached databases.
+ *
+ * Input is read through one buffer; in_take(n) hands out n contiguous bytes
+ * that stay valid until the next read, and the CRC-64 is folded over bytes
+ * as they are consumed (never over the stored checksum itself). A string
+ * comes back as an rstr pointing into the buffer, into the decompression
+ * scratch (LZF) or at an integer's text. Anything that must survive the
+ * next read (the key, a hash field, a zset member) is copied first.
+ *
+ * Errors are distinct codes (rdb_format.h) with a message naming what was
+ * being read, the key and the file offset. When a structural error shows
+ * up (unknown type, bad length, corrupt encoding...), the loader checks the
+ * file's trailing checksum: if the file is damaged, the checksum mismatch
+ * is reported first, since that is the root cause, with the first symptom
+ * as detail.
+ *
+ * Values are rebuilt through the ds/ APIs with the current encoding limits,
+ * so a hash that was a listpack in a file from a server with larger limits
+ * becomes a hashtable here, exactly as Redis converts on load. Duplicate
+ * keys, fields and members and NaN scores are corruption, as in Redis;
+ * empty collections are skipped; keys whose TTL has passed are skipped and
+ * counted. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db/strval.h"
+#include "ds/hash.h"
+#include "ds/list.h"
+#include "ds/set.h"
+#include "ds/strutil.h"
+#include "ds/zset.h"
+#include "persist/crc64.h"
+#include "persist/lzf.h"
+#include "persist/packed.h"
+#include "persist/rdb.h"
+#include "server/config.h"
+
+#define IN_CHUNK (1u << 20)
+
+volatile long rdb_load_slow_us;
+
+const char *rdb_err_name(int err) {
+    switch (err) {
+    case RDB_OK: return "ok";
+    case RDB_ERR_IO: return "I/O error";
+    case RDB_ERR_NOFILE: return "no such file";
+    case RDB_ERR_MAGIC: return "bad magic";
+    case RDB_ERR_VERSION: return "bad version";
+    case RDB_ERR_TRUNCATED: return "truncated";
+    case RDB_ERR_CHECKSUM: return "bad checksum";
+    case RDB_ERR_TYPE: return "unknown type";
+    case RDB_ERR_LENGTH: return "bad length";
+    case RDB_ERR_ENCODING: return "corrupt encoding";
+    case RDB_ERR_DUPLICATE: return "duplicate";
+    case RDB_ERR_VALUE: return "bad value";
+    case RDB_ERR_UNSUPPORTED: return "unsupported";
+    case RDB_ERR_NOMEM: return "out of memory";
+    case RDB_ERR_ABORTED: return "aborted";
+    case RDB_ERR_NOSPACE: return "no space";
+    case RDB_ERR_BUSY: return "busy";
+    case RDB_ERR_REFUSED: return "refused";
+    default: return "error";
+    }
+}
+
+typedef struct rstr {
+    const unsigned char *p;
+    size_t n;
+    int isint;
+    int64_t v;
+} rstr;
+
+typedef struct growbuf {
+    unsigned char *p;
+    size_t n, cap;
+} growbuf;
+
+typedef struct rdb_in {
+    int fd;
+    unsigned char *buf;
+    size_t cap, pos, end;
+    uint64_t base;          /* file offset of buf[0] */
+    uint64_t crc;
+    size_t crcpos;          /* buf[crcpos..pos) not yet in crc */
+    int crc_async;          /* the checksum thread covers the file instead */
+    uint64_t fsize;
+    int version;
+    int err;
+    char *emsg;
+    size_t elen;
+    int have_key;
+    int overrun;            /* a length claimed more bytes than the file has */
+    struct {
+        const unsigned char *p;
+        size_t n;
+    } key;                  /* the current key (in the builder's batch) */
+    growbuf tmp, z;         /* field/member copy, LZF output */
+    char itext[24];         /* an int-encoded string's text */
+    /* building */
+    hash_limits hlim;
+    zset_limits zlim;
+    set_limits slim;
+    list_limit llim;
+    const rdb_load_opts *opt;
+} rdb_in;
+
+static int gb_reserve(growbuf *g, size_t n) {
+    if (n <= g->cap) return 0;
+    size_t cap = g->cap ? g->cap : 64;
+    while (cap < n) cap *= 2;
+    unsigned char *np = realloc(g->p, cap);
+    if (!np) return -1;
+    g->p = np;
+    g->cap = cap;
+    return 0;
+}
+
+static int gb_set(growbuf *g, const void *p, size_t n) {
+    if (gb_reserve(g, n + 1) != 0) return -1;
+    memcpy(g->p, p, n);
+    g->p[n] = 0;
+    g->n = n;
+    return 0;
+}
+
+static inline uint64_t in_offset(const rdb_in *in) { return in->base + in->pos; }
+
+/* A key as shown in messages: printable bytes as they are, others as \xNN,
+ * at most 64 bytes. */
+static void key_shown(char *out, size_t cap, const unsigned char *k, size_t kn) {
+    size_t n = kn < 64 ? kn : 64, o = 0;
+    for (size_t i = 0; i < n && o + 5 < cap; i++) {
+        unsigned char c = k[i];
+        if (c >= 32 && c < 127 && c != '\'' && c != '\\') out[o++] = (char)c;
+        else o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+    }
+    snprintf(out + o, cap - o, "%s", kn > 64 ? "..." : "");
+}
+
+/* Record the first error; the message gets the key and offset appended. */
+__attribute__((format(printf, 3, 4))) static int in_fail(rdb_in *in, int code, const char *fmt, ...) {
+    if (in->err) return -1;
+    in->err = code;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (in->have_key) {
+        char shown[300];
+        key_shown(shown, sizeof(shown), in->key.p, in->key.n);
+        snprintf(in->emsg, in->elen, "%s (key '%s', offset %llu)", msg, shown, (unsigned long long)in_offset(in));
+    } else {
+        snprintf(in->emsg, in->elen, "%s (offset %llu)", msg, (unsigned long long)in_offset(in));
+    }
+    return -1;
+}
+
+/* Make n bytes available at buf[pos]. */
+static int in_fill(rdb_in *in, size_t n) {
+    if (in->err) return -1;
+    /* Checksum what was consumed, then drop it. */
+    if (!in->crc_async) in->crc = crc64_update(in->crc, in->buf + in->crcpos, in->pos - in->crcpos);
+    size_t keep = in->end - in->pos;
+    if (in->pos) memmove(in->buf, in->buf + in->pos, keep);
+    in->base += in->pos;
+    in->pos = 0;
+    in->crcpos = 0;
+    in->end = keep;
+    if (n > in->cap) {
+        size_t cap = n + IN_CHUNK;
+        unsigned char *nb = realloc(in->buf, cap);
+        if (!nb) return in_fail(in, RDB_ERR_NOMEM, "out of memory reading %zu bytes", n);
+        in->buf = nb;
+        in->cap = cap;
+    }
+    while (in->end < n) {
+        ssize_t r = read(in->fd, in->buf + in->end, in->cap - in->end);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return in_fail(in, RDB_ERR_IO, "read error: %s", strerror(errno));
+        }
+        if (r == 0)
+            return in_fail(in, RDB_ERR_TRUNCATED, "file truncated: %zu more bytes needed, %zu left", n, in->end);
+        in->end += (size_t)r;
+    }
+    return 0;
+}
+
+static inline const unsigned char *in_take(rdb_in *in, size_t n) {
+    if (in->end - in->pos < n && in_fill(in, n) != 0) return NULL;
+    const unsigned char *p = in->buf + in->pos;
+    in->pos += n;
+    return p;
+}
+
+static int in_byte(rdb_in *in, unsigned *b) {
+    const unsigned char *p = in_take(in, 1);
+    if (!p) return -1;
+    *b = p[0];
+    return 0;
+}
+
+/* A length, or (*enc set) the kind of a specially encoded string. */
+static int in_len_enc(rdb_in *in, uint64_t *len, int *enc) {
+    const unsigned char *p = in_take(in, 1);
+    if (!p) return -1;
+    unsigned b = p[0];
+    *enc = 0;
+    switch (b >> 6) {
+    case RDB_6BITLEN: *len = b & 0x3F; return 0;
+    case RDB_14BITLEN:
+        if (!(p = in_take(in, 1))) return -1;
+        *len = (uint64_t)(b & 0x3F) << 8 | p[0];
+        return 0;
+    case RDB_ENCVAL:
+        *enc = 1;
+        *len = b & 0x3F;
+        return 0;
+    default:
+        if (b == RDB_32BITLEN) {
+            if (!(p = in_take(in, 4))) return -1;
+            *len = (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 | (uint64_t)p[2] << 8 | p[3];
+            return 0;
+        }
+        if (b == RDB_64BITLEN) {
+            if (!(p = in_take(in, 8))) return -1;
+            uint64_t v = 0;
+            for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+            *len = v;
+            return 0;
+        }
+        return in_fail(in, RDB_ERR_LENGTH, "bad length encoding 0x%02x", b);
+    }
+}
+
+static int in_len(rdb_in *in, uint64_t *len) {
+    int enc;
+    if (in_len_enc(in, len, &enc) != 0) return -1;
+    if (enc) return in_fail(in, RDB_ERR_LENGTH, "string encoding 0x%02x where a length was expected",
+                            (unsigned)(0xC0 | *len));
+    return 0;
+}
+
+/* Bytes that remain in the file after the current position (known for
+ * regular files; UINT64_MAX otherwise). */
+static uint64_t in_remaining(const rdb_in *in) {
+    if (!in->fsize) return UINT64_MAX;
+    uint64_t off = in_offset(in);
+    return off < in->fsize ? in->fsize - off : 0;
+}
+
+static int in_string(rdb_in *in, rstr *s) {
+    uint64_t len;
+    int enc;
+    if (in_len_enc(in, &len, &enc) != 0) return -1;
+    s->isint = 0;
+    if (!enc) {
+        if (len > in_remaining(in)) {
+            in->overrun = 1;
+            return in_fail(in, RDB_ERR_TRUNCATED, "file truncated inside a string of %llu bytes",
+                           (unsigned long long)len);
+        }
+        const unsigned char *p = in_take(in, (size_t)len);
+        if (!p) return -1;
+        s->p = p;
+        s->n = (size_t)len;
+        return 0;
+    }
+    const unsigned char *p;
+    switch (len) {
+    case RDB_ENC_INT8:
+        if (!(p = in_take(in, 1))) return -1;
+        s->v = (int8_t)p[0];
+        break;
+    case RDB_ENC_INT16:
+        if (!(p = in_take(in, 2))) return -1;
+        s->v = (int16_t)(uint16_t)(p[0] | p[1] << 8);
+        break;
+    case RDB_ENC_INT32:
+        if (!(p = in_take(in, 4))) return -1;
+        s->v = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        break;
+    case RDB_ENC_LZF: {
+        uint64_t clen, ulen;
+        if (in_len(in, &clen) != 0 || in_len(in, &ulen) != 0) return -1;
+        if (clen > in_remaining(in)) {
+            in->overrun = 1;
+            return in_fail(in, RDB_ERR_TRUNCATED, "file truncated inside a compressed string of %llu bytes",
+                           (unsigned long long)clen);
+        }
+        if (ulen == 0 || clen == 0)
+            return in_fail(in, RDB_ERR_LENGTH, "compressed string with length %llu -> %llu", (unsigned long long)clen,
+                           (unsigned long long)ulen);
+        /* LZF expands at most ~ (255 + 2) / 3 times per reference. */
+        if (ulen / 100 > clen)
+            return in_fail(in, RDB_ERR_LENGTH, "compressed string of %llu bytes claims %llu bytes",
+                           (unsigned long long)clen, (unsigned long long)ulen);
+        if (!(p = in_take(in, (size_t)clen))) return -1;
+        if (gb_reserve(&in->z, (size_t)ulen) != 0)
+            return in_fail(in, RDB_ERR_NOMEM, "out of memory for a %llu-byte string", (unsigned long long)ulen);
+        if (lzf_decompress(p, (size_t)clen, in->z.p, (size_t)ulen) != ulen)
+            return in_fail(in, RDB_ERR_ENCODING, "corrupt LZF-compressed string (%llu -> %llu bytes)",
+                           (unsigned long long)clen, (unsigned long long)ulen);
+        s->p = in->z.p;
+        s->n = (size_t)ulen;
+        return 0;
+    }
+    default: return in_fail(in, RDB_ERR_LENGTH, "unknown string encoding %llu", (unsigned long long)len);
+    }
+    s->isint = 1;
+    s->n = (size_t)ll_to_str(in->itext, sizeof(in->itext), s->v);
+    s->p = (const unsigned char *)in->itext;
+    return 0;
+}
+
+/* ---- value builders -------------------------------------------------------- */
+
+enum { LOAD_OK = 0, LOAD_ERR = -1, LOAD_EMPTY = 1 };
+
+static int nomem(rdb_in *in) { return in_fail(in, RDB_ERR_NOMEM, "out of memory building the value"); }
+
+static int push_elem(rdb_in *in, glist *l, const pk_elem *e) {
+    list_val v;
+    if (e->isint) {
+        v.p = NULL;
+        v.n = 0;
+        v.v = e->v;
+        v.isint = 1;
+    } else {
+        list_val_init(&v, e->s, e->n);
+    }
+    int rc = list_push(l, LIST_TAIL, &v, &in->llim);
+    if (rc == LIST_ETOOBIG) return in_fail(in, RDB_ERR_LENGTH, "list element of %zu bytes is too large", e->n);
+    if (rc != LIST_OK) return nomem(in);
+    return 0;
+}
+
+static int push_blob_lp(rdb_in *in, glist *l, const rstr *b) {
+    lp_iter it;
+    pk_elem e;
+    int r;
+    if (lp_iter_init(&it, b->p, b->n) != 0) return in_fail(in, RDB_ERR_ENCODING, "corrupt listpack header");
+    while ((r = lp_iter_next(&it, &e)) > 0)
+        if (push_elem(in, l, &e) != 0) return -1;
+    return r < 0 ? in_fail(in, RDB_ERR_ENCODING, "corrupt listpack entry") : 0;
+}
+
+static int push_blob_zl(rdb_in *in, glist *l, const rstr *b) {
+    zl_iter it;
+    pk_elem e;
+    int r;
+    if (zl_iter_init(&it, b->p, b->n) != 0) return in_fail(in, RDB_ERR_ENCODING, "corrupt ziplist header");
+    while ((r = zl_iter_next(&it, &e)) > 0)
+        if (push_elem(in, l, &e) != 0) return -1;
+    return r < 0 ? in_fail(in, RDB_ERR_ENCODING, "corrupt ziplist entry") : 0;
+}
+
+static int load_list(rdb_in *in, int type, gobj *o) {
+    glist *l = list_new();
+    if (!l) return nomem(in);
+    uint64_t n;
+    rstr s;
+    if (type == RDB_TYPE_LIST_ZIPLIST) {
+        if (in_string(in, &s) != 0 || push_blob_zl(in, l, &s) != 0) goto fail;
+    } else {
+        if (in_len(in, &n) != 0) goto fail;
+        for (uint64_t i = 0; i < n; i++) {
+            if (type == RDB_TYPE_LIST) {
+                if (in_string(in, &s) != 0) goto fail;
+                pk_elem e = {s.p, s.n, s.v, s.isint};
+                if (push_elem(in, l, &e) != 0) goto fail;
+            } else if (type == RDB_TYPE_LIST_QUICKLIST) {
+                if (in_string(in, &s) != 0 || push_blob_zl(in, l, &s) != 0) goto fail;
+            } else {
+                uint64_t container;
+                if (in_len(in, &container) != 0) goto fail;
+                if (container != RDB_QUICKLIST_NODE_PLAIN && container != RDB_QUICKLIST_NODE_PACKED) {
+                    in_fail(in, RDB_ERR_ENCODING, "quicklist node container %llu (1 or 2 expected)",
+                            (unsigned long long)container);
+                    goto fail;
+                }
+                if (in_string(in, &s) != 0) goto fail;
+                if (container == RDB_QUICKLIST_NODE_PLAIN) {
+                    pk_elem e = {s.p, s.n, 0, 0};
+                    if (push_elem(in, l, &e) != 0) goto fail;
+                } else if (push_blob_lp(in, l, &s) != 0) {
+                    goto fail;
+                }
+            }
+        }
+    }
+    if (list_len(l) == 0) {
+        list_free(l);
+        return LOAD_EMPTY;
+    }
+    o->type = OBJ_LIST;
+    o->enc = ENC_QUICKLIST;
+    o->u.p = l;
+    return LOAD_OK;
+fail:
+    list_free(l);
+    return LOAD_ERR;
+}
+
+static int set_add_checked(rdb_in *in, gset **s, const pk_elem *e) {
+    char buf[STRUTIL_LLSTR];
+    size_t n;
+    const unsigned char *p = pk_elem_text(e, buf, &n);
+    int rc = set_add(s, p, n, &in->slim);
+    if (rc == 1) return 0;
+    if (rc == 0) return in_fail(in, RDB_ERR_DUPLICATE, "duplicate set member");
+    return nomem(in);
+}
+
+static int load_set(rdb_in *in, int type, gobj *o) {
+    gset *s = NULL;
+    rstr b;
+    pk_elem e;
+    int r = 0;
+    if (type == RDB_TYPE_SET) {
+        uint64_t n;
+        if (in_len(in, &n) != 0) return LOAD_ERR;
+        if (n == 0) return LOAD_EMPTY;
+        s = n > in->slim.max_intset ? set_new_hashtable() : set_new();
+        if (!s) return nomem(in);
+        for (uint64_t i = 0; i < n; i++) {
+            if (in_string(in, &b) != 0) goto fail;
+            e = (pk_elem){b.p, b.n, b.v, b.isint};
+            if (set_add_checked(in, &s, &e) != 0) goto fail;
+        }
+    } else if (type == RDB_TYPE_SET_INTSET) {
+        is_iter it;
+        if (in_string(in, &b) != 0) return LOAD_ERR;
+        if (is_iter_init(&it, b.p, b.n) != 0) return in_fail(in, RDB_ERR_ENCODING, "corrupt intset header");
+        if (is_count(&it) == 0) return LOAD_EMPTY;
+        s = is_count(&it) > in->slim.max_intset ? set_new_hashtable() : set_new();
+        if (!s) return nomem(in);
+        int64_t v;
+        while ((r = is_iter_next(&it, &v)) > 0) {
+            e = (pk_elem){NULL, 0, v, 1};
+            if (set_add_checked(in, &s, &e) != 0) goto fail;
+        }
+        if (r < 0) {
+            in_fail(in, RDB_ERR_ENCODING, "intset members out of order");
+            goto fail;
+        }
+    } else { /* SET_LISTPACK */
+        lp_iter it;
+        if (in_string(in, &b) != 0) return LOAD_ERR;
+        if (lp_iter_init(&it, b.p, b.n) != 0) return in_fail(in, RDB_ERR_ENCODING, "corrupt listpack header");
+        if (!(s = set_new())) return nomem(in);
+        while ((r = lp_iter_next(&it, &e)) > 0)
+            if (set_add_checked(in, &s, &e) != 0) goto fail;
+        if (r < 0) {
+            in_fail(in, RDB_ERR_ENCODING, "corrupt listpack entry");
+            goto fail;
+        }
+        if (set_card(s) == 0) {
+            set_free(s);
+            return LOAD_EMPTY;
+        }
+    }
+    o->type = OBJ_SET;
+    o->enc = set_is_intset(s) ? ENC_INTSET : ENC_HASHTABLE;
+    o->u.p = s;
+    return LOAD_OK;
+fail:
+    set_free(s);
+    return LOAD_ERR;
+}
+
+/* Redis's rdbLoadDoubleValue: a length byte (253 NaN, 254 +inf, 255 -inf)
+ * and that many ASCII characters. */
+static int in_double_text(rdb_in *in, double *d) {
+    unsigned n;
+    if (in_byte(in, &n) != 0) return -1;
+    if (n == 253) *d = NAN;
+    else if (n == 254) *d = INFINITY;
+    else if (n == 255) *d = -INFINITY;
+    else {
+        const unsigned char *p = in_take(in, n);
+        if (!p) return -1;
+        char buf[256];
+        memcpy(buf, p, n);
+        buf[n] = 0;
+        char *end;
+        *d = strtod(buf, &end);
+        if (n == 0 || *end) return in_fail(in, RDB_ERR_VALUE, "bad score '%s'", buf);
+    }
+    return 0;
+}
+
+static int in_double_bin(rdb_in *in, double *d) {
+    const unsigned char *p = in_take(in, 8);
+    if (!p) return -1;
+    uint64_t u = 0;
+    for (int i = 7; i >= 0; i--) u = u << 8 | p[i];
+    memcpy(d, &u, 8);
+    return 0;
+}
+
+static int zadd_checked(rdb_in *in, zset *z, const unsigned char *m, size_t n, double score) {
+    if (isnan(score)) return in_fail(in, RDB_ERR_VALUE, "NaN score");
+    int out = 0;
+    int rc = zset_add(z, score, m, n, ZADD_IN_NX, &out, NULL, &in->zlim);
+    if (rc != ZSET_OK) return nomem(in);
+    if (!(out & ZADD_OUT_ADDED)) return in_fail(in, RDB_ERR_DUPLICATE, "duplicate sorted set member");
+    return 0;
+}
+
+static int pk_score(rdb_in *in, const pk_elem *e, double *d) {
+    if (e->isint) {
+        *d = (double)e->v;
+        return 0;
+    }
+    char buf[128];
+    if (e->n == 0 || e->n >= sizeof(buf)) return in_fail(in, RDB_ERR_VALUE, "bad score of %zu bytes", e->n);
+    memcpy(buf, e->s, e->n);
+    buf[e->n] = 0;
+    char *end;
+    *d = strtod(buf, &end);
+    if (*end) return in_fail(in, RDB_ERR_VALUE, "bad score '%s'", buf);
+    return 0;
+}
+
+static int load_zset(rdb_in *in, int type, gobj *o) {
+    zset *z = NULL;
+    rstr b;
+    if (type == RDB_TYPE_ZSET || type == RDB_TYPE_ZSET_2) {
+        uint64_t n;
+        if (in_len(in, &n) != 0) return LOAD_ERR;
+        if (n == 0) return LOAD_EMPTY;
+        /* Ordered inserts beat zset_acc's sort-at-the-end here: Redis
+         * writes members from the highest score down, so every insert lands
+         * at the same (cached) end of the tree. */
+        uint64_t hint = n < in_remaining(in) ? n : in_remaining(in);
+        if (!(z = zset_new_hint((size_t)hint, &in->zlim))) return nomem(in);
+        for (uint64_t i = 0; i < n; i++) {
+            double sc = 0;
+            if (in_string(in, &b) != 0 || gb_set(&in->tmp, b.p, b.n) != 0) goto fail_io;
+            if (type == RDB_TYPE_ZSET_2 ? in_double_bin(in, &sc) : in_double_text(in, &sc)) goto fail;
+            if (zadd_checked(in, z, in->tmp.p, in->tmp.n, sc) != 0) goto fail;
+        }
+    } else {
+        pk_elem m, s;
+        int r1, r2 = 1;
+        if (in_string(in, &b) != 0) return LOAD_ERR;
+        int zl = type == RDB_TYPE_ZSET_ZIPLIST;
+        lp_iter li;
+        zl_iter zi;
+        if (zl ? zl_iter_init(&zi, b.p, b.n) : lp_iter_init(&li, b.p, b.n))
+            return in_fail(in, RDB_ERR_ENCODING, "corrupt %s header", zl ? "ziplist" : "listpack");
+        if (!(z = zset_new(&in->zlim))) return nomem(in);
+        for (;;) {
+            r1 = zl ? zl_iter_next(&zi, &m) : lp_iter_next(&li, &m);
+            if (r1 <= 0) break;
+            r2 = zl ? zl_iter_next(&zi, &s) : lp_iter_next(&li, &s);
+            if (r2 <= 0) break;
+            double sc = 0;
+            char buf[STRUTIL_LLSTR];
+            size_t mn;
+            const unsigned char *mp = pk_elem_text(&m, buf, &mn);
+            if (pk_score(in, &s, &sc) != 0 || zadd_checked(in, z, mp, mn, sc) != 0) goto fail;
+        }
+        if (r1 < 0 || r2 < 0) {
+            in_fail(in, RDB_ERR_ENCODING, "corrupt %s entry", zl ? "ziplist" : "listpack");
+            goto fail;
+        }
+        if (r2 == 0) {
+            in_fail(in, RDB_ERR_ENCODING, "sorted set %s with a member but no score", zl ? "ziplist" : "listpack");
+            goto fail;
+        }
+        if (zset_card(z) == 0) {
+            zset_free(z);
+            return LOAD_EMPTY;
+        }
+    }
+    o->type = OBJ_ZSET;
+    o->enc = zset_is_packed(z) ? ENC_LISTPACK : ENC_SKIPLIST;
+    o->u.p = z;
+    return LOAD_OK;
+fail_io:
+    if (!in->err) nomem(in);
+fail:
+    zset_free(z);
+    return LOAD_ERR;
+}
+
+static int hset_checked(rdb_in *in, hash **h, const unsigned char *f, size_t fl, const unsigned char *v, size_t vl) {
+    int rc = hash_set(h, f, fl, v, vl, &in->hlim);
+    if (rc == 1) return 0;
+    if (rc == 0) return in_fail(in, RDB_ERR_DUPLICATE, "duplicate hash field");
+    return nomem(in);
+}
+
+static int load_hash(rdb_in *in, int type, gobj *o) {
+    hash *h = hash_new();
+    if (!h) return nomem(in);
+    rstr b;
+    if (type == RDB_TYPE_HASH) {
+        uint64_t n;
+        if (in_len(in, &n) != 0) goto fail;
+        if (n == 0) {
+            hash_free(h);
+            return LOAD_EMPTY;
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            if (in_string(in, &b) != 0) goto fail;
+            if (gb_set(&in->tmp, b.p, b.n) != 0) {
+                nomem(in);
+                goto fail;
+            }
+            if (in_string(in, &b) != 0) goto fail;
+            if (hset_checked(in, &h, in->tmp.p, in->tmp.n, b.p, b.n) != 0) goto fail;
+        }
+    } else {
+        const char *what = type == RDB_TYPE_HASH_ZIPMAP ? "zipmap" : type == RDB_TYPE_HASH_ZIPLIST ? "ziplist"
+                                                                                                 : "listpack";
+        if (in_string(in, &b) != 0) goto fail;
+        lp_iter li;
+        zl_iter zi;
+        zm_iter mi;
+        int bad = type == RDB_TYPE_HASH_ZIPMAP    ? zm_iter_init(&mi, b.p, b.n)
+                  : type == RDB_TYPE_HASH_ZIPLIST ? zl_iter_init(&zi, b.p, b.n)
+                                                  : lp_iter_init(&li, b.p, b.n);
+        if (bad) {
+            in_fail(in, RDB_ERR_ENCODING, "corrupt %s header", what);
+            goto fail;
+        }
+        pk_elem f, v;
+        int r1, r2 = 1;
+        for (;;) {
+            r1 = type == RDB_TYPE_HASH_ZIPMAP ? zm_iter_next(&mi, &f)
+                 : type == RDB_TYPE_HASH_ZIPLIST ? zl_iter_next(&zi, &f) : lp_iter_next(&li, &f);
+            if (r1 <= 0) break;
+            r2 = type == RDB_TYPE_HASH_ZIPMAP ? zm_iter_next(&mi, &v)
+                 : type == RDB_TYPE_HASH_ZIPLIST ? zl_iter_next(&zi, &v) : lp_iter_next(&li, &v);
+            if (r2 <= 0) break;
+            char fb[STRUTIL_LLSTR], vb[STRUTIL_LLSTR];
+            size_t fl, vl;
+            const unsigned char *fp = pk_elem_text(&f, fb, &fl), *vp = pk_elem_text(&v, vb, &vl);
+            if (hset_checked(in, &h, fp, fl, vp, vl) != 0) goto fail;
+        }
+        if (r1 < 0 || r2 < 0) {
+            in_fail(in, RDB_ERR_ENCODING, "corrupt %s entry", what);
+            goto fail;
+        }
+        if (r2 == 0) {
+            in_fail(in, RDB_ERR_ENCODING, "hash %s with a field but no value", what);
+            goto fail;
+        }
+        if (hash_len(h) == 0) {
+            hash_free(h);
+            return LOAD_EMPTY;
+        }
+    }
+    o->type = OBJ_HASH;
+    o->enc = hash_form(h) == HASH_SMALL ? ENC_LISTPACK : ENC_HASHTABLE;
+    o->u.p = h;
+    return LOAD_OK;
+fail:
+    hash_free(h);
+    return LOAD_ERR;
+}
+
+/* A module type id: nine 6-bit characters and a 10-bit encoding version. */
+static void module_name(uint64_t id, char *name) {
+    static const char cs[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    for (int i = 0; i < 9; i++) name[i] = cs[(id >> (10 + 6 * (8 - i))) & 63];
+    name[9] = 0;
+}
+
+static int load_value(rdb_in *in, int type, gobj *o) {
+    memset(o, 0, sizeof(*o));
+    switch (type) {
+    case RDB_TYPE_STRING: {
+        rstr s;
+        if (in_string(in, &s) != 0) return LOAD_ERR;
+        if (s.isint) {
+            strval_set_int(o, s.v);
+        } else if (strval_set(o, (const char *)s.p, s.n) != 0) {
+            return nomem(in);
+        }
+        return LOAD_OK;
+    }
+    case RDB_TYPE_LIST:
+    case RDB_TYPE_LIST_ZIPLIST:
+    case RDB_TYPE_LIST_QUICKLIST:
+    case RDB_TYPE_LIST_QUICKLIST_2: return load_list(in, type, o);
+    case RDB_TYPE_SET:
+    case RDB_TYPE_SET_INTSET:
+    case RDB_TYPE_SET_LISTPACK: return load_set(in, type, o);
+    case RDB_TYPE_ZSET:
+    case RDB_TYPE_ZSET_2:
+    case RDB_TYPE_ZSET_ZIPLIST:
+    case RDB_TYPE_ZSET_LISTPACK: return load_zset(in, type, o);
+    case RDB_TYPE_HASH:
+    case RDB_TYPE_HASH_ZIPMAP:
+    case RDB_TYPE_HASH_ZIPLIST:
+    case RDB_TYPE_HASH_LISTPACK: return load_hash(in, type, o);
+    case RDB_TYPE_STREAM_LISTPACKS:
+    case RDB_TYPE_STREAM_LISTPACKS_2:
+    case RDB_TYPE_STREAM_LISTPACKS_3:
+        return in_fail(in, RDB_ERR_UNSUPPORTED, "stream value (RDB type %d): Goblin has no stream type", type);
+    case RDB_TYPE_MODULE_PRE_GA:
+    case RDB_TYPE_MODULE_2: {
+        uint64_t id;
+        char name[10] = "?";
+        if (in_len(in, &id) == 0) module_name(id, name);
+        in->err = 0; /* report the module even if its id could not be read */
+        return in_fail(in, RDB_ERR_UNSUPPORTED, "module value of type '%s' (RDB type %d): Goblin loads no modules",
+                       name, type);
+    }
+    default: return in_fail(in, RDB_ERR_TYPE, "unknown value type %d", type);
+    }
+}
+
+static int is_value_type(int t) { return (t >= 0 && t <= 7) || (t >= 9 && t <= 21); }
+
+/* ---- detached databases ------------------------------------------------------ */
+
+/* A database outside the live array. Its shards use the live key index
+ * type (read once from database 0 under the keyspace lock: commits swap
+ * the live shards' tables), so every db_* key function works on it. */
+static const swiss_type *live_type;
+
+static gdb *stage_new(int id) {
+    const swiss_type *type = __atomic_load_n(&live_type, __ATOMIC_ACQUIRE);
+    if (!type) {
+        db_rdlock_keyspace();
+        type = db_get(0)->shards[0].keys.type;
+        db_unlock_keyspace();
+        __atomic_store_n(&live_type, type, __ATOMIC_RELEASE);
+    }
+    gdb *g = calloc(1, sizeof(gdb));
+    if (!g) return NULL;
+    g->id = id;
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        pthread_mutex_init(&g->shards[s].lock, NULL);
+        swiss_init(&g->shards[s].keys, type, NULL);
+    }
+    return g;
+}
+
+static void stage_free(gdb *g) {
+    if (!g) return;
+    db_flush(g);
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        swiss_free(&g->shards[s].keys);
+        pthread_mutex_destroy(&g->shards[s].lock);
+    }
+    free(g);
+}
+
+/* Exchange the contents (keys and TTL index) of a live and a detached
+ * database; the locks and identities stay where they are. */
+static void stage_exchange(gdb *live, gdb *st) {
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        shard *a = &live->shards[s], *b = &st->shards[s];
+        swiss tk = a->keys;
+        a->keys = b->keys;
+        b->keys = tk;
+        dbentry **tv = a->vol;
+        a->vol = b->vol;
+        b->vol = tv;
+        size_t tn = a->nvol, tc = a->capvol;
+        a->nvol = b->nvol;
+        a->capvol = b->capvol;
+        b->nvol = tn;
+        b->capvol = tc;
+    }
+    live->avg_ttl = 0;
+    live->expire_cursor = 0;
+}
+
+void rdb_load_commit(rdb_loaded *ld) {
+    for (int i = 0; i < db_count(); i++) {
+        if (!ld->dbs[i]) {
+            ld->dbs[i] = stage_new(i);
+            if (!ld->dbs[i]) {
+                db_flush(db_get(i)); /* no memory for a shell: empty it in place */
+                continue;
+            }
+        }
+        stage_exchange(db_get(i), ld->dbs[i]);
+    }
+}
+
+void rdb_load_discard(rdb_loaded *ld) {
+    for (int i = 0; i < DB_MAX; i++) {
+        stage_free(ld->dbs[i]);
+        ld->dbs[i] = NULL;
+    }
+}
+
+/* ---- the key builder --------------------------------------------------------------
+ *
+ * Inserting keys into the key index is about half the work of loading many
+ * small keys, and it is independent of parsing: the parser (the calling
+ * thread) reads, checks and builds each value and queues finished records
+ * in a batch; a builder thread inserts whole batches into the detached
+ * databases. Two batches alternate, so each side works while the other
+ * does. Only the builder touches the databases' key indexes once it runs;
+ * the parser only creates missing databases before queuing records for
+ * them (the hand-over under mu orders the two). A file too small to fill
+ * one batch never starts the thread. */
+
+#define BATCH_RECS 4096
+#define BATCH_KEYBYTES (1u << 20)
+
+typedef struct krec {
+    gobj val;
+    int64_t expire;
+    uint64_t off;          /* file offset after the record, for messages */
+    uint32_t koff, klen;
+    int dbid;
+} krec;
+
+typedef struct kbatch {
+    krec *r;
+    size_t n, cap;
+    unsigned char *keys;
+    size_t klen, kcap;
+} kbatch;
+
+typedef struct kbuilder {
+    rdb_loaded *ld;
+    kbatch bufs[2];
+    int cur;               /* parser's batch */
+    pthread_t tid;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    kbatch *todo;          /* handed to the builder; NULL when it is idle */
+    int stop;
+    int err;               /* first failure of an insert */
+    char msg[512];
+} kbuilder;
+
+/* Insert b's records (builder thread, or the parser when none runs), shard
+ * by shard: consecutive inserts then touch one shard's index, which stays
+ * in cache, instead of a random one of 64 per key. */
+static void kb_apply(kbuilder *kb, kbatch *b) {
+    rdb_loaded *ld = kb->ld;
+    uint32_t start[DB_NSHARDS + 1] = {0};
+    uint32_t *order = malloc(b->n * sizeof(uint32_t));
+    uint8_t *sh = malloc(b->n);
+    if (order && sh) {
+        for (size_t i = 0; i < b->n; i++) {
+            sh[i] = (uint8_t)db_shard_of((const char *)b->keys + b->r[i].koff, b->r[i].klen);
+            start[sh[i] + 1]++;
+        }
+        for (int s = 0; s < DB_NSHARDS; s++) start[s + 1] += start[s];
+        for (size_t i = 0; i < b->n; i++) order[start[sh[i]]++] = (uint32_t)i;
+    }
+    for (size_t j = 0; j < b->n; j++) {
+        krec *r = &b->r[order && sh ? order[j] : j];
+        if (kb->err) {
+            obj_free(&r->val);
+            continue;
+        }
+        gdb *db = ld->dbs[r->dbid];
+        const char *k = (const char *)b->keys + r->koff;
+        dbentry *e = NULL;
+        if (db_lookup_raw(db, k, r->klen)) {
+            kb->err = RDB_ERR_DUPLICATE;
+        } else if (!(e = db_add(db, k, r->klen))) {
+            kb->err = RDB_ERR_NOMEM;
+        }
+        if (!e) {
+            char shown[300];
+            key_shown(shown, sizeof(shown), (const unsigned char *)k, r->klen);
+            snprintf(kb->msg, sizeof(kb->msg), "%s in database %d (key '%s', offset %llu)",
+                     kb->err == RDB_ERR_DUPLICATE ? "duplicate key" : "out of memory adding a key", r->dbid, shown,
+                     (unsigned long long)r->off);
+            obj_free(&r->val);
+            continue;
+        }
+        r->val.lru = e->val.lru;
+        e->val = r->val;
+        if (r->expire != -1) db_set_expire(db, e, r->expire);
+        ld->keys++;
+    }
+    free(order);
+    free(sh);
+    b->n = 0;
+    b->klen = 0;
+}
+
+static void *kb_main(void *arg) {
+    kbuilder *kb = arg;
+    pthread_setname_np(pthread_self(), "goblin-rdbload");
+    pthread_mutex_lock(&kb->mu);
+    for (;;) {
+        while (!kb->todo && !kb->stop) pthread_cond_wait(&kb->cv, &kb->mu);
+        if (!kb->todo) break;
+        kbatch *b = kb->todo;
+        pthread_mutex_unlock(&kb->mu);
+        kb_apply(kb, b);
+        pthread_mutex_lock(&kb->mu);
+        kb->todo = NULL;
+        pthread_cond_broadcast(&kb->cv);
+    }
+    pthread_mutex_unlock(&kb->mu);
+    return NULL;
+}
+
+static void kb_init(kbuilder *kb, rdb_loaded *ld) {
+    memset(kb, 0, sizeof(*kb));
+    kb->ld = ld;
+    pthread_mutex_init(&kb->mu, NULL);
+    pthread_cond_init(&kb->cv, NULL);
+}
+
+/* Hand the parser's batch over (or apply it here when no thread runs or
+ * none can be started). Returns the builder's error so far, read while the
+ * builder is idle (it writes err only while it works on a batch). */
+static int kb_flush(kbuilder *kb, int final) {
+    kbatch *b = &kb->bufs[kb->cur];
+    if (!kb->started && b->n && !final) {
+        if (pthread_create(&kb->tid, NULL, kb_main, kb) == 0) kb->started = 1;
+    }
+    if (!kb->started) {
+        kb_apply(kb, b);
+        return kb->err;
+    }
+    pthread_mutex_lock(&kb->mu);
+    while (kb->todo) pthread_cond_wait(&kb->cv, &kb->mu);
+    int err = kb->err;
+    if (b->n && !err) {
+        kb->todo = b;
+        pthread_cond_broadcast(&kb->cv);
+        kb->cur ^= 1;
+        if (final) {
+            while (kb->todo) pthread_cond_wait(&kb->cv, &kb->mu);
+            err = kb->err;
+        }
+    }
+    pthread_mutex_unlock(&kb->mu);
+    return err;
+}
+
+/* Stop the thread and free what was never inserted. */
+static void kb_done(kbuilder *kb) {
+    if (kb->started) {
+        pthread_mutex_lock(&kb->mu);
+        while (kb->todo) pthread_cond_wait(&kb->cv, &kb->mu);
+        kb->stop = 1;
+        pthread_cond_broadcast(&kb->cv);
+        pthread_mutex_unlock(&kb->mu);
+        pthread_join(kb->tid, NULL);
+    }
+    for (int i = 0; i < 2; i++) {
+        kbatch *b = &kb->bufs[i];
+        for (size_t j = 0; j < b->n; j++) obj_free(&b->r[j].val);
+        free(b->r);
+        free(b->keys);
+    }
+    pthread_mutex_destroy(&kb->mu);
+    pthread_cond_destroy(&kb->cv);
+}
+
+/* Append a key to the parser's batch; the record is completed by kb_push. */
+static int kb_key(kbuilder *kb, const unsigned char *k, size_t n) {
+    kbatch *b = &kb->bufs[kb->cur];
+    if (b->klen + n > b->kcap) {
+        size_t cap = b->kcap ? b->kcap : BATCH_KEYBYTES;
+        while (cap < b->klen + n) cap *= 2;
+        unsigned char *nk = realloc(b->keys, cap);
+        if (!nk) return -1;
+        b->keys = nk;
+        b->kcap = cap;
+    }
+    if (n) memcpy(b->keys + b->klen, k, n);
+    return 0;
+}
+
+/* Queue the record whose key kb_key just stored. 1 when the batch is full. */
+static int kb_push(kbuilder *kb, size_t klen, int dbid, const gobj *v, int64_t expire, uint64_t off) {
+    kbatch *b = &kb->bufs[kb->cur];
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        krec *nr = realloc(b->r, cap * sizeof(krec));
+        if (!nr) return -1;
+        b->r = nr;
+        b->cap = cap;
+    }
+    krec *r = &b->r[b->n++];
+    r->val = *v;
+    r->expire = expire;
+    r->off = off;
+    r->koff = (uint32_t)b->klen;
+    r->klen = (uint32_t)klen;
+    r->dbid = dbid;
+    b->klen += klen;
+    return b->n >= BATCH_RECS || b->klen >= BATCH_KEYBYTES;
+}
+
+/* ---- the file ---------------------------------------------------------------- */
+
+/* ---- the checksum thread ----------------------------------------------------------
+ *
+ * The CRC covers every byte but the last eight. For a regular file the
+ * parser need not fold it in as it goes: a thread reads the file on its own
+ * (pread, from the page cache the parser fills) and checksums [0, size-8),
+ * which is the right range whenever the EOF opcode turns out to sit at
+ * size-9, as in every file Redis or Goblin writes. Otherwise the parser
+ * falls back to checksumming the range it parsed. */
+typedef struct crc_job {
+    int fd;
+    uint64_t len;
+    uint64_t crc;
+    int ok;
+    int stop;               /* atomic */
+    pthread_t tid;
+    int started;
+} crc_job;
+
+/* CRC of [0, len) of fd, read with pread; -1 on a read error or a stop. */
+static int crc_of_file(int fd, uint64_t len, uint64_t *out, const int *stop) {
+    unsigned char *b = malloc(IN_CHUNK);
+    if (!b) return -1;
+    uint64_t crc = 0, off = 0;
+    while (off < len) {
+        if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) break;
+        size_t want = len - off < IN_CHUNK ? (size_t)(len - off) : IN_CHUNK;
+        ssize_t r = pread(fd, b, want, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        crc = crc64_update(crc, b, (size_t)r);
+        off += (uint64_t)r;
+    }
+    free(b);
+    if (off != len) return -1;
+    *out = crc;
+    return 0;
+}
+
+static void *crc_main(void *arg) {
+    crc_job *j = arg;
+    pthread_setname_np(pthread_self(), "goblin-rdbcrc");
+    j->ok = crc_of_file(j->fd, j->len, &j->crc, &j->stop) == 0;
+    return NULL;
+}
+
+static void crc_job_end(crc_job *j) {
+    if (!j->started) return;
+    __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
+    pthread_join(j->tid, NULL);
+    j->started = 0;
+}
+
+/* After a structural error: is the file's stored checksum wrong? Then the
+ * file is damaged and that is what to report. */
+static int diagnose_checksum(rdb_in *in, uint64_t *stored, uint64_t *computed) {
+    if (in->version < 5 || in->fsize < 9 + 9) return 0;
+    unsigned char tail[9];
+    if (pread(in->fd, tail, 9, (off_t)(in->fsize - 9)) != 9 || tail[0] != RDB_OPCODE_EOF) return 0;
+    uint64_t st = 0;
+    for (int i = 7; i >= 0; i--) st = st << 8 | tail[1 + i];
+    if (st == 0 || crc_of_file(in->fd, in->fsize - 8, computed, NULL) != 0) return 0;
+    *stored = st;
+    return st != *computed;
+}
+
+static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
+    const unsigned char *p = in_take(in, 9);
+    if (!p) {
+        if (in->err == RDB_ERR_TRUNCATED) {
+            in->err = 0;
+            in_fail(in, RDB_ERR_MAGIC, "not an RDB file (%llu bytes, shorter than the header)",
+                    (unsigned long long)in->fsize);
+        }
+        return -1;
+    }
+    if (memcmp(p, "REDIS", 5) != 0) return in_fail(in, RDB_ERR_MAGIC, "not an RDB file (bad magic)");
+    int ver = 0;
+    for (int i = 5; i < 9; i++) {
+        if (p[i] < '0' || p[i] > '9') return in_fail(in, RDB_ERR_VERSION, "bad RDB version field");
+        ver = ver * 10 + (p[i] - '0');
+    }
+    if (ver < RDB_VERSION_MIN || ver > RDB_VERSION_MAX)
+        return in_fail(in, RDB_ERR_VERSION, "RDB version %d is not supported (this server reads %d to %d)", ver,
+                       RDB_VERSION_MIN, RDB_VERSION_MAX);
+    in->version = ld->version = ver;
+    /* From here on a thread checksums the file, when it is a regular one. */
+    if (ver >= 5 && in->fsize >= 9 + 9) {
+        cj->fd = in->fd;
+        cj->len = in->fsize - 8;
+        if (pthread_create(&cj->tid, NULL, crc_main, cj) == 0) {
+            cj->started = 1;
+            in->crc_async = 1;
+        }
+    }
+
+    int64_t now = db_now_ms();
+    int64_t expire = -1;
+    int dbid = 0;
+    uint64_t next_report = 4096, queued = 0;
+    for (;;) {
+        unsigned t;
+        in->have_key = 0;
+        if (in_byte(in, &t) != 0) return -1;
+        switch (t) {
+        case RDB_OPCODE_EXPIRETIME: {
+            const unsigned char *q = in_take(in, 4);
+            if (!q) return -1;
+            expire = (int64_t)(int32_t)((uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 |
+                                        (uint32_t)q[3] << 24) * 1000;
+            continue;
+        }
+        case RDB_OPCODE_EXPIRETIME_MS: {
+            const unsigned char *q = in_take(in, 8);
+            if (!q) return -1;
+            uint64_t u = 0;
+            for (int i = 7; i >= 0; i--) u = u << 8 | q[i];
+            expire = (int64_t)u;
+            continue;
+        }
+        case RDB_OPCODE_FREQ:
+            if (!in_take(in, 1)) return -1;
+            continue;
+        case RDB_OPCODE_IDLE: {
+            uint64_t idle;
+            if (in_len(in, &idle) != 0) return -1;
+            continue;
+        }
+        case RDB_OPCODE_SELECTDB: {
+            uint64_t id;
+            if (in_len(in, &id) != 0) return -1;
+            if (id >= (uint64_t)db_count())
+                return in_fail(in, RDB_ERR_VALUE, "database index %llu out of range (this server has %d databases)",
+                               (unsigned long long)id, db_count());
+            dbid = (int)id;
+            continue;
+        }
+        case RDB_OPCODE_RESIZEDB: {
+            uint64_t a, b;
+            if (in_len(in, &a) != 0 || in_len(in, &b) != 0) return -1;
+            continue;
+        }
+        case RDB_OPCODE_AUX: {
+            rstr k, v;
+            char name[32];
+            if (in_string(in, &k) != 0) return -1;
+            snprintf(name, sizeof(name), "%.*s", (int)(k.n < 31 ? k.n : 31), (const char *)k.p);
+            if (in_string(in, &v) != 0) return -1;
+            if (strcmp(name, "redis-ver") == 0)
+                snprintf(ld->redis_ver, sizeof(ld->redis_ver), "%.*s", (int)(v.n < 31 ? v.n : 31), (const char *)v.p);
+            continue;
+        }
+        case RDB_OPCODE_MODULE_AUX: {
+            uint64_t id;
+            char name[10] = "?";
+            if (in_len(in, &id) == 0) module_name(id, name);
+            in->err = 0;
+            return in_fail(in, RDB_ERR_UNSUPPORTED, "module auxiliary data of module type '%s': Goblin loads no modules",
+                           name);
+        }
+        case RDB_OPCODE_FUNCTION2:
+        case RDB_OPCODE_FUNCTION_PRE_GA:
+            return in_fail(in, RDB_ERR_UNSUPPORTED,
+                           "function library (opcode %u): Goblin has no FUNCTION support; delete the functions "
+                           "(FUNCTION FLUSH) in Redis and save again",
+                           t);
+        case RDB_OPCODE_EOF: goto eof;
+        default: break;
+        }
+        if (!is_value_type((int)t) || t == 8) return in_fail(in, RDB_ERR_TYPE, "unknown value type or opcode %u", t);
+        rstr k;
+        if (in_string(in, &k) != 0) return -1;
+        /* The key goes straight into the batch; in->key views it there for
+         * error messages (valid until the next key). */
+        if (kb_key(kb, k.p, k.n) != 0) return in_fail(in, RDB_ERR_NOMEM, "out of memory for a key");
+        kbatch *b = &kb->bufs[kb->cur];
+        in->key.p = b->keys + b->klen;
+        in->key.n = k.n;
+        in->have_key = 1;
+        gobj v;
+        int rc = load_value(in, (int)t, &v);
+        if (rc == LOAD_ERR) return -1;
+        if (rc == LOAD_EMPTY) {
+            ld->empty++;
+        } else if (expire != -1 && expire < now) {
+            obj_free(&v);
+            ld->expired++;
+        } else {
+            if (!ld->dbs[dbid] && !(ld->dbs[dbid] = stage_new(dbid))) {
+                obj_free(&v);
+                return in_fail(in, RDB_ERR_NOMEM, "out of memory for a database");
+            }
+            int full = kb_push(kb, k.n, dbid, &v, expire, in_offset(in));
+            if (full < 0) {
+                obj_free(&v);
+                return in_fail(in, RDB_ERR_NOMEM, "out of memory queuing a key");
+            }
+            queued++;
+            if (full && kb_flush(kb, 0) != 0) {
+                in->have_key = 0;
+                in->err = kb->err;
+                snprintf(in->emsg, in->elen, "%s", kb->msg);
+                return -1;
+            }
+        }
+        expire = -1;
+        if (queued + ld->expired + ld->empty >= next_report) {
+            next_report += 4096;
+            if (in->opt->abort && __atomic_load_n(in->opt->abort, __ATOMIC_RELAXED)) {
+                in->have_key = 0;
+                return in_fail(in, RDB_ERR_ABORTED, "loading aborted (shutdown requested)");
+            }
+            if (in->opt->progress) in->opt->progress(in->opt->progress_arg, queued, in_offset(in));
+            if (rdb_load_slow_us > 0) usleep((useconds_t)rdb_load_slow_us);
+        }
+    }
+eof:
+    in->have_key = 0;
+    if (kb_flush(kb, 1) != 0) {
+        in->err = kb->err;
+        snprintf(in->emsg, in->elen, "%s", kb->msg);
+        return -1;
+    }
+    if (!in->crc_async) in->crc = crc64_update(in->crc, in->buf + in->crcpos, in->pos - in->crcpos);
+    in->crcpos = in->pos;
+    if (ver >= 5) {
+        uint64_t computed = in->crc;
+        if (in->crc_async) {
+            pthread_join(cj->tid, NULL);
+            cj->started = 0;
+            uint64_t parsed = in_offset(in);
+            if (!cj->ok || parsed != cj->len) {
+                /* Not the usual layout (bytes after the checksum): checksum
+                 * what was parsed. */
+                if (crc_of_file(in->fd, parsed, &computed, NULL) != 0)
+                    return in_fail(in, RDB_ERR_IO, "read error while checksumming: %s", strerror(errno));
+            } else {
+                computed = cj->crc;
+            }
+        }
+        const unsigned char *q = in_take(in, 8);
+        if (!q) return -1;
+        uint64_t stored = 0;
+        for (int i = 7; i >= 0; i--) stored = stored << 8 | q[i];
+        if (stored != 0 && stored != computed)
+            return in_fail(in, RDB_ERR_CHECKSUM, "bad checksum: the file says %016llx, the data gives %016llx",
+                           (unsigned long long)stored, (unsigned long long)computed);
+    }
+    return 0;
+}
+
+int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, char *err, size_t errlen) {
+    memset(ld, 0, sizeof(*ld));
+    ld->ndbs = db_count();
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "can't open '%s': %s", path, strerror(e));
+        return e == ENOENT ? RDB_ERR_NOFILE : RDB_ERR_IO;
+    }
+    struct stat stt;
+    rdb_in in;
+    memset(&in, 0, sizeof(in));
+    in.fd = fd;
+    in.emsg = err;
+    in.elen = errlen;
+    in.opt = opt;
+    if (fstat(fd, &stt) == 0 && S_ISREG(stt.st_mode)) in.fsize = (uint64_t)stt.st_size;
+    ld->bytes = in.fsize;
+    in.cap = IN_CHUNK;
+    in.buf = malloc(in.cap);
+    if (!in.buf) {
+        close(fd);
+        snprintf(err, errlen, "out of memory");
+        return RDB_ERR_NOMEM;
+    }
+    in.hlim.max_entries = cfg.hash_max_listpack_entries < 0 ? 0 : (size_t)cfg.hash_max_listpack_entries;
+    in.hlim.max_value = cfg.hash_max_listpack_value < 0 ? 0 : (size_t)cfg.hash_max_listpack_value;
+    in.zlim.max_entries = cfg.zset_max_listpack_entries < 0 ? 0 : (size_t)cfg.zset_max_listpack_entries;
+    in.zlim.max_value = cfg.zset_max_listpack_value < 0 ? 0 : (size_t)cfg.zset_max_listpack_value;
+    in.slim.max_intset = cfg.set_max_intset_entries < 0 ? 0 : (size_t)cfg.set_max_intset_entries;
+    list_limit_from_fill(&in.llim, cfg.list_max_listpack_size);
+
+    kbuilder kb;
+    crc_job cj;
+    memset(&cj, 0, sizeof(cj));
+    kb_init(&kb, ld);
+    int rc = load_stream(&in, ld, &kb, &cj) == 0 ? RDB_OK : in.err;
+    crc_job_end(&cj);
+    kb_done(&kb);
+    /* A string running past the end is a truncated file, or a damaged
+     * length in a complete one: when the file still ends like a dump (EOF
+     * opcode and checksum), the checksum decides. */
+    if (rc == RDB_ERR_TYPE || rc == RDB_ERR_LENGTH || rc == RDB_ERR_ENCODING || rc == RDB_ERR_VALUE ||
+        rc == RDB_ERR_DUPLICATE || rc == RDB_ERR_UNSUPPORTED || (rc == RDB_ERR_TRUNCATED && in.overrun)) {
+        uint64_t stored, computed;
+        if (diagnose_checksum(&in, &stored, &computed)) {
+            char first[512];
+            snprintf(first, sizeof(first), "%s", err);
+            snprintf(err, errlen, "bad checksum: the file says %016llx, the data gives %016llx; first damage seen: %s",
+                     (unsigned long long)stored, (unsigned long long)computed, first);
+            rc = RDB_ERR_CHECKSUM;
+        }
+    }
+    close(fd);
+    free(in.buf);
+    free(in.tmp.p);
+    free(in.z.p);
+    if (rc != RDB_OK) rdb_load_discard(ld);
+    return rc;
+}

@@ -1,0 +1,927 @@
+#!/usr/bin/env python3
+"""Persistence tests: RDB round trips Goblin <-> file <-> Goblin and
+Goblin <-> redis-server 7.0, hand-made files with every old encoding,
+corrupt files (truncated, bit flips, each kind of damage), crashes
+(kill -9 during SAVE and BGSAVE), a full disk (tmpfs), an unwritable
+directory, the arena-hugetlb refusal, -LOADING, save points, SHUTDOWN and
+SIGTERM, and a small fuzz run of LOAD.
+
+  python3 tests/persist/test_persist.py [-v] [name-substring ...]
+
+GOBLIN=path selects the server binary (default build-release/goblin-core);
+PERSIST_KEEP=1 keeps the servers' directories and logs (tests/tmp/persist.*);
+PERSIST_FUZZ_N / PERSIST_FUZZ_SEED size and seed the LOAD fuzz run.
+Ends with "persist: N passed, M failed". Tests that need a capability the
+build lacks (the LOAD command, root for mounts) say why they are skipped.
+"""
+import glob
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dataset  # noqa: E402
+import rdbgen  # noqa: E402
+from pclient import ROOT, Err, Server, info, wait_for  # noqa: E402
+
+CHECK_RDB = "/usr/bin/redis-check-rdb"
+TMP = os.path.join(ROOT, "tests", "tmp", "persist.%d" % os.getpid())
+VERBOSE = "-v" in sys.argv
+TESTS = []
+SERVERS = []
+
+
+class Skip(Exception):
+    pass
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def tdir(name):
+    d = os.path.join(TMP, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def start(kind, d, *args, env=None, wait=True):
+    s = Server(kind, d, args, env=env, wait=wait)
+    SERVERS.append(s)
+    return s
+
+
+def goblin(d, *args, env=None, wait=True):
+    return start("goblin", d, *args, env=env, wait=wait)
+
+
+def redis(d, *args):
+    return start("redis", d, *args)
+
+
+_WIRED = []
+
+
+def wired():
+    """Whether this build has the persistence core wiring: the LOAD
+    command's metadata, and with it start-up load, SHUTDOWN/SIGTERM saving,
+    INFO persistence, -LOADING, DEBUG RELOAD and the save setting."""
+    if not _WIRED:
+        s = Server("goblin", tdir("probe"))
+        r = s.c.call("COMMAND", "INFO", "LOAD")
+        _WIRED.append(bool(r) and r[0] is not None)
+        s.stop()
+    return _WIRED[0]
+
+
+def need_wiring(s=None):
+    if not wired():
+        raise Skip("this build lacks the persistence core wiring (LOAD metadata, start-up load, INFO)")
+
+
+need_load = need_wiring
+
+
+def check_rdb(path):
+    p = subprocess.run([CHECK_RDB, path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = p.stdout.decode("utf-8", "replace")
+    assert p.returncode == 0 and "RDB looks OK" in out, "redis-check-rdb failed:\n" + out[-1500:]
+    return out
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def eq(a, b, what=""):
+    assert a == b, "%s: %r != %r" % (what, a, b) if what else "%r != %r" % (a, b)
+
+
+def assert_same(a, b, what, ignore_encoding=False):
+    d = dataset.diff(a, b, ignore_encoding)
+    assert not d, "%s differ:\n%s" % (what, d)
+
+
+def child_pids(pid):
+    out = []
+    for f in glob.glob("/proc/%d/task/*/children" % pid):
+        try:
+            out += [int(x) for x in open(f).read().split()]
+        except OSError:
+            pass
+    return out
+
+
+# ---- round trips ------------------------------------------------------------------
+
+@test
+def goblin_roundtrip_via_startup_load():
+    d = tdir("rt_startup")
+    g = goblin(d)
+    need_wiring(g)
+    dataset.build(g.c)
+    before = dataset.snapshot(g.c)
+    eq(g.c.call("SAVE"), b"OK")
+    check_rdb(os.path.join(d, "dump.rdb"))
+    g.stop()
+    g2 = goblin(d)
+    after = dataset.snapshot(g2.c)
+    assert_same(before, after, "Goblin before SAVE and after restart")
+    assert "keys loaded" in g2.log_text()
+    g2.stop()
+
+
+@test
+def goblin_roundtrip_via_load_and_bgsave():
+    d = tdir("rt_load")
+    g = goblin(d)
+    need_load(g)
+    dataset.build(g.c)
+    before = dataset.snapshot(g.c)
+    t0 = g.c.ok("LASTSAVE")
+    time.sleep(1.05)
+    eq(g.c.call("BGSAVE"), b"Background saving started")
+    assert wait_for(lambda: info(g.c)["rdb_bgsave_in_progress"] == "0"), "BGSAVE did not finish"
+    i = info(g.c)
+    eq(i["rdb_last_bgsave_status"], "ok", "bgsave status")
+    eq(i["rdb_changes_since_last_save"], "0", "changes since save")
+    assert g.c.ok("LASTSAVE") > t0, "LASTSAVE did not move"
+    check_rdb(os.path.join(d, "dump.rdb"))
+    shutil.copy(os.path.join(d, "dump.rdb"), os.path.join(d, "copy.rdb"))
+    g.c.ok("FLUSHALL")
+    eq(g.c.ok("DBSIZE"), 0)
+    eq(g.c.call("LOAD"), b"OK")
+    assert_same(before, dataset.snapshot(g.c), "LOAD of dump.rdb")
+    g.c.ok("FLUSHALL")
+    eq(g.c.call("LOAD", os.path.join(d, "copy.rdb")), b"OK")
+    assert_same(before, dataset.snapshot(g.c), "LOAD of a copy")
+    # Loading from another file counts as changes (save points see them).
+    assert int(info(g.c)["rdb_changes_since_last_save"]) > 0
+    g.stop()
+
+
+@test
+def goblin_to_redis():
+    d = tdir("g2r")
+    g = goblin(d)
+    dataset.build(g.c)
+    before = dataset.snapshot(g.c)
+    eq(g.c.call("SAVE"), b"OK")
+    check_rdb(os.path.join(d, "dump.rdb"))
+    g.stop()
+    r = redis(d)
+    after = dataset.snapshot(r.c)
+    assert_same(before, after, "Goblin's dataset and redis-server's load of Goblin's dump")
+    r.stop()
+
+
+@test
+def goblin_to_redis_uncompressed():
+    d = tdir("g2r_nocomp")
+    g = goblin(d, "--rdbcompression", "no")
+    dataset.build(g.c, big=False)
+    before = dataset.snapshot(g.c)
+    eq(g.c.call("SAVE"), b"OK")
+    data = read(os.path.join(d, "dump.rdb"))
+    assert b"abcabcabcabc" in data, "rdbcompression no still compressed"
+    check_rdb(os.path.join(d, "dump.rdb"))
+    g.stop()
+    r = redis(d)
+    assert_same(before, dataset.snapshot(r.c), "uncompressed dump in redis-server")
+    r.stop()
+
+
+@test
+def redis_to_goblin():
+    d = tdir("r2g")
+    r = redis(d)
+    dataset.build(r.c)
+    before = dataset.snapshot(r.c)
+    eq(r.c.call("SAVE"), b"OK")
+    r.stop()
+    g = goblin(d)
+    need_wiring(g)
+    after = dataset.snapshot(g.c)
+    assert_same(before, after, "redis-server's dataset and Goblin's start-up load of its dump")
+    # And back: Goblin's save of it loads into redis-server unchanged.
+    eq(g.c.call("SAVE"), b"OK")
+    g.stop()
+    r2 = redis(d)
+    assert_same(before, dataset.snapshot(r2.c), "Redis -> Goblin -> Redis")
+    r2.stop()
+
+
+@test
+def redis_to_goblin_small_encodings_configured():
+    """Thresholds differ between the saver and the loader: values are
+    re-encoded with the loader's limits, as Redis does."""
+    d = tdir("r2g_limits")
+    r = redis(d, "--hash-max-listpack-entries", "2", "--zset-max-listpack-entries", "2",
+              "--set-max-intset-entries", "2", "--list-max-listpack-size", "2")
+    dataset.build(r.c, big=False)
+    before = dataset.snapshot(r.c, encodings=False)
+    eq(r.c.call("SAVE"), b"OK")
+    r.stop()
+    g = goblin(d)
+    need_load(g)
+    eq(g.c.call("LOAD"), b"OK")
+    assert_same(before, dataset.snapshot(g.c, encodings=False), "values across different limits")
+    eq(g.c.ok("OBJECT", "ENCODING", "h:small"), b"listpack")
+    g.stop()
+
+
+def old_encodings_file(version=9):
+    rg = rdbgen
+    s = rg.string
+    recs = [
+        rg.selectdb(0), rg.resizedb(30, 2),
+        rg.record(rg.T_STRING, "str:raw", s("hello", "raw")),
+        rg.record(rg.T_STRING, "str:int8", s("-100", "int")),
+        rg.record(rg.T_STRING, "str:int16", s("30000", "int")),
+        rg.record(rg.T_STRING, "str:int32", s("-2000000000", "int")),
+        rg.record(rg.T_STRING, "str:lzf", s(b"compress me " * 50, "lzf")),
+        rg.record(rg.T_STRING, "str:lzf-short-lit", s(b"abcdefghijklmnopqrstuvwxyz0123456789" * 3, "lzf")),
+        rg.record(rg.T_STRING, "str:sec-expire", s("v"), expire_s=2000000000),
+        rg.record(rg.T_STRING, "str:ms-expire", s("v"), expire_ms=4102444800555),
+        b"\xf8" + rg.length(12345) + rg.record(rg.T_STRING, "str:idle", s("i")),
+        b"\xf9\x05" + rg.record(rg.T_STRING, "str:freq", s("f")),
+        rg.record(rg.T_LIST, "list:plain", rg.length(3) + s("a") + s("12") + s(b"x" * 70, "lzf")),
+        rg.record(rg.T_LIST_ZIPLIST, "list:ziplist",
+                  s(rg.ziplist(["a", 0, 12, 13, -1, 300, -40000, 8000000, 2 ** 31, 2 ** 40, b"y" * 100,
+                                b"w" * 20000]))),
+        rg.record(rg.T_LIST_QUICKLIST, "list:quicklist",
+                  rg.length(2) + s(rg.ziplist(["q1", "q2"])) + s(rg.ziplist(["q3", 4]), "lzf")),
+        rg.record(rg.T_LIST_QUICKLIST_2, "list:quicklist2",
+                  rg.length(3) + rg.length(2) + s(rg.listpack(["p1", 2, -3000, b"z" * 5000])) +
+                  rg.length(1) + s(b"plain node element") + rg.length(2) + s(rg.listpack(["p2"]), "lzf")),
+        rg.record(rg.T_SET, "set:plain", rg.length(3) + s("a") + s("1") + s("b")),
+        rg.record(rg.T_SET, "set:plain-ints", rg.length(3) + s("5") + s("-1") + s("100000")),
+        rg.record(rg.T_SET_INTSET, "set:intset16", s(rg.intset([3, 1, 2], 2))),
+        rg.record(rg.T_SET_INTSET, "set:intset32", s(rg.intset([1, 100000, -100000], 4))),
+        rg.record(rg.T_SET_INTSET, "set:intset64", s(rg.intset([1, 2 ** 40, -2 ** 50], 8))),
+        rg.record(rg.T_ZSET, "zset:text", rg.length(4) + s("a") + rg.double_text(1.5) + s("b") +
+                  rg.double_text(float("inf")) + s("c") + rg.double_text(float("-inf")) + s("d") +
+                  rg.double_text(-2.25)),
+        rg.record(rg.T_ZSET_2, "zset:bin", rg.length(2) + s("x") + rdbgen.struct.pack("<d", 0.1) + s("y") +
+                  rdbgen.struct.pack("<d", -7.0)),
+        rg.record(rg.T_ZSET_ZIPLIST, "zset:ziplist", s(rg.ziplist([3, -4, "m1", 1, "m2", "2.5"]))),
+        rg.record(rg.T_ZSET_LISTPACK, "zset:listpack", s(rg.listpack(["c", "-inf", "a", 1, "b", "1.5"]))),
+        rg.record(rg.T_HASH, "hash:plain", rg.length(2) + s("f1") + s("v1") + s("f2") + s("2")),
+        rg.record(rg.T_HASH_ZIPMAP, "hash:zipmap", s(rg.zipmap([("k1", "v1"), ("k2", b"x" * 300), ("3", "4")]))),
+        rg.record(rg.T_HASH_ZIPLIST, "hash:ziplist", s(rg.ziplist(["a", "1", "b", 2, 3, "c"]))),
+        rg.record(rg.T_HASH_LISTPACK, "hash:listpack", s(rg.listpack(["f", "v", "n", 5, 6, b"q" * 100]))),
+        rg.selectdb(3),
+        rg.record(rg.T_STRING, "db3:key", s("three")),
+    ]
+    return rg.rdb_file(b"".join(recs), version=version)
+
+
+@test
+def old_encodings_match_redis():
+    d = tdir("old_enc")
+    for ver, checksum in [(9, True), (7, True), (10, False)]:
+        data = old_encodings_file(ver)
+        if not checksum:
+            data = data[:-8] + b"\x00" * 8  # a file written with rdbchecksum no
+        write(os.path.join(d, "dump.rdb"), data)
+        r = redis(d)
+        want = dataset.snapshot(r.c, encodings=False)
+        r.stop()
+        eq(len([k for k in want if k[0] == 0]), 27, "redis-server loaded the hand-made file")
+        g = goblin(d)
+        need_load(g)
+        eq(g.c.call("LOAD"), b"OK")
+        assert_same(want, dataset.snapshot(g.c, encodings=False), "old encodings (v%d) Redis vs Goblin" % ver)
+        g.stop()
+
+
+@test
+def zipmap_era_file_v3():
+    """An RDB version 3 file (no aux fields, no checksum)."""
+    d = tdir("v3")
+    rg = rdbgen
+    body = rg.selectdb(0) + rg.record(rg.T_HASH_ZIPMAP, "zm", rg.string(rg.zipmap([("a", "b"), ("c", "d")]))) + \
+        rg.record(rg.T_STRING, "s", rg.string("v"), expire_s=2000000000)
+    write(os.path.join(d, "dump.rdb"), rg.rdb_file(body, version=3))
+    r = redis(d)
+    want = dataset.snapshot(r.c, encodings=False)
+    r.stop()
+    g = goblin(d)
+    need_load(g)
+    eq(g.c.call("LOAD"), b"OK")
+    assert_same(want, dataset.snapshot(g.c, encodings=False), "v3 file")
+    g.stop()
+
+
+# ---- corrupt files ----------------------------------------------------------------
+
+def load_err(c, path):
+    r = c.call("LOAD", path)
+    assert isinstance(r, Err), "LOAD of a bad file succeeded: %r" % r
+    return r.msg
+
+
+def crafted(body, version=10, checksum=True):
+    return rdbgen.rdb_file(rdbgen.selectdb(0) + body, version=version, checksum=checksum)
+
+
+@test
+def each_kind_of_damage_has_its_error():
+    d = tdir("damage")
+    g = goblin(d)
+    need_load(g)
+    g.c.ok("SET", "keep", "me")
+    rg = rdbgen
+    s = rg.string
+    good = crafted(rg.record(rg.T_STRING, "k", s("v")))
+    cases = {
+        "missing": (None, "no such file"),
+        "not-rdb": (b"hello world, not a dump at all", "bad magic"),
+        "short": (b"RED", "bad magic"),
+        "version": (b"REDIS0012" + good[9:], "bad version"),
+        "version-digits": (b"REDISab10" + good[9:], "bad version"),
+        "truncated": (good[:-12], "truncated"),
+        "checksum": (good[:-1] + bytes([good[-1] ^ 1]), "bad checksum"),
+        "type": (crafted(b"\x2a" + s("k") + s("v")), "unknown type"),
+        "length": (crafted(rg.record(rg.T_LIST, "k", b"\x82")), "bad length"),
+        "listpack": (crafted(rg.record(rg.T_HASH_LISTPACK, "k", s(rg.listpack(["a", "b"])[:-3] + b"\x7f\x01\xff")
+                                       .replace(b"\x0d\x00", b"\x0d\x00")) ), None),
+        "intset-order": (crafted(rg.record(rg.T_SET_INTSET, "k", s(rdbgen.struct.pack("<IIhh", 2, 2, 5, 3)))),
+                         "corrupt encoding"),
+        "ziplist-tail": (crafted(rg.record(rg.T_LIST_ZIPLIST, "k", s(rg.ziplist(["a", "b"])[:4] + b"\x63\x00\x00\x00" +
+                                                                   rg.ziplist(["a", "b"])[8:]))), "corrupt encoding"),
+        "lzf": (crafted(rg.record(rg.T_STRING, "k", b"\xc3" + rg.length(3) + rg.length(10) + b"\x40\x99\x99")),
+                "corrupt encoding"),
+        "dup-key": (crafted(rg.record(rg.T_STRING, "k", s("1")) + rg.record(rg.T_STRING, "k", s("2"))), "duplicate"),
+        "dup-member": (crafted(rg.record(rg.T_SET, "k", rg.length(2) + s("m") + s("m"))), "duplicate"),
+        "dup-field": (crafted(rg.record(rg.T_HASH, "k", rg.length(2) + s("f") + s("1") + s("f") + s("2"))),
+                      "duplicate"),
+        "nan": (crafted(rg.record(rg.T_ZSET_2, "k", rg.length(1) + s("m") + b"\x00\x00\x00\x00\x00\x00\xf8\x7f")),
+                "bad value"),
+        "dbindex": (rg.rdb_file(rg.selectdb(200) + rg.record(rg.T_STRING, "k", s("v"))), "bad value"),
+        "stream": (crafted(rg.record(rg.T_STREAM, "mystream", b"\x00")), "unsupported"),
+        "module": (crafted(rg.record(rg.T_MODULE_2, "mymod", rg.length((12345 << 10) | 3))), "unsupported"),
+        "function": (crafted(b"\xf5" + s("#!lua name=x\nredis.register_function('f', function() end)")),
+                     "unsupported"),
+    }
+    # The listpack case: a valid header whose second entry's back length is wrong.
+    lp = bytearray(rg.listpack(["a", "b"]))
+    lp[-2] ^= 0x01
+    cases["listpack"] = (crafted(rg.record(rg.T_HASH_LISTPACK, "k", s(bytes(lp)))), "corrupt encoding")
+    for name, (data, want) in cases.items():
+        path = os.path.join(d, name + ".rdb")
+        if data is not None:
+            write(path, data)
+        msg = load_err(g.c, path)
+        assert ("%s:" % want) in msg, "%s: error %r does not say %r" % (name, msg, want)
+        if name in ("stream", "module"):
+            assert ("my" + name[:3]) in msg, "%s: the key is not named in %r" % (name, msg)
+        eq(g.c.ok("GET", "keep"), b"me", "dataset after " + name)
+        eq(g.c.ok("DBSIZE"), 1, "dbsize after " + name)
+    # A damaged file whose damage shows up as a structural error is reported
+    # as what it is: a bad checksum.
+    bad = bytearray(crafted(rg.record(rg.T_LIST, "k", rg.length(1) + s("v"))))
+    i = bad.index(b"\x01k") - 1
+    bad[i] = 42  # the type byte
+    write(os.path.join(d, "flip.rdb"), bytes(bad))
+    msg = load_err(g.c, os.path.join(d, "flip.rdb"))
+    assert "bad checksum:" in msg and "unknown value type" in msg, msg
+    g.stop()
+
+
+@test
+def truncated_and_bit_flipped_dumps():
+    d = tdir("corrupt")
+    g = goblin(d)
+    need_load(g)
+    dataset.build(g.c, big=False)
+    eq(g.c.call("SAVE"), b"OK")
+    good = read(os.path.join(d, "dump.rdb"))
+    before = dataset.snapshot(g.c)
+    path = os.path.join(d, "bad.rdb")
+    rng = random.Random(11)
+    cuts = sorted(set([0, 1, 5, 9, 10, len(good) - 1, len(good) - 8, len(good) - 9] +
+                      [rng.randrange(len(good)) for _ in range(60)]))
+    for cut in cuts:
+        write(path, good[:cut])
+        msg = load_err(g.c, path)
+        want = "bad magic:" if cut < 9 else "truncated:"
+        if cut >= 18 and good[cut - 9] == 0xFF and "inside a" in msg:
+            # The cut file happens to end like a dump (0xFF and 8 bytes),
+            # and a string runs past its end: the loader cannot tell that
+            # from a damaged length and reports the checksum.
+            want = "bad checksum:"
+        assert want in msg, "cut at %d of %d: %r" % (cut, len(good), msg)
+    for _ in range(150):
+        b = bytearray(good)
+        off = rng.randrange(len(b))
+        b[off] ^= 1 << rng.randrange(8)
+        write(path, bytes(b))
+        msg = load_err(g.c, path)
+        ok = any(w in msg for w in ("bad checksum:", "bad magic:", "bad version:"))
+        if not ok and off >= len(good) - 9:
+            ok = True  # the EOF opcode or the checksum itself
+        assert ok, "flip at %d of %d: %r" % (off, len(good), msg)
+    assert_same(before, dataset.snapshot(g.c), "dataset after 200 failed LOADs")
+    g.stop()
+
+
+@test
+def fuzz_load_never_crashes():
+    d = tdir("fuzz")
+    g = goblin(d)
+    need_load(g)
+    dataset.build(g.c, big=False)
+    eq(g.c.call("SAVE"), b"OK")
+    # Seeds: Goblin's own dump (listpacks, intsets, LZF) and a hand-made
+    # file with every older encoding (ziplist, zipmap, quicklist, text
+    # scores).
+    seeds = [read(os.path.join(d, "dump.rdb")), old_encodings_file(9)]
+    g.c.ok("FLUSHALL")
+    g.c.ok("SET", "sentinel", "1")
+    rng = random.Random(int(os.environ.get("PERSIST_FUZZ_SEED", "5")))
+    path = os.path.join(d, "fuzz.rdb")
+    n = int(os.environ.get("PERSIST_FUZZ_N", "300"))
+    for i in range(n):
+        good = seeds[i % len(seeds)]
+        b = bytearray(good)
+        for _ in range(rng.randrange(1, 8)):
+            op = rng.randrange(4)
+            off = rng.randrange(9, len(b))
+            if op == 0:
+                b[off] = rng.randrange(256)
+            elif op == 1:
+                del b[off:off + rng.randrange(1, 16)]
+            elif op == 2:
+                b[off:off] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
+            else:
+                b[off] = rng.choice([0x80, 0x81, 0xC3, 0xFF, 0xFE, 0x00, 0x3F])
+        # Recompute the checksum half of the time so the structure is what
+        # the loader has to judge.
+        if rng.random() < 0.5 and len(b) > 17:
+            body = bytes(b[:-8])
+            b = bytearray(body + rdbgen.struct.pack("<Q", rdbgen.crc64(body)))
+        write(path, bytes(b))
+        r = g.c.call("LOAD", path)
+        assert g.alive(), "server died on fuzz case %d:\n%s" % (i, g.log_tail())
+        if isinstance(r, Err):
+            eq(g.c.ok("GET", "sentinel"), b"1", "dataset after failed fuzz LOAD %d" % i)
+        else:
+            g.c.ok("FLUSHALL")
+            g.c.ok("SET", "sentinel", "1")
+    g.stop()
+
+
+@test
+def corrupt_dump_stops_startup():
+    d = tdir("startup_corrupt")
+    g = goblin(d)
+    need_wiring(g)
+    g.c.ok("SET", "a", "b")
+    eq(g.c.call("SAVE"), b"OK")
+    g.stop()
+    data = bytearray(read(os.path.join(d, "dump.rdb")))
+    data[len(data) // 2] ^= 0x40
+    write(os.path.join(d, "dump.rdb"), bytes(data))
+    g2 = goblin(d, wait=False)
+    rc = g2.p.wait(20)
+    eq(rc, 1, "exit code with a corrupt dump")
+    out = g2.log_text()
+    assert "Fatal error loading the DB" in out and "checksum" in out, out[-800:]
+    write(os.path.join(d, "dump.rdb"), bytes(data[:40]))
+    g3 = goblin(d, wait=False)
+    eq(g3.p.wait(20), 1, "exit code with a truncated dump")
+    assert "truncated" in g3.log_text()
+
+
+# ---- BGSAVE, crashes, full disk ---------------------------------------------------------
+
+SLOW = {"GOBLIN_TEST_RDB_SAVE_SLOW_US": "2000"}  # 2 KB writes, 2 ms apart: ~1 MB/s
+
+
+def fill(c, n=600, size=3000):
+    c.pipeline([["SET", "fill:%d" % i, ("%d" % i) * (size // len(str(i)))] for i in range(n)])
+
+
+@test
+def bgsave_is_a_point_in_time_snapshot():
+    need_wiring()
+    d = tdir("bgsave_snap")
+    g = goblin(d, "--rdbcompression", "no", env=SLOW)
+    need_load(g)
+    fill(g.c)
+    g.c.ok("SET", "probe", "before")
+    eq(g.c.call("BGSAVE"), b"Background saving started")
+    t0 = time.time()
+    eq(g.c.call("BGSAVE").msg, "ERR Background save already in progress")
+    eq(g.c.call("BGSAVE", "SCHEDULE").msg, "ERR Background save already in progress")
+    eq(g.c.call("SAVE").msg, "ERR Background save already in progress")
+    eq(g.c.call("BGSAVE", "NOW").msg, "ERR syntax error")
+    # The parent keeps serving, and what it does now is not in the file.
+    g.c.ok("SET", "probe", "after")
+    g.c.ok("DEL", "fill:1")
+    assert time.time() - t0 < 1.0, "the server was blocked during BGSAVE"
+    i = info(g.c)
+    eq(i["rdb_bgsave_in_progress"], "1")
+    assert int(i["current_save_keys_total"]) == 601, i["current_save_keys_total"]
+    assert int(i["rdb_current_bgsave_time_sec"]) >= 0
+    assert wait_for(lambda: info(g.c)["rdb_bgsave_in_progress"] == "0", 60), "BGSAVE never finished"
+    eq(info(g.c)["rdb_last_bgsave_status"], "ok")
+    eq(info(g.c)["rdb_changes_since_last_save"], "2")
+    eq(g.c.call("LOAD"), b"OK")
+    eq(g.c.ok("GET", "probe"), b"before")
+    assert g.c.ok("EXISTS", "fill:1") == 1
+    assert "Background saving terminated with success" in g.log_text()
+    g.stop()
+
+
+@test
+def kill9_bgsave_child_keeps_previous_dump():
+    need_wiring()
+    d = tdir("kill_child")
+    g = goblin(d, "--rdbcompression", "no", env=SLOW)
+    g.c.ok("SET", "old", "dump")
+    eq(g.c.call("SAVE"), b"OK")
+    prev = read(os.path.join(d, "dump.rdb"))
+    fill(g.c)
+    rng = random.Random(3)
+    for attempt in range(2):
+        eq(g.c.call("BGSAVE"), b"Background saving started")
+        kids = wait_for(lambda: child_pids(g.p.pid), 5)
+        assert kids, "no child process"
+        time.sleep(rng.uniform(0.05, 0.6))
+        os.kill(kids[0], signal.SIGKILL)
+        assert wait_for(lambda: info(g.c)["rdb_bgsave_in_progress"] == "0", 10)
+        eq(info(g.c)["rdb_last_bgsave_status"], "err")
+        eq(read(os.path.join(d, "dump.rdb")), prev, "dump after a killed BGSAVE")
+        assert wait_for(lambda: not glob.glob(os.path.join(d, "temp-*.rdb")), 5), \
+            "temp file left: %s" % glob.glob(os.path.join(d, "temp-*"))
+    assert "terminated by signal 9" in g.log_text()
+    g.stop()
+
+
+@test
+def kill9_during_save_keeps_previous_dump():
+    d = tdir("kill_save")
+    g = goblin(d, "--rdbcompression", "no", env=SLOW)
+    need_wiring(g)
+    g.c.ok("SET", "old", "dump")
+    eq(g.c.call("SAVE"), b"OK")
+    prev = read(os.path.join(d, "dump.rdb"))
+    fill(g.c)
+    c2 = g.client()
+    def save_and_die():
+        try:
+            c2.call("SAVE")
+        except (ConnectionError, OSError):
+            pass  # the server is killed under it
+
+    th = threading.Thread(target=save_and_die)
+    c2.s.settimeout(30)
+    th.daemon = True
+    th.start()
+    assert wait_for(lambda: glob.glob(os.path.join(d, "temp-*.rdb")), 5), "SAVE did not start"
+    time.sleep(0.3)
+    g.stop(signal.SIGKILL)
+    eq(read(os.path.join(d, "dump.rdb")), prev, "dump after kill -9 during SAVE")
+    for t in glob.glob(os.path.join(d, "temp-*.rdb")):
+        os.unlink(t)
+    g2 = goblin(d)
+    eq(g2.c.ok("GET", "old"), b"dump")
+    eq(g2.c.ok("DBSIZE"), 1)
+    g2.stop()
+
+
+def mount_tmpfs(d, opts):
+    if os.geteuid() != 0:
+        raise Skip("needs root for mount -t tmpfs")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", d], stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        raise Skip("mount failed: %s" % r.stderr.decode().strip())
+
+
+def umount(d):
+    subprocess.run(["umount", "-l", d], stderr=subprocess.DEVNULL)
+
+
+@test
+def full_disk_keeps_previous_dump():
+    need_wiring()
+    d = tdir("enospc")
+    mount_tmpfs(d, "size=1m")
+    try:
+        g = goblin(d)
+        g.c.ok("SET", "small", "dataset")
+        eq(g.c.call("SAVE"), b"OK")
+        prev = read(os.path.join(d, "dump.rdb"))
+        g.c.pipeline([["SET", "big:%d" % i, os.urandom(2000)] for i in range(600)])
+        r = g.c.call("SAVE")
+        assert isinstance(r, Err) and "no space left" in r.msg.lower(), r
+        eq(read(os.path.join(d, "dump.rdb")), prev, "dump after ENOSPC")
+        eq(glob.glob(os.path.join(d, "temp-*")), [], "temp files after ENOSPC")
+        eq(g.c.call("BGSAVE"), b"Background saving started")
+        assert wait_for(lambda: info(g.c)["rdb_bgsave_in_progress"] == "0", 20)
+        eq(info(g.c)["rdb_last_bgsave_status"], "err")
+        eq(read(os.path.join(d, "dump.rdb")), prev, "dump after ENOSPC in BGSAVE")
+        assert wait_for(lambda: not glob.glob(os.path.join(d, "temp-*")), 5)
+        assert "No space left on device" in g.log_text()
+        g.stop()
+    finally:
+        umount(d)
+
+
+@test
+def unwritable_dir_keeps_previous_dump():
+    need_wiring()
+    d = tdir("rodir")
+    mount_tmpfs(d, "size=4m")
+    try:
+        g = goblin(d)
+        g.c.ok("SET", "a", "1")
+        eq(g.c.call("SAVE"), b"OK")
+        prev = read(os.path.join(d, "dump.rdb"))
+        subprocess.check_call(["mount", "-o", "remount,ro", d])
+        g.c.ok("SET", "a", "2")
+        r = g.c.call("SAVE")
+        assert isinstance(r, Err) and "Read-only file system" in r.msg, r
+        eq(g.c.call("BGSAVE"), b"Background saving started")
+        assert wait_for(lambda: info(g.c)["rdb_bgsave_in_progress"] == "0", 10)
+        eq(info(g.c)["rdb_last_bgsave_status"], "err")
+        eq(read(os.path.join(d, "dump.rdb")), prev)
+        if g.c.call("COMMAND", "INFO", "LOAD")[0] is not None:
+            # SHUTDOWN that cannot save refuses to exit, as Redis.
+            g.c.ok("CONFIG", "SET", "save", "3600 1")
+            r = g.c.call("SHUTDOWN")
+            assert isinstance(r, Err) and r.msg == "ERR Errors trying to SHUTDOWN. Check logs.", r
+            assert g.alive()
+            eq(g.c.ok("GET", "a"), b"2")
+            g.c.ok("CONFIG", "SET", "save", "")
+        g.stop()
+    finally:
+        umount(d)
+
+
+@test
+def hugetlb_refuses_bgsave_but_saves():
+    d = tdir("hugetlb")
+    g = goblin(d, "--arena-hugetlb", "yes")
+    g.c.ok("SET", "k", "v")
+    r = g.c.call("BGSAVE")
+    eq(r.msg if isinstance(r, Err) else r,
+       "ERR BGSAVE is disabled while arena-hugetlb is on (copy-on-write would copy whole 2 MiB pages); use SAVE")
+    eq(g.c.call("SAVE"), b"OK")
+    check_rdb(os.path.join(d, "dump.rdb"))
+    if g.c.call("COMMAND", "INFO", "LOAD")[0] is not None:
+        i = info(g.c)
+        eq(i.get("rdb_bgsave_disabled"), "1")
+        assert "arena-hugetlb" in i.get("rdb_bgsave_disabled_reason", "")
+        eq(g.c.call("LOAD"), b"OK")
+        g.c.ok("CONFIG", "SET", "save", "1 1")
+        g.c.ok("SET", "k", "w")
+        g.c.ok("SET", "k2", "w")
+        time.sleep(2.5)
+        log = g.log_text()
+        eq(log.count("reached but skipped"), 1, "save point refusals logged")
+        assert child_pids(g.p.pid) == []
+        eq(info(g.c)["rdb_bgsave_in_progress"], "0")
+        g.c.ok("CONFIG", "SET", "save", "")
+        g.c.ok("SET", "k3", "z")
+        eq(g.shutdown("SAVE"), 0, "SHUTDOWN SAVE with arena-hugetlb")
+        g2 = goblin(d)
+        eq(g2.c.ok("GET", "k3"), b"z")
+        g2.stop()
+    else:
+        g.stop()
+
+
+# ---- lifecycle -----------------------------------------------------------------------------
+
+@test
+def loading_state_during_startup_load():
+    need_wiring()
+    d = tdir("loading")
+    g = goblin(d)
+    need_wiring(g)
+    g.c.ok("DEBUG", "POPULATE", 60000)
+    eq(g.c.call("SAVE"), b"OK")
+    g.stop()
+    g2 = goblin(d, env={"GOBLIN_TEST_RDB_LOAD_SLOW_US": "150000"}, wait=False)
+    g2.wait_ready(allow_loading=True)
+    c = g2.c
+    r = c.call("GET", "key:1")
+    assert isinstance(r, Err) and r.msg == "LOADING Redis is loading the dataset in memory", r
+    i = info(c)
+    eq(i["loading"], "1")
+    for f in ("loading_start_time", "loading_total_bytes", "loading_loaded_bytes", "loading_loaded_perc",
+              "loading_eta_seconds"):
+        assert f in i, "INFO persistence lacks %s" % f
+    assert float(i["loading_loaded_perc"]) < 100
+    assert c.call("PING") == b"PONG" or True
+    assert wait_for(lambda: info(c)["loading"] == "0", 30)
+    eq(c.ok("DBSIZE"), 60000)
+    eq(info(c)["rdb_last_load_keys_loaded"], "60000")
+    g2.stop()
+
+
+@test
+def sigterm_during_loading_exits_without_saving():
+    need_wiring()
+    d = tdir("loading_term")
+    g = goblin(d)
+    need_wiring(g)
+    g.c.ok("DEBUG", "POPULATE", 40000)
+    eq(g.c.call("SAVE"), b"OK")
+    g.stop()
+    prev = read(os.path.join(d, "dump.rdb"))
+    g2 = goblin(d, "--save", "1 1", env={"GOBLIN_TEST_RDB_LOAD_SLOW_US": "200000"}, wait=False)
+    g2.wait_ready(allow_loading=True)
+    g2.p.send_signal(signal.SIGTERM)
+    eq(g2.p.wait(20), 0, "exit code after SIGTERM during loading")
+    eq(read(os.path.join(d, "dump.rdb")), prev, "the dump after SIGTERM during loading")
+
+
+@test
+def save_points_trigger_bgsave():
+    need_wiring()
+    d = tdir("savepoints")
+    g = goblin(d)
+    need_wiring(g)
+    eq(g.c.call("CONFIG", "SET", "save", "1 2"), b"OK")
+    eq(g.c.ok("CONFIG", "GET", "save")[1], b"1 2")
+    g.c.ok("SET", "a", "1")
+    time.sleep(1.5)
+    eq(info(g.c)["rdb_saves"], "0", "one change is below the save point")
+    g.c.ok("SET", "b", "1")
+    assert wait_for(lambda: info(g.c)["rdb_saves"] == "1", 5), "save point did not fire"
+    assert "2 changes in 1 seconds. Saving..." in g.log_text()
+    assert wait_for(lambda: info(g.c)["rdb_changes_since_last_save"] == "0", 5)
+    r = g.c.call("CONFIG", "SET", "save", "1 2 3")
+    assert isinstance(r, Err), r
+    g.stop()
+
+
+@test
+def shutdown_and_sigterm_save():
+    need_wiring()
+    d = tdir("shutdown")
+    g = goblin(d, "--save", "3600 1")
+    need_wiring(g)
+    g.c.ok("SET", "x", "1")
+    eq(g.shutdown(), 0, "SHUTDOWN exit code")
+    g = goblin(d, "--save", "3600 1")
+    eq(g.c.ok("GET", "x"), b"1")
+    g.c.ok("SET", "x", "2")
+    eq(g.shutdown("NOSAVE"), 0)
+    g = goblin(d, "--save", "3600 1")
+    eq(g.c.ok("GET", "x"), b"1", "SHUTDOWN NOSAVE saved")
+    g.c.ok("SET", "x", "3")
+    g.p.send_signal(signal.SIGTERM)
+    eq(g.p.wait(20), 0, "SIGTERM exit code")
+    g = goblin(d)
+    eq(g.c.ok("GET", "x"), b"3", "SIGTERM with save points did not save")
+    g.c.ok("SET", "x", "4")
+    g.p.send_signal(signal.SIGTERM)
+    eq(g.p.wait(20), 0)
+    g = goblin(d)
+    eq(g.c.ok("GET", "x"), b"3", "SIGTERM without save points saved")
+    g.c.ok("SET", "x", "5")
+    eq(g.shutdown("SAVE"), 0)
+    g = goblin(d)
+    eq(g.c.ok("GET", "x"), b"5", "SHUTDOWN SAVE without save points")
+    g.stop()
+
+
+@test
+def expired_keys_are_skipped_on_load():
+    d = tdir("expired")
+    g = goblin(d)
+    need_wiring(g)
+    g.c.ok("SET", "live", "1")
+    g.c.ok("SET", "dying", "1", "PX", "150")
+    eq(g.c.call("SAVE"), b"OK")
+    time.sleep(0.3)
+    eq(g.c.call("LOAD"), b"OK")
+    eq(g.c.ok("EXISTS", "dying"), 0)
+    i = info(g.c)
+    eq(i["rdb_last_load_keys_expired"], "1")
+    eq(i["rdb_last_load_keys_loaded"], "1")
+    g.stop()
+
+
+@test
+def load_is_atomic_for_other_clients_and_watch():
+    d = tdir("atomic")
+    g = goblin(d, env={"GOBLIN_TEST_RDB_LOAD_SLOW_US": "100000"})
+    need_load(g)
+    g.c.ok("DEBUG", "POPULATE", 40000)
+    g.c.ok("SET", "probe", "new")
+    eq(g.c.call("SAVE"), b"OK")
+    g.c.ok("FLUSHALL")
+    g.c.ok("SET", "probe", "old")
+    w = g.client()
+    w.ok("WATCH", "probe")
+    res = {}
+    c2 = g.client()
+    th = threading.Thread(target=lambda: res.setdefault("r", c2.call("LOAD")))
+    th.start()
+    time.sleep(0.3)
+    # Meanwhile the old dataset is served, not -LOADING.
+    eq(g.c.ok("GET", "probe"), b"old")
+    eq(g.c.ok("DBSIZE"), 1)
+    th.join(30)
+    eq(res.get("r"), b"OK")
+    eq(g.c.ok("GET", "probe"), b"new")
+    eq(g.c.ok("DBSIZE"), 40001)
+    w.ok("MULTI")
+    w.ok("SET", "probe", "from-tx")
+    eq(w.call("EXEC"), None, "EXEC after LOAD changed a WATCHed key")
+    g.stop()
+
+
+@test
+def debug_reload_and_flushall_save():
+    d = tdir("reload")
+    g = goblin(d)
+    need_wiring(g)
+    dataset.build(g.c, big=False)
+    before = dataset.snapshot(g.c)
+    eq(g.c.call("DEBUG", "RELOAD"), b"OK")
+    assert_same(before, dataset.snapshot(g.c), "DEBUG RELOAD")
+    eq(g.c.call("DEBUG", "RELOAD", "NOSAVE"), b"OK")
+    assert_same(before, dataset.snapshot(g.c), "DEBUG RELOAD NOSAVE")
+    g.c.ok("CONFIG", "SET", "save", "3600 1")
+    g.c.ok("FLUSHALL")
+    g.c.ok("CONFIG", "SET", "save", "")
+    eq(g.c.call("LOAD"), b"OK")
+    eq(g.c.ok("DBSIZE"), 0, "FLUSHALL with save points saved the empty dataset")
+    g.stop()
+
+
+# ---- runner ------------------------------------------------------------------------------------
+
+def main():
+    sel = [a for a in sys.argv[1:] if not a.startswith("-")]
+    os.makedirs(TMP, exist_ok=True)
+    passed = failed = skipped = 0
+    for fn in TESTS:
+        if sel and not any(s in fn.__name__ for s in sel):
+            continue
+        t0 = time.time()
+        try:
+            fn()
+            passed += 1
+            print("[ok] %s (%.1fs)" % (fn.__name__, time.time() - t0), flush=True)
+        except Skip as e:
+            skipped += 1
+            print("[skip] %s: %s" % (fn.__name__, e), flush=True)
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            print("[FAIL] %s: %s" % (fn.__name__, e), flush=True)
+            if VERBOSE:
+                traceback.print_exc()
+            for s in SERVERS:
+                if s.alive() or VERBOSE:
+                    print("    --- %s log tail:\n%s" % (s.kind, s.log_tail(8)))
+        finally:
+            reports = []
+            for s in SERVERS:
+                try:
+                    s.stop()
+                except Exception:  # noqa: BLE001
+                    pass
+                try:
+                    text = s.log_text()
+                except OSError:
+                    text = ""
+                for line in text.splitlines():
+                    if re.search(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error: |ThreadSanitizer", line):
+                        reports.append("%s: %s" % (s.log, line[:300]))
+            SERVERS.clear()
+            if reports:
+                failed += 1
+                print("[FAIL] %s: sanitizer report(s):\n    %s" % (fn.__name__, "\n    ".join(reports[:10])), flush=True)
+    if failed == 0 and not os.environ.get("PERSIST_KEEP"):
+        shutil.rmtree(TMP, ignore_errors=True)
+    else:
+        print("(files kept in %s)" % TMP)
+    print("persist: %d passed, %d failed%s" % (passed, failed, ", %d skipped" % skipped if skipped else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

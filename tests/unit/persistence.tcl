@@ -1,0 +1,270 @@
+# Persistence: SAVE, BGSAVE, LASTSAVE, DEBUG RELOAD, start-up load, save
+# points, SHUTDOWN saving, INFO persistence, and Goblin's LOAD command.
+# The heavier cases (redis-server interchange, crashes, a full disk,
+# corrupt files, fuzzing) live in tests/persist/test_persist.py.
+
+# Parts of persistence are wired into the core (start-up load, SHUTDOWN and
+# SIGTERM saving, DEBUG RELOAD, INFO, -LOADING, the LOAD command's
+# metadata). A build without that wiring reports these tests as skipped,
+# with the reason, instead of failing them.
+proc persist_wired {} {
+    if {$::t::server_kind eq "redis"} {return 1}
+    set r [r command info load]
+    expr {[llength $r] > 0 && [lindex $r 0] ne ""}
+}
+
+proc wired_test {name body {testtags {}}} {
+    if {![persist_wired]} {
+        ::t::record_skip $name "needs the persistence core wiring (LOAD metadata, start-up load, SHUTDOWN save)"
+        return
+    }
+    uplevel 1 [list test $name $body $testtags]
+}
+
+# Stop the current server and start it again on the same directory.
+proc restart_server {} {
+    set sid [::srv::current]
+    ::srv::close_clients $sid
+    ::srv::stop $sid
+    ::srv::launch $sid
+    ::srv::connect_default $sid
+}
+
+proc wait_bgsave_done {} {
+    wait_for_condition 200 50 {[s rdb_bgsave_in_progress] == 0} else {
+        fail "BGSAVE still in progress"
+    }
+}
+
+proc fill_every_type {} {
+    r flushall
+    r set str hello
+    r set int 12345
+    r set bigint 123456789012345
+    r set long [string repeat abc 300]
+    r rpush list a b 1 2 [string repeat x 100]
+    r sadd intset 1 2 3 -100000
+    r sadd set a b c
+    r zadd zset 1 a 2.5 b -inf c
+    r hset hash f1 v1 f2 2
+    for {set i 0} {$i < 600} {incr i} {
+        r hset bighash field:$i value:$i
+        r sadd bigset member:$i
+        r zadd bigzset $i m:$i
+    }
+    r set withttl v
+    r pexpireat withttl 4102444800123
+    r select 3
+    r set in3 three
+    r select 0
+}
+
+proc dataset_dump {} {
+    set out {}
+    foreach db {0 3} {
+        r select $db
+        foreach k [lsort [r keys *]] {
+            set t [r type $k]
+            switch $t {
+                string {set v [r get $k]}
+                list {set v [r lrange $k 0 -1]}
+                set {set v [lsort [r smembers $k]]}
+                zset {set v [r zrange $k 0 -1 withscores]}
+                hash {set v [lsort [r hgetall $k]]}
+                default {set v ?}
+            }
+            lappend out $db $k $t $v [r pexpiretime $k] [r object encoding $k]
+        }
+    }
+    r select 0
+    return $out
+}
+
+start_server {tags {persistence}} {
+
+    wired_test {SAVE writes the dump and moves LASTSAVE} {
+        r set k v
+        set before [r lastsave]
+        after 1100
+        assert_equal OK [r save]
+        assert {[r lastsave] > $before}
+        assert {[file exists [file join [srv dir] dump.rdb]]}
+        assert_equal 0 [s rdb_changes_since_last_save]
+        assert_equal ok [s rdb_last_bgsave_status]
+    }
+
+    wired_test {BGSAVE runs in the background and reports in INFO} {
+        r set k v2
+        assert_equal {Background saving started} [r bgsave]
+        wait_bgsave_done
+        assert_equal ok [s rdb_last_bgsave_status]
+        assert_equal 0 [s rdb_changes_since_last_save]
+        assert {[s rdb_last_bgsave_time_sec] >= 0}
+    }
+
+    test {BGSAVE syntax} {
+        assert_error {ERR syntax error} {r bgsave now}
+        assert_error {ERR syntax error} {r bgsave schedule extra}
+        wait_bgsave_done
+    }
+
+    test {SAVE is refused inside MULTI} {
+        r multi
+        assert_error {*not allowed*} {r save}
+        r discard
+    }
+
+    wired_test {INFO persistence fields} {
+        set info [r info persistence]
+        foreach f {loading async_loading current_save_keys_processed current_save_keys_total
+                   rdb_changes_since_last_save rdb_bgsave_in_progress rdb_last_save_time
+                   rdb_last_bgsave_status rdb_last_bgsave_time_sec rdb_current_bgsave_time_sec
+                   rdb_saves rdb_last_cow_size rdb_last_load_keys_expired rdb_last_load_keys_loaded} {
+            assert {[string match "*$f:*" $info]} "INFO persistence lacks $f"
+        }
+        assert_equal -1 [s rdb_current_bgsave_time_sec]
+    }
+
+    wired_test {Every type survives a restart (start-up load)} {
+        fill_every_type
+        set before [dataset_dump]
+        assert_equal OK [r save]
+        restart_server
+        assert_equal $before [dataset_dump]
+    }
+
+    wired_test {DEBUG RELOAD keeps every type} {
+        fill_every_type
+        set before [dataset_dump]
+        assert_equal OK [r debug reload]
+        assert_equal $before [dataset_dump]
+        assert_equal OK [r debug reload nosave]
+        assert_equal $before [dataset_dump]
+    }
+
+    wired_test {Save points start a BGSAVE} {
+        set saves [s rdb_saves]
+        r config set save "1 1"
+        r set trigger 1
+        wait_for_condition 100 100 {[s rdb_saves] > $saves} else {
+            fail "no save after the save point"
+        }
+        wait_bgsave_done
+        r config set save ""
+    }
+
+    wired_test {FLUSHALL with save points writes the empty dataset} {
+        r set a b
+        r config set save "3600 1"
+        r flushall
+        r config set save ""
+        restart_server
+        assert_equal 0 [r dbsize]
+    }
+}
+
+start_server {tags {persistence}} {
+    wired_test {LOAD replaces the dataset with a dump} {
+        needs_feature command:load
+        fill_every_type
+        set before [dataset_dump]
+        r save
+        file copy -force [file join [srv dir] dump.rdb] [file join [srv dir] copy.rdb]
+        r flushall
+        r set other 1
+        assert_equal OK [r load]
+        assert_equal $before [dataset_dump]
+        r flushall
+        assert_equal OK [r load [file join [srv dir] copy.rdb]]
+        assert_equal $before [dataset_dump]
+    } {goblin_only}
+
+    wired_test {A failed LOAD names the problem and keeps the dataset} {
+        needs_feature command:load
+        r flushall
+        r set keep me
+        assert_error {ERR Error loading*no such file*} {r load [file join [srv dir] nosuch.rdb]}
+        set f [file join [srv dir] bad.rdb]
+        set fd [open $f w]
+        fconfigure $fd -translation binary
+        puts -nonewline $fd "not a dump"
+        close $fd
+        assert_error {ERR Error loading*bad magic*} {r load $f}
+        r save
+        set fd [open [file join [srv dir] dump.rdb] r]
+        fconfigure $fd -translation binary
+        set good [read $fd]
+        close $fd
+        set fd [open $f w]
+        fconfigure $fd -translation binary
+        puts -nonewline $fd [string range $good 0 end-12]
+        close $fd
+        assert_error {ERR Error loading*truncated*} {r load $f}
+        set flipped [string replace $good 20 20 [format %c [expr {[scan [string index $good 20] %c] ^ 1}]]]
+        set fd [open $f w]
+        fconfigure $fd -translation binary
+        puts -nonewline $fd $flipped
+        close $fd
+        assert_error {ERR Error loading*checksum*} {r load $f}
+        assert_equal me [r get keep]
+        assert_equal 1 [r dbsize]
+    } {goblin_only}
+
+    wired_test {LOAD arity and MULTI} {
+        needs_feature command:load
+        assert_error {ERR syntax error} {r load a b}
+        r multi
+        assert_error {*not allowed*} {r load}
+        r discard
+    } {goblin_only}
+}
+
+start_server {tags {persistence goblin_only} args {--arena-hugetlb yes}} {
+    test {arena-hugetlb refuses BGSAVE; SAVE still works} {
+        r set k v
+        assert_error {ERR BGSAVE is disabled while arena-hugetlb is on (copy-on-write would copy whole 2 MiB pages); use SAVE} {r bgsave}
+        assert_equal OK [r save]
+        assert_equal 0 [s rdb_bgsave_in_progress]
+    } {goblin_only}
+
+    wired_test {arena-hugetlb: INFO persistence says why} {
+        assert_equal 1 [s rdb_bgsave_disabled]
+        assert_match {*arena-hugetlb*} [s rdb_bgsave_disabled_reason]
+    } {goblin_only}
+}
+
+start_server {tags {persistence}} {
+    wired_test {SHUTDOWN saves when save points are configured} {
+        r config set save "3600 1"
+        r set survivor yes
+        server_expect_exit
+        catch {r shutdown}
+        set pid [srv pid]
+        wait_for_condition 100 50 {![::srv::alive $pid]} else {
+            fail "server still running after SHUTDOWN"
+        }
+        assert {[file exists [file join [srv dir] dump.rdb]]}
+        set ::srv::S([::srv::current],expect_exit) 0
+        ::srv::close_clients [::srv::current]
+        ::srv::launch [::srv::current]
+        ::srv::connect_default [::srv::current]
+        assert_equal yes [r get survivor]
+    }
+}
+
+start_server {tags {persistence startup}} {
+    wired_test {A corrupt dump stops start-up with exit code 1} {
+        set dir [file join $::srv::tmproot "corrupt-dump.[pid]"]
+        file mkdir $dir
+        set fd [open [file join $dir dump.rdb] w]
+        fconfigure $fd -translation binary
+        puts -nonewline $fd "REDIS0010\xfa\x09redis-ver"
+        close $fd
+        lassign [run_server_binary [list --port [::srv::free_port] --bind 127.0.0.1 --dir $dir]] status out
+        file delete -force $dir
+        assert_equal 1 $status
+        if {[is_goblin] && [string match "*Fatal error loading*" $out]} {
+            assert_match {*truncated*} $out
+        }
+    }
+}
