@@ -221,8 +221,10 @@ static int pool_grow(pool *p) {
         p->blk_used = nu;
         p->capblocks = nc;
     }
-    if (p->capfree < p->nfree + spb) {
-        uint32_t nc = (p->capfree + (uint32_t)spb) * 2;
+    /* The free list must hold every slot of every block: all of them can
+     * be freed at once. */
+    if (p->capfree < (p->nblocks + 1) * (uint32_t)spb) {
+        uint32_t nc = (p->nblocks + 1) * (uint32_t)spb * 2;
         uint32_t *nf = realloc(p->free_idx, nc * sizeof(uint32_t));
         if (!nf) return -1;
         p->free_idx = nf;
