@@ -117,6 +117,11 @@ void cmd_set_monitor_hook(cmd_monitor_fn *fn);
 
 /* SCAN-family cursor, parsed as Redis does; replies the error itself. */
 int scan_parse_cursor(client *c, const garg *a, uint64_t *cursor);
+/* COUNT / MATCH (and TYPE when type != NULL) from argv[first..]; replies
+ * the error and returns -1. *pat is NULL for no pattern or a lone "*". */
+int scan_parse_options(client *c, int first, long long *count, const garg **pat, const garg **type);
+/* The reply to a SCAN-family call on a missing key: cursor 0, no items. */
+void scan_reply_empty(client *c);
 
 /* Case-insensitive equality of an argument with a literal. */
 int arg_is(const garg *a, const char *lit);

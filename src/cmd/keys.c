@@ -120,32 +120,44 @@ static int type_by_name(const garg *a) {
     return -1;
 }
 
+int scan_parse_options(client *c, int first, long long *count, const garg **pat, const garg **type) {
+    *count = 10;
+    *pat = NULL;
+    if (type) *type = NULL;
+    for (int i = first; i < c->argc; i += 2) {
+        int has_arg = c->argc - i >= 2;
+        if (has_arg && arg_is(&c->argv[i], "count")) {
+            if (arg_ll(c, &c->argv[i + 1], count) != 0) return -1;
+            if (*count < 1) {
+                reply_err_syntax(c);
+                return -1;
+            }
+        } else if (has_arg && arg_is(&c->argv[i], "match")) {
+            *pat = &c->argv[i + 1];
+        } else if (has_arg && type && arg_is(&c->argv[i], "type")) {
+            *type = &c->argv[i + 1];
+        } else {
+            reply_err_syntax(c);
+            return -1;
+        }
+    }
+    /* A lone "*" matches everything, the empty string too (as Redis). */
+    if (*pat && (*pat)->n == 1 && (*pat)->p[0] == '*') *pat = NULL;
+    return 0;
+}
+
+void scan_reply_empty(client *c) {
+    reply_array(c, 2);
+    reply_bulk(c, "0", 1);
+    reply_array(c, 0);
+}
+
 static void scanCommand(client *c) {
     uint64_t cursor;
     if (scan_parse_cursor(c, &c->argv[1], &cursor) != 0) return;
-    long long count = 10;
-    const garg *pat = NULL;
-    const garg *type = NULL;
-    for (int i = 2; i < c->argc; i += 2) {
-        if (i + 1 >= c->argc) {
-            reply_err_syntax(c);
-            return;
-        }
-        if (arg_is(&c->argv[i], "count")) {
-            if (arg_ll(c, &c->argv[i + 1], &count) != 0) return;
-            if (count < 1) {
-                reply_err_syntax(c);
-                return;
-            }
-        } else if (arg_is(&c->argv[i], "match")) {
-            pat = &c->argv[i + 1];
-        } else if (arg_is(&c->argv[i], "type")) {
-            type = &c->argv[i + 1];
-        } else {
-            reply_err_syntax(c);
-            return;
-        }
-    }
+    long long count;
+    const garg *pat, *type;
+    if (scan_parse_options(c, 2, &count, &pat, &type) != 0) return;
     int want_type = type ? type_by_name(type) : -1;
     gdb *db = cmd_db(c);
     scan_acc acc = {0};
@@ -156,7 +168,7 @@ static void scanCommand(client *c) {
     } while (cursor && maxiter-- && (long long)acc.n < count);
     db_unlock_keyspace();
     int64_t now = db_now_ms();
-    int use_pat = pat && !all_pattern(pat);
+    int use_pat = pat != NULL;
     size_t keep = 0;
     for (size_t i = 0; i < acc.n; i++) {
         scan_item *it = &acc.items[i];

@@ -24,7 +24,6 @@
 #include "server/config.h"
 
 /* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
-int scan_parse_cursor(client *c, const garg *a, uint64_t *cursor);
 
 /* ---- object glue ---- */
 
@@ -491,29 +490,12 @@ static void hscanCommand(client *c) {
     dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
     if (wrong) return;
     if (!e) {
-        reply_array(c, 2);
-        reply_bulk(c, "0", 1);
-        reply_array(c, 0);
+        scan_reply_empty(c);
         return;
     }
-    long long count = 10;
-    const garg *pat = NULL;
-    for (int i = 3; i < c->argc; i += 2) {
-        int has_arg = c->argc - i >= 2;
-        if (has_arg && arg_is(&c->argv[i], "count")) {
-            if (arg_ll(c, &c->argv[i + 1], &count) != 0) return;
-            if (count < 1) {
-                reply_err_syntax(c);
-                return;
-            }
-        } else if (has_arg && arg_is(&c->argv[i], "match")) {
-            pat = &c->argv[i + 1];
-        } else {
-            reply_err_syntax(c);
-            return;
-        }
-    }
-    if (pat && pat->n == 1 && pat->p[0] == '*') pat = NULL;
+    long long count;
+    const garg *pat;
+    if (scan_parse_options(c, 3, &count, &pat, NULL) != 0) return;
     hash *h = obj_hash(e);
     scan_pairs sp = {0};
     /* Like Redis: up to 10*COUNT steps, until COUNT items (fields and
