@@ -44,6 +44,7 @@
  * arena totals are sums over blocks; only the active block may be empty, and
  * then its bump offset is 0; the victim is never the active block; entries
  * never move except in arena_compact_step. */
+#include "ds/varint.h"
 #include "ds/arena.h"
 
 #include <assert.h>
@@ -116,38 +117,6 @@ static inline size_t hdr_read(const unsigned char *p, size_t *len) {
         if (!(b & 0x80)) break;
     }
     *len = v;
-    return n;
-}
-
-static inline size_t leb_size(size_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static inline size_t leb_write(unsigned char *p, size_t v) {
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (unsigned char)v;
-    return n;
-}
-
-static inline size_t leb_read(const unsigned char *p, size_t *v) {
-    size_t r = 0, n = 0;
-    unsigned sh = 0;
-    for (;;) {
-        unsigned char b = p[n++];
-        r |= (size_t)(b & 0x7f) << sh;
-        sh += 7;
-        if (!(b & 0x80)) break;
-    }
-    *v = r;
     return n;
 }
 
@@ -440,13 +409,13 @@ void arena_free(arena *a, arena_ref ref) {
 }
 
 int arena_pair_alloc(arena *a, size_t flen, size_t vlen, arena_ref *ref, void **field, void **value) {
-    size_t ls = leb_size(flen);
+    size_t ls = varint_size(flen);
     if (flen > ARENA_MAX_ENTRY - 16 || vlen > ARENA_MAX_ENTRY - flen - ls) return ARENA_EINVAL;
     void *p;
     int rc = arena_alloc(a, ls + flen + vlen, ref, &p);
     if (rc) return rc;
     unsigned char *q = p;
-    q += leb_write(q, flen);
+    q += varint_put(q, flen);
     *field = q;
     *value = q + flen;
     return ARENA_OK;
@@ -456,7 +425,7 @@ void arena_pair_get(const arena *a, arena_ref ref, const void **field, size_t *f
                     size_t *vlen) {
     size_t len, fl;
     const unsigned char *p = arena_get(a, ref, &len);
-    size_t ls = leb_read(p, &fl);
+    size_t ls = varint_get(p, &fl);
     assert(ls + fl <= len);
     *field = p + ls;
     *flen = fl;

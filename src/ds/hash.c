@@ -48,6 +48,7 @@
  * (at least 65535 when it is saturated), inside the allocation. Large: the
  * index holds exactly the arena's live entries, one slot each, every field
  * distinct and found by its own hash. */
+#include "ds/varint.h"
 #include "ds/hash.h"
 
 #include <assert.h>
@@ -80,40 +81,6 @@ static inline unsigned char *as_small(const hash *h) { return (unsigned char *)h
 
 /* ---- LEB128 lengths ---- */
 
-static inline size_t leb_len(size_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static inline size_t leb_put(unsigned char *p, size_t v) {
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (unsigned char)v;
-    return n;
-}
-
-static inline size_t leb_get(const unsigned char *p, size_t *v) {
-    size_t r = p[0] & 0x7f, n = 1;
-    if (p[0] & 0x80) {
-        unsigned sh = 7;
-        for (;;) {
-            unsigned char b = p[n++];
-            r |= (size_t)(b & 0x7f) << sh;
-            sh += 7;
-            if (!(b & 0x80)) break;
-        }
-    }
-    *v = r;
-    return n;
-}
-
 /* ---- small form ---- */
 
 #define SMALL_HDR 2           /* the pair count */
@@ -123,8 +90,8 @@ static inline size_t leb_get(const unsigned char *p, size_t *v) {
 
 static inline size_t ent_hdr_len(size_t fl, size_t vl) {
     if (fl <= 15 && vl <= 14) return 1;
-    if (fl <= 13) return 1 + leb_len(vl);
-    return 1 + leb_len(fl) + leb_len(vl);
+    if (fl <= 13) return 1 + varint_size(vl);
+    return 1 + varint_size(fl) + varint_size(vl);
 }
 
 static inline size_t ent_size(size_t fl, size_t vl) { return ent_hdr_len(fl, vl) + fl + vl; }
@@ -136,11 +103,11 @@ static inline size_t ent_put(unsigned char *p, const void *f, size_t fl, const v
         n = 1;
     } else if (fl <= 13) {
         p[0] = (unsigned char)(fl << 4 | 0x0F);
-        n = 1 + leb_put(p + 1, vl);
+        n = 1 + varint_put(p + 1, vl);
     } else {
         p[0] = SMALL_LONG;
-        n = 1 + leb_put(p + 1, fl);
-        n += leb_put(p + n, vl);
+        n = 1 + varint_put(p + 1, fl);
+        n += varint_put(p + n, vl);
     }
     if (fl) memcpy(p + n, f, fl);
     if (vl) memcpy(p + n + fl, v, vl);
@@ -158,10 +125,10 @@ static inline size_t small_entry(const unsigned char *s, size_t pos, const char 
         *vlen = h & 0x0F;
     } else if (h != SMALL_LONG) {
         *flen = h >> 4;
-        p += leb_get(p, vlen);
+        p += varint_get(p, vlen);
     } else {
-        p += leb_get(p, flen);
-        p += leb_get(p, vlen);
+        p += varint_get(p, flen);
+        p += varint_get(p, vlen);
     }
     *f = (const char *)p;
     *v = (const char *)p + *flen;
@@ -291,7 +258,7 @@ static int arena_err(int rc) { return rc == ARENA_EFULL ? HASH_EFULL : HASH_ENOM
 static void hl_move(void *ctx, arena_ref from, arena_ref to, const void *data, size_t len) {
     hlarge *l = ctx;
     size_t flen;
-    size_t n = leb_get(data, &flen);
+    size_t n = varint_get(data, &flen);
     assert(n + flen <= len);
     (void)len;
     hl_key k = {NULL, 0, from};

@@ -55,6 +55,7 @@
  * Accumulator. ZUNIONSTORE and friends build a big zset without its tree
  * (arena + index only), then sort the references once and build the tree
  * bottom-up with evenly filled nodes (or pack the result when it fits). */
+#include "ds/varint.h"
 #include "ds/zset.h"
 
 #include <assert.h>
@@ -130,41 +131,9 @@ static inline int mem_cmp(const unsigned char *a, size_t an, const unsigned char
     return an < bn ? -1 : an > bn;
 }
 
-static inline size_t leb_size(size_t v) {
-    size_t k = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        k++;
-    }
-    return k;
-}
-
-static inline size_t leb_put(unsigned char *p, size_t v) {
-    size_t k = 0;
-    while (v >= 0x80) {
-        p[k++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    p[k++] = (unsigned char)v;
-    return k;
-}
-
-static inline size_t leb_get(const unsigned char *p, size_t *v) {
-    size_t r = 0, k = 0;
-    unsigned sh = 0;
-    for (;;) {
-        unsigned char c = p[k++];
-        r |= (size_t)(c & 0x7f) << sh;
-        sh += 7;
-        if (!(c & 0x80)) break;
-    }
-    *v = r;
-    return k;
-}
-
 /* back field: T written so that it can be read from its end. */
 static inline void back_put(unsigned char *p, size_t t) {
-    size_t k = leb_size(t);
+    size_t k = varint_size(t);
     for (size_t j = 0; j < k; j++) {
         unsigned char c = (unsigned char)((t >> (7 * j)) & 0x7f);
         if (j + 1 < k) c |= 0x80;
@@ -188,17 +157,17 @@ static inline size_t back_get(const unsigned char *end, size_t *t) {
 /* packed encoding                                                     */
 
 static inline size_t pk_entry_size(size_t mlen) {
-    size_t t = 8 + leb_size(mlen) + mlen;
-    return t + leb_size(t);
+    size_t t = 8 + varint_size(mlen) + mlen;
+    return t + varint_size(t);
 }
 
 static inline size_t pk_decode(const unsigned char *p, double *s, const unsigned char **m, size_t *mlen) {
     memcpy(s, p, 8);
-    size_t ml, ls = leb_get(p + 8, &ml);
+    size_t ml, ls = varint_get(p + 8, &ml);
     *m = p + 8 + ls;
     *mlen = ml;
     size_t t = 8 + ls + ml;
-    return t + leb_size(t);
+    return t + varint_size(t);
 }
 
 static inline size_t pk_prev(const unsigned char *base, size_t off) {
@@ -259,7 +228,7 @@ static size_t pk_offset_of_rank(const zset *z, size_t rank) {
 
 static void pk_write(unsigned char *p, double score, const void *m, size_t n) {
     memcpy(p, &score, 8);
-    size_t ls = leb_put(p + 8, n);
+    size_t ls = varint_put(p + 8, n);
     if (n) memcpy(p + 8 + ls, m, n);
     back_put(p + 8 + ls + n, 8 + ls + n);
 }
@@ -1776,7 +1745,7 @@ int zset_check(const zset *z) {
             if (isnan(s) || (s == 0 && signbit(s))) return -__LINE__;
             size_t t;
             back_get(z->pk + off + sz, &t);
-            if (t != 8 + leb_size(n) + n) return -__LINE__;
+            if (t != 8 + varint_size(n) + n) return -__LINE__;
             if (cnt && (s < ls || (s == ls && mem_cmp(lm, ln, m, n) >= 0))) return -__LINE__;
             ls = s;
             lm = m;
