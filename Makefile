@@ -5,8 +5,8 @@ CC      ?= gcc
 STD     := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Werror -Wno-missing-field-initializers
 DEPFL   := -MMD -MP
-INC     := -Isrc
-LIBS    := -levent_core -levent_pthreads -ljemalloc -lnuma -luring -lm -lpthread
+INC     := -Isrc $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1)
+LIBS    := -levent_core -levent_pthreads -ljemalloc -lnuma -luring -llua5.1 -lm -lpthread
 
 SRC_ALL := $(wildcard src/*.c src/*/*.c)
 SRC_LIB := $(filter-out src/main.c,$(SRC_ALL))
@@ -122,3 +122,15 @@ clean-fuzz:
 	rm -rf build-fuzz
 
 clean: clean-fuzz
+
+# ---------------------------------------------------------------------------
+# numa-probe (issue 9): read bandwidth and pointer-chase latency for every
+# (CPU node, memory node) pair; refuses a ratio when binding confines
+# nothing (see utils/numa-probe.c). Appended by the NUMA engineer.
+bench-tools: build-release/numa-probe
+
+.PHONY: numa-probe
+numa-probe: build-release/numa-probe
+
+build-release/numa-probe: build-release/utils/numa-probe.o
+	$(CC) $(CFLAGS_release) -o $@ $^ -lnuma -lpthread

@@ -20,6 +20,7 @@
 #include "mem/hugetlb.h"
 #include "mem/objstore.h"
 #include "net/net.h"
+#include "persist/persist.h"
 #include "server/config.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -30,6 +31,16 @@ static void *signal_thread(void *arg) {
         int sig;
         if (sigwait(set, &sig) != 0) continue;
         log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        /* Like SHUTDOWN: save when save points are configured; a failed
+         * save keeps the server running, as Redis does. */
+        char err[600];
+        if (persist_shutdown(PERSIST_SHUTDOWN_DEFAULT, err, sizeof(err)) != 0) {
+            log_warn("%s received but errors trying to shut down the server, check the logs for more "
+                     "information",
+                     sig == SIGINT ? "SIGINT" : "SIGTERM");
+            persist_shutdown_cancelled();
+            continue;
+        }
         net_request_shutdown();
         return NULL;
     }
@@ -129,12 +140,24 @@ int main(int argc, char **argv) {
 
     log_notice("goblin-core %s starting, pid=%d, Redis %s compatible", GOBLIN_VERSION, (int)getpid(),
                GOBLIN_REDIS_VERSION);
+    /* A dump to load: -LOADING from the first command the workers get. */
+    persist_loading_begin();
     if (net_start(cfg.cores) != 0) return 1;
     log_notice("Ready to accept connections tcp on port %d with %d worker(s)", cfg.port, cfg.cores);
-    server_cron_start();
     pthread_t st;
     pthread_create(&st, NULL, signal_thread, &set);
     pthread_detach(st);
+    /* Load dir/dbfilename while the workers answer -LOADING; a corrupt
+     * file stops start-up (never silently start empty). */
+    char lerr[1400];
+    if (persist_load_at_startup(lerr, sizeof(lerr)) < 0) {
+        log_warn("%s", lerr);
+        fprintf(stderr, "goblin-core: %s\n", lerr);
+        families_shutdown();
+        net_stop();
+        return 1;
+    }
+    server_cron_start();
 
     net_wait();
     log_warn("User requested shutdown...");

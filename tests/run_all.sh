@@ -38,6 +38,7 @@ set +e
 run unit ./build-release/unit-tests
 run tcl tclsh tests/test_helper.tcl --server ./build-release/goblin-core
 run diff sh tests/diff/run.sh --server ./build-release/goblin-core
+run persist python3 tests/persist/test_persist.py
 if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi
 
 if [ -z "$GOBLIN_TEST_QUICK" ]; then

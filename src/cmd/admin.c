@@ -20,6 +20,7 @@
 #include "cmd/families.h"
 #include "cmd/reply.h"
 #include "net/net.h"
+#include "persist/persist.h"
 #include "server/config.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -341,8 +342,9 @@ static void flushdbCommand(client *c) {
 static void flushallCommand(client *c) {
     if (!flush_args_ok(c)) return;
     for (int i = 0; i < db_count(); i++) flush_db(c, db_get(i));
-    /* Redis also snapshots here when save points are configured; save points
-     * are refused until RDB persistence exists. */
+    /* As Redis: kill a BGSAVE child, and snapshot the empty dataset when
+     * save points are configured. */
+    persist_after_flushall();
     reply_ok(c);
 }
 
@@ -381,15 +383,12 @@ static void shutdownCommand(client *c) {
         reply_error(c, "ERR No shutdown in progress.");
         return;
     }
-    int want_save = save || (!nosave && cfg.save && cfg.save[0]);
-    if (want_save) {
-        if (!force) {
-            log_warn("SHUTDOWN SAVE refused: RDB snapshots are not supported yet.");
-            reply_error(c, "ERR Errors trying to SHUTDOWN: RDB snapshots are not supported yet "
-                           "(use SHUTDOWN NOSAVE, or add FORCE to exit without saving)");
-            return;
-        }
-        log_warn("SHUTDOWN SAVE FORCE: RDB snapshots are not supported yet, exiting without saving.");
+    char err[600];
+    int how = save ? PERSIST_SHUTDOWN_SAVE : nosave ? PERSIST_SHUTDOWN_NOSAVE : PERSIST_SHUTDOWN_DEFAULT;
+    if (persist_shutdown(how, err, sizeof(err)) != 0 && !force) {
+        persist_shutdown_cancelled();
+        reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
     }
     /* No reply: the connection closes, as with Redis. */
     c->flags |= CLIENT_CLOSE_ASAP;

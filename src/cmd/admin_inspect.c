@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cmd/admin_family.h"
+#include "persist/persist.h"
 #include "cmd/reply.h"
 #include "db/strval.h"
 #include "ds/strutil.h"
@@ -612,7 +613,8 @@ static void debug_help(client *c) {
         "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
         "    true, false.",
         "RELOAD [option ...]",
-        "    Save the RDB on disk and reload it back to memory (not supported yet).",
+        "    Save the RDB on disk and reload it back to memory. By default it will save",
+        "    the RDB file and load it back. With NOSAVE the file is only loaded.",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -637,13 +639,20 @@ void debugCommand(client *c) {
     } else if (c->argc == 3 && arg_is(sub, "sleep")) {
         debug_sleep(c);
     } else if (arg_is(sub, "reload")) {
+        int nosave = 0;
         for (int j = 2; j < c->argc; j++) {
             if (!arg_is(&c->argv[j], "merge") && !arg_is(&c->argv[j], "noflush") && !arg_is(&c->argv[j], "nosave")) {
                 reply_error(c, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
                 return;
             }
+            if (arg_is(&c->argv[j], "nosave")) nosave = 1;
         }
-        reply_error(c, "ERR DEBUG RELOAD is not supported yet (it arrives with RDB persistence)");
+        char err[1024];
+        if (persist_debug_reload(nosave, err, sizeof(err)) != 0) {
+            reply_errorf(c, "ERR Error trying to load the RDB dump: %s", err);
+            return;
+        }
+        reply_ok(c);
     } else if (c->argc == 3 && arg_is(sub, "object")) {
         debug_object(c);
     } else if (c->argc == 3 && arg_is(sub, "set-active-expire")) {

@@ -27,6 +27,7 @@
 #include "ds/hashfn.h"
 #include "ds/strutil.h"
 #include "ds/swiss.h"
+#include "persist/persist.h"
 #include "server/config.h"
 
 typedef struct cmd_meta {
@@ -409,6 +410,12 @@ void cmd_execute(client *c) {
             reject_with(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
             return;
         }
+    }
+    if (!(cmd->flags & CMDF_LOADING) && persist_loading()) {
+        reply_error(c, "LOADING Redis is loading the dataset in memory");
+        reject(c, cmd);
+        if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+        return;
     }
     if ((c->flags & CLIENT_PUBSUB) && c->resp == 2) {
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;

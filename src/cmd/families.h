@@ -33,6 +33,7 @@ FAMILY(meminfo)     /* cmd/meminfo.c: INFO lines of the memory engine */
 FAMILY(acl)         /* cmd/acl.c: ACL users, AUTH checks */
 FAMILY(evict)       /* cmd/evict.c: maxmemory eviction */
 FAMILY(objstore)    /* cmd/numa_info.c: INFO lines of the object store */
+FAMILY(script)      /* cmd/script.c: Lua scripting (EVAL, SCRIPT) */
 #undef FAMILY
 
 void families_register(void);

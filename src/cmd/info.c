@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd/admin_family.h"
+#include "persist/persist.h"
 #include "cmd/evict.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
@@ -226,41 +227,7 @@ static void info_memory(info_buf *b) {
 #undef RATIO
 }
 
-static void info_persistence(info_buf *b) {
-    info_addf(b,
-              "# Persistence\r\n"
-              "loading:0\r\n"
-              "async_loading:0\r\n"
-              "current_cow_peak:0\r\n"
-              "current_cow_size:0\r\n"
-              "current_cow_size_age:0\r\n"
-              "current_fork_perc:0.00\r\n"
-              "current_save_keys_processed:0\r\n"
-              "current_save_keys_total:0\r\n"
-              "rdb_changes_since_last_save:%llu\r\n"
-              "rdb_bgsave_in_progress:0\r\n"
-              "rdb_last_save_time:%lld\r\n"
-              "rdb_last_bgsave_status:ok\r\n"
-              "rdb_last_bgsave_time_sec:-1\r\n"
-              "rdb_current_bgsave_time_sec:-1\r\n"
-              "rdb_saves:0\r\n"
-              "rdb_last_cow_size:0\r\n"
-              "rdb_last_load_keys_expired:0\r\n"
-              "rdb_last_load_keys_loaded:0\r\n"
-              "aof_enabled:0\r\n"
-              "aof_rewrite_in_progress:0\r\n"
-              "aof_rewrite_scheduled:0\r\n"
-              "aof_last_rewrite_time_sec:-1\r\n"
-              "aof_current_rewrite_time_sec:-1\r\n"
-              "aof_last_bgrewrite_status:ok\r\n"
-              "aof_rewrites:0\r\n"
-              "aof_rewrites_consecutive_failures:0\r\n"
-              "aof_last_write_status:ok\r\n"
-              "aof_last_cow_size:0\r\n"
-              "module_fork_in_progress:0\r\n"
-              "module_fork_last_cow_size:0\r\n",
-              (unsigned long long)__atomic_load_n(&cmd_dirty, __ATOMIC_RELAXED), (long long)srv.lastsave);
-}
+static void info_persistence(info_buf *b) { persist_info(b); }
 
 /* The cron thread refreshes these once a second. */
 static double load_double(const double *p) {

@@ -9,6 +9,7 @@
 
 #include "cmd/admin_family.h"
 #include "cmd/families.h"
+#include "db/db.h"
 #include "db/strval.h"
 #include "mem/numa.h"
 #include "mem/objstore.h"
@@ -21,7 +22,14 @@ static void numa_info_section(info_buf *b) {
     info_addf(b, "numa_nodes:%d\r\n", gnuma_nodes());
     info_addf(b, "numa_serving_node:%d\r\n", st.serving_node);
     info_addf(b, "numa_perverse:%d\r\n", objstore_cfg.perverse);
-    info_addf(b, "numa_promotion:%s\r\n", objstore_cfg.no_numa_promotion ? "off" : "not-implemented");
+    objstore_promo_stats ps;
+    objstore_promo_stats_get(&ps);
+    info_addf(b, "numa_promotion:%s\r\n", !ps.enabled ? "off" : ps.running ? "on" : "idle");
+    info_addf(b, "numa_promotion_exchanges:%llu\r\n", (unsigned long long)ps.exchanges);
+    info_addf(b, "numa_promotion_bytes_copied:%llu\r\n", (unsigned long long)ps.bytes_copied);
+    info_addf(b, "numa_promotion_longest_exchange_us:%llu\r\n", (unsigned long long)(ps.longest_ns / 1000));
+    info_addf(b, "numa_promotion_decays:%llu\r\n", (unsigned long long)ps.decays);
+    info_addf(b, "numa_promotion_decay_interval_ms:%lld\r\n", ps.decay_ms);
     info_addf(b, "objstore_ram_head:%zu\r\n", objstore_ram_head());
     info_addf(b, "objstore_block:%lld\r\n", objstore_cfg.block);
     info_addf(b, "objstore_pools:%d\r\n", st.npools);
@@ -59,5 +67,10 @@ static void numa_info_section(info_buf *b) {
               (unsigned long long)we);
 }
 
-void objstore_family_init(void) { info_register_goblin(numa_info_section); }
+/* The promotion coordinator exchanges head blocks under the keyspace write
+ * lock (docs/locking.md): no string command is reading a head then. */
+void objstore_family_init(void) {
+    info_register_goblin(numa_info_section);
+    objstore_promotion_start(db_wrlock_keyspace, db_unlock_keyspace);
+}
 void objstore_family_shutdown(void) { objstore_shutdown(); }

@@ -75,18 +75,50 @@ static int bind_range(void *p, size_t size, int node) {
     return mbind(p, size, MPOL_BIND, mask, sizeof(mask) * 8 + 1, 0) == 0 ? 0 : -1;
 }
 
+/* The kernel checks a MAP_HUGETLB reservation against the free huge pages
+ * of the calling thread's MPOL_BIND nodes, not the range's later mbind: a
+ * thread bound to the serving node (gnuma_bind_thread) would be refused a
+ * foreign pool whenever the serving node's own HugeTLB pool is short (found
+ * by tests/numa in the VM). So the mapping is made with the thread's policy
+ * switched to the target node, and the policy is restored afterwards. */
+typedef struct saved_policy {
+    int mode, valid;
+    unsigned long mask[16];
+} saved_policy;
+
+static void policy_push(int node, saved_policy *sv) {
+    sv->valid = 0;
+    if (node < 0 || !have_numa() || node >= (int)(sizeof(sv->mask) * 8)) return;
+    memset(sv->mask, 0, sizeof(sv->mask));
+    if (get_mempolicy(&sv->mode, sv->mask, sizeof(sv->mask) * 8, NULL, 0) != 0) return;
+    unsigned long m[16] = {0};
+    m[node / (8 * sizeof(unsigned long))] |= 1UL << (node % (8 * sizeof(unsigned long)));
+    if (set_mempolicy(MPOL_BIND, m, sizeof(m) * 8 + 1) == 0) sv->valid = 1;
+}
+
+static void policy_pop(const saved_policy *sv) {
+    if (!sv->valid) return;
+    int mode = sv->mode & 0xff; /* without the MPOL_F_* flag bits */
+    if (mode == MPOL_DEFAULT || mode == MPOL_LOCAL) set_mempolicy(mode, NULL, 0);
+    else set_mempolicy(sv->mode, sv->mask, sizeof(sv->mask) * 8 + 1);
+}
+
 void *gnuma_pool_map(size_t size, int node, int try_huge, int *huge) {
     *huge = 0;
     size_t hp = hugetlb_page_size();
     if (try_huge && size % hp == 0) {
+        saved_policy sv;
+        policy_push(node, &sv);
         void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
         if (p != MAP_FAILED) {
             if (bind_range(p, size, node) == 0 && madvise(p, size, MADV_POPULATE_WRITE) == 0) {
+                policy_pop(&sv);
                 *huge = 1;
                 return p;
             }
             munmap(p, size);
         }
+        policy_pop(&sv);
     }
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return NULL;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mem/hugetlb.h"
 #include "mem/numa.h"
@@ -20,7 +21,8 @@
 #include "mem/ssdtail.h"
 
 objstore_config objstore_cfg = {
-    .block = 2 << 20, .ram_head = 256 << 10, .io_chunk = 256 << 10, .write_io_chunk = 1 << 20, .numa = -1};
+    .block = 2 << 20, .ram_head = 256 << 10, .io_chunk = 256 << 10, .write_io_chunk = 1 << 20, .numa = -1,
+    .numa_decay_ms = 60000};
 
 #define MAXPOOLS 16
 
@@ -37,6 +39,9 @@ typedef struct pool {
     uint32_t nfree, capfree;
     size_t slots_used;
     uint64_t served;      /* GET head bytes served from this pool */
+    /* fixed pools only (their slot count never changes): */
+    uint32_t *score;      /* per slot, atomics: raised by GETs, halved by decay */
+    objhead **owner;      /* per slot: the objhead holding it (re-pointed on exchange) */
 } pool;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -125,7 +130,9 @@ static int pool_add_fixed(int node, size_t bytes, char *err, size_t errlen) {
     p->blk_used = calloc(nb, sizeof(uint32_t));
     p->capfree = p->nfree = (uint32_t)(nb * spb);
     p->free_idx = malloc(sizeof(uint32_t) * p->capfree);
-    if (!p->blocks || !p->blk_used || !p->free_idx) {
+    p->score = calloc((size_t)p->capfree, sizeof(uint32_t));
+    p->owner = calloc((size_t)p->capfree, sizeof(objhead *));
+    if (!p->blocks || !p->blk_used || !p->free_idx || !p->score || !p->owner) {
         snprintf(err, errlen, "out of memory building the head pool");
         return -1;
     }
@@ -200,7 +207,9 @@ void objstore_ensure_init(void) {
     pthread_mutex_unlock(&once);
 }
 
+void objstore_promotion_stop(void);
 void objstore_shutdown(void) {
+    objstore_promotion_stop();
     ssdtail_close();
 }
 
@@ -253,6 +262,10 @@ int objstore_head_alloc(objhead *h) {
         h->pool = (uint16_t)i;
         h->idx = idx;
         h->p = p->blocks[idx / spb] + (idx % spb) * head_sz;
+        if (p->owner) {
+            p->owner[idx] = h;
+            __atomic_store_n(&p->score[idx], 0, __ATOMIC_RELAXED);
+        }
         pthread_mutex_unlock(&lock);
         return 0;
     }
@@ -268,6 +281,10 @@ void objstore_head_free(objhead *h) {
     p->blk_used[h->idx / spb]--;
     p->slots_used--;
     p->free_idx[p->nfree++] = h->idx;
+    if (p->owner) {
+        p->owner[h->idx] = NULL;
+        __atomic_store_n(&p->score[h->idx], 0, __ATOMIC_RELAXED);
+    }
     pthread_mutex_unlock(&lock);
     h->p = NULL;
 }
@@ -308,6 +325,11 @@ void objstore_tail_free(objtail *t) {
 void objstore_count_served(const objhead *h, size_t head_bytes) {
     if (!h->p || h->pool >= npools) return;
     __atomic_fetch_add(&pools[h->pool].served, head_bytes, __ATOMIC_RELAXED);
+    /* The caller holds the key's shard, so h cannot be re-pointed now. */
+    if (pools[h->pool].score) {
+        uint32_t *sc = &pools[h->pool].score[h->idx];
+        if (__atomic_load_n(sc, __ATOMIC_RELAXED) < UINT32_MAX / 2) __atomic_fetch_add(sc, 1, __ATOMIC_RELAXED);
+    }
 }
 
 void objstore_stats_get(objstore_stats *st) {
@@ -337,4 +359,203 @@ void objstore_stats_get(objstore_stats *st) {
     pthread_mutex_unlock(&lock);
     st->ram_tail_bytes = __atomic_load_n(&ram_tail_bytes, __ATOMIC_RELAXED);
     st->ram_tails = __atomic_load_n(&ram_tails, __ATOMIC_RELAXED);
+}
+
+/* ---- Promotion (see objstore.h) ---- */
+
+static uint64_t promo_exchanges, promo_bytes, promo_longest_ns, promo_decays, promo_considered;
+static pthread_t promo_thread;
+static int promo_running;
+static pthread_mutex_t promo_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t promo_cv = PTHREAD_COND_INITIALIZER;
+static int promo_stop;
+static objstore_lock_fn promo_lock, promo_unlock;
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t objstore_head_score(const objhead *h) {
+    if (!h->p || h->pool >= npools || !pools[h->pool].score) return 0;
+    return __atomic_load_n(&pools[h->pool].score[h->idx], __ATOMIC_RELAXED);
+}
+
+void objstore_decay(void) {
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < npools; i++) {
+        pool *p = &pools[i];
+        if (!p->score) continue;
+        size_t n = (size_t)p->nblocks * spb;
+        for (size_t s = 0; s < n; s++) {
+            uint32_t v = __atomic_load_n(&p->score[s], __ATOMIC_RELAXED);
+            if (v) __atomic_store_n(&p->score[s], v / 2, __ATOMIC_RELAXED);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    __atomic_fetch_add(&promo_decays, 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t block_score(const pool *p, uint32_t b) {
+    uint64_t t = 0;
+    for (size_t s = 0; s < spb; s++) t += __atomic_load_n(&p->score[(size_t)b * spb + s], __ATOMIC_RELAXED);
+    return t;
+}
+
+/* Hottest full foreign block and coldest full block of pool 0. Caller
+ * holds lock. 0 when an exchange is worth it. */
+static int pick(int *hp, uint32_t *hb, uint32_t *cb) {
+    if (npools < 2 || !pools[0].score) return -1;
+    uint64_t hot = 0, cold = UINT64_MAX;
+    int hpool = -1;
+    for (int i = 1; i < npools; i++) {
+        pool *p = &pools[i];
+        if (!p->score) continue;
+        for (uint32_t b = 0; b < p->nblocks; b++) {
+            if (p->blk_used[b] != spb) continue;
+            uint64_t sc = block_score(p, b);
+            if (sc > hot) hot = sc, hpool = i, *hb = b;
+        }
+    }
+    pool *l = &pools[0];
+    for (uint32_t b = 0; b < l->nblocks; b++) {
+        if (l->blk_used[b] != spb) continue;
+        uint64_t sc = block_score(l, b);
+        if (sc < cold) cold = sc, *cb = b;
+    }
+    if (hpool < 0 || cold == UINT64_MAX || hot <= cold) return -1;
+    *hp = hpool;
+    return 0;
+}
+
+/* Swap block fb of pool f with block lb of pool 0: bytes, owners, scores.
+ * Caller holds the keyspace write lock (nobody reads a head) and lock. */
+static void exchange(int f, uint32_t fb, uint32_t lb) {
+    pool *fp = &pools[f], *lp = &pools[0];
+    char *tmp = malloc(head_sz);
+    for (size_t s = 0; s < spb; s++) {
+        uint32_t fi = (uint32_t)(fb * spb + s), li = (uint32_t)(lb * spb + s);
+        char *a = fp->blocks[fb] + s * head_sz, *b = lp->blocks[lb] + s * head_sz;
+        if (tmp) {
+            memcpy(tmp, a, head_sz);
+            memcpy(a, b, head_sz);
+            memcpy(b, tmp, head_sz);
+        } else {
+            for (size_t k = 0; k < head_sz; k++) {
+                char t = a[k];
+                a[k] = b[k];
+                b[k] = t;
+            }
+        }
+        objhead *ho = fp->owner[fi], *lo = lp->owner[li];
+        fp->owner[fi] = lo;
+        lp->owner[li] = ho;
+        if (lo) lo->pool = (uint16_t)f, lo->idx = fi, lo->p = a;
+        if (ho) ho->pool = 0, ho->idx = li, ho->p = b;
+        uint32_t fs = __atomic_load_n(&fp->score[fi], __ATOMIC_RELAXED);
+        uint32_t ls = __atomic_load_n(&lp->score[li], __ATOMIC_RELAXED);
+        __atomic_store_n(&fp->score[fi], ls, __ATOMIC_RELAXED);
+        __atomic_store_n(&lp->score[li], fs, __ATOMIC_RELAXED);
+    }
+    free(tmp);
+}
+
+int objstore_promote_once(objstore_lock_fn klock, objstore_lock_fn kunlock) {
+    if (!inited || objstore_cfg.no_numa_promotion) return 0;
+    int f;
+    uint32_t fb, lb;
+    pthread_mutex_lock(&lock);
+    int ok = pick(&f, &fb, &lb);
+    pthread_mutex_unlock(&lock);
+    __atomic_fetch_add(&promo_considered, 1, __ATOMIC_RELAXED);
+    if (ok != 0) return 0;
+    /* Lock order: keyspace (level 1) before the store's leaf mutex. */
+    if (klock) klock();
+    pthread_mutex_lock(&lock);
+    int done = 0;
+    /* Re-check: the blocks may have changed while no lock was held. */
+    int f2;
+    uint32_t fb2, lb2;
+    if (pick(&f2, &fb2, &lb2) == 0) {
+        uint64_t t0 = mono_ns();
+        exchange(f2, fb2, lb2);
+        uint64_t dt = mono_ns() - t0;
+        __atomic_fetch_add(&promo_exchanges, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&promo_bytes, 2 * (uint64_t)block_sz, __ATOMIC_RELAXED);
+        if (dt > __atomic_load_n(&promo_longest_ns, __ATOMIC_RELAXED))
+            __atomic_store_n(&promo_longest_ns, dt, __ATOMIC_RELAXED);
+        done = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    if (kunlock) kunlock();
+    return done;
+}
+
+static long long decay_ms(void) {
+    long long ms = objstore_cfg.numa_decay_ms;
+    return ms > 0 ? ms : 60000;
+}
+
+/* The coordinator: rescoring has priority -- when a decay is due it runs
+ * first and that pass makes no exchange; otherwise at most one exchange
+ * per tick (a tenth of the decay interval, between 10 ms and 1 s). */
+static void *promo_main(void *arg) {
+    (void)arg;
+    uint64_t next_decay = mono_ns() + (uint64_t)decay_ms() * 1000000ull;
+    pthread_mutex_lock(&promo_mu);
+    while (!promo_stop) {
+        long long tick = decay_ms() / 10;
+        if (tick < 10) tick = 10;
+        if (tick > 1000) tick = 1000;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (tick % 1000) * 1000000L;
+        ts.tv_sec += tick / 1000 + ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&promo_cv, &promo_mu, &ts);
+        if (promo_stop) break;
+        pthread_mutex_unlock(&promo_mu);
+        uint64_t now = mono_ns();
+        if (now >= next_decay) {
+            objstore_decay();
+            next_decay = now + (uint64_t)decay_ms() * 1000000ull;
+        } else {
+            objstore_promote_once(promo_lock, promo_unlock);
+        }
+        pthread_mutex_lock(&promo_mu);
+    }
+    pthread_mutex_unlock(&promo_mu);
+    return NULL;
+}
+
+int objstore_promotion_start(objstore_lock_fn klock, objstore_lock_fn kunlock) {
+    if (!inited || objstore_cfg.no_numa_promotion || npools < 2 || promo_running) return 0;
+    promo_lock = klock;
+    promo_unlock = kunlock;
+    promo_stop = 0;
+    if (pthread_create(&promo_thread, NULL, promo_main, NULL) != 0) return -1;
+    promo_running = 1;
+    return 0;
+}
+
+void objstore_promotion_stop(void) {
+    if (!promo_running) return;
+    pthread_mutex_lock(&promo_mu);
+    promo_stop = 1;
+    pthread_cond_signal(&promo_cv);
+    pthread_mutex_unlock(&promo_mu);
+    pthread_join(promo_thread, NULL);
+    promo_running = 0;
+}
+
+void objstore_promo_stats_get(objstore_promo_stats *st) {
+    st->enabled = !objstore_cfg.no_numa_promotion;
+    st->running = promo_running;
+    st->exchanges = __atomic_load_n(&promo_exchanges, __ATOMIC_RELAXED);
+    st->bytes_copied = __atomic_load_n(&promo_bytes, __ATOMIC_RELAXED);
+    st->longest_ns = __atomic_load_n(&promo_longest_ns, __ATOMIC_RELAXED);
+    st->decays = __atomic_load_n(&promo_decays, __ATOMIC_RELAXED);
+    st->considered = __atomic_load_n(&promo_considered, __ATOMIC_RELAXED);
+    st->decay_ms = decay_ms();
 }

@@ -28,6 +28,7 @@ typedef struct objstore_config {
     long long numa;          /* -1: no binding */
     int no_numa_promotion;
     int perverse;
+    long long numa_decay_ms;  /* score decay interval (default 60000) */
 } objstore_config;
 extern objstore_config objstore_cfg;
 
@@ -67,6 +68,41 @@ void objstore_tail_free(objtail *t);
 
 /* Accounting of GET payload bytes served from a head on its pool's node. */
 void objstore_count_served(const objhead *h, size_t head_bytes);
+
+/* ---- Promotion (issue 9) ----
+ * Each head slot of a fixed pool has a score; objstore_count_served() (a GET
+ * served from the head) raises it. objstore_decay() halves every score; the
+ * coordinator does that once per numa_decay_ms. objstore_promote_once()
+ * finds the hottest full block of a foreign pool and the coldest full block
+ * of the preferred pool (pool 0: the serving node, or the farthest node
+ * under --perverse) and, when the foreign one is hotter, exchanges their
+ * contents: bytes, owners (each objhead's p/pool/idx is re-pointed) and
+ * scores. Both blocks stay full, so free lists do not change.
+ *
+ * Locking (docs/locking.md): the exchange re-points heads that string
+ * commands read under their shard locks, so it runs under the keyspace
+ * write lock, taken through the callbacks given to
+ * objstore_promotion_start() (the store has no server types); the store's
+ * own leaf mutex is taken after it. Candidates are chosen under the leaf
+ * mutex alone and re-checked once both are held. */
+typedef void (*objstore_lock_fn)(void);
+/* Start the coordinator thread (no-op with --no-numa-promotion or with
+ * fewer than two pools). lock/unlock: the keyspace write lock. */
+int objstore_promotion_start(objstore_lock_fn lock, objstore_lock_fn unlock);
+void objstore_promotion_stop(void);
+/* One decision: 1 exchanged, 0 nothing to do (or promotion off), -1 error.
+ * With lock == NULL the caller guarantees no head is read concurrently. */
+int objstore_promote_once(objstore_lock_fn lock, objstore_lock_fn unlock);
+void objstore_decay(void);
+/* Score of the slot h is in (tests, INFO). */
+uint32_t objstore_head_score(const objhead *h);
+
+typedef struct objstore_promo_stats {
+    int enabled, running;
+    uint64_t exchanges, bytes_copied, longest_ns, decays, considered;
+    long long decay_ms;
+} objstore_promo_stats;
+void objstore_promo_stats_get(objstore_promo_stats *st);
 
 typedef struct objstore_pool_info {
     int node_req, node_obs, huge;

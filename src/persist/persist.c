@@ -44,8 +44,6 @@
 #include "server/log.h"
 #include "server/server.h"
 
-#define BGSAVE_REFUSAL                                                                                           \
-    "BGSAVE is disabled while arena-hugetlb is on (copy-on-write would copy whole 2 MiB pages); use SAVE"
 #define BGSAVE_RETRY_DELAY 5 /* seconds, as Redis's CONFIG_BGSAVE_RETRY_DELAY */
 #define PROGRESS_LOG_MS 2000
 
@@ -279,8 +277,9 @@ static _Noreturn void child_main(int fd, const char *path, const rdb_save_opts *
 
 /* pst_lock held, keyspace write lock held. */
 static int do_bgsave(char *err, size_t errlen) {
-    if (arena_hugetlb_enabled()) {
-        snprintf(err, errlen, "%s", BGSAVE_REFUSAL);
+    const char *refusal = hugetlb_bgsave_refusal();
+    if (refusal) {
+        snprintf(err, errlen, "%s", refusal);
         return RDB_ERR_REFUSED;
     }
     if (child_pid != -1) {
@@ -448,9 +447,10 @@ static void check_save_points(void) {
     for (int i = 0; i < n; i++) {
         if (dirty < (uint64_t)changes[i] || now - last <= secs[i]) continue;
         if (!ok && now - tried <= BGSAVE_RETRY_DELAY) continue;
-        if (arena_hugetlb_enabled()) {
+        const char *refusal = hugetlb_bgsave_refusal();
+        if (refusal) {
             if (!__atomic_exchange_n(&hugetlb_logged, 1, __ATOMIC_RELAXED))
-                log_warn("Save point %lld %lld reached but skipped: %s", secs[i], changes[i], BGSAVE_REFUSAL);
+                log_warn("Save point %lld %lld reached but skipped: %s", secs[i], changes[i], refusal);
             return;
         }
         log_notice("%lld changes in %lld seconds. Saving...", changes[i], secs[i]);
@@ -607,10 +607,21 @@ int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen) {
     return rc;
 }
 
+void persist_loading_begin(void) {
+    struct stat st;
+    int found = stat(cfg.dbfilename, &st) == 0;
+    if (found || errno != ENOENT) {
+        __atomic_store_n(&loading_start_ms, now_ms(), __ATOMIC_RELAXED);
+        __atomic_store_n(&loading_total, found ? (uint64_t)st.st_size : 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&loading, 1, __ATOMIC_RELAXED);
+    }
+}
+
 int persist_load_at_startup(char *err, size_t errlen) {
     const char *path = cfg.dbfilename;
     struct stat st;
     if (stat(path, &st) != 0 && errno == ENOENT) {
+        __atomic_store_n(&loading, 0, __ATOMIC_RELAXED);
         log_notice("No RDB file %s/%s: starting with an empty dataset", cfg.dir, path);
         return 0;
     }
@@ -767,6 +778,6 @@ void persist_info(info_buf *b) {
                   "loading_eta_seconds:%lld\r\n",
                   (long long)(start / 1000), (unsigned long long)tot, (unsigned long long)got, perc, eta);
     }
-    if (arena_hugetlb_enabled())
-        info_addf(b, "rdb_bgsave_disabled:1\r\nrdb_bgsave_disabled_reason:%s\r\n", BGSAVE_REFUSAL);
+    const char *refusal = hugetlb_bgsave_refusal();
+    if (refusal) info_addf(b, "rdb_bgsave_disabled:1\r\nrdb_bgsave_disabled_reason:%s\r\n", refusal);
 }

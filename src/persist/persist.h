@@ -49,6 +49,10 @@ int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen);
  * 1 when a shutdown request interrupted the load. Clients get -LOADING
  * while it runs. */
 int persist_load_at_startup(char *err, size_t errlen);
+/* Call before the workers accept connections: when there is a dump to
+ * load, -LOADING starts with the very first command (no window in which an
+ * empty dataset is served). persist_load_at_startup ends the state. */
+void persist_loading_begin(void);
 int persist_loading(void);
 /* A shutdown signal during start-up loading: stop it. */
 void persist_abort_loading(void);

@@ -82,7 +82,7 @@ static config_entry table[] = {
      NULL},
     {"dir", NULL, T_STRING, 0, &cfg.dir, "", 0, 0, NULL, NULL},
     {"dbfilename", NULL, T_STRING, 0, &cfg.dbfilename, "dump.rdb", 0, 0, NULL, NULL},
-    {"save", NULL, T_STRING, F_MULTIARG, &cfg.save, "", 0, 0, NULL, "SAVE/BGSAVE (RDB snapshots)"},
+    {"save", NULL, T_STRING, F_MULTIARG, &cfg.save, "", 0, 0, NULL, NULL},
     {"maxmemory", NULL, T_SIZE, 0, &cfg.maxmemory, "0", 0, LLONG_MAX, NULL, NULL},
     {"maxmemory-policy", NULL, T_ENUM, 0, &cfg.maxmemory_policy, "noeviction", 0, 0, policies, NULL},
     {"maxmemory-samples", NULL, T_INT, 0, &cfg.maxmemory_samples, "5", 1, 64, NULL, NULL},

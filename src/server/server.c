@@ -14,6 +14,8 @@
 #include "db/db.h"
 #include "net/net.h"
 #include "mem/hugetlb.h"
+#include "mem/objstore.h"
+#include "mem/smallobj.h"
 #include "server/config.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
@@ -32,6 +34,19 @@ static uint64_t block_bytes(int huge_only) {
     return h.huge_bytes + (huge_only ? 0 : h.plain_bytes);
 }
 
+/* The object store's heads and small objects live in mapped segments the
+ * allocator does not see either: count what they hold (live records and
+ * used head slots), so that freeing keys shows (maxmemory eviction). */
+static uint64_t store_bytes(void) {
+    smallobj_stats so;
+    smallobj_stats_get(&so);
+    objstore_stats os;
+    objstore_stats_get(&os);
+    uint64_t heads = 0;
+    for (int i = 0; i < os.npools && i < 16; i++) heads += os.pool[i].slots_used;
+    return so.live_bytes + heads * objstore_ram_head();
+}
+
 #ifdef GOBLIN_NO_JEMALLOC
 /* Sanitizer builds: their runtime counts live allocations (RSS never
  * shrinks under ASan's quarantine, which would mislead maxmemory). */
@@ -40,17 +55,18 @@ size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
 
 uint64_t server_used_memory(void) {
 #ifdef GOBLIN_NO_JEMALLOC
-    if (__sanitizer_get_current_allocated_bytes) return __sanitizer_get_current_allocated_bytes() + block_bytes(0);
+    if (__sanitizer_get_current_allocated_bytes)
+        return __sanitizer_get_current_allocated_bytes() + block_bytes(0) + store_bytes();
 #else
     uint64_t epoch = 1;
     size_t sz = sizeof(epoch);
     mallctl("epoch", &epoch, &sz, &epoch, sz);
     size_t allocated = 0;
     sz = sizeof(allocated);
-    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0) return allocated + block_bytes(0);
+    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0) return allocated + block_bytes(0) + store_bytes();
 #endif
     /* RSS already counts plain blocks; HugeTLB pages are not in RSS. */
-    return server_rss_memory() + block_bytes(1);
+    return server_rss_memory() + block_bytes(1);  /* mapped segments are in RSS */
 }
 
 uint64_t server_rss_memory(void) {

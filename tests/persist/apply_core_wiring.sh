@@ -57,6 +57,11 @@ edit("src/main.c", [
         }
         net_request_shutdown();
         return NULL;'''),
+    ('''    if (net_start(cfg.cores) != 0) return 1;
+''', '''    /* A dump to load: -LOADING from the first command the workers get. */
+    persist_loading_begin();
+    if (net_start(cfg.cores) != 0) return 1;
+'''),
     ('''    log_notice("Ready to accept connections tcp on port %d with %d worker(s)", cfg.port, cfg.cores);
     server_cron_start();
     pthread_t st;
