@@ -39,6 +39,7 @@ run unit ./build-release/unit-tests
 run tcl tclsh tests/test_helper.tcl --server ./build-release/goblin-core
 run diff sh tests/diff/run.sh --server ./build-release/goblin-core
 run persist python3 tests/persist/test_persist.py
+run numa sh tests/numa/run.sh
 if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi
 
 if [ -z "$GOBLIN_TEST_QUICK" ]; then
