@@ -386,6 +386,10 @@ void cmd_execute(client *c) {
     }
     c->cur = cmd;
     if ((cmd->arity > 0 && c->argc != cmd->arity) || (c->argc < -cmd->arity)) {
+        if (strcmp(cmd->fullname, "exec") == 0) {
+            reject_with(c, cmd, "wrong number of arguments for 'exec' command");
+            return;
+        }
         reply_err_arity(c);
         reject(c, cmd);
         if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;

@@ -497,16 +497,36 @@ void pubsub_client_gone(client *c) {
 
 /* ---- keyspace notifications ---- */
 
-static const char *notify_cached;
-static int notify_flags_cached;
+#define NOTIFY_ALL_CLASSES (NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET | \
+                            NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE)
+
+static _Atomic int notify_flags_cur;
+
+/* Redis's keyspaceEventsFlagsToString: buf needs 16 bytes. */
+void pubsub_notify_flags_string(int f, char *buf) {
+    char *p = buf;
+    if ((f & NOTIFY_ALL_CLASSES) == NOTIFY_ALL_CLASSES) {
+        *p++ = 'A';
+    } else {
+        static const struct { int bit; char ch; } cl[] = {
+            {NOTIFY_GENERIC, 'g'}, {NOTIFY_STRING, '$'}, {NOTIFY_LIST, 'l'}, {NOTIFY_SET, 's'},
+            {NOTIFY_HASH, 'h'},    {NOTIFY_ZSET, 'z'},   {NOTIFY_EXPIRED, 'x'}, {NOTIFY_EVICTED, 'e'},
+            {NOTIFY_STREAM, 't'},  {NOTIFY_MODULE, 'd'}, {NOTIFY_NEW, 'n'}};
+        for (size_t i = 0; i < sizeof cl / sizeof cl[0]; i++)
+            if (f & cl[i].bit) *p++ = cl[i].ch;
+    }
+    if (f & NOTIFY_KEYSPACE) *p++ = 'K';
+    if (f & NOTIFY_KEYEVENT) *p++ = 'E';
+    if (f & NOTIFY_KEY_MISS) *p++ = 'm';
+    *p = '\0';
+}
 
 /* Parse notify-keyspace-events letters into NOTIFY_* bits; -1 if invalid. */
 int pubsub_parse_notify_flags(const char *s) {
     int f = 0;
     for (; *s; s++) {
         switch (*s) {
-        case 'A': f |= NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET |
-                       NOTIFY_EXPIRED | NOTIFY_EVICTED; break;
+        case 'A': f |= NOTIFY_ALL_CLASSES; break;
         case 'g': f |= NOTIFY_GENERIC; break;
         case '$': f |= NOTIFY_STRING; break;
         case 'l': f |= NOTIFY_LIST; break;
@@ -518,23 +538,18 @@ int pubsub_parse_notify_flags(const char *s) {
         case 'K': f |= NOTIFY_KEYSPACE; break;
         case 'E': f |= NOTIFY_KEYEVENT; break;
         case 'n': f |= NOTIFY_NEW; break;
-        case 't': case 'm': case 'd': break;  /* streams, key-miss, module: no such events here */
+        case 't': f |= NOTIFY_STREAM; break;
+        case 'm': f |= NOTIFY_KEY_MISS; break;
+        case 'd': f |= NOTIFY_MODULE; break;
         default: return -1;
         }
     }
     return f;
 }
 
-static int notify_flags(void) {
-    const char *s = cfg.notify_keyspace_events;
-    if (!s || !s[0]) return 0;
-    if (s != notify_cached) {
-        int f = pubsub_parse_notify_flags(s);
-        notify_flags_cached = f < 0 ? 0 : f;
-        notify_cached = s;
-    }
-    return notify_flags_cached;
-}
+void pubsub_set_notify_flags(int f) { notify_flags_cur = f; }
+
+static int notify_flags(void) { return notify_flags_cur; }
 
 void pubsub_notify(int type, const char *event, int dbid, const char *key, size_t klen) {
     int f = notify_flags();

@@ -313,6 +313,22 @@ static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
     case T_STRING: {
         if (e->ptr == &cfg.client_output_buffer_limit) return obl_set(v, err, errlen);
         char **sp = e->ptr;
+        if (e->ptr == &cfg.notify_keyspace_events) {
+            extern int pubsub_parse_notify_flags(const char *s);
+            extern void pubsub_set_notify_flags(int f);
+            int f = pubsub_parse_notify_flags(v);
+            if (f < 0) {
+                snprintf(err, errlen, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+                return -1;
+            }
+            extern void pubsub_notify_flags_string(int f, char *buf);
+            char norm[16];
+            pubsub_notify_flags_string(f, norm);
+            pubsub_set_notify_flags(f);
+            free(*sp);
+            *sp = strdup(norm);
+            return 0;
+        }
         free(*sp);
         *sp = strdup(v);
         if (e->ptr == &cfg.requirepass && acl_requirepass_changed) acl_requirepass_changed(v);

@@ -29,6 +29,7 @@ REGISTRY = [
     "zsets",
     "sets",
     "sort",
+    "multi",
 ]
 
 
