@@ -92,7 +92,7 @@ build-release/hget-driver: benchmarks/hget_driver.c
 # A crash stops the run: fix it and add the input to the seed corpus.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := resp config glob
+FUZZ_TARGETS := resp config glob rdb
 FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -DGOBLIN_NO_JEMALLOC
 FUZZ_LIBS    := $(filter-out -ljemalloc,$(LIBS))
 FUZZ_OBJS    := $(SRC_LIB:%.c=build-fuzz/%.o)
