@@ -30,6 +30,7 @@ REGISTRY = [
     "sets",
     "sort",
     "multi",
+    "scripting",
 ]
 
 

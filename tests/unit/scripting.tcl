@@ -1,0 +1,232 @@
+# Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT LOAD / EXISTS /
+# FLUSH / KILL / HELP; KEYS and ARGV; redis.call and redis.pcall; the
+# conversions both ways (RESP2 and RESP3); redis.error_reply, status_reply,
+# sha1hex, log, setresp; pcall, math.random; the error texts of Redis 7.0;
+# atomicity.
+
+proc script_err {msg} {
+    # Redis 7.0 appends " script: <sha>, on @user_script:<line>." to errors
+    # raised out of a script.
+    return "$msg script: *, on @user_script:*."
+}
+
+if {[is_goblin]} {
+    set ::scripting_server_args {--cores 4}
+} else {
+    set ::scripting_server_args {}
+}
+
+start_server [list tags {scripting} args $::scripting_server_args] {
+
+    test {EVAL returns the Lua types converted to RESP} {
+        assert_equal 1 [r eval {return 1} 0]
+        assert_equal hello [r eval {return 'hello'} 0]
+        assert_equal 3 [r eval {return 3.99} 0]
+        assert_equal -3 [r eval {return -3.99} 0]
+        assert_equal {1 2 3 ciao {1 2}} [r eval {return {1,2,3,'ciao',{1,2}}} 0]
+        assert_equal {1 2} [r eval {return {1,2,nil,4}} 0]
+        assert_equal 1 [r eval {return true} 0]
+        assert_equal {} [r eval {return false} 0]
+        assert_equal "\$-1\r\n" [r rawcall eval {return false} 0]
+        assert_equal "\$-1\r\n" [r rawcall eval {return nil} 0]
+        assert_equal "+FOO\r\n" [r rawcall eval {return {ok='FOO'}} 0]
+        assert_equal "+FOO\r\n" [r rawcall eval {return redis.status_reply('FOO')} 0]
+        assert_equal "\$3\r\n3.5\r\n" [r rawcall eval {return {double=3.5}} 0]
+        assert_equal "*0\r\n" [r rawcall eval {return {}} 0]
+    }
+
+    test {KEYS and ARGV} {
+        assert_equal {k1 k2 a1 a2} [r eval {return {KEYS[1], KEYS[2], ARGV[1], ARGV[2]}} 2 k1 k2 a1 a2]
+        assert_equal 3 [r eval {return #ARGV} 0 a b c]
+        assert_equal 3 [r eval {return #KEYS} 3 a b c]
+        assert_equal 0 [r eval {return #KEYS} 0]
+    }
+
+    test {numkeys errors} {
+        assert_error {ERR Number of keys can't be greater than number of args} {r eval {return 1} 2 a}
+        assert_error {ERR Number of keys can't be negative} {r eval {return 1} -1}
+        assert_error {ERR value is not an integer or out of range} {r eval {return 1} x}
+    }
+
+    test {redis.call reads and writes the keyspace} {
+        r del mykey
+        assert_equal myval [r eval {redis.call('set', KEYS[1], ARGV[1]); return redis.call('get', KEYS[1])} 1 mykey myval]
+        assert_equal myval [r get mykey]
+        assert_equal 1 [r eval {return redis.call('get', KEYS[1]) == 'myval'} 1 mykey]
+    }
+
+    test {Redis replies converted to Lua} {
+        r del h cnt nolist
+        assert_equal number [r eval {return type(redis.call('incr','cnt'))} 0]
+        assert_equal 1 [r eval {return redis.call('get','nokey') == false} 0]
+        assert_equal OK [r eval {return redis.call('set','x','y')['ok']} 0]
+        assert_equal 0 [r eval {return #redis.call('lrange','nolist',0,-1)} 0]
+        r hset h a 1
+        assert_equal {a 1} [r eval {return redis.call('hgetall','h')} 0]
+        assert_equal "ERR value is not an integer or out of range" \
+            [r eval {redis.call('set','s','x'); return redis.pcall('incr','s')['err']} 0]
+        r set 1.5 number-key
+        assert_equal number-key [r eval {return redis.call('get', 1.5)} 0]
+    }
+
+    test {redis.setresp(3) gives RESP3 types to Lua} {
+        r del h zz
+        r hset h a 1
+        r zadd zz 1.5 m
+        assert_equal 1 [r eval {redis.setresp(3); return redis.call('hgetall','h')['map']['a']} 0]
+        assert_equal 1 [r eval {redis.setresp(3); return redis.call('get','nokey') == nil} 0]
+        assert_equal 1 [r eval {redis.setresp(3); return redis.call('zscore','zz','m')['double'] == 1.5} 0]
+        assert_error [script_err {ERR RESP version must be 2 or 3.}] {r eval {redis.setresp(4)} 0}
+    }
+
+    test {RESP3 client: booleans, maps, sets, doubles} {
+        set c [redis_client]
+        $c hello 3
+        assert_equal "%1\r\n\$1\r\na\r\n:1\r\n" [$c rawcall eval {return {map={a=1}}} 0]
+        assert_equal "~1\r\n\$1\r\na\r\n" [$c rawcall eval {return {set={a=true}}} 0]
+        assert_equal ",1.5\r\n" [$c rawcall eval {return {double=1.5}} 0]
+        assert_equal "(12345678901234567890\r\n" [$c rawcall eval {return {big_number='12345678901234567890'}} 0]
+        assert_equal "#t\r\n" [$c rawcall eval {redis.setresp(3); return true} 0]
+        assert_equal "#f\r\n" [$c rawcall eval {redis.setresp(3); return false} 0]
+        assert_equal "_\r\n" [$c rawcall eval {return false} 0]
+        assert_equal ":1\r\n" [$c rawcall eval {return true} 0]
+        $c close
+    }
+
+    test {Errors raised by scripts} {
+        assert_error [script_err {ERR user_script:1: attempt to perform arithmetic on a nil value}] {r eval {return 1 + nil} 0}
+        assert_error [script_err {ERR user_script:1: xx}] {r eval {error('xx')} 0}
+        assert_error [script_err {MY custom}] {r eval {error({err='MY custom'})} 0}
+        assert_error {ERR Error compiling script (new function): user_script:1: '=' expected near 'error'} {r eval {syntax error here} 0}
+        assert_error {My Error} {r eval {return redis.error_reply('My Error')} 0}
+        assert_error {bad thing} {r eval {return {err='bad thing'}} 0}
+        # error_reply gives a code-less message the code ERR; a returned
+        # table is sent as it is; CR/LF at the ends are trimmed.
+        assert_equal "-ERR oneword\r\n" [r rawcall eval {return redis.error_reply('oneword')} 0]
+        assert_equal "-X Y\r\n" [r rawcall eval {return redis.error_reply('-X Y')} 0]
+        assert_equal "--x\r\n" [r rawcall eval {return {err='-x'}} 0]
+        assert_equal "-ERR ab\r\n" [r rawcall eval {return redis.error_reply(ARGV[1])} 0 "\r\nab\n"]
+        assert_equal "+a b\r\n" [r rawcall eval {return {ok=ARGV[1]}} 0 "a\nb"]
+        assert_error {ERR wrong number or type of arguments} {r eval {return redis.error_reply()} 0}
+    }
+
+    test {redis.call errors} {
+        assert_error [script_err {ERR Unknown Redis command called from script}] {r eval {return redis.call('nosuch')} 0}
+        assert_error [script_err {ERR Please specify at least one argument for this redis lib call}] {r eval {return redis.call()} 0}
+        assert_error [script_err {ERR Wrong number of args calling Redis command from script}] {r eval {return redis.call('get')} 0}
+        assert_error [script_err {ERR This Redis command is not allowed from script}] {r eval {return redis.call('multi')} 0}
+        assert_error [script_err {ERR This Redis command is not allowed from script}] {r eval {return redis.call('eval','return 1',0)} 0}
+        assert_error [script_err {ERR Lua redis lib command arguments must be strings or integers}] {r eval {return redis.call('get', {})} 0}
+        r set s x
+        assert_error [script_err {ERR value is not an integer or out of range}] {r eval {return redis.call('incr','s')} 0}
+        assert_error {ERR Unknown Redis command called from script} {r eval {return redis.pcall('nosuch')} 0}
+        assert_error {ERR value is not an integer or out of range} {r eval {return redis.pcall('incr','s')} 0}
+        assert_error {ERR Please specify at least one argument for this redis lib call} {r eval {return redis.pcall()} 0}
+    }
+
+    test {pcall hands a Redis error to the script as its message} {
+        assert_equal {false {ERR Unknown Redis command called from script}} \
+            [r eval {local ok, e = pcall(function() redis.call('nosuch') end) return {tostring(ok), e}} 0]
+        assert_equal x [r eval {local ok, e = pcall(function() error({err='x'}) end) return e} 0]
+        assert_equal {user_script:1: attempt to perform arithmetic on a nil value} \
+            [r eval {local ok, e = pcall(function() local x = nil + 1 end) return e} 0]
+        assert_equal {1 1 2} [r eval {return {pcall(function() return 1, 2 end)}} 0]
+    }
+
+    test {math.random is Redis's deterministic generator} {
+        assert_equal 525 [r eval {math.randomseed(5) return math.random(1000)} 0]
+        assert_equal {0 1} [r eval {local r = math.random() return {r < 0 and 1 or 0, r < 1 and 1 or 0}} 0]
+    }
+
+    test {Globals are protected} {
+        assert_error [script_err {ERR user_script:1: Attempt to modify a readonly table}] {r eval {x = 5 return 1} 0}
+        assert_error [script_err {ERR user_script:1: Script attempted to access nonexistent global variable 'y'}] {r eval {return y} 0}
+    }
+
+    test {EVAL_RO and EVALSHA_RO refuse writes} {
+        r set rokey v
+        assert_equal v [r eval_ro {return redis.call('get', KEYS[1])} 1 rokey]
+        assert_error [script_err {ERR Write commands are not allowed from read-only scripts.}] {r eval_ro {return redis.call('set','a','b')} 0}
+        set sha [r script load {return redis.call('set','a','b')}]
+        assert_error [script_err {ERR Write commands are not allowed from read-only scripts.}] {r evalsha_ro $sha 0}
+    }
+
+    test {SCRIPT LOAD, EXISTS, EVALSHA and FLUSH} {
+        set sha [r script load {return 'hello'}]
+        assert_equal 1b936e3fe509bcbc9cd0664897bbe8fd0cac101b $sha
+        assert_equal hello [r evalsha $sha 0]
+        assert_equal hello [r evalsha [string toupper $sha] 0]
+        assert_equal {1 0 0} [r script exists $sha ffffffffffffffffffffffffffffffffffffffff abc]
+        assert_equal OK [r script flush]
+        assert_equal {0} [r script exists $sha]
+        assert_error {NOSCRIPT No matching script. Please use EVAL.} {r evalsha $sha 0}
+        r eval {return 'hello'} 0
+        assert_equal {1} [r script exists $sha]
+        assert_equal OK [r script flush async]
+        assert_equal OK [r script flush sync]
+        assert_error {ERR SCRIPT FLUSH only support SYNC|ASYNC option} {r script flush foo}
+        assert_error {ERR Error compiling script*} {r script load {x x}}
+    }
+
+    test {SCRIPT KILL, HELP} {
+        assert_error {NOTBUSY No scripts in execution right now.} {r script kill}
+        assert_match {SCRIPT <subcommand>*} [lindex [r script help] 0]
+    }
+
+    test {redis.sha1hex} {
+        assert_equal da39a3ee5e6b4b0d3255bfef95601890afd80709 [r eval {return redis.sha1hex('')} 0]
+        assert_equal a9993e364706816aba3e25717850c26c9cd0d89d [r eval {return redis.sha1hex('abc')} 0]
+        assert_equal 84983e441c3bd26ebaae4aa1f95129e5e54670f1 \
+            [r eval {return redis.sha1hex('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq')} 0]
+        assert_error [script_err {ERR wrong number of arguments}] {r eval {return redis.sha1hex()} 0}
+    }
+
+    test {redis.log} {
+        assert_equal {} [r eval {return redis.log(redis.LOG_WARNING, 'from', 'lua')} 0]
+        assert_error [script_err {ERR redis.log() requires two arguments or more.}] {r eval {return redis.log(redis.LOG_WARNING)} 0}
+    }
+
+    test {Blocking commands do not block inside scripts} {
+        r del l1 l2
+        assert_equal {} [r eval {return redis.call('blmpop',0,1,'l1','left')} 0]
+        r rpush l1 a
+        assert_equal {l1 a} [r eval {return redis.call('blmpop',0,1,'l1','left')} 0]
+        assert_error [script_err {ERR This Redis command is not allowed from script}] {r eval {return redis.call('blpop','l1',0)} 0}
+    }
+
+    test {SELECT inside a script does not change the caller's database} {
+        r select 9
+        r del x
+        r eval {redis.call('select', 1); redis.call('set', 'x', 'db1')} 0
+        assert_equal 0 [r exists x]
+        r select 1
+        assert_equal db1 [r get x]
+        r del x
+        r select 9
+    }
+
+    test {EVAL inside MULTI/EXEC} {
+        r del cnt
+        r multi
+        r eval {return redis.call('incr', KEYS[1])} 1 cnt
+        r eval {return redis.call('incr', KEYS[1])} 1 cnt
+        assert_equal {1 2} [r exec]
+    }
+
+    test {Scripts are atomic with respect to other clients} {
+        set clients {}
+        for {set i 0} {$i < 8} {incr i} {lappend clients [redis_deferring_client]}
+        set script {local v = tonumber(redis.call('get', KEYS[1]) or '0'); redis.call('set', KEYS[1], v + 1); return v + 1}
+        foreach c $clients {$c select 9}
+        foreach c $clients {$c read}
+        r select 9
+        r del counter
+        foreach c $clients {
+            for {set j 0} {$j < 200} {incr j} {$c eval $script 1 counter}
+        }
+        foreach c $clients {
+            for {set j 0} {$j < 200} {incr j} {$c read}
+        }
+        assert_equal 1600 [r get counter]
+    }
+}
