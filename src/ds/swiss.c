@@ -365,3 +365,16 @@ void swiss_iter_done(swiss_iter *it) {
     if (!s->paused && s->rehash_idx == SWISS_IDLE && s->t[0].ngroups && s->t[0].used == 0)
         tab_release(&s->t[0]);
 }
+
+int swiss_reserve(swiss *s, size_t n) {
+    /* Only an empty, idle table is presized: a bulk load (RDB) then never
+     * pays for the resizes it would go through one element at a time. */
+    if (swiss_size(s) != 0 || s->rehash_idx != SWISS_IDLE) return 0;
+    /* The smallest table whose maximum load (7/8) holds n: the same
+     * density natural growth ends at. */
+    size_t g = 1;
+    while (g * SWISS_GROUP / 8 * 7 < n) g <<= 1;
+    if (s->t[0].ngroups >= g) return 0;
+    tab_release(&s->t[0]);
+    return tab_alloc(s, &s->t[0], g);
+}

@@ -64,6 +64,9 @@ uint64_t swiss_scan(swiss *s, uint64_t cursor, swiss_scan_fn *fn, void *arg);
 /* A uniformly chosen occupied slot, or NULL when empty. rnd: a random source. */
 void *swiss_random(swiss *s, uint64_t (*rnd)(void));
 
+/* Presize an empty table for n elements (bulk loads); 0 ok, -1 no memory. */
+int swiss_reserve(swiss *s, size_t n);
+
 /* Move up to n groups of an in-progress resize; returns 1 if more remain. */
 int swiss_rehash_step(swiss *s, size_t n);
 int swiss_is_rehashing(const swiss *s);

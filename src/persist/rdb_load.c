@@ -733,7 +733,6 @@ static int is_value_type(int t) { return (t >= 0 && t <= 7) || (t >= 9 && t <= 2
  * of keys to come skips every intermediate growth (and the rehashing of
  * each key it costs). Weak: a build without it loads the same way, only
  * slower. */
-int swiss_reserve(swiss *s, size_t n) __attribute__((weak));
 
 /* A database outside the live array. Its shards use the live key index
  * type (read once from database 0 under the keyspace lock: commits swap
@@ -1154,7 +1153,7 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
             uint64_t a, b;
             if (in_len(in, &a) != 0 || in_len(in, &b) != 0) return -1;
             /* A hint only: never more than the file could hold. */
-            if (swiss_reserve && a > 4096 && a < in_remaining(in) && !ld->dbs[dbid]) {
+            if (a > 4096 && a < in_remaining(in) && !ld->dbs[dbid]) {
                 if (!(ld->dbs[dbid] = stage_new(dbid))) return in_fail(in, RDB_ERR_NOMEM, "out of memory");
                 for (int s = 0; s < DB_NSHARDS; s++)
                     swiss_reserve(&ld->dbs[dbid]->shards[s].keys, (size_t)(a / DB_NSHARDS + a / DB_NSHARDS / 8 + 16));
