@@ -1477,11 +1477,8 @@ void acl_family_shutdown(void) {
 /* ---- The ACL command ------------------------------------------------------------ */
 
 static void aclSetuserCommand(client *c) {
-    const garg *name = &c->argv[2];
-    if (has_space(name->p, name->n)) {
-        reply_error(c, "ERR Usernames can't contain spaces or null characters");
-        return;
-    }
+    garg namearg = c->argv[2];
+    const garg *name = &namearg;
     int nops = c->argc - 3;
     char **v = malloc(sizeof(char *) * (size_t)(nops + 1));
     size_t *l = malloc(sizeof(size_t) * (size_t)(nops + 1));
@@ -1489,15 +1486,21 @@ static void aclSetuserCommand(client *c) {
         v[i] = c->argv[3 + i].p;
         l[i] = c->argv[3 + i].n;
     }
+    /* Rules carry passwords: SLOWLOG and MONITOR never see them. */
+    for (int i = 2; i < c->argc; i++) cmd_redact_arg(c, i);
+    if (has_space(name->p, name->n)) {
+        reply_error(c, "ERR Usernames can't contain spaces or null characters");
+        free(v);
+        free(l);
+        return;
+    }
     argv_t m = {0};
     int bad;
     int merged = merge_selectors(v, l, nops, &m, &bad);
+    if (merged != 0) reply_errorf(c, "ERR Unmatched parenthesis in acl selector starting at '%s'.", v[bad]);
     free(v);
     free(l);
-    if (merged != 0) {
-        reply_errorf(c, "ERR Unmatched parenthesis in acl selector starting at '%s'.", c->argv[3 + bad].p);
-        return;
-    }
+    if (merged != 0) return;
     acl_user tmp;
     user_init(&tmp, name->p, name->n);
     pthread_rwlock_wrlock(&acl_lock);

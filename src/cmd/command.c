@@ -11,6 +11,7 @@
 
 #include <assert.h>
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +318,34 @@ void cmd_call(client *c, const cmd_def *cmd) {
     latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
     /* Redis feeds MONITOR after the call, with the db the client has then. */
     if (monitor_hook && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, c->db);
+}
+
+static pthread_key_t redact_key;
+static pthread_once_t redact_once = PTHREAD_ONCE_INIT;
+static void redact_key_init(void) { pthread_key_create(&redact_key, free); }
+
+void cmd_redact_arg(client *c, int i) {
+    /* A per-thread copy of the argument array replaces c->argv for the rest
+     * of the call: the arrays of the parser and of MULTI stay untouched.
+     * (Freed when the thread exits.) */
+    static _Thread_local garg *copy;
+    static _Thread_local int cap;
+    if (i < 0 || i >= c->argc) return;
+    if (c->argv != copy) {
+        if (cap < c->argc) {
+            garg *n = malloc(sizeof(garg) * (size_t)c->argc);
+            if (!n) return;
+            free(copy);
+            copy = n;
+            cap = c->argc;
+            pthread_once(&redact_once, redact_key_init);
+            pthread_setspecific(redact_key, copy);
+        }
+        memcpy(copy, c->argv, sizeof(garg) * (size_t)c->argc);
+        c->argv = copy;
+    }
+    copy[i].p = (char *)"(redacted)";
+    copy[i].n = 10;
 }
 
 static void reject(client *c, const cmd_def *cmd) {

@@ -83,6 +83,10 @@ const cmd_def *cmd_table(size_t *n);
 /* Key positions of a command call (legacy range). Returns count; fills idx. */
 int cmd_key_positions(const cmd_def *cmd, int argc, int *idx, int max);
 
+/* Show argument i of the running call as "(redacted)" to SLOWLOG and
+ * MONITOR (passwords), as Redis does; the command itself has its value. */
+void cmd_redact_arg(client *c, int i);
+
 /* Execute argv of c: lookup, arity, auth, lock, call, statistics. */
 void cmd_execute(client *c);
 /* Run a resolved command with locks (used by EXEC for queued commands). */

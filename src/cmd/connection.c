@@ -54,15 +54,18 @@ static void authCommand(client *c) {
         reply_err_syntax(c);
         return;
     }
+    garg pass = c->argv[c->argc - 1];
+    const char *user = c->argc == 3 ? c->argv[1].p : "default";
+    size_t ulen = c->argc == 3 ? c->argv[1].n : 7;
+    /* SLOWLOG and MONITOR show "(redacted)" for the credentials. */
+    cmd_redact_arg(c, 1);
+    cmd_redact_arg(c, 2);
     if (c->argc == 2 && acl_default_nopass()) {
         reply_error(c, "ERR AUTH <password> called without any password configured for the default user. "
                        "Are you sure your configuration is correct?");
         return;
     }
-    const garg *pass = &c->argv[c->argc - 1];
-    const char *user = c->argc == 3 ? c->argv[1].p : "default";
-    size_t ulen = c->argc == 3 ? c->argv[1].n : 7;
-    if (acl_authenticate(c, user, ulen, pass->p, pass->n) != 0) {
+    if (acl_authenticate(c, user, ulen, pass.p, pass.n) != 0) {
         reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
         return;
     }
@@ -93,8 +96,10 @@ static void helloCommand(client *c) {
     for (; i < c->argc; i++) {
         int more = c->argc - i - 1;
         if (arg_is(&c->argv[i], "AUTH") && more >= 2) {
-            const garg *u = &c->argv[i + 1], *p = &c->argv[i + 2];
-            if (acl_authenticate(c, u->p, u->n, p->p, p->n) != 0) {
+            garg u = c->argv[i + 1], p = c->argv[i + 2];
+            cmd_redact_arg(c, i + 1);
+            cmd_redact_arg(c, i + 2);
+            if (acl_authenticate(c, u.p, u.n, p.p, p.n) != 0) {
                 reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
                 return;
             }

@@ -49,7 +49,7 @@ enum {
 
 #define POOL_SIZE 16
 #define REFRESH_US 1000
-#define EVICT_TIME_CAP_US 50000
+#define EVICT_TIME_CAP_US 10000
 
 uint64_t evict_stat_evicted_keys;
 
@@ -152,14 +152,22 @@ static dbentry *random_entry_locked(gdb *db, int vol, unsigned *shard_out) {
     return NULL;
 }
 
+/* Databases found empty (or without TTL keys, for volatile policies)
+ * during the current eviction run: not searched again until the next. */
+static uint64_t empty_dbs;
+
 static void pool_populate(int policy, int samples) {
     int vol = volatile_policy(policy);
     for (int d = 0; d < db_count(); d++) {
+        if (empty_dbs & (1ULL << d)) continue;
         gdb *db = db_get(d);
         for (int i = 0; i < samples; i++) {
             unsigned s;
             dbentry *e = random_entry_locked(db, vol, &s);
-            if (!e) break; /* (nearly) empty database */
+            if (!e) {
+                if (i == 0) empty_dbs |= 1ULL << d;
+                break;
+            }
             pool_insert(score_of(policy, e), d, e->key, e->klen);
             db_unlock_shard(db, s);
         }
@@ -190,10 +198,14 @@ static size_t evict_one(int policy, int samples) {
     if (policy == POL_ALLKEYS_RANDOM || policy == POL_VOLATILE_RANDOM) {
         for (int i = 0; i < db_count(); i++) {
             int d = next_db++ % db_count();
+            if (empty_dbs & (1ULL << d)) continue;
             gdb *db = db_get(d);
             unsigned s;
             dbentry *e = random_entry_locked(db, policy == POL_VOLATILE_RANDOM, &s);
-            if (!e) continue;
+            if (!e) {
+                empty_dbs |= 1ULL << d;
+                continue;
+            }
             size_t b = evict_entry(db, e);
             db_unlock_shard(db, s);
             return b;
@@ -235,6 +247,7 @@ int evict_perform(void) {
     uint64_t tofree = used - max, freed = 0;
     int64_t start = mono_us();
     int stuck = 0;
+    empty_dbs = 0;
     db_rdlock_keyspace();
     while (freed < tofree) {
         size_t b = evict_one(policy, samples);

@@ -199,7 +199,10 @@ static int conn_obuf_over_limit(conn *k) {
     int cl = (c->flags & CLIENT_PUBSUB) ? CONFIG_OBL_PUBSUB : CONFIG_OBL_NORMAL;
     long long hard = cfg.obl_hard[cl], soft = cfg.obl_soft[cl];
     if (!hard && !soft) return 0;
-    unsigned long long used = (unsigned long long)(c->olen - c->osent) + __atomic_load_n(&k->alen, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&k->alock);
+    size_t queued = k->alen; /* messages other threads queued for c */
+    pthread_mutex_unlock(&k->alock);
+    unsigned long long used = (unsigned long long)(c->olen - c->osent) + queued;
     used = used > OBUF_UNCOUNTED ? used - OBUF_UNCOUNTED : 0;
     int over = hard && used >= (unsigned long long)hard;
     if (soft && used >= (unsigned long long)soft) {

@@ -692,6 +692,26 @@ start_server {tags {acl}} {
         r acl deluser rs
     }
 
+    test {Credentials are redacted in SLOWLOG} {
+        acl_clean
+        r config set slowlog-log-slower-than 0
+        r slowlog reset
+        r acl setuser red on >secret +@all ~*
+        set c [redis_client]
+        $c auth red secret
+        catch {$c auth wrong}
+        $c hello 2 auth red secret
+        r config set slowlog-log-slower-than 10000
+        set args {}
+        foreach e [r slowlog get 10] {lappend args [lindex $e 3]}
+        assert {[lsearch -exact $args {hello 2 auth (redacted) (redacted)}] >= 0}
+        assert {[lsearch -exact $args {auth (redacted)}] >= 0}
+        assert {[lsearch -exact $args {auth (redacted) (redacted)}] >= 0}
+        assert {[lsearch -exact $args {acl setuser (redacted) (redacted) (redacted) (redacted) (redacted)}] >= 0}
+        assert_no_match {*secret*} $args
+        r acl deluser red
+    }
+
     test {CLIENT LIST shows the user; CLIENT KILL USER} {
         acl_clean
         r acl setuser cl on >p +@all ~*
