@@ -4,6 +4,11 @@
 # GOBLIN_TEST_QUICK=1 skips the sanitizer pass (for a fast local loop).
 cd "$(dirname "$0")/.." || exit 1
 JOBS=${JOBS:-2}
+# Randomized runners take this seed (printed, reproducible); set
+# GOBLIN_SEED=random for a fresh one.
+SEED=${GOBLIN_SEED:-20261129}
+[ "$SEED" = random ] && SEED=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+echo "seed: $SEED"
 total_pass=0
 total_fail=0
 failed_runners=""
@@ -36,8 +41,8 @@ make -j"$JOBS" release build-release/unit-tests
 set +e
 
 run unit ./build-release/unit-tests
-run tcl tclsh tests/test_helper.tcl --server ./build-release/goblin-core
-run diff sh tests/diff/run.sh --server ./build-release/goblin-core
+run tcl tclsh tests/test_helper.tcl --server ./build-release/goblin-core --seed "$SEED"
+run diff sh tests/diff/run.sh --server ./build-release/goblin-core --seed "$SEED"
 run persist python3 tests/persist/test_persist.py
 run numa sh tests/numa/run.sh
 if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi
@@ -45,7 +50,7 @@ if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi
 if [ -z "$GOBLIN_TEST_QUICK" ]; then
     if make -j"$JOBS" asan build-asan/unit-tests >"$log_dir/asan-build.log" 2>&1; then
         run unit-asan ./build-asan/unit-tests
-        ASAN_OPTIONS=detect_leaks=0 run tcl-asan tclsh tests/test_helper.tcl --server ./build-asan/goblin-core --tags -slow
+        ASAN_OPTIONS=detect_leaks=0 run tcl-asan tclsh tests/test_helper.tcl --server ./build-asan/goblin-core --tags -slow --seed "$SEED"
     else
         echo "asan build failed; see $log_dir/asan-build.log"
         total_fail=$((total_fail + 1))

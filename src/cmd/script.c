@@ -367,11 +367,11 @@ static void push_error(lua_State *l, const char *err) {
     lua_rawset(l, -3);
 }
 
-/* An error reply from a C string: CR/LF trimmed at both ends (the ones in
- * the middle become spaces in reply_error), no length limit. */
+/* An error reply from a C string, as Redis replies "-%s": CR/LF trimmed at
+ * the end only (the leading '-' shields the front); the ones left become
+ * spaces in reply_error. No length limit. */
 static void reply_error_cstr(client *c, const char *s) {
     size_t n = strlen(s);
-    while (n && (*s == '\r' || *s == '\n')) s++, n--;
     while (n && (s[n - 1] == '\r' || s[n - 1] == '\n')) n--;
     char *tmp = malloc(n + 1);
     memcpy(tmp, s, n);
