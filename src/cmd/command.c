@@ -223,6 +223,17 @@ int cmd_key_positions(const cmd_def *cmd, int argc, int *idx, int max) {
 
 gdb *cmd_db(client *c) { return db_get(c->db); }
 
+dbentry *cmd_lookup_typed(client *c, gdb *db, const garg *key, int type, int *wrong) {
+    *wrong = 0;
+    dbentry *e = db_lookup(db, key->p, key->n);
+    if (e && e->val.type != type) {
+        reply_err_wrongtype(c);
+        *wrong = 1;
+        return NULL;
+    }
+    return e;
+}
+
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen) {
     (void)c;
     __atomic_fetch_add(&cmd_dirty, 1, __ATOMIC_RELAXED);

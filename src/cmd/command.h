@@ -122,6 +122,10 @@ extern uint64_t cmd_stat_numcommands;
 typedef void cmd_monitor_fn(client *c, const cmd_def *cmd, int dbid);
 void cmd_set_monitor_hook(cmd_monitor_fn *fn);
 
+/* The key's entry when it holds a value of type; NULL when absent. When it
+ * holds another type, WRONGTYPE is replied and *wrong set. */
+dbentry *cmd_lookup_typed(client *c, gdb *db, const garg *key, int type, int *wrong);
+
 /* SCAN-family cursor, parsed as Redis does; replies the error itself. */
 int scan_parse_cursor(client *c, const garg *a, uint64_t *cursor);
 /* COUNT / MATCH (and TYPE when type != NULL) from argv[first..]; replies

@@ -62,14 +62,7 @@ static inline void sync_encoding(dbentry *e) {
 /* The key's entry when it holds a hash; NULL when absent. *wrong is set
  * (and WRONGTYPE replied) when it holds another type. */
 static dbentry *lookup_hash(client *c, gdb *db, const garg *key, int *wrong) {
-    *wrong = 0;
-    dbentry *e = db_lookup(db, key->p, key->n);
-    if (e && e->val.type != OBJ_HASH) {
-        reply_err_wrongtype(c);
-        *wrong = 1;
-        return NULL;
-    }
-    return e;
+    return cmd_lookup_typed(c, db, key, OBJ_HASH, wrong);
 }
 
 /* A new, empty hash key (filled by the caller before the command ends). */

@@ -67,14 +67,7 @@ static list_limit list_cfg_limit(void) {
 /* The key's entry when it holds a list; NULL when absent. *wrong is set
  * (and WRONGTYPE replied) when it holds another type. */
 static dbentry *lookup_list(client *c, gdb *db, const garg *key, int *wrong) {
-    *wrong = 0;
-    dbentry *e = db_lookup(db, key->p, key->n);
-    if (e && e->val.type != OBJ_LIST) {
-        reply_err_wrongtype(c);
-        *wrong = 1;
-        return NULL;
-    }
-    return e;
+    return cmd_lookup_typed(c, db, key, OBJ_LIST, wrong);
 }
 
 /* A new, empty list key, filled by the caller before the command ends. The

@@ -70,14 +70,7 @@ static inline void sync_encoding(dbentry *e) { e->val.enc = (uint8_t)set_encodin
 /* The key's entry when it holds a set; NULL when absent. *wrong is set (and
  * WRONGTYPE replied) when it holds another type. */
 static dbentry *lookup_set(client *c, gdb *db, const garg *key, int *wrong) {
-    *wrong = 0;
-    dbentry *e = db_lookup(db, key->p, key->n);
-    if (e && e->val.type != OBJ_SET) {
-        reply_err_wrongtype(c);
-        *wrong = 1;
-        return NULL;
-    }
-    return e;
+    return cmd_lookup_typed(c, db, key, OBJ_SET, wrong);
 }
 
 /* A new, empty set key (an intset until a member says otherwise), filled by

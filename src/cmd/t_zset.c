@@ -92,14 +92,7 @@ static inline void sync_encoding(dbentry *e) {
 /* The key's entry when it holds a zset; NULL when absent. *wrong is set
  * (and WRONGTYPE replied) when it holds another type. */
 static dbentry *lookup_zset(client *c, gdb *db, const garg *key, int *wrong) {
-    *wrong = 0;
-    dbentry *e = db_lookup(db, key->p, key->n);
-    if (e && e->val.type != OBJ_ZSET) {
-        reply_err_wrongtype(c);
-        *wrong = 1;
-        return NULL;
-    }
-    return e;
+    return cmd_lookup_typed(c, db, key, OBJ_ZSET, wrong);
 }
 
 /* A new key holding z (which the key then owns). */
