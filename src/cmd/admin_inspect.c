@@ -18,6 +18,7 @@
 #include "cmd/reply.h"
 #include "db/strval.h"
 #include "ds/strutil.h"
+#include "mem/ssdtail.h"
 #include "net/net.h"
 #include "server/config.h"
 #include "server/log.h"
@@ -621,6 +622,9 @@ static void debug_help(client *c) {
         "    default.",
         "SLEEP <seconds>",
         "    Stop the server for <seconds>. Decimals allowed.",
+        "SSD-FAULT <writes> <reads>",
+        "    (Goblin) Fail the next <writes> SSD tail writes and <reads> tail reads",
+        "    with an I/O error.",
         NULL,
     };
     admin_reply_help(c, "DEBUG", help);
@@ -672,6 +676,17 @@ void debugCommand(client *c) {
         reply_raw(c, "\r\n", 2);
     } else if (c->argc == 3 && arg_is(sub, "log")) {
         log_warn("DEBUG LOG: %s", c->argv[2].p);
+        reply_ok(c);
+    } else if (c->argc == 4 && arg_is(sub, "ssd-fault")) {
+        /* Goblin: fail the next <writes> tail writes and <reads> tail reads
+         * with EIO (fault tests of the SSD pool). */
+        long long w, r;
+        if (arg_ll(c, &c->argv[2], &w) != 0 || arg_ll(c, &c->argv[3], &r) != 0) return;
+        if (w < 0 || r < 0 || w > INT_MAX || r > INT_MAX) {
+            reply_error(c, "ERR fault counts must be between 0 and 2147483647");
+            return;
+        }
+        ssdtail_inject((int)w, (int)r);
         reply_ok(c);
     } else if (c->argc >= 3 && c->argc <= 5 && arg_is(sub, "populate")) {
         debug_populate(c);

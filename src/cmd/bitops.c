@@ -158,6 +158,10 @@ static int bit_read(client *c, const garg *key, dbentry **e, char *tmp, const un
         return -1;
     }
     *p = (const unsigned char *)strval_bytes(&(*e)->val, tmp, len);
+    if (!*p) {
+        reply_error(c, strval_io_error() ? strval_io_error() : "OOM command not allowed when used memory > 'maxmemory'.");
+        return -1;
+    }
     return 0;
 }
 
@@ -186,7 +190,7 @@ static unsigned char *bit_write(client *c, const garg *key, uint64_t maxbyte, si
     char *p = strval_resize(&e->val, need > old ? need : old);
     if (!p) {
         if (created) db_delete_entry(db, e);
-        reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+        reply_error(c, strval_io_error() ? strval_io_error() : "OOM command not allowed when used memory > 'maxmemory'.");
         return NULL;
     }
     *len = need > old ? need : old;

@@ -31,6 +31,7 @@ enum {
     CLIENT_PAUSED = 1 << 13,
     CLIENT_IN_EXEC = 1 << 14,
     CLIENT_PROTECTED = 1 << 15,   /* freeing deferred while a command runs */
+    CLIENT_STREAMING = 1 << 16,   /* a streamed reply is in progress (cmd/stream.c) */
 };
 
 struct cmd_def;

@@ -147,7 +147,7 @@ static int pattern_lookup(gdb *db, const garg *pat, const char *el, size_t eln, 
     }
     if (e->val.type != OBJ_STRING) return 0;
     out->p = strval_bytes(&e->val, out->tmp, &out->n);
-    return 1;
+    return out->p != NULL; /* an unreadable tail reads as missing */
 }
 
 /* ---- the vector ---- */

@@ -24,6 +24,7 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
+#include "cmd/stream.h"
 #include "db/strval.h"
 #include "ds/strutil.h"
 #include "server/config.h"
@@ -60,11 +61,24 @@ static dbentry *string_lookup(client *c, gdb *db, const garg *key, int *bad) {
     return e;
 }
 
-static void reply_strval(client *c, const gobj *o) {
+/* Replies the value; -1 after replying an error when a large value's tail
+ * cannot be read (nothing may change then). */
+static int reply_strval(client *c, const gobj *o) {
     char tmp[STRUTIL_LLSTR];
     size_t n;
     const char *p = strval_bytes(o, tmp, &n);
+    if (!p) {
+        reply_error(c, strval_io_error() ? strval_io_error() : "OOM command not allowed when used memory > 'maxmemory'.");
+        return -1;
+    }
     reply_bulk(c, p, n);
+    return 0;
+}
+
+/* A strval call failed: a tail I/O error, or no memory. */
+static void reply_resize_failed(client *c) {
+    if (strval_io_error()) reply_error(c, strval_io_error());
+    else reply_oom(c);
 }
 
 /* Installs the fresh value *nv as the value of key: replaces the value of e
@@ -93,7 +107,7 @@ static dbentry *string_store(client *c, gdb *db, dbentry *e, const garg *key, co
                              int keepttl) {
     gobj nv = {0};
     if (strval_set(&nv, p, n) != 0) {
-        reply_oom(c);
+        reply_resize_failed(c);
         return NULL;
     }
     return string_install(c, db, e, key, &nv, keepttl);
@@ -189,8 +203,8 @@ static void set_generic(client *c, int flags, const garg *key, const garg *val, 
         } else if (e->val.type != OBJ_STRING) {
             reply_err_wrongtype(c);
             return;
-        } else {
-            reply_strval(c, &e->val);
+        } else if (reply_strval(c, &e->val) != 0) {
+            return;
         }
     }
     if (((flags & SO_NX) && e) || ((flags & SO_XX) && !e)) {
@@ -230,14 +244,23 @@ static void psetexCommand(client *c) { set_generic(c, SO_PX, &c->argv[1], &c->ar
 static dbentry *get_generic(client *c, gdb *db, int *bad) {
     dbentry *e = string_lookup(c, db, &c->argv[1], bad);
     if (*bad) return NULL;
-    if (!e) reply_null(c);
-    else reply_strval(c, &e->val);
+    if (!e) {
+        reply_null(c);
+    } else if (reply_strval(c, &e->val) != 0) {
+        *bad = 1;
+        return NULL;
+    }
     return e;
 }
 
+/* GET streams a value whose tail is on SSD (cmd_stream_reply): the head
+ * goes out at once and the tail follows as its reads complete. */
 static void getCommand(client *c) {
     int bad;
-    get_generic(c, cmd_db(c), &bad);
+    dbentry *e = string_lookup(c, cmd_db(c), &c->argv[1], &bad);
+    if (bad) return;
+    if (!e) reply_null(c);
+    else if (!cmd_stream_reply(c, &e->val)) reply_strval(c, &e->val);
 }
 
 static void getsetCommand(client *c) {
@@ -277,7 +300,7 @@ static void getexCommand(client *c) {
         return;
     }
     if (exp && expire_arg_ms(c, exp, flags & SO_EXPIRE, &when) != 0) return;
-    reply_strval(c, &e->val);
+    if (reply_strval(c, &e->val) != 0) return;
     if ((flags & (SO_EXAT | SO_PXAT)) && when <= db_now_ms()) {
         db_delete_entry(db, e);
         cmd_key_modified(c, db, key->p, key->n);
@@ -350,7 +373,7 @@ static void appendCommand(client *c) {
         if (check_string_length(c, old, add->n) != 0) return;
         char *p = strval_resize(&e->val, old + add->n);
         if (!p) {
-            reply_oom(c);
+            reply_resize_failed(c);
             return;
         }
         memcpy(p + old, add->p, add->n);
@@ -383,6 +406,10 @@ static void getrangeCommand(client *c) {
     char tmp[STRUTIL_LLSTR];
     size_t n;
     const char *p = strval_bytes(&e->val, tmp, &n);
+    if (!p) {
+        reply_resize_failed(c);
+        return;
+    }
     long long len = (long long)n;
     if (start < 0 && end < 0 && start > end) {
         reply_bulk(c, "", 0);
@@ -425,7 +452,7 @@ static void setrangeCommand(client *c) {
     char *p = strval_resize(&e->val, need > old ? need : old);
     if (!p) {
         if (created) db_delete_entry(db, e);
-        reply_oom(c);
+        reply_resize_failed(c);
         return;
     }
     memcpy(p + offset, val->p, val->n);
@@ -490,6 +517,10 @@ static void incrbyfloatCommand(client *c) {
         char tmp[STRUTIL_LLSTR];
         size_t n;
         const char *p = strval_bytes(&e->val, tmp, &n);
+        if (!p) {
+            reply_resize_failed(c);
+            return;
+        }
         if (!str_to_ldouble(p, n, &value)) {
             reply_error(c, "ERR value is not a valid float");
             return;
@@ -577,6 +608,10 @@ static void lcsCommand(client *c) {
     size_t an = 0, bn = 0;
     const char *a = ea ? strval_bytes(&ea->val, ta, &an) : "";
     const char *b = eb ? strval_bytes(&eb->val, tb, &bn) : "";
+    if (!a || !b) {
+        reply_resize_failed(c);
+        return;
+    }
     if (an >= UINT32_MAX - 1 || bn >= UINT32_MAX - 1) {
         reply_error(c, "ERR String too long for LCS");
         return;

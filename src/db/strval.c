@@ -29,6 +29,7 @@
 #include "ds/strutil.h"
 #include "mem/objstore.h"
 #include "mem/smallobj.h"
+#include "mem/ssdtail.h"
 
 typedef struct bigval {
     size_t len;
@@ -41,6 +42,10 @@ typedef struct bigval {
 } bigval;
 
 static uint64_t tail_read_errors, tail_write_errors;
+static _Thread_local const char *io_failed;
+
+const char *strval_io_error(void) { return io_failed; }
+void strval_count_read_error(void) { __atomic_fetch_add(&tail_read_errors, 1, __ATOMIC_RELAXED); }
 
 #define IS_BIG(o) (((uintptr_t)(o)->u.p) & 1u)
 #define BIG(o) ((bigval *)((uintptr_t)(o)->u.p & ~(uintptr_t)1))
@@ -103,7 +108,8 @@ static bigval *big_new(const char *p, size_t n) {
     }
     memcpy(b->head.p, p, H);
     if (objstore_tail_write(&b->tail, p + H, n - H) != 0) {
-        tail_write_errors++;
+        __atomic_fetch_add(&tail_write_errors, 1, __ATOMIC_RELAXED);
+        io_failed = STRVAL_WRITE_ERR;
         objstore_head_free(&b->head);
         free(b);
         return NULL;
@@ -117,6 +123,7 @@ static void set_small(gobj *o, smallrec **h) {
 }
 
 int strval_set_str(gobj *o, const char *p, size_t n) {
+    io_failed = NULL;
     o->type = OBJ_STRING;
     o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
     if (n < objstore_ram_head()) {
@@ -142,7 +149,7 @@ static int big_fold(bigval *b) {
         size_t H = objstore_ram_head();
         objtail nt;
         if (objstore_tail_write(&nt, b->view + H, b->len - H) != 0) {
-            tail_write_errors++;
+            __atomic_fetch_add(&tail_write_errors, 1, __ATOMIC_RELAXED);
             return -1;
         }
         memcpy(b->head.p, b->view, H);
@@ -166,10 +173,14 @@ static char *big_view(bigval *b, size_t cap) {
         b->viewcap = vc;
         memcpy(b->view, b->head.p, H);
         if (objstore_tail_read(&b->tail, b->view + H) != 0) {
-            /* The tail is lost to an I/O error: the bytes read as zeros and
-             * the error is counted (INFO objstore_tail_read_errors). */
-            tail_read_errors++;
-            memset(b->view + H, 0, b->len - H);
+            /* An I/O error: no view, the caller answers an error and the
+             * value stays as it is (INFO objstore_tail_read_errors). */
+            __atomic_fetch_add(&tail_read_errors, 1, __ATOMIC_RELAXED);
+            io_failed = STRVAL_READ_ERR;
+            free(b->view);
+            b->view = NULL;
+            b->viewcap = 0;
+            return NULL;
         }
         b->view[b->len] = '\0';
     } else if (cap > b->viewcap) {
@@ -195,15 +206,27 @@ const char *strval_bytes(const gobj *o, char *tmp, size_t *len) {
         return r->data;
     }
     bigval *b = BIG(o);
-    objstore_count_served(&b->head, objstore_ram_head());
+    io_failed = NULL;
     const char *v = big_view(b, b->len);
-    if (!v) {
-        /* No memory for a view: the head alone is all we can show. */
-        *len = 0;
-        return "";
-    }
+    if (!v) return NULL;
+    objstore_count_served(&b->head, objstore_ram_head());
     *len = b->len;
     return v;
+}
+
+int strval_stream_open(const gobj *o, const char **head, size_t *headlen, size_t *total,
+                       struct ssdtail_stream **tail) {
+    if (o->type != OBJ_STRING || o->enc == ENC_INT || !IS_BIG(o)) return 0;
+    bigval *b = BIG(o);
+    if (b->view || b->tail.ram || !b->tail.nchunks || !ssdtail_active()) return 0;
+    ssdtail_stream *s = ssdtail_stream_open(b->tail.off, b->tail.len);
+    if (!s) return 0;
+    objstore_count_served(&b->head, objstore_ram_head());
+    *head = b->head.p;
+    *headlen = objstore_ram_head();
+    *total = b->len;
+    *tail = s;
+    return 1;
 }
 
 size_t strval_len(const gobj *o) {
@@ -231,6 +254,7 @@ int strval_get_int(const gobj *o, int64_t *v) {
 
 char *strval_resize(gobj *o, size_t newlen) {
     size_t H = objstore_ram_head();
+    io_failed = NULL;
     if (o->enc == ENC_INT) {
         char tmp[STRUTIL_LLSTR];
         size_t n;
@@ -321,6 +345,7 @@ int strval_dup(gobj *dst, const gobj *src) {
     char tmp[STRUTIL_LLSTR];
     size_t n;
     const char *p = strval_bytes(src, tmp, &n);
+    if (!p) return -1;
     gobj t = *src;
     if (strval_set_str(&t, p, n) != 0) return -1;
     t.enc = src->enc;
@@ -355,6 +380,6 @@ int strval_fold(gobj *o) {
 }
 
 void strval_stats(uint64_t *read_errors, uint64_t *write_errors) {
-    *read_errors = tail_read_errors;
+    *read_errors = __atomic_load_n(&tail_read_errors, __ATOMIC_RELAXED);
     *write_errors = tail_write_errors;
 }

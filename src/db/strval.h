@@ -12,7 +12,8 @@
 
 #define STRVAL_EMBSTR_MAX 44  /* Redis reports values up to this size as embstr */
 
-/* Set o to a string holding bytes p[0..n). 0 on success, -1 on no memory.
+/* Set o to a string holding bytes p[0..n). 0 on success, -1 on no memory
+ * or when the tail cannot be written (strval_io_error tells which).
  * o must not hold a value (freshly added or freed). */
 int strval_set(gobj *o, const char *p, size_t n);
 void strval_set_int(gobj *o, int64_t v);
@@ -20,15 +21,25 @@ void strval_set_int(gobj *o, int64_t v);
  * strings even when they look like integers (INCRBYFLOAT results). */
 int strval_set_str(gobj *o, const char *p, size_t n);
 /* Bytes of the value: a pointer into the object, or into tmp (>= 21 bytes)
- * for integers. */
+ * for integers. NULL when a large value's tail cannot be read (an SSD I/O
+ * error, counted) or no memory is left for its contiguous view: the caller
+ * replies STRVAL_READ_ERR and changes nothing. */
+#define STRVAL_READ_ERR "ERR I/O error reading the value's tail from the SSD pool"
+#define STRVAL_WRITE_ERR "ERR I/O error writing the value's tail to the SSD pool"
 const char *strval_bytes(const gobj *o, char *tmp, size_t *len);
 size_t strval_len(const gobj *o);
 /* Integer value if the string is a canonical int64. */
 int strval_get_int(const gobj *o, int64_t *v);
 /* Writable bytes of exactly newlen >= current length, zero-filled past the
- * old end; the value becomes ENC_RAW. NULL on no memory. */
+ * old end; the value becomes ENC_RAW. NULL on no memory or when a large
+ * value's tail cannot be read (then the value is unchanged; strval_io_error
+ * tells which). */
 char *strval_resize(gobj *o, size_t newlen);
 void strval_free(gobj *o);
+/* Why the last strval_set/strval_set_str/strval_bytes/strval_resize/
+ * strval_dup on this thread failed: STRVAL_READ_ERR or STRVAL_WRITE_ERR for a
+ * tail I/O error, NULL for no memory (the caller answers OOM). */
+const char *strval_io_error(void);
 int strval_dup(gobj *dst, const gobj *src);
 size_t strval_mem_usage(const gobj *o);
 
@@ -43,6 +54,17 @@ void strval_end_command(void);
 /* Fold one value's view now (caller holds its key). -1: tail write error,
  * the view is kept and still holds the value. */
 int strval_fold(gobj *o);
+/* Streamed read of a large value whose tail is an SSD extent (GET): when
+ * the value has no view and a stream can be opened, returns 1 with
+ * head and headlen (valid while the caller holds the key), total (the value
+ * length) and tail, an open stream of the remaining bytes that stays
+ * valid after the key changes (its extent is pinned). 0: read it with
+ * strval_bytes instead. Counts the GET like strval_bytes does. */
+struct ssdtail_stream;
+int strval_stream_open(const gobj *o, const char **head, size_t *headlen, size_t *total,
+                       struct ssdtail_stream **tail);
+/* A failed tail read seen by a streamed reply (counted like the others). */
+void strval_count_read_error(void);
 /* Tail I/O errors seen (reads that came back zero-filled, writes refused). */
 void strval_stats(uint64_t *read_errors, uint64_t *write_errors);
 #endif

@@ -5,6 +5,7 @@
  * offset is handed out, so a failed write leaves no extent behind. */
 #include "mem/ssdtail.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -253,13 +255,255 @@ int ssdtail_read(uint64_t off, char *dst, size_t n) {
     return rc;
 }
 
+/* ---- Pins: extents that open streams read ------------------------------ */
+
+typedef struct pin {
+    uint64_t off;
+    uint32_t nchunks;   /* set when the extent was freed while pinned */
+    uint32_t refs;
+} pin;
+static pin *pins;       /* under lock; few (one per stream in flight) */
+static size_t npins, cappins;
+
+static pin *pin_find(uint64_t off) {
+    for (size_t i = 0; i < npins; i++)
+        if (pins[i].off == off) return &pins[i];
+    return NULL;
+}
+
+static int pin_add(uint64_t off) {
+    pin *p = pin_find(off);
+    if (p) {
+        p->refs++;
+        return 0;
+    }
+    if (npins == cappins) {
+        size_t nc = cappins ? cappins * 2 : 16;
+        pin *np = realloc(pins, nc * sizeof(*np));
+        if (!np) return -1;
+        pins = np;
+        cappins = nc;
+    }
+    pins[npins++] = (pin){off, 0, 1};
+    return 0;
+}
+
+/* Caller holds lock. */
+static void release_chunks(uint64_t off, uint32_t nchunks) {
+    if (!used) return;
+    setbits(off / wchunk, nchunks, 0);
+    st.chunks_used -= nchunks;
+}
+
+static void pin_drop(uint64_t off) {
+    pin *p = pin_find(off);
+    assert(p && p->refs > 0);
+    if (--p->refs) return;
+    if (p->nchunks) release_chunks(p->off, p->nchunks);
+    *p = pins[--npins];
+}
+
 void ssdtail_free(uint64_t off, uint32_t nchunks) {
     pthread_mutex_lock(&lock);
-    if (used) {
-        setbits(off / wchunk, nchunks, 0);
-        st.chunks_used -= nchunks;
+    pin *p = pin_find(off);
+    if (p) {
+        /* A stream still reads it: the chunks go when the last one closes. */
+        p->nchunks = nchunks;
+        st.pinned_frees++;
+    } else {
+        release_chunks(off, nchunks);
     }
     pthread_mutex_unlock(&lock);
+}
+
+/* ---- Streams ------------------------------------------------------------- */
+
+enum { SL_FREE, SL_FLIGHT, SL_READY, SL_ERROR };
+
+struct ssdtail_stream {
+    uint64_t off;
+    size_t n;                       /* bytes to hand out */
+    uint64_t nchunks;               /* io-chunk reads it takes */
+    uint64_t next_submit, next_give;
+    int inflight, closed, failed, listed;
+    int state[SSDTAIL_WINDOW];
+    char *buf[SSDTAIL_WINDOW];      /* rchunk bytes each, ALIGN aligned */
+};
+
+#define AQD 64
+static _Thread_local struct io_uring aring;
+static _Thread_local int aring_state; /* 0 untried, 1 ok, -1 unavailable */
+static _Thread_local int aring_fd = -1;
+static _Thread_local int aring_inflight;
+static _Thread_local ssdtail_stream **streams; /* open or draining, this thread */
+static _Thread_local size_t nstreams, capstreams;
+
+int ssdtail_async_fd(void) {
+    if (aring_state == 0) {
+        aring_state = -1;
+        if (io_uring_queue_init(AQD, &aring, 0) == 0) {
+            aring_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+            if (aring_fd >= 0 && io_uring_register_eventfd(&aring, aring_fd) == 0) {
+                aring_state = 1;
+            } else {
+                if (aring_fd >= 0) close(aring_fd);
+                aring_fd = -1;
+                io_uring_queue_exit(&aring);
+            }
+        }
+    }
+    return aring_state == 1 ? aring_fd : -1;
+}
+
+static void stream_free(ssdtail_stream *s) {
+    for (int i = 0; i < SSDTAIL_WINDOW; i++) free(s->buf[i]);
+    pthread_mutex_lock(&lock);
+    pin_drop(s->off);
+    st.streams_open--;
+    pthread_mutex_unlock(&lock);
+    for (size_t i = 0; i < nstreams; i++)
+        if (streams[i] == s) {
+            streams[i] = streams[--nstreams];
+            break;
+        }
+    free(s);
+}
+
+/* Submit reads while the window, the ring and the extent allow. */
+static void stream_submit(ssdtail_stream *s) {
+    int queued = 0;
+    while (!s->closed && !s->failed && s->next_submit < s->nchunks &&
+           s->next_submit < s->next_give + SSDTAIL_WINDOW && aring_inflight < AQD) {
+        int slot = (int)(s->next_submit % SSDTAIL_WINDOW);
+        assert(s->state[slot] == SL_FREE);
+        if (!s->buf[slot] && !(s->buf[slot] = aligned_alloc(ALIGN, rchunk))) {
+            s->failed = 1;
+            break;
+        }
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&aring);
+        if (!sqe) break;
+        uint64_t pos = s->next_submit * rchunk;
+        size_t want = s->n - pos < rchunk ? s->n - pos : rchunk;
+        size_t len = (want + ALIGN - 1) / ALIGN * ALIGN; /* O_DIRECT units */
+        io_uring_prep_read(sqe, fd, s->buf[slot], (unsigned)len, s->off + pos);
+        io_uring_sqe_set_data(sqe, (void *)((uintptr_t)s | (uintptr_t)slot));
+        s->state[slot] = SL_FLIGHT;
+        s->inflight++;
+        aring_inflight++;
+        s->next_submit++;
+        queued++;
+    }
+    if (queued) io_uring_submit(&aring);
+}
+
+ssdtail_stream *ssdtail_stream_open(uint64_t off, size_t n) {
+    if (fd < 0 || ssdtail_async_fd() < 0) return NULL;
+    _Static_assert(SSDTAIL_WINDOW <= 8, "slot index lives in the pointer's low bits");
+    ssdtail_stream *s = aligned_alloc(8, sizeof(*s));
+    if (!s) return NULL;
+    memset(s, 0, sizeof(*s));
+    if (nstreams == capstreams) {
+        size_t nc = capstreams ? capstreams * 2 : 16;
+        ssdtail_stream **ns = realloc(streams, nc * sizeof(*ns));
+        if (!ns) {
+            free(s);
+            return NULL;
+        }
+        streams = ns;
+        capstreams = nc;
+    }
+    pthread_mutex_lock(&lock);
+    int fault = inj_read > 0 ? inj_read-- : 0;
+    int rc = pin_add(off);
+    if (rc == 0) {
+        st.streams++;
+        st.streams_open++;
+    }
+    pthread_mutex_unlock(&lock);
+    if (rc != 0) {
+        free(s);
+        return NULL;
+    }
+    s->off = off;
+    s->n = n;
+    s->nchunks = (n + rchunk - 1) / rchunk;
+    s->listed = 1;
+    streams[nstreams++] = s;
+    if (fault) {
+        s->failed = 1;
+        pthread_mutex_lock(&lock);
+        st.read_errors++;
+        pthread_mutex_unlock(&lock);
+    }
+    stream_submit(s);
+    return s;
+}
+
+void ssdtail_async_reap(void) {
+    if (aring_state != 1) return;
+    uint64_t v;
+    if (read(aring_fd, &v, sizeof(v)) < 0) { /* nothing signalled: fine */
+    }
+    struct io_uring_cqe *cqe;
+    uint64_t ok_bytes = 0, errors = 0, reads = 0;
+    while (io_uring_peek_cqe(&aring, &cqe) == 0) {
+        uintptr_t ud = (uintptr_t)io_uring_cqe_get_data(cqe);
+        ssdtail_stream *s = (ssdtail_stream *)(ud & ~(uintptr_t)7);
+        int slot = (int)(ud & 7);
+        int res = cqe->res;
+        io_uring_cqe_seen(&aring, cqe);
+        aring_inflight--;
+        s->inflight--;
+        /* Which chunk this slot holds: the oldest submitted one in it. */
+        uint64_t chunk = s->next_give + (uint64_t)((slot - (int)(s->next_give % SSDTAIL_WINDOW) + SSDTAIL_WINDOW) %
+                                                   SSDTAIL_WINDOW);
+        uint64_t pos = chunk * rchunk;
+        size_t want = s->n - pos < rchunk ? s->n - pos : rchunk;
+        if (res < 0 || (size_t)res < want) {
+            s->state[slot] = SL_ERROR;
+            if (!s->failed) errors++;
+            s->failed = 1;
+        } else {
+            s->state[slot] = SL_READY;
+            ok_bytes += want;
+            reads++;
+        }
+        if (s->closed && s->inflight == 0) stream_free(s);
+    }
+    if (ok_bytes || errors) {
+        pthread_mutex_lock(&lock);
+        st.read_bytes += ok_bytes;
+        st.reads += reads;
+        st.read_errors += errors;
+        st.uring = 1;
+        pthread_mutex_unlock(&lock);
+    }
+    for (size_t i = 0; i < nstreams; i++) stream_submit(streams[i]);
+}
+
+long ssdtail_stream_peek(ssdtail_stream *s, const char **p) {
+    if (s->failed) return -1;
+    if (s->next_give >= s->nchunks) return 0;
+    int slot = (int)(s->next_give % SSDTAIL_WINDOW);
+    if (s->state[slot] != SL_READY) return 0;
+    uint64_t pos = s->next_give * rchunk;
+    *p = s->buf[slot];
+    return (long)(s->n - pos < rchunk ? s->n - pos : rchunk);
+}
+
+void ssdtail_stream_consume(ssdtail_stream *s) {
+    int slot = (int)(s->next_give % SSDTAIL_WINDOW);
+    assert(s->state[slot] == SL_READY);
+    s->state[slot] = SL_FREE;
+    s->next_give++;
+    stream_submit(s);
+}
+
+int ssdtail_stream_done(const ssdtail_stream *s) { return !s->failed && s->next_give >= s->nchunks; }
+
+void ssdtail_stream_close(ssdtail_stream *s) {
+    s->closed = 1;
+    if (s->inflight == 0) stream_free(s);
 }
 
 void ssdtail_stats_get(ssdtail_stats *out) {

@@ -31,12 +31,42 @@ int ssdtail_write(const char *p, size_t n, uint64_t *off, uint32_t *nchunks);
 int ssdtail_read(uint64_t off, char *dst, size_t n);
 void ssdtail_free(uint64_t off, uint32_t nchunks);
 
+/* ---- Streamed reads ----
+ * A stream reads one extent in --io-chunk units through the calling
+ * thread's own asynchronous ring (separate from the synchronous one), at
+ * most SSDTAIL_WINDOW chunks ahead of the consumer; chunks complete in any
+ * order and are handed out in order. The thread's event loop watches
+ * ssdtail_async_fd() and calls ssdtail_async_reap() when it is readable.
+ * An open stream pins its extent: ssdtail_free() of a pinned extent is
+ * deferred until the last stream on it closes, so the bytes a stream reads
+ * are never overwritten under it. Streams belong to the thread that opened
+ * them. */
+#define SSDTAIL_WINDOW 4
+typedef struct ssdtail_stream ssdtail_stream;
+/* The eventfd of this thread's ring (created on first use); -1 when
+ * io_uring is unavailable (then callers read synchronously). */
+int ssdtail_async_fd(void);
+/* Open a stream over n bytes of the extent at off and start its reads.
+ * NULL on no memory or without an asynchronous ring. */
+ssdtail_stream *ssdtail_stream_open(uint64_t off, size_t n);
+/* Reap this thread's completions and submit further reads. */
+void ssdtail_async_reap(void);
+/* The next in-order bytes: >0 with *p set (valid until consume), 0 when
+ * nothing is ready yet or everything was handed out, -1 on a read error. */
+long ssdtail_stream_peek(ssdtail_stream *s, const char **p);
+void ssdtail_stream_consume(ssdtail_stream *s);
+/* Every byte handed out and consumed. */
+int ssdtail_stream_done(const ssdtail_stream *s);
+/* Close (at any point); reads in flight finish before the memory goes. */
+void ssdtail_stream_close(ssdtail_stream *s);
+
 typedef struct ssdtail_stats {
     uint64_t chunks_used, chunks_total;
     uint64_t writes, write_bytes, write_errors;
     uint64_t reads, read_bytes, read_errors;
     int direct;      /* O_DIRECT accepted by the file system */
     int uring;       /* reads go through io_uring */
+    uint64_t streams, streams_open, pinned_frees;
 } ssdtail_stats;
 void ssdtail_stats_get(ssdtail_stats *st);
 /* Fault injection (tests): fail the next n writes / reads with EIO. */

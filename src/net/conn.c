@@ -17,6 +17,7 @@
 #include "cmd/acl.h"
 #include "cmd/command.h"
 #include "cmd/reply.h"
+#include "cmd/stream.h"
 #include "net/internal.h"
 #include "net/net.h"
 #include "server/config.h"
@@ -61,6 +62,7 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg);
 static void conn_free(conn *k) {
     worker *w = k->w;
     extern void cmd_client_gone(client * c);
+    cmd_stream_client_gone(&k->c);
     cmd_client_gone(&k->c);
     pthread_mutex_lock(&registry_lock);
     if (k->rprev) k->rprev->rnext = k->rnext;
@@ -234,7 +236,8 @@ static int paused_for(conn *k, int argc, garg *argv) {
 static void conn_process(conn *k) {
     client *c = &k->c;
     size_t start = 0;
-    while (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED)) && start < k->qlen) {
+    while (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING)) &&
+           start < k->qlen) {
         size_t used;
         int argc;
         garg *argv;
@@ -281,13 +284,16 @@ static void conn_process(conn *k) {
     }
 }
 
-static void conn_after_io(conn *k) {
-    if (k->c.flags & CLIENT_CLOSE_ASAP) {
+/* Flush, or close a connection marked for closing; -1 when k was freed. */
+static int conn_after_io(conn *k) {
+    if ((k->c.flags & CLIENT_CLOSE_ASAP) || conn_flush(k) != 0) {
         conn_free(k);
-        return;
+        return -1;
     }
-    if (conn_flush(k) != 0) conn_free(k);
+    return 0;
 }
+
+void net_client_flush(client *c) { conn_after_io(c->conn); }
 
 static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     (void)what;
@@ -332,7 +338,9 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     conn *k = arg;
-    conn_after_io(k);
+    if (conn_after_io(k) != 0) return;
+    /* A streamed reply waits for its output to drain below the mark. */
+    if ((k->c.flags & CLIENT_STREAMING) && k->c.olen - k->c.osent < CMD_STREAM_OBUF_HIGH) cmd_stream_pump(&k->c);
 }
 
 void conn_tick(worker *w) {

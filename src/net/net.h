@@ -36,6 +36,9 @@ client *net_worker_find_client(int wid, uint64_t id);
 /* After a blocked client got its reply: run its pending input and flush.
  * Only from the client's own worker thread. */
 void net_client_resume(client *c);
+/* Send c's pending output now (closing c when marked CLIENT_CLOSE_ASAP or
+ * when the socket failed: c may be freed). Only from c's worker thread. */
+void net_client_flush(client *c);
 /* Arm (deadline_ms > 0) or clear (0) the client's timeout timer; when it
  * fires, fn(c) runs on the client's worker. Only from the owning worker. */
 void net_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c));

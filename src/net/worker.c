@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cmd/stream.h"
 #include "net/internal.h"
 #include "net/net.h"
 #include "server/config.h"
@@ -156,6 +157,13 @@ static void on_jobs(evutil_socket_t fd, short what, void *arg) {
     if (shutdown_requested) event_base_loopbreak(w->base);
 }
 
+static void on_stream(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    (void)arg;
+    cmd_stream_poll();
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
@@ -186,7 +194,12 @@ static void *worker_main(void *arg) {
     char name[16];
     snprintf(name, sizeof(name), "goblin-w%d", w->id);
     pthread_setname_np(pthread_self(), name);
+    /* This thread's I/O completions (streamed replies of SSD tails). */
+    struct event *sev = NULL;
+    int sfd = cmd_stream_fd();
+    if (sfd >= 0 && (sev = event_new(w->base, sfd, EV_READ | EV_PERSIST, on_stream, w))) event_add(sev, NULL);
     event_base_dispatch(w->base);
+    if (sev) event_free(sev);
     return NULL;
 }
 

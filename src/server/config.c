@@ -121,6 +121,9 @@ static config_entry table[] = {
      NULL},
     {"perverse", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &objstore_cfg.perverse, "no", 0, 0, NULL,
      NULL},
+    /* Promotion score decay period in ms (the seed: once a minute); tests
+     * shorten it. Read by the coordinator at every wait, so CONFIG SET works. */
+    {"numa-decay-interval", NULL, T_LL, 0, &objstore_cfg.numa_decay_ms, "60000", 1, 86400000LL, NULL, NULL},
     {"http-port", NULL, T_LL, F_IMMUTABLE | F_NOTYET, &goblin_size_store[9], "0", 0, 65535, NULL, NOTYET_HTTP},
     {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, &goblin_bool_store[2], "no", 0, 0, NULL,
      NOTYET_HTTP},

@@ -89,6 +89,178 @@ start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64
 }
 file delete -force $::objstore_ssd
 
+proc ssd_field {r name} {
+    regexp "objstore_ssd:\[^\r\n\]*$name=(\[0-9\]+)" [$r info goblin] -> v
+    return $v
+}
+proc info_field {r name} {
+    regexp "$name:(\[0-9\]+)" [$r info goblin] -> v
+    return $v
+}
+
+# Streamed GETs, pinning and I/O faults. A 16K head and 16K reads make a
+# 16 MiB value 1023 reads, far more than the socket buffers hold.
+set ::objstore_ssd [file join [pwd] tests tmp objstore-ssd2-[pid]]
+file delete -force $::objstore_ssd
+start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64K --io-chunk 16K --ssd-dir $::objstore_ssd]] {
+    test "objstore ssd: GET streams the tail and pipelined replies keep their order" {
+        set a [objstore_val 1000003 3]
+        set b [objstore_val 300001 4]
+        r set a $a
+        r set b $b
+        r set n 1
+        set before [ssd_field r streams]
+        set rd [redis_deferring_client]
+        foreach cmd {{get a} {ping} {get b} {incr n} {get a} {strlen b}} { $rd {*}$cmd }
+        assert_equal $a [$rd read]
+        assert_equal PONG [$rd read]
+        assert_equal $b [$rd read]
+        assert_equal 2 [$rd read]
+        assert_equal $a [$rd read]
+        assert_equal 300001 [$rd read]
+        assert_equal [expr {$before + 3}] [ssd_field r streams]
+        assert_equal 0 [ssd_field r streams_open]
+    }
+
+    test "objstore ssd: other clients are served while a streamed GET waits for its reader" {
+        set big [objstore_val [expr {16 << 20}] 5]
+        r set big $big
+        set rd [redis_deferring_client]
+        # Not read yet: the stream stalls on the full socket, the worker does not.
+        $rd get big
+        after 100
+        assert_equal 1 [ssd_field r streams_open]
+        assert_equal PONG [r ping]
+        assert_equal 300001 [r strlen b]
+        # The value changes and goes while it is being sent; its extent is
+        # pinned, so the reader still gets the bytes GET saw.
+        r set big [objstore_val [expr {16 << 20}] 6]
+        r del big
+        r set other [objstore_val [expr {8 << 20}] 7]
+        assert {[ssd_field r pinned_frees] >= 1}
+        assert_equal $big [$rd read]
+        wait_for_condition 50 20 {[ssd_field r streams_open] == 0} else { fail "stream not closed" }
+        assert_equal [objstore_val [expr {8 << 20}] 7] [r get other]
+    }
+
+    test "objstore ssd: a tail read error closes the streaming client only" {
+        set v [objstore_val 500000 8]
+        r set victim $v
+        r set small hello
+        set errs [info_field r objstore_tail_read_errors]
+        # Failing at the first read: nothing was sent yet, an error reply.
+        r debug ssd-fault 0 1
+        assert_error {*I/O error reading the value's tail*} {r get victim}
+        assert_equal [expr {$errs + 1}] [info_field r objstore_tail_read_errors]
+        assert_equal $v [r get victim]
+        assert_equal PONG [r ping]
+        assert_equal hello [r get small]
+    }
+
+    test "objstore ssd: commands that read a whole tail answer an I/O error and change nothing" {
+        set v [r get victim]
+        r debug ssd-fault 0 1
+        assert_error {*I/O error reading the value's tail*} {r getrange victim 0 20000}
+        r debug ssd-fault 0 1
+        assert_error {*I/O error reading the value's tail*} {r append victim xyz}
+        r debug ssd-fault 0 1
+        assert_error {*I/O error reading the value's tail*} {r setrange victim 100000 abc}
+        r debug ssd-fault 0 1
+        assert_error {*I/O error reading the value's tail*} {r getdel victim}
+        r debug ssd-fault 0 1
+        r multi
+        r get victim
+        r ping
+        set res [r exec]
+        assert_match {*I/O error reading*} [lindex $res 0]
+        assert_equal PONG [lindex $res 1]
+        assert_equal [string length $v] [r strlen victim]
+        assert_equal $v [r get victim]
+    }
+
+    test "objstore ssd: a tail write error refuses the write and keeps the old value" {
+        set v [r get victim]
+        set errs [info_field r objstore_tail_write_errors]
+        r debug ssd-fault 1 0
+        assert_error {*I/O error writing the value's tail*} {r set fresh [objstore_val 100000 9]}
+        assert_equal 0 [r exists fresh]
+        r debug ssd-fault 1 0
+        assert_error {*I/O error writing the value's tail*} {r set victim [objstore_val 100000 9]}
+        assert_equal $v [r get victim]
+        assert_equal [expr {$errs + 2}] [info_field r objstore_tail_write_errors]
+        assert_equal OK [r set fresh [objstore_val 100000 9]]
+        assert_equal [objstore_val 100000 9] [r get fresh]
+    }
+
+    test "objstore ssd: a truncated pool file gives errors, small values live on" {
+        r set small hello
+        r set big2 [objstore_val 200000 10]
+        set errs [info_field r objstore_tail_read_errors]
+        # Failing later (the pool file cut short under a 16 MiB value): the
+        # header and head went out, the rest cannot, the connection closes.
+        r set huge [objstore_val [expr {16 << 20}] 12]
+        set rd [redis_deferring_client]
+        $rd get huge
+        after 50
+        set f [open [file join $::objstore_ssd tails.dat] r+]
+        chan truncate $f 0
+        close $f
+        assert_error {*} {$rd read}
+        assert {[info_field r objstore_tail_read_errors] >= $errs + 1}
+        assert_error {*I/O error reading the value's tail*} {r getrange big2 0 -1}
+        set rd [redis_deferring_client]
+        $rd get big2
+        assert_error {*} {$rd read}
+        assert_equal hello [r get small]
+        assert_equal PONG [r ping]
+        # New large values are written again.
+        r set big3 [objstore_val 200000 11]
+        assert_equal [objstore_val 200000 11] [r get big3]
+    }
+}
+file delete -force $::objstore_ssd
+
+test "objstore: a full tmpfs pool refuses writes with an error and loses nothing" {
+    set d [file join [pwd] tests tmp objstore-tmpfs-[pid]]
+    file mkdir $d
+    if {[catch {exec mount -t tmpfs -o size=512k tmpfs $d} e]} {
+        file delete -force $d
+        puts "    (skipped: cannot mount a tmpfs here: $e)"
+        return
+    }
+    set ::objstore_tmpfs $d
+    start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64K --io-chunk 16K --ssd-dir $d]] {
+        set stored {}
+        set refused 0
+        for {set i 0} {$i < 10} {incr i} {
+            if {[catch {r set v$i [objstore_val 100000 $i]} e]} {
+                assert_match {*I/O error writing the value's tail*} $e
+                incr refused
+            } else {
+                lappend stored $i
+            }
+        }
+        assert {$refused > 0 && [llength $stored] > 0}
+        foreach i $stored { assert_equal [objstore_val 100000 $i] [r get v$i] }
+        # Space comes back when a value goes.
+        r del v[lindex $stored 0]
+        assert_equal OK [r set again [objstore_val 100000 42]]
+        assert_equal [objstore_val 100000 42] [r get again]
+    }
+    catch {exec umount $d}
+    file delete -force $d
+}
+
+start_server {tags {objstore} args {--numa-decay-interval 1500}} {
+    test "objstore: numa-decay-interval sets the promotion decay period" {
+        assert_equal {numa-decay-interval 1500} [r config get numa-decay-interval]
+        assert_match {*numa_promotion_decay_interval_ms:1500*} [r info goblin]
+        r config set numa-decay-interval 60000
+        assert_match {*numa_promotion_decay_interval_ms:60000*} [r info goblin]
+        assert_error {*} {r config set numa-decay-interval 0}
+    }
+}
+
 test "objstore: a non-empty unmarked --ssd-dir is refused" {
     set d [file join [pwd] tests tmp objstore-unmarked-[pid]]
     file mkdir $d

@@ -1,0 +1,145 @@
+/* stream.c -- streamed replies of large string values.
+ *
+ * A GET of a value whose tail is an SSD extent answers "$<len>\r\n" and the
+ * head at once and opens a tail stream (mem/ssdtail.h): --io-chunk reads
+ * submitted together on the worker's own io_uring, whose completions wake
+ * the worker's loop (cmd_stream_poll). Completed chunks are appended to the
+ * client's output in order as they arrive, then "\r\n"; meanwhile the client
+ * is CLIENT_STREAMING, so its pipelined commands wait (replies stay in
+ * order), while every other client on the worker is served. Many streams on
+ * one worker proceed together: each keeps up to SSDTAIL_WINDOW reads in
+ * flight. A client whose unsent output passes CMD_STREAM_OBUF_HIGH stops
+ * pulling chunks until net/ drains it (cmd_stream_pump), so a slow reader
+ * costs a bounded buffer.
+ *
+ * The stream pins its extent, so the key may change or go during the reply
+ * and the bytes sent are still the value GET saw. A read error after the
+ * header went out cannot become an error reply (RESP has no way to cut a
+ * bulk string short): the error is counted and logged and that client's
+ * connection is closed; nothing else is affected. Commands that read the
+ * whole value synchronously (GETRANGE, APPEND...) answer STRVAL_READ_ERR.
+ *
+ * Invariant: a client is CLIENT_STREAMING exactly while it has an entry in
+ * its worker's table. Everything here runs on that worker's thread. */
+#include "cmd/stream.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd/reply.h"
+#include "db/strval.h"
+#include "mem/ssdtail.h"
+#include "net/net.h"
+#include "server/log.h"
+
+typedef struct vstream {
+    client *c;
+    ssdtail_stream *s;
+} vstream;
+
+static _Thread_local vstream *tab;
+static _Thread_local size_t ntab, captab;
+
+static long find(const client *c) {
+    for (size_t i = 0; i < ntab; i++)
+        if (tab[i].c == c) return (long)i;
+    return -1;
+}
+
+static void drop(size_t i) {
+    ssdtail_stream_close(tab[i].s);
+    tab[i] = tab[--ntab];
+}
+
+int cmd_stream_fd(void) { return ssdtail_async_fd(); }
+
+int cmd_stream_reply(client *c, const gobj *o) {
+    if (!c->conn || (c->flags & (CLIENT_IN_EXEC | CLIENT_MULTI | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) ||
+        cmd_stream_fd() < 0 || find(c) >= 0)
+        return 0;
+    if (ntab == captab) {
+        size_t nc = captab ? captab * 2 : 16;
+        vstream *nt = realloc(tab, nc * sizeof(*nt));
+        if (!nt) return 0;
+        tab = nt;
+        captab = nc;
+    }
+    const char *head;
+    size_t headlen, total;
+    ssdtail_stream *s;
+    if (!strval_stream_open(o, &head, &headlen, &total, &s)) return 0;
+    const char *p;
+    if (ssdtail_stream_peek(s, &p) < 0) {
+        /* Failed before a byte went out: a plain error reply. */
+        ssdtail_stream_close(s);
+        strval_count_read_error();
+        reply_error(c, STRVAL_READ_ERR);
+        return 1;
+    }
+    char hdr[32];
+    int n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", total);
+    reply_raw(c, hdr, (size_t)n);
+    reply_raw(c, head, headlen);
+    tab[ntab++] = (vstream){c, s};
+    c->flags |= CLIENT_STREAMING;
+    return 1;
+}
+
+/* Move what is ready into c's output and send it. c may be gone after. */
+static void pump(client *c) {
+    long i = find(c);
+    if (i < 0) return;
+    ssdtail_stream *s = tab[i].s;
+    for (;;) {
+        if (c->olen - c->osent >= CMD_STREAM_OBUF_HIGH) break;
+        const char *p;
+        long n = ssdtail_stream_peek(s, &p);
+        if (n < 0) {
+            strval_count_read_error();
+            log_warn("Tail read error while streaming a value to client id=%llu addr=%s: closing the connection",
+                     (unsigned long long)c->id, c->addr);
+            drop((size_t)i);
+            c->flags &= ~(uint32_t)CLIENT_STREAMING;
+            c->flags |= CLIENT_CLOSE_ASAP;
+            net_client_flush(c);
+            return;
+        }
+        if (n == 0) break;
+        reply_raw(c, p, (size_t)n);
+        ssdtail_stream_consume(s);
+    }
+    if (ssdtail_stream_done(s)) {
+        reply_raw(c, "\r\n", 2);
+        drop((size_t)i);
+        c->flags &= ~(uint32_t)CLIENT_STREAMING;
+        net_client_resume(c); /* the commands it pipelined meanwhile */
+        return;
+    }
+    net_client_flush(c);
+}
+
+void cmd_stream_pump(client *c) { pump(c); }
+
+void cmd_stream_poll(void) {
+    static _Thread_local client **snap;
+    static _Thread_local size_t capsnap;
+    ssdtail_async_reap();
+    if (!ntab) return;
+    /* pump() can end streams, free clients and start new streams: walk a
+     * snapshot of the clients and look each one up again. */
+    if (capsnap < ntab) {
+        client **ns = realloc(snap, ntab * sizeof(*ns));
+        if (!ns) return;
+        snap = ns;
+        capsnap = ntab;
+    }
+    size_t k = ntab;
+    for (size_t j = 0; j < k; j++) snap[j] = tab[j].c;
+    for (size_t j = 0; j < k; j++) pump(snap[j]);
+}
+
+void cmd_stream_client_gone(client *c) {
+    long i = find(c);
+    if (i >= 0) drop((size_t)i);
+    c->flags &= ~(uint32_t)CLIENT_STREAMING;
+}

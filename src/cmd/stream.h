@@ -1,0 +1,23 @@
+/* stream.h -- streamed replies of large string values (GET of a value
+ * whose tail is on SSD). See stream.c. */
+#ifndef GOBLIN_CMD_STREAM_H
+#define GOBLIN_CMD_STREAM_H
+#include "cmd/client.h"
+#include "db/object.h"
+
+/* Start a streamed bulk reply of o for c: 1 when the header and the head
+ * are in c's output and the tail follows (c is CLIENT_STREAMING until the
+ * reply is complete); 0 when o must be replied the ordinary way. */
+int cmd_stream_reply(client *c, const gobj *o);
+
+/* For net/: the calling worker thread's I/O completion fd (-1: none; make
+ * it once on each worker thread before its loop runs), what to call when
+ * it is readable, what to call when c's output drained below the mark,
+ * and what to call when c goes away. */
+int cmd_stream_fd(void);
+void cmd_stream_poll(void);
+void cmd_stream_pump(client *c);
+void cmd_stream_client_gone(client *c);
+/* Output pending above this many bytes pauses the stream (back-pressure). */
+#define CMD_STREAM_OBUF_HIGH (1u << 20)
+#endif
