@@ -236,6 +236,14 @@ static void save_string(rdb_out *o, const gobj *v) {
     char tmp[STRUTIL_LLSTR];
     size_t n;
     const char *p = strval_bytes(v, tmp, &n);
+    if (!p) {
+        /* An unreadable SSD tail: the snapshot fails (the old dump stays). */
+        if (!o->err) {
+            o->err = strval_io_error() ? RDB_ERR_IO : RDB_ERR_NOMEM;
+            o->errnum = strval_io_error() ? EIO : ENOMEM;
+        }
+        return;
+    }
     out_string(o, p, n);
     /* A large value's bytes came as a contiguous copy of head and tail
      * (a "view"); drop it now, or a SAVE would hold a copy of every large

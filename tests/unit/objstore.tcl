@@ -168,6 +168,8 @@ start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64
         r debug ssd-fault 0 1
         assert_error {*I/O error reading the value's tail*} {r getdel victim}
         r debug ssd-fault 0 1
+        assert_error {*} {r save}
+        r debug ssd-fault 0 1
         r multi
         r get victim
         r ping
