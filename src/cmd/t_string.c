@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -66,6 +67,18 @@ static dbentry *string_lookup(client *c, gdb *db, const garg *key, int *bad) {
 static int reply_strval(client *c, const gobj *o) {
     char tmp[STRUTIL_LLSTR];
     size_t n;
+    const char *h, *t;
+    size_t hl, tl;
+    if (strval_ram_parts(o, &h, &hl, &t, &tl)) {
+        /* A large value in RAM: copied once, from its head and tail. */
+        char hdr[32];
+        int k = snprintf(hdr, sizeof(hdr), "$%zu\r\n", hl + tl);
+        reply_raw(c, hdr, (size_t)k);
+        reply_raw(c, h, hl);
+        if (tl) reply_raw(c, t, tl);
+        reply_raw(c, "\r\n", 2);
+        return 0;
+    }
     const char *p = strval_bytes(o, tmp, &n);
     if (!p) {
         reply_error(c, strval_io_error() ? strval_io_error() : "OOM command not allowed when used memory > 'maxmemory'.");

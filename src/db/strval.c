@@ -214,6 +214,18 @@ const char *strval_bytes(const gobj *o, char *tmp, size_t *len) {
     return v;
 }
 
+int strval_ram_parts(const gobj *o, const char **head, size_t *headlen, const char **tail, size_t *taillen) {
+    if (o->type != OBJ_STRING || o->enc == ENC_INT || !IS_BIG(o)) return 0;
+    bigval *b = BIG(o);
+    if (b->view || (b->tail.len && !b->tail.ram)) return 0;
+    objstore_count_served(&b->head, objstore_ram_head());
+    *head = b->head.p;
+    *headlen = objstore_ram_head();
+    *tail = b->tail.ram;
+    *taillen = b->tail.len;
+    return 1;
+}
+
 int strval_stream_open(const gobj *o, const char **head, size_t *headlen, size_t *total,
                        struct ssdtail_stream **tail) {
     if (o->type != OBJ_STRING || o->enc == ENC_INT || !IS_BIG(o)) return 0;

@@ -63,6 +63,11 @@ int strval_fold(gobj *o);
 struct ssdtail_stream;
 int strval_stream_open(const gobj *o, const char **head, size_t *headlen, size_t *total,
                        struct ssdtail_stream **tail);
+/* A large value whose bytes are all in RAM (head slot + RAM tail or no
+ * tail) and that has no view: 1 with both parts (valid while the caller
+ * holds the key), counted as served like strval_bytes; 0 otherwise. Lets a
+ * reply copy the value once instead of building a contiguous view. */
+int strval_ram_parts(const gobj *o, const char **head, size_t *headlen, const char **tail, size_t *taillen);
 /* A failed tail read seen by a streamed reply (counted like the others). */
 void strval_count_read_error(void);
 /* Tail I/O errors seen (reads that came back zero-filled, writes refused). */
