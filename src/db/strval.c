@@ -4,6 +4,10 @@
  *   ENC_INT            a canonical int64 inline in the gobj;
  *   small  (u.p even)  a handle cell of the small-object arena: values
  *                      shorter than --ram-head, 16-byte aligned records;
+ *                      values of COMP_MIN..COMP_MAX bytes are stored LZF
+ *                      compressed when that makes the record smaller (a
+ *                      raw record; len = COMP_BIT | clen << 16 | length),
+ *                      and read back through a per-command scratch buffer;
  *   large  (u.p odd)   a bigval: one head slot of ram_head bytes in a block
  *                      of the head pool plus a tail (RAM or SSD extent).
  *
@@ -26,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ds/lzf.h"
 #include "ds/strutil.h"
 #include "mem/objstore.h"
 #include "mem/smallobj.h"
@@ -50,6 +55,80 @@ void strval_count_read_error(void) { __atomic_fetch_add(&tail_read_errors, 1, __
 #define IS_BIG(o) (((uintptr_t)(o)->u.p) & 1u)
 #define BIG(o) ((bigval *)((uintptr_t)(o)->u.p & ~(uintptr_t)1))
 #define SMALL(o) (*(smallrec **)(o)->u.p)
+
+/* Compressed small values (see above). */
+#define COMP_BIT 0x80000000u
+#define COMP_MIN 32
+#define COMP_MAX 4096
+#define IS_COMP(r) (((r)->len & COMP_BIT) != 0)
+#define COMP_RAWLEN(r) ((r)->len & 0xffffu)
+#define COMP_CLEN(r) (((r)->len >> 16) & 0x7fffu)
+static size_t small_len(const smallrec *r) { return IS_COMP(r) ? COMP_RAWLEN(r) : r->len; }
+
+/* Scratch for decompressed values: bump-allocated, valid until the command
+ * ends (strval_end_command) or strval_fold releases it. */
+typedef struct scratch {
+    struct scratch *next;
+    size_t used, cap;
+    char data[];
+} scratch;
+static _Thread_local scratch *scr;
+#define SCRATCH_BLOCK (16u * 1024)
+
+static char *scratch_alloc(size_t n) {
+    if (!scr || scr->cap - scr->used < n) {
+        size_t cap = n > SCRATCH_BLOCK ? n : SCRATCH_BLOCK;
+        scratch *b = malloc(sizeof(*b) + cap);
+        if (!b) return NULL;
+        b->next = scr;
+        b->used = 0;
+        b->cap = cap;
+        scr = b;
+    }
+    char *p = scr->data + scr->used;
+    scr->used += n;
+    return p;
+}
+
+/* Keep one standard block, drop the rest. */
+static void scratch_reset(void) {
+    while (scr && (scr->next || scr->cap != SCRATCH_BLOCK)) {
+        scratch *n = scr->next;
+        free(scr);
+        scr = n;
+    }
+    if (scr) scr->used = 0;
+}
+
+static _Thread_local lzf_state *lzf_st;
+
+/* Decompressed bytes of a compressed record (+ NUL), in scratch. */
+static char *small_inflate(const smallrec *r) {
+    size_t n = COMP_RAWLEN(r);
+    char *b = scratch_alloc(n + 1);
+    if (!b) return NULL;
+    size_t got = lzf_decompress(r->data, COMP_CLEN(r), b, n);
+    assert(got == n);
+    (void)got;
+    b[n] = '\0';
+    return b;
+}
+
+/* A compressed record for p[0..n), or NULL when compressing does not make
+ * the record smaller (or no memory). */
+static smallrec **small_deflate(const char *p, size_t n) {
+    if (n < COMP_MIN || n >= COMP_MAX) return NULL;
+    if (!lzf_st && !(lzf_st = malloc(sizeof(*lzf_st)))) return NULL;
+    char out[COMP_MAX];
+    size_t cn = lzf_compress(lzf_st, p, n, out, n);
+    /* Worth it only when it saves a 16-byte unit: 12-byte header, + NUL raw. */
+    if (!cn || (12 + cn + 15) / 16 >= (12 + n + 1 + 15) / 16) return NULL;
+    smallrec **h = smallobj_alloc_raw(cn);
+    if (!h) return NULL;
+    memcpy((*h)->data, out, cn);
+    (*h)->len = COMP_BIT | (uint32_t)cn << 16 | (uint32_t)n;
+    return h;
+}
 
 /* Views made during the current command on this thread (see
  * strval_end_command). Used only once the dispatcher calls the hook. */
@@ -127,7 +206,12 @@ int strval_set_str(gobj *o, const char *p, size_t n) {
     o->type = OBJ_STRING;
     o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
     if (n < objstore_ram_head()) {
-        smallrec **h = smallobj_alloc(n);
+        smallrec **h = small_deflate(p, n);
+        if (h) {
+            set_small(o, h);
+            return 0;
+        }
+        h = smallobj_alloc(n);
         if (!h) return -1;
         memcpy((*h)->data, p, n);
         (*h)->data[n] = '\0';
@@ -202,6 +286,10 @@ const char *strval_bytes(const gobj *o, char *tmp, size_t *len) {
     }
     if (!IS_BIG(o)) {
         const smallrec *r = SMALL(o);
+        if (IS_COMP(r)) {
+            *len = COMP_RAWLEN(r);
+            return small_inflate(r);
+        }
         *len = r->len;
         return r->data;
     }
@@ -248,7 +336,7 @@ size_t strval_len(const gobj *o) {
         strval_bytes(o, tmp, &n);
         return n;
     }
-    return IS_BIG(o) ? BIG(o)->len : SMALL(o)->len;
+    return IS_BIG(o) ? BIG(o)->len : small_len(SMALL(o));
 }
 
 int strval_get_int(const gobj *o, int64_t *v) {
@@ -259,7 +347,7 @@ int strval_get_int(const gobj *o, int64_t *v) {
     if (IS_BIG(o)) return 0; /* at least ram_head (>= 4K) bytes */
     const smallrec *r = SMALL(o);
     long long x;
-    if (r->len > 20 || !str_to_ll(r->data, r->len, &x)) return 0;
+    if (IS_COMP(r) || r->len > 20 || !str_to_ll(r->data, r->len, &x)) return 0;
     *v = x;
     return 1;
 }
@@ -275,10 +363,21 @@ char *strval_resize(gobj *o, size_t newlen) {
         if (strval_set_str(&t, tmp, n) != 0) return NULL;
         *o = t;
     }
+    if (!IS_BIG(o) && IS_COMP(SMALL(o))) {
+        /* Written to: back to a plain record first. */
+        smallrec *c = SMALL(o);
+        char *raw = small_inflate(c);
+        smallrec **h = raw ? smallobj_alloc(COMP_RAWLEN(c)) : NULL;
+        if (!h) return NULL;
+        memcpy((*h)->data, raw, COMP_RAWLEN(c) + 1);
+        (*h)->len = COMP_RAWLEN(c);
+        smallobj_free((smallrec **)o->u.p);
+        set_small(o, h);
+    }
     if (!IS_BIG(o)) {
         smallrec *r = SMALL(o);
         assert(newlen >= r->len);
-        if (newlen <= r->cap) {
+        if (newlen <= SMALLOBJ_CAP(r)) {
             memset(r->data + r->len, 0, newlen - r->len + 1);
             r->len = (uint32_t)newlen;
             o->enc = ENC_RAW;
@@ -367,7 +466,7 @@ int strval_dup(gobj *dst, const gobj *src) {
 
 size_t strval_mem_usage(const gobj *o) {
     if (o->enc == ENC_INT) return 0;
-    if (!IS_BIG(o)) return 16 + ((SMALL(o)->cap + 1 + 15) & ~(size_t)15) + sizeof(void *);
+    if (!IS_BIG(o)) return smallobj_record_size(SMALL(o)) + sizeof(void *);
     const bigval *b = BIG(o);
     size_t n = sizeof(*b) + objstore_ram_head() + b->viewcap;
     if (b->tail.ram) n += b->tail.len;
@@ -377,6 +476,7 @@ size_t strval_mem_usage(const gobj *o) {
 void strval_set_command_scoped(int on) { scoped = on; }
 
 void strval_end_command(void) {
+    scratch_reset();
     for (size_t i = 0; i < ntouched; i++) {
         touched[i]->listed = 0;
         big_fold(touched[i]);
@@ -385,6 +485,7 @@ void strval_end_command(void) {
 }
 
 int strval_fold(gobj *o) {
+    scratch_reset();
     if (o->type != OBJ_STRING || o->enc == ENC_INT || !IS_BIG(o)) return 0;
     bigval *b = BIG(o);
     untouch(b);

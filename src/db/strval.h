@@ -20,8 +20,9 @@ void strval_set_int(gobj *o, int64_t v);
 /* Like strval_set but never integer-encoded: for values Redis keeps as
  * strings even when they look like integers (INCRBYFLOAT results). */
 int strval_set_str(gobj *o, const char *p, size_t n);
-/* Bytes of the value: a pointer into the object, or into tmp (>= 21 bytes)
- * for integers. NULL when a large value's tail cannot be read (an SSD I/O
+/* Bytes of the value: a pointer into the object, into tmp (>= 21 bytes)
+ * for integers, or into this thread's scratch for a compressed value (valid
+ * until the command ends: strval_end_command). NULL when a large value's tail cannot be read (an SSD I/O
  * error, counted) or no memory is left for its contiguous view: the caller
  * replies STRVAL_READ_ERR and changes nothing. */
 #define STRVAL_READ_ERR "ERR I/O error reading the value's tail from the SSD pool"
@@ -52,7 +53,9 @@ size_t strval_mem_usage(const gobj *o);
 void strval_set_command_scoped(int on);
 void strval_end_command(void);
 /* Fold one value's view now (caller holds its key). -1: tail write error,
- * the view is kept and still holds the value. */
+ * the view is kept and still holds the value. Also releases this thread's
+ * scratch of decompressed small values: the caller holds no other pointer
+ * strval_bytes returned (RDB writers call it after every string). */
 int strval_fold(gobj *o);
 /* Streamed read of a large value whose tail is an SSD extent (GET): when
  * the value has no view and a stream can be opened, returns 1 with

@@ -1,11 +1,14 @@
 /* smallobj.c -- the compact small-object arena (see smallobj.h).
  *
  * Invariant: every segment is a sequence of records from its start up to
- * its bump offset, each record's size is 16 + round16(cap + 1), and a
- * record is either live (referenced by exactly one handle cell) or on the
- * free list of its size class. That sequence is what compaction walks. */
+ * its bump offset, each record's size is round16(12 + cap + 1), or
+ * round16(12 + cap) for a raw one, and a record is either live (its handle
+ * cell points at it) or free (handle UINT32_MAX, on the free list of its
+ * size class, linked through bytes 8..15, which every record has). That
+ * sequence is what compaction walks. */
 #include "mem/smallobj.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +35,32 @@ static smallrec **freelist;   /* per size class (16-byte units) */
 static size_t nclasses;
 static smallobj_stats st;
 
-static size_t rec_size(size_t cap) { return 16 + ((cap + 1 + 15) & ~(size_t)15); }
+#define HDR 12
+#define FREE UINT32_MAX
+
+/* Size of a record with room for cap bytes (+ NUL unless raw). */
+static size_t rec_size(size_t cap) { return (HDR + cap + 1 + 15) & ~(size_t)15; }
+static size_t raw_size(size_t n) { return (HDR + n + 15) & ~(size_t)15; }
+static size_t size_of(const smallrec *r) {
+    return (r->cap & SMALLOBJ_RAW) ? raw_size(SMALLOBJ_CAP(r)) : rec_size(r->cap);
+}
+/* The free-list link lives at offset 8 (8-aligned: records are 16-aligned). */
+static smallrec *link_get(const smallrec *r) {
+    smallrec *n;
+    memcpy(&n, (const char *)r + 8, sizeof(n));
+    return n;
+}
+static void link_set(smallrec *r, smallrec *n) { memcpy((char *)r + 8, &n, sizeof(n)); }
+/* Turn the sz bytes at r into a free record of class sz / 16. */
+static void push_free(smallrec *r, size_t sz) {
+    assert(sz >= 16 && sz % 16 == 0);
+    r->handle = FREE;
+    r->cap = (uint32_t)(sz - HDR) | SMALLOBJ_RAW;
+    size_t cl = sz / 16;
+    link_set(r, freelist[cl]);
+    freelist[cl] = r;
+    st.free_bytes += sz;
+}
 
 int smallobj_init(size_t capacity, size_t segsize, size_t maxobj, int node) {
     seg_sz = segsize;
@@ -81,21 +109,14 @@ static smallrec *bump(size_t sz) {
     int huge;
     char *b = gnuma_pool_map(seg_sz, seg_node, 0, &huge);
     if (!b) return NULL;
-    /* The tail of the previous segment stays as one dead record. */
+    /* The tail of the previous segment becomes free records. */
     if (nsegs) {
         seg *ps = &segs[nsegs - 1];
-        if (seg_sz - ps->used >= 32) {
-            smallrec *r = (smallrec *)(ps->base + ps->used);
-            r->cap = (uint32_t)(seg_sz - ps->used - 17);
-            r->cap &= ~15u; /* rec_size(cap) <= remaining */
-            r->live = 0;
-            ps->used += rec_size(r->cap);
-            st.free_bytes += rec_size(r->cap);
-            size_t cl = rec_size(r->cap) / 16;
-            if (cl < nclasses) {
-                *(smallrec **)r->data = freelist[cl];
-                freelist[cl] = r;
-            }
+        while (seg_sz - ps->used >= 16) {
+            size_t room = seg_sz - ps->used;
+            size_t sz = room < (nclasses - 1) * 16 ? room : (nclasses - 1) * 16;
+            push_free((smallrec *)(ps->base + ps->used), sz);
+            ps->used += sz;
         }
     }
     segs[nsegs].base = b;
@@ -106,29 +127,28 @@ static smallrec *bump(size_t sz) {
     return (smallrec *)b;
 }
 
-smallrec **smallobj_alloc(size_t cap) {
-    size_t sz = rec_size(cap);
+static smallrec **alloc_sized(size_t sz, int raw) {
     size_t cl = sz / 16;
     pthread_mutex_lock(&lock);
     smallrec *r = NULL;
     if (cl < nclasses && freelist[cl]) {
         r = freelist[cl];
-        freelist[cl] = *(smallrec **)r->data;
+        freelist[cl] = link_get(r);
         st.free_bytes -= sz;
     } else {
         r = bump(sz);
     }
     uint32_t h;
     if (!r || handle_new(&h) != 0) {
+        if (r) push_free(r, sz);
         st.alloc_fail++;
         pthread_mutex_unlock(&lock);
         return NULL;
     }
     r->len = 0;
-    r->cap = (uint32_t)((sz - 16) - 1);
+    r->cap = raw ? (uint32_t)(sz - HDR) | SMALLOBJ_RAW : (uint32_t)(sz - HDR - 1);
     r->handle = h;
-    r->live = 1;
-    r->data[0] = '\0';
+    if (!raw) r->data[0] = '\0';
     *cell(h) = r;
     st.live_records++;
     st.live_bytes += sz;
@@ -137,17 +157,18 @@ smallrec **smallobj_alloc(size_t cap) {
     return c;
 }
 
+smallrec **smallobj_alloc(size_t cap) { return alloc_sized(rec_size(cap), 0); }
+size_t smallobj_record_size(const smallrec *r) { return size_of(r); }
+smallrec **smallobj_alloc_raw(size_t n) { return alloc_sized(raw_size(n), 1); }
+
 void smallobj_free(smallrec **hc) {
     if (!hc) return;
     pthread_mutex_lock(&lock);
     smallrec *r = *hc;
-    size_t sz = rec_size(r->cap);
+    size_t sz = size_of(r);
     uint32_t h = r->handle;
-    r->live = 0;
-    size_t cl = sz / 16;
-    *(smallrec **)r->data = freelist[cl];
-    freelist[cl] = r;
-    st.free_bytes += sz;
+    assert(h != FREE && *cell(h) == r);
+    push_free(r, sz);
     st.live_records--;
     st.live_bytes -= sz;
     *cell(h) = (smallrec *)(uintptr_t)hfree_head;
@@ -165,8 +186,8 @@ size_t smallobj_compact(void) {
         size_t rd = 0, wr = 0;
         while (rd < s->used) {
             smallrec *r = (smallrec *)(s->base + rd);
-            size_t sz = rec_size(r->cap);
-            if (r->live) {
+            size_t sz = size_of(r);
+            if (r->handle != FREE) {
                 if (wr != rd) {
                     memmove(s->base + wr, r, sz);
                     smallrec *m = (smallrec *)(s->base + wr);
@@ -180,42 +201,15 @@ size_t smallobj_compact(void) {
         s->used = wr;
     }
     /* Holes are now at segment ends: the last segment bumps into its own;
-     * earlier ones keep theirs as one free record each. */
+     * earlier ones keep theirs as free records (of the largest class). */
     for (size_t i = 0; i + 1 < nsegs; i++) {
         seg *s = &segs[i];
-        if (seg_sz - s->used < 32) continue;
-        smallrec *r = (smallrec *)(s->base + s->used);
-        size_t room = seg_sz - s->used;
-        /* Largest class that fits and is a valid record size. */
-        size_t cap = room - 17;
-        cap &= ~(size_t)15;
-        while (rec_size(cap) > room) cap -= 16;
-        size_t sz = rec_size(cap);
-        size_t cl = sz / 16;
-        if (cl >= nclasses) {
-            /* Bigger than any object: cut it into max-class records. */
-            size_t mcap = (nclasses - 1) * 16 - 17;
-            mcap &= ~(size_t)15;
-            while (rec_size(mcap) / 16 >= nclasses) mcap -= 16;
-            size_t off = s->used;
-            while (seg_sz - off >= rec_size(mcap)) {
-                smallrec *q = (smallrec *)(s->base + off);
-                q->cap = (uint32_t)mcap;
-                q->live = 0;
-                *(smallrec **)q->data = freelist[rec_size(mcap) / 16];
-                freelist[rec_size(mcap) / 16] = q;
-                off += rec_size(mcap);
-                st.free_bytes += rec_size(mcap);
-            }
-            s->used = off;
-            continue;
+        while (seg_sz - s->used >= 16) {
+            size_t room = seg_sz - s->used;
+            size_t sz = room < (nclasses - 1) * 16 ? room : (nclasses - 1) * 16;
+            push_free((smallrec *)(s->base + s->used), sz);
+            s->used += sz;
         }
-        r->cap = (uint32_t)cap;
-        r->live = 0;
-        *(smallrec **)r->data = freelist[cl];
-        freelist[cl] = r;
-        s->used += sz;
-        st.free_bytes += sz;
     }
     st.compactions++;
     size_t freed = before > st.free_bytes ? before - st.free_bytes : 0;

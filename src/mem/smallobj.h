@@ -1,12 +1,13 @@
 /* smallobj.h -- compact arena for objects smaller than --ram-head.
  *
- * Records are 16-byte aligned: a 16-byte header {len, cap, handle} and the
- * bytes (plus a NUL), so a 1 KiB object costs about 1 KiB. Records live in
- * segments of --block bytes; a freed record goes to the free list of its
- * exact size class and is reused first. Owners never hold a record's
- * address across commands: they hold a handle (a stable cell in a handle
- * table) whose content is the record address, which is what lets
- * smallobj_compact() slide live records together and re-point the cells.
+ * Records are 16-byte aligned: a 12-byte header {handle, cap, len} and the
+ * bytes (plus a NUL unless allocated raw), rounded up to 16, so a 1 KiB
+ * object costs about 1 KiB and a 20-byte one 32. Records live in segments
+ * of --block bytes; a freed record goes to the free list of its exact size
+ * class and is reused first. Owners never hold a record's address across
+ * commands: they hold a handle (a stable cell in a handle table) whose
+ * content is the record address, which is what lets smallobj_compact()
+ * slide live records together and re-point the cells.
  *
  * Pure module. One leaf mutex guards the arena; reading a record's bytes
  * needs no lock (records only move in smallobj_compact, whose caller
@@ -16,20 +17,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define SMALLOBJ_RAW 0x80000000u  /* in cap: the record has no NUL byte */
+
 typedef struct smallrec {
-    uint32_t len;
-    uint32_t cap;      /* bytes of data room (excludes the NUL) */
-    uint32_t handle;
-    uint32_t live;
-    char data[];
+    uint32_t handle;   /* UINT32_MAX while free */
+    uint32_t cap;      /* data room in bytes (NUL excluded) | SMALLOBJ_RAW */
+    uint32_t len;      /* the owner's: bytes in use (or its own encoding) */
+    char data[];       /* at offset 12 */
 } smallrec;
+#define SMALLOBJ_CAP(r) ((r)->cap & ~SMALLOBJ_RAW)
 
 /* capacity 0: unbounded. seg: segment size; maxobj: records are < maxobj. */
 int smallobj_init(size_t capacity, size_t seg, size_t maxobj, int node);
-/* A record with room for cap bytes, len set to 0. Returns the handle cell
- * (its content is the record), or NULL when the arena is full. */
+/* A record with room for cap bytes and a NUL, len set to 0 and data[0] to
+ * NUL. Returns the handle cell (its content is the record), or NULL when
+ * the arena is full. smallobj_alloc_raw: room for n bytes, no NUL. */
 smallrec **smallobj_alloc(size_t cap);
+smallrec **smallobj_alloc_raw(size_t n);
 void smallobj_free(smallrec **h);
+/* Bytes a record takes in the arena (header and padding included). */
+size_t smallobj_record_size(const smallrec *r);
 /* Move every live record toward the start of its segment and release the
  * holes. Caller guarantees no thread holds a record address. Returns the
  * bytes reclaimed. */

@@ -39,7 +39,7 @@
 #include "ds/strutil.h"
 #include "ds/zset.h"
 #include "persist/crc64.h"
-#include "persist/lzf.h"
+#include "ds/lzf.h"
 #include "persist/packed.h"
 #include "persist/rdb.h"
 #include "server/config.h"

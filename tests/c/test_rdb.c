@@ -1,7 +1,7 @@
 /* test_rdb.c -- the pure codecs under the RDB reader and writer: CRC-64,
  * LZF, and the packed blobs (listpack, ziplist, intset, zipmap).
  *
- * The unit-test binary links only ds/ and mem/, so the three persist
+ * The unit-test binary links only ds/ and mem/, so the two persist
  * modules that depend on nothing else are compiled into this file. The
  * dataset-level reader and writer (rdb_load.c, rdb_save.c) are exercised by
  * tests/persist/test_persist.py and tests/unit/persistence.tcl against
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../../src/persist/crc64.c"
-#include "../../src/persist/lzf.c"
+#include "ds/lzf.h"
 #include "../../src/persist/packed.c"
 #include "unit.h"
 

@@ -1,4 +1,5 @@
-/* lzf.h -- the LZF format RDB files use for compressed strings.
+/* lzf.h -- the LZF format RDB files use for compressed strings (and the
+ * object store for compressible small strings).
  *
  * A compressed stream is a sequence of items, each led by a control byte c:
  *   c < 32    a literal run: the next c + 1 bytes are copied as they are;
@@ -6,8 +7,8 @@
  *             byte), offset O = ((c & 31) << 8 | next byte) + 1; copy L + 2
  *             bytes starting O bytes back in the output (overlap allowed).
  * Pure module, no allocation. */
-#ifndef GOBLIN_PERSIST_LZF_H
-#define GOBLIN_PERSIST_LZF_H
+#ifndef GOBLIN_DS_LZF_H
+#define GOBLIN_DS_LZF_H
 #include <stddef.h>
 #include <stdint.h>
 
