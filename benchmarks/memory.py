@@ -7,7 +7,11 @@ Data sets (all values deterministic, the same bytes sent to both servers):
   zset      one zset, 1,000,000 members "member:<n>", score n / 7
   list      one list, 1,000,000 elements "element:<n>" (RPUSH)
   set       one set, 1,000,000 members "member:<n>" (strings: no intset)
-  strings   1,000,000 keys "key:<n>", 100-byte values (MSET)
+  strings   1,000,000 keys "key:<n>", 100-byte values (MSET); the values
+            repeat a 16-character hex word, so they compress (Goblin keeps
+            such values LZF-compressed in its small-object arena)
+  rstrings  the same with 100 pseudo-random bytes per value (do not
+            compress: what plain storage costs)
   smallhash 100,000 hashes "hash:<k>" of 10 fields "f0".."f9", 16-byte
             values (small: listpack in Redis, packed block in Goblin);
             an element is a field, the per-key figure is printed too
@@ -50,11 +54,13 @@ SETS = {
     "list": (1_000_000, 1.0),
     "set": (1_000_000, 0.5),
     "strings": (1_000_000, 0.6),
+    "rstrings": (1_000_000, None),
     "smallhash": (1_000_000, None),      # 100,000 hashes x 10 fields
 }
 LABELS = {
     "hash": "1M-field hash", "zset": "1M-member zset", "list": "1M-element list",
-    "set": "1M-member set", "strings": "1M strings (100 B)", "smallhash": "100K hashes x 10 (per field)",
+    "set": "1M-member set", "strings": "1M strings (100 B)", "rstrings": "1M strings (100 random B)",
+    "smallhash": "100K hashes x 10 (per field)",
 }
 
 
@@ -63,6 +69,19 @@ def val(i, n):
     h = (i * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
     s = b"%016x" % h
     return (s * (n // 16 + 1))[:n]
+
+
+def rval(i, n):
+    """n pseudo-random bytes for element i (splitmix64 stream)."""
+    out = bytearray()
+    x = (i * 0x9E3779B97F4A7C15 + 1) & 0xFFFFFFFFFFFFFFFF
+    while len(out) < n:
+        x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        z = x
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        out += (z ^ (z >> 31)).to_bytes(8, "little")
+    return bytes(out[:n])
 
 
 def bulk(b):
@@ -101,6 +120,9 @@ def batches(name, n):
             elif name == "strings":
                 head = b"*%d\r\n$4\r\nMSET\r\n" % (1 + 2 * k)
                 body = b"".join(bulk(b"key:%d" % j) + bulk(val(j, 100)) for j in r)
+            elif name == "rstrings":
+                head = b"*%d\r\n$4\r\nMSET\r\n" % (1 + 2 * k)
+                body = b"".join(bulk(b"key:%d" % j) + bulk(rval(j, 100)) for j in r)
             else:
                 raise ValueError(name)
             parts.append(head + body)
@@ -118,7 +140,7 @@ def check(conn, name, n):
         got = conn.call("LLEN", "mem:list")
     elif name == "set":
         got = conn.call("SCARD", "mem:set")
-    elif name == "strings":
+    elif name in ("strings", "rstrings"):
         got = conn.call("DBSIZE")
     else:
         got = conn.call("DBSIZE") * 10
@@ -157,7 +179,7 @@ def measure(args, name, n, srv_cpus, cleanup):
         enc = {}
         for s in (gob, red):
             key = {"hash": "mem:hash", "zset": "mem:zset", "list": "mem:list", "set": "mem:set",
-                   "strings": "key:0", "smallhash": "hash:0"}[name]
+                   "strings": "key:0", "rstrings": "key:0", "smallhash": "hash:0"}[name]
             try:
                 enc[s.name] = s.conn.call("OBJECT", "ENCODING", key).decode()
             except tb.RespError as e:
