@@ -140,9 +140,42 @@ promo_case() { # label, extra flags...; want exchanges
     stop
 }
 
+# Remote bytes per GiB of GET payload served (the software accounting of
+# INFO numa_get_head_bytes_*), for a node-local layout (every head in the
+# serving node's pool) and a spread one (half the heads on node 1).
+# Placement, not speed: benchmarks/numa_remote_bytes.sh prints these.
+remote_case() { # label, want_remote (0: none, 1: some), flags...
+    label=$1
+    want=$2
+    shift 2
+    if ! start --numa 0 --no-numa-promotion "$@"; then
+        ok 1 "remote-bytes $label: server starts"
+        return
+    fi
+    $C --pipe </tmp/sets.resp >/dev/null 2>&1
+    snap
+    l0=$(info numa_get_head_bytes_local)
+    r0=$(info numa_get_head_bytes_remote)
+    gets 0 15 4 >/dev/null
+    snap
+    l=$(($(info numa_get_head_bytes_local) - l0))
+    r=$(($(info numa_get_head_bytes_remote) - r0))
+    per=$((r * 1024 / ((l + r) / 1048576)))
+    echo "INFO: remote-bytes: $label: local=$l remote=$r remote_bytes_per_GiB=$per"
+    if [ "$want" = 0 ]; then
+        [ "$r" = 0 ] && [ "$l" -eq $((64 * 262144)) ]
+    else
+        [ "$r" -eq $((32 * 262144)) ] && [ "$l" -eq $((32 * 262144)) ]
+    fi
+    ok $? "remote-bytes $label: local=$l remote=$r for 64 GETs of 16 values"
+    stop
+}
+
 if [ "$NODES" = 2 ]; then
     promo_case "promotion on" 1
     promo_case "--no-numa-promotion" 0 --no-numa-promotion
+    remote_case node-local 0 --memory 8388608 --sub-memory 2097152
+    remote_case spread 1 --memory 2097152 --sub-memory 2097152
 else
     if start --numa 0 --perverse --memory 2097152 --sub-memory 2097152; then
         snap
