@@ -43,6 +43,10 @@ set +e
 run unit ./build-release/unit-tests
 run tcl tclsh tests/test_helper.tcl --server ./build-release/goblin-core --seed "$SEED"
 run diff sh tests/diff/run.sh --server ./build-release/goblin-core --seed "$SEED"
+# The same commands over values around a 16 KiB head, tails on an SSD dir.
+run diff-objstore sh tests/diff/run.sh --server ./build-release/goblin-core --seed "$SEED" --family bigstrings \
+    --server-arg=--ram-head --server-arg=16K --server-arg=--io-chunk --server-arg=16K \
+    --server-arg=--write-io-chunk --server-arg=64K --server-arg=--ssd-dir --server-arg='{dir}/ssd'
 run persist python3 tests/persist/test_persist.py
 run numa sh tests/numa/run.sh
 if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi

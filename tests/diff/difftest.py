@@ -45,6 +45,10 @@ def parse_args(argv):
     p.add_argument("--server",
                    default=os.path.join(REPO, "build-release", "goblin-core"),
                    help="server under test (default: build-release/goblin-core)")
+    p.add_argument("--server-arg", action="append", default=None,
+                   metavar="ARG",
+                   help="extra argument for the server under test (repeat; "
+                        "{dir} is its temporary directory)")
     p.add_argument("--reference", default="/usr/bin/redis-server",
                    help="reference server (default: /usr/bin/redis-server)")
     p.add_argument("--commands-per-family", type=int, default=20000,
@@ -125,7 +129,8 @@ class Runner:
         self.args = args
         self.seed = args.seed
         self.servers = [servers.Server(args.reference, "reference"),
-                        servers.Server(args.server, "server")]
+                        servers.Server(args.server, "server",
+                                       args.server_arg or ())]
         self.reports = 0
         self.short_reports = 0
         self.by_command = collections.Counter()

@@ -29,7 +29,7 @@ class ServerError(Exception):
 
 
 class Server:
-    def __init__(self, binary, label):
+    def __init__(self, binary, label, extra_args=()):
         # Absolute: the server runs with its temporary directory as cwd.
         if os.sep in binary:
             binary = os.path.abspath(binary)
@@ -42,6 +42,9 @@ class Server:
         self.dir = None
         self.log_path = None
         self.starts = 0
+        # Extra command-line arguments; "{dir}" becomes the server's
+        # temporary directory (e.g. --ssd-dir {dir}/ssd).
+        self.extra_args = list(extra_args)
 
     def start(self):
         last = None
@@ -61,6 +64,7 @@ class Server:
         log = open(self.log_path, "wb")
         argv = [self.binary, "--port", str(self.port), "--dir", self.dir,
                 "--save", ""]
+        argv += [a.replace("{dir}", self.dir) for a in self.extra_args]
         try:
             self.proc = subprocess.Popen(argv, stdout=log,
                                          stderr=subprocess.STDOUT,
