@@ -53,6 +53,9 @@ static void numa_info_section(info_buf *b) {
               "alloc_failures=%llu,compactions=%llu\r\n",
               ss.segments, ss.seg_bytes, ss.capacity, ss.live_records, ss.live_bytes, ss.free_bytes,
               (unsigned long long)ss.alloc_fail, (unsigned long long)ss.compactions);
+    for (int i = 0; i < ss.npools; i++)
+        info_addf(b, "objstore_small_pool%d:node=%d,segments=%zu,capacity=%zu\r\n", i, ss.pool[i].node,
+                  ss.pool[i].segments, ss.pool[i].capacity);
     ssdtail_stats ts;
     ssdtail_stats_get(&ts);
     uint64_t re, we;

@@ -143,6 +143,24 @@ static int pool_add_fixed(int node, size_t bytes, char *err, size_t errlen) {
     return 0;
 }
 
+/* The online nodes other than pref, nearest to the serving node first
+ * (farthest first under --perverse, which inverts preference). */
+static int other_nodes(int serving, int pref, int perverse, int order[64]) {
+    int no = 0;
+    for (int n = 0; n < gnuma_nodes() && no < 64; n++)
+        if (n != pref && gnuma_node_online(n)) order[no++] = n;
+    for (int i = 0; i < no; i++)
+        for (int j = i + 1; j < no; j++) {
+            int di = gnuma_distance(serving, order[i]), dj = gnuma_distance(serving, order[j]);
+            if (perverse ? dj > di : dj < di) {
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+        }
+    return no;
+}
+
 int objstore_init(char *err, size_t errlen) {
     if (inited) return 0;
     objstore_config *c = &objstore_cfg;
@@ -164,18 +182,8 @@ int objstore_init(char *err, size_t errlen) {
         if (c->sub_memory > 0 && serving_node >= 0) {
             /* Local first: other nodes by distance from the serving node
              * (farthest first under --perverse, which inverts preference). */
-            int order[64], no = 0;
-            for (int n = 0; n < gnuma_nodes() && no < 64; n++)
-                if (n != pref && gnuma_node_online(n)) order[no++] = n;
-            for (int i = 0; i < no; i++)
-                for (int j = i + 1; j < no; j++) {
-                    int di = gnuma_distance(serving_node, order[i]), dj = gnuma_distance(serving_node, order[j]);
-                    if (c->perverse ? dj > di : dj < di) {
-                        int t = order[i];
-                        order[i] = order[j];
-                        order[j] = t;
-                    }
-                }
+            int order[64];
+            int no = other_nodes(serving_node, pref, c->perverse, order);
             for (int i = 0; i < no && npools < MAXPOOLS; i++)
                 if (pool_add_fixed(order[i], (size_t)c->sub_memory, err, errlen) != 0) return -1;
         }
@@ -187,6 +195,25 @@ int objstore_init(char *err, size_t errlen) {
     if (smallobj_init((size_t)c->small_memory, block_sz, head_sz, pref) != 0) {
         snprintf(err, errlen, "cannot set up the small-object arena");
         return -1;
+    }
+    if (c->small_sub_memory > 0 && serving_node >= 0) {
+        if ((size_t)c->small_sub_memory < block_sz) {
+            snprintf(err, errlen, "--small-sub-memory %lld is smaller than one --block (%zu bytes)",
+                     c->small_sub_memory, block_sz);
+            return -1;
+        }
+        if (c->small_memory <= 0) {
+            snprintf(err, errlen, "--small-sub-memory needs --small-memory (the local pool is used first)");
+            return -1;
+        }
+        /* The same order as the head pools: nearest other node first. */
+        int order[64];
+        int no = other_nodes(serving_node, pref, c->perverse, order);
+        for (int i = 0; i < no; i++)
+            if (smallobj_add_pool(order[i], (size_t)c->small_sub_memory) != 0) {
+                snprintf(err, errlen, "cannot add the small-object pool of node %d", order[i]);
+                return -1;
+            }
     }
     if (c->ssd_dir && c->ssd_dir[0] &&
         ssdtail_open(c->ssd_dir, (size_t)c->write_io_chunk, (size_t)c->io_chunk, err, errlen) != 0)

@@ -20,11 +20,24 @@
 typedef struct seg {
     char *base;
     size_t used;
+    int pool;
 } seg;
 
+/* Pools: segments mapped on one node, up to a capacity (0: unbounded).
+ * Pool 0 is the serving node's (--small-memory); the others, in the order
+ * added, each other node's (--small-sub-memory). A pool bumps into its
+ * current segment only; when every pool is full, allocation fails. */
+#define MAXSPOOLS 16
+typedef struct spool {
+    int node;
+    size_t cap_bytes, nsegs;
+    long cur;              /* index in segs of the segment it bumps into, -1 */
+} spool;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t seg_sz, cap_bytes, max_obj;
-static int seg_node = -1;
+static size_t seg_sz, max_obj;
+static spool spools[MAXSPOOLS];
+static int nspools;
 static seg *segs;
 static size_t nsegs, capsegs;
 static smallrec ***hchunks;  /* handle table: chunks of HCHUNK cells */
@@ -64,9 +77,9 @@ static void push_free(smallrec *r, size_t sz) {
 
 int smallobj_init(size_t capacity, size_t segsize, size_t maxobj, int node) {
     seg_sz = segsize;
-    cap_bytes = capacity;
     max_obj = maxobj;
-    seg_node = node;
+    spools[0] = (spool){node, capacity, 0, -1};
+    nspools = 1;
     nclasses = rec_size(maxobj) / 16 + 1;
     freelist = calloc(nclasses, sizeof(*freelist));
     return freelist ? 0 : -1;
@@ -91,40 +104,56 @@ static int handle_new(uint32_t *out) {
     return 0;
 }
 
-static smallrec *bump(size_t sz) {
-    if (nsegs && segs[nsegs - 1].used + sz <= seg_sz) {
-        seg *s = &segs[nsegs - 1];
-        smallrec *r = (smallrec *)(s->base + s->used);
+int smallobj_add_pool(int node, size_t capacity) {
+    if (nspools == MAXSPOOLS || capacity < seg_sz) return -1;
+    pthread_mutex_lock(&lock);
+    spools[nspools++] = (spool){node, capacity, 0, -1};
+    pthread_mutex_unlock(&lock);
+    return 0;
+}
+
+/* The rest of segment s as free records (it stops being bumped into). */
+static void seg_close(seg *s) {
+    while (seg_sz - s->used >= 16) {
+        size_t room = seg_sz - s->used;
+        size_t sz = room < (nclasses - 1) * 16 ? room : (nclasses - 1) * 16;
+        push_free((smallrec *)(s->base + s->used), sz);
         s->used += sz;
-        return r;
     }
-    if (cap_bytes && (nsegs + 1) * seg_sz > cap_bytes) return NULL;
-    if (nsegs == capsegs) {
-        size_t nc = capsegs ? capsegs * 2 : 16;
-        seg *ns = realloc(segs, nc * sizeof(seg));
-        if (!ns) return NULL;
-        segs = ns;
-        capsegs = nc;
-    }
-    int huge;
-    char *b = gnuma_pool_map(seg_sz, seg_node, 0, &huge);
-    if (!b) return NULL;
-    /* The tail of the previous segment becomes free records. */
-    if (nsegs) {
-        seg *ps = &segs[nsegs - 1];
-        while (seg_sz - ps->used >= 16) {
-            size_t room = seg_sz - ps->used;
-            size_t sz = room < (nclasses - 1) * 16 ? room : (nclasses - 1) * 16;
-            push_free((smallrec *)(ps->base + ps->used), sz);
-            ps->used += sz;
+}
+
+/* sz bytes at the bump point of the first pool (local first) that has
+ * room or may map another segment. Caller holds lock. */
+static smallrec *bump(size_t sz) {
+    for (int p = 0; p < nspools; p++) {
+        spool *sp = &spools[p];
+        if (sp->cur >= 0 && segs[sp->cur].used + sz <= seg_sz) {
+            seg *s = &segs[sp->cur];
+            smallrec *r = (smallrec *)(s->base + s->used);
+            s->used += sz;
+            return r;
         }
+        if (sp->cap_bytes && (sp->nsegs + 1) * seg_sz > sp->cap_bytes) continue;
+        if (nsegs == capsegs) {
+            size_t nc = capsegs ? capsegs * 2 : 16;
+            seg *ns = realloc(segs, nc * sizeof(seg));
+            if (!ns) return NULL;
+            segs = ns;
+            capsegs = nc;
+        }
+        int huge;
+        char *b = gnuma_pool_map(seg_sz, sp->node, 0, &huge);
+        if (!b) continue;
+        if (sp->cur >= 0) seg_close(&segs[sp->cur]);
+        segs[nsegs] = (seg){b, sz, p};
+        sp->cur = (long)nsegs;
+        sp->nsegs++;
+        nsegs++;
+        st.segments = nsegs;
+        st.seg_bytes = nsegs * seg_sz;
+        return (smallrec *)b;
     }
-    segs[nsegs].base = b;
-    segs[nsegs].used = sz;
-    nsegs++;
-    st.segments = nsegs;
-    st.seg_bytes = nsegs * seg_sz;
-    return (smallrec *)b;
+    return NULL;
 }
 
 static smallrec **alloc_sized(size_t sz, int raw) {
@@ -200,17 +229,10 @@ size_t smallobj_compact(void) {
         }
         s->used = wr;
     }
-    /* Holes are now at segment ends: the last segment bumps into its own;
-     * earlier ones keep theirs as free records (of the largest class). */
-    for (size_t i = 0; i + 1 < nsegs; i++) {
-        seg *s = &segs[i];
-        while (seg_sz - s->used >= 16) {
-            size_t room = seg_sz - s->used;
-            size_t sz = room < (nclasses - 1) * 16 ? room : (nclasses - 1) * 16;
-            push_free((smallrec *)(s->base + s->used), sz);
-            s->used += sz;
-        }
-    }
+    /* Holes are now at segment ends: a pool's current segment bumps into
+     * its own; the others keep theirs as free records. */
+    for (size_t i = 0; i < nsegs; i++)
+        if (spools[segs[i].pool].cur != (long)i) seg_close(&segs[i]);
     st.compactions++;
     size_t freed = before > st.free_bytes ? before - st.free_bytes : 0;
     pthread_mutex_unlock(&lock);
@@ -220,6 +242,13 @@ size_t smallobj_compact(void) {
 void smallobj_stats_get(smallobj_stats *out) {
     pthread_mutex_lock(&lock);
     *out = st;
-    out->capacity = cap_bytes;
+    out->capacity = 0;
+    out->npools = nspools;
+    for (int p = 0; p < nspools; p++) {
+        out->pool[p].node = spools[p].node;
+        out->pool[p].segments = spools[p].nsegs;
+        out->pool[p].capacity = spools[p].cap_bytes;
+        out->capacity += spools[p].cap_bytes;
+    }
     pthread_mutex_unlock(&lock);
 }

@@ -27,8 +27,12 @@ typedef struct smallrec {
 } smallrec;
 #define SMALLOBJ_CAP(r) ((r)->cap & ~SMALLOBJ_RAW)
 
-/* capacity 0: unbounded. seg: segment size; maxobj: records are < maxobj. */
+/* capacity 0: unbounded. seg: segment size; maxobj: records are < maxobj.
+ * node: where segments are mapped (-1: anywhere). */
 int smallobj_init(size_t capacity, size_t seg, size_t maxobj, int node);
+/* Another pool (--small-sub-memory): segments on node, up to capacity
+ * bytes, used once the pools added before it are full. 0 ok, -1 refused. */
+int smallobj_add_pool(int node, size_t capacity);
 /* A record with room for cap bytes and a NUL, len set to 0 and data[0] to
  * NUL. Returns the handle cell (its content is the record), or NULL when
  * the arena is full. smallobj_alloc_raw: room for n bytes, no NUL. */
@@ -47,6 +51,11 @@ typedef struct smallobj_stats {
     size_t live_records, live_bytes;   /* record bytes incl. headers */
     size_t free_bytes;                 /* dead records on free lists */
     uint64_t alloc_fail, compactions, moved;
+    int npools;
+    struct {
+        int node;
+        size_t segments, capacity;
+    } pool[16];
 } smallobj_stats;
 void smallobj_stats_get(smallobj_stats *st);
 #endif

@@ -54,7 +54,6 @@ static long long goblin_size_store[16];
 static char *goblin_str_store[8];
 static int goblin_bool_store[8];
 
-#define NOTYET_OBJ "the head/tail object store"
 #define NOTYET_HTTP "the memcache/HTTP front-ends"
 
 static config_entry table[] = {
@@ -108,8 +107,8 @@ static config_entry table[] = {
     {"memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.memory, "0", 0, LLONG_MAX, NULL, NULL},
     {"sub-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.sub_memory, "0", 0, LLONG_MAX, NULL, NULL},
     {"small-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.small_memory, "0", 0, LLONG_MAX, NULL, NULL},
-    {"small-sub-memory", NULL, T_GSIZE, F_IMMUTABLE | F_NOTYET, &goblin_size_store[3], "0", 0, LLONG_MAX, NULL,
-     NOTYET_OBJ},
+    {"small-sub-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.small_sub_memory, "0", 0, LLONG_MAX, NULL,
+     NULL},
     {"block", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.block, "2M", 0, LLONG_MAX, NULL, NULL},
     {"ram-head", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.ram_head, "256K", 0, LLONG_MAX, NULL, NULL},
     {"io-chunk", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.io_chunk, "256K", 0, LLONG_MAX, NULL, NULL},

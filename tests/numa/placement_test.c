@@ -34,6 +34,7 @@
 #include "mem/hugetlb.h"
 #include "mem/numa.h"
 #include "mem/objstore.h"
+#include "mem/smallobj.h"
 
 #define MB (1LL << 20)
 #define MAXN 8
@@ -319,6 +320,64 @@ static void run_promo(const char *name, int numa) {
     check(used == 0, "%s: all heads freed after the exchange (%zu used)", name, used);
 }
 
+/* --small-memory / --small-sub-memory: 1 KiB records fill the serving
+ * node's 2 MiB small pool first, then one 2 MiB pool on every other node,
+ * nearest first; then allocation fails. Placement by move_pages. */
+static void run_small(const char *name, int numa) {
+    objstore_cfg.numa = numa;
+    objstore_cfg.perverse = 0;
+    objstore_cfg.memory = 0;
+    objstore_cfg.sub_memory = 0;
+    objstore_cfg.block = 2 * MB;
+    objstore_cfg.ram_head = 256 << 10;
+    objstore_cfg.small_memory = 2 * MB;
+    objstore_cfg.small_sub_memory = 2 * MB;
+    char err[256];
+    if (objstore_validate(&objstore_cfg, err, sizeof(err)) != 0 || objstore_init(err, sizeof(err)) != 0) {
+        check(0, "%s: init: %s", name, err);
+        return;
+    }
+    smallobj_stats ss;
+    smallobj_stats_get(&ss);
+    check(ss.npools == nnodes && ss.pool[0].node == numa, "%s: %d small pools (want %d), pool0 on node %d", name,
+          ss.npools, nnodes, ss.pool[0].node);
+    enum { MAXR = 20000 };
+    static smallrec **r[MAXR];
+    int n = 0;
+    while (n < MAXR && (r[n] = smallobj_alloc(1000))) {
+        memset((*r[n])->data, 'x', 1000);
+        n++;
+    }
+    int per[MAXN] = {0}, last = -1, order_ok = 1, first_node = -1;
+    for (int i = 0; i < n; i++) {
+        void *pg = (void *)((uintptr_t)*r[i] & ~(uintptr_t)4095);
+        int st = -1;
+        if (move_pages(0, 1, &pg, NULL, &st, 0) != 0 || st < 0 || st >= MAXN) {
+            order_ok = 0;
+            continue;
+        }
+        if (i == 0) first_node = st;
+        per[st]++;
+        /* Pools are used one after another: a node never comes back. */
+        if (st != last) {
+            if (last >= 0 && per[st] > 1) order_ok = 0;
+            last = st;
+        }
+    }
+    int per_pool = (int)(2 * MB / 1024); /* 1000 bytes + header -> 1024-byte records */
+    int nodes_full = 0;
+    for (int k = 0; k < nnodes; k++) nodes_full += per[k] >= per_pool - 2 && per[k] <= per_pool;
+    check(first_node == numa && order_ok && nodes_full == nnodes && n < MAXR,
+          "%s: %d records until full: first on node %d, node by node, ~%d per node (node0 %d, node1 %d)", name, n,
+          first_node, per_pool, per[0], per[1]);
+    smallobj_stats_get(&ss);
+    int segs_ok = 1;
+    for (int k = 0; k < ss.npools; k++) segs_ok &= ss.pool[k].segments == 1;
+    check(segs_ok && ss.alloc_fail >= 1, "%s: one segment per pool, then a refusal (%llu)", name,
+          (unsigned long long)ss.alloc_fail);
+    for (int i = 0; i < n; i++) smallobj_free(r[i]);
+}
+
 /* Each case in its own process: the store initializes once. */
 static void fork_case(const char *name, int numa, int perverse, long long memory, long long sub, const poolwant *w,
                       int nw) {
@@ -329,7 +388,9 @@ static void fork_case(const char *name, int numa, int perverse, long long memory
     if (pid == 0) {
         close(pfd[0]);
         fails = passes = 0;
-        if (memory < 0)
+        if (memory == -2)
+            run_small(name, numa);
+        else if (memory < 0)
             run_promo(name, numa);
         else
             run_case(name, numa, perverse, memory, sub, w, nw);
@@ -461,6 +522,10 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof(name), "promotion %s", mode == 0 ? "once" : mode == 1 ? "thread" : "--no-numa-promotion");
         fork_case(name, 0, 0, -1, 0, NULL, 0);
     }
+
+    /* 5. Small-object pools per node. */
+    fork_case("small pools numa=0", 0, 0, -2, 0, NULL, 0);
+    fork_case("small pools numa=1", 1, 0, -2, 0, NULL, 0);
 out:
     printf("placement_test: %d passed, %d failed\n", passes, fails);
     return fails ? 1 : 0;

@@ -253,6 +253,32 @@ test "objstore: a full tmpfs pool refuses writes with an error and loses nothing
     file delete -force $d
 }
 
+start_server {tags {objstore} args {--small-memory 2M --small-sub-memory 2M --numa 0}} {
+    test "objstore: a full small-object pool refuses with OOM and changes nothing" {
+        assert_match {*objstore_small_pool0:node=0,segments=0,capacity=2097152*} [r info goblin]
+        # Random bytes: compressible values would take far less room.
+        set v [binary format c* [lmap x [lrepeat 1000 0] {expr {int(rand() * 256) - 128}}]]
+        set ok 0
+        for {set i 0} {$i < 5000} {incr i} {
+            if {[catch {r set s$i $v$i} e]} break
+            incr ok
+        }
+        assert_match {OOM command not allowed*} $e
+        assert_equal 0 [r exists s$i]
+        # One 2 MiB pool per node (this machine may have one node).
+        set pools [regexp -all {objstore_small_pool[0-9]+:} [r info goblin]]
+        assert {$ok >= 2000 * $pools - 10 && $ok <= 2048 * $pools}
+        assert_equal $v[expr {$ok - 1}] [r get s[expr {$ok - 1}]]
+        r del s0
+        assert_equal OK [r set again $v]
+    }
+}
+
+test "objstore: --small-sub-memory needs --small-memory" {
+    set r [run_server_binary {--small-sub-memory 2M --numa 0 --port 0}]
+    assert_match {*--small-sub-memory needs --small-memory*} [lindex $r 1]
+}
+
 start_server {tags {objstore} args {--numa-decay-interval 1500}} {
     test "objstore: numa-decay-interval sets the promotion decay period" {
         assert_equal {numa-decay-interval 1500} [r config get numa-decay-interval]
