@@ -444,6 +444,7 @@ void cmd_execute(client *c) {
         reject_with(c, cmd, denied);
         return;
     }
+    if (cmd->flags & CMDF_DENYOOM) evict_store_pressure();
     if (cfg.maxmemory > 0 && evict_perform() == EVICT_FAIL) {
         /* Over maxmemory with nothing to evict: refuse what would grow it,
          * and any queuing inside MULTI (but EXEC, DISCARD, QUIT, RESET). */

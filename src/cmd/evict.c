@@ -10,6 +10,11 @@
  *     (idle time; 255 - the LFU counter; time to expiry, inverted), the best
  *     candidates are kept in a pool of 16 across rounds, and the best one
  *     still present is evicted.
+ * The same policies apply when the object store is full (--memory and
+ * --sub-memory heads, or the --small-memory pools): before a denyoom
+ * command, evict_store_pressure() evicts, by the policy, string keys whose
+ * storage is the exhausted kind until room is back (noeviction: the write
+ * fails with -OOM and changes nothing).
  * An evicted key is deleted like DEL: WATCH sees it, "evicted" keyspace
  * events fire, INFO evicted_keys counts it. With noeviction, or when the
  * policy finds nothing to evict, the caller refuses denyoom commands.
@@ -31,6 +36,8 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "db/db.h"
+#include "db/strval.h"
+#include "mem/objstore.h"
 #include "ds/rand.h"
 #include "server/config.h"
 #include "server/server.h"
@@ -114,6 +121,11 @@ static void pool_insert(uint64_t score, int dbid, const char *k, size_t n) {
     npool++;
 }
 
+/* While the store is under pressure: only keys whose storage is the
+ * exhausted kind are candidates (0: any key). */
+static int pressure_bits;
+static int candidate(const dbentry *e) { return !pressure_bits || strval_pressure_relieves(&e->val, pressure_bits); }
+
 static uint64_t score_of(int policy, const dbentry *e) {
     switch (policy) {
     case POL_VOLATILE_TTL: return UINT64_MAX - (uint64_t)e->expire;
@@ -161,14 +173,19 @@ static void pool_populate(int policy, int samples) {
     for (int d = 0; d < db_count(); d++) {
         if (empty_dbs & (1ULL << d)) continue;
         gdb *db = db_get(d);
-        for (int i = 0; i < samples; i++) {
+        /* Filtered sampling draws more to find its samples. */
+        int found = 0;
+        for (int i = 0; i < (pressure_bits ? samples * 16 : samples) && found < samples; i++) {
             unsigned s;
             dbentry *e = random_entry_locked(db, vol, &s);
             if (!e) {
                 if (i == 0) empty_dbs |= 1ULL << d;
                 break;
             }
-            pool_insert(score_of(policy, e), d, e->key, e->klen);
+            if (candidate(e)) {
+                pool_insert(score_of(policy, e), d, e->key, e->klen);
+                found++;
+            }
             db_unlock_shard(db, s);
         }
     }
@@ -202,6 +219,14 @@ static size_t evict_one(int policy, int samples) {
             gdb *db = db_get(d);
             unsigned s;
             dbentry *e = random_entry_locked(db, policy == POL_VOLATILE_RANDOM, &s);
+            for (int tries = 0; e && !candidate(e) && tries < 64; tries++) {
+                db_unlock_shard(db, s);
+                e = random_entry_locked(db, policy == POL_VOLATILE_RANDOM, &s);
+            }
+            if (e && !candidate(e)) {
+                db_unlock_shard(db, s);
+                continue;
+            }
             if (!e) {
                 empty_dbs |= 1ULL << d;
                 continue;
@@ -222,7 +247,7 @@ static size_t evict_one(int policy, int samples) {
                 unsigned s = db_shard_of(c.key, c.klen);
                 db_lock_shard(db, s);
                 dbentry *e = db_lookup_raw(db, c.key, c.klen);
-                if (e && (!volatile_policy(policy) || e->expire != -1)) b = evict_entry(db, e);
+                if (e && (!volatile_policy(policy) || e->expire != -1) && candidate(e)) b = evict_entry(db, e);
                 db_unlock_shard(db, s);
             }
             free(c.key);
@@ -262,6 +287,33 @@ int evict_perform(void) {
     used = used_memory(1);
     __atomic_store_n(&evicting, 0, __ATOMIC_RELEASE);
     return stuck && used > max ? EVICT_FAIL : EVICT_OK;
+}
+
+int evict_store_pressure(void) {
+    int policy = cfg.maxmemory_policy;
+    if (policy == POL_NOEVICTION || (objstore_cfg.memory <= 0 && objstore_cfg.small_memory <= 0)) return EVICT_OK;
+    int bits = strval_pressure();
+    if (!bits) return EVICT_OK;
+    if (__atomic_exchange_n(&evicting, 1, __ATOMIC_ACQUIRE)) return EVICT_OK;
+    int samples = cfg.maxmemory_samples > 0 ? cfg.maxmemory_samples : 5;
+    int64_t start = mono_us();
+    int rc = EVICT_OK;
+    empty_dbs = 0;
+    db_rdlock_keyspace();
+    while (bits) {
+        pressure_bits = bits;
+        size_t b = evict_one(policy, samples);
+        pressure_bits = 0;
+        if (!b) {
+            rc = EVICT_FAIL;
+            break;
+        }
+        if (mono_us() - start > EVICT_TIME_CAP_US) break;
+        bits = strval_pressure();
+    }
+    db_unlock_keyspace();
+    __atomic_store_n(&evicting, 0, __ATOMIC_RELEASE);
+    return rc;
 }
 
 void evict_family_shutdown(void) {

@@ -12,6 +12,12 @@ enum { EVICT_OK = 0, EVICT_FAIL = 1 };
  * policy may evict): denyoom commands are then refused with -OOM. */
 int evict_perform(void);
 
+/* Before a denyoom command, no locks held: when the object store's heads
+ * or small-object pools are exhausted, evict string keys of that kind by
+ * maxmemory-policy until there is room (nothing with noeviction).
+ * EVICT_FAIL when the policy found nothing to evict. */
+int evict_store_pressure(void);
+
 /* Used memory as eviction sees it: server_used_memory(), refreshed at most
  * once a millisecond (a refresh costs tens of microseconds). */
 uint64_t evict_used_memory(void);

@@ -492,6 +492,16 @@ int strval_fold(gobj *o) {
     return big_fold(b);
 }
 
+int strval_pressure(void) {
+    return (objstore_heads_exhausted() ? STRVAL_PRESSURE_HEADS : 0) |
+           (smallobj_exhausted(64 * 1024) ? STRVAL_PRESSURE_SMALL : 0);
+}
+
+int strval_pressure_relieves(const gobj *o, int bits) {
+    if (o->type != OBJ_STRING || o->enc == ENC_INT || !o->u.p) return 0;
+    return IS_BIG(o) ? (bits & STRVAL_PRESSURE_HEADS) != 0 : (bits & STRVAL_PRESSURE_SMALL) != 0;
+}
+
 void strval_stats(uint64_t *read_errors, uint64_t *write_errors) {
     *read_errors = __atomic_load_n(&tail_read_errors, __ATOMIC_RELAXED);
     *write_errors = tail_write_errors;

@@ -73,6 +73,15 @@ int strval_stream_open(const gobj *o, const char **head, size_t *headlen, size_t
 int strval_ram_parts(const gobj *o, const char **head, size_t *headlen, const char **tail, size_t *taillen);
 /* A failed tail read seen by a streamed reply (counted like the others). */
 void strval_count_read_error(void);
+/* The object store is (nearly) full where string values live: bit
+ * STRVAL_PRESSURE_HEADS when no head slot is left (--memory and every
+ * --sub-memory pool full), STRVAL_PRESSURE_SMALL when the small-object
+ * pools (--small-memory, --small-sub-memory) have under 64 KiB left.
+ * strval_pressure_relieves(o, bits): freeing o would help. */
+#define STRVAL_PRESSURE_HEADS 1
+#define STRVAL_PRESSURE_SMALL 2
+int strval_pressure(void);
+int strval_pressure_relieves(const gobj *o, int bits);
 /* Tail I/O errors seen (reads that came back zero-filled, writes refused). */
 void strval_stats(uint64_t *read_errors, uint64_t *write_errors);
 #endif

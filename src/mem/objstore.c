@@ -277,6 +277,15 @@ static int pool_grow(pool *p) {
     return 0;
 }
 
+int objstore_heads_exhausted(void) {
+    if (!__atomic_load_n(&inited, __ATOMIC_ACQUIRE)) return 0;
+    pthread_mutex_lock(&lock);
+    int full = npools > 0;
+    for (int i = 0; i < npools && full; i++) full = pools[i].fixed && pools[i].nfree == 0;
+    pthread_mutex_unlock(&lock);
+    return full;
+}
+
 int objstore_head_alloc(objhead *h) {
     objstore_ensure_init();
     pthread_mutex_lock(&lock);

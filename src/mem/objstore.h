@@ -51,6 +51,9 @@ typedef struct objhead {
 /* 0 ok, -1 when every pool is full. */
 int objstore_head_alloc(objhead *h);
 void objstore_head_free(objhead *h);
+/* Every pool has a fixed capacity (--memory) and no free head slot left:
+ * the next large object cannot be stored. */
+int objstore_heads_exhausted(void);
 
 /* A tail: in RAM (ram != NULL) or an SSD extent. */
 typedef struct objtail {

@@ -186,6 +186,20 @@ static smallrec **alloc_sized(size_t sz, int raw) {
     return c;
 }
 
+int smallobj_exhausted(size_t need) {
+    pthread_mutex_lock(&lock);
+    size_t room = st.free_bytes;
+    int bounded = nspools > 0;
+    for (int p = 0; p < nspools; p++) {
+        const spool *sp = &spools[p];
+        if (!sp->cap_bytes) bounded = 0;
+        else room += sp->cap_bytes - sp->nsegs * seg_sz;
+        if (sp->cur >= 0) room += seg_sz - segs[sp->cur].used;
+    }
+    pthread_mutex_unlock(&lock);
+    return bounded && room < need;
+}
+
 smallrec **smallobj_alloc(size_t cap) { return alloc_sized(rec_size(cap), 0); }
 size_t smallobj_record_size(const smallrec *r) { return size_of(r); }
 smallrec **smallobj_alloc_raw(size_t n) { return alloc_sized(raw_size(n), 1); }

@@ -39,6 +39,9 @@ int smallobj_add_pool(int node, size_t capacity);
 smallrec **smallobj_alloc(size_t cap);
 smallrec **smallobj_alloc_raw(size_t n);
 void smallobj_free(smallrec **h);
+/* Every pool has a capacity and fewer than need bytes are left in them
+ * (free records, unbumped room, unmapped capacity). */
+int smallobj_exhausted(size_t need);
 /* Bytes a record takes in the arena (header and padding included). */
 size_t smallobj_record_size(const smallrec *r);
 /* Move every live record toward the start of its segment and release the

@@ -274,6 +274,38 @@ start_server {tags {objstore} args {--small-memory 2M --small-sub-memory 2M --nu
     }
 }
 
+start_server {tags {objstore} args {--memory 2M --maxmemory-policy allkeys-lru}} {
+    test "objstore: a full head pool evicts large strings by maxmemory-policy" {
+        set v [string repeat x 262144]
+        r set small hello
+        r sadd aset a b c
+        for {set i 0} {$i < 12} {incr i} {
+            assert_equal OK [r set b$i $v$i]
+            after 5
+        }
+        set present 0
+        for {set i 0} {$i < 12} {incr i} { incr present [r exists b$i] }
+        assert_equal 8 $present
+        regexp {evicted_keys:([0-9]+)} [r info stats] -> ev
+        assert_equal 4 $ev
+        # Only large strings were evicted; the newest value is there.
+        assert_equal hello [r get small]
+        assert_equal 3 [r scard aset]
+        assert_equal "${v}11" [r get b11]
+    }
+}
+
+start_server {tags {objstore} args {--small-memory 2M --maxmemory-policy allkeys-random}} {
+    test "objstore: a full small-object pool evicts small strings by maxmemory-policy" {
+        set v [binary format c* [lmap x [lrepeat 1000 0] {expr {int(rand() * 256) - 128}}]]
+        for {set i 0} {$i < 3000} {incr i} { assert_equal OK [r set s$i $v$i] }
+        assert {[r dbsize] < 3000 && [r dbsize] > 1500}
+        regexp {evicted_keys:([0-9]+)} [r info stats] -> ev
+        assert_equal 3000 [expr {[r dbsize] + $ev}]
+        assert_equal "${v}2999" [r get s2999]
+    }
+}
+
 test "objstore: --small-sub-memory needs --small-memory" {
     set r [run_server_binary {--small-sub-memory 2M --numa 0 --port 0}]
     assert_match {*--small-sub-memory needs --small-memory*} [lindex $r 1]
