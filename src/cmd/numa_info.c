@@ -50,9 +50,10 @@ static void numa_info_section(info_buf *b) {
     smallobj_stats_get(&ss);
     info_addf(b,
               "objstore_small:segments=%zu,bytes=%zu,capacity=%zu,records=%zu,live_bytes=%zu,free_bytes=%zu,"
-              "alloc_failures=%llu,compactions=%llu\r\n",
+              "alloc_failures=%llu,compactions=%llu,moved=%llu,released=%llu\r\n",
               ss.segments, ss.seg_bytes, ss.capacity, ss.live_records, ss.live_bytes, ss.free_bytes,
-              (unsigned long long)ss.alloc_fail, (unsigned long long)ss.compactions);
+              (unsigned long long)ss.alloc_fail, (unsigned long long)ss.compactions, (unsigned long long)ss.moved,
+              (unsigned long long)ss.released);
     for (int i = 0; i < ss.npools; i++)
         info_addf(b, "objstore_small_pool%d:node=%d,segments=%zu,capacity=%zu\r\n", i, ss.pool[i].node,
                   ss.pool[i].segments, ss.pool[i].capacity);

@@ -4,7 +4,8 @@
  * bytes (plus a NUL unless allocated raw), rounded up to 16, so a 1 KiB
  * object costs about 1 KiB and a 20-byte one 32. Records live in segments
  * of --block bytes; a freed record goes to the free list of its exact size
- * class and is reused first. Owners never hold a record's address across
+ * class and is reused first; compaction empties sparse segments and gives
+ * them back. Owners never hold a record's address across
  * commands: they hold a handle (a stable cell in a handle table) whose
  * content is the record address, which is what lets smallobj_compact()
  * slide live records together and re-point the cells.
@@ -44,16 +45,21 @@ void smallobj_free(smallrec **h);
 int smallobj_exhausted(size_t need);
 /* Bytes a record takes in the arena (header and padding included). */
 size_t smallobj_record_size(const smallrec *r);
-/* Move every live record toward the start of its segment and release the
- * holes. Caller guarantees no thread holds a record address. Returns the
- * bytes reclaimed. */
+/* Compaction evacuates sparse segments (live records copied elsewhere,
+ * handles re-pointed, the segment unmapped). The caller guarantees that no
+ * thread reads a record meanwhile. smallobj_wants_compaction: a step would
+ * do something (cheap check); smallobj_compact_step: evacuate one segment,
+ * returns the bytes given back (0: nothing, or it could not finish);
+ * smallobj_compact: steps until nothing is left to do. */
+int smallobj_wants_compaction(void);
+size_t smallobj_compact_step(void);
 size_t smallobj_compact(void);
 
 typedef struct smallobj_stats {
     size_t segments, seg_bytes, capacity;
     size_t live_records, live_bytes;   /* record bytes incl. headers */
     size_t free_bytes;                 /* dead records on free lists */
-    uint64_t alloc_fail, compactions, moved;
+    uint64_t alloc_fail, compactions, moved, released;
     int npools;
     struct {
         int node;

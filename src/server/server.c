@@ -93,6 +93,13 @@ static void *cron_main(void *arg) {
         /* Active expiry: at most 25% of the period. */
         db_active_expire_cycle(250000 / hz);
         db_rehash_cycle();
+        /* Small-object compaction: one sparse segment per tick at most,
+         * with readers excluded (records move). */
+        if (smallobj_wants_compaction()) {
+            db_wrlock_keyspace();
+            smallobj_compact_step();
+            db_unlock_keyspace();
+        }
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         double dt = (double)(now.tv_sec - last.tv_sec) + (double)(now.tv_nsec - last.tv_nsec) / 1e9;

@@ -306,6 +306,29 @@ start_server {tags {objstore} args {--small-memory 2M --maxmemory-policy allkeys
     }
 }
 
+proc small_field {r name} {
+    regexp "objstore_small:\[^\r\n\]*$name=(\[0-9\]+)" [$r info goblin] -> v
+    return $v
+}
+
+start_server {tags {objstore}} {
+    test "objstore: sparse small-object segments are compacted and given back" {
+        set blob [binary format c* [lmap x [lrepeat 500 0] {expr {int(rand() * 256) - 128}}]]
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < 40000} {incr i} { $rd set v$i $i$blob }
+        for {set i 0} {$i < 40000} {incr i} { $rd read }
+        set before [small_field r segments]
+        assert {$before >= 9}
+        for {set i 0} {$i < 40000} {incr i} { if {$i % 10} { $rd del v$i } }
+        for {set i 0} {$i < 40000} {incr i} { if {$i % 10} { $rd read } }
+        wait_for_condition 100 50 {[small_field r segments] <= 3} else {
+            fail "segments: [small_field r segments] (was $before)"
+        }
+        assert {[small_field r released] > 0 && [small_field r moved] > 0}
+        for {set i 0} {$i < 40000} {incr i 10} { assert_equal $i$blob [r get v$i] }
+    }
+}
+
 test "objstore: --small-sub-memory needs --small-memory" {
     set r [run_server_binary {--small-sub-memory 2M --numa 0 --port 0}]
     assert_match {*--small-sub-memory needs --small-memory*} [lindex $r 1]
