@@ -83,23 +83,26 @@ build-release/hget-driver: benchmarks/hget_driver.c
 
 # ---------------------------------------------------------------------------
 # fuzz: libFuzzer targets (issue 10), appended by the security/robustness
-# engineer. Targets: the RESP parser (tests/fuzz/fuzz_resp.c), the config
-# file parser (fuzz_config.c) and the glob matcher (fuzz_glob.c), built with
+# engineer. Targets: every tests/fuzz/fuzz_<target>.c -- the RESP parser
+# (resp), the config file parser (config), the glob matcher (glob), the RDB
+# reader (rdb) -- built with
 # clang, -fsanitize=fuzzer,address,undefined, against the server objects
 # (no main, no jemalloc). `make fuzz` runs each for FUZZ_SECONDS (default
 # 60) from its committed seed corpus tests/fuzz/corpus/<target>; inputs it
 # finds go to build-fuzz/corpus/<target>, crashes to build-fuzz/crashes/.
 # A crash stops the run: fix it and add the input to the seed corpus.
+# `make test` runs tests/fuzz/run.sh (each target 15 s, counted per target)
+# and tests/soak/soak.py --duration 45; `make soak` is the full 150 s soak.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := resp config glob rdb
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -DGOBLIN_NO_JEMALLOC
 FUZZ_LIBS    := $(filter-out -ljemalloc,$(LIBS))
 FUZZ_OBJS    := $(SRC_LIB:%.c=build-fuzz/%.o)
 # config: its parse errors print to stderr; libFuzzer keeps its own output.
 FUZZ_OPTS_config := -close_fd_mask=2
 
-.PHONY: fuzz fuzz-build clean-fuzz
+.PHONY: fuzz fuzz-build fuzz-quick soak clean-fuzz
 
 build-fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -117,6 +120,12 @@ FUZZ_RUN = mkdir -p build-fuzz/corpus/$(1) && echo "=== fuzz-$(1): $(FUZZ_SECOND
 fuzz: fuzz-build
 	@mkdir -p build-fuzz/crashes
 	@$(foreach t,$(FUZZ_TARGETS),$(call FUZZ_RUN,$(t)) &&) true
+
+fuzz-quick:
+	@sh tests/fuzz/run.sh
+
+soak: release
+	python3 tests/soak/soak.py --server ./build-release/goblin-core
 
 clean-fuzz:
 	rm -rf build-fuzz

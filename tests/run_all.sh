@@ -1,7 +1,9 @@
 #!/bin/sh
 # The whole suite, as `make test` runs it. Each runner prints its own
 # "N passed, M failed" line; this script adds them up and ends with the total.
-# GOBLIN_TEST_QUICK=1 skips the sanitizer pass (for a fast local loop).
+# GOBLIN_TEST_QUICK=1 skips the sanitizer pass and the fuzzing (for a fast
+# local loop). Fuzzing: each libFuzzer target of tests/fuzz for FUZZ_SECONDS
+# (15); soak: tests/soak/soak.py for SOAK_SECONDS (45).
 cd "$(dirname "$0")/.." || exit 1
 JOBS=${JOBS:-2}
 # Randomized runners take this seed (printed, reproducible); set
@@ -50,8 +52,10 @@ run diff-objstore sh tests/diff/run.sh --server ./build-release/goblin-core --se
 run persist python3 tests/persist/test_persist.py
 run numa sh tests/numa/run.sh
 if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi
+run soak python3 tests/soak/soak.py --server ./build-release/goblin-core --duration "${SOAK_SECONDS:-45}" --seed "$SEED"
 
 if [ -z "$GOBLIN_TEST_QUICK" ]; then
+    run fuzz sh tests/fuzz/run.sh --seconds "${FUZZ_SECONDS:-15}" --seed "$SEED" --jobs "$JOBS"
     if make -j"$JOBS" asan build-asan/unit-tests >"$log_dir/asan-build.log" 2>&1; then
         run unit-asan ./build-asan/unit-tests
         ASAN_OPTIONS=detect_leaks=0 run tcl-asan tclsh tests/test_helper.tcl --server ./build-asan/goblin-core --tags -slow --seed "$SEED"

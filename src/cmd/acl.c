@@ -1193,14 +1193,14 @@ int acl_authenticate(client *c, const char *user, size_t ulen, const char *pass,
         return -1;
     }
     client_become(c, u);
-    c->flags |= CLIENT_AUTHENTICATED;
+    client_flag_on(c, CLIENT_AUTHENTICATED);
     return 0;
 }
 
 void acl_client_reset(client *c) {
     client_become(c, &default_user);
-    if (acl_new_client_authenticated()) c->flags |= CLIENT_AUTHENTICATED;
-    else c->flags &= ~(uint32_t)CLIENT_AUTHENTICATED;
+    if (acl_new_client_authenticated()) client_flag_on(c, CLIENT_AUTHENTICATED);
+    else client_flag_off(c, CLIENT_AUTHENTICATED);
 }
 
 void acl_client_gone(client *c) { user_unref(client_swap_user(c, NULL)); }
@@ -1476,6 +1476,23 @@ void acl_family_shutdown(void) {
 
 /* ---- The ACL command ------------------------------------------------------------ */
 
+
+/* A copy of a user's channel patterns, checked the way Redis's
+ * ACLCheckChannelAgainstList does: a channel against each glob, a
+ * PSUBSCRIBE pattern literally. */
+typedef struct chan_list {
+    char **v;
+    size_t n;
+} chan_list;
+
+static int chan_list_allows(void *arg, const char *name, size_t n, int is_pattern) {
+    const chan_list *l = arg;
+    for (size_t i = 0; i < l->n; i++) {
+        size_t pl = strlen(l->v[i]);
+        if (is_pattern ? (pl == n && memcmp(l->v[i], name, n) == 0) : glob_match(l->v[i], pl, name, n, 0)) return 1;
+    }
+    return 0;
+}
 static void aclSetuserCommand(client *c) {
     garg namearg = c->argv[2];
     const garg *name = &namearg;
@@ -1514,9 +1531,13 @@ static void aclSetuserCommand(client *c) {
         argv_free(&m);
         return;
     }
-    /* Pub/Sub clients of the user lose their connection when a channel they
-     * could use is no longer listed (allchannels or a superset keeps them). */
+    /* Redis 7.0's ACLKillPubsubClientsIfNeeded: when the new channel
+     * patterns (of all selectors) are not allchannels nor a superset of the
+     * old ones, the user's subscribers whose current subscriptions are no
+     * longer allowed lose their connection; the others stay. The new list
+     * is copied (up) to be checked after acl_lock is released. */
     int revoke = 0;
+    chan_list up = {0};
     if (u) {
         int all = 0;
         for (int i = 0; i < tmp.nsel; i++) all |= (tmp.sel[i].flags & SEL_ALLCHANNELS) != 0;
@@ -1530,6 +1551,14 @@ static void aclSetuserCommand(client *c) {
                 if (!found) revoke = 1;
             }
         }
+        if (revoke) {
+            for (int a = 0; a < tmp.nsel; a++) up.n += tmp.sel[a].nchans;
+            up.v = malloc(sizeof(char *) * (up.n ? up.n : 1));
+            if (!up.v) abort();
+            up.n = 0;
+            for (int a = 0; a < tmp.nsel; a++)
+                for (int b = 0; b < tmp.sel[a].nchans; b++) up.v[up.n++] = strdup(tmp.sel[a].chans[b]);
+        }
     } else {
         u = user_new(name->p, name->n);
         set_insert(u);
@@ -1541,7 +1570,12 @@ static void aclSetuserCommand(client *c) {
     user_temp_free(&tmp);
     argv_free(&m);
     if (revoke) {
-        client_kill_user(u, c, 1);
+        uint64_t *ids = NULL;
+        size_t n = pubsub_denied_clients(u, chan_list_allows, &up, &ids);
+        client_kill_user_ids(u, c, ids, n);
+        free(ids);
+        for (size_t i = 0; i < up.n; i++) free(up.v[i]);
+        free(up.v);
         user_unref(u);
     }
     reply_ok(c);

@@ -61,6 +61,15 @@ struct acl_user *client_swap_user(client *c, struct acl_user *u);
 /* Disconnect the clients authenticated as u (self after its reply); with
  * pubsub_only, those in Pub/Sub mode only. Returns how many. */
 long client_kill_user(const struct acl_user *u, client *self, int pubsub_only);
+/* Disconnect the clients of u whose id is in ids[0..n) (self after its
+ * reply). Returns how many. */
+long client_kill_user_ids(const struct acl_user *u, client *self, const uint64_t *ids, size_t n);
+/* In cmd/pubsub.c: the ids (malloc'd into *ids, count returned) of the
+ * clients of u holding a subscription that allowed() refuses; is_pattern
+ * is set for PSUBSCRIBE patterns. Runs under the Pub/Sub lock (allowed()
+ * must take no lock). */
+typedef int pubsub_allowed_fn(void *arg, const char *name, size_t n, int is_pattern);
+size_t pubsub_denied_clients(const struct acl_user *u, pubsub_allowed_fn *allowed, void *arg, uint64_t **ids);
 /* c's CLIENT LIST line without the newline (malloc'd). */
 char *client_info_dup(const client *c);
 #endif

@@ -79,7 +79,10 @@ void admin_alloc_stats_get(admin_alloc_stats *st) {
 #endif
 }
 
-static void clients_mem_cb(void *arg, client *c) { *(size_t *)arg += c->ocap + c->qbuf_len + c->qbuf_free; }
+/* c may run on another worker: ocap is read atomically (client.h). */
+static void clients_mem_cb(void *arg, client *c) {
+    *(size_t *)arg += __atomic_load_n(&c->ocap, __ATOMIC_RELAXED) + c->qbuf_len + c->qbuf_free;
+}
 
 size_t admin_clients_memory(void) {
     size_t total = 0;
@@ -179,7 +182,10 @@ static char *lowercase_dup(const char *s) {
 /* CONFIG SET name value [name value ...], all or nothing. As Redis does, the
  * names are checked first (unknown, immutable, given twice) and the first
  * problem is reported; then the values are set in order and, if one is
- * refused, the ones already set get their previous values back. */
+ * refused, the ones already set get their previous values back. The value
+ * of every sensitive parameter (requirepass, masterauth) is redacted for
+ * SLOWLOG and MONITOR whatever the outcome, as in Redis 7.0; the values are
+ * read through val[], taken before any redaction. */
 static void configSetCommand(client *c) {
     if (c->argc & 1) {
         reply_err_syntax(c);
@@ -188,7 +194,9 @@ static void configSetCommand(client *c) {
     int n = (c->argc - 2) / 2;
     char **lname = calloc((size_t)n, sizeof(char *));
     char **old = calloc((size_t)n, sizeof(char *));
-    if (!lname || !old) abort();
+    const char **val = calloc((size_t)n, sizeof(char *));
+    if (!lname || !old || !val) abort();
+    for (int i = 0; i < n; i++) val[i] = c->argv[3 + 2 * i].p;
     char err[600], why[512];
     err[0] = '\0';
     const char *unknown = NULL;
@@ -201,6 +209,7 @@ static void configSetCommand(client *c) {
             bad = 1;
             continue;
         }
+        if (config_is_sensitive(name)) cmd_redact_arg(c, 3 + 2 * i);
         if (bad) continue;
         lname[i] = lowercase_dup(name);
         old[i] = do_config_value(lname[i]);
@@ -223,7 +232,7 @@ static void configSetCommand(client *c) {
     }
     if (!bad) {
         for (int i = 0; i < n; i++) {
-            if (config_set(lname[i], c->argv[3 + 2 * i].p, why, sizeof(why)) == 0) continue;
+            if (config_set(lname[i], val[i], why, sizeof(why)) == 0) continue;
             snprintf(err, sizeof(err), "ERR %s", why);
             for (int j = 0; j < i; j++) {
                 char ignored[256];
@@ -243,6 +252,7 @@ static void configSetCommand(client *c) {
     }
     free(lname);
     free(old);
+    free(val);
 }
 
 static void reset_cmd_stats(cmd_def *d) {
@@ -391,7 +401,7 @@ static void shutdownCommand(client *c) {
         return;
     }
     /* No reply: the connection closes, as with Redis. */
-    c->flags |= CLIENT_CLOSE_ASAP;
+    client_flag_on(c, CLIENT_CLOSE_ASAP);
     net_request_shutdown();
 }
 

@@ -661,7 +661,7 @@ void debugCommand(client *c) {
         debug_object(c);
     } else if (c->argc == 3 && arg_is(sub, "set-active-expire")) {
         int on = atoi(c->argv[2].p);
-        db_active_expire_enabled = on;
+        __atomic_store_n(&db_active_expire_enabled, on, __ATOMIC_RELAXED); /* read by the cron thread */
         cfg.active_expire = on;
         reply_ok(c);
     } else if (c->argc == 3 && arg_is(sub, "protocol")) {

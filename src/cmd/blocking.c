@@ -207,7 +207,7 @@ void block_on_keys(client *c, const garg *keys, int nkeys, int64_t deadline) {
     __atomic_fetch_add(&nblocked, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&block_lock);
     c->bstate = b;
-    c->flags |= CLIENT_BLOCKED;
+    client_flag_on(c, CLIENT_BLOCKED);
     net_client_timer(c, deadline, on_timeout);
 }
 
@@ -220,7 +220,7 @@ static void finish_block(client *c) {
     __atomic_fetch_sub(&nblocked, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&block_lock);
     c->bstate = NULL;
-    c->flags &= ~(uint32_t)CLIENT_BLOCKED;
+    client_flag_off(c, CLIENT_BLOCKED);
     net_client_timer(c, 0, NULL);
     bstate_free(b);
 }
@@ -267,13 +267,13 @@ static void retry_in_worker(void *arg) {
     b->retrying = 1;
     b->reblocked = 0;
     int saved_db = c->db;
-    c->db = b->db;
+    __atomic_store_n(&c->db, b->db, __ATOMIC_RELAXED);
     c->argc = b->argc;
     c->argv = b->argv;
     cmd_execute(c);
     c->argc = 0;
     c->argv = NULL;
-    c->db = saved_db;
+    __atomic_store_n(&c->db, saved_db, __ATOMIC_RELAXED);
     b->retrying = 0;
     if (b->reblocked) return;
     /* Served: give the next waiter of each key a turn. */

@@ -58,8 +58,11 @@ typedef struct client {
     uint64_t user;           /* index of the authenticated user */
     const struct cmd_def *cur, *last;
     uint64_t commands_processed;
-    /* Queued transaction (MULTI); owned by cmd/multi.c. */
+    /* Queued transaction (MULTI); owned by cmd/multi.c. cas_dirty: a
+     * watched key changed (set by any thread under watch_lock, relaxed
+     * atomics; kept out of flags, which the owner updates plainly in net/). */
     void *mstate;
+    int cas_dirty;
     /* Blocking state (BLPOP & co); owned by cmd/blocking.c. */
     void *bstate;
     /* Pub/Sub subscriptions; owned by cmd/pubsub.c. */
@@ -74,5 +77,14 @@ typedef struct client {
      * under it); kept by net/. */
     int64_t obuf_soft_since_ms;
 } client;
+
+/* Cross-thread reads of a client (CLIENT LIST/KILL, INFO clients, ACL
+ * kills) happen under the registry lock while the owner keeps running, so
+ * the fields they read are written with relaxed atomics by the command
+ * layer: flags through these helpers, db/resp/cur/last with
+ * __atomic_store_n. The owner may read its own fields plainly. */
+static inline void client_flag_on(client *c, uint32_t f) { __atomic_fetch_or(&c->flags, f, __ATOMIC_RELAXED); }
+static inline void client_flag_off(client *c, uint32_t f) { __atomic_fetch_and(&c->flags, ~f, __ATOMIC_RELAXED); }
+static inline uint32_t client_flags_peek(const client *c) { return __atomic_load_n(&c->flags, __ATOMIC_RELAXED); }
 
 #endif

@@ -40,14 +40,14 @@ void client_set_name(client *c, const char *p, size_t n) {
 void client_reset_state(client *c) {
     extern void multi_discard_state(client * c) __attribute__((weak));
     if (multi_discard_state) multi_discard_state(c);
-    c->db = 0;
-    c->resp = 2;
-    c->flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT |
-                            CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
+    __atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
+    client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT |
+                           CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
     if (c->flags & CLIENT_MONITOR) {
         extern void cmd_client_gone(client * c);
         cmd_client_gone(c);
-        c->flags &= ~(uint32_t)CLIENT_MONITOR;
+        client_flag_off(c, CLIENT_MONITOR);
     }
     client_set_name(c, NULL, 0);
     block_forget_client(c);
@@ -138,24 +138,27 @@ static void monitorCommand(client *c) {
     }
     monitors[nmonitors++] = c;
     pthread_mutex_unlock(&monitor_lock);
-    c->flags |= CLIENT_MONITOR;
+    client_flag_on(c, CLIENT_MONITOR);
     cmd_set_monitor_hook(monitor_feed);
     reply_ok(c);
 }
 
 static const char *client_type(const client *c) {
-    return (c->flags & CLIENT_PUBSUB) ? "pubsub" : "normal";
+    return (client_flags_peek(c) & CLIENT_PUBSUB) ? "pubsub" : "normal";
 }
 
+/* The client may belong to another worker: its fields are read with
+ * relaxed atomic loads (see client.h). */
 static void flags_str(const client *c, char *out) {
     char *p = out;
-    if (c->flags & CLIENT_MONITOR) *p++ = 'O';
-    if (c->flags & CLIENT_MULTI) *p++ = 'x';
-    if (c->flags & CLIENT_BLOCKED) *p++ = 'b';
-    if (c->flags & CLIENT_DIRTY_CAS) *p++ = 'd';
-    if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
-    if (c->flags & CLIENT_CLOSE_ASAP) *p++ = 'A';
-    if (c->flags & CLIENT_NO_EVICT) *p++ = 'e';
+    uint32_t f = client_flags_peek(c);
+    if (f & CLIENT_MONITOR) *p++ = 'O';
+    if (f & CLIENT_MULTI) *p++ = 'x';
+    if (f & CLIENT_BLOCKED) *p++ = 'b';
+    if (__atomic_load_n(&c->cas_dirty, __ATOMIC_RELAXED)) *p++ = 'd';
+    if (f & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
+    if (f & CLIENT_CLOSE_ASAP) *p++ = 'A';
+    if (f & CLIENT_NO_EVICT) *p++ = 'e';
     if (p == out) *p++ = 'N';
     *p = '\0';
 }
@@ -164,18 +167,25 @@ static size_t client_info_line(const client *c, char *buf, size_t cap) {
     char fl[16];
     flags_str(c, fl);
     int64_t now = wall_ms();
-    const char *cmd = c->last ? c->last->fullname : "NULL";
-    if (c->cur && c->cur->fullname) cmd = c->cur->fullname;
+    const struct cmd_def *last = __atomic_load_n(&c->last, __ATOMIC_RELAXED);
+    const struct cmd_def *cur = __atomic_load_n(&c->cur, __ATOMIC_RELAXED);
+    const char *cmd = last ? last->fullname : "NULL";
+    if (cur && cur->fullname) cmd = cur->fullname;
+    uint32_t f = client_flags_peek(c);
+    size_t olen = __atomic_load_n(&c->olen, __ATOMIC_RELAXED), osent = __atomic_load_n(&c->osent, __ATOMIC_RELAXED);
+    size_t ocap = __atomic_load_n(&c->ocap, __ATOMIC_RELAXED);
     return (size_t)snprintf(
         buf, cap,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
         "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=0 omem=0 "
         "tot-mem=%zu events=r cmd=%s user=%s redir=-1 resp=%d\n",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
-        (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000), fl, c->db,
-        (c->flags & CLIENT_MULTI) ? 0 : -1, c->qbuf_len, c->qbuf_free, c->qbuf_len + c->qbuf_free,
-        c->qbuf_len + c->qbuf_free, c->olen - c->osent, c->ocap + c->qbuf_len + c->qbuf_free + sizeof(client), cmd,
-        acl_user_name(acl_client_user(c)), c->resp);
+        (long long)((now - c->ctime_ms) / 1000),
+        (long long)((now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000), fl,
+        __atomic_load_n(&c->db, __ATOMIC_RELAXED), (f & CLIENT_MULTI) ? 0 : -1, c->qbuf_len, c->qbuf_free,
+        c->qbuf_len + c->qbuf_free, c->qbuf_len + c->qbuf_free, olen > osent ? olen - osent : 0,
+        ocap + c->qbuf_len + c->qbuf_free + sizeof(client), cmd, acl_user_name(acl_client_user(c)),
+        __atomic_load_n(&c->resp, __ATOMIC_RELAXED));
 }
 
 char *client_info_dup(const client *c) {
@@ -205,7 +215,7 @@ static void kill_user_one(void *arg, client *c) {
     kill_user_ctx *k = arg;
     if (acl_client_user(c) != k->u) return;
     if (k->pubsub_only && !(__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & CLIENT_PUBSUB)) return;
-    if (c == k->self) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    if (c == k->self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
     else net_client_kill(c);
     k->killed++;
 }
@@ -214,6 +224,34 @@ long client_kill_user(const struct acl_user *u, client *self, int pubsub_only) {
     kill_user_ctx k = {u, self, pubsub_only, 0};
     net_registry_lock();
     net_clients_each(kill_user_one, &k);
+    net_registry_unlock();
+    return k.killed;
+}
+
+typedef struct kill_ids_ctx {
+    const struct acl_user *u;
+    client *self;
+    const uint64_t *ids;
+    size_t n;
+    long killed;
+} kill_ids_ctx;
+
+static void kill_ids_one(void *arg, client *c) {
+    kill_ids_ctx *k = arg;
+    if (acl_client_user(c) != k->u) return;
+    size_t i = 0;
+    while (i < k->n && k->ids[i] != c->id) i++;
+    if (i == k->n) return;
+    if (c == k->self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
+    else net_client_kill(c);
+    k->killed++;
+}
+
+long client_kill_user_ids(const struct acl_user *u, client *self, const uint64_t *ids, size_t n) {
+    if (!n) return 0;
+    kill_ids_ctx k = {u, self, ids, n, 0};
+    net_registry_lock();
+    net_clients_each(kill_ids_one, &k);
     net_registry_unlock();
     return k.killed;
 }
@@ -329,7 +367,7 @@ static void kill_one(void *arg, client *c) {
     if (k->id && k->id != c->id) return;
     if (k->maxage && (wall_ms() - c->ctime_ms) / 1000 < k->maxage) return;
     if (c == k->self && k->skipme) return;
-    if (c == k->self) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    if (c == k->self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
     else net_client_kill(c);
     k->killed++;
 }
@@ -420,20 +458,20 @@ static void clientUnpauseCommand(client *c) {
 
 static void clientReplyCommand(client *c) {
     if (arg_is(&c->argv[2], "on")) {
-        c->flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT);
+        client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT);
         reply_ok(c);
     } else if (arg_is(&c->argv[2], "off")) {
-        c->flags |= CLIENT_REPLY_OFF;
+        client_flag_on(c, CLIENT_REPLY_OFF);
     } else if (arg_is(&c->argv[2], "skip")) {
-        if (!(c->flags & CLIENT_REPLY_OFF)) c->flags |= CLIENT_REPLY_SKIP_NEXT;
+        if (!(c->flags & CLIENT_REPLY_OFF)) client_flag_on(c, CLIENT_REPLY_SKIP_NEXT);
     } else {
         reply_err_syntax(c);
     }
 }
 
 static void clientNoEvictCommand(client *c) {
-    if (arg_is(&c->argv[2], "on")) c->flags |= CLIENT_NO_EVICT;
-    else if (arg_is(&c->argv[2], "off")) c->flags &= ~(uint32_t)CLIENT_NO_EVICT;
+    if (arg_is(&c->argv[2], "on")) client_flag_on(c, CLIENT_NO_EVICT);
+    else if (arg_is(&c->argv[2], "off")) client_flag_off(c, CLIENT_NO_EVICT);
     else {
         reply_err_syntax(c);
         return;

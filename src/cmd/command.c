@@ -297,7 +297,7 @@ static void unlock_for(client *c, int mode, uint64_t mask) {
 
 void cmd_call(client *c, const cmd_def *cmd) {
     int mode;
-    c->cur = cmd;
+    __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
     c->cmd_failed = 0;
     if (c->flags & CLIENT_IN_EXEC) {
         /* Queued commands are checked again: the rules may have changed. */
@@ -323,7 +323,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     __atomic_fetch_add(&d->usec, (uint64_t)dur, __ATOMIC_RELAXED);
     if (c->cmd_failed) __atomic_fetch_add(&d->failed, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&cmd_stat_numcommands, 1, __ATOMIC_RELAXED);
-    c->last = cmd;
+    __atomic_store_n(&c->last, cmd, __ATOMIC_RELAXED);
     c->commands_processed++;
     if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
     latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
@@ -365,6 +365,7 @@ static void reject(client *c, const cmd_def *cmd) {
 }
 
 void multi_discard_state(client *c) __attribute__((weak));
+uint32_t multi_queued_flags(const client *c) __attribute__((weak));
 
 /* Redis's rejectCommand: the error, counted as rejected, and a transaction
  * in progress marked dirty; a rejected EXEC discards it ("EXECABORT"). */
@@ -376,7 +377,7 @@ static void reject_with(client *c, const cmd_def *cmd, const char *err) {
         return;
     }
     reply_error(c, err);
-    if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+    if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
 }
 
 /* Hook points filled by later families; NULL until then. */
@@ -386,7 +387,7 @@ void cmd_execute(client *c) {
     if (c->argc == 0) return;
     const cmd_def *cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
     if (cmd && cmd->parent) cmd = NULL; /* "config|get" is not a command name */
-    c->cur = NULL;
+    __atomic_store_n(&c->cur, NULL, __ATOMIC_RELAXED);
     if (!cmd) {
         char args[512];
         size_t len = 0;
@@ -398,16 +399,16 @@ void cmd_execute(client *c) {
             if (len >= sizeof(args)) len = sizeof(args) - 1;
         }
         reply_errorf(c, "ERR unknown command '%.128s', with args beginning with: %s", c->argv[0].p, args);
-        if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+        if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
         return;
     }
     /* A container with its own handler (COMMAND) runs it when called bare. */
     if (cmd->subs && !(c->argc == 1 && cmd->proc)) {
-        c->cur = cmd;
+        __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
         if (c->argc < 2) {
             reply_err_arity(c);
             reject(c, cmd);
-            if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+            if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
             return;
         }
         const cmd_def *sub = cmd_lookup_full(c->argv, c->argc);
@@ -419,12 +420,12 @@ void cmd_execute(client *c) {
             up[i] = '\0';
             reply_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", c->argv[1].p, up);
             reject(c, cmd);
-            if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+            if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
             return;
         }
         cmd = sub;
     }
-    c->cur = cmd;
+    __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
     if ((cmd->arity > 0 && c->argc != cmd->arity) || (c->argc < -cmd->arity)) {
         if (strcmp(cmd->fullname, "exec") == 0) {
             reject_with(c, cmd, "wrong number of arguments for 'exec' command");
@@ -432,7 +433,7 @@ void cmd_execute(client *c) {
         }
         reply_err_arity(c);
         reject(c, cmd);
-        if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+        if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
         return;
     }
     if (acl_auth_required(c) && !(cmd->flags & CMDF_NO_AUTH)) {
@@ -447,11 +448,15 @@ void cmd_execute(client *c) {
     if (cmd->flags & CMDF_DENYOOM) evict_store_pressure();
     if (cfg.maxmemory > 0 && evict_perform() == EVICT_FAIL) {
         /* Over maxmemory with nothing to evict: refuse what would grow it,
-         * and any queuing inside MULTI (but EXEC, DISCARD, QUIT, RESET). */
+         * any queuing inside MULTI (but EXEC, DISCARD, QUIT, RESET), and an
+         * EXEC whose queue holds a denyoom command (reject_with turns that
+         * into "EXECABORT Transaction discarded because of: OOM ..."). */
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;
         int queuing = (c->flags & CLIENT_MULTI) && strcmp(n, "exec") && strcmp(n, "discard") && strcmp(n, "quit") &&
                       strcmp(n, "reset");
-        if ((cmd->flags & CMDF_DENYOOM) || queuing) {
+        int exec_denyoom = (c->flags & CLIENT_MULTI) && !strcmp(n, "exec") && multi_queued_flags &&
+                           (multi_queued_flags(c) & CMDF_DENYOOM);
+        if ((cmd->flags & CMDF_DENYOOM) || queuing || exec_denyoom) {
             reject_with(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
             return;
         }
@@ -459,7 +464,7 @@ void cmd_execute(client *c) {
     if (!(cmd->flags & CMDF_LOADING) && persist_loading()) {
         reply_error(c, "LOADING Redis is loading the dataset in memory");
         reject(c, cmd);
-        if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+        if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
         return;
     }
     if ((c->flags & CLIENT_PUBSUB) && c->resp == 2) {
@@ -474,7 +479,7 @@ void cmd_execute(client *c) {
                          "allowed in this context",
                          cmd->fullname);
             reject(c, cmd);
-            if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+            if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
             return;
         }
     }

@@ -31,9 +31,9 @@ static void echoCommand(client *c) { reply_bulk(c, c->argv[1].p, c->argv[1].n); 
 
 static void quitCommand(client *c) {
     /* Redis 7.0 replies +OK even with CLIENT REPLY OFF. */
-    c->flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+    client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
     reply_ok(c);
-    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
 }
 
 static void selectCommand(client *c) {
@@ -45,7 +45,7 @@ static void selectCommand(client *c) {
         reply_error(c, "ERR DB index is out of range");
         return;
     }
-    c->db = (int)id;
+    __atomic_store_n(&c->db, (int)id, __ATOMIC_RELAXED);
     reply_ok(c);
 }
 
@@ -123,7 +123,7 @@ static void helloCommand(client *c) {
                        "RESP protocol version at the same time");
         return;
     }
-    if (ver) c->resp = (int)ver;
+    if (ver) __atomic_store_n(&c->resp, (int)ver, __ATOMIC_RELAXED);
     reply_map(c, 7);
     reply_bulk_cstr(c, "server");
     reply_bulk_cstr(c, "redis");

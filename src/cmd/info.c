@@ -77,6 +77,7 @@ static void info_server(info_buf *b) {
     gettimeofday(&tv, NULL);
     long long now_us = (long long)tv.tv_sec * 1000000 + tv.tv_usec;
     long long uptime = (now_us / 1000 - srv.start_ms) / 1000;
+    int hz = __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED); /* CONFIG SET hz on another thread */
     info_addf(b,
               "# Server\r\n"
               "redis_version:%s\r\n"
@@ -109,7 +110,7 @@ static void info_server(info_buf *b) {
 #else
               0, 0, 0,
 #endif
-              (long)getpid(), srv.run_id, cfg.port, now_us, uptime, uptime / 86400, cfg.hz, cfg.hz,
+              (long)getpid(), srv.run_id, cfg.port, now_us, uptime, uptime / 86400, hz, hz,
               (unsigned)(tv.tv_sec & 0xffffff), srv.executable, cfg.config_file ? cfg.config_file : "");
 }
 
@@ -120,10 +121,12 @@ typedef struct clients_acc {
 
 static void clients_cb(void *arg, client *c) {
     clients_acc *a = arg;
+    /* c may run on another worker: relaxed atomic loads (client.h). */
     size_t in = c->qbuf_len + c->qbuf_free;
     if (in > a->max_in) a->max_in = in;
-    if (c->obuf_peak > a->max_out) a->max_out = c->obuf_peak;
-    if (c->flags & CLIENT_BLOCKED) a->blocked++;
+    size_t peak = __atomic_load_n(&c->obuf_peak, __ATOMIC_RELAXED);
+    if (peak > a->max_out) a->max_out = peak;
+    if (client_flags_peek(c) & CLIENT_BLOCKED) a->blocked++;
 }
 
 static void info_clients(info_buf *b) {

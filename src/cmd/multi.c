@@ -8,7 +8,7 @@
  * WATCH: a global table (db index, key) -> watching clients, guarded by
  * watch_lock (a leaf lock: taken under shard locks, never the reverse).
  * Every modification path calls cmd_key_modified(), which marks the
- * watchers CLIENT_DIRTY_CAS; whole-db changes (FLUSHDB, FLUSHALL, SWAPDB)
+ * watchers' cas_dirty (an atomic word apart from flags); whole-db changes (FLUSHDB, FLUSHALL, SWAPDB)
  * pass key == NULL. Expiry reaches it through the db layer's hook. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -91,7 +91,7 @@ static void unwatch_all(client *c) {
                 w->clients[j] = w->clients[--w->nclients];
                 break;
             }
-        nwatching--;
+        __atomic_fetch_sub(&nwatching, 1, __ATOMIC_RELAXED); /* peeked unlocked by multi_touch */
         if (!w->nclients) {
             wref r = {w->db, w->key, w->klen};
             void *slot = swiss_find(&watch_tab, wk_hash(w->db, w->key, w->klen), &r);
@@ -101,8 +101,19 @@ static void unwatch_all(client *c) {
         }
     }
     m->nwatched = 0;
+    __atomic_store_n(&c->cas_dirty, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&watch_lock);
-    c->flags &= ~(uint32_t)CLIENT_DIRTY_CAS;
+}
+
+/* The union of the flags of the queued commands (Redis's mstate.cmd_flags):
+ * the dispatcher refuses an EXEC holding a denyoom command when out of
+ * memory, as Redis 7.0 does. */
+uint32_t multi_queued_flags(const client *c) {
+    const mstate *m = c->mstate;
+    uint32_t f = 0;
+    if (m)
+        for (int i = 0; i < m->n; i++) f |= m->cmds[i].cmd->flags;
+    return f;
 }
 
 /* Also called by RESET and when the client goes away (weak hook). */
@@ -111,7 +122,7 @@ void multi_discard_state(client *c) {
     if (!m) return;
     free_queue(m);
     unwatch_all(c);
-    c->flags &= ~(uint32_t)(CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
+    client_flag_off(c, CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
     free(m->cmds);
     free(m->watched);
     free(m);
@@ -119,7 +130,8 @@ void multi_discard_state(client *c) {
 }
 
 static void mark_dirty_locked(wkey *w) {
-    for (int j = 0; j < w->nclients; j++) __atomic_fetch_or(&w->clients[j]->flags, CLIENT_DIRTY_CAS, __ATOMIC_RELAXED);
+    /* The watchers run on other workers: cas_dirty, not flags (see client.h). */
+    for (int j = 0; j < w->nclients; j++) __atomic_store_n(&w->clients[j]->cas_dirty, 1, __ATOMIC_RELAXED);
 }
 
 typedef struct all_ctx {
@@ -155,7 +167,7 @@ static int multi_queue(client *c, const cmd_def *cmd) {
         return 0;
     if (cmd->flags & CMDF_NO_MULTI) {
         reply_error(c, "ERR Command not allowed inside a transaction");
-        c->flags |= CLIENT_DIRTY_EXEC;
+        client_flag_on(c, CLIENT_DIRTY_EXEC);
         return 1;
     }
     mstate *m = ms_get(c);
@@ -182,7 +194,7 @@ static void multiCommand(client *c) {
         return;
     }
     ms_get(c);
-    c->flags |= CLIENT_MULTI;
+    client_flag_on(c, CLIENT_MULTI);
     reply_ok(c);
 }
 
@@ -222,7 +234,9 @@ static void execCommand(client *c) {
         return;
     }
     db_wrlock_keyspace();
-    if ((c->flags & CLIENT_DIRTY_CAS) || watched_key_expired(c)) {
+    /* Writers dirty us under the keyspace read lock: holding the write
+     * lock, every earlier modification is visible. */
+    if (__atomic_load_n(&c->cas_dirty, __ATOMIC_RELAXED) || watched_key_expired(c)) {
         db_unlock_keyspace();
         reply_null_array(c);
         multi_discard_state(c);
@@ -233,18 +247,18 @@ static void execCommand(client *c) {
     int argc = c->argc;
     garg *argv = c->argv;
     const cmd_def *self = c->cur;
-    c->flags &= ~(uint32_t)CLIENT_MULTI;
-    c->flags |= CLIENT_IN_EXEC;
+    client_flag_off(c, CLIENT_MULTI);
+    client_flag_on(c, CLIENT_IN_EXEC);
     reply_array(c, m->n);
     for (int i = 0; i < m->n; i++) {
         c->argc = m->cmds[i].argc;
         c->argv = m->cmds[i].argv;
         cmd_call(c, m->cmds[i].cmd);
     }
-    c->flags &= ~(uint32_t)CLIENT_IN_EXEC;
+    client_flag_off(c, CLIENT_IN_EXEC);
     c->argc = argc;
     c->argv = argv;
-    c->cur = self;
+    __atomic_store_n(&c->cur, self, __ATOMIC_RELAXED);
     c->cmd_failed = 0;
     db_unlock_keyspace();
     multi_discard_state(c);
@@ -283,7 +297,7 @@ static void watchCommand(client *c) {
             w->clients = realloc(w->clients, sizeof(client *) * (size_t)w->cap);
         }
         w->clients[w->nclients++] = c;
-        nwatching++;
+        __atomic_fetch_add(&nwatching, 1, __ATOMIC_RELAXED);
         if (m->nwatched == m->capwatched) {
             m->capwatched = m->capwatched ? m->capwatched * 2 : 4;
             m->watched = realloc(m->watched, sizeof(wkey *) * (size_t)m->capwatched);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/acl.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
@@ -81,8 +82,8 @@ static int ps_count(const client *c) {
 
 static void update_flag(client *c) {
     const pstate *p = c->pstate;
-    if (p && (p->nchans + p->npats + p->nschans) > 0) c->flags |= CLIENT_PUBSUB;
-    else c->flags &= ~(uint32_t)CLIENT_PUBSUB;
+    if (p && (p->nchans + p->npats + p->nschans) > 0) client_flag_on(c, CLIENT_PUBSUB);
+    else client_flag_off(c, CLIENT_PUBSUB);
 }
 
 /* Name list helpers (per-client). */
@@ -292,6 +293,57 @@ static void punsubscribeCommand(client *c) {
     }
 }
 
+/* ACL SETUSER changed u's channels: collect u's clients with a subscription
+ * no longer allowed (Redis's ACLKillPubsubClientsIfNeeded). Subscribers
+ * are found from the channel tables, so no other client's state is read. */
+typedef struct denied_ctx {
+    const struct acl_user *u;
+    pubsub_allowed_fn *allowed;
+    void *arg;
+    uint64_t *ids;
+    size_t n, cap;
+} denied_ctx;
+
+static void denied_add(denied_ctx *d, const client *c) {
+    for (size_t i = 0; i < d->n; i++)
+        if (d->ids[i] == c->id) return;
+    if (d->n == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 8;
+        d->ids = realloc(d->ids, sizeof(uint64_t) * d->cap);
+        if (!d->ids) abort();
+    }
+    d->ids[d->n++] = c->id;
+}
+
+static void denied_scan_table(denied_ctx *d, swiss *tab) {
+    swiss_iter it;
+    swiss_iter_init(&it, tab);
+    void *slot;
+    while ((slot = swiss_iter_next(&it))) {
+        const chan *ch = *(chan **)slot;
+        int verdict = -1; /* evaluated once per channel, when a client of u is on it */
+        for (int i = 0; i < ch->nsubs; i++) {
+            if (acl_client_user(ch->subs[i]) != d->u) continue;
+            if (verdict < 0) verdict = d->allowed(d->arg, ch->name, ch->n, 0);
+            if (!verdict) denied_add(d, ch->subs[i]);
+        }
+    }
+    swiss_iter_done(&it);
+}
+
+size_t pubsub_denied_clients(const struct acl_user *u, pubsub_allowed_fn *allowed, void *arg, uint64_t **ids) {
+    denied_ctx d = {u, allowed, arg, NULL, 0, 0};
+    pthread_mutex_lock(&pubsub_lock);
+    denied_scan_table(&d, &channels);
+    denied_scan_table(&d, &shard_channels);
+    for (int i = 0; i < npatterns; i++)
+        if (acl_client_user(patterns[i].c) == u && !allowed(arg, patterns[i].pat, patterns[i].n, 1))
+            denied_add(&d, patterns[i].c);
+    pthread_mutex_unlock(&pubsub_lock);
+    *ids = d.ids;
+    return d.n;
+}
+
 /* Message encodings, built lazily for each protocol version. */
 typedef struct msgbuf {
     char *b[2];
@@ -335,9 +387,9 @@ static const char *msg_for(msgbuf *m, int resp, const char *kind, const char *pa
 static void deliver(client *self, client *to, const char *p, size_t n) {
     if (to == self) {
         uint32_t saved = to->flags;
-        to->flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+        client_flag_off(to, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
         reply_raw(to, p, n);
-        to->flags = saved;
+        __atomic_store_n(&to->flags, saved, __ATOMIC_RELAXED);
     } else {
         net_client_send_async(to, p, n);
     }
@@ -492,7 +544,7 @@ void pubsub_client_gone(client *c) {
     free(ps->schanl);
     free(ps);
     c->pstate = NULL;
-    c->flags &= ~(uint32_t)CLIENT_PUBSUB;
+    client_flag_off(c, CLIENT_PUBSUB);
 }
 
 /* ---- keyspace notifications ---- */

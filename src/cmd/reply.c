@@ -22,7 +22,10 @@ static void obuf_reserve(client *c, size_t extra) {
     if (c->olen + extra <= c->ocap) return;
     /* Sent bytes at the front can be dropped first. */
     if (c->osent && c->osent == c->olen) {
-        c->olen = c->osent = 0;
+        /* olen/ocap/obuf_peak: relaxed atomic stores, CLIENT LIST and INFO
+         * read them from other threads (client.h). */
+        __atomic_store_n(&c->olen, 0, __ATOMIC_RELAXED);
+        c->osent = 0;
         if (extra <= c->ocap) return;
     }
     size_t cap = c->ocap ? c->ocap : 1024;
@@ -30,15 +33,15 @@ static void obuf_reserve(client *c, size_t extra) {
     char *nb = realloc(c->obuf, cap);
     if (!nb) abort();
     c->obuf = nb;
-    c->ocap = cap;
+    __atomic_store_n(&c->ocap, cap, __ATOMIC_RELAXED);
 }
 
 void reply_raw(client *c, const char *p, size_t n) {
     if (reply_muted(c)) return;
     obuf_reserve(c, n);
     memcpy(c->obuf + c->olen, p, n);
-    c->olen += n;
-    if (c->olen - c->osent > c->obuf_peak) c->obuf_peak = c->olen - c->osent;
+    __atomic_store_n(&c->olen, c->olen + n, __ATOMIC_RELAXED);
+    if (c->olen - c->osent > c->obuf_peak) __atomic_store_n(&c->obuf_peak, c->olen - c->osent, __ATOMIC_RELAXED);
 }
 
 static void reply_hdr(client *c, char type, long long n) {
@@ -263,7 +266,7 @@ static void defer_set(client *c, size_t h, char type, long long n) {
     assert(h >= c->osent && h <= c->olen);
     memmove(c->obuf + h + hl, c->obuf + h, c->olen - h);
     memcpy(c->obuf + h, buf, hl);
-    c->olen += hl;
+    __atomic_store_n(&c->olen, c->olen + hl, __ATOMIC_RELAXED);
 }
 
 void reply_defer_array(client *c, size_t h, long n) { defer_set(c, h, '*', n); }

@@ -86,7 +86,7 @@ static void load_done(void *arg) {
     load_job *j = arg;
     client *c = net_worker_find_client(j->wid, j->id);
     if (c && (c->flags & CLIENT_BLOCKED) && !c->bstate) {
-        c->flags &= ~(uint32_t)CLIENT_BLOCKED;
+        client_flag_off(c, CLIENT_BLOCKED);
         load_reply(c, j);
         net_client_resume(c);
     }
@@ -125,11 +125,11 @@ static void loadCommand(client *c) {
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     int async = !(c->flags & (CLIENT_MULTI | CLIENT_IN_EXEC)) && !db_keyspace_write_held();
     if (async) {
-        c->flags |= CLIENT_BLOCKED;
+        client_flag_on(c, CLIENT_BLOCKED);
         __atomic_fetch_add(&load_inflight, 1, __ATOMIC_ACQUIRE);
         if (pthread_create(&t, &at, load_thread, j) != 0) {
             __atomic_fetch_sub(&load_inflight, 1, __ATOMIC_RELEASE);
-            c->flags &= ~(uint32_t)CLIENT_BLOCKED;
+            client_flag_off(c, CLIENT_BLOCKED);
             async = 0;
         }
     }

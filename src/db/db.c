@@ -144,7 +144,11 @@ static inline shard *shard_for(gdb *db, uint64_t h) { return &db->shards[db_shar
 static void vol_remove(shard *sh, dbentry *e) {
     if (e->vidx == UINT32_MAX) return;
     assert(e->vidx < sh->nvol && sh->vol[e->vidx] == e);
-    dbentry *last = sh->vol[--sh->nvol];
+    size_t n = sh->nvol - 1;
+    /* nvol: written under the shard lock, read without it by the expiry
+     * cycle's skip test and by db_expires(): relaxed atomics. */
+    __atomic_store_n(&sh->nvol, n, __ATOMIC_RELAXED);
+    dbentry *last = sh->vol[n];
     sh->vol[e->vidx] = last;
     last->vidx = e->vidx;
     e->vidx = UINT32_MAX;
@@ -165,7 +169,8 @@ static int vol_add(shard *sh, dbentry *e) {
         sh->capvol = cap;
     }
     e->vidx = (uint32_t)sh->nvol;
-    sh->vol[sh->nvol++] = e;
+    sh->vol[sh->nvol] = e;
+    __atomic_store_n(&sh->nvol, sh->nvol + 1, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -307,7 +312,7 @@ size_t db_size(gdb *db) {
 
 size_t db_expires(gdb *db) {
     size_t n = 0;
-    for (int s = 0; s < DB_NSHARDS; s++) n += db->shards[s].nvol;
+    for (int s = 0; s < DB_NSHARDS; s++) n += __atomic_load_n(&db->shards[s].nvol, __ATOMIC_RELAXED);
     return n;
 }
 
@@ -322,7 +327,8 @@ void db_flush(gdb *db) {
         swiss_clear(&sh->keys);
         free(sh->vol);
         sh->vol = NULL;
-        sh->nvol = sh->capvol = 0;
+        __atomic_store_n(&sh->nvol, 0, __ATOMIC_RELAXED);
+        sh->capvol = 0;
     }
 }
 
@@ -383,7 +389,7 @@ static long long mono_us(void) {
 /* Sample TTL keys of each shard; repeat on a shard while more than a quarter
  * of a sample was expired, as Redis does, within the time budget. */
 size_t db_active_expire_cycle(long long budget_us) {
-    if (!db_active_expire_enabled) return 0;
+    if (!__atomic_load_n(&db_active_expire_enabled, __ATOMIC_RELAXED)) return 0;
     long long start = mono_us();
     size_t expired = 0;
     db_rdlock_keyspace();
@@ -393,7 +399,7 @@ size_t db_active_expire_cycle(long long budget_us) {
         long long ttl_n = 0;
         for (int s = 0; s < DB_NSHARDS; s++) {
             shard *sh = &db->shards[s];
-            if (!sh->nvol) continue;
+            if (!__atomic_load_n(&sh->nvol, __ATOMIC_RELAXED)) continue;  /* unlocked peek */
             db_lock_shard(db, (unsigned)s);
             for (int round = 0; round < 16 && sh->nvol; round++) {
                 int64_t now = db_now_ms();

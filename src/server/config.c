@@ -175,6 +175,9 @@ static config_entry table[] = {
     {"maxmemory-clients", NULL, T_STRING, F_PASSTHRU, &pt_values[42], "0", 0, 0, NULL, NULL},
     {"maxmemory-eviction-tenacity", NULL, T_STRING, F_PASSTHRU, &pt_values[43], "10", 0, 0, NULL, NULL},
     {"latency-tracking", NULL, T_STRING, F_PASSTHRU, &pt_values[41], "yes", 0, 0, NULL, NULL},
+    /* Replication credentials (no replication yet): sensitive, as in Redis. */
+    {"masterauth", NULL, T_STRING, F_PASSTHRU | F_SENSITIVE, &pt_values[44], "", 0, 0, NULL, NULL},
+    {"masteruser", NULL, T_STRING, F_PASSTHRU, &pt_values[45], "", 0, 0, NULL, NULL},
 };
 
 #define NTABLE (sizeof(table) / sizeof(table[0]))
@@ -187,6 +190,11 @@ static config_entry *find_entry(const char *name) {
 }
 
 int config_exists(const char *name) { return find_entry(name) != NULL; }
+
+int config_is_sensitive(const char *name) {
+    const config_entry *e = find_entry(name);
+    return e && (e->flags & F_SENSITIVE);
+}
 
 /* Redis memtoll: k=1000, kb=1024, m, mb, g, gb. Goblin sizes (binary=1):
  * K/M/G mean KiB/MiB/GiB, as the seeds write them (256K, 2M, 4G). */
@@ -297,8 +305,10 @@ static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
             snprintf(err, errlen, "argument must be between %lld and %lld inclusive", e->min, e->max);
             return -1;
         }
-        if (e->type == T_LL) *(long long *)e->ptr = n;
-        else *(int *)e->ptr = (int)n;
+        /* Relaxed atomic stores: other threads (the cron reads hz) read
+         * numbers without a lock. */
+        if (e->type == T_LL) __atomic_store_n((long long *)e->ptr, n, __ATOMIC_RELAXED);
+        else __atomic_store_n((int *)e->ptr, (int)n, __ATOMIC_RELAXED);
         return 0;
     case T_SIZE:
     case T_GSIZE:

@@ -78,6 +78,9 @@ void config_get(const char *pattern, config_get_fn *fn, void *arg);
 int config_set(const char *name, const char *value, char *errbuf, size_t errlen);
 /* Whether a name is a settable/known parameter (for CONFIG SET validation). */
 int config_exists(const char *name);
+/* Whether its value is a secret (requirepass, masterauth): CONFIG SET shows
+ * it as "(redacted)" to SLOWLOG and MONITOR. */
+int config_is_sensitive(const char *name);
 int config_rewrite(char *errbuf, size_t errlen);
 /* Parse "256K", "2M", "4G", "1gb" into bytes. */
 int config_parse_size(const char *s, long long *out);

@@ -86,10 +86,11 @@ static void *cron_main(void *arg) {
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
     while (!__atomic_load_n(&cron_stop, __ATOMIC_RELAXED)) {
-        int hz = cfg.hz > 0 ? cfg.hz : 10;
+        int hz = __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED);  /* CONFIG SET hz */
+        if (hz <= 0) hz = 10;
         struct timespec ts = {0, 1000000000L / hz};
         nanosleep(&ts, NULL);
-        srv.cron_loops++;
+        __atomic_fetch_add(&srv.cron_loops, 1, __ATOMIC_RELAXED);
         /* Active expiry: at most 25% of the period. */
         db_active_expire_cycle(250000 / hz);
         db_rehash_cycle();
@@ -107,15 +108,20 @@ static void *cron_main(void *arg) {
             uint64_t cmds = __atomic_load_n(&cmd_stat_numcommands, __ATOMIC_RELAXED);
             uint64_t in = __atomic_load_n(&net_stat_net_input, __ATOMIC_RELAXED);
             uint64_t out = __atomic_load_n(&net_stat_net_output, __ATOMIC_RELAXED);
-            srv.inst_ops_per_sec = (double)(cmds - last_cmds) / dt;
-            srv.inst_input_kbps = (double)(in - last_in) / dt / 1024;
-            srv.inst_output_kbps = (double)(out - last_out) / dt / 1024;
+            /* INFO reads these from other threads (relaxed atomic loads). */
+            double ops = (double)(cmds - last_cmds) / dt;
+            double kin = (double)(in - last_in) / dt / 1024;
+            double kout = (double)(out - last_out) / dt / 1024;
+            __atomic_store(&srv.inst_ops_per_sec, &ops, __ATOMIC_RELAXED);
+            __atomic_store(&srv.inst_input_kbps, &kin, __ATOMIC_RELAXED);
+            __atomic_store(&srv.inst_output_kbps, &kout, __ATOMIC_RELAXED);
             last_cmds = cmds;
             last_in = in;
             last_out = out;
             last = now;
             uint64_t used = server_used_memory();
-            if (used > srv.stat_peak_memory) srv.stat_peak_memory = used;
+            if (used > __atomic_load_n(&srv.stat_peak_memory, __ATOMIC_RELAXED))
+                __atomic_store_n(&srv.stat_peak_memory, used, __ATOMIC_RELAXED);
         }
     }
     return NULL;

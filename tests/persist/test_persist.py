@@ -2,7 +2,7 @@
 """Persistence tests: RDB round trips Goblin <-> file <-> Goblin and
 Goblin <-> redis-server 7.0, hand-made files with every old encoding,
 corrupt files (truncated, bit flips, each kind of damage), crashes
-(kill -9 during SAVE and BGSAVE), a full disk (tmpfs), an unwritable
+(kill -9 during SAVE and BGSAVE, and under continuous writes), a full disk (tmpfs), an unwritable
 directory, the arena-hugetlb refusal, -LOADING, save points, SHUTDOWN and
 SIGTERM, and a small fuzz run of LOAD.
 
@@ -869,6 +869,177 @@ def debug_reload_and_flushall_save():
     g.c.ok("CONFIG", "SET", "save", "")
     eq(g.c.call("LOAD"), b"OK")
     eq(g.c.ok("DBSIZE"), 0, "FLUSHALL with save points saved the empty dataset")
+    g.stop()
+
+
+# ---- kill -9 under continuous writes ------------------------------------------------
+
+class Writers:
+    """W clients, each appending steps to its own keys in one MULTI/EXEC per
+    step: w<i>:n = step, RPUSH w<i>:log step, HSET w<i>:h f<step> step, and
+    INCR total. A point-in-time snapshot therefore holds, per writer, a
+    prefix 0..n-1 of its steps with all three keys agreeing, and total is
+    the sum of the n. sent[i] counts steps sent, acked[i] steps whose EXEC
+    was answered; they stop at the first connection error (the kill)."""
+
+    def __init__(self, g, w=3, start=None):
+        start = start or [0] * w
+        self.sent = list(start)
+        self.acked = list(start)
+        self.errors = []
+        self.stop = False
+        self.threads = [threading.Thread(target=self.run, args=(g.client(), i), daemon=True) for i in range(w)]
+        for t in self.threads:
+            t.start()
+
+    def run(self, c, i):
+        n = self.acked[i]
+        try:
+            c.s.settimeout(30)
+            while not self.stop:
+                self.sent[i] = n + 1
+                r = c.pipeline([["MULTI"], ["SET", "w%d:n" % i, n + 1], ["RPUSH", "w%d:log" % i, n],
+                                ["HSET", "w%d:h" % i, "f%d" % n, n], ["INCR", "total"], ["EXEC"]], check=False)
+                if not isinstance(r[-1], list) or len(r[-1]) != 4:
+                    self.errors.append("w%d step %d: EXEC -> %r" % (i, n, r[-1]))
+                    return
+                n += 1
+                self.acked[i] = n
+        except (ConnectionError, OSError, ValueError):
+            pass  # the server was killed
+        finally:
+            c.close()
+
+    def bounds(self):
+        return list(self.acked), list(self.sent)
+
+    def join(self):
+        self.stop = True
+        for t in self.threads:
+            t.join(30)
+        assert not self.errors, self.errors
+
+
+def writers_state(c, w):
+    """Each writer's step count in the dataset, checking it is consistent."""
+    ns = []
+    for i in range(w):
+        v = c.ok("GET", "w%d:n" % i)
+        n = int(v) if v is not None else 0
+        eq(c.ok("LLEN", "w%d:log" % i), n, "w%d:log length" % i)
+        eq(c.ok("HLEN", "w%d:h" % i), n, "w%d:h size" % i)
+        if n:
+            eq(c.ok("LINDEX", "w%d:log" % i, -1), b"%d" % (n - 1), "w%d:log tail" % i)
+            eq(c.ok("HGET", "w%d:h" % i, "f%d" % (n - 1)), b"%d" % (n - 1), "w%d:h last field" % i)
+        ns.append(n)
+    t = c.ok("GET", "total")
+    eq(int(t) if t is not None else 0, sum(ns), "total vs the writers' steps")
+    return ns
+
+
+def in_bounds(ns, lo, hi, what):
+    for i, n in enumerate(ns):
+        assert lo[i] <= n <= hi[i], "%s: writer %d has %d steps, snapshot bounds [%d, %d]" % (what, i, n, lo[i], hi[i])
+
+
+def bgsave_ok(g, timeout=60):
+    """BGSAVE to completion; the writers' bounds around the fork."""
+    eq(g.c.call("BGSAVE"), b"Background saving started")
+    assert wait_for(lambda: info(g.c)["rdb_bgsave_in_progress"] == "0", timeout), "BGSAVE never finished"
+    eq(info(g.c)["rdb_last_bgsave_status"], "ok")
+
+
+@test
+def kill9_under_continuous_writes_restarts_at_last_snapshot():
+    """With no AOF the guarantee is the last successful snapshot: kill -9
+    while clients write (idle, during a BGSAVE with its child killed too,
+    during a BGSAVE whose child survives) never leaves a corrupt or partial
+    dump.rdb, the server starts, and its data is that snapshot."""
+    d = tdir("kill_writes")
+    W = 3
+    path = os.path.join(d, "dump.rdb")
+    g = goblin(d, "--rdbcompression", "no", env=SLOW)
+    need_wiring(g)
+    rng = random.Random(11)
+    # 1. Snapshots (SAVE and BGSAVE) under writes, then kill -9 while idle.
+    wr = Writers(g, W)
+    assert wait_for(lambda: min(wr.acked) > 20, 10), "writers made no progress"
+    for cmd in ("BGSAVE", "SAVE", "BGSAVE"):
+        time.sleep(rng.uniform(0.1, 0.3))
+        lo = list(wr.acked)
+        if cmd == "SAVE":
+            eq(g.c.call("SAVE"), b"OK")
+        else:
+            eq(g.c.call("BGSAVE"), b"Background saving started")
+        hi = list(wr.sent)
+        if cmd == "BGSAVE":
+            assert wait_for(lambda: info(g.c)["rdb_bgsave_in_progress"] == "0", 30), "BGSAVE never finished"
+            eq(info(g.c)["rdb_last_bgsave_status"], "ok")
+        snap, snap_lo, snap_hi = read(path), lo, hi
+    time.sleep(rng.uniform(0.1, 0.3))
+    assert not glob.glob(os.path.join(d, "temp-*.rdb"))
+    g.stop(signal.SIGKILL)
+    wr.join()
+    assert sum(wr.acked) > sum(snap_hi), "no writes after the last snapshot: the test proves nothing"
+    eq(read(path), snap, "dump.rdb after kill -9")
+    check_rdb(path)
+    g = goblin(d, "--rdbcompression", "no", env=SLOW)
+    ns = writers_state(g.c, W)
+    in_bounds(ns, snap_lo, snap_hi, "restart after an idle kill -9")
+    eq(g.c.ok("DBSIZE"), 3 * W + 1)
+    base = ns
+
+    # 2. Kill -9 the server and its BGSAVE child mid-save (a machine crash):
+    #    the previous dump stays, byte for byte.
+    fill(g.c)
+    wr = Writers(g, W, base)
+    assert wait_for(lambda: min(wr.acked) > min(base) + 20, 10), "writers made no progress"
+    eq(g.c.call("BGSAVE"), b"Background saving started")
+    kids = wait_for(lambda: child_pids(g.p.pid), 5)
+    assert kids, "no BGSAVE child"
+    assert wait_for(lambda: glob.glob(os.path.join(d, "temp-*.rdb")), 5), "BGSAVE wrote no temp file"
+    time.sleep(rng.uniform(0.1, 0.5))
+    eq(info(g.c)["rdb_bgsave_in_progress"], "1", "BGSAVE finished too fast for the test")
+    g.stop(signal.SIGKILL)
+    for k in kids:
+        try:
+            os.kill(k, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    wr.join()
+    assert wait_for(lambda: not any(os.path.exists("/proc/%d" % k) and
+                                    open("/proc/%d/stat" % k).read().split()[2] != "Z" for k in kids), 10)
+    eq(read(path), snap, "dump.rdb after kill -9 of the server and its child during BGSAVE")
+    for t in glob.glob(os.path.join(d, "temp-*.rdb")):
+        os.unlink(t)  # what an orphaned temp file is: never loaded
+    g = goblin(d, "--rdbcompression", "no", env=SLOW)
+    eq(writers_state(g.c, W), base, "restart after the crash during BGSAVE")
+    eq(g.c.ok("DBSIZE"), 3 * W + 1)
+
+    # 3. Kill -9 the server alone mid-BGSAVE: the orphaned child finishes
+    #    its snapshot or not, and either way the dump is whole and loads.
+    fill(g.c)
+    wr = Writers(g, W, base)
+    assert wait_for(lambda: min(wr.acked) > min(base) + 20, 10), "writers made no progress"
+    lo = list(wr.acked)
+    eq(g.c.call("BGSAVE"), b"Background saving started")
+    hi = list(wr.sent)
+    kids = wait_for(lambda: child_pids(g.p.pid), 5)
+    assert kids, "no BGSAVE child"
+    time.sleep(rng.uniform(0.1, 0.5))
+    g.stop(signal.SIGKILL)
+    wr.join()
+    assert wait_for(lambda: not any(os.path.exists("/proc/%d" % k) for k in kids), 30), "the BGSAVE child never ended"
+    check_rdb(path)
+    g = goblin(d, "--rdbcompression", "no")
+    ns = writers_state(g.c, W)
+    if VERBOSE:
+        print("    the orphaned BGSAVE child %s" % ("did not finish" if read(path) == snap else "finished"))
+    if read(path) == snap:
+        eq(ns, base, "restart on the previous dump")
+    else:
+        in_bounds(ns, lo, hi, "restart on the orphaned child's snapshot")
+        eq(g.c.ok("DBSIZE"), 3 * W + 1 + 600)
     g.stop()
 
 

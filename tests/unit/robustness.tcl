@@ -1,0 +1,193 @@
+# Security and robustness (issue 10), each checked against Redis 7.0's
+# replies: an EXEC holding a denyoom command under maxmemory/noeviction is
+# aborted ("EXECABORT Transaction discarded because of: OOM ...") while a
+# read-only one runs; CONFIG SET requirepass/masterauth arguments are
+# redacted in SLOWLOG and MONITOR; ACL SETUSER channel changes disconnect
+# only the subscribers whose subscriptions are no longer allowed.
+
+start_server {tags {robustness}} {
+
+    test {EXEC with a queued denyoom command is aborted when over maxmemory} {
+        r flushall
+        r set k v
+        set c [redis_client]
+        assert_equal OK [$c multi]
+        assert_equal QUEUED [$c set a b]
+        assert_equal QUEUED [$c get k]
+        # The limit is reached after queuing (queuing itself is refused then).
+        r config set maxmemory-policy noeviction
+        r config set maxmemory 1
+        assert_equal "-EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'.\r\n" \
+            [$c rawcall exec]
+        r config set maxmemory 0
+        assert_equal 0 [r exists a]
+        # The transaction is gone: the client is out of MULTI.
+        assert_error {ERR EXEC without MULTI} {$c exec}
+        assert_match {*rejected_calls=1,*} [getInfoProperty [r info commandstats] cmdstat_exec]
+        assert_match {*count=*} [getInfoProperty [r info errorstats] errorstat_EXECABORT]
+        $c close
+    }
+
+    test {EXEC of reads and deletes still runs when over maxmemory} {
+        r set k v
+        set c [redis_client]
+        $c multi
+        $c get k
+        $c del k
+        r config set maxmemory 1
+        assert_equal {v 1} [$c exec]
+        r config set maxmemory 0
+        assert_equal 0 [r exists k]
+        $c close
+    }
+
+    test {MULTI/SET and MULTI/GET when already over maxmemory: queuing refused, EXECABORT} {
+        r set k v
+        r config set maxmemory 1
+        r multi
+        assert_error {OOM command not allowed when used memory > 'maxmemory'.} {r set a b}
+        assert_equal "-EXECABORT Transaction discarded because of previous errors.\r\n" [r rawcall exec]
+        r multi
+        assert_error {OOM command not allowed when used memory > 'maxmemory'.} {r get k}
+        assert_equal "-EXECABORT Transaction discarded because of previous errors.\r\n" [r rawcall exec]
+        # DISCARD is never refused.
+        r multi
+        assert_equal OK [r discard]
+        r config set maxmemory 0
+        assert_equal OK [r set a b]
+    }
+
+    test {CONFIG SET requirepass and masterauth values are redacted in SLOWLOG} {
+        r config set slowlog-log-slower-than 0
+        r slowlog reset
+        r config set masterauth secret-m1
+        r config set maxmemory-policy noeviction requirepass secret-r1
+        r config set requirepass ""
+        # Failing calls are logged too, every sensitive value redacted.
+        catch {r config set maxmemory-policy bad masterauth secret-m2}
+        catch {r config set nosuch 1 requirepass secret-r2}
+        r config set masterauth ""
+        set log [r slowlog get 6]
+        r config set slowlog-log-slower-than 10000
+        assert_no_match {*secret*} $log
+        assert_equal {config set masterauth (redacted)} [lindex $log 0 3]
+        assert_equal {config set nosuch 1 requirepass (redacted)} [lindex $log 1 3]
+        assert_equal {config set maxmemory-policy bad masterauth (redacted)} [lindex $log 2 3]
+        assert_equal {config set requirepass (redacted)} [lindex $log 3 3]
+        assert_equal {config set maxmemory-policy noeviction requirepass (redacted)} [lindex $log 4 3]
+        assert_equal {config set masterauth (redacted)} [lindex $log 5 3]
+        # The settings themselves took the real values.
+        assert_equal {masterauth {}} [r config get masterauth]
+        assert_equal {requirepass {}} [r config get requirepass]
+    }
+
+    test {CONFIG SET requirepass inside MULTI is redacted in SLOWLOG} {
+        r config set slowlog-log-slower-than 0
+        r slowlog reset
+        r multi
+        r config set requirepass secret-x
+        r config set requirepass ""
+        r exec
+        set log [r slowlog get 3]
+        r config set slowlog-log-slower-than 10000
+        assert_no_match {*secret*} $log
+        assert_equal {config set requirepass (redacted)} [lindex $log 1 3]
+    }
+
+    test {MONITOR never shows CONFIG SET (admin), and AUTH redacted} {
+        set m [redis_client]
+        assert_equal OK [$m monitor]
+        r config set masterauth secret-m3
+        r config set requirepass secret-r3
+        r auth secret-r3
+        r config set requirepass ""
+        r config set masterauth ""
+        r set after-config 1
+        $m readraw 1
+        set l1 [$m read]
+        set l2 [$m read]
+        assert_match {*"auth" "(redacted)"} $l1
+        assert_match {*"set" "after-config" "1"} $l2
+        $m close
+    }
+}
+
+# An authenticated client of a user, subscribed (SUBSCRIBE / PSUBSCRIBE /
+# SSUBSCRIBE kind) to the given names; the subscribe replies are consumed.
+proc rb_subscriber {user pass kind names} {
+    set c [redis_deferring_client]
+    $c auth $user $pass
+    assert_equal OK [$c read]
+    $c $kind {*}$names
+    foreach n $names {$c read}
+    return $c
+}
+
+# Whether the server closed the client's connection (within ms), else it
+# still answers PING in subscribed mode.
+proc rb_closed {c {ms 300}} {
+    $c wait_closed $ms
+}
+
+start_server {tags {robustness acl}} {
+
+    test {ACL SETUSER channel change disconnects only the subscribers it revokes} {
+        r acl setuser u on >p +@all ~* resetchannels &foo* &bar &sh*
+        set s_glob [rb_subscriber u p subscribe {foo1}]
+        set s_bar [rb_subscriber u p subscribe {bar}]
+        set s_pat [rb_subscriber u p psubscribe {foo*}]
+        set s_mix [rb_subscriber u p subscribe {foo2 bar}]
+        set s_shard [rb_subscriber u p ssubscribe {shx}]
+        set plain [redis_client]
+        $plain auth u p
+        # Another user's subscriber on the same channel is not concerned.
+        r acl setuser other on >p +@all ~* resetchannels &foo1
+        set s_other [rb_subscriber other p subscribe {foo1}]
+
+        # Same list in another order, or a superset: nobody is disconnected.
+        r acl setuser u resetchannels &bar &sh* &foo*
+        r acl setuser u &extra
+        foreach c [list $s_glob $s_bar $s_pat $s_mix $s_shard] {
+            assert_equal 0 [rb_closed $c 100]
+        }
+
+        # foo* goes: the subscribers of foo1 / foo2 and of the pattern foo*
+        # lose their connection; bar and the shard channel stay.
+        r acl setuser u resetchannels &bar &sh*
+        assert_equal 1 [rb_closed $s_glob 2000]
+        assert_equal 1 [rb_closed $s_pat 2000]
+        assert_equal 1 [rb_closed $s_mix 2000]
+        assert_equal 0 [rb_closed $s_bar 100]
+        assert_equal 0 [rb_closed $s_shard 100]
+        assert_equal 0 [rb_closed $s_other 100]
+        assert_equal PONG [$plain ping]
+        assert_equal 1 [r publish bar hello]
+        assert_equal {message bar hello} [$s_bar read]
+
+        # A pattern subscription stays only if the same pattern is listed.
+        r acl setuser u resetchannels &bar &sh* &news.*
+        set s_news [rb_subscriber u p psubscribe {news.*}]
+        set s_sport [rb_subscriber u p subscribe {news.sport}]
+        r acl setuser u resetchannels &bar &sh* &news.s*
+        assert_equal 1 [rb_closed $s_news 2000]
+        assert_equal 0 [rb_closed $s_sport 100]
+
+        # resetchannels: every remaining subscriber goes, the plain client stays.
+        r acl setuser u resetchannels
+        assert_equal 1 [rb_closed $s_bar 2000]
+        assert_equal 1 [rb_closed $s_shard 2000]
+        assert_equal 1 [rb_closed $s_sport 2000]
+        assert_equal PONG [$plain ping]
+        assert_equal 0 [rb_closed $s_other 100]
+        r acl deluser u other
+    }
+
+    test {ACL SETUSER allchannels keeps every subscriber} {
+        r acl setuser u2 on >p +@all ~* resetchannels &a
+        set s [rb_subscriber u2 p subscribe {a}]
+        r acl setuser u2 allchannels
+        assert_equal 0 [rb_closed $s 100]
+        r acl deluser u2
+    }
+}
+
