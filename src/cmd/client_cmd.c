@@ -174,6 +174,7 @@ static size_t client_info_line(const client *c, char *buf, size_t cap) {
     uint32_t f = client_flags_peek(c);
     size_t olen = __atomic_load_n(&c->olen, __ATOMIC_RELAXED), osent = __atomic_load_n(&c->osent, __ATOMIC_RELAXED);
     size_t ocap = __atomic_load_n(&c->ocap, __ATOMIC_RELAXED);
+    size_t qlen = __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED), qfree = __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED);
     return (size_t)snprintf(
         buf, cap,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
@@ -182,9 +183,9 @@ static size_t client_info_line(const client *c, char *buf, size_t cap) {
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (long long)((now - c->ctime_ms) / 1000),
         (long long)((now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000), fl,
-        __atomic_load_n(&c->db, __ATOMIC_RELAXED), (f & CLIENT_MULTI) ? 0 : -1, c->qbuf_len, c->qbuf_free,
-        c->qbuf_len + c->qbuf_free, c->qbuf_len + c->qbuf_free, olen > osent ? olen - osent : 0,
-        ocap + c->qbuf_len + c->qbuf_free + sizeof(client), cmd, acl_user_name(acl_client_user(c)),
+        __atomic_load_n(&c->db, __ATOMIC_RELAXED), (f & CLIENT_MULTI) ? 0 : -1, qlen, qfree, qlen + qfree,
+        qlen + qfree, olen > osent ? olen - osent : 0, ocap + qlen + qfree + sizeof(client), cmd,
+        acl_user_name(acl_client_user(c)),
         __atomic_load_n(&c->resp, __ATOMIC_RELAXED));
 }
 
@@ -319,7 +320,7 @@ static void clientListCommand(client *c) {
 static void clientInfoCommand(client *c) {
     char buf[1024];
     net_registry_lock();
-    c->qbuf_len = 26;
+    __atomic_store_n(&c->qbuf_len, 26, __ATOMIC_RELAXED);
     size_t n = client_info_line(c, buf, sizeof(buf));
     net_registry_unlock();
     reply_verbatim(c, buf, n, "txt");

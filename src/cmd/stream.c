@@ -81,7 +81,7 @@ int cmd_stream_reply(client *c, const gobj *o) {
     reply_raw(c, hdr, (size_t)n);
     reply_raw(c, head, headlen);
     tab[ntab++] = (vstream){c, s};
-    c->flags |= CLIENT_STREAMING;
+    client_flag_on(c, CLIENT_STREAMING);
     return 1;
 }
 
@@ -99,8 +99,8 @@ static void pump(client *c) {
             log_warn("Tail read error while streaming a value to client id=%llu addr=%s: closing the connection",
                      (unsigned long long)c->id, c->addr);
             drop((size_t)i);
-            c->flags &= ~(uint32_t)CLIENT_STREAMING;
-            c->flags |= CLIENT_CLOSE_ASAP;
+            client_flag_off(c, CLIENT_STREAMING);
+            client_flag_on(c, CLIENT_CLOSE_ASAP);
             net_client_flush(c);
             return;
         }
@@ -111,7 +111,7 @@ static void pump(client *c) {
     if (ssdtail_stream_done(s)) {
         reply_raw(c, "\r\n", 2);
         drop((size_t)i);
-        c->flags &= ~(uint32_t)CLIENT_STREAMING;
+        client_flag_off(c, CLIENT_STREAMING);
         net_client_resume(c); /* the commands it pipelined meanwhile */
         return;
     }
@@ -141,5 +141,5 @@ void cmd_stream_poll(void) {
 void cmd_stream_client_gone(client *c) {
     long i = find(c);
     if (i >= 0) drop((size_t)i);
-    c->flags &= ~(uint32_t)CLIENT_STREAMING;
+    client_flag_off(c, CLIENT_STREAMING);
 }

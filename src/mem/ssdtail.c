@@ -101,20 +101,24 @@ int ssdtail_open(const char *dir, size_t write_chunk, size_t read_chunk, char *e
     return 0;
 }
 
-int ssdtail_active(void) { return fd >= 0; }
+int ssdtail_active(void) { return __atomic_load_n(&fd, __ATOMIC_ACQUIRE) >= 0; }
 
 void ssdtail_close(void) {
-    if (fd < 0) return;
-    close(fd);
-    fd = -1;
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", dirpath, DATA_FILE);
-    unlink(path);
-    free(dirpath);
-    dirpath = NULL;
-    free(used);
-    used = NULL;
-    nbits = 0;
+    pthread_mutex_lock(&lock);
+    int f = fd;
+    __atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
+    if (f >= 0) {
+        close(f);
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dirpath, DATA_FILE);
+        unlink(path);
+        free(dirpath);
+        dirpath = NULL;
+        free(used);
+        used = NULL;
+        nbits = 0;
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 static int bit(uint64_t i) { return (used[i >> 6] >> (i & 63)) & 1; }

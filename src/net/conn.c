@@ -47,14 +47,22 @@ void net_registry_lock(void) { pthread_mutex_lock(&registry_lock); }
 void net_registry_unlock(void) { pthread_mutex_unlock(&registry_lock); }
 
 void net_clients_each(net_client_fn *fn, void *arg) {
-    for (conn *k = registry; k; k = k->rnext) {
-        k->c.qbuf_len = k->qlen;
-        k->c.qbuf_free = k->qcap - k->qlen;
-        fn(arg, &k->c);
-    }
+    for (conn *k = registry; k; k = k->rnext) fn(arg, &k->c);
 }
 
 long net_clients_count(void) { return __atomic_load_n(&registry_count, __ATOMIC_RELAXED); }
+
+/* What CLIENT LIST shows of the query buffer, published by the owner. */
+static void publish_qbuf(conn *k) {
+    __atomic_store_n(&k->c.qbuf_len, k->qlen, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->c.qbuf_free, k->qcap - k->qlen, __ATOMIC_RELAXED);
+}
+
+/* Output positions other threads read (CLIENT LIST omem, INFO clients). */
+static void set_out(client *c, size_t osent, size_t olen) {
+    __atomic_store_n(&c->osent, osent, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->olen, olen, __ATOMIC_RELAXED);
+}
 
 static void conn_on_read(evutil_socket_t fd, short what, void *arg);
 static void conn_on_write(evutil_socket_t fd, short what, void *arg);
@@ -135,7 +143,7 @@ void conn_accept(worker *w, int fd, const char *peer, const char *local) {
     k->c.resp = 2;
     k->c.id = __atomic_fetch_add(&next_client_id, 1, __ATOMIC_RELAXED);
     k->c.ctime_ms = k->c.last_ms = now_ms();
-    if (acl_new_client_authenticated()) k->c.flags |= CLIENT_AUTHENTICATED;
+    if (acl_new_client_authenticated()) k->c.flags = CLIENT_AUTHENTICATED; /* not yet visible */
     snprintf(k->c.addr, sizeof(k->c.addr), "%s", peer);
     snprintf(k->c.laddr, sizeof(k->c.laddr), "%s", local);
     pthread_mutex_init(&k->alock, NULL);
@@ -161,7 +169,7 @@ static int conn_flush(conn *k) {
     while (c->osent < c->olen) {
         ssize_t n = write(c->fd, c->obuf + c->osent, c->olen - c->osent);
         if (n > 0) {
-            c->osent += (size_t)n;
+            __atomic_store_n(&c->osent, c->osent + (size_t)n, __ATOMIC_RELAXED);
             __atomic_fetch_add(&net_stat_net_output, (uint64_t)n, __ATOMIC_RELAXED);
             continue;
         }
@@ -170,11 +178,11 @@ static int conn_flush(conn *k) {
         return -1;
     }
     if (c->osent == c->olen) {
-        c->osent = c->olen = 0;
+        set_out(c, 0, 0);
         if (c->ocap > 64 * 1024) {
             free(c->obuf);
             c->obuf = NULL;
-            c->ocap = 0;
+            __atomic_store_n(&c->ocap, 0, __ATOMIC_RELAXED);
         }
         if (k->wev_on) {
             event_del(k->wev);
@@ -202,7 +210,7 @@ static int conn_obuf_over_limit(conn *k) {
     long long hard = cfg.obl_hard[cl], soft = cfg.obl_soft[cl];
     if (!hard && !soft) return 0;
     pthread_mutex_lock(&k->alock);
-    size_t queued = k->alen; /* messages other threads queued for c */
+    size_t queued = __atomic_load_n(&k->alen, __ATOMIC_RELAXED); /* messages other threads queued for c */
     pthread_mutex_unlock(&k->alock);
     unsigned long long used = (unsigned long long)(c->olen - c->osent) + queued;
     used = used > OBUF_UNCOUNTED ? used - OBUF_UNCOUNTED : 0;
@@ -251,7 +259,7 @@ static void conn_process(conn *k) {
             char msg[160];
             snprintf(msg, sizeof(msg), "ERR %s", err);
             reply_error(c, msg);
-            c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+            client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
             log_verbose("Protocol error (%s) from client: id=%llu addr=%s", err, (unsigned long long)c->id, c->addr);
             break;
         }
@@ -260,26 +268,27 @@ static void conn_process(conn *k) {
             resp_parser_free(&k->parser);
             resp_parser_init(&k->parser);
             k->paused = 1;
-            c->flags |= CLIENT_PAUSED;
+            client_flag_on(c, CLIENT_PAUSED);
             break;
         }
         c->argc = argc;
         c->argv = argv;
-        c->last_ms = now_ms();
+        __atomic_store_n(&c->last_ms, now_ms(), __ATOMIC_RELAXED);
         if (argc) cmd_execute(c);
         c->argc = 0;
         c->argv = NULL;
         start += used;
-        if (c->olen > c->osent && conn_obuf_over_limit(k)) c->flags |= CLIENT_CLOSE_ASAP;
-        if (c->flags & CLIENT_REPLY_SKIP) c->flags &= ~(uint32_t)CLIENT_REPLY_SKIP;
+        if (c->olen > c->osent && conn_obuf_over_limit(k)) client_flag_on(c, CLIENT_CLOSE_ASAP);
+        if (c->flags & CLIENT_REPLY_SKIP) client_flag_off(c, CLIENT_REPLY_SKIP);
         if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
-            c->flags &= ~(uint32_t)CLIENT_REPLY_SKIP_NEXT;
-            c->flags |= CLIENT_REPLY_SKIP;
+            client_flag_off(c, CLIENT_REPLY_SKIP_NEXT);
+            client_flag_on(c, CLIENT_REPLY_SKIP);
         }
     }
     if (start) {
         memmove(k->qbuf, k->qbuf + start, k->qlen - start);
         k->qlen -= start;
+        publish_qbuf(k);
         /* Parser offsets are relative to the command start, which moved to 0. */
     }
 }
@@ -320,6 +329,7 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     if (n < 0) return;
     __atomic_fetch_add(&net_stat_net_input, (uint64_t)n, __ATOMIC_RELAXED);
     k->qlen += (size_t)n;
+    publish_qbuf(k);
     if ((long long)k->qlen > cfg.client_query_buffer_limit) {
         log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
                  (unsigned long long)k->c.id, k->c.addr);
@@ -353,7 +363,7 @@ void conn_tick(worker *w) {
         } else if (k->paused) {
             /* Retry: conn_process pauses again if the pause still applies. */
             k->paused = 0;
-            k->c.flags &= ~(uint32_t)CLIENT_PAUSED;
+            client_flag_off(&k->c, CLIENT_PAUSED);
             conn_process(k);
             conn_after_io(k);
         } else if (cfg.timeout > 0 && !(k->c.flags & (CLIENT_MONITOR | CLIENT_PUBSUB | CLIENT_BLOCKED)) &&
@@ -380,7 +390,7 @@ void net_client_send_async(client *c, const char *p, size_t n) {
     if (nb) {
         memcpy(nb + k->alen, p, n);
         k->abuf = nb;
-        k->alen += n;
+        __atomic_store_n(&k->alen, k->alen + n, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&k->alock);
     uint64_t one = 1;
@@ -392,19 +402,22 @@ void conn_drain_async(worker *w) {
     conn *k = w->conns;
     while (k) {
         conn *next = k->next;
-        if (k->c.flags & CLIENT_CLOSE_ASAP) {
+        if (client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) {
             conn_free(k);
-        } else if (k->alen) {
+        } else if (__atomic_load_n(&k->alen, __ATOMIC_RELAXED)) {
             pthread_mutex_lock(&k->alock);
             char *b = k->abuf;
             size_t n = k->alen;
             k->abuf = NULL;
-            k->alen = 0;
+            __atomic_store_n(&k->alen, 0, __ATOMIC_RELAXED);
             pthread_mutex_unlock(&k->alock);
-            uint32_t saved = k->c.flags;
-            k->c.flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+            /* Pushed messages go out even under CLIENT REPLY OFF/SKIP: lift
+             * only those bits, so a flag another thread sets meanwhile
+             * (CLOSE_ASAP) is not lost. */
+            uint32_t muted = client_flags_peek(&k->c) & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+            client_flag_off(&k->c, muted);
             reply_raw(&k->c, b, n);
-            k->c.flags = saved;
+            client_flag_on(&k->c, muted);
             free(b);
             if (conn_obuf_over_limit(k)) {
                 conn_free(k);

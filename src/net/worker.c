@@ -26,7 +26,7 @@
 
 worker *net_workers;
 static int nworkers;
-static volatile int shutdown_requested;
+static int shutdown_requested; /* atomic: set by any thread, read by the loops */
 static pthread_mutex_t shut_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t shut_cond = PTHREAD_COND_INITIALIZER;
 
@@ -154,7 +154,7 @@ static void on_jobs(evutil_socket_t fd, short what, void *arg) {
         j = n;
     }
     conn_drain_async(w);
-    if (shutdown_requested) event_base_loopbreak(w->base);
+    if (__atomic_load_n(&shutdown_requested, __ATOMIC_ACQUIRE)) event_base_loopbreak(w->base);
 }
 
 static void on_stream(evutil_socket_t fd, short what, void *arg) {
@@ -169,7 +169,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     worker *w = arg;
     conn_tick(w);
-    if (shutdown_requested) event_base_loopbreak(w->base);
+    if (__atomic_load_n(&shutdown_requested, __ATOMIC_ACQUIRE)) event_base_loopbreak(w->base);
 }
 
 void net_post(int wid, net_job_fn *fn, void *arg) {
@@ -264,21 +264,21 @@ int net_start(int n) {
 
 void net_request_shutdown(void) {
     pthread_mutex_lock(&shut_lock);
-    shutdown_requested = 1;
+    __atomic_store_n(&shutdown_requested, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&shut_cond);
     pthread_mutex_unlock(&shut_lock);
 }
 
 void net_wait(void) {
     pthread_mutex_lock(&shut_lock);
-    while (!shutdown_requested) pthread_cond_wait(&shut_cond, &shut_lock);
+    while (!__atomic_load_n(&shutdown_requested, __ATOMIC_ACQUIRE)) pthread_cond_wait(&shut_cond, &shut_lock);
     pthread_mutex_unlock(&shut_lock);
 }
 
 static void noop_job(void *arg) { (void)arg; }
 
 void net_stop(void) {
-    shutdown_requested = 1;
+    __atomic_store_n(&shutdown_requested, 1, __ATOMIC_RELEASE);
     for (int k = 0; k < nworkers; k++) {
         worker *w = &net_workers[k];
         for (int i = 0; i < w->nlisten; i++) close(w->listen_fd[i]);
