@@ -529,7 +529,7 @@ int objstore_promote_once(objstore_lock_fn klock, objstore_lock_fn kunlock) {
 }
 
 static long long decay_ms(void) {
-    long long ms = objstore_cfg.numa_decay_ms;
+    long long ms = __atomic_load_n(&objstore_cfg.numa_decay_ms, __ATOMIC_RELAXED);
     return ms > 0 ? ms : 60000;
 }
 
