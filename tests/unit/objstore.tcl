@@ -128,10 +128,14 @@ start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64
         set rd [redis_deferring_client]
         # Not read yet: the stream stalls on the full socket, the worker does not.
         $rd get big
+        # A second reader on the same worker streams too: they do not queue.
+        set rd2 [redis_deferring_client]
+        $rd2 get big
         after 100
-        assert_equal 1 [ssd_field r streams_open]
+        assert_equal 2 [ssd_field r streams_open]
         assert_equal PONG [r ping]
         assert_equal 300001 [r strlen b]
+        assert_equal [objstore_val 300001 4] [r get b]
         # The value changes and goes while it is being sent; its extent is
         # pinned, so the reader still gets the bytes GET saw.
         r set big [objstore_val [expr {16 << 20}] 6]
@@ -139,6 +143,7 @@ start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64
         r set other [objstore_val [expr {8 << 20}] 7]
         assert {[ssd_field r pinned_frees] >= 1}
         assert_equal $big [$rd read]
+        assert_equal $big [$rd2 read]
         wait_for_condition 50 20 {[ssd_field r streams_open] == 0} else { fail "stream not closed" }
         assert_equal [objstore_val [expr {8 << 20}] 7] [r get other]
     }
