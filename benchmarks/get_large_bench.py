@@ -47,20 +47,15 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from hash_memory import free_port  # noqa: E402
 
 
 def parse_size(s):
     s = s.strip().upper()
     mult = {"K": 1024, "M": 1024 * 1024}.get(s[-1], 1)
     return int(s.rstrip("KM")) * mult
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Conn:

@@ -86,15 +86,23 @@ gets() { # GET k$1..k$2, $3 rounds, one redis-cli run
     done | batch
 }
 
+# Start goblin-core with these flags and load k0..k15; fails (counted) when
+# it does not start.
+start_loaded() { # label, flags...
+    sl_label=$1
+    shift
+    if ! start "$@"; then
+        ok 1 "$sl_label: server starts"
+        return 1
+    fi
+    $C --pipe </tmp/sets.resp >/dev/null 2>&1
+}
+
 promo_case() { # label, extra flags...; want exchanges
     label=$1
     want=$2
     shift 2
-    if ! start --numa 0 --memory 2097152 --sub-memory 2097152 "$@"; then
-        ok 1 "$label: server starts"
-        return
-    fi
-    $C --pipe </tmp/sets.resp >/dev/null 2>&1
+    start_loaded "$label" --numa 0 --memory 2097152 --sub-memory 2097152 "$@" || return
     snap
     p0=$(info objstore_pool0)
     p1=$(info objstore_pool1)
@@ -148,11 +156,7 @@ remote_case() { # label, want_remote (0: none, 1: some), flags...
     label=$1
     want=$2
     shift 2
-    if ! start --numa 0 --no-numa-promotion "$@"; then
-        ok 1 "remote-bytes $label: server starts"
-        return
-    fi
-    $C --pipe </tmp/sets.resp >/dev/null 2>&1
+    start_loaded "remote-bytes $label" --numa 0 --no-numa-promotion "$@" || return
     snap
     l0=$(info numa_get_head_bytes_local)
     r0=$(info numa_get_head_bytes_remote)
