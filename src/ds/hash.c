@@ -1,7 +1,7 @@
 /* hash.c -- the hash type's two forms: a packed block and an arena + index.
  *
  * Why two forms. Most hashes are small (a user record, a few counters): for
- * them any index costs more than it saves, so a small hash is one malloc'd
+ * them any index costs more than it saves, so a small hash is one packed
  * block of entries searched linearly, like Redis's listpack. Big hashes need
  * O(1) lookups and must not pay a pointer, an allocation header and an
  * allocator size class per field (what makes Redis spend ~86 B on a field of
@@ -9,20 +9,24 @@
  * table of 4-byte arena references indexes them, so a field costs its bytes,
  * a 2-3 byte prefix and about 5-10 bytes of index.
  *
- * Small form. One malloc'd block: a 2-byte pair count (saturating at 65535,
- * past which it is counted by walking), the entries, and an 0xFF end byte.
- * An entry is a header byte, the field and the value. The header holds both
- * lengths when the field is at most 15 bytes and the value at most 14
- * (high nibble field, low nibble value: one byte of overhead per pair, where
- * a listpack spends four); a low nibble of 15 means the value length
- * follows as LEB128 (high nibble 0..13: the field length) or, for 0xEF, both
- * lengths follow. Entries keep insertion order; an overwrite rewrites the
- * entry in place (shifting the tail when its size changes), a delete closes
- * the gap, and the block is reallocated to the exact size after every
- * change, so it sits in the smallest allocator size class that holds it.
+ * Small form. One block: a 1-byte pair count (saturating at 255, past
+ * which it is counted by walking), the entries, and an 0xFF end byte. An
+ * entry is a header byte, an optional id byte or length varints, the field
+ * (unless interned) and the value. The header's high nibble is the field's
+ * length (0..12), or 13: an id byte follows naming an interned field (see
+ * "interned field names": a name frequent across hashes is stored once for
+ * the process), or 14: the field's length follows as LEB128; the low
+ * nibble is the value's length (0..14), or 15: it follows as LEB128. A
+ * short pair thus costs one byte of overhead where a listpack spends four,
+ * and a record field such as "name" costs one byte instead of four or more.
+ * Entries keep insertion order; an overwrite rewrites the entry in place
+ * (shifting the tail when its size changes), a delete closes the gap, and
+ * the block is resized to the exact size after every change. Blocks of up
+ * to SB_MAX bytes live in slab slots of 8-byte size classes (see "small
+ * blocks"), so a block wastes at most 7 bytes; bigger ones are malloc'd.
  *
  * The form is the low bit of the hash pointer (1: large), so a small hash
- * spends no byte on it.
+ * spends no byte on it; bit 1 marks a small block in a slab slot.
  *
  * Large form. Every pair is one arena_pair entry. The swiss table's slot is
  * the pair's arena_ref; hash_slot and match read the field bytes from the
@@ -44,8 +48,9 @@
  * right after, for the count). There is no large -> small conversion.
  *
  * Invariants (hash_check). Small: walking from the header to the end byte
- * finds well-formed entries with distinct fields, as many as the count says
- * (at least 65535 when it is saturated), inside the allocation. Large: the
+ * finds well-formed entries (no high nibble 15, ids of interned names) with
+ * distinct fields, as many as the count says (at least 255 when it is
+ * saturated), inside the allocation. Large: the
  * index holds exactly the arena's live entries, one slot each, every field
  * distinct and found by its own hash. */
 #include "ds/varint.h"
@@ -53,6 +58,8 @@
 
 #include <assert.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,44 +81,235 @@ typedef struct hlarge {
 static inline int is_large(const hash *h) { return ((uintptr_t)h & LARGE_TAG) != 0; }
 static inline hlarge *as_large(const hash *h) { return (hlarge *)((uintptr_t)h & ~LARGE_TAG); }
 static inline hash *tag_large(hlarge *l) { return (hash *)((uintptr_t)l | LARGE_TAG); }
-static inline unsigned char *as_small(const hash *h) { return (unsigned char *)h; }
+static inline unsigned char *as_small(const hash *h) { return (unsigned char *)((uintptr_t)h & ~(uintptr_t)2); }
 
 /* Bytes moved by one compaction step (at least one pair is always moved). */
 #define HASH_COMPACT_BUDGET 4096
 
-/* ---- LEB128 lengths ---- */
+/* ---- small blocks: a slab allocator with 8-byte size classes ----
+ *
+ * jemalloc rounds a 150-200 byte block up to a multiple of 32 (16 bytes lost
+ * on average, a tenth of a 10-field hash). Blocks of at most SB_MAX bytes
+ * therefore come from slabs of SB_SLAB bytes (aligned to their size, so a
+ * slot finds its slab by masking) cut into slots of one size class, a
+ * multiple of 8 bytes. Each class keeps the slabs that have a free slot on a
+ * list; a slab's free slots form an intrusive list, slots never used yet are
+ * handed out from its bump offset. A slab that empties is given back unless
+ * it is its class's only slab with room. Invariant (under the class lock):
+ * a slab is on its class's list iff it has a free or never-used slot, and
+ * used counts its live slots. Larger blocks use malloc; the hash pointer's
+ * bit 1 tells which (slab slots are 8-byte aligned, malloc's 16). */
+
+#define SB_QUANTUM 8
+#define SB_MAX 512
+#define SB_NCLASS (SB_MAX / SB_QUANTUM)
+#define SB_SLAB ((size_t)16384)
+#define SB_HDR 64 /* slab header, rounded up so slots stay aligned */
+
+typedef struct sb_slab {
+    struct sb_slab *prev, *next; /* on the class list (listed) */
+    void *free;                  /* freed slots, linked through their first word */
+    uint32_t used;               /* live slots */
+    uint32_t bump;               /* offset (from SB_HDR) of the first never-used slot */
+    uint32_t cls;                /* slot size / SB_QUANTUM; fixed for the slab's life */
+    uint32_t listed;
+} sb_slab;
+
+typedef struct sb_class {
+    pthread_mutex_t lock;
+    sb_slab *avail; /* slabs with a free or never-used slot */
+} sb_class;
+
+static sb_class sb_classes[SB_NCLASS + 1];
+static pthread_once_t sb_once = PTHREAD_ONCE_INIT;
+
+static void sb_init(void) {
+    for (size_t i = 0; i <= SB_NCLASS; i++) pthread_mutex_init(&sb_classes[i].lock, NULL);
+}
+
+static inline size_t sb_cls(size_t n) { return n ? (n + SB_QUANTUM - 1) / SB_QUANTUM : 1; }
+static inline sb_slab *sb_slab_of(const void *p) { return (sb_slab *)((uintptr_t)p & ~(uintptr_t)(SB_SLAB - 1)); }
+static inline size_t sb_size(const void *p) { return (size_t)sb_slab_of(p)->cls * SB_QUANTUM; }
+
+static void sb_unlink(sb_class *c, sb_slab *s) {
+    if (s->prev) s->prev->next = s->next;
+    else c->avail = s->next;
+    if (s->next) s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+    s->listed = 0;
+}
+
+static void sb_link(sb_class *c, sb_slab *s) {
+    s->prev = NULL;
+    s->next = c->avail;
+    if (c->avail) c->avail->prev = s;
+    c->avail = s;
+    s->listed = 1;
+}
+
+/* A slot of at least n (1..SB_MAX) bytes; NULL when out of memory. */
+static void *sb_alloc(size_t n) {
+    assert(n <= SB_MAX);
+    pthread_once(&sb_once, sb_init);
+    size_t cls = sb_cls(n), size = cls * SB_QUANTUM;
+    sb_class *c = &sb_classes[cls];
+    pthread_mutex_lock(&c->lock);
+    sb_slab *s = c->avail;
+    if (!s) {
+        s = aligned_alloc(SB_SLAB, SB_SLAB);
+        if (!s) {
+            pthread_mutex_unlock(&c->lock);
+            return NULL;
+        }
+        memset(s, 0, sizeof(*s));
+        s->cls = (uint32_t)cls;
+        sb_link(c, s);
+    }
+    void *p;
+    if (s->free) {
+        p = s->free;
+        memcpy(&s->free, p, sizeof(void *));
+    } else {
+        p = (char *)s + SB_HDR + s->bump;
+        s->bump += (uint32_t)size;
+    }
+    s->used++;
+    if (!s->free && SB_HDR + s->bump + size > SB_SLAB) sb_unlink(c, s);
+    pthread_mutex_unlock(&c->lock);
+    return p;
+}
+
+static void sb_free(void *p) {
+    sb_slab *s = sb_slab_of(p);
+    sb_class *c = &sb_classes[s->cls];
+    pthread_mutex_lock(&c->lock);
+    assert(s->used > 0);
+    memcpy(p, &s->free, sizeof(void *));
+    s->free = p;
+    s->used--;
+    if (!s->listed) sb_link(c, s);
+    if (s->used == 0 && (s->prev || s->next)) {
+        sb_unlink(c, s);
+        free(s);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- interned field names ----
+ *
+ * Hashes used as records repeat the same field names in every key. A name
+ * of INTERN_MINLEN..INTERN_MAXLEN bytes that is frequent among the new
+ * fields of small hashes gets an id; the small form then stores the one id
+ * byte instead of the name. Frequency is estimated as in TinyLFU: a
+ * count-min sketch (intern_seen, two counters per name, the smaller one
+ * counts) that is halved every INTERN_PERIOD inserts, so a name is interned
+ * once its estimate reaches INTERN_AFTER, which takes about INTERN_AFTER / 2
+ * uses per period (~0.1% of new fields); names that each occur rarely
+ * (random or numbered field names) stay under it however many there are,
+ * and do not use up the ids. At most
+ * INTERN_MAX names, never removed or changed: ids and the bytes they name
+ * are immortal, so field pointers into the table stay valid forever.
+ * Writers take intern_lock; readers find ids without it (the name is
+ * written before the lookup slot that publishes it, with release/acquire),
+ * and a reader that meets an id in a block was synchronised with the
+ * writer of that block (the shard lock), which saw the name published. */
+
+#define INTERN_MAX 255
+#define INTERN_MINLEN 2 /* a 1-byte name costs no more than its id */
+#define INTERN_MAXLEN 32
+#define INTERN_SLOTS 1024 /* lookup table, power of two, load <= 1/4 */
+#define INTERN_SEEN 4096
+#define INTERN_AFTER 16
+#define INTERN_PERIOD 8192
+
+static char intern_name[INTERN_MAX][INTERN_MAXLEN];
+static uint8_t intern_len[INTERN_MAX];
+static _Atomic uint16_t intern_slot[INTERN_SLOTS]; /* 0 free, else id + 1 */
+static _Atomic uint8_t intern_seen[INTERN_SEEN];
+static _Atomic unsigned intern_count;
+static _Atomic unsigned intern_ticks;
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int intern_find(const void *f, size_t fl, uint64_t hv) {
+    for (size_t i = (size_t)hv & (INTERN_SLOTS - 1);; i = (i + 1) & (INTERN_SLOTS - 1)) {
+        unsigned v = atomic_load_explicit(&intern_slot[i], memory_order_acquire);
+        if (!v) return -1;
+        if (intern_len[v - 1] == fl && memcmp(intern_name[v - 1], f, fl) == 0) return (int)(v - 1);
+    }
+}
+
+/* The id of name f, or -1. add: this is an insert of a new field, which
+ * counts towards interning the name. */
+static int intern_id(const void *f, size_t fl, int add) {
+    if (fl < INTERN_MINLEN || fl > INTERN_MAXLEN) return -1;
+    if (!add && atomic_load_explicit(&intern_count, memory_order_relaxed) == 0) return -1;
+    uint64_t hv = hash_bytes(f, fl);
+    int id = intern_find(f, fl, hv);
+    if (id >= 0 || !add || atomic_load_explicit(&intern_count, memory_order_relaxed) >= INTERN_MAX) return id;
+    /* The sketch is approximate by design: racing updates may lose a
+     * count, never corrupt anything. */
+    if ((atomic_fetch_add_explicit(&intern_ticks, 1, memory_order_relaxed) + 1) % INTERN_PERIOD == 0) {
+        for (size_t i = 0; i < INTERN_SEEN; i++)
+            atomic_store_explicit(&intern_seen[i], (uint8_t)(atomic_load_explicit(&intern_seen[i], memory_order_relaxed) >> 1),
+                                  memory_order_relaxed);
+    }
+    _Atomic uint8_t *c1 = &intern_seen[(hv >> 20) & (INTERN_SEEN - 1)];
+    _Atomic uint8_t *c2 = &intern_seen[(hv >> 40) & (INTERN_SEEN - 1)];
+    unsigned a = atomic_load_explicit(c1, memory_order_relaxed), b = atomic_load_explicit(c2, memory_order_relaxed);
+    if (a < 255) atomic_store_explicit(c1, (uint8_t)(a + 1), memory_order_relaxed);
+    if (b < 255) atomic_store_explicit(c2, (uint8_t)(b + 1), memory_order_relaxed);
+    if ((a < b ? a : b) + 1 < INTERN_AFTER) return -1;
+    pthread_mutex_lock(&intern_lock);
+    id = intern_find(f, fl, hv);
+    unsigned n = atomic_load_explicit(&intern_count, memory_order_relaxed);
+    if (id < 0 && n < INTERN_MAX) {
+        id = (int)n;
+        memcpy(intern_name[n], f, fl);
+        intern_len[n] = (uint8_t)fl;
+        size_t i = (size_t)hv & (INTERN_SLOTS - 1);
+        while (atomic_load_explicit(&intern_slot[i], memory_order_relaxed)) i = (i + 1) & (INTERN_SLOTS - 1);
+        atomic_store_explicit(&intern_slot[i], (uint16_t)(n + 1), memory_order_release);
+        atomic_store_explicit(&intern_count, n + 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&intern_lock);
+    return id;
+}
 
 /* ---- small form ---- */
 
-#define SMALL_HDR 2           /* the pair count */
+#define SMALL_HDR 1           /* the pair count, saturating */
 #define SMALL_END 0xFF        /* end byte, never an entry header */
-#define SMALL_LONG 0xEF       /* header: both lengths follow */
-#define SMALL_COUNT_SAT 0xFFFF
+#define SMALL_COUNT_SAT 0xFF
+#define FL_INLINE_MAX 12      /* header high nibble 0..12: the field's length */
+#define FL_INTERNED 13        /* high nibble 13: an id byte names the field */
+#define FL_LONG 14            /* high nibble 14: the field's length follows */
+#define VL_INLINE_MAX 14      /* low nibble 0..14: the value's length, 15: it follows */
 
-static inline size_t ent_hdr_len(size_t fl, size_t vl) {
-    if (fl <= 15 && vl <= 14) return 1;
-    if (fl <= 13) return 1 + varint_size(vl);
-    return 1 + varint_size(fl) + varint_size(vl);
+/* Entry header: [h][id | varint field length][varint value length]. */
+static inline size_t ent_hdr_len(size_t fl, size_t vl, int id) {
+    size_t n = 1;
+    if (id >= 0) n++;
+    else if (fl > FL_INLINE_MAX) n += varint_size(fl);
+    if (vl > VL_INLINE_MAX) n += varint_size(vl);
+    return n;
 }
 
-static inline size_t ent_size(size_t fl, size_t vl) { return ent_hdr_len(fl, vl) + fl + vl; }
+static inline size_t ent_size(size_t fl, size_t vl, int id) { return ent_hdr_len(fl, vl, id) + (id >= 0 ? 0 : fl) + vl; }
 
-static inline size_t ent_put(unsigned char *p, const void *f, size_t fl, const void *v, size_t vl) {
-    size_t n;
-    if (fl <= 15 && vl <= 14) {
-        p[0] = (unsigned char)(fl << 4 | vl);
-        n = 1;
-    } else if (fl <= 13) {
-        p[0] = (unsigned char)(fl << 4 | 0x0F);
-        n = 1 + varint_put(p + 1, vl);
-    } else {
-        p[0] = SMALL_LONG;
-        n = 1 + varint_put(p + 1, fl);
-        n += varint_put(p + n, vl);
+static inline size_t ent_put(unsigned char *p, const void *f, size_t fl, const void *v, size_t vl, int id) {
+    unsigned a = id >= 0 ? FL_INTERNED : fl <= FL_INLINE_MAX ? (unsigned)fl : FL_LONG;
+    unsigned b = vl <= VL_INLINE_MAX ? (unsigned)vl : 15;
+    size_t n = 1;
+    p[0] = (unsigned char)(a << 4 | b);
+    if (id >= 0) p[n++] = (unsigned char)id;
+    else if (a == FL_LONG) n += varint_put(p + n, fl);
+    if (b == 15) n += varint_put(p + n, vl);
+    if (id < 0 && fl) {
+        memcpy(p + n, f, fl);
+        n += fl;
     }
-    if (fl) memcpy(p + n, f, fl);
-    if (vl) memcpy(p + n + fl, v, vl);
-    return n + fl + vl;
+    if (vl) memcpy(p + n, v, vl);
+    return n + vl;
 }
 
 /* Decode the entry at offset pos (not the end byte); returns the offset of
@@ -120,27 +318,29 @@ static inline size_t small_entry(const unsigned char *s, size_t pos, const char 
                                  size_t *vlen) {
     const unsigned char *p = s + pos;
     unsigned h = *p++;
-    if ((h & 0x0F) != 0x0F) {
-        *flen = h >> 4;
-        *vlen = h & 0x0F;
-    } else if (h != SMALL_LONG) {
-        *flen = h >> 4;
-        p += varint_get(p, vlen);
+    unsigned a = h >> 4, b = h & 0x0F;
+    size_t fl = a, vl = b;
+    int id = -1;
+    if (a == FL_INTERNED) id = *p++;
+    else if (a > FL_INLINE_MAX) p += varint_get(p, &fl);
+    if (b > VL_INLINE_MAX) p += varint_get(p, &vl);
+    if (id >= 0) {
+        *f = intern_name[id];
+        fl = intern_len[id];
     } else {
-        p += varint_get(p, flen);
-        p += varint_get(p, vlen);
+        *f = (const char *)p;
+        p += fl;
     }
-    *f = (const char *)p;
-    *v = (const char *)p + *flen;
-    return (size_t)(p - s) + *flen + *vlen;
+    *flen = fl;
+    *vlen = vl;
+    *v = (const char *)p;
+    return (size_t)(p - s) + vl;
 }
 
-static inline size_t small_count_raw(const unsigned char *s) { return (size_t)s[0] | (size_t)s[1] << 8; }
+static inline size_t small_count_raw(const unsigned char *s) { return s[0]; }
 
 static inline void small_count_store(unsigned char *s, size_t n) {
-    if (n > SMALL_COUNT_SAT) n = SMALL_COUNT_SAT;
-    s[0] = (unsigned char)n;
-    s[1] = (unsigned char)(n >> 8);
+    s[0] = (unsigned char)(n > SMALL_COUNT_SAT ? SMALL_COUNT_SAT : n);
 }
 
 /* Offset of the end byte. */
@@ -167,11 +367,12 @@ static size_t small_count(const unsigned char *s) {
 }
 
 /* Offset of field's entry (with *next the offset after it, *vp and *vlen its
- * value), or (size_t)-1 with *next the offset of the end byte. */
-static size_t small_find(const unsigned char *s, const void *f, size_t flen, const char **vp, size_t *vlen,
-                         size_t *next) {
-    size_t pos = SMALL_HDR;
-    while (s[pos] != SMALL_END) {
+ * value), or (size_t)-1 with *next the offset of the end byte and *count
+ * (when asked for) the number of entries. */
+static size_t small_find_n(const unsigned char *s, const void *f, size_t flen, const char **vp, size_t *vlen,
+                           size_t *next, size_t *count) {
+    size_t pos = SMALL_HDR, n = 0;
+    for (; s[pos] != SMALL_END; n++) {
         const char *ef, *ev;
         size_t fl, vl;
         size_t nx = small_entry(s, pos, &ef, &fl, &ev, &vl);
@@ -184,7 +385,60 @@ static size_t small_find(const unsigned char *s, const void *f, size_t flen, con
         pos = nx;
     }
     if (next) *next = pos;
+    if (count) *count = n;
     return (size_t)-1;
+}
+
+static inline size_t small_find(const unsigned char *s, const void *f, size_t flen, const char **vp, size_t *vlen,
+                                size_t *next) {
+    return small_find_n(s, f, flen, vp, vlen, next, NULL);
+}
+
+/* The small block behind h: bit 1 of the pointer marks a slab slot. */
+#define SLAB_TAG ((uintptr_t)2)
+
+static inline int blk_in_slab(const hash *h) { return ((uintptr_t)h & SLAB_TAG) != 0; }
+
+static inline size_t blk_cap(const hash *h) {
+    const unsigned char *s = (const unsigned char *)((uintptr_t)h & ~SLAB_TAG);
+    return blk_in_slab(h) ? sb_size(s) : malloc_usable_size((void *)s);
+}
+
+static void blk_free(hash *h) {
+    unsigned char *s = (unsigned char *)((uintptr_t)h & ~SLAB_TAG);
+    if (blk_in_slab(h)) sb_free(s);
+    else free(s);
+}
+
+/* A new block of exactly n bytes (its size class), as a hash pointer. */
+static hash *blk_new(size_t n) {
+    if (n <= SB_MAX) {
+        void *p = sb_alloc(n);
+        return p ? (hash *)((uintptr_t)p | SLAB_TAG) : NULL;
+    }
+    return malloc(n);
+}
+
+/* Resize the block of *hp to n bytes, keeping its first keep bytes; *hp is
+ * replaced. Returns the new block, or NULL (out of memory; *hp unchanged). */
+static unsigned char *blk_resize(hash **hp, size_t keep, size_t n) {
+    hash *h = *hp;
+    unsigned char *s = (unsigned char *)((uintptr_t)h & ~SLAB_TAG);
+    if (keep > n) keep = n;
+    if (!blk_in_slab(h) && n > SB_MAX) {
+        unsigned char *ns = realloc(s, n);
+        if (!ns) return NULL;
+        *hp = (hash *)ns;
+        return ns;
+    }
+    if (blk_in_slab(h) && n <= SB_MAX && sb_cls(n) * SB_QUANTUM == sb_size(s)) return s;
+    hash *nh = blk_new(n);
+    if (!nh) return NULL;
+    unsigned char *ns = (unsigned char *)((uintptr_t)nh & ~SLAB_TAG);
+    memcpy(ns, s, keep);
+    blk_free(h);
+    *hp = nh;
+    return ns;
 }
 
 /* ---- large form: index callbacks ---- */
@@ -362,7 +616,7 @@ static int small_to_large(hash **hp) {
             return rc;
         }
     }
-    free(s);
+    blk_free(*hp);
     *hp = tag_large(l);
     return HASH_OK;
 }
@@ -375,26 +629,36 @@ int hash_convert(hash **hp) {
 /* ---- public ---- */
 
 hash *hash_new(void) {
-    unsigned char *s = malloc(SMALL_HDR + 1);
-    if (!s) return NULL;
+    hash *h = blk_new(SMALL_HDR + 1);
+    if (!h) return NULL;
+    unsigned char *s = as_small(h);
     small_count_store(s, 0);
     s[SMALL_HDR] = SMALL_END;
-    return (hash *)s;
+    return h;
+}
+
+hash *hash_new_hint(size_t n, const hash_limits *lim) {
+    if (n <= lim->max_entries) return hash_new();
+    hlarge *l = large_new();
+    if (!l) return NULL;
+    /* A failed reserve only costs the growth steps it would have saved. */
+    (void)swiss_reserve(&l->idx, n);
+    return tag_large(l);
 }
 
 void hash_free(hash *h) {
     if (!h) return;
     if (is_large(h)) large_free(as_large(h));
-    else free(h);
+    else blk_free(h);
 }
 
 hash *hash_dup(const hash *h) {
     if (!is_large(h)) {
         const unsigned char *s = as_small(h);
         size_t n = small_end(s, SMALL_HDR) + 1;
-        unsigned char *d = malloc(n);
-        if (d) memcpy(d, s, n);
-        return (hash *)d;
+        hash *d = blk_new(n);
+        if (d) memcpy(as_small(d), s, n);
+        return d;
     }
     hlarge *src = as_large(h);
     hlarge *l = large_new();
@@ -425,7 +689,7 @@ size_t hash_len(const hash *h) {
 }
 
 size_t hash_mem_usage(const hash *h) {
-    if (!is_large(h)) return malloc_usable_size((void *)h);
+    if (!is_large(h)) return blk_cap(h);
     const hlarge *l = as_large(h);
     return malloc_usable_size((void *)l) + arena_mem_bytes(&l->a) + swiss_mem_bytes(&l->idx);
 }
@@ -451,55 +715,51 @@ int hash_get(hash *h, const void *f, size_t flen, const char **v, size_t *vlen) 
 int hash_exists(hash *h, const void *f, size_t flen) { return hash_get(h, f, flen, NULL, NULL); }
 
 /* Small-form write of a pair whose entry was found at pos..next (pos is
- * (size_t)-1 for a new pair, next then the end byte's offset). The caller
+ * (size_t)-1 for a new pair, next then the end byte's offset, count the
+ * number of pairs), with id the field's interned id or -1. The caller
  * has checked that f and v do not point into the block. Returns 1 (new),
  * 0 (overwritten) or HASH_ENOMEM (unchanged). */
-static int small_write(hash **hp, size_t pos, size_t next, const void *f, size_t flen, const void *v, size_t vlen) {
+static int small_write(hash **hp, size_t pos, size_t next, const void *f, size_t flen, const void *v, size_t vlen,
+                       int id, size_t count) {
     unsigned char *s = as_small(*hp);
-    size_t new_sz = ent_size(flen, vlen);
+    size_t new_sz = ent_size(flen, vlen, id);
     if (pos == (size_t)-1) {
         size_t end = next;
-        unsigned char *ns = realloc(s, end + new_sz + 1);
+        unsigned char *ns = blk_resize(hp, end, end + new_sz + 1);
         if (!ns) return HASH_ENOMEM;
-        *hp = (hash *)ns;
-        ent_put(ns + end, f, flen, v, vlen);
+        ent_put(ns + end, f, flen, v, vlen, id);
         ns[end + new_sz] = SMALL_END;
-        small_count_store(ns, small_count(ns) + 1);
+        small_count_store(ns, count + 1);
         return 1;
     }
     size_t old_sz = next - pos;
     if (new_sz == old_sz) {
-        ent_put(s + pos, f, flen, v, vlen);
+        ent_put(s + pos, f, flen, v, vlen, id);
         return 0;
     }
     size_t end = small_end(s, next);
     size_t tail = end + 1 - next;
     size_t nsize = end + 1 - old_sz + new_sz;
     if (new_sz > old_sz) {
-        unsigned char *ns = realloc(s, nsize);
-        if (!ns) return HASH_ENOMEM;
-        s = ns;
-        *hp = (hash *)s;
+        s = blk_resize(hp, end + 1, nsize);
+        if (!s) return HASH_ENOMEM;
     }
     memmove(s + pos + new_sz, s + next, tail);
-    ent_put(s + pos, f, flen, v, vlen);
-    if (new_sz < old_sz) {
-        unsigned char *ns = realloc(s, nsize);
-        if (ns) *hp = (hash *)ns; /* a failed shrink keeps the bigger block */
-    }
+    ent_put(s + pos, f, flen, v, vlen, id);
+    if (new_sz < old_sz) (void)blk_resize(hp, nsize, nsize); /* a failed shrink keeps the bigger block */
     return 0;
 }
 
-static int inside(const void *p, size_t n, const unsigned char *s) {
-    const unsigned char *b = p;
-    return n && b >= s && b < s + malloc_usable_size((void *)s);
+static int inside(const void *p, size_t n, const hash *h) {
+    const unsigned char *b = p, *s = as_small(h);
+    return n && b >= s && b < s + blk_cap(h);
 }
 
 int hash_set(hash **hp, const void *f, size_t flen, const void *v, size_t vlen, const hash_limits *lim) {
     hash *h = *hp;
     if (is_large(h)) return large_set(as_large(h), f, flen, v, vlen);
     unsigned char *s = as_small(h);
-    if (inside(f, flen, s) || inside(v, vlen, s)) {
+    if (inside(f, flen, h) || inside(v, vlen, h)) {
         /* Bytes of this very block: they move with it, copy them first. */
         char *tmp = malloc(flen + vlen + 1);
         if (!tmp) return HASH_ENOMEM;
@@ -510,22 +770,25 @@ int hash_set(hash **hp, const void *f, size_t flen, const void *v, size_t vlen, 
         return rc;
     }
     if (flen <= lim->max_value && vlen <= lim->max_value) {
-        size_t next;
-        size_t pos = small_find(s, f, flen, NULL, NULL, &next);
-        size_t count = small_count(s);
+        size_t next, count = 0;
+        size_t pos = small_find_n(s, f, flen, NULL, NULL, &next, &count);
         /* An insert that would pass max_entries converts first; an
          * overwrite of a hash already past it (the limit was lowered since)
          * converts after, as Redis does on any write. */
         if (pos != (size_t)-1 || count + 1 <= lim->max_entries) {
+            /* A new field counts towards interning its name; an
+             * overwrite uses the name's id when it already has one. */
+            int id = intern_id(f, flen, pos == (size_t)-1);
             /* The block's size after the write must stay under the cap. */
-            size_t grow = ent_size(flen, vlen), end = next;
+            size_t grow = ent_size(flen, vlen, id), end = next;
             if (pos != (size_t)-1) {
                 grow = grow > next - pos ? grow - (next - pos) : 0;
                 end = grow ? small_end(s, next) : 0;
             }
             if (end + 1 + grow < HASH_SMALL_MAX_BYTES) {
-                int rc = small_write(hp, pos, next, f, flen, v, vlen);
-                if (rc >= 0 && small_count(as_small(*hp)) > lim->max_entries) {
+                int rc = small_write(hp, pos, next, f, flen, v, vlen, id, count);
+                /* (An insert already checked its count against the limit.) */
+                if (rc == 0 && small_count(as_small(*hp)) > lim->max_entries) {
                     /* Already written: a failed conversion leaves a valid
                      * (if oversized) small hash, tried again on the next write. */
                     small_to_large(hp);
@@ -550,8 +813,8 @@ int hash_del(hash **hp, const void *f, size_t flen) {
     size_t end = small_end(s, next);
     memmove(s + pos, s + next, end + 1 - next);
     small_count_store(s, count - 1);
-    unsigned char *ns = realloc(s, end + 1 - (next - pos));
-    if (ns) *hp = (hash *)ns; /* a failed shrink keeps the bigger block */
+    size_t nsize = end + 1 - (next - pos);
+    (void)blk_resize(hp, nsize, nsize); /* a failed shrink keeps the bigger block */
     return 1;
 }
 
@@ -759,11 +1022,16 @@ uint64_t hash_scan(hash *h, uint64_t cursor, hash_pair_fn *fn, void *arg) {
 int hash_check(const hash *h) {
     if (!is_large(h)) {
         const unsigned char *s = as_small(h);
-        size_t size = malloc_usable_size((void *)s);
+        size_t size = blk_cap(h);
         size_t pos = SMALL_HDR, n = 0;
         while (pos < size && s[pos] != SMALL_END) {
             const char *f, *v;
             size_t fl, vl;
+            /* A header's high nibble is never 15; an id names an interned field. */
+            if (s[pos] >> 4 == 15) return -__LINE__;
+            if (s[pos] >> 4 == FL_INTERNED &&
+                (pos + 1 >= size || s[pos + 1] >= atomic_load_explicit(&intern_count, memory_order_acquire)))
+                return -__LINE__;
             size_t next = small_entry(s, pos, &f, &fl, &v, &vl);
             if (next >= size || next <= pos) return -__LINE__;
             /* No earlier entry has the same field. */

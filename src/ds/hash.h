@@ -37,6 +37,10 @@ typedef struct hash_limits {
 
 /* A new empty hash (small form); NULL when out of memory. */
 hash *hash_new(void);
+/* A new empty hash for n fields to come (an RDB load): the large form with
+ * its index presized for n when n > lim->max_entries (Redis loads such a
+ * hash as a hashtable directly), else hash_new(). NULL when out of memory. */
+hash *hash_new_hint(size_t n, const hash_limits *lim);
 void hash_free(hash *h);
 /* A deep copy in the same form, compacted; NULL when out of memory. */
 hash *hash_dup(const hash *h);

@@ -412,6 +412,15 @@ gset *set_new(void) { return (gset *)int_alloc(0); }
 
 gset *set_new_hashtable(void) { return (gset *)small_alloc(0); }
 
+gset *set_new_reserve(size_t n) {
+    if (n <= SET_SMALL_MAX_ENTRIES) return set_new_hashtable();
+    slarge *l = large_new();
+    if (!l) return NULL;
+    /* A failed reserve only costs the growth steps it would have saved. */
+    (void)swiss_reserve(&l->idx, n);
+    return (gset *)l;
+}
+
 void set_free(gset *s) {
     if (!s) return;
     if (s->form == SET_LARGE) large_free(as_large(s));

@@ -63,6 +63,10 @@ typedef void set_elem_fn(void *arg, const set_elem *e);
 gset *set_new(void);
 /* A new empty set that is "hashtable" from the start (never intset). */
 gset *set_new_hashtable(void);
+/* set_new_hashtable() for n members to come (an RDB load): past the packed
+ * form's 64 members, the arena + index form with its index presized for n,
+ * so it never grows while loading. NULL when out of memory. */
+gset *set_new_reserve(size_t n);
 void set_free(gset *s);
 /* A deep copy in the same encoding; NULL when out of memory. */
 gset *set_dup(const gset *s);

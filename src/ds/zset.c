@@ -1084,6 +1084,13 @@ zset *zset_new_hint(size_t size_hint, const zset_limits *lim) {
     return z;
 }
 
+zset *zset_new_reserve(size_t n, const zset_limits *lim) {
+    zset *z = zset_new_hint(n, lim);
+    /* A failed reserve only costs the growth steps it would have saved. */
+    if (z && z->big) (void)swiss_reserve(&z->big->idx, n);
+    return z;
+}
+
 void zset_free(zset *z) {
     if (!z) return;
     if (z->big) zb_free(z->big);

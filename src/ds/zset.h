@@ -35,6 +35,9 @@ zset *zset_new(const zset_limits *lim);
 /* The same, but big from the start when size_hint elements will not fit
  * the packed limits (Redis creates such results as skiplists directly). */
 zset *zset_new_hint(size_t size_hint, const zset_limits *lim);
+/* zset_new_hint for exactly n members to come (an RDB load): a big zset's
+ * member index is also presized for n, so it never grows while loading. */
+zset *zset_new_reserve(size_t n, const zset_limits *lim);
 void zset_free(zset *z);
 /* Deep copy, same encoding; NULL on allocation failure. */
 zset *zset_dup(const zset *z);

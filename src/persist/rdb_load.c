@@ -431,7 +431,9 @@ static int load_set(rdb_in *in, int type, gobj *o) {
         uint64_t n;
         if (in_len(in, &n) != 0) return LOAD_ERR;
         if (n == 0) return LOAD_EMPTY;
-        s = n > in->slim.max_intset ? set_new_hashtable() : set_new();
+        /* Presize for n members (each takes at least a byte of the file). */
+        uint64_t hint = n < in_remaining(in) ? n : in_remaining(in);
+        s = n > in->slim.max_intset ? set_new_reserve((size_t)hint) : set_new();
         if (!s) return nomem(in);
         for (uint64_t i = 0; i < n; i++) {
             if (in_string(in, &b) != 0) goto fail;
@@ -443,7 +445,7 @@ static int load_set(rdb_in *in, int type, gobj *o) {
         if (in_string(in, &b) != 0) return LOAD_ERR;
         if (is_iter_init(&it, b.p, b.n) != 0) return in_fail(in, RDB_ERR_ENCODING, "corrupt intset header");
         if (is_count(&it) == 0) return LOAD_EMPTY;
-        s = is_count(&it) > in->slim.max_intset ? set_new_hashtable() : set_new();
+        s = is_count(&it) > in->slim.max_intset ? set_new_reserve(is_count(&it)) : set_new();
         if (!s) return nomem(in);
         int64_t v;
         while ((r = is_iter_next(&it, &v)) > 0) {
@@ -544,7 +546,7 @@ static int load_zset(rdb_in *in, int type, gobj *o) {
          * writes members from the highest score down, so every insert lands
          * at the same (cached) end of the tree. */
         uint64_t hint = n < in_remaining(in) ? n : in_remaining(in);
-        if (!(z = zset_new_hint((size_t)hint, &in->zlim))) return nomem(in);
+        if (!(z = zset_new_reserve((size_t)hint, &in->zlim))) return nomem(in);
         for (uint64_t i = 0; i < n; i++) {
             double sc = 0;
             if (in_string(in, &b) != 0 || gb_set(&in->tmp, b.p, b.n) != 0) goto fail_io;
@@ -604,16 +606,17 @@ static int hset_checked(rdb_in *in, hash **h, const unsigned char *f, size_t fl,
 }
 
 static int load_hash(rdb_in *in, int type, gobj *o) {
-    hash *h = hash_new();
-    if (!h) return nomem(in);
+    hash *h = NULL;
     rstr b;
     if (type == RDB_TYPE_HASH) {
         uint64_t n;
-        if (in_len(in, &n) != 0) goto fail;
-        if (n == 0) {
-            hash_free(h);
-            return LOAD_EMPTY;
-        }
+        if (in_len(in, &n) != 0) return LOAD_ERR;
+        if (n == 0) return LOAD_EMPTY;
+        /* Presize for n fields (each takes at least two bytes of the file,
+         * so a corrupt length cannot make this reserve more than the file
+         * could fill). */
+        uint64_t hint = n < in_remaining(in) / 2 ? n : in_remaining(in) / 2;
+        if (!(h = hash_new_hint((size_t)hint, &in->hlim))) return nomem(in);
         for (uint64_t i = 0; i < n; i++) {
             if (in_string(in, &b) != 0) goto fail;
             if (gb_set(&in->tmp, b.p, b.n) != 0) {
@@ -626,6 +629,7 @@ static int load_hash(rdb_in *in, int type, gobj *o) {
     } else {
         const char *what = type == RDB_TYPE_HASH_ZIPMAP ? "zipmap" : type == RDB_TYPE_HASH_ZIPLIST ? "ziplist"
                                                                                                  : "listpack";
+        if (!(h = hash_new())) return nomem(in);
         if (in_string(in, &b) != 0) goto fail;
         lp_iter li;
         zl_iter zi;

@@ -5,6 +5,7 @@
  * array of values indexed by id. Randomized runs mix sets with values of
  * every size around the small-form limit, deletes and lookups, and compare
  * the whole content (iteration, scan, random picks) at checkpoints. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -662,17 +663,13 @@ TEST(hash, small_entry_formats) {
     ref_free(&m);
 }
 
-/* The small form's 2-byte count saturates past 65535 and is then counted
- * by walking. Quadratic inserts (~50 s): runs only with UNIT_SCALE >= 4. */
+/* The small form's 1-byte count saturates past 255 and is then counted by
+ * walking. */
 TEST(hash, small_count_saturates) {
-    if (unit_scale() < 4) {
-        unit_log("skipped: runs with UNIT_SCALE >= 4 (about 50 s)");
-        return;
-    }
     hash_limits lim = {100000, 64};
     hash *h = hash_new();
     char fb[32];
-    size_t n = 65540;
+    size_t n = 300;
     for (size_t i = 0; i < n; i++) {
         size_t fl = (size_t)snprintf(fb, sizeof(fb), "%zu", i);
         CHECK_EQ(hash_set(&h, fb, fl, "", 0, &lim), 1);
@@ -681,10 +678,176 @@ TEST(hash, small_count_saturates) {
     CHECK_EQ(hash_len(h), n);
     CHECK_EQ(hash_check(h), 0);
     for (size_t i = 0; i < 10; i++) {
-        size_t fl = (size_t)snprintf(fb, sizeof(fb), "%zu", i * 1000);
+        size_t fl = (size_t)snprintf(fb, sizeof(fb), "%zu", i * 29);
         CHECK_EQ(hash_del(&h, fb, fl), 1);
     }
     CHECK_EQ(hash_len(h), n - 10);
     CHECK_EQ(hash_check(h), 0);
     hash_free(h);
+}
+
+/* Record-like small hashes: names frequent across hashes are interned (one
+ * id byte instead of the name), so later hashes are smaller than the first
+ * and every name reads back unchanged; a rare long name stays inline. */
+static const char *rec_names[] = {"name", "email", "created_at", "f:0", "f:1", "f:2", "counter", "x"};
+#define REC_N (sizeof(rec_names) / sizeof(rec_names[0]))
+
+static hash *rec_hash(size_t k) {
+    hash *h = hash_new();
+    char v[32], rare[40];
+    for (size_t j = 0; j < REC_N; j++) {
+        size_t vl = (size_t)snprintf(v, sizeof(v), "value-%06zu-%zu", k, j);
+        CHECK(hash_set(&h, rec_names[j], strlen(rec_names[j]), v, vl, &default_limits) == 1);
+    }
+    size_t rl = (size_t)snprintf(rare, sizeof(rare), "a-rare-field-name-%06zu", k);
+    CHECK_EQ(hash_set(&h, rare, rl, "r", 1, &default_limits), 1);
+    return h;
+}
+
+static void rec_verify(hash *h, size_t k) {
+    char v[32], rare[40];
+    CHECK_EQ(hash_check(h), 0);
+    CHECK_EQ(hash_len(h), REC_N + 1);
+    for (size_t j = 0; j < REC_N; j++) {
+        size_t vl = (size_t)snprintf(v, sizeof(v), "value-%06zu-%zu", k, j);
+        const char *got;
+        size_t gl;
+        CHECK(hash_get(h, rec_names[j], strlen(rec_names[j]), &got, &gl));
+        CHECK(gl == vl && memcmp(got, v, vl) == 0);
+    }
+    size_t rl = (size_t)snprintf(rare, sizeof(rare), "a-rare-field-name-%06zu", k);
+    CHECK(hash_exists(h, rare, rl));
+    /* iteration gives back the names themselves, in insertion order */
+    hash_iter it;
+    hash_iter_init(&it, h);
+    const char *f, *vv;
+    size_t fl, vvl, j = 0;
+    while (hash_iter_next(&it, &f, &fl, &vv, &vvl)) {
+        if (j < REC_N) CHECK(fl == strlen(rec_names[j]) && memcmp(f, rec_names[j], fl) == 0);
+        else CHECK(fl == rl && memcmp(f, rare, rl) == 0);
+        j++;
+    }
+    hash_iter_done(&it);
+    CHECK_EQ(j, REC_N + 1);
+}
+
+TEST(hash, interned_fields) {
+    size_t n = 3000;
+    hash **hs = calloc(n, sizeof(*hs));
+    for (size_t k = 0; k < n; k++) hs[k] = rec_hash(k);
+    CHECK_MSG(hash_mem_usage(hs[n - 1]) + 16 <= hash_mem_usage(hs[0]), "first %zu B, last %zu B",
+              hash_mem_usage(hs[0]), hash_mem_usage(hs[n - 1]));
+    unit_log("record hash: %zu B before interning, %zu B after", hash_mem_usage(hs[0]), hash_mem_usage(hs[n - 1]));
+    for (size_t k = 0; k < n; k += 7) rec_verify(hs[k], k);
+    /* overwrites (same and other sizes), deletes, copies and conversion keep it all */
+    for (size_t k = 0; k < n; k += 3) {
+        CHECK_EQ(hash_set(&hs[k], "email", 5, "e", 1, &default_limits), 0);
+        CHECK_EQ(hash_set(&hs[k], "email", 5, "a-much-longer-email-value-than-before", 37, &default_limits), 0);
+        CHECK_EQ(hash_del(&hs[k], "counter", 7), 1);
+        CHECK_EQ(hash_del(&hs[k], "counter", 7), 0);
+        hash *d = hash_dup(hs[k]);
+        CHECK_EQ(hash_check(d), 0);
+        CHECK_EQ(hash_len(d), REC_N);
+        const char *got;
+        size_t gl;
+        CHECK(hash_get(d, "email", 5, &got, &gl) && gl == 37);
+        CHECK_EQ(hash_convert(&d), HASH_OK);
+        CHECK_EQ(hash_form(d), HASH_LARGE);
+        CHECK(hash_get(d, "created_at", 10, &got, &gl));
+        CHECK_EQ(hash_check(d), 0);
+        hash_free(d);
+        CHECK_EQ(hash_check(hs[k]), 0);
+    }
+    for (size_t k = 0; k < n; k++) hash_free(hs[k]);
+    free(hs);
+}
+
+/* Interning and the slab allocator from several threads at once (each
+ * thread its own hashes, as shards are): every hash reads back whole. */
+typedef struct rec_job {
+    size_t base, n;
+    int bad;
+} rec_job;
+
+static void *rec_thread(void *arg) {
+    rec_job *j = arg;
+    hash **hs = calloc(j->n, sizeof(*hs));
+    for (size_t k = 0; k < j->n; k++) hs[k] = rec_hash(j->base + k);
+    for (size_t k = 0; k < j->n; k++) {
+        const char *got;
+        size_t gl;
+        char v[32];
+        size_t vl = (size_t)snprintf(v, sizeof(v), "value-%06zu-%zu", j->base + k, (size_t)1);
+        if (hash_check(hs[k]) != 0 || !hash_get(hs[k], "email", 5, &got, &gl) || gl != vl || memcmp(got, v, vl))
+            j->bad++;
+        if (k % 2) {
+            hash_free(hs[k]);
+            hs[k] = NULL;
+        }
+    }
+    for (size_t k = 0; k < j->n; k++) hash_free(hs[k]);
+    free(hs);
+    return NULL;
+}
+
+TEST(hash, interned_threads) {
+    pthread_t t[4];
+    rec_job jobs[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (rec_job){(size_t)i * 100000, 2000, 0};
+        CHECK_EQ(pthread_create(&t[i], NULL, rec_thread, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_EQ(jobs[i].bad, 0);
+    }
+}
+
+/* Small blocks sit in 8-byte size classes: a block of up to 512 bytes
+ * wastes at most 7; random growth, shrinking and frees keep every hash. */
+TEST(hash, slab_blocks) {
+    unit_rng r = {77};
+    hash_limits lim = {512, 64};
+    size_t n = 500;
+    hash **hs = calloc(n, sizeof(*hs));
+    size_t *cnt = calloc(n, sizeof(*cnt));
+    char fb[32], vb[64];
+    for (int round = 0; round < 40000; round++) {
+        size_t k = unit_below(&r, n);
+        if (!hs[k]) hs[k] = hash_new();
+        size_t fl = (size_t)snprintf(fb, sizeof(fb), "k%zu", (size_t)unit_below(&r, 24));
+        if (unit_below(&r, 3) == 0) {
+            cnt[k] -= (size_t)hash_del(&hs[k], fb, fl);
+        } else {
+            size_t vl = unit_below(&r, 40);
+            memset(vb, 'a' + (int)(vl % 26), vl);
+            int rc = hash_set(&hs[k], fb, fl, vb, vl, &lim);
+            CHECK(rc == 0 || rc == 1);
+            cnt[k] += (size_t)rc;
+        }
+        if (unit_below(&r, 50) == 0) {
+            CHECK_EQ(hash_check(hs[k]), 0);
+            CHECK_EQ(hash_len(hs[k]), cnt[k]);
+            hash_free(hs[k]);
+            hs[k] = NULL;
+            cnt[k] = 0;
+        }
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (!hs[k]) continue;
+        CHECK_EQ(hash_check(hs[k]), 0);
+        CHECK_EQ(hash_len(hs[k]), cnt[k]);
+        size_t used = 1 + 1; /* count and end bytes */
+        hash_iter it;
+        hash_iter_init(&it, hs[k]);
+        const char *f, *v;
+        size_t fl, vl;
+        while (hash_iter_next(&it, &f, &fl, &v, &vl)) used += fl + vl;
+        hash_iter_done(&it);
+        CHECK(hash_mem_usage(hs[k]) >= 2);
+        if (hash_mem_usage(hs[k]) <= 512) CHECK(hash_mem_usage(hs[k]) < used + 3 * cnt[k] + 8);
+        hash_free(hs[k]);
+    }
+    free(hs);
+    free(cnt);
 }

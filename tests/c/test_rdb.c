@@ -48,6 +48,24 @@ TEST(rdb, crc64_slicing_matches_bitwise) {
     }
 }
 
+/* The folding path (64 bytes and more, where the CPU has PCLMULQDQ) at
+ * every length around its block boundaries, every alignment, with a
+ * running state, and over a megabyte. */
+TEST(rdb, crc64_folding_matches_bitwise) {
+    unit_rng r = {43};
+    size_t big = 1u << 20;
+    unsigned char *buf = malloc(big + 16);
+    CHECK(buf != NULL);
+    for (size_t i = 0; i < big + 16; i++) buf[i] = (unsigned char)unit_rand(&r);
+    for (size_t n = 56; n < 300; n++) {
+        size_t off = n % 16;
+        uint64_t init = unit_rand(&r);
+        CHECK_EQ(crc64_update(init, buf + off, n), crc64_bitwise(init, buf + off, n));
+    }
+    CHECK_EQ(crc64_update(0, buf + 3, big), crc64_bitwise(0, buf + 3, big));
+    free(buf);
+}
+
 /* ---- LZF -------------------------------------------------------------------- */
 
 static void lzf_roundtrip(const unsigned char *in, size_t n) {
@@ -300,7 +318,7 @@ static void zlb_entry(zlb *z, const unsigned char *enc, size_t enclen, const voi
     }
     memcpy(z->buf + z->len, enc, enclen);
     z->len += enclen;
-    memcpy(z->buf + z->len, data, dlen);
+    if (dlen) memcpy(z->buf + z->len, data, dlen);
     z->len += dlen;
     z->prev = z->len - start;
     z->last = start;

@@ -745,3 +745,26 @@ TEST(set, bytes_per_member) {
     CHECK_MSG(per < 28, "%.1f B/member", per);
     set_free(s);
 }
+
+/* set_new_reserve (RDB loads): a hashtable set, presized past the packed
+ * form's limit, that takes its members like any other. */
+TEST(set, new_reserve) {
+    set_limits lim = {512};
+    char b[32];
+    gset *s = set_new_reserve(10);
+    CHECK_EQ(set_form(s), SET_SMALL);
+    CHECK_EQ(set_is_intset(s), 0);
+    set_free(s);
+    size_t n = 5000;
+    s = set_new_reserve(n);
+    CHECK_EQ(set_form(s), SET_LARGE);
+    for (size_t i = 0; i < n; i++) {
+        size_t bl = (size_t)snprintf(b, sizeof(b), "%zu", i);
+        CHECK_EQ(set_add(&s, b, bl, &lim), 1);
+    }
+    CHECK_EQ(set_add(&s, "7", 1, &lim), 0);
+    CHECK_EQ(set_card(s), n);
+    CHECK_EQ(set_is_intset(s), 0);
+    CHECK_EQ(set_check(s), 0);
+    set_free(s);
+}

@@ -508,3 +508,25 @@ TEST(zset, packed_negative_zero) {
     CHECK(s == 0 && !signbit(s));
     zset_free(z);
 }
+
+/* zset_new_reserve (RDB loads): big from the start past the packed limits,
+ * index presized, members in descending score order as Redis writes them. */
+TEST(zset, new_reserve) {
+    zset_limits lim = {128, 64};
+    zset *z = zset_new_reserve(100, &lim);
+    CHECK(zset_is_packed(z));
+    zset_free(z);
+    size_t n = 5000;
+    z = zset_new_reserve(n, &lim);
+    CHECK(!zset_is_packed(z));
+    char b[32];
+    for (size_t i = n; i-- > 0;) {
+        size_t bl = (size_t)snprintf(b, sizeof(b), "m:%zu", i);
+        int out = 0;
+        CHECK_EQ(zset_add(z, (double)i, b, bl, ZADD_IN_NX, &out, NULL, &lim), ZSET_OK);
+        CHECK(out & ZADD_OUT_ADDED);
+    }
+    CHECK_EQ(zset_card(z), n);
+    CHECK_EQ(zset_check(z), 0);
+    zset_free(z);
+}
