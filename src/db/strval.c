@@ -302,6 +302,32 @@ const char *strval_bytes(const gobj *o, char *tmp, size_t *len) {
     return v;
 }
 
+int strval_lzf(const gobj *o, const char **c, size_t *clen, size_t *len) {
+    if (o->type != OBJ_STRING || o->enc == ENC_INT || IS_BIG(o) || !IS_COMP(SMALL(o))) return 0;
+    const smallrec *r = SMALL(o);
+    *c = r->data;
+    *clen = COMP_CLEN(r);
+    *len = COMP_RAWLEN(r);
+    return 1;
+}
+
+int strval_set_packed(gobj *o, const char *p, size_t n, const char *c, size_t clen) {
+    o->type = OBJ_STRING;
+    io_failed = NULL;
+    /* n >= COMP_MIN: never one of the integers strval_set keeps inline. */
+    if (n >= COMP_MIN && n < COMP_MAX && n < objstore_ram_head() && clen < n &&
+        (12 + clen + 15) / 16 < (12 + n + 1 + 15) / 16) {
+        smallrec **h = smallobj_alloc_raw(clen);
+        if (!h) return -1;
+        memcpy((*h)->data, c, clen);
+        (*h)->len = COMP_BIT | (uint32_t)clen << 16 | (uint32_t)n;
+        o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
+        set_small(o, h);
+        return 0;
+    }
+    return strval_set(o, p, n);
+}
+
 int strval_ram_parts(const gobj *o, const char **head, size_t *headlen, const char **tail, size_t *taillen) {
     if (o->type != OBJ_STRING || o->enc == ENC_INT || !IS_BIG(o)) return 0;
     bigval *b = BIG(o);

@@ -71,6 +71,14 @@ int strval_stream_open(const gobj *o, const char **head, size_t *headlen, size_t
  * holds the key), counted as served like strval_bytes; 0 otherwise. Lets a
  * reply copy the value once instead of building a contiguous view. */
 int strval_ram_parts(const gobj *o, const char **head, size_t *headlen, const char **tail, size_t *taillen);
+/* A small value kept LZF-compressed: 1 with its compressed bytes (valid
+ * while the caller holds the key) and lengths, 0 otherwise. The RDB writer
+ * copies them as an RDB LZF string. strval_set_packed is the way back: like
+ * strval_set(o, p, n), given also c[0..clen), an LZF form of the same
+ * bytes (from an RDB file), which it keeps as is when that is how values
+ * of this size are kept, instead of compressing again. */
+int strval_lzf(const gobj *o, const char **c, size_t *clen, size_t *len);
+int strval_set_packed(gobj *o, const char *p, size_t n, const char *c, size_t clen);
 /* A failed tail read seen by a streamed reply (counted like the others). */
 void strval_count_read_error(void);
 /* The object store is (nearly) full where string values live: bit

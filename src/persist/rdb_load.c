@@ -77,6 +77,8 @@ typedef struct rstr {
     size_t n;
     int isint;
     int64_t v;
+    const unsigned char *zp; /* LZF in the file: the compressed bytes (else NULL) */
+    size_t zn;
 } rstr;
 
 typedef struct growbuf {
@@ -264,6 +266,7 @@ static int in_string(rdb_in *in, rstr *s) {
     int enc;
     if (in_len_enc(in, &len, &enc) != 0) return -1;
     s->isint = 0;
+    s->zp = NULL;
     if (!enc) {
         if (len > in_remaining(in)) {
             in->overrun = 1;
@@ -313,6 +316,8 @@ static int in_string(rdb_in *in, rstr *s) {
                            (unsigned long long)clen, (unsigned long long)ulen);
         s->p = in->z.p;
         s->n = (size_t)ulen;
+        s->zp = p;
+        s->zn = (size_t)clen;
         return 0;
     }
     default: return in_fail(in, RDB_ERR_LENGTH, "unknown string encoding %llu", (unsigned long long)len);
@@ -692,7 +697,8 @@ static int load_value(rdb_in *in, int type, gobj *o) {
         if (in_string(in, &s) != 0) return LOAD_ERR;
         if (s.isint) {
             strval_set_int(o, s.v);
-        } else if (strval_set(o, (const char *)s.p, s.n) != 0) {
+        } else if (s.zp ? strval_set_packed(o, (const char *)s.p, s.n, (const char *)s.zp, s.zn)
+                        : strval_set(o, (const char *)s.p, s.n)) {
             return nomem(in);
         }
         return LOAD_OK;

@@ -233,8 +233,17 @@ static void save_string(rdb_out *o, const gobj *v) {
         out_string_ll(o, v->u.i);
         return;
     }
+    const char *c;
+    size_t cn, n;
+    if (o->compress && strval_lzf(v, &c, &cn, &n)) {
+        /* Kept compressed: the same LZF bytes, no round trip. */
+        out_byte(o, (RDB_ENCVAL << 6) | RDB_ENC_LZF);
+        out_len(o, cn);
+        out_len(o, n);
+        out_bytes(o, c, cn);
+        return;
+    }
     char tmp[STRUTIL_LLSTR];
-    size_t n;
     const char *p = strval_bytes(v, tmp, &n);
     if (!p) {
         /* An unreadable SSD tail: the snapshot fails (the old dump stays). */
