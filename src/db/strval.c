@@ -117,12 +117,25 @@ static char *small_inflate(const smallrec *r) {
 /* A compressed record for p[0..n), or NULL when compressing does not make
  * the record smaller (or no memory). */
 static smallrec **small_deflate(const char *p, size_t n) {
+    /* Values that do not compress (random bytes, hex digests) cost a failed
+     * attempt each: after failures, attempts thin out (every 2nd, 4th ...
+     * up to every 64th value) until one succeeds. Per thread. */
+    static _Thread_local unsigned skip_log, skipped;
     if (n < COMP_MIN || n >= COMP_MAX) return NULL;
+    if (skipped < (1u << skip_log) - 1) {
+        skipped++;
+        return NULL;
+    }
+    skipped = 0;
     if (!lzf_st && !(lzf_st = malloc(sizeof(*lzf_st)))) return NULL;
     char out[COMP_MAX];
     size_t cn = lzf_compress(lzf_st, p, n, out, n);
     /* Worth it only when it saves a 16-byte unit: 12-byte header, + NUL raw. */
-    if (!cn || (12 + cn + 15) / 16 >= (12 + n + 1 + 15) / 16) return NULL;
+    if (!cn || (12 + cn + 15) / 16 >= (12 + n + 1 + 15) / 16) {
+        if (skip_log < 6) skip_log++;
+        return NULL;
+    }
+    skip_log = 0;
     smallrec **h = smallobj_alloc_raw(cn);
     if (!h) return NULL;
     memcpy((*h)->data, out, cn);
