@@ -39,6 +39,19 @@ typedef struct vstream {
 
 static _Thread_local vstream *tab;
 static _Thread_local size_t ntab, captab;
+static void drop(size_t i);
+static _Thread_local client **snap;
+static _Thread_local size_t capsnap;
+
+void cmd_stream_thread_exit(void) {
+    while (ntab) drop(ntab - 1);
+    free(tab);
+    free(snap);
+    tab = NULL;
+    snap = NULL;
+    captab = capsnap = 0;
+    ssdtail_thread_exit();
+}
 
 static long find(const client *c) {
     for (size_t i = 0; i < ntab; i++)
@@ -121,8 +134,6 @@ static void pump(client *c) {
 void cmd_stream_pump(client *c) { pump(c); }
 
 void cmd_stream_poll(void) {
-    static _Thread_local client **snap;
-    static _Thread_local size_t capsnap;
     ssdtail_async_reap();
     if (!ntab) return;
     /* pump() can end streams, free clients and start new streams: walk a

@@ -18,6 +18,8 @@ int cmd_stream_fd(void);
 void cmd_stream_poll(void);
 void cmd_stream_pump(client *c);
 void cmd_stream_client_gone(client *c);
+/* A worker thread ends: its streams, tables and I/O ring go. */
+void cmd_stream_thread_exit(void);
 /* Output pending above this many bytes pauses the stream (back-pressure). */
 #define CMD_STREAM_OBUF_HIGH (1u << 20)
 #endif

@@ -26,6 +26,7 @@
 #include "strval.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,9 @@ typedef struct scratch {
     char data[];
 } scratch;
 static _Thread_local scratch *scr;
+static void tls_register(void);
+static _Thread_local bigval **touched;
+static _Thread_local size_t ntouched, captouched;
 #define SCRATCH_BLOCK (16u * 1024)
 
 static char *scratch_alloc(size_t n) {
@@ -80,6 +84,7 @@ static char *scratch_alloc(size_t n) {
         size_t cap = n > SCRATCH_BLOCK ? n : SCRATCH_BLOCK;
         scratch *b = malloc(sizeof(*b) + cap);
         if (!b) return NULL;
+        tls_register();
         b->next = scr;
         b->used = 0;
         b->cap = cap;
@@ -101,6 +106,31 @@ static void scratch_reset(void) {
 }
 
 static _Thread_local lzf_state *lzf_st;
+
+/* The thread's scratch and compressor state go when the thread does. */
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+static void tls_free(void *unused) {
+    (void)unused;
+    while (scr) {
+        scratch *n = scr->next;
+        free(scr);
+        scr = n;
+    }
+    free(lzf_st);
+    lzf_st = NULL;
+    free(touched);
+    touched = NULL;
+    ntouched = captouched = 0;
+}
+static void tls_key_make(void) { pthread_key_create(&tls_key, tls_free); }
+static void tls_register(void) {
+    static _Thread_local int done;
+    if (done) return;
+    done = 1;
+    pthread_once(&tls_once, tls_key_make);
+    pthread_setspecific(tls_key, &done);
+}
 
 /* Decompressed bytes of a compressed record (+ NUL), in scratch. */
 static char *small_inflate(const smallrec *r) {
@@ -127,7 +157,10 @@ static smallrec **small_deflate(const char *p, size_t n) {
         return NULL;
     }
     skipped = 0;
-    if (!lzf_st && !(lzf_st = malloc(sizeof(*lzf_st)))) return NULL;
+    if (!lzf_st) {
+        if (!(lzf_st = malloc(sizeof(*lzf_st)))) return NULL;
+        tls_register();
+    }
     char out[COMP_MAX];
     size_t cn = lzf_compress(lzf_st, p, n, out, n);
     /* Worth it only when it saves a 16-byte unit: 12-byte header, + NUL raw. */
@@ -146,8 +179,6 @@ static smallrec **small_deflate(const char *p, size_t n) {
 /* Views made during the current command on this thread (see
  * strval_end_command). Used only once the dispatcher calls the hook. */
 static int scoped;
-static _Thread_local bigval **touched;
-static _Thread_local size_t ntouched, captouched;
 
 static void touch(bigval *b) {
     if (!scoped || b->listed) return;
@@ -155,6 +186,7 @@ static void touch(bigval *b) {
         size_t nc = captouched ? captouched * 2 : 16;
         bigval **nt = realloc(touched, nc * sizeof(*nt));
         if (!nt) return;
+        tls_register();
         touched = nt;
         captouched = nc;
     }

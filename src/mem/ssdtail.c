@@ -510,6 +510,31 @@ void ssdtail_stream_close(ssdtail_stream *s) {
     if (s->inflight == 0) stream_free(s);
 }
 
+void ssdtail_thread_exit(void) {
+    for (size_t i = nstreams; i-- > 0;) streams[i]->closed = 1;
+    while (aring_state == 1 && aring_inflight > 0) {
+        struct io_uring_cqe *cqe;
+        if (io_uring_wait_cqe(&aring, &cqe) != 0) break;
+        uintptr_t ud = (uintptr_t)io_uring_cqe_get_data(cqe);
+        ssdtail_stream *s = (ssdtail_stream *)(ud & ~(uintptr_t)7);
+        io_uring_cqe_seen(&aring, cqe);
+        aring_inflight--;
+        s->inflight--;
+    }
+    while (nstreams) stream_free(streams[nstreams - 1]);
+    free(streams);
+    streams = NULL;
+    capstreams = 0;
+    if (aring_state == 1) {
+        io_uring_queue_exit(&aring);
+        close(aring_fd);
+        aring_fd = -1;
+    }
+    aring_state = 0;
+    if (ring_state == 1) io_uring_queue_exit(&ring);
+    ring_state = 0;
+}
+
 void ssdtail_stats_get(ssdtail_stats *out) {
     pthread_mutex_lock(&lock);
     *out = st;

@@ -59,6 +59,9 @@ void ssdtail_stream_consume(ssdtail_stream *s);
 int ssdtail_stream_done(const ssdtail_stream *s);
 /* Close (at any point); reads in flight finish before the memory goes. */
 void ssdtail_stream_close(ssdtail_stream *s);
+/* The calling thread is done with I/O: wait for its reads in flight, free
+ * its streams and close its rings. */
+void ssdtail_thread_exit(void);
 
 typedef struct ssdtail_stats {
     uint64_t chunks_used, chunks_total;

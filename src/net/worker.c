@@ -200,6 +200,7 @@ static void *worker_main(void *arg) {
     if (sfd >= 0 && (sev = event_new(w->base, sfd, EV_READ | EV_PERSIST, on_stream, w))) event_add(sev, NULL);
     event_base_dispatch(w->base);
     if (sev) event_free(sev);
+    cmd_stream_thread_exit();
     return NULL;
 }
 
