@@ -18,8 +18,47 @@ static inline int reply_muted(const client *c) {
     return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
 }
 
+/* One spare large output buffer per thread: a client whose large reply
+ * went out hands its buffer back here (reply_obuf_release) instead of to
+ * the allocator, and the next large reply on the thread starts in it.
+ * Large allocations cost page faults and purges each time; one spare per
+ * worker bounds the memory kept. */
+#define SPARE_MAX (8u << 20)
+static _Thread_local char *spare;
+static _Thread_local size_t spare_cap;
+
+void reply_obuf_release(client *c) {
+    if (c->ocap <= SPARE_MAX && c->ocap > spare_cap) {
+        free(spare);
+        spare = c->obuf;
+        spare_cap = c->ocap;
+    } else {
+        free(c->obuf);
+    }
+    c->obuf = NULL;
+    __atomic_store_n(&c->olen, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->osent, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->ocap, 0, __ATOMIC_RELAXED);
+}
+
+void reply_thread_exit(void) {
+    free(spare);
+    spare = NULL;
+    spare_cap = 0;
+}
+
 static void obuf_reserve(client *c, size_t extra) {
     if (c->olen + extra <= c->ocap) return;
+    if (c->olen == c->osent && spare && spare_cap >= extra && spare_cap > c->ocap) {
+        free(c->obuf);
+        c->obuf = spare;
+        __atomic_store_n(&c->olen, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->osent, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->ocap, spare_cap, __ATOMIC_RELAXED);
+        spare = NULL;
+        spare_cap = 0;
+        return;
+    }
     /* Sent bytes at the front can be dropped first. */
     if (c->osent && c->osent == c->olen) {
         /* olen/ocap/obuf_peak: relaxed atomic stores, CLIENT LIST and INFO

@@ -11,6 +11,11 @@
 #include "cmd/client.h"
 
 void reply_raw(client *c, const char *p, size_t n);
+/* net/: c's output was all sent and its buffer is large: drop it (kept as
+ * this thread's spare for the next large reply). reply_thread_exit frees
+ * the spare when a worker ends. */
+void reply_obuf_release(client *c);
+void reply_thread_exit(void);
 void reply_ok(client *c);
 void reply_simple(client *c, const char *s);            /* +s */
 void reply_error(client *c, const char *err);           /* "ERR ..." or "WRONGTYPE ..." */

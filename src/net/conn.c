@@ -179,11 +179,7 @@ static int conn_flush(conn *k) {
     }
     if (c->osent == c->olen) {
         set_out(c, 0, 0);
-        if (c->ocap > 64 * 1024) {
-            free(c->obuf);
-            c->obuf = NULL;
-            __atomic_store_n(&c->ocap, 0, __ATOMIC_RELAXED);
-        }
+        if (c->ocap > 64 * 1024) reply_obuf_release(c);
         if (k->wev_on) {
             event_del(k->wev);
             k->wev_on = 0;

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cmd/reply.h"
 #include "cmd/stream.h"
 #include "net/internal.h"
 #include "net/net.h"
@@ -201,6 +202,7 @@ static void *worker_main(void *arg) {
     event_base_dispatch(w->base);
     if (sev) event_free(sev);
     cmd_stream_thread_exit();
+    reply_thread_exit();
     return NULL;
 }
 
