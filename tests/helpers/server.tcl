@@ -385,6 +385,16 @@ proc server_expect_exit {} {
     set ::srv::S([::srv::current],expect_exit) 1
 }
 
+# Stop the current server and start it again on the same directory with
+# the same arguments (a start-up load of its dump, if any).
+proc restart_server {} {
+    set sid [::srv::current]
+    ::srv::close_clients $sid
+    ::srv::stop $sid
+    ::srv::launch $sid
+    ::srv::connect_default $sid
+}
+
 proc server_is_alive {} {
     ::srv::alive [srv pid]
 }

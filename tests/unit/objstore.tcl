@@ -64,6 +64,15 @@ proc objstore_suite {label} {
         foreach n [objstore_sizes $h] { lappend after [r get k$n] }
         assert_equal $before $after
     }
+    test "objstore $label: a restart loads every size back from the dump" {
+        set before {}
+        foreach k [concat [lmap n [objstore_sizes $h] {set _ k$n}] ma mb mc] { lappend before [r get $k] }
+        assert_equal OK [r save]
+        restart_server
+        set after {}
+        foreach k [concat [lmap n [objstore_sizes $h] {set _ k$n}] ma mb mc] { lappend after [r get $k] }
+        assert_equal $before $after
+    }
     test "objstore $label: INFO shows the pool" {
         set info [r info goblin]
         assert_match {*objstore_ram_head:16384*} $info

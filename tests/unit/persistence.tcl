@@ -21,15 +21,6 @@ proc wired_test {name body {testtags {}}} {
     uplevel 1 [list test $name $body $testtags]
 }
 
-# Stop the current server and start it again on the same directory.
-proc restart_server {} {
-    set sid [::srv::current]
-    ::srv::close_clients $sid
-    ::srv::stop $sid
-    ::srv::launch $sid
-    ::srv::connect_default $sid
-}
-
 proc wait_bgsave_done {} {
     wait_for_condition 200 50 {[s rdb_bgsave_in_progress] == 0} else {
         fail "BGSAVE still in progress"
