@@ -1,41 +1,61 @@
-/* swiss.c -- open-addressing hash index, SSE2 groups, incremental resize.
+/* swiss.c -- open-addressing hash index, SSE2 groups, split in parts that
+ * grow independently and incrementally.
  *
- * Layout. A table is ngroups (a power of two) groups of 16 slots. Each slot
- * has one control byte: EMPTY (0x00, so zeroed memory is an empty table),
+ * Layout. A table (swiss_tab) is ngroups groups of 16 slots. Each slot has
+ * one control byte: EMPTY (0x00, so zeroed memory is an empty table),
  * DELETED (0x01) or FULL (0x80 | the low 7 bits of the element's hash). A
- * lookup hashes once: bits 7.. choose the element's home group, bits 0..6
- * are the tag. One SSE2 compare of the 16 control bytes against the tag
+ * lookup hashes once: bits 0..6 are the tag, bits 7..38 the element's 32-bit
+ * hash position pos. One SSE2 compare of the 16 control bytes against the tag
  * yields the candidates of a group; the probe moves to the next group
- * (linearly, wrapping) until a group that has an EMPTY byte, which ends
- * every probe chain.
+ * (linearly, wrapping) until a group that has an EMPTY byte, which ends every
+ * probe chain.
  *
- * Invariant (chains). An element whose home group is g sits in the first group
- * of g, g+1, ... that had a free byte when it was inserted, so every group
- * between g and its position has no EMPTY byte. Deletes write DELETED, never
- * EMPTY, so chains only break when a whole table is rebuilt. Both lookups and
- * the scan below rely on this.
+ * Parts. A small index is one part (s->one, group counts powers of two).
+ * When that part would grow past SWISS_SPLIT_GROUPS groups it is split, once
+ * and in one bounded step (at most ~3.3K elements), into SWISS_NPARTS parts:
+ * part i holds the elements whose pos has i in its top SWISS_PART_BITS bits.
+ * Every part resizes on its own (double at the maximum load of 13/16, same
+ * size to drop tombstones, shrink below 1/8), and the group counts of part i
+ * are always (NPARTS + i) << k: the parts' sizes are staggered over one
+ * octave, so with a uniform hash they reach 13/16 at different totals and the
+ * index as a whole stays near the mean load of a doubling table (13/16 over
+ * 2 ln 2 = 0.59: 5 B/slot / 0.59 = 8.9 B per entry with 4-byte slots, within
+ * 8.5..9.4 measured) instead of swinging 13/32..13/16 all at once. Only
+ * one part (1/16 of the index) is ever copied by one resize, so the transient
+ * peak is small too. Below SWISS_MERGE_COUNT elements the parts merge back
+ * into one (bounded the same way).
  *
- * Resize. When live + deleted slots pass 7/8 of capacity we allocate t[1]
- * (double the size if more than half of that is live, else the same size to
- * drop tombstones; a quarter-full table halves) and move t[0] a group at a
- * time: every find/insert/delete moves one group, and the server's cron calls
- * swiss_rehash_step() when idle. The new table comes from calloc and needs
- * no initialisation (EMPTY is 0x00), so starting a resize costs no
- * O(capacity) memset either. Moved slots become DELETED in t[0], so t[0]
- * chains stay intact until t[0] is freed. New elements go to t[1]. No single
- * call ever pays for more than one group plus a probe (plus, once per resize,
- * freeing the old table: ~2 ms of page release for a 10M-entry table), so a
- * 10M-entry table grows without stalling other clients.
+ * Home group. Within a part the in-part position q (pos without the part
+ * bits, left-aligned in 32 bits) picks the home group by a multiply-shift:
+ * home = q * ngroups >> 32. Home groups are thus contiguous, ordered ranges
+ * of hash positions for any group count; that is what makes the scan below
+ * independent of sizes.
  *
- * Scan. The cursor counts home groups in reverse-binary order (the classic
- * reverse-increment of Redis's dictScan). Visiting home group g means walking
- * the chain from g to the first group with an EMPTY byte and reporting the
- * elements whose home is g. Because home groups of a table of 2^k groups
- * split into exactly two home groups of a table of 2^(k+1), a reverse-binary
- * cursor never revisits a finished prefix and never skips one across growth
- * or shrink; while two tables exist, the group of the smaller one and all its
- * expansions in the larger one are visited in one call. Hence every element
- * present for the whole scan is reported at least once. */
+ * Invariant (chains). An element whose home group is g sits in the first
+ * group of g, g+1, ... (mod ngroups) that had a free byte when it was
+ * inserted, so every group between g and its position has no EMPTY byte.
+ * Deletes write DELETED, never EMPTY, so chains only break when a whole table
+ * is rebuilt. Load (live + deleted) stays at most 13/16, so a chain always
+ * ends. Lookups and the scan rely on this.
+ *
+ * Resize. A part resizes into its t[1], moving t[0] a group at a time: every
+ * find/insert/delete moves one group (of the part it touches if that one is
+ * resizing, else of the lowest resizing part), and the server's cron calls
+ * swiss_rehash_step() when idle. New tables come from calloc (EMPTY is 0x00)
+ * so starting a resize costs no O(capacity) memset. Moved slots become
+ * DELETED in t[0], so its chains stay intact until it is freed. New elements
+ * go to t[1]. No call pays for more than one group plus a probe, except: the
+ * insert that starts a part's next resize finishes its previous one (by then
+ * nearly done), the one-off split/merge (bounded by SWISS_SPLIT_GROUPS), and
+ * freeing a part's old table (1/16 of the index).
+ *
+ * Scan. The cursor is a hash position (0 .. 2^32-1; 0 also means done). A
+ * call visits the home group that contains the cursor in the cursor's part,
+ * in t[0] and t[1] if resizing, and reports the elements whose position is
+ * in [cursor, end), where end is the nearest group boundary of either table;
+ * it returns end. Ranges of successive calls are disjoint and increasing and
+ * cover [0, 2^32) whatever the sizes were at each call, so every element
+ * present for the whole scan is reported exactly once. */
 #include "swiss.h"
 
 #include <assert.h>
@@ -47,11 +67,43 @@
 #define CTRL_DELETED ((uint8_t)0x01)
 #define CTRL_FULL_BIT 0x80
 
+/* One part grows up to this many groups (4096 slots, 3584 elements) before
+ * the index splits into SWISS_NPARTS parts. */
+#define SWISS_SPLIT_GROUPS 256
+/* Parts merge back into one below this many elements (hysteresis: a third
+ * of the split point), once no part is resizing and the capacity is small. */
+#define SWISS_MERGE_COUNT 1024
+#define SWISS_MERGE_MAX_SLOTS (8 * SWISS_SPLIT_GROUPS * SWISS_GROUP)
+
 static inline size_t tab_cap(const swiss_tab *t) { return t->ngroups * SWISS_GROUP; }
-static inline size_t tab_max_load(const swiss_tab *t) { return tab_cap(t) / 8 * 7; }
-static inline size_t home_group(uint64_t h, size_t ngroups) { return (size_t)(h >> 7) & (ngroups - 1); }
+/* Maximum load (live + deleted) of a table: LOAD_NUM / LOAD_DEN. */
+#define LOAD_NUM 13
+#define LOAD_DEN 16
+static inline size_t tab_max_load(const swiss_tab *t) { return tab_cap(t) / LOAD_DEN * LOAD_NUM; }
+static inline uint32_t hash_pos(uint64_t h) { return (uint32_t)(h >> 7); }
+static inline size_t home_group(uint32_t q, size_t ngroups) { return (size_t)(((uint64_t)q * ngroups) >> 32); }
+/* First in-part position whose home group is past g (2^32 for the last). */
+static inline uint64_t group_end(size_t g, size_t ngroups) {
+    return (((uint64_t)(g + 1) << 32) + ngroups - 1) / ngroups;
+}
 static inline uint8_t hash_tag(uint64_t h) { return (uint8_t)(CTRL_FULL_BIT | (h & 0x7f)); }
 static inline int ctrl_full(uint8_t c) { return (c & CTRL_FULL_BIT) != 0; }
+
+static inline unsigned part_shift(const swiss *s) { return s->parts ? SWISS_PART_BITS : 0; }
+static inline unsigned nparts(const swiss *s) { return s->parts ? SWISS_NPARTS : 1; }
+static inline swiss_part *part_at(swiss *s, unsigned i) { return s->parts ? &s->parts[i] : &s->one; }
+static inline unsigned part_index(const swiss *s, const swiss_part *p) {
+    return s->parts ? (unsigned)(p - s->parts) : 0;
+}
+/* The part of hash position pos and the in-part position q. */
+static inline swiss_part *part_for(swiss *s, uint32_t pos, uint32_t *q) {
+    if (!s->parts) {
+        *q = pos;
+        return &s->one;
+    }
+    *q = pos << SWISS_PART_BITS;
+    return &s->parts[pos >> (32 - SWISS_PART_BITS)];
+}
 
 static inline unsigned char *slot_at(const swiss *s, const swiss_tab *t, size_t i) {
     return t->slots + i * s->type->slot_size;
@@ -68,6 +120,7 @@ static inline unsigned group_free(const uint8_t *ctrl) {
 }
 
 static int tab_alloc(swiss *s, swiss_tab *t, size_t ngroups) {
+    assert(ngroups > 0 && ngroups < ((size_t)1 << 31));
     size_t cap = ngroups * SWISS_GROUP;
     size_t ctrl_bytes = cap;
     /* Zero bytes are EMPTY: calloc'd memory is a valid empty table, and a
@@ -90,52 +143,72 @@ static void tab_release(swiss_tab *t) {
     memset(t, 0, sizeof(*t));
 }
 
+static void part_reset(swiss_part *p, size_t mant) {
+    tab_release(&p->t[0]);
+    tab_release(&p->t[1]);
+    p->rehash_idx = SWISS_IDLE;
+    p->mant = mant;
+}
+
 void swiss_init(swiss *s, const swiss_type *type, void *ctx) {
     memset(s, 0, sizeof(*s));
     s->type = type;
     s->ctx = ctx;
-    s->rehash_idx = SWISS_IDLE;
+    s->one.rehash_idx = SWISS_IDLE;
+    s->one.mant = 1;
 }
 
 void swiss_free(swiss *s) {
-    tab_release(&s->t[0]);
-    tab_release(&s->t[1]);
-    s->rehash_idx = SWISS_IDLE;
+    part_reset(&s->one, 1);
+    if (s->parts) {
+        for (unsigned i = 0; i < SWISS_NPARTS; i++) part_reset(&s->parts[i], 0);
+        free(s->parts);
+        s->parts = NULL;
+    }
+    s->count = 0;
+    s->resizing = 0;
 }
 
 void swiss_clear(swiss *s) { swiss_free(s); }
 
-size_t swiss_size(const swiss *s) { return s->t[0].used + s->t[1].used; }
-size_t swiss_capacity(const swiss *s) { return tab_cap(&s->t[0]) + tab_cap(&s->t[1]); }
-int swiss_is_rehashing(const swiss *s) { return s->rehash_idx != SWISS_IDLE; }
+size_t swiss_size(const swiss *s) { return s->count; }
+int swiss_is_rehashing(const swiss *s) { return s->resizing != 0; }
+
+size_t swiss_capacity(const swiss *s) {
+    size_t c = 0;
+    for (unsigned i = 0; i < nparts(s); i++) {
+        const swiss_part *p = s->parts ? &s->parts[i] : &s->one;
+        c += tab_cap(&p->t[0]) + tab_cap(&p->t[1]);
+    }
+    return c;
+}
 
 size_t swiss_mem_bytes(const swiss *s) {
-    return swiss_capacity(s) * (1 + (size_t)s->type->slot_size);
+    size_t b = swiss_capacity(s) * (1 + (size_t)s->type->slot_size);
+    if (s->parts) b += SWISS_NPARTS * sizeof(swiss_part);
+    return b;
 }
 
 /* Raw placement into t for an element known to be absent there. */
-static size_t tab_place(swiss_tab *t, uint64_t h) {
-    size_t mask = t->ngroups - 1;
-    size_t g = home_group(h, t->ngroups);
+static size_t tab_place(swiss_tab *t, uint32_t q, uint8_t tag) {
+    size_t g = home_group(q, t->ngroups);
     for (;;) {
         unsigned m = group_free(t->ctrl + g * SWISS_GROUP);
         if (m) {
             size_t i = g * SWISS_GROUP + (size_t)__builtin_ctz(m);
             if (t->ctrl[i] == CTRL_DELETED) t->tombs--;
-            t->ctrl[i] = hash_tag(h);
+            t->ctrl[i] = tag;
             t->used++;
             return i;
         }
-        g = (g + 1) & mask;
+        if (++g == t->ngroups) g = 0;
     }
 }
 
-static unsigned char *tab_find(swiss *s, swiss_tab *t, uint64_t h, const void *key) {
-    if (t->ngroups == 0 || t->used == 0) return NULL;
-    size_t mask = t->ngroups - 1;
-    size_t g = home_group(h, t->ngroups);
+static unsigned char *tab_find(swiss *s, swiss_tab *t, uint32_t q, uint8_t tag, const void *key) {
+    if (t->used == 0) return NULL;
+    size_t g = home_group(q, t->ngroups);
     size_t start = g;
-    uint8_t tag = hash_tag(h);
     for (;;) {
         const uint8_t *ctrl = t->ctrl + g * SWISS_GROUP;
         unsigned m = group_match(ctrl, tag);
@@ -146,191 +219,345 @@ static unsigned char *tab_find(swiss *s, swiss_tab *t, uint64_t h, const void *k
             m &= m - 1;
         }
         if (group_empty(ctrl)) return NULL;
-        g = (g + 1) & mask;
+        if (++g == t->ngroups) g = 0;
         if (g == start) return NULL;
     }
 }
 
-static void rehash_finish_swap(swiss *s) {
-    tab_release(&s->t[0]);
-    s->t[0] = s->t[1];
-    memset(&s->t[1], 0, sizeof(s->t[1]));
-    s->rehash_idx = SWISS_IDLE;
+/* Place the element in slot src (hash h) into the right part of s. */
+static void place_moved(swiss *s, swiss_tab *to, uint64_t h, const void *src) {
+    uint32_t q = (uint32_t)(hash_pos(h) << part_shift(s));
+    size_t k = tab_place(to, q, hash_tag(h));
+    memcpy(slot_at(s, to, k), src, s->type->slot_size);
 }
 
-int swiss_rehash_step(swiss *s, size_t n) {
-    if (s->rehash_idx == SWISS_IDLE) return 0;
-    if (s->paused) return 1;
-    swiss_tab *from = &s->t[0], *to = &s->t[1];
-    uint32_t ss = s->type->slot_size;
-    while (n-- && s->rehash_idx < from->ngroups) {
-        size_t base = s->rehash_idx * SWISS_GROUP;
+static void part_finish(swiss *s, swiss_part *p) {
+    tab_release(&p->t[0]);
+    p->t[0] = p->t[1];
+    memset(&p->t[1], 0, sizeof(p->t[1]));
+    p->rehash_idx = SWISS_IDLE;
+    s->resizing &= ~(1u << part_index(s, p));
+}
+
+/* Move up to n groups of p's resize; 1 if more remain. */
+static int part_step(swiss *s, swiss_part *p, size_t n) {
+    if (p->rehash_idx == SWISS_IDLE) return 0;
+    swiss_tab *from = &p->t[0], *to = &p->t[1];
+    while (n-- && p->rehash_idx < from->ngroups) {
+        size_t base = p->rehash_idx * SWISS_GROUP;
         for (size_t j = 0; j < SWISS_GROUP && from->used; j++) {
             size_t i = base + j;
             if (!ctrl_full(from->ctrl[i])) continue;
             unsigned char *src = slot_at(s, from, i);
-            uint64_t h = s->type->hash_slot(s->ctx, src);
-            size_t k = tab_place(to, h);
-            memcpy(slot_at(s, to, k), src, ss);
+            place_moved(s, to, s->type->hash_slot(s->ctx, src), src);
             from->ctrl[i] = CTRL_DELETED;
             from->used--;
             from->tombs++;
         }
-        s->rehash_idx++;
-        if (from->used == 0) s->rehash_idx = from->ngroups;
+        p->rehash_idx++;
+        s->moved_groups++;
+        if (from->used == 0) p->rehash_idx = from->ngroups;
     }
-    if (s->rehash_idx >= from->ngroups) {
-        rehash_finish_swap(s);
+    if (p->rehash_idx >= from->ngroups) {
+        part_finish(s, p);
         return 0;
     }
     return 1;
 }
 
-/* Smallest power-of-two group count whose half-load holds n elements. */
-static size_t groups_for(size_t n) {
-    size_t g = 1;
-    while (g * SWISS_GROUP * 7 / 16 < n) g <<= 1;
+int swiss_rehash_step(swiss *s, size_t n) {
+    if (!s->resizing) return 0;
+    if (s->paused) return 1;
+    while (n && s->resizing) {
+        part_step(s, part_at(s, (unsigned)__builtin_ctz(s->resizing)), 1);
+        n--;
+    }
+    return s->resizing != 0;
+}
+
+/* The incremental work of one find/insert/delete that touched part p (out
+ * of line: the common case is no resize in flight). */
+static __attribute__((noinline)) void op_step_slow(swiss *s, swiss_part *p) {
+    if (s->paused) return;
+    if (p->rehash_idx == SWISS_IDLE) p = part_at(s, (unsigned)__builtin_ctz(s->resizing));
+    part_step(s, p, 1);
+}
+
+static inline void op_step(swiss *s, swiss_part *p) {
+    if (__builtin_expect(s->resizing != 0, 0)) op_step_slow(s, p);
+}
+
+/* Smallest mant << k groups with cap * num/den >= n. */
+static size_t groups_fit(size_t mant, size_t n, size_t num, size_t den) {
+    size_t g = mant;
+    while (g * SWISS_GROUP * num < n * den) g <<= 1;
     return g;
 }
 
-static int start_resize(swiss *s, size_t ngroups) {
-    assert(s->rehash_idx == SWISS_IDLE);
-    if (s->t[0].ngroups == 0) return tab_alloc(s, &s->t[0], ngroups);
-    if (tab_alloc(s, &s->t[1], ngroups) != 0) return -1;
-    s->rehash_idx = 0;
-    if (s->t[0].used == 0) rehash_finish_swap(s);
+static int part_resize(swiss *s, swiss_part *p, size_t ngroups) {
+    assert(p->rehash_idx == SWISS_IDLE);
+    assert(ngroups % p->mant == 0);
+    if (p->t[0].ngroups == 0) return tab_alloc(s, &p->t[0], ngroups);
+    if (tab_alloc(s, &p->t[1], ngroups) != 0) return -1;
+    p->rehash_idx = 0;
+    s->resizing |= 1u << part_index(s, p);
+    if (p->t[0].used == 0) part_finish(s, p);
     return 0;
 }
 
-void *swiss_find(swiss *s, uint64_t h, const void *key) {
-    if (s->rehash_idx != SWISS_IDLE) swiss_rehash_step(s, 1);
-    unsigned char *slot = tab_find(s, &s->t[0], h, key);
-    if (!slot && s->rehash_idx != SWISS_IDLE) slot = tab_find(s, &s->t[1], h, key);
+/* Part i of a split index: group counts (NPARTS + i) << k. */
+static size_t part_mant(unsigned i) { return SWISS_NPARTS + i; }
+
+/* Allocate the parts of a split index for cnt[i] elements in part i at the
+ * given fill; 0 ok, -1 no memory (nothing changed). */
+static swiss_part *parts_alloc(swiss *s, const size_t *cnt, size_t num, size_t den) {
+    swiss_part *parts = calloc(SWISS_NPARTS, sizeof(*parts));
+    if (!parts) return NULL;
+    for (unsigned i = 0; i < SWISS_NPARTS; i++) {
+        parts[i].rehash_idx = SWISS_IDLE;
+        parts[i].mant = part_mant(i);
+        if (tab_alloc(s, &parts[i].t[0], groups_fit(parts[i].mant, cnt[i], num, den)) != 0) {
+            for (unsigned j = 0; j < i; j++) tab_release(&parts[j].t[0]);
+            free(parts);
+            return NULL;
+        }
+    }
+    return parts;
+}
+
+/* One part -> SWISS_NPARTS parts (the single part is idle). Bounded: the
+ * single part has at most SWISS_SPLIT_GROUPS groups. */
+static int split(swiss *s) {
+    swiss_tab *from = &s->one.t[0];
+    assert(!s->parts && s->one.rehash_idx == SWISS_IDLE && from->ngroups <= SWISS_SPLIT_GROUPS);
+    size_t cnt[SWISS_NPARTS] = {0};
+    for (size_t i = 0; i < tab_cap(from); i++)
+        if (ctrl_full(from->ctrl[i]))
+            cnt[hash_pos(s->type->hash_slot(s->ctx, slot_at(s, from, i))) >> (32 - SWISS_PART_BITS)]++;
+    /* Room for each part's share plus a quarter: the loads come out spread
+     * between ~0.35 and ~0.7 by the staggered sizes. */
+    for (unsigned i = 0; i < SWISS_NPARTS; i++) cnt[i] += cnt[i] / 4 + SWISS_GROUP;
+    swiss_part *parts = parts_alloc(s, cnt, LOAD_NUM, LOAD_DEN);
+    if (!parts) return -1;
+    s->parts = parts;
+    for (size_t i = 0; i < tab_cap(from); i++) {
+        if (!ctrl_full(from->ctrl[i])) continue;
+        unsigned char *src = slot_at(s, from, i);
+        uint64_t h = s->type->hash_slot(s->ctx, src);
+        place_moved(s, &parts[hash_pos(h) >> (32 - SWISS_PART_BITS)].t[0], h, src);
+    }
+    part_reset(&s->one, 1);
+    return 0;
+}
+
+/* SWISS_NPARTS parts -> one (no part resizing, small capacity). */
+static void merge(swiss *s) {
+    assert(s->parts && !s->resizing);
+    swiss_tab to;
+    if (tab_alloc(s, &to, groups_fit(1, s->count, LOAD_NUM, 2 * LOAD_DEN)) != 0) return; /* stay split */
+    swiss_part *parts = s->parts;
+    s->parts = NULL; /* place_moved: single-part positions */
+    for (unsigned k = 0; k < SWISS_NPARTS; k++) {
+        swiss_tab *from = &parts[k].t[0];
+        for (size_t i = 0; i < tab_cap(from); i++) {
+            if (!ctrl_full(from->ctrl[i])) continue;
+            unsigned char *src = slot_at(s, from, i);
+            place_moved(s, &to, s->type->hash_slot(s->ctx, src), src);
+        }
+        part_reset(&parts[k], 0);
+    }
+    free(parts);
+    assert(to.used == s->count);
+    part_reset(&s->one, 1);
+    s->one.t[0] = to;
+}
+
+/* p's table is full: finish its resize in flight, then double it (or split
+ * the single part), or rebuild it at the same size to drop tombstones. */
+static int part_grow(swiss *s, swiss_part *p) {
+    int was_paused = s->paused;
+    s->paused = 0;
+    while (part_step(s, p, 64)) {
+    }
+    s->paused = was_paused;
+    swiss_tab *t = &p->t[0];
+    if (t->ngroups && t->used + t->tombs + 1 <= tab_max_load(t)) return 0;
+    size_t ng = t->ngroups ? t->ngroups : p->mant;
+    if (t->ngroups && t->used + 1 > tab_max_load(t) / 2) ng = t->ngroups * 2;
+    if (!s->parts && ng > SWISS_SPLIT_GROUPS) return split(s);
+    return part_resize(s, p, ng);
+}
+
+/* swiss_find while some part resizes: step, then look in both tables. */
+static __attribute__((noinline)) void *find_resizing(swiss *s, swiss_part *p, uint32_t q, uint8_t tag,
+                                                     const void *key) {
+    op_step_slow(s, p);
+    unsigned char *slot = tab_find(s, &p->t[0], q, tag, key);
+    if (!slot && p->rehash_idx != SWISS_IDLE) slot = tab_find(s, &p->t[1], q, tag, key);
     return slot;
 }
 
-void *swiss_insert(swiss *s, uint64_t h) {
-    if (s->rehash_idx != SWISS_IDLE) swiss_rehash_step(s, 1);
-    swiss_tab *t = s->rehash_idx != SWISS_IDLE ? &s->t[1] : &s->t[0];
-    if (t->ngroups == 0 || t->used + t->tombs + 1 > tab_max_load(t)) {
-        /* Finish any resize in flight (cheap: it is nearly done by now),
-         * then pick the next size from the live count. */
-        int was_paused = s->paused;
-        s->paused = 0;
-        while (swiss_rehash_step(s, 64)) {
-        }
-        s->paused = was_paused;
-        t = &s->t[0];
-        if (t->ngroups == 0 || t->used + t->tombs + 1 > tab_max_load(t)) {
-            size_t ng = t->ngroups == 0 ? 1 : t->ngroups;
-            if (t->ngroups && t->used + 1 > tab_max_load(t) / 2) ng = t->ngroups * 2;
-            if (start_resize(s, ng) != 0) return NULL;
-            t = s->rehash_idx != SWISS_IDLE ? &s->t[1] : &s->t[0];
-        }
+void *swiss_find(swiss *s, uint64_t h, const void *key) {
+    uint32_t pos = hash_pos(h), q = pos;
+    swiss_part *p = &s->one;
+    if (s->parts) {
+        unsigned i = pos >> (32 - SWISS_PART_BITS);
+        s->hint = i;
+        p = &s->parts[i];
+        q = pos << SWISS_PART_BITS;
     }
-    size_t i = tab_place(t, h);
+    if (__builtin_expect(s->resizing != 0, 0)) return find_resizing(s, p, q, hash_tag(h), key);
+    /* No resize in flight: t[1] is unallocated. */
+    return tab_find(s, &p->t[0], q, hash_tag(h), key);
+}
+
+void *swiss_insert(swiss *s, uint64_t h) {
+    uint32_t q;
+    swiss_part *p = part_for(s, hash_pos(h), &q);
+    op_step(s, p);
+    swiss_tab *t = p->rehash_idx != SWISS_IDLE ? &p->t[1] : &p->t[0];
+    if (t->ngroups == 0 || t->used + t->tombs + 1 > tab_max_load(t)) {
+        if (part_grow(s, p) != 0) return NULL;
+        p = part_for(s, hash_pos(h), &q); /* the index may have split */
+        t = p->rehash_idx != SWISS_IDLE ? &p->t[1] : &p->t[0];
+    }
+    assert(t->used + t->tombs < tab_cap(t));
+    size_t i = tab_place(t, q, hash_tag(h));
+    s->count++;
     return slot_at(s, t, i);
 }
 
-static swiss_tab *owner_of(swiss *s, const unsigned char *slot, size_t *idx) {
-    for (int k = 0; k < 2; k++) {
-        swiss_tab *t = &s->t[k];
-        if (!t->ngroups) continue;
-        if (slot >= t->slots && slot < t->slots + tab_cap(t) * s->type->slot_size) {
-            *idx = (size_t)(slot - t->slots) / s->type->slot_size;
-            return t;
+static int tab_owns(const swiss *s, const swiss_tab *t, const unsigned char *slot, size_t *idx) {
+    if (!t->ngroups || slot < t->slots || slot >= t->slots + tab_cap(t) * s->type->slot_size) return 0;
+    *idx = (size_t)(slot - t->slots) / s->type->slot_size;
+    return 1;
+}
+
+/* The part and table holding slot: first the part of the last find (a
+ * delete usually follows the find of its slot), else a walk. */
+static swiss_part *owner_of(swiss *s, const unsigned char *slot, swiss_tab **tp, size_t *idx) {
+    swiss_part *p = s->parts ? &s->parts[s->hint % SWISS_NPARTS] : &s->one;
+    for (int j = 0; j < 2; j++) {
+        if (tab_owns(s, &p->t[j], slot, idx)) {
+            *tp = &p->t[j];
+            return p;
+        }
+    }
+    for (unsigned k = 0; k < nparts(s); k++) {
+        p = part_at(s, k);
+        for (int j = 0; j < 2; j++) {
+            if (tab_owns(s, &p->t[j], slot, idx)) {
+                *tp = &p->t[j];
+                return p;
+            }
         }
     }
     return NULL;
 }
 
 void swiss_delete(swiss *s, void *slot) {
-    size_t i;
-    swiss_tab *t = owner_of(s, slot, &i);
-    assert(t && ctrl_full(t->ctrl[i]));
+    size_t i = 0;
+    swiss_tab *t = NULL;
+    swiss_part *p = owner_of(s, slot, &t, &i);
+    assert(p && t && ctrl_full(t->ctrl[i]));
+    if (!p) return;
     t->ctrl[i] = CTRL_DELETED;
     t->used--;
     t->tombs++;
+    s->count--;
     if (s->paused) return;
-    if (s->rehash_idx != SWISS_IDLE) {
-        swiss_rehash_step(s, 1);
+    if (s->count == 0) {
+        swiss_free(s);
         return;
     }
-    swiss_tab *t0 = &s->t[0];
-    if (t0->used == 0) {
-        tab_release(t0);
-        return;
+    op_step(s, p);
+    if (p->rehash_idx == SWISS_IDLE) {
+        swiss_tab *t0 = &p->t[0];
+        if (t0->ngroups > p->mant && t0->used < tab_cap(t0) / 8) {
+            size_t ng = groups_fit(p->mant, t0->used, LOAD_NUM, 2 * LOAD_DEN);
+            assert(ng < t0->ngroups);
+            part_resize(s, p, ng);
+        }
     }
-    if (t0->ngroups > 1 && t0->used < tab_cap(t0) / 8) start_resize(s, groups_for(t0->used));
+    if (s->parts && s->count < SWISS_MERGE_COUNT && !s->resizing && swiss_capacity(s) <= SWISS_MERGE_MAX_SLOTS)
+        merge(s);
 }
 
-/* Report the elements whose home group is g in t. */
-static void scan_home(swiss *s, swiss_tab *t, size_t g, swiss_scan_fn *fn, void *arg) {
-    if (!t->ngroups || !t->used) return;
-    size_t mask = t->ngroups - 1, i = g;
+/* Report the elements of t with in-part position in [lo, hi), all of whose
+ * home is group g: walk g's chain. */
+static void scan_range(swiss *s, swiss_tab *t, size_t g, uint64_t lo, uint64_t hi, swiss_scan_fn *fn, void *arg) {
+    if (!t->used) return;
+    unsigned sh = part_shift(s);
+    size_t i = g;
     do {
         const uint8_t *ctrl = t->ctrl + i * SWISS_GROUP;
         for (size_t j = 0; j < SWISS_GROUP; j++) {
             if (!ctrl_full(ctrl[j])) continue;
             unsigned char *slot = slot_at(s, t, i * SWISS_GROUP + j);
-            if (home_group(s->type->hash_slot(s->ctx, slot), t->ngroups) == g) fn(arg, slot);
+            uint32_t q = (uint32_t)(hash_pos(s->type->hash_slot(s->ctx, slot)) << sh);
+            if (q >= lo && q < hi) fn(arg, slot);
         }
         if (group_empty(ctrl)) break;
-        i = (i + 1) & mask;
+        if (++i == t->ngroups) i = 0;
     } while (i != g);
 }
 
-static inline uint64_t rev64(uint64_t v) {
-    v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
-    v = ((v >> 2) & 0x3333333333333333ULL) | ((v & 0x3333333333333333ULL) << 2);
-    v = ((v >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((v & 0x0F0F0F0F0F0F0F0FULL) << 4);
-    return __builtin_bswap64(v);
-}
-
 uint64_t swiss_scan(swiss *s, uint64_t v, swiss_scan_fn *fn, void *arg) {
-    if (swiss_size(s) == 0) return 0;
+    if (s->count == 0 || v > UINT32_MAX) return 0;
     s->paused++;
-    if (s->rehash_idx == SWISS_IDLE) {
-        uint64_t m0 = s->t[0].ngroups - 1;
-        scan_home(s, &s->t[0], (size_t)(v & m0), fn, arg);
-        v |= ~m0;
-        v = rev64(rev64(v) + 1);
-    } else {
-        swiss_tab *small = &s->t[0], *big = &s->t[1];
-        if (small->ngroups > big->ngroups) {
-            swiss_tab *x = small;
-            small = big;
-            big = x;
-        }
-        uint64_t m0 = small->ngroups - 1, m1 = big->ngroups - 1;
-        scan_home(s, small, (size_t)(v & m0), fn, arg);
-        do {
-            scan_home(s, big, (size_t)(v & m1), fn, arg);
-            v |= ~m1;
-            v = rev64(rev64(v) + 1);
-        } while (v & (m0 ^ m1));
+    uint32_t pos = (uint32_t)v, q;
+    swiss_part *p = part_for(s, pos, &q);
+    unsigned sh = part_shift(s);
+    int ntabs = p->rehash_idx != SWISS_IDLE ? 2 : 1;
+    uint64_t end = (uint64_t)1 << 32;
+    for (int k = 0; k < ntabs; k++) {
+        swiss_tab *t = &p->t[k];
+        if (!t->ngroups) continue;
+        uint64_t e = group_end(home_group(q, t->ngroups), t->ngroups);
+        if (e < end) end = e;
+    }
+    assert(end > q);
+    for (int k = 0; k < ntabs; k++) {
+        swiss_tab *t = &p->t[k];
+        if (t->ngroups) scan_range(s, t, home_group(q, t->ngroups), q, end, fn, arg);
     }
     s->paused--;
-    return v;
+    /* Back from in-part positions to hash positions: q = low bits << sh. */
+    uint64_t base = sh ? (uint64_t)(pos >> (32 - sh)) << (32 - sh) : 0;
+    uint64_t next = base + ((end + ((uint64_t)1 << sh) - 1) >> sh);
+    assert(next > v);
+    return next >= ((uint64_t)1 << 32) ? 0 : next;
 }
 
+static swiss_tab *tab_at(swiss *s, unsigned k) { return &part_at(s, k >> 1)->t[k & 1]; }
+
 void *swiss_random(swiss *s, uint64_t (*rnd)(void)) {
-    size_t n = swiss_size(s);
+    size_t n = s->count;
     if (n == 0) return NULL;
-    size_t c0 = s->t[0].used ? tab_cap(&s->t[0]) : 0;
-    size_t c1 = s->t[1].used ? tab_cap(&s->t[1]) : 0;
+    unsigned ntabs = 2 * nparts(s);
+    size_t total = 0;
+    for (unsigned k = 0; k < ntabs; k++) {
+        swiss_tab *t = tab_at(s, k);
+        if (t->used) total += tab_cap(t);
+    }
     /* Rejection sampling over all slots is exactly uniform; load is at
      * least 1/8 except in tiny tables, so few draws are needed. */
     for (int tries = 0; tries < 256; tries++) {
-        size_t r = (size_t)(rnd() % (c0 + c1));
-        swiss_tab *t = r < c0 ? &s->t[0] : &s->t[1];
-        size_t i = r < c0 ? r : r - c0;
-        if (ctrl_full(t->ctrl[i])) return slot_at(s, t, i);
+        size_t r = (size_t)(rnd() % total);
+        for (unsigned k = 0; k < ntabs; k++) {
+            swiss_tab *t = tab_at(s, k);
+            if (!t->used) continue;
+            if (r < tab_cap(t)) {
+                if (ctrl_full(t->ctrl[r])) return slot_at(s, t, r);
+                break;
+            }
+            r -= tab_cap(t);
+        }
     }
     /* Pathological sparseness: the k-th live slot, walking. */
     size_t k = (size_t)(rnd() % n);
-    for (int ti = 0; ti < 2; ti++) {
-        swiss_tab *t = &s->t[ti];
+    for (unsigned ti = 0; ti < ntabs; ti++) {
+        swiss_tab *t = tab_at(s, ti);
         for (size_t i = 0; i < tab_cap(t); i++)
             if (ctrl_full(t->ctrl[i]) && k-- == 0) return slot_at(s, t, i);
     }
@@ -346,8 +573,8 @@ void swiss_iter_init(swiss_iter *it, swiss *s) {
 
 void *swiss_iter_next(swiss_iter *it) {
     swiss *s = it->s;
-    while (it->table < 2) {
-        swiss_tab *t = &s->t[it->table];
+    while (it->table < (int)(2 * nparts(s))) {
+        swiss_tab *t = tab_at(s, (unsigned)it->table);
         while (it->idx < tab_cap(t)) {
             size_t i = it->idx++;
             if (ctrl_full(t->ctrl[i])) return slot_at(s, t, i);
@@ -362,19 +589,34 @@ void swiss_iter_done(swiss_iter *it) {
     swiss *s = it->s;
     assert(s->paused > 0);
     s->paused--;
-    if (!s->paused && s->rehash_idx == SWISS_IDLE && s->t[0].ngroups && s->t[0].used == 0)
-        tab_release(&s->t[0]);
+    if (!s->paused && s->count == 0) swiss_free(s);
 }
 
 int swiss_reserve(swiss *s, size_t n) {
     /* Only an empty, idle table is presized: a bulk load (RDB) then never
      * pays for the resizes it would go through one element at a time. */
-    if (swiss_size(s) != 0 || s->rehash_idx != SWISS_IDLE) return 0;
-    /* The smallest table whose maximum load (7/8) holds n: the same
-     * density natural growth ends at. */
-    size_t g = 1;
-    while (g * SWISS_GROUP / 8 * 7 < n) g <<= 1;
-    if (s->t[0].ngroups >= g) return 0;
-    tab_release(&s->t[0]);
-    return tab_alloc(s, &s->t[0], g);
+    if (s->count != 0 || s->resizing || s->paused) return 0;
+    if (n <= SWISS_SPLIT_GROUPS * SWISS_GROUP / LOAD_DEN * LOAD_NUM) {
+        if (s->parts) return 0;
+        /* The smallest table whose maximum load holds n: the same
+         * density natural growth ends at. */
+        size_t g = groups_fit(1, n, LOAD_NUM, LOAD_DEN);
+        if (s->one.t[0].ngroups >= g) return 0;
+        part_reset(&s->one, 1);
+        return tab_alloc(s, &s->one.t[0], g);
+    }
+    /* Split from the start; each part the smallest of its staggered sizes
+     * that holds its share (plus a little for the spread of the hash). */
+    if (s->parts) {
+        size_t have = 0;
+        for (unsigned i = 0; i < SWISS_NPARTS; i++) have += tab_max_load(&s->parts[i].t[0]);
+        if (have >= n) return 0;
+    }
+    size_t cnt[SWISS_NPARTS];
+    for (unsigned i = 0; i < SWISS_NPARTS; i++) cnt[i] = n / SWISS_NPARTS + n / 256 + SWISS_GROUP;
+    swiss_part *parts = parts_alloc(s, cnt, LOAD_NUM, LOAD_DEN);
+    if (!parts) return -1;
+    swiss_free(s);
+    s->parts = parts;
+    return 0;
 }

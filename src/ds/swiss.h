@@ -23,17 +23,32 @@ typedef struct swiss_type {
 typedef struct swiss_tab {
     uint8_t *ctrl;         /* ngroups * 16 control bytes */
     unsigned char *slots;  /* ngroups * 16 * slot_size bytes */
-    size_t ngroups;        /* power of two, 0 when unallocated */
+    size_t ngroups;        /* mant << k (see swiss_part), 0 when unallocated */
     size_t used;           /* live slots */
     size_t tombs;          /* deleted slots */
 } swiss_tab;
 
+/* One independently growing open-addressing table: the whole index while it
+ * is small, one of SWISS_NPARTS hash ranges once it is large (swiss.c). */
+typedef struct swiss_part {
+    swiss_tab t[2];        /* t[1] is allocated only while this part resizes */
+    size_t rehash_idx;     /* next group of t[0] to move, or SWISS_IDLE */
+    size_t mant;           /* group counts of this part are mant << k */
+} swiss_part;
+
+#define SWISS_PART_BITS 4
+#define SWISS_NPARTS (1u << SWISS_PART_BITS)
+
 typedef struct swiss {
     const swiss_type *type;
     void *ctx;
-    swiss_tab t[2];        /* t[1] is allocated only while resizing */
-    size_t rehash_idx;     /* next group of t[0] to move, or SWISS_IDLE */
+    swiss_part one;        /* the table while small (parts == NULL) */
+    swiss_part *parts;     /* SWISS_NPARTS parts once large, else NULL */
+    size_t count;          /* live elements */
+    uint32_t resizing;     /* bit i: part i (bit 0: one) is mid-resize */
+    uint32_t hint;         /* part of the last slot found (delete's guess) */
     int paused;            /* >0: iterators alive, no resize steps */
+    uint64_t moved_groups; /* groups moved by resize steps (statistics) */
 } swiss;
 
 #define SWISS_IDLE ((size_t)-1)
@@ -56,9 +71,11 @@ void *swiss_insert(swiss *s, uint64_t hash);
 /* Remove the element in slot (a pointer returned by find/insert/next). */
 void swiss_delete(swiss *s, void *slot);
 
-/* Stateless cursor scan: call fn for the elements of one home group (and its
- * expansions while resizing) and return the next cursor, 0 when done. Every
- * element present for the whole scan is reported at least once. */
+/* Stateless cursor scan: call fn for the elements of the next hash range
+ * (one home group) and return the next cursor, 0 when done. The cursor is a
+ * 32-bit hash position, so it survives any growth, shrink or split: every
+ * element present for the whole scan is reported exactly once (an element
+ * moved by a resize is reported at most once as well). */
 uint64_t swiss_scan(swiss *s, uint64_t cursor, swiss_scan_fn *fn, void *arg);
 
 /* A uniformly chosen occupied slot, or NULL when empty. rnd: a random source. */
@@ -75,7 +92,7 @@ int swiss_is_rehashing(const swiss *s);
  * inserted while an iterator is open. */
 typedef struct swiss_iter {
     swiss *s;
-    int table;
+    int table;             /* part * 2 + which of its two tables */
     size_t idx;
 } swiss_iter;
 

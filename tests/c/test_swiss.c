@@ -252,7 +252,7 @@ static void scan_once(int slot_mode, uint32_t n0, int mode, uint64_t seed) {
     uint64_t cursor = 0, calls = 0;
     do {
         int resizing = swiss_is_rehashing(&t.s);
-        size_t groups = t.s.t[0].ngroups;
+        size_t groups = swiss_capacity(&t.s);
         scan_calls_mid_resize += resizing;
         cursor = swiss_scan(&t.s, cursor, scan_cb, &st);
         calls++;
@@ -273,10 +273,13 @@ static void scan_once(int slot_mode, uint32_t n0, int mode, uint64_t seed) {
             }
         }
         if (unit_below(&r, 4) == 0) swiss_rehash_step(&t.s, 1);
-        if (swiss_is_rehashing(&t.s) != resizing || t.s.t[0].ngroups != groups) scan_resizes++;
+        if (swiss_is_rehashing(&t.s) != resizing || swiss_capacity(&t.s) != groups) scan_resizes++;
     } while (cursor != 0);
     for (uint32_t id = 0; id < universe; id++) {
         if (stable[id]) CHECK_MSG(st.reported[id] >= 1, "stable id %u never reported (n0 %u mode %d)", id, n0, mode);
+        /* The cursor is a hash position: stable elements exactly once. */
+        if (stable[id]) CHECK_MSG(st.reported[id] == 1, "stable id %u reported %u times (n0 %u mode %d)", id,
+                                  st.reported[id], n0, mode);
         if (mode == SCAN_STATIC) CHECK_MSG(st.reported[id] == t.present[id], "static scan reported id %u %u times",
                                            id, st.reported[id]);
     }
@@ -443,43 +446,71 @@ TEST(swiss, resize_is_incremental) {
     th_init(&t, M4, n);
     uint64_t resizes = 0;
     double worst = 0, worst_start = 0;
+    uint64_t worst_finish = 0;
     for (uint32_t id = 0; id < n; id++) {
-        int was = swiss_is_rehashing(&t.s);
-        size_t idx = t.s.rehash_idx, old_groups = t.s.t[0].ngroups, old_used = t.s.t[0].used;
-        /* The rule in swiss.c: a resize starts when live + deleted slots
-         * would pass 7/8 of capacity. Only those inserts get the (syscall)
-         * CPU clock; the rest the cheap wall clock. */
-        int starts = !was && old_groups && old_used + t.s.t[0].tombs + 1 > old_groups * SWISS_GROUP / 8 * 7;
-        double t0 = starts ? cpu_now() : unit_now();
+        uint64_t moved = t.s.moved_groups;
+        size_t cap = swiss_capacity(&t.s);
+        double t0 = cpu_now();
         th_insert(&t, id);
-        double dt = (starts ? cpu_now() : unit_now()) - t0;
-        if (!starts && dt > worst) worst = dt;
-        if (!was && swiss_is_rehashing(&t.s)) {
-            CHECK_MSG(starts, "a resize started at an unexpected load");
+        double dt = cpu_now() - t0;
+        uint64_t d = t.s.moved_groups - moved;
+        /* A new table (a resize, the split) makes the capacity grow; only
+         * such an insert may finish the previous resize of its part. */
+        if (swiss_capacity(&t.s) > cap) {
             resizes++;
             if (dt > worst_start) worst_start = dt;
+            if (d > worst_finish) worst_finish = d;
+            /* at most one part's worth: 1/16 of the groups, and rarely */
+            CHECK_MSG(d <= 1 + swiss_capacity(&t.s) / SWISS_GROUP / 16, "a resize start moved %llu groups",
+                      (unsigned long long)d);
+        } else {
+            CHECK_MSG(d <= 1, "insert moved %llu groups", (unsigned long long)d);
+            if (dt > worst) worst = dt;
         }
-        if (was && swiss_is_rehashing(&t.s)) CHECK_MSG(t.s.rehash_idx <= idx + 1, "insert moved more than one group");
-        if (was && !swiss_is_rehashing(&t.s))
-            CHECK_MSG(idx + 1 >= old_groups || old_used <= SWISS_GROUP,
-                      "insert finished a resize with %zu groups / %zu elements left", old_groups - idx, old_used);
     }
-    unit_log("%u inserts, %llu incremental resizes; slowest resize-starting insert %.0f us CPU; slowest other "
-             "insert %.0f us wall (preemption included)",
-             n, (unsigned long long)resizes, worst_start * 1e6, worst * 1e6);
+    unit_log("%u inserts, %llu resize starts (most groups moved by one: %llu); slowest resize-starting insert "
+             "%.0f us CPU; slowest other insert %.0f us CPU",
+             n, (unsigned long long)resizes, (unsigned long long)worst_finish, worst_start * 1e6, worst * 1e6);
     CHECK(resizes >= 10);
+    CHECK(t.s.parts != NULL);
     /* Deleting down to 1/8 load shrinks, also incrementally. */
     uint64_t shrinks = 0;
     for (uint32_t id = 0; id < n; id++) {
-        int was = swiss_is_rehashing(&t.s);
-        size_t idx = t.s.rehash_idx;
+        uint64_t moved = t.s.moved_groups;
+        size_t cap = swiss_capacity(&t.s);
         th_delete(&t, id);
-        if (!was && swiss_is_rehashing(&t.s)) shrinks++;
+        if (swiss_capacity(&t.s) > cap) shrinks++;
         /* th_delete is a find (one step) and a delete (one step) */
-        if (was && swiss_is_rehashing(&t.s)) CHECK(t.s.rehash_idx <= idx + 2);
+        CHECK(t.s.moved_groups - moved <= 2);
     }
     CHECK(shrinks >= 3);
     CHECK_EQ(swiss_size(&t.s), 0);
+    th_free(&t);
+}
+
+/* Split into parts and merge back, with scans and lookups in between. */
+TEST(swiss, split_and_merge) {
+    th t;
+    th_init(&t, M4, 100000);
+    for (int round = 0; round < 3; round++) {
+        uint32_t id = 0;
+        while (!t.s.parts) {
+            if (!t.present[id]) th_insert(&t, id);
+            id++;
+        }
+        th_verify(&t);
+        for (uint32_t i = 0; i < t.universe; i++) CHECK_EQ(th_find(&t, i) != NULL, t.present[i]);
+        for (uint32_t i = 0; i < 20000; i++)
+            if (!t.present[i]) th_insert(&t, i);
+        th_verify(&t);
+        for (uint32_t i = 0; i < t.universe && t.s.parts; i++)
+            if (t.present[i]) th_delete(&t, i);
+        while (swiss_rehash_step(&t.s, 1024)) {
+        }
+        th_verify(&t);
+        for (uint32_t i = 0; i < t.universe; i++) CHECK_EQ(th_find(&t, i) != NULL, t.present[i]);
+        CHECK(!t.s.parts || t.count == 0);
+    }
     th_free(&t);
 }
 
@@ -502,12 +533,14 @@ TEST(swiss, rehash_step_and_lookups_mid_resize) {
 /* ---- memory ---- */
 
 TEST(swiss, index_bytes_per_entry) {
-    /* Steady state = not mid-resize. The design bound for 4-byte slots is
-     * 5 bytes per slot at a load between 7/16 and 7/8: 5.7 .. 11.4. */
+    /* Steady state = not mid-resize. Once split in parts (past ~3.3K
+     * elements) the parts' staggered sizes keep the whole index near the
+     * mean load of a doubling table: about 8.9 B/entry with 4-byte slots,
+     * never more than 10 (issue #3); mid-resize at most a part more. */
     uint32_t n = (uint32_t)unit_scaled(2000000, 1000000);
     th t;
     th_init(&t, M4, n);
-    double lo = 1e9, hi = 0, sum = 0;
+    double lo = 1e9, hi = 0, sum = 0, peak = 0;
     uint64_t samples = 0;
     double at_1m = 0;
     for (uint32_t id = 0; id < n; id++) {
@@ -517,17 +550,21 @@ TEST(swiss, index_bytes_per_entry) {
             }
             at_1m = (double)swiss_mem_bytes(&t.s) / 1e6;
         }
-        if ((id + 1) % 1000 == 0 && id + 1 >= 10000 && !swiss_is_rehashing(&t.s)) {
+        if ((id + 1) % 1000 == 0 && id + 1 >= 10000) {
             double b = (double)swiss_mem_bytes(&t.s) / (double)swiss_size(&t.s);
+            if (b > peak) peak = b;
+            if (swiss_is_rehashing(&t.s)) continue;
             if (b < lo) lo = b;
             if (b > hi) hi = b;
             sum += b;
             samples++;
         }
     }
-    unit_log("index bytes/entry, 4-byte slots, 10k..%u entries: min %.2f avg %.2f max %.2f; at 1M: %.2f", n, lo,
-             sum / (double)samples, hi, at_1m);
-    CHECK(hi <= 11.5);
+    unit_log("index bytes/entry, 4-byte slots, 10k..%u entries: min %.2f avg %.2f max %.2f (mid-resize peak "
+             "%.2f); at 1M: %.2f",
+             n, lo, sum / (double)samples, hi, peak, at_1m);
+    CHECK(hi <= 10.0);
+    CHECK(peak <= 11.0);
     CHECK(lo >= 5.7);
     th_free(&t);
 }
