@@ -70,14 +70,20 @@ start_server {tags {limits}} {
     }
 
     test {A subscriber above the pubsub soft limit for longer than its seconds is disconnected} {
-        r config set client-output-buffer-limit "pubsub 0 100kb 1"
+        r config set client-output-buffer-limit "pubsub 0 100kb 2"
         set sub [redis_client]
         $sub subscribe softchan
         set pub [redis_client]
         set msg [string repeat m 10000]
         # Fill the socket buffers and then some.
+        set t0 [clock milliseconds]
         for {set i 0} {$i < 3000} {incr i} {$pub publish softchan $msg}
-        assert_equal 1 [$pub publish softchan $msg]
+        # Over the soft limit for less than its seconds: still subscribed.
+        # (A slow machine may take the whole period filling; then only
+        # the disconnection below is checked.)
+        if {[clock milliseconds] - $t0 < 1500} {
+            assert_equal 1 [$pub publish softchan $msg]
+        }
         after 2100
         # Over the soft limit for more than a second: the next growth closes it.
         $pub publish softchan $msg
