@@ -56,28 +56,31 @@ if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi
 # on the release build here and on the ASan and TSan builds below.
 run soak python3 tests/soak/soak.py --server ./build-release/goblin-core --duration "${SOAK_SECONDS:-60}" --seed "$SEED"
 
+# build NAME TARGETS...: make them; a failure counts as one and names its log.
+build() {
+    name=$1
+    shift
+    make -j"$JOBS" "$@" >"$log_dir/$name.log" 2>&1 && return 0
+    echo "$name failed; see $log_dir/$name.log"
+    total_fail=$((total_fail + 1))
+    failed_runners="$failed_runners $name"
+    return 1
+}
+
 if [ -z "$GOBLIN_TEST_QUICK" ]; then
     run fuzz sh tests/fuzz/run.sh --seconds "${FUZZ_SECONDS:-60}" --seed "$SEED" --jobs "$JOBS"
-    if make -j"$JOBS" asan build-asan/unit-tests >"$log_dir/asan-build.log" 2>&1; then
+    if build asan-build asan build-asan/unit-tests; then
         run unit-asan ./build-asan/unit-tests
         ASAN_OPTIONS=detect_leaks=1 run tcl-asan tclsh tests/test_helper.tcl --server ./build-asan/goblin-core --tags -slow --seed "$SEED"
         ASAN_OPTIONS=detect_leaks=1 run soak-asan python3 tests/soak/soak.py --server ./build-asan/goblin-core \
             --duration "${SOAK_SAN_SECONDS:-45}" --seed "$SEED"
-    else
-        echo "asan build failed; see $log_dir/asan-build.log"
-        total_fail=$((total_fail + 1))
-        failed_runners="$failed_runners asan-build"
     fi
     # ThreadSanitizer: the soak must report no data race. TSan's own
     # deadlock detector cannot follow more than 64 mutexes held at once
     # (a DEL of many keys holds many shard locks): it is turned off.
-    if make -j"$JOBS" tsan >"$log_dir/tsan-build.log" 2>&1; then
+    if build tsan-build tsan; then
         TSAN_OPTIONS=detect_deadlocks=0 run soak-tsan python3 tests/soak/soak.py --server ./build-tsan/goblin-core \
             --duration "${SOAK_SAN_SECONDS:-45}" --seed "$SEED"
-    else
-        echo "tsan build failed; see $log_dir/tsan-build.log"
-        total_fail=$((total_fail + 1))
-        failed_runners="$failed_runners tsan-build"
     fi
 fi
 
