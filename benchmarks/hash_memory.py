@@ -68,12 +68,15 @@ class Conn:
                 time.sleep(0.05)
         self.buf = b""
 
+    def _fill(self):
+        d = self.s.recv(1 << 20)
+        if not d:
+            raise EOFError
+        self.buf += d
+
     def _line(self):
         while b"\r\n" not in self.buf:
-            d = self.s.recv(1 << 16)
-            if not d:
-                raise EOFError
-            self.buf += d
+            self._fill()
         line, self.buf = self.buf.split(b"\r\n", 1)
         return line
 
@@ -89,11 +92,12 @@ class Conn:
             if n < 0:
                 return None
             while len(self.buf) < n + 2:
-                self.buf += self.s.recv(1 << 16)
+                self._fill()
             v, self.buf = self.buf[:n], self.buf[n + 2:]
             return v
         if t == b"*":
-            return [self.read() for _ in range(int(line[1:]))]
+            n = int(line[1:])
+            return None if n < 0 else [self.read() for _ in range(n)]
         raise RuntimeError("unexpected reply %r" % line)
 
     def call(self, *args):

@@ -19,84 +19,15 @@ Standard library only.
 import argparse
 import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def enc(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-class Conn:
-    def __init__(self, port):
-        deadline = time.time() + 20
-        while True:
-            try:
-                self.s = socket.create_connection(("127.0.0.1", port))
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.05)
-        self.buf = b""
-
-    def _line(self):
-        while b"\r\n" not in self.buf:
-            d = self.s.recv(1 << 16)
-            if not d:
-                raise EOFError
-            self.buf += d
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-    def read(self):
-        line = self._line()
-        t = line[:1]
-        if t in (b"+", b":"):
-            return line[1:]
-        if t == b"-":
-            raise RuntimeError(line.decode())
-        if t == b"$":
-            n = int(line[1:])
-            if n < 0:
-                return None
-            while len(self.buf) < n + 2:
-                self.buf += self.s.recv(1 << 16)
-            v, self.buf = self.buf[:n], self.buf[n + 2:]
-            return v
-        if t == b"*":
-            return [self.read() for _ in range(int(line[1:]))]
-        raise RuntimeError("unexpected reply %r" % line)
-
-    def call(self, *args):
-        self.s.sendall(enc([a if isinstance(a, bytes) else str(a).encode() for a in args]))
-        return self.read()
-
-
-def resident(pid):
-    kb = 0
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "HugetlbPages:")):
-                kb += int(line.split()[1])
-    return kb * 1024
+from hash_memory import free_port, resident, start  # noqa: E402
 
 
 def settle(pid):
@@ -109,24 +40,6 @@ def settle(pid):
             return cur
         last = cur
     return last
-
-
-def start(kind, binary, port, workdir, cores):
-    if kind == "redis":
-        argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "no", "--dir", workdir, "--logfile", ""]
-    else:
-        argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                "--dir", workdir, "--cores", str(cores)]
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    c = Conn(port)
-    while True:
-        try:
-            if c.call("PING") == b"PONG":
-                break
-        except RuntimeError:
-            time.sleep(0.05)
-    return p, c
 
 
 def elements(n, lo, hi, seed):

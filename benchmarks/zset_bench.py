@@ -27,86 +27,17 @@ Standard library only.
 import argparse
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from hash_memory import Conn, free_port  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def enc(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-class Conn:
-    def __init__(self, port):
-        deadline = time.time() + 20
-        while True:
-            try:
-                self.s = socket.create_connection(("127.0.0.1", port))
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.05)
-        self.buf = b""
-
-    def _fill(self):
-        d = self.s.recv(1 << 20)
-        if not d:
-            raise EOFError
-        self.buf += d
-
-    def _line(self):
-        while True:
-            i = self.buf.find(b"\r\n")
-            if i >= 0:
-                line, self.buf = self.buf[:i], self.buf[i + 2:]
-                return line
-            self._fill()
-
-    def read(self):
-        line = self._line()
-        t = line[:1]
-        if t in (b"+", b":"):
-            return line[1:]
-        if t == b"-":
-            raise RuntimeError(line.decode())
-        if t == b"$":
-            n = int(line[1:])
-            if n < 0:
-                return None
-            while len(self.buf) < n + 2:
-                self._fill()
-            v, self.buf = self.buf[:n], self.buf[n + 2:]
-            return v
-        if t == b"*":
-            n = int(line[1:])
-            return None if n < 0 else [self.read() for _ in range(n)]
-        raise RuntimeError("unexpected reply %r" % line)
-
-    def call(self, *args):
-        self.s.sendall(enc([a if isinstance(a, bytes) else str(a).encode()
-                            for a in args]))
-        return self.read()
-
-    def pipeline(self, cmds):
-        self.s.sendall(b"".join(enc(c) for c in cmds))
-        return [self.read() for _ in cmds]
 
 
 class Server:
