@@ -204,6 +204,27 @@ def measure(kind, binary, which, vals, cores):
     return (after - base) / len(vals), (purged - base) / len(vals), encname
 
 
+def run_rounds(which, rounds, unit, one):
+    """Rounds alternating the servers (redis first in odd rounds); one(kind)
+    measures one server and returns (resident B/unit, after MEMORY PURGE,
+    encoding). Prints every round and the medians with the ratio."""
+    res = {"redis": [], "goblin": []}
+    resp = {"redis": [], "goblin": []}
+    for r in range(rounds):
+        order = ("redis", "goblin") if r % 2 == 0 else ("goblin", "redis")
+        for kind in order:
+            per, purged, encname = one(kind)
+            res[kind].append(per)
+            resp[kind].append(purged)
+            print("  round %d %-6s %7.2f B/%s resident, %7.2f after MEMORY PURGE (encoding %s)"
+                  % (r + 1, kind, per, unit, purged, encname))
+            sys.stdout.flush()
+    for label, d in (("resident", res), ("after MEMORY PURGE", resp)):
+        mr, mg = statistics.median(d["redis"]), statistics.median(d["goblin"])
+        print("%s median, %s: redis %.2f B/%s, goblin %.2f B/%s, goblin/redis %.3f"
+              % (which, label, mr, unit, mg, unit, mg / mr))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", choices=("big", "many", "both"), default="both")
@@ -223,22 +244,8 @@ def main():
             print("big: one hash of %d fields f:<i>, values 8..16 bytes, %d rounds" % (n, a.rounds))
         else:
             print("many: %d hashes of 10 fields f:<j>, values 8..16 bytes, %d rounds" % (a.hashes, a.rounds))
-        res = {"redis": [], "goblin": []}
-        resp = {"redis": [], "goblin": []}
-        for r in range(a.rounds):
-            order = ("redis", "goblin") if r % 2 == 0 else ("goblin", "redis")
-            for kind in order:
-                binary = a.reference if kind == "redis" else a.server
-                per, purged, encname = measure(kind, binary, which, vals, a.cores)
-                res[kind].append(per)
-                resp[kind].append(purged)
-                print("  round %d %-6s %7.2f B/field resident, %7.2f after MEMORY PURGE (encoding %s)"
-                      % (r + 1, kind, per, purged, encname))
-                sys.stdout.flush()
-        for label, d in (("resident", res), ("after MEMORY PURGE", resp)):
-            mr, mg = statistics.median(d["redis"]), statistics.median(d["goblin"])
-            print("%s median, %s: redis %.2f B/field, goblin %.2f B/field, goblin/redis %.3f"
-                  % (which, label, mr, mg, mg / mr))
+        run_rounds(which, a.rounds, unit="field",
+                   one=lambda kind: measure(kind, a.reference if kind == "redis" else a.server, which, vals, a.cores))
 
 
 if __name__ == "__main__":

@@ -24,12 +24,11 @@ Standard library only.
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hash_memory import REPO, free_port, settle, start  # noqa: E402
+from hash_memory import REPO, free_port, run_rounds, settle, start  # noqa: E402
 
 
 def load_big(c, n):
@@ -95,22 +94,8 @@ def main():
             print("big: one set of %d members m:<i>, %d rounds" % (n, a.rounds))
         else:
             print("many: %d sets of 10 members m:<j>, %d rounds" % (a.sets, a.rounds))
-        res = {"redis": [], "goblin": []}
-        resp = {"redis": [], "goblin": []}
-        for r in range(a.rounds):
-            order = ("redis", "goblin") if r % 2 == 0 else ("goblin", "redis")
-            for kind in order:
-                binary = a.reference if kind == "redis" else a.server
-                per, purged, encname = measure(kind, binary, which, n, a.cores)
-                res[kind].append(per)
-                resp[kind].append(purged)
-                print("  round %d %-6s %7.2f B/member resident, %7.2f after MEMORY PURGE (encoding %s)"
-                      % (r + 1, kind, per, purged, encname))
-                sys.stdout.flush()
-        for label, d in (("resident", res), ("after MEMORY PURGE", resp)):
-            mr, mg = statistics.median(d["redis"]), statistics.median(d["goblin"])
-            print("%s median, %s: redis %.2f B/member, goblin %.2f B/member, goblin/redis %.3f"
-                  % (which, label, mr, mg, mg / mr))
+        run_rounds(which, a.rounds, unit="member",
+                   one=lambda kind: measure(kind, a.reference if kind == "redis" else a.server, which, n, a.cores))
 
 
 if __name__ == "__main__":
