@@ -15,9 +15,18 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef uint32_t arena_ref;
 #define ARENA_REF_NONE ((arena_ref)0xFFFFFFFFu)
+
+/* A ref kept in an index slot (swiss slots need not be aligned). */
+static inline arena_ref arena_ref_load(const void *slot) {
+    arena_ref r;
+    memcpy(&r, slot, sizeof(r));
+    return r;
+}
+static inline void arena_ref_store(void *slot, arena_ref r) { memcpy(slot, &r, sizeof(r)); }
 
 #define ARENA_OK 0
 #define ARENA_ENOMEM (-1)  /* no memory for a new block */

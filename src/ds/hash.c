@@ -449,14 +449,6 @@ typedef struct hl_key {
     arena_ref by_ref; /* ARENA_REF_NONE: compare bytes; else: the slot holding this ref */
 } hl_key;
 
-static inline arena_ref slot_ref(const void *slot) {
-    arena_ref r;
-    memcpy(&r, slot, sizeof(r));
-    return r;
-}
-
-static inline void slot_set(void *slot, arena_ref r) { memcpy(slot, &r, sizeof(r)); }
-
 static inline void hl_pair(const hlarge *l, arena_ref r, const char **f, size_t *flen, const char **v,
                            size_t *vlen) {
     const void *fp, *vp;
@@ -468,13 +460,13 @@ static inline void hl_pair(const hlarge *l, arena_ref r, const char **f, size_t 
 static uint64_t hl_hash_slot(void *ctx, const void *slot) {
     const char *f, *v;
     size_t fl, vl;
-    hl_pair(ctx, slot_ref(slot), &f, &fl, &v, &vl);
+    hl_pair(ctx, arena_ref_load(slot), &f, &fl, &v, &vl);
     return hash_bytes(f, fl);
 }
 
 static int hl_match(void *ctx, const void *slot, const void *key) {
     const hl_key *k = key;
-    arena_ref r = slot_ref(slot);
+    arena_ref r = arena_ref_load(slot);
     if (k->by_ref != ARENA_REF_NONE) return r == k->by_ref;
     const char *f, *v;
     size_t fl, vl;
@@ -518,7 +510,7 @@ static void hl_move(void *ctx, arena_ref from, arena_ref to, const void *data, s
     hl_key k = {NULL, 0, from};
     void *slot = swiss_find(&l->idx, hash_bytes((const unsigned char *)data + n, flen), &k);
     assert(slot);
-    if (slot) slot_set(slot, to);
+    if (slot) arena_ref_store(slot, to);
 }
 
 /* After a write: one bounded compaction step when the arena wants one. The
@@ -554,7 +546,7 @@ static int large_insert(hlarge *l, const void *f, size_t flen, const void *v, si
         arena_free(&l->a, r);
         return HASH_ENOMEM;
     }
-    slot_set(slot, r);
+    arena_ref_store(slot, r);
     return HASH_OK;
 }
 
@@ -567,7 +559,7 @@ static int large_set(hlarge *l, const void *f, size_t flen, const void *v, size_
         large_maintain(l);
         return 1;
     }
-    arena_ref old = slot_ref(slot);
+    arena_ref old = arena_ref_load(slot);
     const char *of, *ov;
     size_t ofl, ovl;
     hl_pair(l, old, &of, &ofl, &ov, &ovl);
@@ -584,7 +576,7 @@ static int large_set(hlarge *l, const void *f, size_t flen, const void *v, size_
      * this hash) are still valid. */
     if (flen) memcpy(fp, of, flen);
     if (vlen) memcpy(vp, v, vlen);
-    slot_set(slot, r);
+    arena_ref_store(slot, r);
     arena_free(&l->a, old);
     large_maintain(l);
     return 0;
@@ -593,7 +585,7 @@ static int large_set(hlarge *l, const void *f, size_t flen, const void *v, size_
 static int large_del(hlarge *l, const void *f, size_t flen) {
     void *slot = large_find(l, f, flen, hash_bytes(f, flen));
     if (!slot) return 0;
-    arena_ref r = slot_ref(slot);
+    arena_ref r = arena_ref_load(slot);
     swiss_delete(&l->idx, slot);
     arena_free(&l->a, r);
     large_maintain(l);
@@ -670,7 +662,7 @@ hash *hash_dup(const hash *h) {
     while (rc == HASH_OK && (slot = swiss_iter_next(&it))) {
         const char *f, *v;
         size_t fl, vl;
-        hl_pair(src, slot_ref(slot), &f, &fl, &v, &vl);
+        hl_pair(src, arena_ref_load(slot), &f, &fl, &v, &vl);
         rc = large_insert(l, f, fl, v, vl, hash_bytes(f, fl));
     }
     swiss_iter_done(&it);
@@ -705,7 +697,7 @@ int hash_get(hash *h, const void *f, size_t flen, const char **v, size_t *vlen) 
         if (!slot) return 0;
         const char *fp;
         size_t fl;
-        hl_pair(l, slot_ref(slot), &fp, &fl, &vp, &vl);
+        hl_pair(l, arena_ref_load(slot), &fp, &fl, &vp, &vl);
     }
     if (v) *v = vp;
     if (vlen) *vlen = vl;
@@ -835,7 +827,7 @@ int hash_iter_next(hash_iter *it, const char **f, size_t *flen, const char **v, 
     }
     void *slot = swiss_iter_next(&it->si);
     if (!slot) return 0;
-    hl_pair(as_large(it->h), slot_ref(slot), f, flen, v, vlen);
+    hl_pair(as_large(it->h), arena_ref_load(slot), f, flen, v, vlen);
     return 1;
 }
 
@@ -874,7 +866,7 @@ int hash_random(hash *h, hash_rand_fn *rnd, const char **f, size_t *flen, const 
     hlarge *l = as_large(h);
     void *slot = swiss_random(&l->idx, rnd);
     if (!slot) return 0;
-    hl_pair(l, slot_ref(slot), f, flen, v, vlen);
+    hl_pair(l, arena_ref_load(slot), f, flen, v, vlen);
     return 1;
 }
 
@@ -954,7 +946,7 @@ int hash_random_unique(hash *h, size_t count, hash_rand_fn *rnd, hash_pair_fn *f
         swiss_iter it;
         swiss_iter_init(&it, &l->idx);
         void *slot;
-        while ((slot = swiss_iter_next(&it)) && k < n) refs[k++] = slot_ref(slot);
+        while ((slot = swiss_iter_next(&it)) && k < n) refs[k++] = arena_ref_load(slot);
         swiss_iter_done(&it);
         for (size_t i = 0; i < count && i < k; i++) {
             size_t j = i + (size_t)(rnd() % (k - i));
@@ -976,7 +968,7 @@ int hash_random_unique(hash *h, size_t count, hash_rand_fn *rnd, hash_pair_fn *f
     size_t got = 0;
     while (got < count) {
         void *slot = swiss_random(&l->idx, rnd);
-        arena_ref r = slot_ref(slot);
+        arena_ref r = arena_ref_load(slot);
         if (!refset_add(&rs, r)) continue;
         hl_pair(l, r, &f, &fl, &v, &vl);
         fn(arg, f, fl, v, vl);
@@ -998,7 +990,7 @@ static void scan_slot(void *arg, void *slot) {
     scan_ctx *sc = arg;
     const char *f, *v;
     size_t fl, vl;
-    hl_pair(sc->l, slot_ref(slot), &f, &fl, &v, &vl);
+    hl_pair(sc->l, arena_ref_load(slot), &f, &fl, &v, &vl);
     sc->fn(sc->arg, f, fl, v, vl);
 }
 
@@ -1056,7 +1048,7 @@ int hash_check(const hash *h) {
     while (!bad && (slot = swiss_iter_next(&it))) {
         const char *f, *v;
         size_t fl, vl;
-        hl_pair(l, slot_ref(slot), &f, &fl, &v, &vl);
+        hl_pair(l, arena_ref_load(slot), &f, &fl, &v, &vl);
         n++;
         hl_key k = {f, fl, ARENA_REF_NONE};
         /* Lookups while iterating are allowed (the index is paused). */

@@ -220,25 +220,17 @@ typedef struct lg_key {
     arena_ref by_ref; /* ARENA_REF_NONE: compare bytes; else: the slot holding this ref */
 } lg_key;
 
-static inline arena_ref slot_ref(const void *slot) {
-    arena_ref r;
-    memcpy(&r, slot, sizeof(r));
-    return r;
-}
-
-static inline void slot_set(void *slot, arena_ref r) { memcpy(slot, &r, sizeof(r)); }
-
 static inline const char *lg_member(const slarge *l, arena_ref r, size_t *n) { return arena_get(&l->a, r, n); }
 
 static uint64_t lg_hash_slot(void *ctx, const void *slot) {
     size_t n;
-    const char *m = lg_member(ctx, slot_ref(slot), &n);
+    const char *m = lg_member(ctx, arena_ref_load(slot), &n);
     return hash_bytes(m, n);
 }
 
 static int lg_match(void *ctx, const void *slot, const void *key) {
     const lg_key *k = key;
-    arena_ref r = slot_ref(slot);
+    arena_ref r = arena_ref_load(slot);
     if (k->by_ref != ARENA_REF_NONE) return r == k->by_ref;
     size_t n;
     const char *m = lg_member(ctx, r, &n);
@@ -278,7 +270,7 @@ static void lg_move(void *ctx, arena_ref from, arena_ref to, const void *data, s
     lg_key k = {NULL, 0, from};
     void *slot = swiss_find(&l->idx, hash_bytes(data, len), &k);
     assert(slot);
-    if (slot) slot_set(slot, to);
+    if (slot) arena_ref_store(slot, to);
 }
 
 static int large_compact(slarge *l, size_t budget) {
@@ -316,7 +308,7 @@ static int large_insert(slarge *l, const void *m, size_t n, uint64_t hv) {
         arena_free(&l->a, r);
         return SET_ENOMEM;
     }
-    slot_set(slot, r);
+    arena_ref_store(slot, r);
     return SET_OK;
 }
 
@@ -329,7 +321,7 @@ static int large_add(slarge *l, const void *m, size_t n) {
 
 /* Remove the member in slot (the caller has used its bytes). */
 static void large_remove_slot(slarge *l, void *slot) {
-    arena_ref r = slot_ref(slot);
+    arena_ref r = arena_ref_load(slot);
     swiss_delete(&l->idx, slot);
     arena_free(&l->a, r);
     large_maintain(l);
@@ -449,7 +441,7 @@ gset *set_dup(const gset *s) {
     int rc = SET_OK;
     while (rc == SET_OK && (slot = swiss_iter_next(&it))) {
         size_t n;
-        const char *m = lg_member(src, slot_ref(slot), &n);
+        const char *m = lg_member(src, arena_ref_load(slot), &n);
         rc = large_insert(l, m, n, hash_bytes(m, n));
     }
     swiss_iter_done(&it);
@@ -614,7 +606,7 @@ int set_iter_next(set_iter *it, set_elem *e) {
     void *slot = swiss_iter_next(&it->si);
     if (!slot) return 0;
     size_t n;
-    const char *m = lg_member(as_large(s), slot_ref(slot), &n);
+    const char *m = lg_member(as_large(s), arena_ref_load(slot), &n);
     set_elem_bytes(e, m, n);
     return 1;
 }
@@ -634,7 +626,7 @@ static void small_elem_at(const ssmall *s, size_t pos, set_elem *e) {
 
 static void large_elem_of(const slarge *l, const void *slot, set_elem *e) {
     size_t n;
-    const char *m = lg_member(l, slot_ref(slot), &n);
+    const char *m = lg_member(l, arena_ref_load(slot), &n);
     set_elem_bytes(e, m, n);
 }
 
@@ -730,7 +722,7 @@ static int large_pick_unique(slarge *l, size_t count, set_rand_fn *rnd, refset *
     if (refset_init(rs, count) != SET_OK) return SET_ENOMEM;
     for (size_t got = 0; got < count;) {
         void *slot = swiss_random(&l->idx, rnd);
-        if (refset_add(rs, slot_ref(slot))) got++;
+        if (refset_add(rs, arena_ref_load(slot))) got++;
     }
     return SET_OK;
 }
@@ -783,7 +775,7 @@ void set_random_unique(gset *s, size_t count, set_rand_fn *rnd, set_elem_fn *fn,
         swiss_iter it;
         swiss_iter_init(&it, &l->idx);
         void *slot;
-        while (k < card && (slot = swiss_iter_next(&it))) refs[k++] = slot_ref(slot);
+        while (k < card && (slot = swiss_iter_next(&it))) refs[k++] = arena_ref_load(slot);
         swiss_iter_done(&it);
         for (size_t i = 0; i < count && i < k; i++) {
             size_t j = i + (size_t)rnd_below(rnd, k - i);
@@ -806,7 +798,7 @@ void set_random_unique(gset *s, size_t count, set_rand_fn *rnd, set_elem_fn *fn,
     }
     for (size_t got = 0; got < count;) {
         void *slot = swiss_random(&l->idx, rnd);
-        if (!refset_add(&rs, slot_ref(slot))) continue;
+        if (!refset_add(&rs, arena_ref_load(slot))) continue;
         large_elem_of(l, slot, &e);
         fn(arg, &e);
         got++;
@@ -962,7 +954,7 @@ void set_pop_many(gset **sp, size_t count, set_rand_fn *rnd, set_elem_fn *fn, vo
     void *slot;
     set_elem e;
     while ((slot = swiss_iter_next(&it))) {
-        if (refset_has(&keep, slot_ref(slot))) continue;
+        if (refset_has(&keep, arena_ref_load(slot))) continue;
         large_elem_of(l, slot, &e);
         fn(arg, &e);
     }
@@ -1039,7 +1031,7 @@ int set_check(const gset *s) {
     int bad = 0;
     while (!bad && (slot = swiss_iter_next(&it))) {
         size_t len;
-        const char *m = lg_member(l, slot_ref(slot), &len);
+        const char *m = lg_member(l, arena_ref_load(slot), &len);
         n++;
         /* Lookups while iterating are allowed (the index is paused). */
         if (large_find(l, m, len, hash_bytes(m, len)) != slot) bad = -__LINE__;
