@@ -286,8 +286,7 @@ typedef struct zmatch {
 
 static uint64_t zb_hash_slot(void *ctx, const void *slot) {
     const zbig *b = ctx;
-    arena_ref r;
-    memcpy(&r, slot, sizeof(r));
+    arena_ref r = arena_ref_load(slot);
     size_t len;
     const unsigned char *e = zb_entry(b, r, &len);
     return hash_bytes(e + 8, len - 8);
@@ -296,8 +295,7 @@ static uint64_t zb_hash_slot(void *ctx, const void *slot) {
 static int zb_match(void *ctx, const void *slot, const void *key) {
     const zbig *b = ctx;
     const zmatch *k = key;
-    arena_ref r;
-    memcpy(&r, slot, sizeof(r));
+    arena_ref r = arena_ref_load(slot);
     if (k->ref != ARENA_REF_NONE) return r == k->ref;
     size_t len;
     const unsigned char *e = zb_entry(b, r, &len);
@@ -1555,8 +1553,7 @@ typedef struct scan_ctx {
 
 static void scan_cb(void *arg, void *slot) {
     scan_ctx *sc = arg;
-    arena_ref r;
-    memcpy(&r, slot, sizeof(r));
+    arena_ref r = arena_ref_load(slot);
     size_t len;
     const unsigned char *e = arena_get(&sc->b->a, r, &len);
     double s;
@@ -1633,8 +1630,7 @@ int zset_acc_finish(zset *z, const zset_limits *lim) {
     swiss_iter_init(&it, &b->idx);
     void *slot;
     while ((slot = swiss_iter_next(&it))) {
-        arena_ref r;
-        memcpy(&r, slot, sizeof(r));
+        arena_ref r = arena_ref_load(slot);
         size_t len;
         const unsigned char *e = arena_get(&b->a, r, &len);
         memcpy(&v[k].s, e, 8);
@@ -1784,8 +1780,7 @@ int zset_check(const zset *z) {
     void *slot;
     int bad = 0;
     while (!bad && (slot = swiss_iter_next(&it))) {
-        arena_ref r;
-        memcpy(&r, slot, sizeof(r));
+        arena_ref r = arena_ref_load(slot);
         size_t len;
         const unsigned char *e = arena_get(&b->a, r, &len);
         double sc;
