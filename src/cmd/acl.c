@@ -1116,7 +1116,7 @@ static void acl_log_add(client *c, int reason, int context, const char *obj, siz
 /* ---- Public entry points ---------------------------------------------------------- */
 
 int acl_auth_required(const client *c) {
-    return !(c->flags & CLIENT_AUTHENTICATED) && __atomic_load_n(&def_requires_auth, __ATOMIC_ACQUIRE);
+    return !(client_flags_peek(c) & CLIENT_AUTHENTICATED) && __atomic_load_n(&def_requires_auth, __ATOMIC_ACQUIRE);
 }
 
 int acl_default_nopass(void) { return __atomic_load_n(&def_nopass, __ATOMIC_ACQUIRE); }
@@ -1138,7 +1138,7 @@ const char *acl_check_call(client *c, const cmd_def *cmd, int in_exec) {
     int r = user_check(u, cmd, c->argv, c->argc, &pos);
     pthread_rwlock_unlock(&acl_lock);
     if (r == ACL_OK) return NULL;
-    int ctx = in_exec || (c->flags & CLIENT_MULTI) ? CTX_MULTI : CTX_TOPLEVEL;
+    int ctx = in_exec || (client_flags_peek(c) & CLIENT_MULTI) ? CTX_MULTI : CTX_TOPLEVEL;
     if (r == ACL_DENIED_CMD) acl_log_add(c, r, ctx, cmd->fullname, strlen(cmd->fullname), u->name, u->namelen);
     else acl_log_add(c, r, ctx, c->argv[pos].p, c->argv[pos].n, u->name, u->namelen);
     static _Thread_local char msg[512];
@@ -1188,7 +1188,7 @@ int acl_authenticate(client *c, const char *user, size_t ulen, const char *pass,
     }
     pthread_rwlock_unlock(&acl_lock);
     if (!ok) {
-        int ctx = (c->flags & (CLIENT_MULTI | CLIENT_IN_EXEC)) ? CTX_MULTI : CTX_TOPLEVEL;
+        int ctx = (client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC)) ? CTX_MULTI : CTX_TOPLEVEL;
         acl_log_add(c, ACL_DENIED_AUTH, ctx, c->argv[0].p, c->argv[0].n, user, ulen);
         return -1;
     }

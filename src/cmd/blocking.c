@@ -124,7 +124,7 @@ int block_retrying(const client *c) {
     return b && b->retrying;
 }
 
-int block_allowed(const client *c) { return !(c->flags & (CLIENT_MULTI | CLIENT_IN_EXEC)); }
+int block_allowed(const client *c) { return !(client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC)); }
 
 long block_count(void) { return __atomic_load_n(&nblocked, __ATOMIC_RELAXED); }
 
@@ -357,7 +357,7 @@ typedef struct find_ctx {
 
 static void find_blocked(void *arg, client *c) {
     find_ctx *f = arg;
-    if (c->id == f->id && (c->flags & CLIENT_BLOCKED)) {
+    if (c->id == f->id && (client_flags_peek(c) & CLIENT_BLOCKED)) {
         f->found = 1;
         f->wid = c->worker_id;
     }

@@ -44,7 +44,7 @@ void client_reset_state(client *c) {
     __atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
     client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT |
                            CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
-    if (c->flags & CLIENT_MONITOR) {
+    if (client_flags_peek(c) & CLIENT_MONITOR) {
         extern void cmd_client_gone(client * c);
         cmd_client_gone(c);
         client_flag_off(c, CLIENT_MONITOR);
@@ -126,8 +126,8 @@ static void monitor_feed(client *c, const cmd_def *cmd, int dbid) {
 }
 
 static void monitorCommand(client *c) {
-    if (c->flags & CLIENT_MONITOR) return;
-    if (c->flags & CLIENT_MULTI) {
+    if (client_flags_peek(c) & CLIENT_MONITOR) return;
+    if (client_flags_peek(c) & CLIENT_MULTI) {
         reply_error(c, "ERR MONITOR isn't allowed for DENY BLOCKING client");
         return;
     }
@@ -464,7 +464,7 @@ static void clientReplyCommand(client *c) {
     } else if (arg_is(&c->argv[2], "off")) {
         client_flag_on(c, CLIENT_REPLY_OFF);
     } else if (arg_is(&c->argv[2], "skip")) {
-        if (!(c->flags & CLIENT_REPLY_OFF)) client_flag_on(c, CLIENT_REPLY_SKIP_NEXT);
+        if (!(client_flags_peek(c) & CLIENT_REPLY_OFF)) client_flag_on(c, CLIENT_REPLY_SKIP_NEXT);
     } else {
         reply_err_syntax(c);
     }

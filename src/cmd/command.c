@@ -299,7 +299,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     int mode;
     __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
     c->cmd_failed = 0;
-    if (c->flags & CLIENT_IN_EXEC) {
+    if (client_flags_peek(c) & CLIENT_IN_EXEC) {
         /* Queued commands are checked again: the rules may have changed. */
         const char *denied = acl_check_call(c, cmd, 1);
         if (denied) {
@@ -377,7 +377,7 @@ static void reject_with(client *c, const cmd_def *cmd, const char *err) {
         return;
     }
     reply_error(c, err);
-    if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
+    if (client_flags_peek(c) & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
 }
 
 /* Hook points filled by later families; NULL until then. */
@@ -399,7 +399,7 @@ void cmd_execute(client *c) {
             if (len >= sizeof(args)) len = sizeof(args) - 1;
         }
         reply_errorf(c, "ERR unknown command '%.128s', with args beginning with: %s", c->argv[0].p, args);
-        if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
+        if (client_flags_peek(c) & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
         return;
     }
     /* A container with its own handler (COMMAND) runs it when called bare. */
@@ -408,7 +408,7 @@ void cmd_execute(client *c) {
         if (c->argc < 2) {
             reply_err_arity(c);
             reject(c, cmd);
-            if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
+            if (client_flags_peek(c) & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
             return;
         }
         const cmd_def *sub = cmd_lookup_full(c->argv, c->argc);
@@ -420,7 +420,7 @@ void cmd_execute(client *c) {
             up[i] = '\0';
             reply_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", c->argv[1].p, up);
             reject(c, cmd);
-            if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
+            if (client_flags_peek(c) & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
             return;
         }
         cmd = sub;
@@ -433,7 +433,7 @@ void cmd_execute(client *c) {
         }
         reply_err_arity(c);
         reject(c, cmd);
-        if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
+        if (client_flags_peek(c) & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
         return;
     }
     if (acl_auth_required(c) && !(cmd->flags & CMDF_NO_AUTH)) {
@@ -452,9 +452,9 @@ void cmd_execute(client *c) {
          * EXEC whose queue holds a denyoom command (reject_with turns that
          * into "EXECABORT Transaction discarded because of: OOM ..."). */
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;
-        int queuing = (c->flags & CLIENT_MULTI) && strcmp(n, "exec") && strcmp(n, "discard") && strcmp(n, "quit") &&
+        int queuing = (client_flags_peek(c) & CLIENT_MULTI) && strcmp(n, "exec") && strcmp(n, "discard") && strcmp(n, "quit") &&
                       strcmp(n, "reset");
-        int exec_denyoom = (c->flags & CLIENT_MULTI) && !strcmp(n, "exec") && multi_queued_flags &&
+        int exec_denyoom = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") && multi_queued_flags &&
                            (multi_queued_flags(c) & CMDF_DENYOOM);
         if ((cmd->flags & CMDF_DENYOOM) || queuing || exec_denyoom) {
             reject_with(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
@@ -464,10 +464,10 @@ void cmd_execute(client *c) {
     if (!(cmd->flags & CMDF_LOADING) && persist_loading()) {
         reply_error(c, "LOADING Redis is loading the dataset in memory");
         reject(c, cmd);
-        if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
+        if (client_flags_peek(c) & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
         return;
     }
-    if ((c->flags & CLIENT_PUBSUB) && c->resp == 2) {
+    if ((client_flags_peek(c) & CLIENT_PUBSUB) && c->resp == 2) {
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;
         static const char *const ok[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
                                           "sunsubscribe", "ping", "quit", "reset", NULL};
@@ -479,7 +479,7 @@ void cmd_execute(client *c) {
                          "allowed in this context",
                          cmd->fullname);
             reject(c, cmd);
-            if (c->flags & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
+            if (client_flags_peek(c) & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
             return;
         }
     }

@@ -16,7 +16,7 @@ static void pingCommand(client *c) {
         reply_err_arity(c);
         return;
     }
-    if (c->flags & CLIENT_PUBSUB && c->resp == 2) {
+    if (client_flags_peek(c) & CLIENT_PUBSUB && c->resp == 2) {
         reply_array(c, 2);
         reply_bulk(c, "pong", 4);
         if (c->argc == 1) reply_bulk(c, "", 0);
@@ -117,7 +117,7 @@ static void helloCommand(client *c) {
             return;
         }
     }
-    if (!(c->flags & CLIENT_AUTHENTICATED)) {
+    if (!(client_flags_peek(c) & CLIENT_AUTHENTICATED)) {
         reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
                        "AUTH <user> <pass> option can be used to authenticate the client and select the "
                        "RESP protocol version at the same time");

@@ -160,7 +160,7 @@ void multi_touch(int dbid, const char *key, size_t klen) {
 }
 
 static int multi_queue(client *c, const cmd_def *cmd) {
-    if (!(c->flags & CLIENT_MULTI)) return 0;
+    if (!(client_flags_peek(c) & CLIENT_MULTI)) return 0;
     const char *n = cmd->parent ? cmd->parent->name : cmd->name;
     if (!strcmp(n, "exec") || !strcmp(n, "discard") || !strcmp(n, "multi") || !strcmp(n, "watch") ||
         !strcmp(n, "quit") || !strcmp(n, "reset"))
@@ -189,7 +189,7 @@ static int multi_queue(client *c, const cmd_def *cmd) {
 }
 
 static void multiCommand(client *c) {
-    if (c->flags & CLIENT_MULTI) {
+    if (client_flags_peek(c) & CLIENT_MULTI) {
         reply_error(c, "ERR MULTI calls can not be nested");
         return;
     }
@@ -199,7 +199,7 @@ static void multiCommand(client *c) {
 }
 
 static void discardCommand(client *c) {
-    if (!(c->flags & CLIENT_MULTI)) {
+    if (!(client_flags_peek(c) & CLIENT_MULTI)) {
         reply_error(c, "ERR DISCARD without MULTI");
         return;
     }
@@ -223,12 +223,12 @@ static int watched_key_expired(client *c) {
 }
 
 static void execCommand(client *c) {
-    if (!(c->flags & CLIENT_MULTI)) {
+    if (!(client_flags_peek(c) & CLIENT_MULTI)) {
         reply_error(c, "ERR EXEC without MULTI");
         return;
     }
     mstate *m = c->mstate;
-    if (c->flags & CLIENT_DIRTY_EXEC) {
+    if (client_flags_peek(c) & CLIENT_DIRTY_EXEC) {
         reply_error(c, "EXECABORT Transaction discarded because of previous errors.");
         multi_discard_state(c);
         return;
@@ -265,7 +265,7 @@ static void execCommand(client *c) {
 }
 
 static void watchCommand(client *c) {
-    if (c->flags & CLIENT_MULTI) {
+    if (client_flags_peek(c) & CLIENT_MULTI) {
         reply_error(c, "ERR WATCH inside MULTI is not allowed");
         return;
     }

@@ -166,7 +166,7 @@ static void reply_sub(client *c, const char *kind, const char *p, size_t n, long
 }
 
 static void subscribeGeneric(client *c, int shard) {
-    if ((c->flags & CLIENT_MULTI) && 0) return;
+    if ((client_flags_peek(c) & CLIENT_MULTI) && 0) return;
     pstate *ps = ps_get(c);
     for (int i = 1; i < c->argc; i++) {
         const garg *a = &c->argv[i];
@@ -187,7 +187,7 @@ static void subscribeGeneric(client *c, int shard) {
 }
 
 static void subscribeCommand(client *c) {
-    if (c->flags & CLIENT_MULTI) {
+    if (client_flags_peek(c) & CLIENT_MULTI) {
         /* Redis: SUBSCRIBE inside MULTI is allowed to queue; executed in EXEC */
     }
     subscribeGeneric(c, 0);

@@ -15,7 +15,7 @@
 #include "ds/strutil.h"
 
 static inline int reply_muted(const client *c) {
-    return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
+    return (client_flags_peek(c) & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
 }
 
 /* One spare large output buffer per thread: a client whose large reply

@@ -67,7 +67,7 @@ static void drop(size_t i) {
 int cmd_stream_fd(void) { return ssdtail_async_fd(); }
 
 int cmd_stream_reply(client *c, const gobj *o) {
-    if (!c->conn || (c->flags & (CLIENT_IN_EXEC | CLIENT_MULTI | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) ||
+    if (!c->conn || (client_flags_peek(c) & (CLIENT_IN_EXEC | CLIENT_MULTI | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) ||
         cmd_stream_fd() < 0 || find(c) >= 0)
         return 0;
     if (ntab == captab) {

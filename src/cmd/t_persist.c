@@ -43,7 +43,7 @@ static void bgsaveCommand(client *c) {
         reply_error(c, "ERR Background save already in progress");
         return;
     }
-    if (c->flags & CLIENT_IN_EXEC) {
+    if (client_flags_peek(c) & CLIENT_IN_EXEC) {
         /* As Redis: a BGSAVE inside a transaction runs after it. */
         persist_bgsave_schedule();
         reply_simple(c, "Background saving scheduled");
@@ -85,7 +85,7 @@ static void load_job_free(load_job *j) {
 static void load_done(void *arg) {
     load_job *j = arg;
     client *c = net_worker_find_client(j->wid, j->id);
-    if (c && (c->flags & CLIENT_BLOCKED) && !c->bstate) {
+    if (c && (client_flags_peek(c) & CLIENT_BLOCKED) && !c->bstate) {
         client_flag_off(c, CLIENT_BLOCKED);
         load_reply(c, j);
         net_client_resume(c);
@@ -123,7 +123,7 @@ static void loadCommand(client *c) {
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    int async = !(c->flags & (CLIENT_MULTI | CLIENT_IN_EXEC)) && !db_keyspace_write_held();
+    int async = !(client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC)) && !db_keyspace_write_held();
     if (async) {
         client_flag_on(c, CLIENT_BLOCKED);
         __atomic_fetch_add(&load_inflight, 1, __ATOMIC_ACQUIRE);

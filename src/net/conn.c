@@ -184,7 +184,7 @@ static int conn_flush(conn *k) {
             event_del(k->wev);
             k->wev_on = 0;
         }
-        if (c->flags & CLIENT_CLOSE_AFTER_REPLY) return -1;
+        if (client_flags_peek(c) & CLIENT_CLOSE_AFTER_REPLY) return -1;
     } else if (!k->wev_on) {
         event_add(k->wev, NULL);
         k->wev_on = 1;
@@ -202,7 +202,7 @@ static int conn_flush(conn *k) {
  * checkClientOutputBufferLimits); the caller closes the connection. */
 static int conn_obuf_over_limit(conn *k) {
     client *c = &k->c;
-    int cl = (c->flags & CLIENT_PUBSUB) ? CONFIG_OBL_PUBSUB : CONFIG_OBL_NORMAL;
+    int cl = (client_flags_peek(c) & CLIENT_PUBSUB) ? CONFIG_OBL_PUBSUB : CONFIG_OBL_NORMAL;
     long long hard = cfg.obl_hard[cl], soft = cfg.obl_soft[cl];
     if (!hard && !soft) return 0;
     pthread_mutex_lock(&k->alock);
@@ -240,7 +240,7 @@ static int paused_for(conn *k, int argc, garg *argv) {
 static void conn_process(conn *k) {
     client *c = &k->c;
     size_t start = 0;
-    while (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING)) &&
+    while (!(client_flags_peek(c) & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING)) &&
            start < k->qlen) {
         size_t used;
         int argc;
@@ -275,8 +275,8 @@ static void conn_process(conn *k) {
         c->argv = NULL;
         start += used;
         if (c->olen > c->osent && conn_obuf_over_limit(k)) client_flag_on(c, CLIENT_CLOSE_ASAP);
-        if (c->flags & CLIENT_REPLY_SKIP) client_flag_off(c, CLIENT_REPLY_SKIP);
-        if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
+        if (client_flags_peek(c) & CLIENT_REPLY_SKIP) client_flag_off(c, CLIENT_REPLY_SKIP);
+        if (client_flags_peek(c) & CLIENT_REPLY_SKIP_NEXT) {
             client_flag_off(c, CLIENT_REPLY_SKIP_NEXT);
             client_flag_on(c, CLIENT_REPLY_SKIP);
         }
@@ -291,7 +291,7 @@ static void conn_process(conn *k) {
 
 /* Flush, or close a connection marked for closing; -1 when k was freed. */
 static int conn_after_io(conn *k) {
-    if ((k->c.flags & CLIENT_CLOSE_ASAP) || conn_flush(k) != 0) {
+    if ((client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) || conn_flush(k) != 0) {
         conn_free(k);
         return -1;
     }
@@ -332,7 +332,7 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
         conn_free(k);
         return;
     }
-    if (k->c.flags & CLIENT_CLOSE_AFTER_REPLY) {
+    if (client_flags_peek(&k->c) & CLIENT_CLOSE_AFTER_REPLY) {
         k->qlen = 0;
         return;
     }
@@ -346,7 +346,7 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg) {
     conn *k = arg;
     if (conn_after_io(k) != 0) return;
     /* A streamed reply waits for its output to drain below the mark. */
-    if ((k->c.flags & CLIENT_STREAMING) && k->c.olen - k->c.osent < CMD_STREAM_OBUF_HIGH) cmd_stream_pump(&k->c);
+    if ((client_flags_peek(&k->c) & CLIENT_STREAMING) && k->c.olen - k->c.osent < CMD_STREAM_OBUF_HIGH) cmd_stream_pump(&k->c);
 }
 
 void conn_tick(worker *w) {
@@ -354,7 +354,7 @@ void conn_tick(worker *w) {
     conn *k = w->conns;
     while (k) {
         conn *next = k->next;
-        if (k->c.flags & CLIENT_CLOSE_ASAP) {
+        if (client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) {
             conn_free(k);
         } else if (k->paused) {
             /* Retry: conn_process pauses again if the pause still applies. */
@@ -362,7 +362,7 @@ void conn_tick(worker *w) {
             client_flag_off(&k->c, CLIENT_PAUSED);
             conn_process(k);
             conn_after_io(k);
-        } else if (cfg.timeout > 0 && !(k->c.flags & (CLIENT_MONITOR | CLIENT_PUBSUB | CLIENT_BLOCKED)) &&
+        } else if (cfg.timeout > 0 && !(client_flags_peek(&k->c) & (CLIENT_MONITOR | CLIENT_PUBSUB | CLIENT_BLOCKED)) &&
                    now - k->c.last_ms > (int64_t)cfg.timeout * 1000) {
             log_verbose("Closing idle client");
             conn_free(k);
