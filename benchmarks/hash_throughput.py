@@ -72,17 +72,24 @@ def start(kind, binary, port, workdir, cores, cpu):
     return p, c
 
 
-def load(c, n, seed=1, key=b"bighash", batch=2000):
+LETTERS = bytes(b"abcdefghijklmnopqrstuvwxyz"[i % 26] for i in range(256))
+
+
+def load(c, n, seed=1, key=b"bighash", batch=2000, times=None):
+    """HSET n fields "f:%012d" with random 8..16-letter values into key, batch
+    fields per command. With times a list, append each HSET's round-trip."""
     rng = random.Random(seed)
-    letters = b"abcdefghijklmnopqrstuvwxyz"
-    args = []
-    for i in range(n):
-        args += [b"f:%012d" % i, bytes(rng.choice(letters) for _ in range(rng.randint(8, 16)))]
-        if len(args) >= 2 * batch:
-            c.call(b"HSET", key, *args)
-            args = []
-    if args:
+    for lo in range(0, n, batch):
+        hi = min(n, lo + batch)
+        raw = rng.randbytes(16 * (hi - lo)).translate(LETTERS)
+        args = []
+        for i in range(lo, hi):
+            o = 16 * (i - lo)
+            args += [b"f:%012d" % i, raw[o:o + 8 + raw[o] % 9]]
+        t0 = time.monotonic()
         c.call(b"HSET", key, *args)
+        if times is not None:
+            times.append(time.monotonic() - t0)
     assert int(c.call(b"HLEN", key)) == n
 
 
@@ -151,54 +158,141 @@ def throughput(a):
                 p.wait()
 
 
-def pinger(port, stop, out):
-    """PING every millisecond until stop is set; send the round-trips back.
-    Runs in its own process: in a thread of the loader it would measure the
-    loader's hold on the interpreter lock as well."""
+def realtime(cpu):
+    """Pin the calling process to cpu and make it SCHED_FIFO when allowed, so
+    the measuring processes wake as soon as their event happens and what they
+    record is the server's delay (and the machine's), not their own queueing
+    behind the loader."""
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        return True
+    except (PermissionError, OSError):
+        return False
+
+
+def pinger(port, stop, out, cpu):
+    """PING every millisecond until stop is set; send back (start, round-trip)
+    pairs. Runs in its own process: in a thread of the loader it would measure
+    the loader's hold on the interpreter lock as well."""
+    realtime(cpu)
     pc = Conn(port)
     lat = []
     while not stop.is_set():
-        t0 = time.perf_counter()
+        t0 = time.monotonic()
         pc.call(b"PING")
-        lat.append(time.perf_counter() - t0)
+        lat.append((t0, time.monotonic() - t0))
         time.sleep(0.001)
     out.put(lat)
 
 
-def growth(a):
+def hiccups(stop, out, cpu):
+    """The machine's own stalls on one CPU: a SCHED_FIFO process sleeps 1 ms
+    in a loop and records (start, overshoot) for every wake-up more than
+    0.5 ms late. On a virtual machine the host can take a vCPU away for
+    milliseconds; whatever that does to this process it does to the server
+    or the pinger on the same CPU, whatever the server's code."""
+    realtime(cpu)
+    late = []
+    while not stop.is_set():
+        t0 = time.monotonic()
+        time.sleep(0.001)
+        over = time.monotonic() - t0 - 0.001
+        if over > 0.0005:
+            late.append((t0, over))
+    out.put(late)
+
+
+def grow_one(kind, binary, a, d):
+    """Grow one hash to a.growth_fields on a fresh server; return the PING
+    samples, the hiccups per CPU, the slow log's slowest and the load time."""
     import multiprocessing as mp
-    with tempfile.TemporaryDirectory() as d:
-        port = free_port()
-        p, c = start("goblin", a.server, port, d, a.cores, a.server_cpu)
-        stop = mp.Event()
-        q = mp.Queue()
-        pr = mp.Process(target=pinger, args=(port, stop, q))
+    port = free_port()
+    p, c = start(kind, binary, port, d, a.cores, a.server_cpu)
+    stop = mp.Event()
+    q = mp.Queue()
+    # The loader and the pinger run on the client CPU, the server alone on
+    # its own: on a shared CPU the scheduler's time slices (several ms)
+    # would be measured as the server's latency.
+    procs = [mp.Process(target=pinger, args=(port, stop, q, a.client_cpu))]
+    cpus = sorted({x for x in (a.server_cpu, a.client_cpu) if x is not None})
+    hq = {cpu: mp.Queue() for cpu in cpus}
+    procs += [mp.Process(target=hiccups, args=(stop, hq[cpu], cpu)) for cpu in cpus]
+    for pr in procs:
         pr.start()
-        t0 = time.time()
-        # Server-side view: every command slower than 2 ms goes to the slow
-        # log, so a slow PING round-trip can be told apart from time the
-        # server really spent in one command (vs. scheduling on a busy box).
-        c.call(b"CONFIG", b"SET", b"slowlog-log-slower-than", b"2000")
-        c.call(b"CONFIG", b"SET", b"slowlog-max-len", b"1024")
-        c.call(b"SLOWLOG", b"RESET")
-        slow = []
-        try:
-            load(c, a.growth_fields, key=b"growing", batch=a.batch)
-            slow = sorted((int(e[2]) for e in c.call(b"SLOWLOG", b"GET", b"1024")), reverse=True)
-        finally:
-            stop.set()
-            lat = q.get()
+    if a.client_cpu is not None:
+        os.sched_setaffinity(0, {a.client_cpu})
+    # Server-side view: every command slower than 2 ms goes to the slow log.
+    c.call(b"CONFIG", b"SET", b"slowlog-log-slower-than", b"2000")
+    c.call(b"CONFIG", b"SET", b"slowlog-max-len", b"1024")
+    c.call(b"SLOWLOG", b"RESET")
+    slow = []
+    times = []
+    t0 = time.time()
+    try:
+        load(c, a.growth_fields, key=b"growing", batch=a.batch, times=times)
+        took = time.time() - t0
+        slow = sorted((int(e[2]) for e in c.call(b"SLOWLOG", b"GET", b"1024")), reverse=True)
+    finally:
+        stop.set()
+        lat = q.get()
+        late = {cpu: hq[cpu].get() for cpu in cpus}
+        for pr in procs:
             pr.join()
-            p.terminate()
-            p.wait()
-        lat.sort()
-        print("growth to %d fields (HSET batches of %d fields) in %.1fs; %d PINGs: median %.2f ms, "
-              "p99 %.2f ms, p99.9 %.2f ms, max %.2f ms"
-              % (a.growth_fields, a.batch, time.time() - t0, len(lat), 1e3 * lat[len(lat) // 2],
-                 1e3 * lat[int(len(lat) * 0.99)], 1e3 * lat[int(len(lat) * 0.999)], 1e3 * lat[-1]))
-        print("slowest PINGs (ms): %s" % " ".join("%.1f" % (1e3 * x) for x in lat[-10:]))
-        print("server-side: %d commands over 2 ms (slow log); slowest (ms): %s"
-              % (len(slow), " ".join("%.1f" % (x / 1e3) for x in slow[:10]) or "-"))
+        p.terminate()
+        p.wait()
+        os.sched_setaffinity(0, range(os.cpu_count()))
+    return lat, late, slow, took, times
+
+
+def growth(a):
+    """Grow each server a.growth_runs times, alternating which goes first.
+    Every run reports its PINGs, the machine's stalls and the slow log. The
+    machine's stalls land at random moments, the server's own pauses (an
+    index resize, a new arena block) at the same field counts every run: the
+    minimum over the runs of each HSET batch's round-trip keeps the second
+    and drops the first. Its maximum over the batches is what the server,
+    not the machine, makes a PING wait at worst (a PING waits for at most the
+    batch in progress on its worker)."""
+    kinds = [k for k in a.growth_servers.split(",") if k]
+    best = {k: None for k in kinds}
+    with tempfile.TemporaryDirectory() as d:
+        for r in range(a.growth_runs):
+            for kind in (kinds if r % 2 == 0 else kinds[::-1]):
+                binary = a.reference if kind == "redis" else a.server
+                lat, late, slow, took, times = grow_one(kind, binary, a, d)
+                best[kind] = times if best[kind] is None else [min(x, y) for x, y in zip(best[kind], times)]
+                rtt = sorted(x[1] for x in lat)
+                n = len(rtt)
+                print("run %d %s: growth to %d fields (HSET batches of %d fields) in %.1fs; %d PINGs: median %.2f ms, "
+                      "p99 %.2f ms, p99.9 %.2f ms, max %.2f ms"
+                      % (r + 1, kind, a.growth_fields, a.batch, took, n, 1e3 * rtt[n // 2], 1e3 * rtt[int(n * 0.99)],
+                         1e3 * rtt[int(n * 0.999)], 1e3 * rtt[-1]))
+                print("  slowest PINGs (ms): %s" % " ".join("%.1f" % (1e3 * x) for x in rtt[-10:]))
+                for cpu, l in sorted(late.items()):
+                    worst = sorted((x[1] for x in l), reverse=True)
+                    print("  machine stalls on CPU %d (1 ms sleeps of a SCHED_FIFO process woken late): "
+                          "%d over 2 ms, slowest (ms): %s"
+                          % (cpu, sum(1 for x in worst if x > 0.002),
+                             " ".join("%.1f" % (1e3 * x) for x in worst[:5]) or "-"))
+                # A PING over 5 ms whose interval overlaps a stall of 2 ms or
+                # more on either CPU waited (at least partly) for the machine.
+                stalls = [(t, t + o) for l in late.values() for t, o in l if o > 0.002]
+                over = [(t, x) for t, x in lat if x > 0.005]
+                hit = sum(1 for t, x in over if any(s < t + x and e > t for s, e in stalls))
+                print("  PINGs over 5 ms: %d, of which %d overlap a machine stall over 2 ms" % (len(over), hit))
+                print("  server side: %d commands over 2 ms (slow log); slowest (ms): %s"
+                      % (len(slow), " ".join("%.1f" % (x / 1e3) for x in slow[:10]) or "-"))
+                sys.stdout.flush()
+    for kind in kinds:
+        b = best[kind]
+        order = sorted(range(len(b)), key=b.__getitem__, reverse=True)
+        srt = sorted(b)
+        print("%s: HSET batch round-trip, minimum over %d runs per batch: median %.3f ms, p99.9 %.2f ms, "
+              "max %.2f ms; slowest batches (ms @ fields before): %s"
+              % (kind, a.growth_runs, 1e3 * srt[len(srt) // 2], 1e3 * srt[int(len(srt) * 0.999)], 1e3 * srt[-1],
+                 " ".join("%.2f@%d" % (1e3 * b[i], i * a.batch) for i in order[:6])))
 
 
 def main():
@@ -212,6 +306,9 @@ def main():
     ap.add_argument("--cores", type=int, default=1)
     ap.add_argument("--growth-fields", type=int, default=10000000)
     ap.add_argument("--batch", type=int, default=100, help="fields per HSET while growing")
+    ap.add_argument("--growth-runs", type=int, default=3)
+    ap.add_argument("--growth-servers", default="goblin,redis",
+                    help="which servers to grow, in order (comma-separated: goblin, redis)")
     ap.add_argument("--server", default=os.path.join(REPO, "build-release", "goblin-core"))
     ap.add_argument("--reference", default="/usr/bin/redis-server")
     a = ap.parse_args()
