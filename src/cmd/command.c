@@ -279,7 +279,7 @@ static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode) {
     }
     (void)idx;
     for (int i = cmd->first; i <= last && i < c->argc; i += cmd->step)
-        mask |= 1ULL << db_shard_of(c->argv[i].p, c->argv[i].n);
+        mask |= 1ULL << db_remember_key(c->argv[i].p, c->argv[i].n);
     db_rdlock_keyspace();
     gdb *db = cmd_db(c);
     for (uint64_t m = mask; m; m &= m - 1) db_lock_shard(db, (unsigned)__builtin_ctzll(m));
@@ -316,6 +316,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     strval_end_command(); /* fold large-string views back while locked */
     db_count_lookups(0);
     unlock_for(c, mode, mask);
+    db_forget_key();
     db_unfreeze_time();
     long long dur = now_us() - t0;
     cmd_def *d = (cmd_def *)cmd;

@@ -76,6 +76,36 @@ void db_swap(int a, int b) {
 uint64_t db_key_hash(const char *k, size_t n) { return hash_bytes(k, n); }
 unsigned db_shard_of(const char *k, size_t n) { return db_shard_of_hash(hash_bytes(k, n)); }
 
+/* The key hash a command's lock step computed, for its lookups to reuse
+ * (a single-key command would otherwise hash its key twice). Keyed by the
+ * argument's address and length: valid only between db_remember_key and
+ * db_forget_key, while the command's arguments cannot change. */
+static _Thread_local struct {
+    const char *k;
+    size_t n;
+    uint64_t h;
+} key_memo;
+
+unsigned db_remember_key(const char *k, size_t n) {
+    key_memo.h = hash_bytes(k, n);
+    key_memo.k = k;
+    key_memo.n = n;
+    return db_shard_of_hash(key_memo.h);
+}
+
+void db_forget_key(void) { key_memo.k = NULL; }
+
+static inline uint64_t key_hash(const char *k, size_t n) {
+    if (k == key_memo.k && n == key_memo.n) {
+#ifdef __SANITIZE_ADDRESS__
+        /* The sanitizer build (whole Tcl suite) checks the contract. */
+        assert(key_memo.h == hash_bytes(k, n));
+#endif
+        return key_memo.h;
+    }
+    return hash_bytes(k, n);
+}
+
 /* A thread that holds the write lock (EXEC, whole-keyspace commands) may
  * call code that asks for the keyspace again; that nests instead of
  * deadlocking. */
@@ -189,7 +219,7 @@ static void shard_remove(gdb *db, shard *sh, void *slot, dbentry *e) {
 }
 
 static void *find_slot(gdb *db, const char *k, size_t n, shard **shp) {
-    uint64_t h = hash_bytes(k, n);
+    uint64_t h = key_hash(k, n);
     keyref kr = {k, n};
     *shp = shard_for(db, h);
     return swiss_find(&(*shp)->keys, h, &kr);
@@ -244,7 +274,7 @@ int db_expire_if_needed(gdb *db, dbentry *e) {
 }
 
 dbentry *db_add(gdb *db, const char *k, size_t n) {
-    uint64_t h = hash_bytes(k, n);
+    uint64_t h = key_hash(k, n);
     shard *sh = shard_for(db, h);
     dbentry *e = malloc(sizeof(dbentry) + n + 1);
     if (!e) return NULL;

@@ -57,6 +57,10 @@ void db_swap(int a, int b);              /* keyspace write lock held */
 uint64_t db_key_hash(const char *k, size_t n);
 static inline unsigned db_shard_of_hash(uint64_t h) { return (unsigned)(h >> (64 - DB_SHARD_BITS)); }
 unsigned db_shard_of(const char *k, size_t n);
+/* db_shard_of that also keeps the hash for this thread's lookups of the same
+ * argument (same address and length) until db_forget_key. */
+unsigned db_remember_key(const char *k, size_t n);
+void db_forget_key(void);
 
 /* Locks. */
 void db_rdlock_keyspace(void);

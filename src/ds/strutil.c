@@ -19,6 +19,17 @@ int str_to_ull(const char *s, size_t len, unsigned long long *out) {
     }
     if (s[0] < '1' || s[0] > '9') return 0;
     unsigned long long v = 0;
+    if (len <= 19) {
+        /* Under 10^19 < 2^64: no digit can overflow, so no check per digit
+         * (the common case: RESP lengths, counts, scores' integer parts). */
+        for (size_t i = 0; i < len; i++) {
+            unsigned d = (unsigned)(s[i] - '0');
+            if (d > 9) return 0;
+            v = v * 10 + d;
+        }
+        *out = v;
+        return 1;
+    }
     for (size_t i = 0; i < len; i++) {
         if (s[i] < '0' || s[i] > '9') return 0;
         unsigned d = (unsigned)(s[i] - '0');

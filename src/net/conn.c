@@ -205,9 +205,9 @@ static int conn_obuf_over_limit(conn *k) {
     int cl = (client_flags_peek(c) & CLIENT_PUBSUB) ? CONFIG_OBL_PUBSUB : CONFIG_OBL_NORMAL;
     long long hard = cfg.obl_hard[cl], soft = cfg.obl_soft[cl];
     if (!hard && !soft) return 0;
-    pthread_mutex_lock(&k->alock);
-    size_t queued = __atomic_load_n(&k->alen, __ATOMIC_RELAXED); /* messages other threads queued for c */
-    pthread_mutex_unlock(&k->alock);
+    /* Messages other threads queued for c: alen is stored atomically under
+     * alock, so one relaxed load reads a whole value without taking it. */
+    size_t queued = __atomic_load_n(&k->alen, __ATOMIC_RELAXED);
     unsigned long long used = (unsigned long long)(c->olen - c->osent) + queued;
     used = used > OBUF_UNCOUNTED ? used - OBUF_UNCOUNTED : 0;
     int over = hard && used >= (unsigned long long)hard;

@@ -247,7 +247,7 @@ int resp_parse(resp_parser *p, char *buf, size_t len, const resp_limits *lim, si
             p->pos = (size_t)(cr - buf) + 2;
         }
         if (len - p->pos < (size_t)p->bulklen + 2) return RESP_NEED_MORE;
-        if (ensure_args(p, p->argc + 1) != 0) {
+        if (p->argc >= p->cap && ensure_args(p, p->argc + 1) != 0) {
             *err = "Protocol error: out of memory";
             return RESP_ERROR;
         }
