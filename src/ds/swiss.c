@@ -4,6 +4,10 @@
  * Layout. A table (swiss_tab) is ngroups groups of 16 slots. Each slot has
  * one control byte: EMPTY (0x00, so zeroed memory is an empty table),
  * DELETED (0x01) or FULL (0x80 | the low 7 bits of the element's hash). A
+ * group is stored as its 16 control bytes followed by its 16 slots (80
+ * bytes with 4-byte slots), so a lookup's control bytes and the slot it
+ * then reads are adjacent: one random page and usually one or two cache
+ * lines per probe, where separate control and slot arrays cost two pages. A
  * lookup hashes once: bits 0..6 are the tag, bits 7..38 the element's 32-bit
  * hash position pos. One SSE2 compare of the 16 control bytes against the tag
  * yields the candidates of a group; the probe moves to the next group
@@ -105,8 +109,17 @@ static inline swiss_part *part_for(swiss *s, uint32_t pos, uint32_t *q) {
     return &s->parts[pos >> (32 - SWISS_PART_BITS)];
 }
 
+/* Bytes of one group: 16 control bytes and 16 slots (a multiple of 16, so
+ * every group's control bytes stay 16-byte aligned for the SSE2 loads). */
+static inline size_t group_bytes(const swiss *s) { return SWISS_GROUP * (1 + (size_t)s->type->slot_size); }
+static inline uint8_t *group_ctrl(const swiss *s, const swiss_tab *t, size_t g) {
+    return t->mem + g * group_bytes(s);
+}
+static inline uint8_t *ctrl_at(const swiss *s, const swiss_tab *t, size_t i) {
+    return group_ctrl(s, t, i / SWISS_GROUP) + i % SWISS_GROUP;
+}
 static inline unsigned char *slot_at(const swiss *s, const swiss_tab *t, size_t i) {
-    return t->slots + i * s->type->slot_size;
+    return group_ctrl(s, t, i / SWISS_GROUP) + SWISS_GROUP + (i % SWISS_GROUP) * s->type->slot_size;
 }
 
 static inline unsigned group_match(const uint8_t *ctrl, uint8_t tag) {
@@ -121,17 +134,14 @@ static inline unsigned group_free(const uint8_t *ctrl) {
 
 static int tab_alloc(swiss *s, swiss_tab *t, size_t ngroups) {
     assert(ngroups > 0 && ngroups < ((size_t)1 << 31));
-    size_t cap = ngroups * SWISS_GROUP;
-    size_t ctrl_bytes = cap;
     /* Zero bytes are EMPTY: calloc'd memory is a valid empty table, and a
      * large calloc maps fresh zero pages without touching them, so starting
      * a resize does no O(capacity) work; the pages fault in as incremental
      * moves and new inserts reach them. */
-    void *mem = calloc(1, ctrl_bytes + cap * s->type->slot_size);
+    void *mem = calloc(ngroups, group_bytes(s));
     if (!mem) return -1;
     assert(((uintptr_t)mem & 15) == 0); /* malloc's alignment on x86-64 */
-    t->ctrl = mem;
-    t->slots = (unsigned char *)mem + ctrl_bytes;
+    t->mem = mem;
     t->ngroups = ngroups;
     t->used = 0;
     t->tombs = 0;
@@ -139,7 +149,7 @@ static int tab_alloc(swiss *s, swiss_tab *t, size_t ngroups) {
 }
 
 static void tab_release(swiss_tab *t) {
-    free(t->ctrl);
+    free(t->mem);
     memset(t, 0, sizeof(*t));
 }
 
@@ -190,16 +200,17 @@ size_t swiss_mem_bytes(const swiss *s) {
 }
 
 /* Raw placement into t for an element known to be absent there. */
-static size_t tab_place(swiss_tab *t, uint32_t q, uint8_t tag) {
+static size_t tab_place(const swiss *s, swiss_tab *t, uint32_t q, uint8_t tag) {
     size_t g = home_group(q, t->ngroups);
     for (;;) {
-        unsigned m = group_free(t->ctrl + g * SWISS_GROUP);
+        uint8_t *ctrl = group_ctrl(s, t, g);
+        unsigned m = group_free(ctrl);
         if (m) {
-            size_t i = g * SWISS_GROUP + (size_t)__builtin_ctz(m);
-            if (t->ctrl[i] == CTRL_DELETED) t->tombs--;
-            t->ctrl[i] = tag;
+            unsigned j = (unsigned)__builtin_ctz(m);
+            if (ctrl[j] == CTRL_DELETED) t->tombs--;
+            ctrl[j] = tag;
             t->used++;
-            return i;
+            return g * SWISS_GROUP + j;
         }
         if (++g == t->ngroups) g = 0;
     }
@@ -210,11 +221,10 @@ static unsigned char *tab_find(swiss *s, swiss_tab *t, uint32_t q, uint8_t tag, 
     size_t g = home_group(q, t->ngroups);
     size_t start = g;
     for (;;) {
-        const uint8_t *ctrl = t->ctrl + g * SWISS_GROUP;
+        uint8_t *ctrl = group_ctrl(s, t, g);
         unsigned m = group_match(ctrl, tag);
         while (m) {
-            size_t i = g * SWISS_GROUP + (size_t)__builtin_ctz(m);
-            unsigned char *slot = slot_at(s, t, i);
+            unsigned char *slot = ctrl + SWISS_GROUP + (size_t)__builtin_ctz(m) * s->type->slot_size;
             if (s->type->match(s->ctx, slot, key)) return slot;
             m &= m - 1;
         }
@@ -227,7 +237,7 @@ static unsigned char *tab_find(swiss *s, swiss_tab *t, uint32_t q, uint8_t tag, 
 /* Place the element in slot src (hash h) into the right part of s. */
 static void place_moved(swiss *s, swiss_tab *to, uint64_t h, const void *src) {
     uint32_t q = (uint32_t)(hash_pos(h) << part_shift(s));
-    size_t k = tab_place(to, q, hash_tag(h));
+    size_t k = tab_place(s, to, q, hash_tag(h));
     memcpy(slot_at(s, to, k), src, s->type->slot_size);
 }
 
@@ -247,10 +257,10 @@ static int part_step(swiss *s, swiss_part *p, size_t n) {
         size_t base = p->rehash_idx * SWISS_GROUP;
         for (size_t j = 0; j < SWISS_GROUP && from->used; j++) {
             size_t i = base + j;
-            if (!ctrl_full(from->ctrl[i])) continue;
+            if (!ctrl_full(*ctrl_at(s, from, i))) continue;
             unsigned char *src = slot_at(s, from, i);
             place_moved(s, to, s->type->hash_slot(s->ctx, src), src);
-            from->ctrl[i] = CTRL_DELETED;
+            *ctrl_at(s, from, i) = CTRL_DELETED;
             from->used--;
             from->tombs++;
         }
@@ -332,7 +342,7 @@ static int split(swiss *s) {
     assert(!s->parts && s->one.rehash_idx == SWISS_IDLE && from->ngroups <= SWISS_SPLIT_GROUPS);
     size_t cnt[SWISS_NPARTS] = {0};
     for (size_t i = 0; i < tab_cap(from); i++)
-        if (ctrl_full(from->ctrl[i]))
+        if (ctrl_full(*ctrl_at(s, from, i)))
             cnt[hash_pos(s->type->hash_slot(s->ctx, slot_at(s, from, i))) >> (32 - SWISS_PART_BITS)]++;
     /* Room for each part's share plus a quarter: the loads come out spread
      * between ~0.35 and ~0.7 by the staggered sizes. */
@@ -341,7 +351,7 @@ static int split(swiss *s) {
     if (!parts) return -1;
     s->parts = parts;
     for (size_t i = 0; i < tab_cap(from); i++) {
-        if (!ctrl_full(from->ctrl[i])) continue;
+        if (!ctrl_full(*ctrl_at(s, from, i))) continue;
         unsigned char *src = slot_at(s, from, i);
         uint64_t h = s->type->hash_slot(s->ctx, src);
         place_moved(s, &parts[hash_pos(h) >> (32 - SWISS_PART_BITS)].t[0], h, src);
@@ -360,7 +370,7 @@ static void merge(swiss *s) {
     for (unsigned k = 0; k < SWISS_NPARTS; k++) {
         swiss_tab *from = &parts[k].t[0];
         for (size_t i = 0; i < tab_cap(from); i++) {
-            if (!ctrl_full(from->ctrl[i])) continue;
+            if (!ctrl_full(*ctrl_at(s, from, i))) continue;
             unsigned char *src = slot_at(s, from, i);
             place_moved(s, &to, s->type->hash_slot(s->ctx, src), src);
         }
@@ -422,14 +432,17 @@ void *swiss_insert(swiss *s, uint64_t h) {
         t = p->rehash_idx != SWISS_IDLE ? &p->t[1] : &p->t[0];
     }
     assert(t->used + t->tombs < tab_cap(t));
-    size_t i = tab_place(t, q, hash_tag(h));
+    size_t i = tab_place(s, t, q, hash_tag(h));
     s->count++;
     return slot_at(s, t, i);
 }
 
 static int tab_owns(const swiss *s, const swiss_tab *t, const unsigned char *slot, size_t *idx) {
-    if (!t->ngroups || slot < t->slots || slot >= t->slots + tab_cap(t) * s->type->slot_size) return 0;
-    *idx = (size_t)(slot - t->slots) / s->type->slot_size;
+    size_t gb = group_bytes(s);
+    if (!t->ngroups || slot < t->mem || slot >= t->mem + t->ngroups * gb) return 0;
+    size_t off = (size_t)(slot - t->mem), g = off / gb, r = off % gb;
+    assert(r >= SWISS_GROUP && (r - SWISS_GROUP) % s->type->slot_size == 0);
+    *idx = g * SWISS_GROUP + (r - SWISS_GROUP) / s->type->slot_size;
     return 1;
 }
 
@@ -459,9 +472,9 @@ void swiss_delete(swiss *s, void *slot) {
     size_t i = 0;
     swiss_tab *t = NULL;
     swiss_part *p = owner_of(s, slot, &t, &i);
-    assert(p && t && ctrl_full(t->ctrl[i]));
+    assert(p && t && ctrl_full(*ctrl_at(s, t, i)));
     if (!p) return;
-    t->ctrl[i] = CTRL_DELETED;
+    *ctrl_at(s, t, i) = CTRL_DELETED;
     t->used--;
     t->tombs++;
     s->count--;
@@ -490,7 +503,7 @@ static void scan_range(swiss *s, swiss_tab *t, size_t g, uint64_t lo, uint64_t h
     unsigned sh = part_shift(s);
     size_t i = g;
     do {
-        const uint8_t *ctrl = t->ctrl + i * SWISS_GROUP;
+        const uint8_t *ctrl = group_ctrl(s, t, i);
         for (size_t j = 0; j < SWISS_GROUP; j++) {
             if (!ctrl_full(ctrl[j])) continue;
             unsigned char *slot = slot_at(s, t, i * SWISS_GROUP + j);
@@ -548,7 +561,7 @@ void *swiss_random(swiss *s, uint64_t (*rnd)(void)) {
             swiss_tab *t = tab_at(s, k);
             if (!t->used) continue;
             if (r < tab_cap(t)) {
-                if (ctrl_full(t->ctrl[r])) return slot_at(s, t, r);
+                if (ctrl_full(*ctrl_at(s, t, r))) return slot_at(s, t, r);
                 break;
             }
             r -= tab_cap(t);
@@ -559,7 +572,7 @@ void *swiss_random(swiss *s, uint64_t (*rnd)(void)) {
     for (unsigned ti = 0; ti < ntabs; ti++) {
         swiss_tab *t = tab_at(s, ti);
         for (size_t i = 0; i < tab_cap(t); i++)
-            if (ctrl_full(t->ctrl[i]) && k-- == 0) return slot_at(s, t, i);
+            if (ctrl_full(*ctrl_at(s, t, i)) && k-- == 0) return slot_at(s, t, i);
     }
     return NULL;
 }
@@ -577,7 +590,7 @@ void *swiss_iter_next(swiss_iter *it) {
         swiss_tab *t = tab_at(s, (unsigned)it->table);
         while (it->idx < tab_cap(t)) {
             size_t i = it->idx++;
-            if (ctrl_full(t->ctrl[i])) return slot_at(s, t, i);
+            if (ctrl_full(*ctrl_at(s, t, i))) return slot_at(s, t, i);
         }
         it->table++;
         it->idx = 0;

@@ -21,8 +21,7 @@ typedef struct swiss_type {
 } swiss_type;
 
 typedef struct swiss_tab {
-    uint8_t *ctrl;         /* ngroups * 16 control bytes */
-    unsigned char *slots;  /* ngroups * 16 * slot_size bytes */
+    unsigned char *mem;    /* ngroups groups: 16 control bytes, then 16 slots */
     size_t ngroups;        /* mant << k (see swiss_part), 0 when unallocated */
     size_t used;           /* live slots */
     size_t tombs;          /* deleted slots */
