@@ -65,8 +65,10 @@
 
 #include <assert.h>
 #include <emmintrin.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define CTRL_EMPTY ((uint8_t)0x00)
 #define CTRL_DELETED ((uint8_t)0x01)
@@ -133,17 +135,48 @@ static inline unsigned group_free(const uint8_t *ctrl) {
     return ~(unsigned)_mm_movemask_epi8(_mm_load_si128((const __m128i *)ctrl)) & 0xFFFFu;
 }
 
+/* Table memory. Zero bytes are EMPTY, so zeroed memory is a valid empty
+ * table. Small tables come from calloc. A big one (SWISS_MAP_MIN bytes or
+ * more) is mapped directly: fresh anonymous pages read as zero without
+ * being touched, so starting a resize costs O(1) and the pages fault in as
+ * incremental moves and new inserts reach them. calloc gives no such
+ * promise: when jemalloc serves it from recently freed (dirty) pages it
+ * zeroes them first, which took 0.3-1.8 ms for the 2-6 MB part tables of a
+ * hash growing to 10M fields on the development VM (calloc timed under an
+ * LD_PRELOAD shim). Mapped bytes are counted for used_memory, which reads
+ * the allocator's statistics and would not see them. */
+#define SWISS_MAP_MIN ((size_t)1 << 20)
+static atomic_size_t swiss_mapped;
+
+size_t swiss_mapped_bytes(void) { return atomic_load_explicit(&swiss_mapped, memory_order_relaxed); }
+
+static size_t map_len(size_t bytes) {
+    size_t pg = 4096;
+    return (bytes + pg - 1) & ~(pg - 1);
+}
+
+static void *tab_mem_alloc(size_t bytes) {
+    if (bytes < SWISS_MAP_MIN) return calloc(1, bytes);
+    void *p = mmap(NULL, map_len(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    atomic_fetch_add_explicit(&swiss_mapped, map_len(bytes), memory_order_relaxed);
+    return p;
+}
+
+static void tab_mem_free(void *p, size_t bytes) {
+    if (bytes < SWISS_MAP_MIN) {
+        free(p);
+        return;
+    }
+    munmap(p, map_len(bytes));
+    atomic_fetch_sub_explicit(&swiss_mapped, map_len(bytes), memory_order_relaxed);
+}
+
 static int tab_alloc(swiss *s, swiss_tab *t, size_t ngroups) {
     assert(ngroups > 0 && ngroups < ((size_t)1 << 31));
-    /* Zero bytes are EMPTY: calloc'd memory is a valid empty table. A large
-     * calloc served from fresh pages maps zero pages without touching them,
-     * and they fault in as incremental moves and new inserts reach them; one
-     * that jemalloc serves from recently freed (dirty) pages zeroes them,
-     * about 1-2 ms for a 5 MB part table on the development VM (measured by
-     * timing calloc while a hash grew to 10M fields). */
-    void *mem = calloc(ngroups, group_bytes(s));
+    void *mem = tab_mem_alloc(ngroups * group_bytes(s));
     if (!mem) return -1;
-    assert(((uintptr_t)mem & 15) == 0); /* malloc's alignment on x86-64 */
+    assert(((uintptr_t)mem & 15) == 0); /* malloc's alignment on x86-64; pages */
     t->mem = mem;
     t->ngroups = ngroups;
     t->used = 0;
@@ -151,14 +184,14 @@ static int tab_alloc(swiss *s, swiss_tab *t, size_t ngroups) {
     return 0;
 }
 
-static void tab_release(swiss_tab *t) {
-    free(t->mem);
+static void tab_release(const swiss *s, swiss_tab *t) {
+    if (t->mem) tab_mem_free(t->mem, t->ngroups * group_bytes(s));
     memset(t, 0, sizeof(*t));
 }
 
-static void part_reset(swiss_part *p, size_t mant) {
-    tab_release(&p->t[0]);
-    tab_release(&p->t[1]);
+static void part_reset(const swiss *s, swiss_part *p, size_t mant) {
+    tab_release(s, &p->t[0]);
+    tab_release(s, &p->t[1]);
     p->rehash_idx = SWISS_IDLE;
     p->mant = mant;
 }
@@ -172,9 +205,9 @@ void swiss_init(swiss *s, const swiss_type *type, void *ctx) {
 }
 
 void swiss_free(swiss *s) {
-    part_reset(&s->one, 1);
+    part_reset(s, &s->one, 1);
     if (s->parts) {
-        for (unsigned i = 0; i < SWISS_NPARTS; i++) part_reset(&s->parts[i], 0);
+        for (unsigned i = 0; i < SWISS_NPARTS; i++) part_reset(s, &s->parts[i], 0);
         free(s->parts);
         s->parts = NULL;
     }
@@ -245,7 +278,7 @@ static void place_moved(swiss *s, swiss_tab *to, uint64_t h, const void *src) {
 }
 
 static void part_finish(swiss *s, swiss_part *p) {
-    tab_release(&p->t[0]);
+    tab_release(s, &p->t[0]);
     p->t[0] = p->t[1];
     memset(&p->t[1], 0, sizeof(p->t[1]));
     p->rehash_idx = SWISS_IDLE;
@@ -330,7 +363,7 @@ static swiss_part *parts_alloc(swiss *s, const size_t *cnt, size_t num, size_t d
         parts[i].rehash_idx = SWISS_IDLE;
         parts[i].mant = part_mant(i);
         if (tab_alloc(s, &parts[i].t[0], groups_fit(parts[i].mant, cnt[i], num, den)) != 0) {
-            for (unsigned j = 0; j < i; j++) tab_release(&parts[j].t[0]);
+            for (unsigned j = 0; j < i; j++) tab_release(s, &parts[j].t[0]);
             free(parts);
             return NULL;
         }
@@ -359,7 +392,7 @@ static int split(swiss *s) {
         uint64_t h = s->type->hash_slot(s->ctx, src);
         place_moved(s, &parts[hash_pos(h) >> (32 - SWISS_PART_BITS)].t[0], h, src);
     }
-    part_reset(&s->one, 1);
+    part_reset(s, &s->one, 1);
     return 0;
 }
 
@@ -377,11 +410,11 @@ static void merge(swiss *s) {
             unsigned char *src = slot_at(s, from, i);
             place_moved(s, &to, s->type->hash_slot(s->ctx, src), src);
         }
-        part_reset(&parts[k], 0);
+        part_reset(s, &parts[k], 0);
     }
     free(parts);
     assert(to.used == s->count);
-    part_reset(&s->one, 1);
+    part_reset(s, &s->one, 1);
     s->one.t[0] = to;
 }
 
@@ -618,7 +651,7 @@ int swiss_reserve(swiss *s, size_t n) {
          * density natural growth ends at. */
         size_t g = groups_fit(1, n, LOAD_NUM, LOAD_DEN);
         if (s->one.t[0].ngroups >= g) return 0;
-        part_reset(&s->one, 1);
+        part_reset(s, &s->one, 1);
         return tab_alloc(s, &s->one.t[0], g);
     }
     /* Split from the start; each part the smallest of its staggered sizes

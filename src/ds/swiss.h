@@ -60,6 +60,9 @@ void swiss_clear(swiss *s);
 size_t swiss_size(const swiss *s);
 size_t swiss_capacity(const swiss *s);
 size_t swiss_mem_bytes(const swiss *s);
+/* Bytes of big tables mapped outside the allocator, all indexes together
+ * (used_memory adds them to the allocator's own count). */
+size_t swiss_mapped_bytes(void);
 
 /* Slot of the element matching key, or NULL. */
 void *swiss_find(swiss *s, uint64_t hash, const void *key);

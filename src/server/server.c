@@ -13,6 +13,7 @@
 #include "cmd/command.h"
 #include "db/db.h"
 #include "net/net.h"
+#include "ds/swiss.h"
 #include "mem/hugetlb.h"
 #include "mem/objstore.h"
 #include "mem/smallobj.h"
@@ -56,14 +57,14 @@ size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
 uint64_t server_used_memory(void) {
 #ifdef GOBLIN_NO_JEMALLOC
     if (__sanitizer_get_current_allocated_bytes)
-        return __sanitizer_get_current_allocated_bytes() + block_bytes(0) + store_bytes();
+        return __sanitizer_get_current_allocated_bytes() + block_bytes(0) + store_bytes() + swiss_mapped_bytes();
 #else
     uint64_t epoch = 1;
     size_t sz = sizeof(epoch);
     mallctl("epoch", &epoch, &sz, &epoch, sz);
     size_t allocated = 0;
     sz = sizeof(allocated);
-    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0) return allocated + block_bytes(0) + store_bytes();
+    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0) return allocated + block_bytes(0) + store_bytes() + swiss_mapped_bytes();
 #endif
     /* RSS already counts plain blocks; HugeTLB pages are not in RSS. */
     return server_rss_memory() + block_bytes(1);  /* mapped segments are in RSS */

@@ -568,3 +568,27 @@ TEST(swiss, index_bytes_per_entry) {
     CHECK(lo >= 5.7);
     th_free(&t);
 }
+
+TEST(swiss, big_tables_are_mapped_and_counted) {
+    /* Parts of 1 MiB or more are mapped outside the allocator (so a resize
+     * starts without zeroing anything) and counted by swiss_mapped_bytes();
+     * the count follows every table allocated and freed, back to where it
+     * started once the index is gone, and the contents are unaffected. */
+    size_t before = swiss_mapped_bytes();
+    uint32_t n = 1500000; /* ~1M-element parts at 5 B/slot: past 1 MiB each */
+    th t;
+    th_init(&t, M4, n);
+    for (uint32_t id = 0; id < n; id++) th_insert(&t, id);
+    while (swiss_rehash_step(&t.s, 1024)) {
+    }
+    size_t mapped = swiss_mapped_bytes() - before;
+    CHECK_MSG(mapped > 0, "no table was mapped for %u elements", n);
+    CHECK(mapped <= swiss_mem_bytes(&t.s) + SWISS_NPARTS * 4096);
+    for (uint32_t id = 0; id < n; id += 7) CHECK(th_find(&t, id) != NULL);
+    for (uint32_t id = 0; id < n; id += 2) th_delete(&t, id); /* shrinks release mapped parts */
+    while (swiss_rehash_step(&t.s, 1024)) {
+    }
+    th_verify(&t);
+    th_free(&t);
+    CHECK_EQ(swiss_mapped_bytes(), before);
+}
