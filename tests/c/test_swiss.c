@@ -582,8 +582,14 @@ TEST(swiss, big_tables_are_mapped_and_counted) {
     while (swiss_rehash_step(&t.s, 1024)) {
     }
     size_t mapped = swiss_mapped_bytes() - before;
+#ifdef __SANITIZE_ADDRESS__
+    /* The ASan build keeps big tables on the heap (see swiss.c). */
+    unit_log("ASan build: big tables stay on the heap, so none may be mapped");
+    CHECK_EQ(mapped, 0);
+#else
     CHECK_MSG(mapped > 0, "no table was mapped for %u elements", n);
     CHECK(mapped <= swiss_mem_bytes(&t.s) + SWISS_NPARTS * 4096);
+#endif
     for (uint32_t id = 0; id < n; id += 7) CHECK(th_find(&t, id) != NULL);
     for (uint32_t id = 0; id < n; id += 2) th_delete(&t, id); /* shrinks release mapped parts */
     while (swiss_rehash_step(&t.s, 1024)) {
