@@ -26,45 +26,38 @@ size_t lzf_compress(lzf_state *st, const void *inp, size_t n, void *outp, size_t
     unsigned char *out = outp;
     if (n == 0 || cap == 0) return 0;
     size_t ip = 0, op = 1, lit = 0, litpos = 0; /* out[litpos]: control of the open run */
-    while (ip + 2 < n) {
-        uint32_t h = lzf_hash(in + ip);
-        uint32_t cand = st->htab[h];
-        st->htab[h] = (uint32_t)ip + 1;
-        size_t r = (size_t)cand - 1;
-        if (cand && cand <= ip && ip - r <= LZF_MAX_OFF && memcmp(in + r, in + ip, 3) == 0) {
-            size_t maxlen = n - ip < LZF_MAX_REF ? n - ip : LZF_MAX_REF;
-            size_t len = 3;
-            while (len < maxlen && in[r + len] == in[ip + len]) len++;
-            size_t off = ip - r - 1;
-            /* Close the literal run (drop its control byte when empty). */
-            if (lit) out[litpos] = (unsigned char)(lit - 1);
-            else op--;
-            size_t l = len - 2;
-            if (op + 3 + 1 > cap) return 0;
-            if (l < 7) {
-                out[op++] = (unsigned char)((l << 5) | (off >> 8));
-            } else {
-                out[op++] = (unsigned char)((7u << 5) | (off >> 8));
-                out[op++] = (unsigned char)(l - 7);
-            }
-            out[op++] = (unsigned char)(off & 0xff);
-            ip += len;
-            /* Index a position inside the match too: cheap, finds more. */
-            if (ip + 2 < n) st->htab[lzf_hash(in + ip - 1)] = (uint32_t)ip;
-            lit = 0;
-            litpos = op++;
-            continue;
-        }
-        if (op >= cap) return 0;
-        out[op++] = in[ip++];
-        if (++lit == LZF_MAX_LIT) {
-            out[litpos] = LZF_MAX_LIT - 1;
-            lit = 0;
-            if (op >= cap) return 0;
-            litpos = op++;
-        }
-    }
     while (ip < n) {
+        /* A match needs three bytes; the last two are always literals. */
+        if (ip + 2 < n) {
+            uint32_t h = lzf_hash(in + ip);
+            uint32_t cand = st->htab[h];
+            st->htab[h] = (uint32_t)ip + 1;
+            size_t r = (size_t)cand - 1;
+            if (cand && cand <= ip && ip - r <= LZF_MAX_OFF && memcmp(in + r, in + ip, 3) == 0) {
+                size_t maxlen = n - ip < LZF_MAX_REF ? n - ip : LZF_MAX_REF;
+                size_t len = 3;
+                while (len < maxlen && in[r + len] == in[ip + len]) len++;
+                size_t off = ip - r - 1;
+                /* Close the literal run (drop its control byte when empty). */
+                if (lit) out[litpos] = (unsigned char)(lit - 1);
+                else op--;
+                size_t l = len - 2;
+                if (op + 3 + 1 > cap) return 0;
+                if (l < 7) {
+                    out[op++] = (unsigned char)((l << 5) | (off >> 8));
+                } else {
+                    out[op++] = (unsigned char)((7u << 5) | (off >> 8));
+                    out[op++] = (unsigned char)(l - 7);
+                }
+                out[op++] = (unsigned char)(off & 0xff);
+                ip += len;
+                /* Index a position inside the match too: cheap, finds more. */
+                if (ip + 2 < n) st->htab[lzf_hash(in + ip - 1)] = (uint32_t)ip;
+                lit = 0;
+                litpos = op++;
+                continue;
+            }
+        }
         if (op >= cap) return 0;
         out[op++] = in[ip++];
         if (++lit == LZF_MAX_LIT) {
