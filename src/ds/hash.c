@@ -81,7 +81,9 @@ typedef struct hlarge {
 static inline int is_large(const hash *h) { return ((uintptr_t)h & LARGE_TAG) != 0; }
 static inline hlarge *as_large(const hash *h) { return (hlarge *)((uintptr_t)h & ~LARGE_TAG); }
 static inline hash *tag_large(hlarge *l) { return (hash *)((uintptr_t)l | LARGE_TAG); }
-static inline unsigned char *as_small(const hash *h) { return (unsigned char *)((uintptr_t)h & ~(uintptr_t)2); }
+/* Bit 1 of a small hash's pointer marks a block in a slab slot. */
+#define SLAB_TAG ((uintptr_t)2)
+static inline unsigned char *as_small(const hash *h) { return (unsigned char *)((uintptr_t)h & ~SLAB_TAG); }
 
 /* Bytes moved by one compaction step (at least one pair is always moved). */
 #define HASH_COMPACT_BUDGET 4096
@@ -394,18 +396,16 @@ static inline size_t small_find(const unsigned char *s, const void *f, size_t fl
     return small_find_n(s, f, flen, vp, vlen, next, NULL);
 }
 
-/* The small block behind h: bit 1 of the pointer marks a slab slot. */
-#define SLAB_TAG ((uintptr_t)2)
-
+/* The small block behind h: in a slab slot (SLAB_TAG) or malloc'd. */
 static inline int blk_in_slab(const hash *h) { return ((uintptr_t)h & SLAB_TAG) != 0; }
 
 static inline size_t blk_cap(const hash *h) {
-    const unsigned char *s = (const unsigned char *)((uintptr_t)h & ~SLAB_TAG);
+    const unsigned char *s = as_small(h);
     return blk_in_slab(h) ? sb_size(s) : malloc_usable_size((void *)s);
 }
 
 static void blk_free(hash *h) {
-    unsigned char *s = (unsigned char *)((uintptr_t)h & ~SLAB_TAG);
+    unsigned char *s = as_small(h);
     if (blk_in_slab(h)) sb_free(s);
     else free(s);
 }
@@ -423,7 +423,7 @@ static hash *blk_new(size_t n) {
  * replaced. Returns the new block, or NULL (out of memory; *hp unchanged). */
 static unsigned char *blk_resize(hash **hp, size_t keep, size_t n) {
     hash *h = *hp;
-    unsigned char *s = (unsigned char *)((uintptr_t)h & ~SLAB_TAG);
+    unsigned char *s = as_small(h);
     if (keep > n) keep = n;
     if (!blk_in_slab(h) && n > SB_MAX) {
         unsigned char *ns = realloc(s, n);
@@ -434,7 +434,7 @@ static unsigned char *blk_resize(hash **hp, size_t keep, size_t n) {
     if (blk_in_slab(h) && n <= SB_MAX && sb_cls(n) * SB_QUANTUM == sb_size(s)) return s;
     hash *nh = blk_new(n);
     if (!nh) return NULL;
-    unsigned char *ns = (unsigned char *)((uintptr_t)nh & ~SLAB_TAG);
+    unsigned char *ns = as_small(nh);
     memcpy(ns, s, keep);
     blk_free(h);
     *hp = nh;
