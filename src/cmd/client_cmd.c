@@ -212,12 +212,17 @@ typedef struct kill_user_ctx {
     long killed;
 } kill_user_ctx;
 
+/* Disconnect c for an ACL change made by self: self after its reply. */
+static void kill_for_acl(client *c, client *self) {
+    if (c == self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
+    else net_client_kill(c);
+}
+
 static void kill_user_one(void *arg, client *c) {
     kill_user_ctx *k = arg;
     if (acl_client_user(c) != k->u) return;
-    if (k->pubsub_only && !(__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & CLIENT_PUBSUB)) return;
-    if (c == k->self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
-    else net_client_kill(c);
+    if (k->pubsub_only && !(client_flags_peek(c) & CLIENT_PUBSUB)) return;
+    kill_for_acl(c, k->self);
     k->killed++;
 }
 
@@ -243,8 +248,7 @@ static void kill_ids_one(void *arg, client *c) {
     size_t i = 0;
     while (i < k->n && k->ids[i] != c->id) i++;
     if (i == k->n) return;
-    if (c == k->self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
-    else net_client_kill(c);
+    kill_for_acl(c, k->self);
     k->killed++;
 }
 
