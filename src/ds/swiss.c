@@ -45,9 +45,9 @@
  * Resize. A part resizes into its t[1], moving t[0] a group at a time: every
  * find/insert/delete moves one group (of the part it touches if that one is
  * resizing, else of the lowest resizing part), and the server's cron calls
- * swiss_rehash_step() when idle. New tables come from calloc (EMPTY is 0x00),
- * so starting a resize costs no O(capacity) work of ours (see tab_alloc for
- * what the allocator may still do). Moved slots become
+ * swiss_rehash_step() when idle. New tables are zeroed memory (EMPTY is
+ * 0x00) that costs no O(capacity) work to get (see tab_mem_alloc). Moved
+ * slots become
  * DELETED in t[0], so its chains stay intact until it is freed. New elements
  * go to t[1]. No call pays for more than one group plus a probe, except: the
  * insert that starts a part's next resize finishes its previous one (by then
@@ -490,7 +490,9 @@ static int tab_owns(const swiss *s, const swiss_tab *t, const unsigned char *slo
 }
 
 /* The part and table holding slot: first the part of the last find (a
- * delete usually follows the find of its slot), else a walk. */
+ * delete usually follows the find of its slot), else a walk. The hint is
+ * worth its store in every find: walking every time made 2M HDEL-style
+ * deletes 5% slower in-process. */
 static swiss_part *owner_of(swiss *s, const unsigned char *slot, swiss_tab **tp, size_t *idx) {
     swiss_part *p = s->parts ? &s->parts[s->hint % SWISS_NPARTS] : &s->one;
     for (int j = 0; j < 2; j++) {
