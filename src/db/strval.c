@@ -144,6 +144,19 @@ static char *small_inflate(const smallrec *r) {
     return b;
 }
 
+/* A compressed record of clen bytes pays only when it saves a 16-byte unit
+ * over the plain one (records: 12-byte header, rounded to 16; + NUL plain). */
+static int comp_saves(size_t clen, size_t n) { return (12 + clen + 15) / 16 < (12 + n + 1 + 15) / 16; }
+
+/* A raw record holding the LZF bytes c[0..clen) of an n-byte value. */
+static smallrec **small_put_comp(const char *c, size_t clen, size_t n) {
+    smallrec **h = smallobj_alloc_raw(clen);
+    if (!h) return NULL;
+    memcpy((*h)->data, c, clen);
+    (*h)->len = COMP_BIT | (uint32_t)clen << 16 | (uint32_t)n;
+    return h;
+}
+
 /* A compressed record for p[0..n), or NULL when compressing does not make
  * the record smaller (or no memory). */
 static smallrec **small_deflate(const char *p, size_t n) {
@@ -163,17 +176,12 @@ static smallrec **small_deflate(const char *p, size_t n) {
     }
     char out[COMP_MAX];
     size_t cn = lzf_compress(lzf_st, p, n, out, n);
-    /* Worth it only when it saves a 16-byte unit: 12-byte header, + NUL raw. */
-    if (!cn || (12 + cn + 15) / 16 >= (12 + n + 1 + 15) / 16) {
+    if (!cn || !comp_saves(cn, n)) {
         if (skip_log < 6) skip_log++;
         return NULL;
     }
     skip_log = 0;
-    smallrec **h = smallobj_alloc_raw(cn);
-    if (!h) return NULL;
-    memcpy((*h)->data, out, cn);
-    (*h)->len = COMP_BIT | (uint32_t)cn << 16 | (uint32_t)n;
-    return h;
+    return small_put_comp(out, cn, n);
 }
 
 /* Views made during the current command on this thread (see
@@ -360,12 +368,9 @@ int strval_set_packed(gobj *o, const char *p, size_t n, const char *c, size_t cl
     o->type = OBJ_STRING;
     io_failed = NULL;
     /* n >= COMP_MIN: never one of the integers strval_set keeps inline. */
-    if (n >= COMP_MIN && n < COMP_MAX && n < objstore_ram_head() && clen < n &&
-        (12 + clen + 15) / 16 < (12 + n + 1 + 15) / 16) {
-        smallrec **h = smallobj_alloc_raw(clen);
+    if (n >= COMP_MIN && n < COMP_MAX && n < objstore_ram_head() && clen < n && comp_saves(clen, n)) {
+        smallrec **h = small_put_comp(c, clen, n);
         if (!h) return -1;
-        memcpy((*h)->data, c, clen);
-        (*h)->len = COMP_BIT | (uint32_t)clen << 16 | (uint32_t)n;
         o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
         set_small(o, h);
         return 0;
