@@ -86,5 +86,10 @@ typedef struct client {
 static inline void client_flag_on(client *c, uint32_t f) { __atomic_fetch_or(&c->flags, f, __ATOMIC_RELAXED); }
 static inline void client_flag_off(client *c, uint32_t f) { __atomic_fetch_and(&c->flags, ~f, __ATOMIC_RELAXED); }
 static inline uint32_t client_flags_peek(const client *c) { return __atomic_load_n(&c->flags, __ATOMIC_RELAXED); }
+/* Output positions other threads read (CLIENT LIST omem, INFO clients). */
+static inline void client_set_out(client *c, size_t osent, size_t olen) {
+    __atomic_store_n(&c->osent, osent, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->olen, olen, __ATOMIC_RELAXED);
+}
 
 #endif

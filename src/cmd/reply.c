@@ -36,8 +36,7 @@ void reply_obuf_release(client *c) {
         free(c->obuf);
     }
     c->obuf = NULL;
-    __atomic_store_n(&c->olen, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->osent, 0, __ATOMIC_RELAXED);
+    client_set_out(c, 0, 0);
     __atomic_store_n(&c->ocap, 0, __ATOMIC_RELAXED);
 }
 
@@ -52,8 +51,7 @@ static void obuf_reserve(client *c, size_t extra) {
     if (c->olen == c->osent && spare && spare_cap >= extra && spare_cap > c->ocap) {
         free(c->obuf);
         c->obuf = spare;
-        __atomic_store_n(&c->olen, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&c->osent, 0, __ATOMIC_RELAXED);
+        client_set_out(c, 0, 0);
         __atomic_store_n(&c->ocap, spare_cap, __ATOMIC_RELAXED);
         spare = NULL;
         spare_cap = 0;
@@ -61,10 +59,9 @@ static void obuf_reserve(client *c, size_t extra) {
     }
     /* Sent bytes at the front can be dropped first. */
     if (c->osent && c->osent == c->olen) {
-        /* olen/ocap/obuf_peak: relaxed atomic stores, CLIENT LIST and INFO
-         * read them from other threads (client.h). */
-        __atomic_store_n(&c->olen, 0, __ATOMIC_RELAXED);
-        c->osent = 0;
+        /* olen/osent/ocap/obuf_peak: relaxed atomic stores, CLIENT LIST
+         * and INFO read them from other threads (client.h). */
+        client_set_out(c, 0, 0);
         if (extra <= c->ocap) return;
     }
     size_t cap = c->ocap ? c->ocap : 1024;

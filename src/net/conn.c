@@ -58,12 +58,6 @@ static void publish_qbuf(conn *k) {
     __atomic_store_n(&k->c.qbuf_free, k->qcap - k->qlen, __ATOMIC_RELAXED);
 }
 
-/* Output positions other threads read (CLIENT LIST omem, INFO clients). */
-static void set_out(client *c, size_t osent, size_t olen) {
-    __atomic_store_n(&c->osent, osent, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->olen, olen, __ATOMIC_RELAXED);
-}
-
 static void conn_on_read(evutil_socket_t fd, short what, void *arg);
 static void conn_on_write(evutil_socket_t fd, short what, void *arg);
 
@@ -178,7 +172,7 @@ static int conn_flush(conn *k) {
         return -1;
     }
     if (c->osent == c->olen) {
-        set_out(c, 0, 0);
+        client_set_out(c, 0, 0);
         if (c->ocap > 64 * 1024) reply_obuf_release(c);
         if (k->wev_on) {
             event_del(k->wev);
