@@ -959,13 +959,18 @@ static int sel_check_key(const acl_sel *s, const char *key, size_t klen, int acc
     return ACL_DENIED_KEY;
 }
 
-static int chan_allowed(const acl_sel *s, const char *ch, size_t n, int literal) {
-    for (int i = 0; i < s->nchans; i++) {
-        size_t pl = strlen(s->chans[i]);
-        if (literal ? (pl == n && memcmp(s->chans[i], ch, n) == 0) : glob_match(s->chans[i], pl, ch, n, 0))
-            return 1;
+/* Redis's ACLCheckChannelAgainstList: a channel against each glob of pats,
+ * a PSUBSCRIBE pattern (literal) compared as a string. */
+static int chan_matches(char *const *pats, size_t npats, const char *ch, size_t n, int literal) {
+    for (size_t i = 0; i < npats; i++) {
+        size_t pl = strlen(pats[i]);
+        if (literal ? (pl == n && memcmp(pats[i], ch, n) == 0) : glob_match(pats[i], pl, ch, n, 0)) return 1;
     }
     return 0;
+}
+
+static int chan_allowed(const acl_sel *s, const char *ch, size_t n, int literal) {
+    return chan_matches(s->chans, (size_t)s->nchans, ch, n, literal);
 }
 
 static int sel_check(const acl_sel *s, const cmd_def *cmd, garg *argv, int argc, int *pos, keycache *kc) {
@@ -1477,9 +1482,7 @@ void acl_family_shutdown(void) {
 /* ---- The ACL command ------------------------------------------------------------ */
 
 
-/* A copy of a user's channel patterns, checked the way Redis's
- * ACLCheckChannelAgainstList does: a channel against each glob, a
- * PSUBSCRIBE pattern literally. */
+/* A copy of a user's channel patterns (checked by chan_matches). */
 typedef struct chan_list {
     char **v;
     size_t n;
@@ -1487,11 +1490,7 @@ typedef struct chan_list {
 
 static int chan_list_allows(void *arg, const char *name, size_t n, int is_pattern) {
     const chan_list *l = arg;
-    for (size_t i = 0; i < l->n; i++) {
-        size_t pl = strlen(l->v[i]);
-        if (is_pattern ? (pl == n && memcmp(l->v[i], name, n) == 0) : glob_match(l->v[i], pl, name, n, 0)) return 1;
-    }
-    return 0;
+    return chan_matches(l->v, l->n, name, n, is_pattern);
 }
 static void aclSetuserCommand(client *c) {
     garg namearg = c->argv[2];
