@@ -86,6 +86,15 @@ typedef struct client {
 static inline void client_flag_on(client *c, uint32_t f) { __atomic_fetch_or(&c->flags, f, __ATOMIC_RELAXED); }
 static inline void client_flag_off(client *c, uint32_t f) { __atomic_fetch_and(&c->flags, ~f, __ATOMIC_RELAXED); }
 static inline uint32_t client_flags_peek(const client *c) { return __atomic_load_n(&c->flags, __ATOMIC_RELAXED); }
+/* Pushed messages go out even under CLIENT REPLY OFF/SKIP: lift only those
+ * bits (returned, for client_flag_on afterwards), so a flag another thread
+ * sets meanwhile (CLOSE_ASAP) is not lost as a save/restore of the word
+ * would lose it. */
+static inline uint32_t client_reply_unmute(client *c) {
+    uint32_t muted = client_flags_peek(c) & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+    client_flag_off(c, muted);
+    return muted;
+}
 /* Output positions other threads read (CLIENT LIST omem, INFO clients). */
 static inline void client_set_out(client *c, size_t osent, size_t olen) {
     __atomic_store_n(&c->osent, osent, __ATOMIC_RELAXED);

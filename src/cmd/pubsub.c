@@ -166,7 +166,6 @@ static void reply_sub(client *c, const char *kind, const char *p, size_t n, long
 }
 
 static void subscribeGeneric(client *c, int shard) {
-    if ((client_flags_peek(c) & CLIENT_MULTI) && 0) return;
     pstate *ps = ps_get(c);
     for (int i = 1; i < c->argc; i++) {
         const garg *a = &c->argv[i];
@@ -386,10 +385,9 @@ static const char *msg_for(msgbuf *m, int resp, const char *kind, const char *pa
 
 static void deliver(client *self, client *to, const char *p, size_t n) {
     if (to == self) {
-        uint32_t saved = to->flags;
-        client_flag_off(to, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+        uint32_t muted = client_reply_unmute(to);
         reply_raw(to, p, n);
-        __atomic_store_n(&to->flags, saved, __ATOMIC_RELAXED);
+        client_flag_on(to, muted);
     } else {
         net_client_send_async(to, p, n);
     }

@@ -401,11 +401,7 @@ void conn_drain_async(worker *w) {
             k->abuf = NULL;
             __atomic_store_n(&k->alen, 0, __ATOMIC_RELAXED);
             pthread_mutex_unlock(&k->alock);
-            /* Pushed messages go out even under CLIENT REPLY OFF/SKIP: lift
-             * only those bits, so a flag another thread sets meanwhile
-             * (CLOSE_ASAP) is not lost. */
-            uint32_t muted = client_flags_peek(&k->c) & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
-            client_flag_off(&k->c, muted);
+            uint32_t muted = client_reply_unmute(&k->c);
             reply_raw(&k->c, b, n);
             client_flag_on(&k->c, muted);
             free(b);
