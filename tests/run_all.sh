@@ -84,7 +84,15 @@ if [ -z "$GOBLIN_TEST_QUICK" ]; then
     fi
 fi
 
+# A failing runner's own lines that name what failed, repeated here so the
+# last lines of the output (all a CI summary may keep) say which test it was.
 echo
+for name in $failed_runners; do
+    f="$log_dir/$name.log"
+    [ -f "$f" ] || continue
+    echo "--- $name: what failed (whole log: $f)"
+    grep -a -E -A3 '^\[err\]|FAIL|^failed: |=== MISMATCH|ERROR: (Address|Leak|Thread)Sanitizer|runtime error: ' "$f" | cut -c1-300 | head -16
+done
 [ -n "$failed_runners" ] && echo "failing runners:$failed_runners"
 echo "all: $total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
