@@ -138,8 +138,11 @@ start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64
         # A second reader on the same worker streams too: they do not queue.
         set rd2 [redis_deferring_client]
         $rd2 get big
-        after 100
-        assert_equal 2 [ssd_field r streams_open]
+        # Both streams open at once (waited for: a slow host may take a
+        # while to start the second).
+        wait_for_condition 100 20 {[ssd_field r streams_open] == 2} else {
+            fail "two streams not open at once: [ssd_field r streams_open]"
+        }
         assert_equal PONG [r ping]
         assert_equal 300001 [r strlen b]
         assert_equal [objstore_val 300001 4] [r get b]
