@@ -60,6 +60,7 @@ static dbentry *object_lookup(client *c) {
     gdb *db = cmd_db(c);
     dbentry *e = db_lookup_raw(db, c->argv[2].p, c->argv[2].n);
     if (e && db_expire_if_needed(db, e)) e = NULL;
+    db_count_read(e != NULL); /* Redis: lookupKeyReadWithFlags(NOTOUCH) */
     if (!e) reply_null(c);
     return e;
 }

@@ -147,9 +147,10 @@ static int unit_arg(client *c, const garg *a) {
 /* ---- key access ----------------------------------------------------------- */
 
 /* Readable bytes of the string at key: *e NULL when missing; -1 after
- * -WRONGTYPE. tmp holds integer-encoded values. */
+ * -WRONGTYPE. tmp holds integer-encoded values. A read lookup (a keyspace
+ * hit or miss) also for BITOP's sources and a GET-only BITFIELD. */
 static int bit_read(client *c, const garg *key, dbentry **e, char *tmp, const unsigned char **p, size_t *len) {
-    *e = db_lookup(cmd_db(c), key->p, key->n);
+    *e = db_lookup_read(cmd_db(c), key->p, key->n);
     *p = NULL;
     *len = 0;
     if (!*e) return 0;

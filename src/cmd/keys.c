@@ -298,7 +298,7 @@ static void copyCommand(client *c) {
         reply_error(c, "ERR source and destination objects are the same");
         return;
     }
-    dbentry *e = db_lookup(src, sk->p, sk->n);
+    dbentry *e = db_lookup_read(src, sk->p, sk->n);
     if (!e) {
         reply_int(c, 0);
         return;

@@ -133,7 +133,7 @@ static int pattern_lookup(gdb *db, const garg *pat, const char *el, size_t eln, 
     memcpy(key, sp, prefixlen);
     if (eln) memcpy(key + prefixlen, el, eln);
     memcpy(key + prefixlen + eln, after, postfixlen);
-    dbentry *e = db_lookup(db, key, klen);
+    dbentry *e = db_lookup_read(db, key, klen);
     if (key != stackbuf) free(key);
     if (!e) return 0;
     if (field) {
@@ -360,7 +360,7 @@ static void sortGeneric(client *c, int readonly) {
         }
     }
 
-    dbentry *se = db_lookup(db, c->argv[1].p, c->argv[1].n);
+    dbentry *se = db_lookup_read(db, c->argv[1].p, c->argv[1].n);
     int type = se ? se->val.type : OBJ_LIST;
     if (type != OBJ_SET && type != OBJ_LIST && type != OBJ_ZSET) {
         reply_err_wrongtype(c);

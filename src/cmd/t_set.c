@@ -411,9 +411,11 @@ static gset **lookup_sets(client *c, gdb *db, const garg *keys, int n, int *miss
         if (dup >= 0) {
             sets[j] = sets[dup];
             if (!sets[j]) (*missing)++;
+            db_count_read(sets[j] != NULL); /* Redis looks it up again */
             continue;
         }
-        dbentry *e = db_lookup(db, keys[j].p, keys[j].n);
+        /* Sources are read, also by the STORE forms: hits and misses. */
+        dbentry *e = db_lookup_read(db, keys[j].p, keys[j].n);
         if (!e) {
             sets[j] = NULL;
             (*missing)++;

@@ -50,9 +50,11 @@ enum { SET_REPLY_OK, SET_REPLY_INT };
 static void reply_oom(client *c) { reply_error(c, "OOM command not allowed when used memory > 'maxmemory'."); }
 
 /* Live entry of key, or NULL when missing. A value of another type gets
- * -WRONGTYPE and *bad = 1. */
-static dbentry *string_lookup(client *c, gdb *db, const garg *key, int *bad) {
-    dbentry *e = db_lookup(db, key->p, key->n);
+ * -WRONGTYPE and *bad = 1. `read`: the command replies the value, so the
+ * lookup is a keyspace hit or miss even under a write command (GETDEL,
+ * GETSET, GETEX; Redis's lookupKeyRead), unlike APPEND's or INCR's. */
+static dbentry *string_lookup(client *c, gdb *db, const garg *key, int read, int *bad) {
+    dbentry *e = read ? db_lookup_read(db, key->p, key->n) : db_lookup(db, key->p, key->n);
     *bad = 0;
     if (e && e->val.type != OBJ_STRING) {
         reply_err_wrongtype(c);
@@ -209,7 +211,8 @@ static void set_generic(client *c, int flags, const garg *key, const garg *val, 
     int64_t when = 0;
     if (exp && expire_arg_ms(c, exp, flags & SO_EXPIRE, &when) != 0) return;
     gdb *db = cmd_db(c);
-    dbentry *e = db_lookup(db, key->p, key->n);
+    /* SET ... GET reads the old value: a keyspace hit or miss, as in Redis. */
+    dbentry *e = (flags & SO_GET) ? db_lookup_read(db, key->p, key->n) : db_lookup(db, key->p, key->n);
     if (flags & SO_GET) {
         if (!e) {
             reply_null(c);
@@ -255,7 +258,7 @@ static void psetexCommand(client *c) { set_generic(c, SO_PX, &c->argv[1], &c->ar
 /* Replies the value of argv[1] (nil when missing); returns its entry, or
  * NULL when missing or after -WRONGTYPE (then *bad = 1). */
 static dbentry *get_generic(client *c, gdb *db, int *bad) {
-    dbentry *e = string_lookup(c, db, &c->argv[1], bad);
+    dbentry *e = string_lookup(c, db, &c->argv[1], 1, bad);
     if (*bad) return NULL;
     if (!e) {
         reply_null(c);
@@ -270,7 +273,7 @@ static dbentry *get_generic(client *c, gdb *db, int *bad) {
  * goes out at once and the tail follows as its reads complete. */
 static void getCommand(client *c) {
     int bad;
-    dbentry *e = string_lookup(c, cmd_db(c), &c->argv[1], &bad);
+    dbentry *e = string_lookup(c, cmd_db(c), &c->argv[1], 1, &bad);
     if (bad) return;
     if (!e) reply_null(c);
     else if (!cmd_stream_reply(c, &e->val)) reply_strval(c, &e->val);
@@ -306,7 +309,7 @@ static void getexCommand(client *c) {
     int bad;
     const garg *key = &c->argv[1];
     /* Redis 7.0 order: a missing key answers nil before the time is checked. */
-    dbentry *e = string_lookup(c, db, key, &bad);
+    dbentry *e = string_lookup(c, db, key, 1, &bad);
     if (bad) return;
     if (!e) {
         reply_null(c);
@@ -375,7 +378,7 @@ static void appendCommand(client *c) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1], *add = &c->argv[2];
     int bad;
-    dbentry *e = string_lookup(c, db, key, &bad);
+    dbentry *e = string_lookup(c, db, key, 0, &bad);
     if (bad) return;
     size_t total;
     if (!e) {
@@ -399,7 +402,7 @@ static void appendCommand(client *c) {
 
 static void strlenCommand(client *c) {
     int bad;
-    dbentry *e = string_lookup(c, cmd_db(c), &c->argv[1], &bad);
+    dbentry *e = string_lookup(c, cmd_db(c), &c->argv[1], 1, &bad);
     if (bad) return;
     reply_int(c, e ? (long long)strval_len(&e->val) : 0);
 }
@@ -410,7 +413,7 @@ static void getrangeCommand(client *c) {
     long long start, end;
     if (arg_ll(c, &c->argv[2], &start) != 0 || arg_ll(c, &c->argv[3], &end) != 0) return;
     int bad;
-    dbentry *e = string_lookup(c, cmd_db(c), &c->argv[1], &bad);
+    dbentry *e = string_lookup(c, cmd_db(c), &c->argv[1], 1, &bad);
     if (bad) return;
     if (!e) {
         reply_bulk(c, "", 0);
@@ -447,7 +450,7 @@ static void setrangeCommand(client *c) {
     }
     gdb *db = cmd_db(c);
     int bad;
-    dbentry *e = string_lookup(c, db, key, &bad);
+    dbentry *e = string_lookup(c, db, key, 0, &bad);
     if (bad) return;
     size_t old = e ? strval_len(&e->val) : 0;
     /* Writing nothing changes nothing, not even a missing key. */
@@ -480,7 +483,7 @@ static void incr_generic(client *c, long long incr) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
     int bad;
-    dbentry *e = string_lookup(c, db, key, &bad);
+    dbentry *e = string_lookup(c, db, key, 0, &bad);
     if (bad) return;
     int64_t v = 0;
     if (e && !strval_get_int(&e->val, &v)) {
@@ -523,7 +526,7 @@ static void incrbyfloatCommand(client *c) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
     int bad;
-    dbentry *e = string_lookup(c, db, key, &bad);
+    dbentry *e = string_lookup(c, db, key, 0, &bad);
     if (bad) return;
     long double value = 0, incr;
     if (e) {

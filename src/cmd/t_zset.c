@@ -573,7 +573,7 @@ static void zrangeGeneric(client *c, int argc_start, int store, int rangetype, i
     o.store = store;
     o.withscores = withscores || store;
     o.lim = zset_cfg_limits();
-    dbentry *e = db_lookup(db, key->p, key->n);
+    dbentry *e = db_lookup_read(db, key->p, key->n);
     if (!e) {
         if (store) {
             out_begin(&o, -1);
@@ -1116,7 +1116,7 @@ static void zsetopGeneric(client *c, const garg *dstkey, int numkeys_idx, int op
     }
     int i, j;
     for (i = 0, j = numkeys_idx + 1; i < setnum; i++, j++) {
-        dbentry *e = db_lookup(db, c->argv[j].p, c->argv[j].n);
+        dbentry *e = db_lookup_read(db, c->argv[j].p, c->argv[j].n);
         if (e && e->val.type != OBJ_ZSET && e->val.type != OBJ_SET) {
             free(src);
             reply_err_wrongtype(c);

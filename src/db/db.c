@@ -256,9 +256,19 @@ static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n) {
     return e;
 }
 
+void db_count_read(int hit) {
+    __atomic_fetch_add(hit ? &db_stat_keyspace_hits : &db_stat_keyspace_misses, 1, __ATOMIC_RELAXED);
+}
+
 dbentry *db_lookup(gdb *db, const char *k, size_t n) {
     dbentry *e = lookup_uncounted(db, k, n);
-    if (count_lookups) __atomic_fetch_add(e ? &db_stat_keyspace_hits : &db_stat_keyspace_misses, 1, __ATOMIC_RELAXED);
+    if (count_lookups) db_count_read(e != NULL);
+    return e;
+}
+
+dbentry *db_lookup_read(gdb *db, const char *k, size_t n) {
+    dbentry *e = lookup_uncounted(db, k, n);
+    db_count_read(e != NULL);
     return e;
 }
 

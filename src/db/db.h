@@ -76,8 +76,15 @@ void db_freeze_time(void);
 void db_unfreeze_time(void);
 
 /* Key access. lookup applies lazy expiry and refreshes the access clock;
- * lookup_raw does neither (for TTL-agnostic internal use). */
+ * lookup_raw does neither (for TTL-agnostic internal use). lookup_read is
+ * Redis's lookupKeyRead: it counts a keyspace hit or miss whatever the
+ * command, for the keys a write command reads (GETDEL's key, SINTERSTORE's
+ * sources); lookup counts only under a read-only command. */
 dbentry *db_lookup(gdb *db, const char *k, size_t n);
+dbentry *db_lookup_read(gdb *db, const char *k, size_t n);
+/* Counts one read lookup answered without db_lookup_read: a key named twice
+ * and looked up once, OBJECT's untouched lookup. */
+void db_count_read(int hit);
 dbentry *db_lookup_raw(gdb *db, const char *k, size_t n);
 int db_key_exists(gdb *db, const char *k, size_t n);
 /* Add an absent key; the caller sets e->val before releasing the shard. */
@@ -109,7 +116,8 @@ size_t db_active_expire_cycle(long long budget_us);
 void db_rehash_cycle(void);
 extern volatile int db_active_expire_enabled;
 /* keyspace_hits / keyspace_misses: db_lookup counts them while the calling
- * thread runs a read-only command (Redis counts read lookups only). */
+ * thread runs a read-only command, db_lookup_read always (Redis counts read
+ * lookups only). */
 void db_count_lookups(int on);
 extern uint64_t db_stat_keyspace_hits, db_stat_keyspace_misses;
 extern uint64_t db_stat_expired_keys;

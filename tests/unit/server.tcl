@@ -502,6 +502,52 @@ start_server {tags {server}} {
         assert_equal 1 [s keyspace_misses]
     }
 
+    # Redis counts read lookups (lookupKeyRead), also those of write
+    # commands that read a key; write lookups (APPEND, INCR, ZPOPMIN, the
+    # STORE forms' destination) count nothing. Figures taken from Redis 7.0.
+    test {Keyspace hits and misses of write commands that read keys} {
+        foreach {cmd hits misses} {
+            {getdel s} 1 0
+            {getdel nokey} 0 1
+            {getex s persist} 1 0
+            {getset nokey x} 0 1
+            {set s x get} 1 0
+            {set s x} 0 0
+            {append s x} 0 0
+            {incr n} 0 0
+            {copy s s3} 1 0
+            {copy nokey s3} 0 1
+            {sinterstore d st st2} 2 0
+            {sunionstore d st nokey} 1 1
+            {sinter st st} 2 0
+            {zunionstore d 2 z nokey} 1 1
+            {zrangestore d z 0 -1} 1 0
+            {zpopmin z} 0 0
+            {bitop and d bits nokey} 1 1
+            {bitfield bits get u8 0} 1 0
+            {bitfield bits get u8 0 set u8 0 1} 0 0
+            {sort l alpha store d} 1 0
+            {sort l by w_* get h_*} 2 3
+            {object encoding s} 1 0
+            {object encoding nokey} 0 1
+            {lpush l x} 0 0
+            {exists s s nokey} 2 1
+        } {
+            r flushall
+            r set s v
+            r set n 5
+            r set bits ab
+            r rpush l a b
+            r set w_a 1
+            r sadd st a b
+            r sadd st2 b
+            r zadd z 1 a 2 b
+            r config resetstat
+            catch {r {*}$cmd}
+            assert_equal [list $hits $misses] [list [s keyspace_hits] [s keyspace_misses]] $cmd
+        }
+    }
+
     test {INFO commandstats} {
         r config resetstat
         r set a b
