@@ -16,6 +16,9 @@
 #include "cmd/families.h"
 #include "cmd/reply.h"
 #include "ds/strutil.h"
+#include "db/strval.h"
+#include "persist/persist.h"
+#include "persist/rdb.h"
 
 static void delGeneric(client *c, const char *event) {
     gdb *db = cmd_db(c);
@@ -347,12 +350,107 @@ static void swapdbCommand(client *c) {
     reply_ok(c);
 }
 
+/* DUMP key: the value in Redis's DUMP payload layout (persist/rdb.h), so
+ * a Redis 7.0 server can RESTORE it and the other way round. */
 static void dumpCommand(client *c) {
-    reply_error(c, "ERR DUMP is not supported yet by Goblin (it arrives with RDB serialization)");
+    dbentry *e = db_lookup_read(cmd_db(c), c->argv[1].p, c->argv[1].n);
+    if (!e) {
+        reply_null(c);
+        return;
+    }
+    unsigned char *p;
+    size_t n;
+    int rc = rdb_dump_value(&e->val, persist_compress(), &p, &n);
+    if (rc != RDB_OK) {
+        const char *io = rc == RDB_ERR_IO ? strval_io_error() : NULL;
+        reply_error(c, io ? io : "ERR out of memory");
+        return;
+    }
+    reply_bulk(c, (const char *)p, n);
+    free(p);
 }
 
+/* RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], in
+ * Redis 7.0's order of checks: options, BUSYKEY, TTL, payload. A refused
+ * RESTORE changes nothing; a TTL already past only deletes (with REPLACE). */
 static void restoreCommand(client *c) {
-    reply_error(c, "ERR RESTORE is not supported yet by Goblin (it arrives with RDB serialization)");
+    int replace = 0, absttl = 0;
+    long long idle = -1, freq = -1, ttl;
+    for (int j = 4; j < c->argc; j++) {
+        int more = c->argc - j - 1;
+        if (arg_is(&c->argv[j], "replace")) {
+            replace = 1;
+        } else if (arg_is(&c->argv[j], "absttl")) {
+            absttl = 1;
+        } else if (arg_is(&c->argv[j], "idletime") && more >= 1 && freq == -1) {
+            if (!str_to_ll(c->argv[j + 1].p, c->argv[j + 1].n, &idle)) {
+                reply_err_not_int(c);
+                return;
+            }
+            if (idle < 0) {
+                reply_error(c, "ERR Invalid IDLETIME value, must be >= 0");
+                return;
+            }
+            j++;
+        } else if (arg_is(&c->argv[j], "freq") && more >= 1 && idle == -1) {
+            if (!str_to_ll(c->argv[j + 1].p, c->argv[j + 1].n, &freq)) {
+                reply_err_not_int(c);
+                return;
+            }
+            if (freq < 0 || freq > 255) {
+                reply_error(c, "ERR Invalid FREQ value, must be >= 0 and <= 255");
+                return;
+            }
+            j++;
+        } else {
+            reply_err_syntax(c);
+            return;
+        }
+    }
+    gdb *db = cmd_db(c);
+    const garg *key = &c->argv[1];
+    dbentry *old = db_lookup(db, key->p, key->n);
+    if (old && !replace) {
+        reply_error(c, "BUSYKEY Target key name already exists.");
+        return;
+    }
+    if (!str_to_ll(c->argv[2].p, c->argv[2].n, &ttl)) {
+        reply_err_not_int(c);
+        return;
+    }
+    if (ttl < 0) {
+        reply_error(c, "ERR Invalid TTL value, must be >= 0");
+        return;
+    }
+    gobj v;
+    char err[256];
+    int rc = rdb_restore_value((const unsigned char *)c->argv[3].p, c->argv[3].n, &v, err, sizeof(err));
+    if (rc != RDB_OK) {
+        reply_error(c, rc == RDB_ERR_CHECKSUM || rc == RDB_ERR_VERSION ? "ERR DUMP payload version or checksum are wrong"
+                       : rc == RDB_ERR_NOMEM                        ? "ERR out of memory"
+                                                                     : "ERR Bad data format");
+        return;
+    }
+    if (old) db_delete_entry(db, old);
+    if (ttl && !absttl) ttl = ttl > LLONG_MAX - db_now_ms() ? LLONG_MAX : ttl + db_now_ms();
+    if (ttl && ttl <= db_now_ms()) {
+        obj_free(&v);
+        if (old) {
+            cmd_key_modified(c, db, key->p, key->n);
+            cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
+        }
+        reply_ok(c);
+        return;
+    }
+    obj_init_access(&v);
+    obj_set_access(&v, idle, (int)freq);
+    dbentry *ne = db_add(db, key->p, key->n);
+    ne->val = v;
+    if (ttl) db_set_expire(db, ne, ttl);
+    block_signal_key(db, key->p, key->n);
+    cmd_key_modified(c, db, key->p, key->n);
+    cmd_notify(c, NOTIFY_GENERIC, "restore", db, key->p, key->n);
+    reply_ok(c);
 }
 
 /* ---- expiry ---- */
@@ -483,8 +581,8 @@ const cmd_handler keys_handlers[] = {
     {"move", moveCommand, CMD_LOCK_ALL},
     {"copy", copyCommand, CMD_LOCK_ALL},
     {"swapdb", swapdbCommand, CMD_LOCK_ALL},
-    {"dump", dumpCommand, CMD_LOCK_NONE},
-    {"restore", restoreCommand, CMD_LOCK_NONE},
+    {"dump", dumpCommand, CMD_LOCK_KEYS},
+    {"restore", restoreCommand, CMD_LOCK_KEYS},
     {"expire", expireCommand, CMD_LOCK_KEYS},
     {"pexpire", pexpireCommand, CMD_LOCK_KEYS},
     {"expireat", expireatCommand, CMD_LOCK_KEYS},

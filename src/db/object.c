@@ -86,6 +86,15 @@ void obj_init_access(gobj *o) {
     o->lru = obj_lfu_mode() ? (lfu_minutes() << 8) | LFU_INIT_VAL : obj_clock();
 }
 
+void obj_set_access(gobj *o, long long idle_s, int freq) {
+    if (obj_lfu_mode()) {
+        if (freq >= 0) o->lru = (lfu_minutes() << 8) | (unsigned)(freq & 255);
+    } else if (idle_s >= 0) {
+        uint32_t now = obj_clock();
+        o->lru = (unsigned long long)idle_s >= now ? 0 : now - (uint32_t)idle_s;
+    }
+}
+
 void obj_touch(gobj *o) {
     if (!obj_lfu_mode()) {
         o->lru = obj_clock();

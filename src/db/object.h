@@ -50,6 +50,9 @@ void obj_set_lfu_mode(int on);
 int obj_lfu_mode(void);
 void obj_init_access(gobj *o);
 void obj_touch(gobj *o);
+/* RESTORE's IDLETIME / FREQ (-1: not given), as Redis's objectSetLRUOrLFU:
+ * each applies only under its own kind of policy. */
+void obj_set_access(gobj *o, long long idle_s, int freq);
 /* LFU counter after decay (OBJECT FREQ). */
 unsigned obj_lfu_freq(const gobj *o);
 #endif

@@ -103,9 +103,11 @@ static int config_is_yes(const char *name, int dflt) {
     return yes;
 }
 
+int persist_compress(void) { return config_is_yes("rdbcompression", 1); }
+
 static void fill_save_opts(rdb_save_opts *o) {
     memset(o, 0, sizeof(*o));
-    o->compress = config_is_yes("rdbcompression", 1);
+    o->compress = persist_compress();
     o->used_mem = server_used_memory();
 }
 

@@ -22,6 +22,8 @@
 #include "cmd/admin_family.h"
 #include "persist/rdb_format.h"
 
+/* rdbcompression as configured now (SAVE's and DUMP's LZF strings). */
+int persist_compress(void);
 void persist_start(void);
 void persist_stop(void);            /* also kills a running BGSAVE child */
 

@@ -84,4 +84,12 @@ void rdb_load_commit(rdb_loaded *ld);
 /* Free the datasets held by ld (call without the keyspace lock). */
 void rdb_load_discard(rdb_loaded *ld);
 
+/* DUMP / RESTORE payloads (one value, Redis's layout: type byte, body,
+ * 2-byte RDB version, CRC-64). dump: *out is malloc'd. restore: verifies
+ * version (at most the one written, as Redis 7.0) and checksum
+ * (RDB_ERR_CHECKSUM when wrong), then loads the value with the file
+ * loader's checks; o is the new value, zeroed on error. The caller holds
+ * the key's locks (a string may be read from or written to SSD). */
+int rdb_dump_value(const gobj *v, int compress, unsigned char **out, size_t *outlen);
+int rdb_restore_value(const unsigned char *p, size_t n, gobj *o, char *err, size_t errlen);
 #endif

@@ -40,14 +40,17 @@
 #include "server/server.h"
 
 #define OUT_BUF (1u << 20)
+#define DUMP_BUF (16u << 10)
 #define PLAIN_NODE_MIN ((size_t)1 << 30) /* Redis's packed_threshold default */
 
 volatile long rdb_save_slow_us;
 
 typedef struct rdb_out {
-    int fd;
+    int fd;                    /* -1: into mem (DUMP) */
     unsigned char *buf;
-    size_t len;
+    size_t len, cap;           /* cap: OUT_BUF, or DUMP_BUF into mem */
+    unsigned char *mem;        /* fd -1: the output so far */
+    size_t mlen, mcap;
     uint64_t crc;
     uint64_t flushed;          /* bytes written to fd */
     int err;
@@ -61,8 +64,31 @@ typedef struct rdb_out {
 
 /* ---- raw output ---------------------------------------------------------- */
 
+/* Append to o->mem (DUMP's payload). */
+static void out_memwrite(rdb_out *o, const unsigned char *p, size_t n) {
+    if (o->err) return;
+    if (n > o->mcap - o->mlen) {
+        size_t cap = o->mcap ? o->mcap : 256;
+        while (cap - o->mlen < n) cap *= 2;
+        unsigned char *m = realloc(o->mem, cap);
+        if (!m) {
+            o->err = RDB_ERR_NOMEM;
+            o->errnum = ENOMEM;
+            return;
+        }
+        o->mem = m;
+        o->mcap = cap;
+    }
+    memcpy(o->mem + o->mlen, p, n);
+    o->mlen += n;
+}
+
 static void out_syswrite(rdb_out *o, const unsigned char *p, size_t n) {
     o->crc = crc64_update(o->crc, p, n);
+    if (o->fd < 0) {
+        out_memwrite(o, p, n);
+        return;
+    }
     while (n && !o->err) {
         size_t chunk = n;
         long slow = rdb_save_slow_us;
@@ -88,9 +114,9 @@ static void out_flush(rdb_out *o) {
 
 static void out_bytes(rdb_out *o, const void *p, size_t n) {
     if (o->err) return;
-    if (n > OUT_BUF - o->len) {
+    if (n > o->cap - o->len) {
         out_flush(o);
-        if (n >= OUT_BUF / 2) {
+        if (n >= o->cap / 2) {
             out_syswrite(o, p, n);
             return;
         }
@@ -100,7 +126,7 @@ static void out_bytes(rdb_out *o, const void *p, size_t n) {
 }
 
 static inline void out_byte(rdb_out *o, unsigned char b) {
-    if (o->len == OUT_BUF) out_flush(o);
+    if (o->len == o->cap) out_flush(o);
     o->buf[o->len++] = b;
 }
 
@@ -467,7 +493,8 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
     memset(st, 0, sizeof(*st));
     o.fd = fd;
     o.compress = opt->compress;
-    o.buf = malloc(OUT_BUF);
+    o.cap = OUT_BUF;
+    o.buf = malloc(o.cap);
     o.lzf = opt->compress ? malloc(sizeof(lzf_state)) : NULL;
     lpb_init(&o.lp);
     if (!o.buf || (opt->compress && !o.lzf)) {
@@ -532,6 +559,54 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
     free(o.zbuf);
     lpb_free(&o.lp);
     return rc;
+}
+
+/* DUMP's payload, as Redis's createDumpPayload makes it: the value's type
+ * byte and body, the RDB version (2 bytes, little endian) and the CRC-64
+ * of all that (8 bytes, little endian). */
+int rdb_dump_value(const gobj *v, int compress, unsigned char **out, size_t *outlen) {
+    *out = NULL;
+    *outlen = 0;
+    int t = value_rdb_type(v);
+    if (t < 0) return RDB_ERR_TYPE;
+    rdb_out o;
+    memset(&o, 0, sizeof(o));
+    o.fd = -1;
+    o.compress = compress;
+    o.cap = DUMP_BUF;
+    o.buf = malloc(o.cap);
+    o.lzf = compress ? calloc(1, sizeof(lzf_state)) : NULL;
+    lpb_init(&o.lp);
+    if (!o.buf || (compress && !o.lzf)) {
+        o.err = RDB_ERR_NOMEM;
+    } else {
+        out_byte(&o, (unsigned char)t);
+        switch (v->type) {
+        case OBJ_STRING: save_string(&o, v); break;
+        case OBJ_LIST: save_list(&o, v); break;
+        case OBJ_SET: save_set(&o, v); break;
+        case OBJ_ZSET: save_zset(&o, v); break;
+        case OBJ_HASH: save_hash(&o, v); break;
+        default: break;
+        }
+        unsigned char ver[2] = {RDB_VERSION_WRITTEN & 255, RDB_VERSION_WRITTEN >> 8};
+        out_bytes(&o, ver, 2);
+        out_flush(&o);
+        unsigned char b[8];
+        for (int i = 0; i < 8; i++) b[i] = (unsigned char)(o.crc >> (8 * i));
+        out_memwrite(&o, b, 8);
+    }
+    free(o.buf);
+    free(o.lzf);
+    free(o.zbuf);
+    lpb_free(&o.lp);
+    if (o.err) {
+        free(o.mem);
+        return o.err;
+    }
+    *out = o.mem;
+    *outlen = o.mlen;
+    return RDB_OK;
 }
 
 void rdb_temp_path(char *buf, size_t len, const char *path, long pid) {

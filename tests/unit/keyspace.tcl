@@ -775,3 +775,115 @@ start_server {tags {keyspace concurrency}} {
         $w close
     }
 }
+
+# --- DUMP / RESTORE --------------------------------------------------------------------
+
+start_server {tags {keyspace dump}} {
+    # Every type in each of its encodings: DUMP, RESTORE under a new name,
+    # same value, type and encoding.
+    test {DUMP / RESTORE round trip of every type and encoding} {
+        r flushall
+        r set s:int 12345
+        r set s:emb hello
+        r set s:raw [string repeat "abc" 100]
+        r set s:bin "a\x00b\r\n\xff"
+        r rpush l a 1 b
+        r sadd si 1 2 3
+        r sadd ss a b c
+        r zadd zl 1 a 2.5 b
+        r hset hl f v g 1
+        for {set i 0} {$i < 200} {incr i} {
+            r sadd sh m$i
+            r zadd zs $i m$i
+            r hset hh f$i [string repeat v 80]
+        }
+        foreach k {s:int s:emb s:raw s:bin l si ss zl hl sh zs hh} {
+            set p [r dump $k]
+            assert_equal OK [r restore copy:$k 0 $p]
+            assert_equal [r type $k] [r type copy:$k] $k
+            assert_equal [r object encoding $k] [r object encoding copy:$k] $k
+            # Hash tables iterate in their own order (in Redis too).
+            if {[r object encoding $k] ni {hashtable skiplist}} {
+                assert_equal [r dump $k] [r dump copy:$k] $k
+            }
+            assert_equal -1 [r ttl copy:$k]
+        }
+        assert_equal [r get s:bin] [r get copy:s:bin]
+        assert_equal [r lrange l 0 -1] [r lrange copy:l 0 -1]
+        assert_equal [lsort [r smembers sh]] [lsort [r smembers copy:sh]]
+        assert_equal [r zrange zs 0 -1 withscores] [r zrange copy:zs 0 -1 withscores]
+        assert_equal [lsort [r hgetall hl]] [lsort [r hgetall copy:hl]]
+        assert_equal {} [r dump nokey]
+    }
+
+    test {RESTORE: BUSYKEY, REPLACE, TTL, ABSTTL} {
+        r flushall
+        r set k v
+        set p [r dump k]
+        assert_error {BUSYKEY Target key name already exists.} {r restore k 0 $p}
+        r set k other
+        assert_equal OK [r restore k 5000 $p replace]
+        assert_equal v [r get k]
+        assert_range [r pttl k] 4000 5000
+        set at [expr {[clock milliseconds] + 100000}]
+        assert_equal OK [r restore k2 $at $p absttl]
+        assert_equal $at [r pexpiretime k2]
+        # A TTL already past: nothing is created, a replaced key goes.
+        assert_equal OK [r restore gone 1 $p absttl]
+        assert_equal 0 [r exists gone]
+        assert_equal OK [r restore k 1 $p absttl replace]
+        assert_equal 0 [r exists k]
+    }
+
+    test {RESTORE refusals change nothing} {
+        r flushall
+        r set k v
+        set p [r dump k]
+        assert_error {ERR Invalid TTL value, must be >= 0} {r restore new -1 $p}
+        assert_error {ERR value is not an integer or out of range} {r restore new abc $p}
+        assert_error {ERR DUMP payload version or checksum are wrong} {r restore new 0 "[string range $p 0 end-1]x"}
+        assert_error {ERR DUMP payload version or checksum are wrong} {r restore new 0 short}
+        assert_error {ERR syntax error} {r restore new 0 $p bogus}
+        assert_error {ERR Invalid IDLETIME value, must be >= 0} {r restore new 0 $p idletime -1}
+        assert_error {ERR Invalid FREQ value, must be >= 0 and <= 255} {r restore new 0 $p freq 300}
+        assert_error {ERR syntax error} {r restore new 0 $p idletime 1 freq 1}
+        assert_error {ERR wrong number of arguments for 'restore' command} {r restore new 0}
+        assert_error {ERR wrong number of arguments for 'dump' command} {r dump}
+        assert_equal {k} [r keys *]
+    }
+
+    test {RESTORE IDLETIME and FREQ set the access data of their policy} {
+        r flushall
+        r set k v
+        set p [r dump k]
+        assert_equal OK [r restore idle 0 $p idletime 1000]
+        assert_range [r object idletime idle] 1000 1002
+        r config set maxmemory-policy allkeys-lfu
+        assert_equal OK [r restore hot 0 $p freq 100]
+        assert_equal 100 [r object freq hot]
+        r config set maxmemory-policy noeviction
+    }
+
+    test {RESTORE fires "restore", dirties WATCH and serves a blocked BLPOP} {
+        r flushall
+        r rpush src a b
+        set p [r dump src]
+        r config set notify-keyspace-events KEg
+        set sub [redis_deferring_client]
+        $sub subscribe __keyspace@0__:dst
+        $sub read
+        set w [redis_client]
+        $w watch dst
+        set rd [redis_deferring_client]
+        $rd blpop dst 0
+        wait_for_condition 100 20 {[s blocked_clients] == 1} else {fail "BLPOP not blocked"}
+        assert_equal OK [r restore dst 0 $p]
+        assert_equal {dst a} [$rd read]
+        assert_equal {message __keyspace@0__:dst restore} [$sub read]
+        $w multi
+        $w ping
+        assert_equal {} [$w exec]
+        r config set notify-keyspace-events ""
+        foreach c [list $sub $w $rd] {$c close}
+    }
+}
