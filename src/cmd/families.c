@@ -10,7 +10,7 @@ static const struct {
 } all_families[] = {
     F(connection), F(client), F(keys),  F(string), F(bitops), F(admin), F(info),    F(hash),
     F(zset),       F(list),   F(set),   F(multi),  F(pubsub), F(blocking), F(sort), F(persist), F(meminfo),
-    F(acl),        F(evict),   F(objstore), F(script),
+    F(acl),        F(evict),   F(objstore), F(script), F(hll),
 };
 
 #define NFAMILIES (sizeof(all_families) / sizeof(all_families[0]))

@@ -34,6 +34,7 @@ FAMILY(acl)         /* cmd/acl.c: ACL users, AUTH checks */
 FAMILY(evict)       /* cmd/evict.c: maxmemory eviction */
 FAMILY(objstore)    /* cmd/numa_info.c: INFO lines of the object store */
 FAMILY(script)      /* cmd/script.c: Lua scripting (EVAL, SCRIPT) */
+FAMILY(hll)         /* cmd/t_hll.c: HyperLogLog (PFADD, PFCOUNT, PFMERGE) */
 #undef FAMILY
 
 void families_register(void);
