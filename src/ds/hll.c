@@ -204,7 +204,10 @@ int hll_to_dense(hll *h) {
             idx += run;
             continue;
         }
-        if (idx + run > HLL_REGISTERS) break;
+        if (idx + run > HLL_REGISTERS) {
+            idx = -1; /* a VAL past the last register: invalid (Redis 7.0.15) */
+            break;
+        }
         while (run--) hll_dense_put(d + HLL_HDR_SIZE, idx++, val);
     }
     if (idx != HLL_REGISTERS) {
@@ -362,7 +365,7 @@ int hll_merge_regs(uint8_t *max, const unsigned char *v, size_t len) {
             i += run;
             continue;
         }
-        if (i + run > HLL_REGISTERS) break;
+        if (i + run > HLL_REGISTERS) return HLL_ERR_INVALID; /* VAL past the end */
         for (; run; run--, i++)
             if (val > max[i]) max[i] = (uint8_t)val;
     }
