@@ -76,6 +76,7 @@ static dbentry *hll_store(client *c, gdb *db, dbentry *e, const garg *key, const
         reply_read_failed(c);
         return NULL;
     }
+    nv.enc = ENC_RAW; /* Redis builds HLLs as raw strings, whatever their size */
     if (e) {
         db_replace_value(e, &nv);
         return e;
@@ -89,6 +90,12 @@ static dbentry *hll_store(client *c, gdb *db, dbentry *e, const garg *key, const
     nv.lru = e->val.lru;
     e->val = nv;
     return e;
+}
+
+/* Redis writes an HLL only after making its value a private raw string
+ * (dbUnshareStringValue), so OBJECT ENCODING says "raw" from then on. */
+static void hll_unshare(dbentry *e) {
+    if (e && e->val.enc == ENC_EMBSTR) e->val.enc = ENC_RAW;
 }
 
 /* A change Redis counts in server.dirty without signalling the key. */
@@ -105,6 +112,7 @@ static void pfaddCommand(client *c) {
     hll h;
     long long updated = 0;
     if (hll_lookup(c, db, key, 0, &e, &p, &len) != 0) return;
+    hll_unshare(e);
     if (e ? hll_load(&h, p, len) : hll_init_empty(&h)) {
         reply_error(c, err_oom);
         return;
@@ -169,6 +177,7 @@ static void pfcountCommand(client *c) {
         reply_int(c, 0);
         return;
     }
+    hll_unshare(e);
     uint64_t card;
     if (!hll_cache_get(p, &card)) {
         int invalid = 0;
@@ -216,6 +225,7 @@ static void pfmergeCommand(client *c) {
         }
     }
     if (hll_lookup(c, db, key, 0, &e, &p, &len) != 0) goto out;
+    hll_unshare(e);
     if (e ? hll_load(&h, p, len) : hll_init_empty(&h)) {
         reply_error(c, err_oom);
         goto out;
@@ -295,6 +305,7 @@ static void pfdebugCommand(client *c) {
         reply_error(c, "ERR The specified key does not exist");
         return;
     }
+    hll_unshare(e);
     if (arg_is(sub, "getreg")) {
         if (pfdebug_todense(c, db, e, p, len) < 0) return;
         static _Thread_local char tmp[STRUTIL_LLSTR];

@@ -86,6 +86,11 @@ def g_get(ctx):
     return Cmd(b"GET", ctx.key())
 
 
+def g_encoding(ctx):
+    """OBJECT ENCODING: Redis makes every HLL it writes a raw string."""
+    return Cmd(b"OBJECT", b"ENCODING", ctx.key())
+
+
 def g_pfdebug(ctx):
     sub = ctx.choice((b"ENCODING", b"DECODE", b"TODENSE", b"GETREG", b"encoding", b"decode", b"nosuch"))
     k = ctx.key()
@@ -161,6 +166,7 @@ GENERATORS = [
     (6, g_pfmerge),
     (6, g_get),
     (4, g_pfdebug),
+    (2, g_encoding),
     (6, g_fresh),
     (2, g_set_damaged),
     (1, g_other_type),
