@@ -126,7 +126,10 @@ static void pfaddCommand(client *c) {
     }
     if (rc < 0) {
         /* Redis edits in place: what changed before the bad spot stays. */
-        if (updated && rc == HLL_ERR_INVALID) hll_store(c, db, e, key, &h);
+        if (updated && rc == HLL_ERR_INVALID && !hll_store(c, db, e, key, &h)) {
+            hll_free(&h);
+            return;
+        }
         reply_error(c, rc == HLL_ERR_INVALID ? err_invalid : err_oom);
         hll_free(&h);
         return;
