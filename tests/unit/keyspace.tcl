@@ -860,7 +860,9 @@ start_server {tags {keyspace dump}} {
         assert_range [r object idletime idle] 1000 1002
         r config set maxmemory-policy allkeys-lfu
         assert_equal OK [r restore hot 0 $p freq 100]
-        assert_equal 100 [r object freq hot]
+        # 99 when a minute boundary passes in between (the counter decays
+        # by one per minute).
+        assert_range [r object freq hot] 99 100
         r config set maxmemory-policy noeviction
     }
 
