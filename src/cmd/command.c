@@ -297,6 +297,7 @@ static void unlock_for(client *c, int mode, uint64_t mask) {
 
 void cmd_call(client *c, const cmd_def *cmd) {
     int mode;
+    int retry = block_retrying(c);
     __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
     c->cmd_failed = 0;
     if (client_flags_peek(c) & CLIENT_IN_EXEC) {
@@ -320,10 +321,14 @@ void cmd_call(client *c, const cmd_def *cmd) {
     db_unfreeze_time();
     long long dur = now_us() - t0;
     cmd_def *d = (cmd_def *)cmd;
-    __atomic_fetch_add(&d->calls, 1, __ATOMIC_RELAXED);
+    /* A blocked command is one call, as in Redis: its re-runs when a key
+     * it waits for changes add their time, not calls. */
+    if (!retry) {
+        __atomic_fetch_add(&d->calls, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&cmd_stat_numcommands, 1, __ATOMIC_RELAXED);
+    }
     __atomic_fetch_add(&d->usec, (uint64_t)dur, __ATOMIC_RELAXED);
     if (c->cmd_failed) __atomic_fetch_add(&d->failed, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&cmd_stat_numcommands, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&c->last, cmd, __ATOMIC_RELAXED);
     c->commands_processed++;
     if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);

@@ -820,6 +820,18 @@ start_server [list tags {list} args $::list_server_args] {
         $rd close
     }
 
+    test {A blocked BLPOP served after other pushes counts one call} {
+        r del bl
+        r config resetstat
+        set rd [blocked_client blpop bl 0]
+        r rpush other x
+        r rpush bl a
+        assert_equal {bl a} [$rd read]
+        $rd close
+        assert_match {*cmdstat_blpop:calls=1,*} [r info commandstats]
+        r del other
+    }
+
     test {BLPOP with timeout 0 blocks until served} {
         r del bl
         set rd [blocked_client blpop bl 0]
