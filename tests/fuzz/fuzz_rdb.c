@@ -3,7 +3,7 @@
  * The input is written to a memfd and loaded with rdb_load_file() into a
  * detached dataset, exactly as LOAD does, then discarded. Any input must
  * either load or be refused with an error message: never crash, leak or
- * read out of bounds (ASan/UBSan). The value types register their ops once,
+ * read out of bounds (ASan/UBSan). The value types register their ops once
  * as at server start-up. */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,21 +11,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cmd/families.h"
-#include "db/db.h"
+#include "fuzz_server.h"
 #include "persist/rdb.h"
 
-static void setup_once(void) {
-    static int done;
-    if (done) return;
-    done = 1;
-    db_init_all(16);
-    cmd_table_init();
-    families_register();
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    setup_once();
+    fuzz_server_setup();
     int fd = memfd_create("rdb", 0);
     if (fd < 0) return 0;
     size_t off = 0;

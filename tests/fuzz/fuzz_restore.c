@@ -11,20 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/families.h"
-#include "db/db.h"
 #include "db/object.h"
 #include "persist/crc64.h"
+#include "fuzz_server.h"
 #include "persist/rdb.h"
-
-static void setup_once(void) {
-    static int done;
-    if (done) return;
-    done = 1;
-    db_init_all(16);
-    cmd_table_init();
-    families_register();
-}
 
 static unsigned char *with_footer(const uint8_t *data, size_t size, size_t *n) {
     unsigned char *p = malloc(size + 10);
@@ -39,7 +29,7 @@ static unsigned char *with_footer(const uint8_t *data, size_t size, size_t *n) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    setup_once();
+    fuzz_server_setup();
     size_t n;
     unsigned char *p = with_footer(data, size, &n);
     if (!p) return 0;
