@@ -3,7 +3,7 @@
  * The input is written to a memfd and loaded with rdb_load_file() into a
  * detached dataset, exactly as LOAD does, then discarded. Any input must
  * either load or be refused with an error message: never crash, leak or
- * read out of bounds (ASan/UBSan). The value types register their ops once
+ * read out of bounds (ASan/UBSan). The value types register their ops once,
  * as at server start-up. */
 #include <stdint.h>
 #include <stdio.h>
