@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Bounded soak test: many clients, every command family, MULTI/EXEC with
-WATCH, blocking pops, Pub/Sub and expiry against one server, then a check of
-the final dataset against a model.
+WATCH, blocking pops, Pub/Sub, expiry and DUMP/RESTORE against one server,
+then a check of the final dataset against a model.
 
     python3 tests/soak/soak.py [--server build-release/goblin-core]
         [--cores 2] [--clients 120] [--duration 150] [--port N] [--seed S]
@@ -318,6 +318,35 @@ class Worker(threading.Thread):
         else:
             self.model.pop(key, None)
 
+    def op_dump(self):
+        """DUMP one of the own keys and RESTORE it over this worker's copy
+        key: the copy reads back as the model says."""
+        keys = sorted(k for k in self.model if k not in self.expiring and not k.endswith(":copy"))
+        if not keys:
+            return
+        key = self.rng.choice(keys)
+        typ, val = self.model[key]
+        payload = self.call("DUMP", key)
+        if not isinstance(payload, bytes):
+            self.res.fail("w%d DUMP %s: %r" % (self.wid, key, payload))
+            return
+        dst = self.k("copy")
+        self.expect(self.call("RESTORE", dst, 0, payload, "REPLACE"), "OK", "RESTORE")
+        if typ == "string":
+            got, want = self.call("GET", dst), val
+        elif typ == "hash":
+            r = self.call("HGETALL", dst)
+            got, want = dict(zip(r[0::2], r[1::2])), dict(val)
+        elif typ == "list":
+            got, want = self.call("LRANGE", dst, 0, -1), list(val)
+        elif typ == "set":
+            got, want = set(self.call("SMEMBERS", dst)), set(val)
+        else:
+            got, want = self.call("ZRANGE", dst, 0, -1, "WITHSCORES"), zset_flat(val)
+            val = dict(val)
+        self.expect(got, want, "RESTOREd copy of " + key)
+        self.model[dst] = (typ, want if typ != "zset" else val)
+
     def op_expire(self):
         """Short TTLs on throw-away keys; long TTLs on kept keys."""
         if self.rng.random() < 0.5:
@@ -408,7 +437,7 @@ class Worker(threading.Thread):
     def run(self):
         ops = [(self.op_string, 20), (self.op_hash, 12), (self.op_list, 12), (self.op_set, 10),
                (self.op_zset, 10), (self.op_expire, 6), (self.op_multi, 6), (self.op_shared_counter, 8),
-               (self.op_bank, 5), (self.op_queue, 6), (self.op_publish, 5)]
+               (self.op_bank, 5), (self.op_queue, 6), (self.op_publish, 5), (self.op_dump, 4)]
         table = [f for f, w in ops for _ in range(w)]
         try:
             self.c = Conn(self.port)
