@@ -110,6 +110,18 @@ proc info_field {r name} {
 set ::objstore_ssd [file join [pwd] tests tmp objstore-ssd2-[pid]]
 file delete -force $::objstore_ssd
 start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64K --io-chunk 16K --ssd-dir $::objstore_ssd]] {
+    test "objstore ssd: DUMP and RESTORE of values with tails on SSD" {
+        foreach {n seed} {20000 21 1000003 22 3000000 23} {
+            set v [objstore_val $n $seed]
+            r set d:$n $v
+            set p [r dump d:$n]
+            assert_equal OK [r restore copy:$n 0 $p replace]
+            assert_equal $v [r get copy:$n]
+            assert_equal [r dump d:$n] [r dump copy:$n]
+            r del d:$n copy:$n
+        }
+    }
+
     test "objstore ssd: GET streams the tail and pipelined replies keep their order" {
         set a [objstore_val 1000003 3]
         set b [objstore_val 300001 4]
