@@ -27,19 +27,9 @@ static const char err_oom[] = "OOM command not allowed when used memory > 'maxme
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static void got_size(void *arg, const char *name, const char *value) {
-    (void)name;
-    long long v;
-    if (config_parse_size(value, &v) == 0 && v >= 0) *(long long *)arg = v;
-}
-
 /* hll-sparse-max-bytes (a CONFIG SET takes the keyspace write lock, so it
  * cannot change under a running command). */
-static size_t sparse_max_bytes(void) {
-    long long v = HLL_SPARSE_DEFAULT_MAX_BYTES;
-    config_get("hll-sparse-max-bytes", got_size, &v);
-    return (size_t)v;
-}
+static size_t sparse_max_bytes(void) { return (size_t)cfg.hll_sparse_max_bytes; }
 
 static void reply_read_failed(client *c) { reply_error(c, strval_io_error() ? strval_io_error() : err_oom); }
 

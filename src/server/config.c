@@ -162,7 +162,7 @@ static config_entry table[] = {
     {"lfu-decay-time", NULL, T_STRING, F_PASSTHRU, &pt_values[28], "1", 0, 0, NULL, NULL},
     {"stream-node-max-bytes", NULL, T_STRING, F_PASSTHRU, &pt_values[29], "4096", 0, 0, NULL, NULL},
     {"stream-node-max-entries", NULL, T_STRING, F_PASSTHRU, &pt_values[30], "100", 0, 0, NULL, NULL},
-    {"hll-sparse-max-bytes", NULL, T_STRING, F_PASSTHRU, &pt_values[31], "3000", 0, 0, NULL, NULL},
+    {"hll-sparse-max-bytes", NULL, T_SIZE, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
     {"syslog-enabled", NULL, T_STRING, F_PASSTHRU, &pt_values[32], "no", 0, 0, NULL, NULL},
     {"enable-debug-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, &pt_values[33], "no", 0, 0, NULL, NULL},
     {"appenddirname", NULL, T_STRING, F_PASSTHRU, &pt_values[34], "appendonlydir", 0, 0, NULL, NULL},
@@ -312,7 +312,8 @@ static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
         return 0;
     case T_SIZE:
     case T_GSIZE:
-        if (parse_size(v, &n, e->type == T_GSIZE) != 0) {
+        /* A negative size is no memory value (Redis's memtoull). */
+        if (v[0] == '-' || parse_size(v, &n, e->type == T_GSIZE) != 0) {
             snprintf(err, errlen, "argument must be a memory value");
             return -1;
         }

@@ -207,6 +207,14 @@ start_server {tags {hll}} {
 
     # --- promotion --------------------------------------------------------------
 
+    test {hll-sparse-max-bytes is a memory value} {
+        assert_error {*argument must be a memory value*} {r config set hll-sparse-max-bytes abc}
+        assert_error {*argument must be a memory value*} {r config set hll-sparse-max-bytes -1}
+        assert_equal OK [r config set hll-sparse-max-bytes 3kb]
+        assert_equal {hll-sparse-max-bytes 3072} [r config get hll-sparse-max-bytes]
+        r config set hll-sparse-max-bytes 3000
+    }
+
     test {Sparse turns dense past hll-sparse-max-bytes} {
         r config set hll-sparse-max-bytes 30
         r del h
