@@ -138,6 +138,33 @@ static void pfaddCommand(client *c) {
     reply_int(c, updated ? 1 : 0);
 }
 
+/* The register-wise maximum of the HLLs at argv[1..] (missing keys add
+ * nothing), malloc'd; NULL after replying an error. *dense (if given) is
+ * set when one of them is dense. */
+static uint8_t *union_regs(client *c, gdb *db, int *dense) {
+    uint8_t *max = calloc(1, HLL_REGISTERS);
+    if (!max) {
+        reply_error(c, err_oom);
+        return NULL;
+    }
+    for (int j = 1; j < c->argc; j++) {
+        dbentry *e;
+        const unsigned char *p;
+        size_t len;
+        if (hll_lookup(c, db, &c->argv[j], 1, &e, &p, &len) != 0) goto fail;
+        if (!e) continue;
+        if (dense && hll_encoding(p) == HLL_DENSE) *dense = 1;
+        if (hll_merge_regs(max, p, len) != 0) {
+            reply_error(c, err_invalid);
+            goto fail;
+        }
+    }
+    return max;
+fail:
+    free(max);
+    return NULL;
+}
+
 /* ---- PFCOUNT key [key ...] --------------------------------------------------- */
 
 static void pfcountCommand(client *c) {
@@ -147,21 +174,8 @@ static void pfcountCommand(client *c) {
     size_t len;
     if (c->argc > 2) {
         /* The union's registers, counted without writing anything. */
-        uint8_t *max = calloc(1, HLL_REGISTERS);
-        if (!max) {
-            reply_error(c, err_oom);
-            return;
-        }
-        for (int j = 1; j < c->argc; j++) {
-            if (hll_lookup(c, db, &c->argv[j], 1, &e, &p, &len) != 0) goto out;
-            if (!e) continue;
-            if (hll_merge_regs(max, p, len) != 0) {
-                reply_error(c, err_invalid);
-                goto out;
-            }
-        }
-        reply_int(c, (long long)hll_count_regs(max));
-    out:
+        uint8_t *max = union_regs(c, db, NULL);
+        if (max) reply_int(c, (long long)hll_count_regs(max));
         free(max);
         return;
     }
@@ -202,21 +216,9 @@ static void pfmergeCommand(client *c) {
     size_t len;
     int use_dense = 0;
     hll h = {0};
-    uint8_t *max = calloc(1, HLL_REGISTERS);
-    if (!max) {
-        reply_error(c, err_oom);
-        return;
-    }
     /* The destination is a source too. */
-    for (int j = 1; j < c->argc; j++) {
-        if (hll_lookup(c, db, &c->argv[j], 1, &e, &p, &len) != 0) goto out;
-        if (!e) continue;
-        if (hll_encoding(p) == HLL_DENSE) use_dense = 1;
-        if (hll_merge_regs(max, p, len) != 0) {
-            reply_error(c, err_invalid);
-            goto out;
-        }
-    }
+    uint8_t *max = union_regs(c, db, &use_dense);
+    if (!max) return;
     if (hll_lookup(c, db, key, 0, &e, &p, &len) != 0) goto out;
     hll_unshare(e);
     if (e ? hll_load(&h, p, len) : hll_init_empty(&h)) {

@@ -376,6 +376,30 @@ proc redis_client {args} {
     return $c
 }
 
+# A deferring client subscribed to the patterns and to a marker channel;
+# events_until_marker publishes on the marker and returns every
+# {channel payload} pair the client got before it (so every event sent
+# earlier has been seen).
+proc event_subscriber {marker args} {
+    set c [redis_deferring_client]
+    $c psubscribe {*}$args
+    foreach p $args {$c read}
+    $c subscribe $marker
+    $c read
+    return $c
+}
+
+proc events_until_marker {c marker} {
+    r publish $marker end
+    set out {}
+    while 1 {
+        set m [$c read]
+        if {[lindex $m 0] eq "message" && [lindex $m 1] eq $marker} break
+        lappend out [list [lindex $m 2] [lindex $m 3]]
+    }
+    return $out
+}
+
 proc redis_deferring_client {args} {
     redis_client -defer 1 {*}$args
 }

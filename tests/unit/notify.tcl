@@ -9,29 +9,10 @@ if {[is_goblin]} {
     set ::notify_server_args {}
 }
 
-# A subscriber to every keyspace and keyevent channel of db 0, plus a marker
-# channel used to know that every earlier event has been delivered.
-proc nt_subscriber {} {
-    set c [redis_deferring_client]
-    $c psubscribe __keyspace@0__:* __keyevent@0__:*
-    $c read
-    $c read
-    $c subscribe nt-marker
-    $c read
-    return $c
-}
-
-# Every frame received before the marker, as {channel payload} pairs.
-proc nt_collect {c} {
-    r publish nt-marker end
-    set out {}
-    while 1 {
-        set m [$c read]
-        if {[lindex $m 0] eq "message" && [lindex $m 1] eq "nt-marker"} break
-        lappend out [list [lindex $m 2] [lindex $m 3]]
-    }
-    return $out
-}
+# A subscriber to every keyspace and keyevent channel of db 0, and what it
+# got (tests/helpers/server.tcl: event_subscriber, events_until_marker).
+proc nt_subscriber {} { event_subscriber nt-marker __keyspace@0__:* __keyevent@0__:* }
+proc nt_collect {c} { events_until_marker $c nt-marker }
 
 start_server [list tags {notify} args $::notify_server_args] {
 

@@ -15,25 +15,8 @@ set STALE "\x00\x00\x00\x00\x00\x00\x00\x80"
 set ABCD "[hll_header 1 $STALE]\x5c\x7b\x80\x44\x76\x80\x50\xb1\x84\x4b\xfb\x80\x42\x5a"
 
 # A subscriber to the key events of db 0 and a marker channel.
-proc hll_subscriber {} {
-    set c [redis_deferring_client]
-    $c psubscribe __keyevent@0__:*
-    $c read
-    $c subscribe hll-marker
-    $c read
-    return $c
-}
-
-proc hll_events {c} {
-    r publish hll-marker end
-    set out {}
-    while 1 {
-        set m [$c read]
-        if {[lindex $m 0] eq "message" && [lindex $m 1] eq "hll-marker"} break
-        lappend out [list [lindex $m 2] [lindex $m 3]]
-    }
-    return $out
-}
+proc hll_subscriber {} { event_subscriber hll-marker __keyevent@0__:* }
+proc hll_events {c} { events_until_marker $c hll-marker }
 
 proc hll_seq {from to} {
     set l {}
