@@ -103,6 +103,26 @@ static void pfaddCommand(client *c) {
     long long updated = 0;
     if (hll_lookup(c, db, key, 0, &e, &p, &len) != 0) return;
     hll_unshare(e);
+    if (e && hll_encoding(p) == HLL_DENSE) {
+        /* Dense registers change in place, as in Redis: no copy of the
+         * 12 KB value per command (the length never changes). */
+        unsigned char *w = (unsigned char *)strval_resize(&e->val, len);
+        if (!w) {
+            reply_read_failed(c);
+            return;
+        }
+        hll d = {w, len, len};
+        for (int j = 2; j < c->argc; j++)
+            if (hll_add(&d, c->argv[j].p, c->argv[j].n, 0) == 1) updated++;
+        if (updated) {
+            hll_cache_invalidate(w);
+            cmd_key_modified(c, db, key->p, key->n);
+            count_dirty((uint64_t)updated - 1);
+            cmd_notify(c, NOTIFY_STRING, "pfadd", db, key->p, key->n);
+        }
+        reply_int(c, updated ? 1 : 0);
+        return;
+    }
     if (e ? hll_load(&h, p, len) : hll_init_empty(&h)) {
         reply_error(c, err_oom);
         return;
