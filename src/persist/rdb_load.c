@@ -1083,8 +1083,7 @@ static int diagnose_checksum(rdb_in *in, uint64_t *stored, uint64_t *computed) {
     if (in->version < 5 || in->fsize < 9 + 9) return 0;
     unsigned char tail[9];
     if (pread(in->fd, tail, 9, (off_t)(in->fsize - 9)) != 9 || tail[0] != RDB_OPCODE_EOF) return 0;
-    uint64_t st = 0;
-    for (int i = 7; i >= 0; i--) st = st << 8 | tail[1 + i];
+    uint64_t st = rd64(tail + 1);
     if (st == 0 || crc_of_file(in->fd, in->fsize - 8, computed, NULL) != 0) return 0;
     *stored = st;
     return st != *computed;
@@ -1272,8 +1271,7 @@ eof:
         }
         const unsigned char *q = in_take(in, 8);
         if (!q) return -1;
-        uint64_t stored = 0;
-        for (int i = 7; i >= 0; i--) stored = stored << 8 | q[i];
+        uint64_t stored = rd64(q);
         if (stored != 0 && stored != computed)
             return in_fail(in, RDB_ERR_CHECKSUM, "bad checksum: the file says %016llx, the data gives %016llx",
                            (unsigned long long)stored, (unsigned long long)computed);
@@ -1300,9 +1298,8 @@ int rdb_restore_value(const unsigned char *p, size_t n, gobj *o, char *err, size
         return RDB_ERR_VERSION;
     }
     const unsigned char *foot = p + n - 10;
-    int ver = foot[0] | (foot[1] << 8);
-    uint64_t stored = 0;
-    for (int i = 0; i < 8; i++) stored |= (uint64_t)foot[2 + i] << (8 * i);
+    int ver = rd16(foot);
+    uint64_t stored = rd64(foot + 2);
     /* Versions up to the one written, as Redis 7.0 (the file loader also
      * reads 11: a 7.2 payload is refused here as 7.0 refuses it). */
     if (ver > RDB_VERSION_WRITTEN || crc64_update(0, p, n - 8) != stored) {

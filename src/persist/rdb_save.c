@@ -112,6 +112,41 @@ static void out_flush(rdb_out *o) {
     o->len = 0;
 }
 
+/* Output to fd (-1: into o->mem) through a buffer of cap bytes; -1 (and
+ * o->err) when out of memory. out_close frees all but o->mem. */
+static int out_open(rdb_out *o, int fd, int compress, size_t cap) {
+    memset(o, 0, sizeof(*o));
+    o->fd = fd;
+    o->compress = compress;
+    o->cap = cap;
+    o->buf = malloc(cap);
+    o->lzf = compress ? calloc(1, sizeof(lzf_state)) : NULL;
+    lpb_init(&o->lp);
+    if (!o->buf || (compress && !o->lzf)) {
+        o->err = RDB_ERR_NOMEM;
+        o->errnum = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+static void out_close(rdb_out *o) {
+    free(o->buf);
+    free(o->lzf);
+    free(o->zbuf);
+    lpb_free(&o->lp);
+}
+
+/* Flush, then the CRC-64 of everything written (little endian), as both
+ * a file and a DUMP payload end. */
+static void out_finish(rdb_out *o) {
+    out_flush(o);
+    if (o->err) return;
+    unsigned char b[8];
+    wr64(b, o->crc);
+    out_syswrite(o, b, 8);
+}
+
 static void out_bytes(rdb_out *o, const void *p, size_t n) {
     if (o->err) return;
     if (n > o->cap - o->len) {
@@ -218,7 +253,7 @@ static void out_double_bin(rdb_out *o, double d) {
     uint64_t u;
     memcpy(&u, &d, 8);
     unsigned char b[8];
-    for (int i = 0; i < 8; i++) b[i] = (unsigned char)(u >> (8 * i));
+    wr64(b, u);
     out_bytes(o, b, 8);
 }
 
@@ -462,19 +497,8 @@ static void save_hash(rdb_out *o, const gobj *v) {
     hash_iter_done(&it);
 }
 
-static void save_entry(rdb_out *o, const dbentry *e) {
-    const gobj *v = &e->val;
-    int t = value_rdb_type(v);
-    if (t < 0) return; /* a key being created (no value yet) */
-    if (e->expire != -1) {
-        unsigned char b[9];
-        uint64_t u = (uint64_t)e->expire;
-        b[0] = RDB_OPCODE_EXPIRETIME_MS;
-        for (int i = 0; i < 8; i++) b[1 + i] = (unsigned char)(u >> (8 * i));
-        out_bytes(o, b, 9);
-    }
-    out_byte(o, (unsigned char)t);
-    out_string(o, e->key, e->klen);
+/* The body of a value (after its type byte), in a file or a DUMP. */
+static void save_value(rdb_out *o, const gobj *v) {
     switch (v->type) {
     case OBJ_STRING: save_string(o, v); break;
     case OBJ_LIST: save_list(o, v); break;
@@ -485,25 +509,31 @@ static void save_entry(rdb_out *o, const dbentry *e) {
     }
 }
 
+static void save_entry(rdb_out *o, const dbentry *e) {
+    const gobj *v = &e->val;
+    int t = value_rdb_type(v);
+    if (t < 0) return; /* a key being created (no value yet) */
+    if (e->expire != -1) {
+        unsigned char b[9];
+        b[0] = RDB_OPCODE_EXPIRETIME_MS;
+        wr64(b + 1, (uint64_t)e->expire);
+        out_bytes(o, b, 9);
+    }
+    out_byte(o, (unsigned char)t);
+    out_string(o, e->key, e->klen);
+    save_value(o, v);
+}
+
 /* ---- the file ---------------------------------------------------------------- */
 
 int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err, size_t errlen) {
     rdb_out o;
-    memset(&o, 0, sizeof(o));
     memset(st, 0, sizeof(*st));
-    o.fd = fd;
-    o.compress = opt->compress;
-    o.cap = OUT_BUF;
-    o.buf = malloc(o.cap);
-    o.lzf = opt->compress ? malloc(sizeof(lzf_state)) : NULL;
-    lpb_init(&o.lp);
-    if (!o.buf || (opt->compress && !o.lzf)) {
-        free(o.buf);
-        free(o.lzf);
+    if (out_open(&o, fd, opt->compress, OUT_BUF) != 0) {
+        out_close(&o);
         snprintf(err, errlen, "out of memory");
         return RDB_ERR_NOMEM;
     }
-    if (o.lzf) memset(o.lzf, 0, sizeof(*o.lzf));
 
     char magic[16];
     snprintf(magic, sizeof(magic), "REDIS%04d", RDB_VERSION_WRITTEN);
@@ -543,21 +573,13 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
         }
     }
     out_byte(&o, RDB_OPCODE_EOF);
-    out_flush(&o);
-    if (!o.err) {
-        unsigned char b[8];
-        for (int i = 0; i < 8; i++) b[i] = (unsigned char)(o.crc >> (8 * i));
-        out_syswrite(&o, b, 8);
-    }
+    out_finish(&o);
     st->keys = keys;
     st->bytes = o.flushed;
     int rc = o.err;
     if (rc == RDB_ERR_NOMEM) snprintf(err, errlen, "out of memory");
     else if (rc) snprintf(err, errlen, "write error: %s", strerror(o.errnum));
-    free(o.buf);
-    free(o.lzf);
-    free(o.zbuf);
-    lpb_free(&o.lp);
+    out_close(&o);
     return rc;
 }
 
@@ -570,36 +592,15 @@ int rdb_dump_value(const gobj *v, int compress, unsigned char **out, size_t *out
     int t = value_rdb_type(v);
     if (t < 0) return RDB_ERR_TYPE;
     rdb_out o;
-    memset(&o, 0, sizeof(o));
-    o.fd = -1;
-    o.compress = compress;
-    o.cap = DUMP_BUF;
-    o.buf = malloc(o.cap);
-    o.lzf = compress ? calloc(1, sizeof(lzf_state)) : NULL;
-    lpb_init(&o.lp);
-    if (!o.buf || (compress && !o.lzf)) {
-        o.err = RDB_ERR_NOMEM;
-    } else {
+    if (out_open(&o, -1, compress, DUMP_BUF) == 0) {
         out_byte(&o, (unsigned char)t);
-        switch (v->type) {
-        case OBJ_STRING: save_string(&o, v); break;
-        case OBJ_LIST: save_list(&o, v); break;
-        case OBJ_SET: save_set(&o, v); break;
-        case OBJ_ZSET: save_zset(&o, v); break;
-        case OBJ_HASH: save_hash(&o, v); break;
-        default: break;
-        }
-        unsigned char ver[2] = {RDB_VERSION_WRITTEN & 255, RDB_VERSION_WRITTEN >> 8};
+        save_value(&o, v);
+        unsigned char ver[2];
+        wr16(ver, RDB_VERSION_WRITTEN);
         out_bytes(&o, ver, 2);
-        out_flush(&o);
-        unsigned char b[8];
-        for (int i = 0; i < 8; i++) b[i] = (unsigned char)(o.crc >> (8 * i));
-        out_memwrite(&o, b, 8);
+        out_finish(&o);
     }
-    free(o.buf);
-    free(o.lzf);
-    free(o.zbuf);
-    lpb_free(&o.lp);
+    out_close(&o);
     if (o.err) {
         free(o.mem);
         return o.err;
