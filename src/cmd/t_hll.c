@@ -4,9 +4,10 @@
  * An HLL is an ordinary string value (TYPE string, GET gives its bytes),
  * laid out as in Redis 7.0 (ds/hll.h), so values move between Goblin and
  * Redis through GET/SET, DUMP/RESTORE and RDB files. A command reads the
- * value's bytes through strval.h, works on a private copy (ds/hll.c) and
- * installs the result as the key's new value, keeping its TTL; PFCOUNT's
- * cache write-back changes 8 bytes in place. As in Redis, a string that
+ * value's bytes through strval.h. A sparse value (whose length changes) is
+ * edited in a private copy (ds/hll.c) installed as the key's new value,
+ * keeping its TTL; a dense value's registers, like PFCOUNT's cache
+ * write-back, change in place in the writable bytes strval_resize gives. As in Redis, a string that
  * does not look like an HLL is refused with a WRONGTYPE error of its own,
  * and a malformed sparse stream with INVALIDOBJ. */
 #include <stdio.h>
@@ -91,6 +92,15 @@ static void hll_unshare(dbentry *e) {
 /* A change Redis counts in server.dirty without signalling the key. */
 static void count_dirty(uint64_t n) { __atomic_fetch_add(&cmd_dirty, n, __ATOMIC_RELAXED); }
 
+/* What a write that changed registers tells: WATCH, one dirty per changed
+ * element (PFMERGE: one), and the "pfadd" event (Redis 7.0 announces a
+ * merge as "pfadd" too). */
+static void hll_changed(client *c, gdb *db, const garg *key, long long changes) {
+    cmd_key_modified(c, db, key->p, key->n);
+    count_dirty((uint64_t)changes - 1);
+    cmd_notify(c, NOTIFY_STRING, "pfadd", db, key->p, key->n);
+}
+
 /* ---- PFADD key [element ...] ------------------------------------------------ */
 
 static void pfaddCommand(client *c) {
@@ -116,9 +126,7 @@ static void pfaddCommand(client *c) {
             if (hll_add(&d, c->argv[j].p, c->argv[j].n, 0) == 1) updated++;
         if (updated) {
             hll_cache_invalidate(w);
-            cmd_key_modified(c, db, key->p, key->n);
-            count_dirty((uint64_t)updated - 1);
-            cmd_notify(c, NOTIFY_STRING, "pfadd", db, key->p, key->n);
+            hll_changed(c, db, key, updated);
         }
         reply_int(c, updated ? 1 : 0);
         return;
@@ -150,9 +158,7 @@ static void pfaddCommand(client *c) {
             hll_free(&h);
             return;
         }
-        cmd_key_modified(c, db, key->p, key->n);
-        count_dirty((uint64_t)updated - 1);
-        cmd_notify(c, NOTIFY_STRING, "pfadd", db, key->p, key->n);
+        hll_changed(c, db, key, updated);
     }
     hll_free(&h);
     reply_int(c, updated ? 1 : 0);
@@ -256,9 +262,7 @@ static void pfmergeCommand(client *c) {
     }
     hll_cache_invalidate(h.p);
     if (!hll_store(c, db, e, key, &h)) goto out;
-    cmd_key_modified(c, db, key->p, key->n);
-    /* Redis 7.0 announces a merge as "pfadd". */
-    cmd_notify(c, NOTIFY_STRING, "pfadd", db, key->p, key->n);
+    hll_changed(c, db, key, 1);
     reply_ok(c);
 out:
     hll_free(&h);

@@ -1,11 +1,13 @@
 /* hll.c -- HyperLogLog values (layout and invariant in hll.h).
  *
- * Every routine works on a private copy of the value (struct hll) or on
- * read-only bytes, never on the store: the command layer copies in and
- * writes back. Sparse updates edit the opcode stream in place, splitting
- * the run that covers the register into at most three opcodes and then
- * joining equal neighbouring VAL runs, in the same order as Redis 7.0, so
- * that a stream of PFADDs leaves the same bytes as Redis would. */
+ * Every routine works on a struct hll or on read-only bytes. The command
+ * layer hands in a private copy of a sparse value (its length changes) and
+ * writes it back; a dense value's updates never reallocate, so its struct
+ * may view the stored bytes themselves. Sparse updates edit the opcode
+ * stream in place, splitting the run that covers the register into at
+ * most three opcodes and then joining equal neighbouring VAL runs, in the
+ * same order as Redis 7.0, so that a stream of PFADDs leaves the same
+ * bytes as Redis would. */
 #include "ds/hll.h"
 
 #include <math.h>

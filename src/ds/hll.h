@@ -48,7 +48,9 @@
 #define HLL_ERR_INVALID (-1)  /* malformed value (Redis: INVALIDOBJ) */
 #define HLL_ERR_NOMEM (-2)
 
-/* A value being worked on: a private malloc'd copy of the string. */
+/* A value being worked on: a malloc'd copy of the string (hll_load,
+ * hll_init_empty; any update may reallocate it), or a view of a dense
+ * value's bytes (dense updates never reallocate; not hll_free'd). */
 typedef struct hll {
     unsigned char *p;
     size_t len, cap;
