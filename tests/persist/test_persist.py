@@ -252,7 +252,7 @@ def dump_restore_between_goblin_and_redis():
     """DUMP every key of the full dataset on one server, RESTORE it on the
     other, both ways: same values, TTLs and encodings."""
     d = tdir("dumprestore")
-    g = goblin(os.path.join(d))
+    g = goblin(d)
     r = redis(tdir("dumprestore_r"))
     dataset.build(g.c)
     want = dataset.snapshot(g.c)
