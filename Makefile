@@ -10,7 +10,7 @@ LIBS    := -levent_core -levent_pthreads -ljemalloc -lnuma -luring -llua5.1 -lm 
 
 SRC_ALL := $(wildcard src/*.c src/*/*.c)
 SRC_LIB := $(filter-out src/main.c,$(SRC_ALL))
-SRC_DSMEM := $(wildcard src/ds/*.c src/mem/*.c)
+SRC_DSMEM := $(wildcard src/util/*.c src/ds/*.c src/mem/*.c) src/persist/packed.c
 UNIT_SRC := $(wildcard tests/c/*.c)
 
 MODES := release debug asan tsan

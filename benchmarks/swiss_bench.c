@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ds/hashfn.h"
+#include "util/hashfn.h"
 #include "ds/swiss.h"
 
 static uint64_t *keys;

@@ -16,13 +16,13 @@
 #include "db/db.h"
 #include "db/strval.h"
 #include "ds/arena.h"
-#include "ds/hashfn.h"
+#include "util/hashfn.h"
 #include "mem/hugetlb.h"
 #include "mem/objstore.h"
 #include "net/net.h"
 #include "persist/persist.h"
-#include "server/config.h"
-#include "server/log.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "server/server.h"
 
 static void *signal_thread(void *arg) {

@@ -46,10 +46,10 @@
 #include "cmd/admin_family.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
-#include "ds/sha256.h"
-#include "ds/strutil.h"
-#include "server/config.h"
-#include "server/log.h"
+#include "util/sha256.h"
+#include "util/strutil.h"
+#include "base/config.h"
+#include "base/log.h"
 
 /* ---- Flags and limits ---------------------------------------------------- */
 

@@ -21,8 +21,8 @@
 #include "cmd/reply.h"
 #include "net/net.h"
 #include "persist/persist.h"
-#include "server/config.h"
-#include "server/log.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "server/server.h"
 
 #ifndef GOBLIN_NO_JEMALLOC

@@ -21,7 +21,7 @@
 
 #include "cmd/admin_family.h"
 #include "cmd/reply.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 
 /* ---- Reading our own RESP3 metadata (trusted input) --------------------- */
 

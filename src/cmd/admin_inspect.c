@@ -17,11 +17,11 @@
 #include "persist/persist.h"
 #include "cmd/reply.h"
 #include "db/strval.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "mem/ssdtail.h"
 #include "net/net.h"
-#include "server/config.h"
-#include "server/log.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "server/server.h"
 
 #ifndef GOBLIN_NO_JEMALLOC

@@ -20,7 +20,7 @@
 #include "cmd/admin_family.h"
 #include "cmd/reply.h"
 #include "cmd/slowlog.h"
-#include "server/config.h"
+#include "base/config.h"
 
 /* ---- SLOWLOG ----------------------------------------------------------- */
 

@@ -17,8 +17,8 @@
 #include "cmd/families.h"
 #include "cmd/reply.h"
 #include "db/strval.h"
-#include "ds/strutil.h"
-#include "server/config.h"
+#include "util/strutil.h"
+#include "base/config.h"
 
 static const char err_offset[] = "ERR bit offset is not an integer or out of range";
 

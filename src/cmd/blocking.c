@@ -22,8 +22,8 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
-#include "ds/hashfn.h"
-#include "ds/strutil.h"
+#include "util/hashfn.h"
+#include "util/strutil.h"
 #include "ds/swiss.h"
 #include "net/net.h"
 

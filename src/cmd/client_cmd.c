@@ -16,9 +16,9 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "net/net.h"
-#include "server/config.h"
+#include "base/config.h"
 
 static pthread_mutex_t monitor_lock = PTHREAD_MUTEX_INITIALIZER;
 static client **monitors;

@@ -25,11 +25,11 @@
 #include "cmd/reply.h"
 #include "cmd/slowlog.h"
 #include "db/strval.h"
-#include "ds/hashfn.h"
-#include "ds/strutil.h"
+#include "util/hashfn.h"
+#include "util/strutil.h"
 #include "ds/swiss.h"
 #include "persist/persist.h"
-#include "server/config.h"
+#include "base/config.h"
 
 typedef struct cmd_meta {
     const char *name, *parent;

@@ -8,7 +8,7 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
-#include "server/config.h"
+#include "base/config.h"
 #include "server/server.h"
 
 static void pingCommand(client *c) {

@@ -38,8 +38,8 @@
 #include "db/db.h"
 #include "db/strval.h"
 #include "mem/objstore.h"
-#include "ds/rand.h"
-#include "server/config.h"
+#include "util/rand.h"
+#include "base/config.h"
 #include "server/server.h"
 
 /* Positions in config.c's maxmemory-policy list. */

@@ -30,7 +30,7 @@
 #include "cmd/families.h"
 #include "cmd/reply.h"
 #include "net/net.h"
-#include "server/config.h"
+#include "base/config.h"
 #include "server/server.h"
 
 #ifndef GOBLIN_NO_JEMALLOC

@@ -15,7 +15,7 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "db/strval.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"

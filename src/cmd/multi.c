@@ -18,7 +18,7 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
-#include "ds/hashfn.h"
+#include "util/hashfn.h"
 #include "ds/swiss.h"
 
 typedef struct mcmd {

@@ -16,11 +16,11 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
-#include "ds/hashfn.h"
-#include "ds/strutil.h"
+#include "util/hashfn.h"
+#include "util/strutil.h"
 #include "ds/swiss.h"
 #include "net/net.h"
-#include "server/config.h"
+#include "base/config.h"
 
 typedef struct chan {
     size_t n;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cmd/command.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 
 static inline int reply_muted(const client *c) {
     return (client_flags_peek(c) & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;

@@ -23,10 +23,10 @@
 #include <strings.h>
 
 #include "cmd/reply.h"
-#include "ds/sha1.h"
-#include "ds/strutil.h"
-#include "server/config.h"
-#include "server/log.h"
+#include "util/sha1.h"
+#include "util/strutil.h"
+#include "base/config.h"
+#include "base/log.h"
 
 static lua_State *L;
 

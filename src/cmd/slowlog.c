@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "cmd/reply.h"
-#include "server/config.h"
+#include "base/config.h"
 
 #define SLOWLOG_MAX_ARGC 32
 #define SLOWLOG_MAX_ARGLEN 128

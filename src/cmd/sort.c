@@ -36,9 +36,9 @@
 #include "ds/hash.h"
 #include "ds/list.h"
 #include "ds/set.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "ds/zset.h"
-#include "server/config.h"
+#include "base/config.h"
 
 /* ---- a byte pool: copies that stay put until the command ends ---- */
 

@@ -30,7 +30,7 @@
 #include "db/strval.h"
 #include "mem/ssdtail.h"
 #include "net/net.h"
-#include "server/log.h"
+#include "base/log.h"
 
 typedef struct vstream {
     client *c;

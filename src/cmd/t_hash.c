@@ -19,9 +19,9 @@
 #include "cmd/families.h"
 #include "cmd/reply.h"
 #include "ds/hash.h"
-#include "ds/rand.h"
-#include "ds/strutil.h"
-#include "server/config.h"
+#include "util/rand.h"
+#include "util/strutil.h"
+#include "base/config.h"
 
 /* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
 

@@ -19,8 +19,8 @@
 #include "cmd/reply.h"
 #include "db/strval.h"
 #include "ds/hll.h"
-#include "ds/strutil.h"
-#include "server/config.h"
+#include "util/strutil.h"
+#include "base/config.h"
 
 static const char err_not_hll[] = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 static const char err_invalid[] = "INVALIDOBJ Corrupted HLL object detected";

@@ -32,8 +32,8 @@
 #include "cmd/families.h"
 #include "cmd/reply.h"
 #include "ds/list.h"
-#include "ds/strutil.h"
-#include "server/config.h"
+#include "util/strutil.h"
+#include "base/config.h"
 
 /* ---- object glue ---- */
 

@@ -27,10 +27,10 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
-#include "ds/rand.h"
+#include "util/rand.h"
 #include "ds/set.h"
-#include "ds/strutil.h"
-#include "server/config.h"
+#include "util/strutil.h"
+#include "base/config.h"
 
 /* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
 

@@ -27,8 +27,8 @@
 #include "cmd/reply.h"
 #include "cmd/stream.h"
 #include "db/strval.h"
-#include "ds/strutil.h"
-#include "server/config.h"
+#include "util/strutil.h"
+#include "base/config.h"
 
 /* Options of SET and GETEX, as Redis's shared parser knows them. */
 enum {

@@ -29,11 +29,11 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/reply.h"
-#include "ds/rand.h"
+#include "util/rand.h"
 #include "ds/set.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "ds/zset.h"
-#include "server/config.h"
+#include "base/config.h"
 
 /* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
 

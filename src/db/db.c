@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ds/hashfn.h"
-#include "ds/rand.h"
+#include "util/hashfn.h"
+#include "util/rand.h"
 
 typedef struct keyref {
     const char *p;

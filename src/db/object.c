@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ds/rand.h"
+#include "util/rand.h"
 #include "strval.h"
 
 static const obj_type_ops *type_ops[5];

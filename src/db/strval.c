@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ds/lzf.h"
-#include "ds/strutil.h"
+#include "util/lzf.h"
+#include "util/strutil.h"
 #include "mem/objstore.h"
 #include "mem/smallobj.h"
 #include "mem/ssdtail.h"

@@ -44,7 +44,7 @@
  * arena totals are sums over blocks; only the active block may be empty, and
  * then its bump offset is 0; the victim is never the active block; entries
  * never move except in arena_compact_step. */
-#include "ds/varint.h"
+#include "util/varint.h"
 #include "ds/arena.h"
 
 #include <assert.h>

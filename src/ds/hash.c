@@ -53,7 +53,7 @@
  * saturated), inside the allocation. Large: the
  * index holds exactly the arena's live entries, one slot each, every field
  * distinct and found by its own hash. */
-#include "ds/varint.h"
+#include "util/varint.h"
 #include "ds/hash.h"
 
 #include <assert.h>
@@ -64,7 +64,7 @@
 #include <string.h>
 
 #include "ds/arena.h"
-#include "ds/hashfn.h"
+#include "util/hashfn.h"
 
 /* struct hash is never defined: a hash * is either a small block or a
  * tagged pointer to an hlarge. */

@@ -54,7 +54,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ds/strutil.h"
+#include "util/endian.h"
+#include "util/strutil.h"
 
 typedef struct lchunk {
     uint32_t cap;     /* data bytes available */
@@ -94,17 +95,13 @@ struct glist {
 
 /* ---- element encoding -------------------------------------------------- */
 
-static inline uint32_t rd32(const unsigned char *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static inline size_t el_size(const unsigned char *p) {
     unsigned h = p[0];
     if (h < 0x80) return 1 + (size_t)h;
     if (h < 0xC0) return 2 + ((size_t)(h & 0x3F) << 8 | p[1]);
     if (h < 0xE0) return 1;
     if (h < 0xF0) return 1 + (size_t)(h - 0xE0);
-    return 5 + (size_t)rd32(p + 1);
+    return 5 + (size_t)le_get32(p + 1);
 }
 
 static inline size_t el_decode(const unsigned char *p, list_elem *e) {
@@ -140,7 +137,7 @@ static inline size_t el_decode(const unsigned char *p, list_elem *e) {
         return 1 + k;
     }
     e->isint = 0;
-    e->n = rd32(p + 1);
+    e->n = le_get32(p + 1);
     e->p = (const char *)p + 5;
     return 5 + e->n;
 }

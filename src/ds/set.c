@@ -56,8 +56,8 @@
 #include <string.h>
 
 #include "ds/arena.h"
-#include "ds/hashfn.h"
-#include "ds/strutil.h"
+#include "util/hashfn.h"
+#include "util/strutil.h"
 
 struct gset {
     uint8_t form;

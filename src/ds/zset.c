@@ -55,7 +55,7 @@
  * Accumulator. ZUNIONSTORE and friends build a big zset without its tree
  * (arena + index only), then sort the references once and build the tree
  * bottom-up with evenly filled nodes (or pack the result when it fits). */
-#include "ds/varint.h"
+#include "util/varint.h"
 #include "ds/zset.h"
 
 #include <assert.h>
@@ -65,7 +65,7 @@
 #include <string.h>
 
 #include "ds/arena.h"
-#include "ds/hashfn.h"
+#include "util/hashfn.h"
 #include "ds/swiss.h"
 
 #define ZL_CAP 93

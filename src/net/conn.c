@@ -20,8 +20,8 @@
 #include "cmd/stream.h"
 #include "net/internal.h"
 #include "net/net.h"
-#include "server/config.h"
-#include "server/log.h"
+#include "base/config.h"
+#include "base/log.h"
 
 #define READ_CHUNK (16 * 1024)
 

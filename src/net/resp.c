@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ds/strutil.h"
+#include "util/strutil.h"
 
 #define RESP_INLINE_MAX (64 * 1024)
 

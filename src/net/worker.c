@@ -22,8 +22,8 @@
 #include "cmd/stream.h"
 #include "net/internal.h"
 #include "net/net.h"
-#include "server/config.h"
-#include "server/log.h"
+#include "base/config.h"
+#include "base/log.h"
 
 worker *net_workers;
 static int nworkers;

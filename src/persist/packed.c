@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ds/strutil.h"
+#include "util/strutil.h"
 
 
 const unsigned char *pk_elem_text(const pk_elem *e, char *buf, size_t *n) {
@@ -60,10 +60,10 @@ static size_t lp_backlen(size_t l, unsigned char *buf) {
 }
 
 int lp_iter_init(lp_iter *it, const unsigned char *blob, size_t n) {
-    if (n < LP_HDR + 1 || rd32(blob) != n || blob[n - 1] != LP_EOF) return -1;
+    if (n < LP_HDR + 1 || le_get32(blob) != n || blob[n - 1] != LP_EOF) return -1;
     it->p = blob + LP_HDR;
     it->end = blob + n - 1;
-    it->declared = rd16(blob + 4);
+    it->declared = le_get16(blob + 4);
     it->seen = 0;
     return 0;
 }
@@ -108,13 +108,13 @@ int lp_iter_next(lp_iter *it, pk_elem *e) {
         case 0xF0:
             if (left < 5) return -1;
             hdr = 5;
-            dlen = rd32(p + 1);
+            dlen = le_get32(p + 1);
             e->isint = 0;
             break;
         case 0xF1:
             if (left < 3) return -1;
             hdr = 3;
-            e->v = sext(rd16(p + 1), 16);
+            e->v = sext(le_get16(p + 1), 16);
             break;
         case 0xF2:
             if (left < 4) return -1;
@@ -124,12 +124,12 @@ int lp_iter_next(lp_iter *it, pk_elem *e) {
         case 0xF3:
             if (left < 5) return -1;
             hdr = 5;
-            e->v = sext(rd32(p + 1), 32);
+            e->v = sext(le_get32(p + 1), 32);
             break;
         case 0xF4:
             if (left < 9) return -1;
             hdr = 9;
-            e->v = (int64_t)rd64(p + 1);
+            e->v = (int64_t)le_get64(p + 1);
             break;
         default: return -1; /* 0xF5..0xFE are unused, 0xFF cannot be here */
         }
@@ -207,7 +207,7 @@ void lpb_add_int(lp_builder *b, int64_t v) {
         l = 2;
     } else if (v >= -32768 && v <= 32767) {
         p[0] = 0xF1;
-        wr16(p + 1, (uint16_t)v);
+        le_put16(p + 1, (uint16_t)v);
         l = 3;
     } else if (v >= -8388608 && v <= 8388607) {
         uint32_t u = (uint32_t)v;
@@ -218,12 +218,12 @@ void lpb_add_int(lp_builder *b, int64_t v) {
         l = 4;
     } else if (v >= INT32_MIN && v <= INT32_MAX) {
         p[0] = 0xF3;
-        wr32(p + 1, (uint32_t)v);
+        le_put32(p + 1, (uint32_t)v);
         l = 5;
     } else {
         p[0] = 0xF4;
-        wr32(p + 1, (uint32_t)(uint64_t)v);
-        wr32(p + 5, (uint32_t)((uint64_t)v >> 32));
+        le_put32(p + 1, (uint32_t)(uint64_t)v);
+        le_put32(p + 5, (uint32_t)((uint64_t)v >> 32));
         l = 9;
     }
     lpb_entry_end(b, l);
@@ -247,7 +247,7 @@ void lpb_add_str(lp_builder *b, const void *s, size_t n) {
         hdr = 2;
     } else {
         p[0] = 0xF0;
-        wr32(p + 1, (uint32_t)n);
+        le_put32(p + 1, (uint32_t)n);
         hdr = 5;
     }
     memcpy(p + hdr, s, n);
@@ -258,8 +258,8 @@ const unsigned char *lpb_finish(lp_builder *b, size_t *n) {
     if (!lpb_room(b, 0)) return NULL;
     b->p[b->len] = LP_EOF;
     size_t total = b->len + 1;
-    wr32(b->p, (uint32_t)total);
-    wr16(b->p + 4, b->count < 65535 ? (uint16_t)b->count : 65535);
+    le_put32(b->p, (uint32_t)total);
+    le_put16(b->p + 4, b->count < 65535 ? (uint16_t)b->count : 65535);
     *n = total;
     return b->p;
 }
@@ -271,12 +271,12 @@ const unsigned char *lpb_finish(lp_builder *b, size_t *n) {
 #define ZL_BIGPREV 254
 
 int zl_iter_init(zl_iter *it, const unsigned char *blob, size_t n) {
-    if (n < ZL_HDR + 1 || rd32(blob) != n || blob[n - 1] != ZL_END) return -1;
+    if (n < ZL_HDR + 1 || le_get32(blob) != n || blob[n - 1] != ZL_END) return -1;
     it->base = blob;
     it->p = blob + ZL_HDR;
     it->end = blob + n - 1;
-    it->lastoff = rd32(blob + 4);
-    it->declared = rd16(blob + 8);
+    it->lastoff = le_get32(blob + 4);
+    it->declared = le_get16(blob + 8);
     it->prevsize = 0;
     it->seen = 0;
     return 0;
@@ -298,7 +298,7 @@ int zl_iter_next(zl_iter *it, pk_elem *e) {
         off = 1;
     } else if (p[0] == ZL_BIGPREV) {
         if (left < 5) return -1;
-        prev = rd32(p + 1);
+        prev = le_get32(p + 1);
         off = 5;
     } else {
         return -1;
@@ -349,9 +349,9 @@ int zl_iter_next(zl_iter *it, pk_elem *e) {
     const unsigned char *d = p + off + hdr;
     if (e->isint) {
         switch (b) {
-        case 0xC0: e->v = sext(rd16(d), 16); break;
-        case 0xD0: e->v = sext(rd32(d), 32); break;
-        case 0xE0: e->v = (int64_t)rd64(d); break;
+        case 0xC0: e->v = sext(le_get16(d), 16); break;
+        case 0xD0: e->v = sext(le_get32(d), 32); break;
+        case 0xE0: e->v = (int64_t)le_get64(d); break;
         case 0xF0: e->v = sext((uint64_t)d[0] | (uint64_t)d[1] << 8 | (uint64_t)d[2] << 16, 24); break;
         case 0xFE: e->v = (int8_t)d[0]; break;
         default: break;
@@ -371,7 +371,7 @@ int zl_iter_next(zl_iter *it, pk_elem *e) {
 
 int is_iter_init(is_iter *it, const unsigned char *blob, size_t n) {
     if (n < 8) return -1;
-    uint32_t w = rd32(blob), c = rd32(blob + 4);
+    uint32_t w = le_get32(blob), c = le_get32(blob + 4);
     if (w != 2 && w != 4 && w != 8) return -1;
     if ((uint64_t)w * c + 8 != n) return -1;
     it->p = blob + 8;
@@ -385,7 +385,7 @@ int is_iter_init(is_iter *it, const unsigned char *blob, size_t n) {
 int is_iter_next(is_iter *it, int64_t *v) {
     if (it->i == it->count) return 0;
     const unsigned char *p = it->p + (size_t)it->i * it->width;
-    int64_t x = it->width == 2 ? sext(rd16(p), 16) : it->width == 4 ? sext(rd32(p), 32) : (int64_t)rd64(p);
+    int64_t x = it->width == 2 ? sext(le_get16(p), 16) : it->width == 4 ? sext(le_get32(p), 32) : (int64_t)le_get64(p);
     if (it->i > 0 && x <= it->prev) return -1;
     it->prev = x;
     it->i++;
@@ -405,8 +405,8 @@ unsigned char *is_build(const int64_t *v, size_t n, size_t *blob_len) {
     size_t len = 8 + (size_t)w * n;
     unsigned char *b = malloc(len);
     if (!b) return NULL;
-    wr32(b, w);
-    wr32(b + 4, (uint32_t)n);
+    le_put32(b, w);
+    le_put32(b + 4, (uint32_t)n);
     unsigned char *p = b + 8;
     for (size_t i = 0; i < n; i++, p += w) {
         uint64_t u = (uint64_t)v[i];
@@ -439,7 +439,7 @@ static int zm_len(const unsigned char *p, size_t left, size_t *len, size_t *used
         return 0;
     }
     if (p[0] != ZM_BIGLEN || left < 5) return -1;
-    *len = rd32(p + 1);
+    *len = le_get32(p + 1);
     *used = 5;
     return 0;
 }

@@ -38,10 +38,10 @@
 #include "cmd/command.h"
 #include "db/db.h"
 #include "mem/hugetlb.h"
-#include "persist/crc64.h"
+#include "util/crc64.h"
 #include "persist/rdb.h"
-#include "server/config.h"
-#include "server/log.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "server/server.h"
 
 #define BGSAVE_RETRY_DELAY 5 /* seconds, as Redis's CONFIG_BGSAVE_RETRY_DELAY */

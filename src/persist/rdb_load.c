@@ -36,13 +36,13 @@
 #include "ds/hash.h"
 #include "ds/list.h"
 #include "ds/set.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "ds/zset.h"
-#include "persist/crc64.h"
-#include "ds/lzf.h"
+#include "util/crc64.h"
+#include "util/lzf.h"
 #include "persist/packed.h"
 #include "persist/rdb.h"
-#include "server/config.h"
+#include "base/config.h"
 
 #define IN_CHUNK (1u << 20)
 
@@ -1083,7 +1083,7 @@ static int diagnose_checksum(rdb_in *in, uint64_t *stored, uint64_t *computed) {
     if (in->version < 5 || in->fsize < 9 + 9) return 0;
     unsigned char tail[9];
     if (pread(in->fd, tail, 9, (off_t)(in->fsize - 9)) != 9 || tail[0] != RDB_OPCODE_EOF) return 0;
-    uint64_t st = rd64(tail + 1);
+    uint64_t st = le_get64(tail + 1);
     if (st == 0 || crc_of_file(in->fd, in->fsize - 8, computed, NULL) != 0) return 0;
     *stored = st;
     return st != *computed;
@@ -1271,7 +1271,7 @@ eof:
         }
         const unsigned char *q = in_take(in, 8);
         if (!q) return -1;
-        uint64_t stored = rd64(q);
+        uint64_t stored = le_get64(q);
         if (stored != 0 && stored != computed)
             return in_fail(in, RDB_ERR_CHECKSUM, "bad checksum: the file says %016llx, the data gives %016llx",
                            (unsigned long long)stored, (unsigned long long)computed);
@@ -1298,8 +1298,8 @@ int rdb_restore_value(const unsigned char *p, size_t n, gobj *o, char *err, size
         return RDB_ERR_VERSION;
     }
     const unsigned char *foot = p + n - 10;
-    int ver = rd16(foot);
-    uint64_t stored = rd64(foot + 2);
+    int ver = le_get16(foot);
+    uint64_t stored = le_get64(foot + 2);
     /* Versions up to the one written, as Redis 7.0 (the file loader also
      * reads 11: a 7.2 payload is refused here as 7.0 refuses it). */
     if (ver > RDB_VERSION_WRITTEN || crc64_update(0, p, n - 8) != stored) {

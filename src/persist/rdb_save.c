@@ -30,13 +30,13 @@
 #include "ds/hash.h"
 #include "ds/list.h"
 #include "ds/set.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "ds/zset.h"
-#include "persist/crc64.h"
-#include "ds/lzf.h"
+#include "util/crc64.h"
+#include "util/lzf.h"
 #include "persist/packed.h"
 #include "persist/rdb.h"
-#include "server/config.h"
+#include "base/config.h"
 #include "server/server.h"
 
 #define OUT_BUF (1u << 20)
@@ -143,7 +143,7 @@ static void out_finish(rdb_out *o) {
     out_flush(o);
     if (o->err) return;
     unsigned char b[8];
-    wr64(b, o->crc);
+    le_put64(b, o->crc);
     out_syswrite(o, b, 8);
 }
 
@@ -253,7 +253,7 @@ static void out_double_bin(rdb_out *o, double d) {
     uint64_t u;
     memcpy(&u, &d, 8);
     unsigned char b[8];
-    wr64(b, u);
+    le_put64(b, u);
     out_bytes(o, b, 8);
 }
 
@@ -516,7 +516,7 @@ static void save_entry(rdb_out *o, const dbentry *e) {
     if (e->expire != -1) {
         unsigned char b[9];
         b[0] = RDB_OPCODE_EXPIRETIME_MS;
-        wr64(b + 1, (uint64_t)e->expire);
+        le_put64(b + 1, (uint64_t)e->expire);
         out_bytes(o, b, 9);
     }
     out_byte(o, (unsigned char)t);
@@ -596,7 +596,7 @@ int rdb_dump_value(const gobj *v, int compress, unsigned char **out, size_t *out
         out_byte(&o, (unsigned char)t);
         save_value(&o, v);
         unsigned char ver[2];
-        wr16(ver, RDB_VERSION_WRITTEN);
+        le_put16(ver, RDB_VERSION_WRITTEN);
         out_bytes(&o, ver, 2);
         out_finish(&o);
     }

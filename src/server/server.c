@@ -17,7 +17,7 @@
 #include "mem/hugetlb.h"
 #include "mem/objstore.h"
 #include "mem/smallobj.h"
-#include "server/config.h"
+#include "base/config.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "ds/arena.h"
-#include "ds/hashfn.h"
+#include "util/hashfn.h"
 #include "ds/swiss.h"
 #include "mem/hugetlb.h"
 #include "unit.h"

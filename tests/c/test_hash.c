@@ -12,7 +12,7 @@
 
 #include "ds/arena.h"
 #include "ds/hash.h"
-#include "ds/hashfn.h"
+#include "util/hashfn.h"
 #include "unit.h"
 
 typedef struct ref {

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "ds/list.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "unit.h"
 
 /* ---- reference ---------------------------------------------------------------- */

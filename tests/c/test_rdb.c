@@ -1,9 +1,8 @@
 /* test_rdb.c -- the pure codecs under the RDB reader and writer: CRC-64,
  * LZF, and the packed blobs (listpack, ziplist, intset, zipmap).
  *
- * The unit-test binary links only ds/ and mem/, so the two persist
- * modules that depend on nothing else are compiled into this file. The
- * dataset-level reader and writer (rdb_load.c, rdb_save.c) are exercised by
+ * The unit-test binary links util/, ds/, mem/ and persist/packed.c (a
+ * pure codec). The dataset-level reader and writer (rdb_load.c, rdb_save.c) are exercised by
  * tests/persist/test_persist.py and tests/unit/persistence.tcl against
  * real files and redis-server. Byte layouts below were checked against
  * what redis-server 7.0.15 writes (DEBUG LISTPACK / redis-check-rdb). */
@@ -12,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/persist/crc64.c"
-#include "ds/lzf.h"
-#include "../../src/persist/packed.c"
+#include "util/crc64.h"
+#include "util/lzf.h"
+#include "persist/packed.h"
 #include "unit.h"
 
 /* ---- CRC-64 ----------------------------------------------------------------- */

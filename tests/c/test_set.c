@@ -14,7 +14,7 @@
 
 #include "ds/arena.h"
 #include "ds/set.h"
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "unit.h"
 
 /* Member bytes of id (buf holds at least 128 bytes); *isint tells whether

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "unit.h"
 
 static int ll_ok(const char *s, long long want) {

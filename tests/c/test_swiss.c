@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ds/hashfn.h"
+#include "util/hashfn.h"
 #include "ds/swiss.h"
 #include "unit.h"
 

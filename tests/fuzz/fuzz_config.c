@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/config.h"
+#include "base/config.h"
 
 static char path[64], home[4096];
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "db/object.h"
-#include "persist/crc64.h"
+#include "util/crc64.h"
 #include "fuzz_server.h"
 #include "persist/rdb.h"
 

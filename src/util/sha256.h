@@ -1,7 +1,7 @@
 /* sha256.h -- SHA-256 (FIPS 180-4), used to store ACL passwords as Redis
  * does: the lowercase hex digest of the clear-text password. */
-#ifndef GOBLIN_DS_SHA256_H
-#define GOBLIN_DS_SHA256_H
+#ifndef GOBLIN_UTIL_SHA256_H
+#define GOBLIN_UTIL_SHA256_H
 #include <stddef.h>
 #include <stdint.h>
 

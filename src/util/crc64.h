@@ -2,8 +2,8 @@
  *
  * Reflected polynomial 0xad93d23594c935a9, initial value 0, no final xor:
  * crc64_update(0, "123456789", 9) == 0xe9c6d914c4b8d9ca. Pure module. */
-#ifndef GOBLIN_PERSIST_CRC64_H
-#define GOBLIN_PERSIST_CRC64_H
+#ifndef GOBLIN_UTIL_CRC64_H
+#define GOBLIN_UTIL_CRC64_H
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 /* rand.h -- per-thread xoshiro-style PRNG for sampling (not cryptographic). */
-#ifndef GOBLIN_DS_RAND_H
-#define GOBLIN_DS_RAND_H
+#ifndef GOBLIN_UTIL_RAND_H
+#define GOBLIN_UTIL_RAND_H
 #include <stdint.h>
 void rand_seed_thread(uint64_t seed);
 uint64_t rand_next(void);

@@ -4,7 +4,7 @@
  * 64-word schedule and mixed into the eight-word state by 64 rounds. The
  * final block carries a 0x80 byte, zero padding and the message length in
  * bits (big endian), so that the padded length is a multiple of 64. */
-#include "ds/sha256.h"
+#include "util/sha256.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* varint.h -- LEB128 lengths, the one length prefix of ds/ (arena entries,
  * packed hashes, zsets): 7 bits a byte, low bits first, high bit = more. */
-#ifndef GOBLIN_DS_VARINT_H
-#define GOBLIN_DS_VARINT_H
+#ifndef GOBLIN_UTIL_VARINT_H
+#define GOBLIN_UTIL_VARINT_H
 #include <stddef.h>
 
 static inline size_t varint_size(size_t v) {

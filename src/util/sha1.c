@@ -1,5 +1,5 @@
 /* sha1.c -- SHA-1 (FIPS 180-4): 512-bit blocks, 80 rounds. */
-#include "ds/sha1.h"
+#include "util/sha1.h"
 
 #include <string.h>
 

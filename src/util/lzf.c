@@ -8,7 +8,7 @@
  * table holds positions + 1 of the current input; entries left from a
  * previous input are harmless because a candidate must lie before the
  * current position and its bytes are compared. */
-#include "ds/lzf.h"
+#include "util/lzf.h"
 
 #include <string.h>
 

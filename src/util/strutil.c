@@ -1,7 +1,7 @@
 /* strutil.c -- see strutil.h. The parsers take explicit lengths because
  * arguments are binary-safe; callers may still rely on a trailing NUL where
  * the C library needs one (strtod, strtold). */
-#include "strutil.h"
+#include "util/strutil.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* log.c -- "pid:role dd Mon yyyy hh:mm:ss.mmm <level> message", as Redis. */
-#include "server/log.h"
+#include "base/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/config.h"
+#include "base/config.h"
 
 static FILE *logfp;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;

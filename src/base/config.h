@@ -1,7 +1,7 @@
 /* config.h -- the one configuration table: flags, config file, CONFIG GET/SET
  * and INFO read the same entries. Values live in the global `cfg`. */
-#ifndef GOBLIN_SERVER_CONFIG_H
-#define GOBLIN_SERVER_CONFIG_H
+#ifndef GOBLIN_BASE_CONFIG_H
+#define GOBLIN_BASE_CONFIG_H
 #include <stddef.h>
 #include <stdint.h>
 

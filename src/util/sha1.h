@@ -1,6 +1,6 @@
 /* sha1.h -- SHA-1 (FIPS 180-4), for script identifiers (EVALSHA). */
-#ifndef GOBLIN_DS_SHA1_H
-#define GOBLIN_DS_SHA1_H
+#ifndef GOBLIN_UTIL_SHA1_H
+#define GOBLIN_UTIL_SHA1_H
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /* rand.c -- per-thread PRNG: splitmix64 seeding, xorshift128+ stepping. */
-#include "rand.h"
+#include "util/rand.h"
 
 #include <stdatomic.h>
 #include <time.h>

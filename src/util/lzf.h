@@ -7,8 +7,8 @@
  *             byte), offset O = ((c & 31) << 8 | next byte) + 1; copy L + 2
  *             bytes starting O bytes back in the output (overlap allowed).
  * Pure module, no allocation. */
-#ifndef GOBLIN_DS_LZF_H
-#define GOBLIN_DS_LZF_H
+#ifndef GOBLIN_UTIL_LZF_H
+#define GOBLIN_UTIL_LZF_H
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 /* log.h -- the server log, in Redis's line format. */
-#ifndef GOBLIN_SERVER_LOG_H
-#define GOBLIN_SERVER_LOG_H
+#ifndef GOBLIN_BASE_LOG_H
+#define GOBLIN_BASE_LOG_H
 enum { LOG_DEBUG_L = 0, LOG_VERBOSE_L = 1, LOG_NOTICE_L = 2, LOG_WARNING_L = 3 };
 void log_open(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

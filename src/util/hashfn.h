@@ -4,8 +4,8 @@
  * that is chosen at random at start-up (hash flooding needs the seed). The
  * 128-bit multiply folds high and low halves, so every input bit reaches the
  * low bits the swiss table uses for its group index and its 7-bit tag. */
-#ifndef GOBLIN_DS_HASHFN_H
-#define GOBLIN_DS_HASHFN_H
+#ifndef GOBLIN_UTIL_HASHFN_H
+#define GOBLIN_UTIL_HASHFN_H
 
 #include <stddef.h>
 #include <stdint.h>

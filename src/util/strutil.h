@@ -1,7 +1,7 @@
 /* strutil.h -- number <-> text conversions with Redis's exact rules, and the
  * glob matcher used by KEYS, SCAN MATCH and friends. */
-#ifndef GOBLIN_DS_STRUTIL_H
-#define GOBLIN_DS_STRUTIL_H
+#ifndef GOBLIN_UTIL_STRUTIL_H
+#define GOBLIN_UTIL_STRUTIL_H
 #include <stddef.h>
 #include <stdint.h>
 

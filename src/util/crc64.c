@@ -22,7 +22,7 @@
  * last 16-byte value, then of the tail, comes from the tables. Invariant
  * of the loop: CRC(state, consumed bytes) == CRC(0, acc0 || acc1 || acc2 ||
  * acc3) for the 64 bytes held in the accumulators. */
-#include "persist/crc64.h"
+#include "util/crc64.h"
 
 #include <pthread.h>
 #include <string.h>

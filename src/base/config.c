@@ -4,7 +4,7 @@
  * its default, and whether it is mutable at run time. Goblin flags that
  * arrive with a later capability are in the table already and refuse with
  * "not supported yet" so nothing is ever silently ignored. */
-#include "server/config.h"
+#include "base/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "ds/strutil.h"
+#include "util/strutil.h"
 #include "mem/objstore.h"
 
 goblin_config cfg;

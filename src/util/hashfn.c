@@ -1,5 +1,5 @@
 /* hashfn.c -- seeded 64-bit byte-string hash (see hashfn.h). */
-#include "hashfn.h"
+#include "util/hashfn.h"
 
 #include <string.h>
 
