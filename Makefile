@@ -8,7 +8,7 @@ DEPFL   := -MMD -MP
 INC     := -Isrc $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1)
 LIBS    := -levent_core -levent_pthreads -ljemalloc -lnuma -luring -llua5.1 -lm -lpthread
 
-SRC_ALL := $(wildcard src/*.c src/*/*.c)
+SRC_ALL := $(shell find src -name "*.c" | sort)
 SRC_LIB := $(filter-out src/main.c,$(SRC_ALL))
 SRC_DSMEM := $(wildcard src/util/*.c src/ds/*.c src/mem/*.c) src/persist/packed.c
 UNIT_SRC := $(wildcard tests/c/*.c)

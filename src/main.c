@@ -14,6 +14,7 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "db/db.h"
+#include "db/memusage.h"
 #include "db/strval.h"
 #include "ds/arena.h"
 #include "util/hashfn.h"
@@ -23,7 +24,8 @@
 #include "persist/persist.h"
 #include "base/config.h"
 #include "base/log.h"
-#include "server/server.h"
+#include "base/process.h"
+#include "cmd/cron.h"
 
 static void *signal_thread(void *arg) {
     sigset_t *set = arg;
@@ -136,7 +138,7 @@ int main(int argc, char **argv) {
     cmd_table_init();
     families_register();
     strval_set_command_scoped(1);
-    srv.used_memory_startup = server_used_memory();
+    srv.used_memory_startup = memusage_used();
 
     log_notice("goblin-core %s starting, pid=%d, Redis %s compatible", GOBLIN_VERSION, (int)getpid(),
                GOBLIN_REDIS_VERSION);
@@ -157,11 +159,11 @@ int main(int argc, char **argv) {
         net_stop();
         return 1;
     }
-    server_cron_start();
+    cron_start();
 
     net_wait();
     log_warn("User requested shutdown...");
-    server_cron_stop();
+    cron_stop();
     families_shutdown();
     net_stop();
     if (cfg.pidfile && cfg.pidfile[0]) unlink(cfg.pidfile);

@@ -21,11 +21,11 @@
 
 #include "cmd/command.h"
 #include "cmd/families.h"
-#include "cmd/reply.h"
+#include "session/reply.h"
 #include "util/hashfn.h"
 #include "util/strutil.h"
 #include "ds/swiss.h"
-#include "net/net.h"
+#include "session/session.h"
 
 typedef struct waiter {
     struct waiter *prev, *next;
@@ -208,7 +208,7 @@ void block_on_keys(client *c, const garg *keys, int nkeys, int64_t deadline) {
     pthread_mutex_unlock(&block_lock);
     c->bstate = b;
     client_flag_on(c, CLIENT_BLOCKED);
-    net_client_timer(c, deadline, on_timeout);
+    session_client_timer(c, deadline, on_timeout);
 }
 
 /* Owning worker only: drop the block, keep the client. */
@@ -221,7 +221,7 @@ static void finish_block(client *c) {
     pthread_mutex_unlock(&block_lock);
     c->bstate = NULL;
     client_flag_off(c, CLIENT_BLOCKED);
-    net_client_timer(c, 0, NULL);
+    session_client_timer(c, 0, NULL);
     bstate_free(b);
 }
 
@@ -235,7 +235,7 @@ static void on_timeout(client *c) {
     finish_block(c);
     if (zero) reply_int(c, 0);
     else reply_null_array(c);
-    net_client_resume(c);
+    session_client_resume(c);
 }
 
 void block_signal_key(gdb *db, const char *key, size_t klen) {
@@ -260,7 +260,7 @@ typedef struct retry_job {
 
 static void retry_in_worker(void *arg) {
     retry_job *j = arg;
-    client *c = net_worker_find_client(j->wid, j->id);
+    client *c = session_worker_find_client(j->wid, j->id);
     free(j);
     if (!c || !c->bstate) return;
     bstate *b = c->bstate;
@@ -297,7 +297,7 @@ static void retry_in_worker(void *arg) {
     free(keys);
     free(lens);
     block_handle_ready();
-    net_client_resume(c);
+    session_client_resume(c);
 }
 
 void block_handle_ready(void) {
@@ -314,7 +314,7 @@ void block_handle_ready(void) {
                 j->id = q->head->c->id;
                 j->wid = q->head->c->worker_id;
                 pthread_mutex_unlock(&block_lock);
-                net_post(j->wid, retry_in_worker, j);
+                session_post(j->wid, retry_in_worker, j);
                 free(rk.p);
                 continue;
             }
@@ -337,7 +337,7 @@ typedef struct unblock_job {
 
 static void unblock_in_worker(void *arg) {
     unblock_job *j = arg;
-    client *c = net_worker_find_client(j->wid, j->id);
+    client *c = session_worker_find_client(j->wid, j->id);
     int err = j->with_error;
     free(j);
     if (!c || !c->bstate) return;
@@ -346,7 +346,7 @@ static void unblock_in_worker(void *arg) {
     if (err) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     else if (zero) reply_int(c, 0);
     else reply_null_array(c);
-    net_client_resume(c);
+    session_client_resume(c);
 }
 
 typedef struct find_ctx {
@@ -365,15 +365,15 @@ static void find_blocked(void *arg, client *c) {
 
 int block_unblock_client(uint64_t id, int with_error) {
     find_ctx f = {id, 0, 0};
-    net_registry_lock();
-    net_clients_each(find_blocked, &f);
-    net_registry_unlock();
+    session_registry_lock();
+    session_clients_each(find_blocked, &f);
+    session_registry_unlock();
     if (!f.found) return 0;
     unblock_job *j = malloc(sizeof(*j));
     j->id = id;
     j->wid = f.wid;
     j->with_error = with_error;
-    net_post(f.wid, unblock_in_worker, j);
+    session_post(f.wid, unblock_in_worker, j);
     return 1;
 }
 

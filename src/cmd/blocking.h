@@ -16,7 +16,7 @@
 #define GOBLIN_CMD_BLOCKING_H
 #include <stdint.h>
 
-#include "cmd/client.h"
+#include "session/client.h"
 #include "db/db.h"
 
 /* Parse a blocking timeout argument (seconds, fractional allowed) into an

@@ -18,11 +18,11 @@
 #include <strings.h>
 #include <time.h>
 
-#include "cmd/acl.h"
-#include "cmd/admin_family.h"
+#include "cmd/server/acl.h"
+#include "cmd/server/admin_family.h"
 #include "cmd/blocking.h"
 #include "cmd/evict.h"
-#include "cmd/reply.h"
+#include "session/reply.h"
 #include "cmd/slowlog.h"
 #include "db/strval.h"
 #include "util/hashfn.h"
@@ -521,4 +521,16 @@ int arg_double(client *c, const garg *a, double *v) {
         return -1;
     }
     return 0;
+}
+
+void reply_err_arity(client *c) {
+    reply_errorf(c, "ERR wrong number of arguments for '%s' command", c->cur ? c->cur->fullname : "?");
+}
+void reply_err_subcommand(client *c) {
+    const char *parent = c->cur && c->cur->parent ? c->cur->parent->name : c->cur ? c->cur->name : "?";
+    char up[64];
+    size_t i;
+    for (i = 0; parent[i] && i < sizeof(up) - 1; i++) up[i] = (char)(parent[i] >= 'a' && parent[i] <= 'z' ? parent[i] - 32 : parent[i]);
+    up[i] = '\0';
+    reply_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", c->argc > 1 ? c->argv[1].p : "", up);
 }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cmd/client.h"
+#include "session/client.h"
 #include "db/db.h"
 
 typedef void cmd_proc(client *c);
@@ -140,4 +140,8 @@ int arg_is(const garg *a, const char *lit);
 int arg_ll(client *c, const garg *a, long long *v);
 int arg_ll_range(client *c, const garg *a, long long *v, long long min, long long max, const char *err);
 int arg_double(client *c, const garg *a, double *v);
+/* Errors that name the command being run (c->cur): wrong arity, unknown
+ * subcommand (with the parent's "Try X HELP."). */
+void reply_err_arity(client *c);
+void reply_err_subcommand(client *c);
 #endif

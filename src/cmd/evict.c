@@ -36,11 +36,12 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "db/db.h"
+#include "db/memusage.h"
 #include "db/strval.h"
 #include "mem/objstore.h"
 #include "util/rand.h"
 #include "base/config.h"
-#include "server/server.h"
+#include "base/process.h"
 
 /* Positions in config.c's maxmemory-policy list. */
 enum {
@@ -68,7 +69,7 @@ static int64_t mono_us(void) {
 
 /* ---- Measuring ------------------------------------------------------------------ */
 
-static uint64_t measure(void) { return server_used_memory(); }
+static uint64_t measure(void) { return memusage_used(); }
 
 static uint64_t cached_used;
 static int64_t cached_at;

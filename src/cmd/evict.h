@@ -18,7 +18,7 @@ int evict_perform(void);
  * EVICT_FAIL when the policy found nothing to evict. */
 int evict_store_pressure(void);
 
-/* Used memory as eviction sees it: server_used_memory(), refreshed at most
+/* Used memory as eviction sees it: memusage_used(), refreshed at most
  * once a millisecond (a refresh costs tens of microseconds). */
 uint64_t evict_used_memory(void);
 

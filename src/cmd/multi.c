@@ -17,7 +17,7 @@
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
-#include "cmd/reply.h"
+#include "session/reply.h"
 #include "util/hashfn.h"
 #include "ds/swiss.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmd/reply.h"
+#include "session/reply.h"
 #include "base/config.h"
 
 #define SLOWLOG_MAX_ARGC 32

@@ -26,10 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cmd/reply.h"
+#include "session/reply.h"
 #include "db/strval.h"
 #include "mem/ssdtail.h"
-#include "net/net.h"
+#include "session/session.h"
 #include "base/log.h"
 
 typedef struct vstream {
@@ -114,7 +114,7 @@ static void pump(client *c) {
             drop((size_t)i);
             client_flag_off(c, CLIENT_STREAMING);
             client_flag_on(c, CLIENT_CLOSE_ASAP);
-            net_client_flush(c);
+            session_client_flush(c);
             return;
         }
         if (n == 0) break;
@@ -125,10 +125,10 @@ static void pump(client *c) {
         reply_raw(c, "\r\n", 2);
         drop((size_t)i);
         client_flag_off(c, CLIENT_STREAMING);
-        net_client_resume(c); /* the commands it pipelined meanwhile */
+        session_client_resume(c); /* the commands it pipelined meanwhile */
         return;
     }
-    net_client_flush(c);
+    session_client_flush(c);
 }
 
 void cmd_stream_pump(client *c) { pump(c); }

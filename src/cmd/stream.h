@@ -2,7 +2,7 @@
  * whose tail is on SSD). See stream.c. */
 #ifndef GOBLIN_CMD_STREAM_H
 #define GOBLIN_CMD_STREAM_H
-#include "cmd/client.h"
+#include "session/client.h"
 #include "db/object.h"
 
 /* Start a streamed bulk reply of o for c: 1 when the header and the head

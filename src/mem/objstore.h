@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The settings, filled by the config table (server/config.c). */
+/* The settings, filled by the config table (base/config.c). */
 typedef struct objstore_config {
     long long memory, sub_memory, small_memory, small_sub_memory;
     long long block, ram_head, io_chunk, write_io_chunk;

@@ -14,43 +14,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/acl.h"
+#include "cmd/server/acl.h"
 #include "cmd/command.h"
-#include "cmd/reply.h"
+#include "session/reply.h"
 #include "cmd/stream.h"
 #include "net/internal.h"
 #include "net/net.h"
+#include "session/session.h"
 #include "base/config.h"
 #include "base/log.h"
 
 #define READ_CHUNK (16 * 1024)
 
-uint64_t net_stat_connections;
-uint64_t net_stat_rejected;
-uint64_t net_stat_net_input, net_stat_net_output;
-static uint64_t next_client_id = 1;
-
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static conn *registry;
-static long registry_count;
-
-static int64_t pause_until_ms;
-static int pause_write_only;
 
 static int64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
-
-void net_registry_lock(void) { pthread_mutex_lock(&registry_lock); }
-void net_registry_unlock(void) { pthread_mutex_unlock(&registry_lock); }
-
-void net_clients_each(net_client_fn *fn, void *arg) {
-    for (conn *k = registry; k; k = k->rnext) fn(arg, &k->c);
-}
-
-long net_clients_count(void) { return __atomic_load_n(&registry_count, __ATOMIC_RELAXED); }
 
 /* What CLIENT LIST shows of the query buffer, published by the owner. */
 static void publish_qbuf(conn *k) {
@@ -66,12 +47,7 @@ static void conn_free(conn *k) {
     extern void cmd_client_gone(client * c);
     cmd_stream_client_gone(&k->c);
     cmd_client_gone(&k->c);
-    pthread_mutex_lock(&registry_lock);
-    if (k->rprev) k->rprev->rnext = k->rnext;
-    else registry = k->rnext;
-    if (k->rnext) k->rnext->rprev = k->rprev;
-    __atomic_fetch_sub(&registry_count, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&registry_lock);
+    session_unregister(&k->c);
     if (k->prev) k->prev->next = k->next;
     else w->conns = k->next;
     if (k->next) k->next->prev = k->prev;
@@ -101,11 +77,11 @@ static void conn_refuse(int fd, const char *msg) {
     if (write(fd, msg, strlen(msg)) < 0) { /* best effort */
     }
     close(fd);
-    __atomic_fetch_add(&net_stat_rejected, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&session_stat_rejected, 1, __ATOMIC_RELAXED);
 }
 
 void conn_accept(worker *w, int fd, const char *peer, const char *local) {
-    if (cfg.maxclients > 0 && net_clients_count() >= cfg.maxclients) {
+    if (cfg.maxclients > 0 && session_clients_count() >= cfg.maxclients) {
         conn_refuse(fd, "-ERR max number of clients reached\r\n");
         return;
     }
@@ -135,7 +111,7 @@ void conn_accept(worker *w, int fd, const char *peer, const char *local) {
     k->c.conn = k;
     k->c.worker_id = w->id;
     k->c.resp = 2;
-    k->c.id = __atomic_fetch_add(&next_client_id, 1, __ATOMIC_RELAXED);
+    k->c.id = session_next_client_id();
     k->c.ctime_ms = k->c.last_ms = now_ms();
     if (acl_new_client_authenticated()) k->c.flags = CLIENT_AUTHENTICATED; /* not yet visible */
     snprintf(k->c.addr, sizeof(k->c.addr), "%s", peer);
@@ -148,13 +124,8 @@ void conn_accept(worker *w, int fd, const char *peer, const char *local) {
     k->next = w->conns;
     if (w->conns) w->conns->prev = k;
     w->conns = k;
-    pthread_mutex_lock(&registry_lock);
-    k->rnext = registry;
-    if (registry) registry->rprev = k;
-    registry = k;
-    __atomic_fetch_add(&registry_count, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&registry_lock);
-    __atomic_fetch_add(&net_stat_connections, 1, __ATOMIC_RELAXED);
+    session_register(&k->c);
+    __atomic_fetch_add(&session_stat_connections, 1, __ATOMIC_RELAXED);
 }
 
 /* Write what we can; returns -1 when the connection must be closed now. */
@@ -164,7 +135,7 @@ static int conn_flush(conn *k) {
         ssize_t n = write(c->fd, c->obuf + c->osent, c->olen - c->osent);
         if (n > 0) {
             __atomic_store_n(&c->osent, c->osent + (size_t)n, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&net_stat_net_output, (uint64_t)n, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&session_stat_net_output, (uint64_t)n, __ATOMIC_RELAXED);
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
@@ -219,12 +190,9 @@ static int conn_obuf_over_limit(conn *k) {
 }
 
 static int paused_for(conn *k, int argc, garg *argv) {
-    if (!pause_until_ms) return 0;
-    if (now_ms() >= pause_until_ms) {
-        pause_until_ms = 0;
-        return 0;
-    }
-    if (!pause_write_only) return 1;
+    int write_only = 0;
+    if (!session_paused(now_ms(), &write_only)) return 0;
+    if (!write_only) return 1;
     const cmd_def *cmd = argc ? cmd_lookup_full(argv, argc) : NULL;
     (void)k;
     return cmd && (cmd->flags & CMDF_WRITE);
@@ -317,7 +285,7 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
         return;
     }
     if (n < 0) return;
-    __atomic_fetch_add(&net_stat_net_input, (uint64_t)n, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&session_stat_net_input, (uint64_t)n, __ATOMIC_RELAXED);
     k->qlen += (size_t)n;
     publish_qbuf(k);
     if ((long long)k->qlen > cfg.client_query_buffer_limit) {
@@ -445,13 +413,6 @@ void net_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c)) {
     struct timeval tv = {(time_t)(d / 1000), (suseconds_t)((d % 1000) * 1000)};
     evtimer_add(k->tev, &tv);
 }
-
-void net_pause(int64_t until_ms, int write_only) {
-    pause_write_only = write_only;
-    pause_until_ms = until_ms;
-}
-
-void net_unpause(void) { pause_until_ms = 0; }
 
 void conn_free_all(worker *w) {
     while (w->conns) conn_free(w->conns);

@@ -4,7 +4,7 @@
 #include <event2/event.h>
 #include <pthread.h>
 
-#include "cmd/client.h"
+#include "session/client.h"
 #include "net/resp.h"
 
 typedef struct net_job {
@@ -37,7 +37,6 @@ typedef struct conn {
     size_t qlen, qcap;
     resp_parser parser;
     struct conn *prev, *next;        /* worker list */
-    struct conn *rprev, *rnext;      /* registry */
     int paused;
     struct event *tev;               /* blocking timeout */
     void (*tfn)(client *c);

@@ -10,7 +10,7 @@
 #define GOBLIN_NET_RESP_H
 #include <stddef.h>
 
-#include "cmd/client.h"
+#include "session/client.h"
 
 typedef struct resp_parser {
     int type;            /* 0 = not started, 1 = multibulk, 2 = inline */

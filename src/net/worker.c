@@ -18,10 +18,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cmd/reply.h"
+#include "session/reply.h"
 #include "cmd/stream.h"
 #include "net/internal.h"
 #include "net/net.h"
+#include "session/session.h"
 #include "base/config.h"
 #include "base/log.h"
 
@@ -206,7 +207,20 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+static const session_transport net_transport = {
+    .nworkers = net_nworkers,
+    .post = net_post,
+    .request_shutdown = net_request_shutdown,
+    .client_kill = net_client_kill,
+    .client_send_async = net_client_send_async,
+    .worker_find_client = net_worker_find_client,
+    .client_resume = net_client_resume,
+    .client_flush = net_client_flush,
+    .client_timer = net_client_timer,
+};
+
 int net_start(int n) {
+    session_set_transport(&net_transport);
     bind_addr addrs[16];
     int na = resolve_binds(addrs, 16);
     if (na < 0) return -1;

@@ -37,12 +37,13 @@
 
 #include "cmd/command.h"
 #include "db/db.h"
+#include "db/memusage.h"
 #include "mem/hugetlb.h"
 #include "util/crc64.h"
 #include "persist/rdb.h"
 #include "base/config.h"
 #include "base/log.h"
-#include "server/server.h"
+#include "base/process.h"
 
 #define BGSAVE_RETRY_DELAY 5 /* seconds, as Redis's CONFIG_BGSAVE_RETRY_DELAY */
 #define PROGRESS_LOG_MS 2000
@@ -108,7 +109,7 @@ int persist_compress(void) { return config_is_yes("rdbcompression", 1); }
 static void fill_save_opts(rdb_save_opts *o) {
     memset(o, 0, sizeof(*o));
     o->compress = persist_compress();
-    o->used_mem = server_used_memory();
+    o->used_mem = memusage_used();
 }
 
 static uint64_t total_keys(void) {

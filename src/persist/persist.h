@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cmd/admin_family.h"
+#include "cmd/server/admin_family.h"
 #include "persist/rdb_format.h"
 
 /* rdbcompression as configured now (SAVE's and DUMP's LZF strings). */

@@ -37,7 +37,7 @@
 #include "persist/packed.h"
 #include "persist/rdb.h"
 #include "base/config.h"
-#include "server/server.h"
+#include "base/process.h"
 
 #define OUT_BUF (1u << 20)
 #define DUMP_BUF (16u << 10)

@@ -117,7 +117,7 @@ edit("src/cmd/admin.c", [
 ])
 
 edit("src/cmd/admin_inspect.c", [
-    ('#include "cmd/admin_family.h"\n', '#include "cmd/admin_family.h"\n#include "persist/persist.h"\n'),
+    ('#include "cmd/server/admin_family.h"\n', '#include "cmd/admin_family.h"\n#include "persist/persist.h"\n'),
     ('"    Save the RDB on disk and reload it back to memory (not supported yet).",',
      '"    Save the RDB on disk and reload it back to memory. By default it will save",\n'
      '        "    the RDB file and load it back. With NOSAVE the file is only loaded.",'),
@@ -151,7 +151,7 @@ s = open(p).read()
 i = s.index("static void info_persistence(info_buf *b) {")
 j = s.index("\n}\n", i) + 3
 s = s[:i] + "static void info_persistence(info_buf *b) { persist_info(b); }\n" + s[j:]
-s = s.replace('#include "cmd/admin_family.h"\n', '#include "cmd/admin_family.h"\n#include "persist/persist.h"\n', 1)
+s = s.replace('#include "cmd/server/admin_family.h"\n', '#include "cmd/admin_family.h"\n#include "persist/persist.h"\n', 1)
 open(p, "w").write(s)
 
 edit("src/cmd/command.c", [

@@ -1,0 +1,26 @@
+/* process.h -- process-wide state that is not configuration: identity,
+ * start time, lifecycle counters and the figures the housekeeping thread
+ * (cmd/cron.c) refreshes for INFO. Written by their owners with relaxed
+ * atomics, read by anyone. */
+#ifndef GOBLIN_BASE_PROCESS_H
+#define GOBLIN_BASE_PROCESS_H
+#include <stdint.h>
+
+#define GOBLIN_VERSION "0.1.0"
+#define GOBLIN_REDIS_VERSION "7.0.15"   /* the Redis version whose behaviour we follow */
+
+typedef struct server_state {
+    char run_id[41];
+    int64_t start_ms;
+    char executable[4096];
+    int shutdown_asap;
+    uint64_t cron_loops;
+    int64_t lastsave;               /* unix seconds */
+    double inst_ops_per_sec, inst_input_kbps, inst_output_kbps;
+    uint64_t stat_peak_memory;
+    uint64_t used_memory_startup;
+} server_state;
+
+extern server_state srv;
+
+#endif

@@ -1,0 +1,10 @@
+/* cron.h -- the housekeeping thread: hz times a second, active expiry,
+ * incremental rehashing and small-object compaction; once a second the
+ * instantaneous metrics and the memory peak of base/process.h. Each step
+ * takes its own locks shard by shard, so clients never wait for a cycle. */
+#ifndef GOBLIN_CMD_CRON_H
+#define GOBLIN_CMD_CRON_H
+
+void cron_start(void);
+void cron_stop(void);
+#endif

@@ -1,0 +1,456 @@
+/* admin.c -- server administration: CONFIG, DBSIZE, FLUSHDB, FLUSHALL, TIME,
+ * LASTSAVE and SHUTDOWN, the family's shared helpers and its handler table
+ * (COMMAND lives in admin_command.c, OBJECT/MEMORY/DEBUG in admin_inspect.c,
+ * SLOWLOG and LATENCY in admin_latency.c, INFO in info.c).
+ *
+ * Locking: these commands touch no key, except FLUSHDB/FLUSHALL, which take
+ * the keyspace write lock, and DBSIZE, which counts shard by shard under the
+ * keyspace read lock (CMD_LOCK_SELF).
+ * CONFIG GET/SET/REWRITE additionally serialize on config_lock, because a
+ * string setting is freed and replaced when it is set; CONFIG SET also takes
+ * the keyspace write lock, so no data command runs while thresholds change. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+
+#include "cmd/server/admin_family.h"
+#include "cmd/families.h"
+#include "session/reply.h"
+#include "session/session.h"
+#include "persist/persist.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/process.h"
+
+#ifndef GOBLIN_NO_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
+/* ---- Shared helpers ---------------------------------------------------- */
+
+void admin_reply_help(client *c, const char *cmd, const char *const *lines) {
+    long n = 0;
+    while (lines[n]) n++;
+    reply_array(c, n + 3);
+    char head[128];
+    snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", cmd);
+    reply_simple(c, head);
+    for (long i = 0; i < n; i++) reply_simple(c, lines[i]);
+    reply_simple(c, "HELP");
+    reply_simple(c, "    Prints this help.");
+}
+
+void admin_reply_subcommand_syntax(client *c, const char *cmd) {
+    reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.", c->argv[1].p,
+                 cmd);
+}
+
+void admin_bytes_human(char *s, size_t len, unsigned long long n) {
+    static const char units[] = "KMGTP";
+    if (n < 1024) {
+        snprintf(s, len, "%lluB", n);
+        return;
+    }
+    double d = (double)n / 1024;
+    for (int u = 0; u < 5; u++, d /= 1024) {
+        if (d < 1024) {
+            snprintf(s, len, "%.2f%c", d, units[u]);
+            return;
+        }
+    }
+    snprintf(s, len, "%lluB", n);
+}
+
+void admin_alloc_stats_get(admin_alloc_stats *st) {
+    memset(st, 0, sizeof(*st));
+#ifndef GOBLIN_NO_JEMALLOC
+    uint64_t epoch = 1;
+    size_t sz = sizeof(epoch);
+    mallctl("epoch", &epoch, &sz, &epoch, sz);
+    sz = sizeof(size_t);
+    mallctl("stats.allocated", &st->allocated, &sz, NULL, 0);
+    sz = sizeof(size_t);
+    mallctl("stats.active", &st->active, &sz, NULL, 0);
+    sz = sizeof(size_t);
+    mallctl("stats.resident", &st->resident, &sz, NULL, 0);
+#endif
+}
+
+/* c may run on another worker: ocap is read atomically (client.h). */
+static void clients_mem_cb(void *arg, client *c) {
+    *(size_t *)arg += __atomic_load_n(&c->ocap, __ATOMIC_RELAXED) + __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED) +
+                      __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED);
+}
+
+size_t admin_clients_memory(void) {
+    size_t total = 0;
+    session_registry_lock();
+    session_clients_each(clients_mem_cb, &total);
+    session_registry_unlock();
+    return total;
+}
+
+/* Serializes CONFIG GET/SET/REWRITE and the family's own reads of settings:
+ * setting a string parameter frees its previous value. */
+static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void config_value_cb(void *arg, const char *name, const char *value) {
+    (void)name;
+    char **out = arg;
+    if (!*out) *out = strdup(value);
+}
+
+/* config_lock held. */
+static char *do_config_value(const char *name) {
+    char *v = NULL;
+    config_get(name, config_value_cb, &v);
+    return v;
+}
+
+char *admin_config_value(const char *name) {
+    pthread_mutex_lock(&config_lock);
+    char *v = do_config_value(name);
+    pthread_mutex_unlock(&config_lock);
+    return v;
+}
+
+/* ---- CONFIG ------------------------------------------------------------ */
+
+typedef struct config_pairs {
+    char **names, **values;
+    size_t n, cap;
+    const char *as_name;    /* exact (non-glob) request: answer under it */
+} config_pairs;
+
+static int pairs_has(const config_pairs *cp, const char *name) {
+    for (size_t i = 0; i < cp->n; i++)
+        if (strcasecmp(cp->names[i], name) == 0) return 1;
+    return 0;
+}
+
+static void config_get_cb(void *arg, const char *name, const char *value) {
+    config_pairs *cp = arg;
+    if (cp->as_name) name = cp->as_name;
+    if (pairs_has(cp, name)) return;
+    if (cp->n == cp->cap) {
+        cp->cap = cp->cap ? cp->cap * 2 : 32;
+        cp->names = realloc(cp->names, cp->cap * sizeof(char *));
+        cp->values = realloc(cp->values, cp->cap * sizeof(char *));
+        if (!cp->names || !cp->values) abort();
+    }
+    cp->names[cp->n] = strdup(name);
+    cp->values[cp->n] = strdup(value);
+    cp->n++;
+}
+
+/* CONFIG GET pattern [pattern ...]: the union of the matches, each setting
+ * once; a name given without glob characters answers under that spelling. */
+static void configGetCommand(client *c) {
+    config_pairs cp = {0};
+    pthread_mutex_lock(&config_lock);
+    for (int i = 2; i < c->argc; i++) {
+        const char *pat = c->argv[i].p;
+        if (!strpbrk(pat, "[*?")) {
+            if (pairs_has(&cp, pat)) continue;
+            cp.as_name = pat;
+        } else {
+            cp.as_name = NULL;
+        }
+        config_get(pat, config_get_cb, &cp);
+    }
+    pthread_mutex_unlock(&config_lock);
+    reply_map(c, (long)cp.n);
+    for (size_t i = 0; i < cp.n; i++) {
+        reply_bulk_cstr(c, cp.names[i]);
+        reply_bulk_cstr(c, cp.values[i]);
+        free(cp.names[i]);
+        free(cp.values[i]);
+    }
+    free(cp.names);
+    free(cp.values);
+}
+
+static char *lowercase_dup(const char *s) {
+    char *d = strdup(s);
+    for (char *p = d; *p; p++)
+        if (*p >= 'A' && *p <= 'Z') *p = (char)(*p + 32);
+    return d;
+}
+
+/* CONFIG SET name value [name value ...], all or nothing. As Redis does, the
+ * names are checked first (unknown, immutable, given twice) and the first
+ * problem is reported; then the values are set in order and, if one is
+ * refused, the ones already set get their previous values back. The value
+ * of every sensitive parameter (requirepass, masterauth) is redacted for
+ * SLOWLOG and MONITOR whatever the outcome, as in Redis 7.0; the values are
+ * read through val[], taken before any redaction. */
+static void configSetCommand(client *c) {
+    if (c->argc & 1) {
+        reply_err_syntax(c);
+        return;
+    }
+    int n = (c->argc - 2) / 2;
+    char **lname = calloc((size_t)n, sizeof(char *));
+    char **old = calloc((size_t)n, sizeof(char *));
+    const char **val = calloc((size_t)n, sizeof(char *));
+    if (!lname || !old || !val) abort();
+    for (int i = 0; i < n; i++) val[i] = c->argv[3 + 2 * i].p;
+    char err[600], why[512];
+    err[0] = '\0';
+    const char *unknown = NULL;
+    int bad = 0;
+    pthread_mutex_lock(&config_lock);
+    for (int i = 0; i < n; i++) {
+        const char *name = c->argv[2 + 2 * i].p;
+        if (!config_exists(name)) {
+            if (!bad) unknown = name;
+            bad = 1;
+            continue;
+        }
+        if (config_is_sensitive(name)) cmd_redact_arg(c, 3 + 2 * i);
+        if (bad) continue;
+        lname[i] = lowercase_dup(name);
+        old[i] = do_config_value(lname[i]);
+        /* Setting the current value again changes nothing, and tells an
+         * immutable setting apart before any value is touched. */
+        if (old[i] && config_set(lname[i], old[i], why, sizeof(why)) != 0 && strstr(why, "can't set immutable")) {
+            snprintf(err, sizeof(err),
+                     "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", name);
+            bad = 1;
+            continue;
+        }
+        for (int j = 0; j < i; j++) {
+            if (strcasecmp(c->argv[2 + 2 * j].p, name) == 0) {
+                snprintf(err, sizeof(err),
+                         "ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", name);
+                bad = 1;
+                break;
+            }
+        }
+    }
+    if (!bad) {
+        for (int i = 0; i < n; i++) {
+            if (config_set(lname[i], val[i], why, sizeof(why)) == 0) continue;
+            snprintf(err, sizeof(err), "ERR %s", why);
+            for (int j = 0; j < i; j++) {
+                char ignored[256];
+                if (old[j]) config_set(lname[j], old[j], ignored, sizeof(ignored));
+            }
+            bad = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&config_lock);
+    if (unknown) reply_errorf(c, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", unknown);
+    else if (bad) reply_error(c, err);
+    else reply_ok(c);
+    for (int i = 0; i < n; i++) {
+        free(lname[i]);
+        free(old[i]);
+    }
+    free(lname);
+    free(old);
+    free(val);
+}
+
+static void reset_cmd_stats(cmd_def *d) {
+    __atomic_store_n(&d->calls, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->usec, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->rejected, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->failed, 0, __ATOMIC_RELAXED);
+}
+
+static void reset_stats_cb(void *arg, const cmd_def *d) {
+    (void)arg;
+    reset_cmd_stats((cmd_def *)d);
+    for (int i = 0; i < d->nsubs; i++) reset_cmd_stats(d->subs[i]);
+}
+
+static void configResetstatCommand(client *c) {
+    cmd_each(reset_stats_cb, NULL);
+    reply_errorstats_reset();
+    __atomic_store_n(&cmd_stat_numcommands, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&db_stat_expired_keys, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&db_stat_keyspace_hits, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&db_stat_keyspace_misses, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&session_stat_connections, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&session_stat_rejected, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&session_stat_net_input, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&session_stat_net_output, 0, __ATOMIC_RELAXED);
+    reply_ok(c);
+}
+
+static void configRewriteCommand(client *c) {
+    char err[512];
+    pthread_mutex_lock(&config_lock);
+    int rc = config_rewrite(err, sizeof(err));
+    pthread_mutex_unlock(&config_lock);
+    if (rc != 0) {
+        log_warn("CONFIG REWRITE failed: %s", err);
+        reply_errorf(c, "ERR %s", err);
+        return;
+    }
+    log_notice("CONFIG REWRITE executed with success.");
+    reply_ok(c);
+}
+
+static void configHelpCommand(client *c) {
+    static const char *const help[] = {
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        NULL,
+    };
+    admin_reply_help(c, "CONFIG", help);
+}
+
+/* ---- DBSIZE, FLUSHDB, FLUSHALL, TIME, LASTSAVE ------------------------- */
+
+/* Shards are counted one at a time: a key renamed across shards during the
+ * count may be seen twice or not at all, a transient no single client can
+ * observe. (Holding all 64 shard locks at once would also exceed what
+ * ThreadSanitizer's deadlock detector tracks.) */
+static void dbsizeCommand(client *c) {
+    admin_db_overhead o;
+    db_rdlock_keyspace();
+    admin_db_overhead_get(cmd_db(c), &o);
+    db_unlock_keyspace();
+    reply_int(c, (long long)o.keys);
+}
+
+/* [ASYNC|SYNC]: both free at once here (there is no lazy-free thread). */
+static int flush_args_ok(client *c) {
+    if (c->argc == 1 || (c->argc == 2 && (arg_is(&c->argv[1], "sync") || arg_is(&c->argv[1], "async")))) return 1;
+    reply_err_syntax(c);
+    return 0;
+}
+
+/* Empty db; as in Redis the dirty counter grows by the number of keys
+ * removed, and WATCHers of the db are touched when there was something to
+ * remove. Keyspace write lock held (CMD_LOCK_ALL). */
+static void flush_db(client *c, gdb *db) {
+    size_t removed = db_size(db);
+    if (!removed) return;
+    db_flush(db);
+    __atomic_fetch_add(&cmd_dirty, removed - 1, __ATOMIC_RELAXED);
+    cmd_key_modified(c, db, NULL, 0); /* the last one, and the WATCH touch */
+}
+
+static void flushdbCommand(client *c) {
+    if (!flush_args_ok(c)) return;
+    flush_db(c, cmd_db(c));
+    reply_ok(c);
+}
+
+static void flushallCommand(client *c) {
+    if (!flush_args_ok(c)) return;
+    for (int i = 0; i < db_count(); i++) flush_db(c, db_get(i));
+    /* As Redis: kill a BGSAVE child, and snapshot the empty dataset when
+     * save points are configured. */
+    persist_after_flushall();
+    reply_ok(c);
+}
+
+static void timeCommand(client *c) {
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    reply_array(c, 2);
+    reply_bulk_ll(c, tv.tv_sec);
+    reply_bulk_ll(c, tv.tv_usec);
+}
+
+static void lastsaveCommand(client *c) { reply_int(c, srv.lastsave); }
+
+/* ---- SHUTDOWN ---------------------------------------------------------- */
+
+static void shutdownCommand(client *c) {
+    int nosave = 0, save = 0, now = 0, force = 0, abort_ = 0;
+    for (int i = 1; i < c->argc; i++) {
+        if (arg_is(&c->argv[i], "nosave")) nosave = 1;
+        else if (arg_is(&c->argv[i], "save")) save = 1;
+        else if (arg_is(&c->argv[i], "now")) now = 1;
+        else if (arg_is(&c->argv[i], "force")) force = 1;
+        else if (arg_is(&c->argv[i], "abort")) abort_ = 1;
+        else {
+            reply_err_syntax(c);
+            return;
+        }
+    }
+    if ((abort_ && (nosave || save || now || force)) || (nosave && save)) {
+        reply_err_syntax(c);
+        return;
+    }
+    if (abort_) {
+        /* Shutdown never waits (no replicas to catch up), so none is ever
+         * in progress when this runs. */
+        reply_error(c, "ERR No shutdown in progress.");
+        return;
+    }
+    char err[600];
+    int how = save ? PERSIST_SHUTDOWN_SAVE : nosave ? PERSIST_SHUTDOWN_NOSAVE : PERSIST_SHUTDOWN_DEFAULT;
+    if (persist_shutdown(how, err, sizeof(err)) != 0 && !force) {
+        persist_shutdown_cancelled();
+        reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
+    /* No reply: the connection closes, as with Redis. */
+    client_flag_on(c, CLIENT_CLOSE_ASAP);
+    session_request_shutdown();
+}
+
+/* ---- The family -------------------------------------------------------- */
+
+const cmd_handler admin_handlers[] = {
+    /* "command" itself first: it is a container with its own handler. */
+    {"command", commandCommand, CMD_LOCK_NONE},
+    {"command|count", commandCountCommand, CMD_LOCK_NONE},
+    {"command|info", commandInfoCommand, CMD_LOCK_NONE},
+    {"command|docs", commandDocsCommand, CMD_LOCK_NONE},
+    {"command|list", commandListCommand, CMD_LOCK_NONE},
+    {"command|getkeys", commandGetkeysCommand, CMD_LOCK_NONE},
+    {"command|getkeysandflags", commandGetkeysandflagsCommand, CMD_LOCK_NONE},
+    {"command|help", commandHelpCommand, CMD_LOCK_NONE},
+    {"config|get", configGetCommand, CMD_LOCK_NONE},
+    /* Data commands read encoding thresholds under their key locks. */
+    {"config|set", configSetCommand, CMD_LOCK_ALL},
+    {"config|resetstat", configResetstatCommand, CMD_LOCK_NONE},
+    {"config|rewrite", configRewriteCommand, CMD_LOCK_NONE},
+    {"config|help", configHelpCommand, CMD_LOCK_NONE},
+    {"dbsize", dbsizeCommand, CMD_LOCK_SELF},
+    {"flushdb", flushdbCommand, CMD_LOCK_ALL},
+    {"flushall", flushallCommand, CMD_LOCK_ALL},
+    {"time", timeCommand, CMD_LOCK_NONE},
+    {"lastsave", lastsaveCommand, CMD_LOCK_NONE},
+    {"shutdown", shutdownCommand, CMD_LOCK_NONE},
+    {"debug", debugCommand, CMD_LOCK_SELF},
+    {"object|encoding", objectEncodingCommand, CMD_LOCK_KEYS},
+    {"object|freq", objectFreqCommand, CMD_LOCK_KEYS},
+    {"object|idletime", objectIdletimeCommand, CMD_LOCK_KEYS},
+    {"object|refcount", objectRefcountCommand, CMD_LOCK_KEYS},
+    {"object|help", objectHelpCommand, CMD_LOCK_NONE},
+    {"memory|usage", memoryUsageCommand, CMD_LOCK_KEYS},
+    {"memory|stats", memoryStatsCommand, CMD_LOCK_SELF},
+    {"memory|doctor", memoryDoctorCommand, CMD_LOCK_SELF},
+    {"memory|malloc-stats", memoryMallocStatsCommand, CMD_LOCK_NONE},
+    {"memory|purge", memoryPurgeCommand, CMD_LOCK_NONE},
+    {"memory|help", memoryHelpCommand, CMD_LOCK_NONE},
+    {"slowlog|get", slowlogGetCommand, CMD_LOCK_NONE},
+    {"slowlog|len", slowlogLenCommand, CMD_LOCK_NONE},
+    {"slowlog|reset", slowlogResetCommand, CMD_LOCK_NONE},
+    {"slowlog|help", slowlogHelpCommand, CMD_LOCK_NONE},
+    {"latency|latest", latencyLatestCommand, CMD_LOCK_NONE},
+    {"latency|history", latencyHistoryCommand, CMD_LOCK_NONE},
+    {"latency|graph", latencyGraphCommand, CMD_LOCK_NONE},
+    {"latency|reset", latencyResetCommand, CMD_LOCK_NONE},
+    {"latency|doctor", latencyDoctorCommand, CMD_LOCK_NONE},
+    {"latency|help", latencyHelpCommand, CMD_LOCK_NONE},
+    {NULL, NULL, 0},
+};

@@ -1,0 +1,563 @@
+/* client_cmd.c -- CLIENT subcommands and MONITOR.
+ *
+ * Clients live on their own workers; CLIENT LIST and KILL walk the global
+ * registry under its lock (session_registry_lock), and KILL only flags the
+ * victim and wakes its worker, which frees it. MONITOR lines are formatted
+ * by the executing thread and queued to each monitor's worker. */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/server/acl.h"
+#include "cmd/blocking.h"
+#include "cmd/command.h"
+#include "cmd/families.h"
+#include "session/reply.h"
+#include "util/strutil.h"
+#include "session/session.h"
+#include "base/config.h"
+
+static pthread_mutex_t monitor_lock = PTHREAD_MUTEX_INITIALIZER;
+static client **monitors;
+static int nmonitors, capmonitors;
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void client_set_name(client *c, const char *p, size_t n) {
+    session_registry_lock();
+    free(c->name);
+    c->name = n ? strndup(p, n) : NULL;
+    session_registry_unlock();
+}
+
+void client_reset_state(client *c) {
+    extern void multi_discard_state(client * c) __attribute__((weak));
+    if (multi_discard_state) multi_discard_state(c);
+    __atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
+    client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT |
+                           CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
+    if (client_flags_peek(c) & CLIENT_MONITOR) {
+        extern void cmd_client_gone(client * c);
+        cmd_client_gone(c);
+        client_flag_off(c, CLIENT_MONITOR);
+    }
+    client_set_name(c, NULL, 0);
+    block_forget_client(c);
+    {
+        extern void pubsub_client_gone(client * c) __attribute__((weak));
+        if (pubsub_client_gone) pubsub_client_gone(c);
+    }
+    acl_client_reset(c);
+}
+
+void pubsub_client_gone(client *c) __attribute__((weak));
+
+void cmd_client_gone(client *c) {
+    block_forget_client(c);
+    if (pubsub_client_gone) pubsub_client_gone(c);
+    pthread_mutex_lock(&monitor_lock);
+    for (int i = 0; i < nmonitors; i++)
+        if (monitors[i] == c) {
+            monitors[i] = monitors[--nmonitors];
+            break;
+        }
+    pthread_mutex_unlock(&monitor_lock);
+    extern void multi_discard_state(client * c) __attribute__((weak));
+    if (multi_discard_state) multi_discard_state(c);
+    acl_client_gone(c);
+}
+
+/* Quote an argument the way Redis's MONITOR does (sdscatrepr). */
+static void repr(char **buf, size_t *len, size_t *cap, const char *p, size_t n) {
+    if (*cap - *len < n * 4 + 8) {
+        *cap = (*len + n * 4 + 8) * 2;
+        *buf = realloc(*buf, *cap);
+    }
+    char *o = *buf + *len;
+    *o++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        switch (ch) {
+        case '\\': *o++ = '\\'; *o++ = '\\'; break;
+        case '"': *o++ = '\\'; *o++ = '"'; break;
+        case '\n': *o++ = '\\'; *o++ = 'n'; break;
+        case '\r': *o++ = '\\'; *o++ = 'r'; break;
+        case '\t': *o++ = '\\'; *o++ = 't'; break;
+        case '\a': *o++ = '\\'; *o++ = 'a'; break;
+        case '\b': *o++ = '\\'; *o++ = 'b'; break;
+        default:
+            if (isprint(ch)) *o++ = (char)ch;
+            else o += sprintf(o, "\\x%02x", ch);
+        }
+    }
+    *o++ = '"';
+    *len = (size_t)(o - *buf);
+}
+
+static void monitor_feed(client *c, const cmd_def *cmd, int dbid) {
+    (void)cmd;
+    if (!__atomic_load_n(&nmonitors, __ATOMIC_RELAXED)) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    size_t cap = 256, len = 0;
+    char *buf = malloc(cap);
+    len = (size_t)snprintf(buf, cap, "+%ld.%06ld [%d %s]", (long)ts.tv_sec, ts.tv_nsec / 1000, dbid, c->addr);
+    for (int i = 0; i < c->argc; i++) {
+        if (cap - len < 2) buf = realloc(buf, cap *= 2);
+        buf[len++] = ' ';
+        repr(&buf, &len, &cap, c->argv[i].p, c->argv[i].n);
+    }
+    if (cap - len < 3) buf = realloc(buf, cap + 3);
+    buf[len++] = '\r';
+    buf[len++] = '\n';
+    pthread_mutex_lock(&monitor_lock);
+    for (int i = 0; i < nmonitors; i++)
+        if (monitors[i] != c) session_client_send_async(monitors[i], buf, len);
+    pthread_mutex_unlock(&monitor_lock);
+    free(buf);
+}
+
+static void monitorCommand(client *c) {
+    if (client_flags_peek(c) & CLIENT_MONITOR) return;
+    if (client_flags_peek(c) & CLIENT_MULTI) {
+        reply_error(c, "ERR MONITOR isn't allowed for DENY BLOCKING client");
+        return;
+    }
+    pthread_mutex_lock(&monitor_lock);
+    if (nmonitors == capmonitors) {
+        capmonitors = capmonitors ? capmonitors * 2 : 4;
+        monitors = realloc(monitors, sizeof(client *) * (size_t)capmonitors);
+    }
+    monitors[nmonitors++] = c;
+    pthread_mutex_unlock(&monitor_lock);
+    client_flag_on(c, CLIENT_MONITOR);
+    cmd_set_monitor_hook(monitor_feed);
+    reply_ok(c);
+}
+
+static const char *client_type(const client *c) {
+    return (client_flags_peek(c) & CLIENT_PUBSUB) ? "pubsub" : "normal";
+}
+
+/* The client may belong to another worker: its fields are read with
+ * relaxed atomic loads (see client.h). */
+static void flags_str(const client *c, char *out) {
+    char *p = out;
+    uint32_t f = client_flags_peek(c);
+    if (f & CLIENT_MONITOR) *p++ = 'O';
+    if (f & CLIENT_MULTI) *p++ = 'x';
+    if (f & CLIENT_BLOCKED) *p++ = 'b';
+    if (__atomic_load_n(&c->cas_dirty, __ATOMIC_RELAXED)) *p++ = 'd';
+    if (f & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
+    if (f & CLIENT_CLOSE_ASAP) *p++ = 'A';
+    if (f & CLIENT_NO_EVICT) *p++ = 'e';
+    if (p == out) *p++ = 'N';
+    *p = '\0';
+}
+
+static size_t client_info_line(const client *c, char *buf, size_t cap) {
+    char fl[16];
+    flags_str(c, fl);
+    int64_t now = wall_ms();
+    const struct cmd_def *last = __atomic_load_n(&c->last, __ATOMIC_RELAXED);
+    const struct cmd_def *cur = __atomic_load_n(&c->cur, __ATOMIC_RELAXED);
+    const char *cmd = last ? last->fullname : "NULL";
+    if (cur && cur->fullname) cmd = cur->fullname;
+    uint32_t f = client_flags_peek(c);
+    size_t olen = __atomic_load_n(&c->olen, __ATOMIC_RELAXED), osent = __atomic_load_n(&c->osent, __ATOMIC_RELAXED);
+    size_t ocap = __atomic_load_n(&c->ocap, __ATOMIC_RELAXED);
+    size_t qlen = __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED), qfree = __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED);
+    return (size_t)snprintf(
+        buf, cap,
+        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
+        "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=0 omem=0 "
+        "tot-mem=%zu events=r cmd=%s user=%s redir=-1 resp=%d\n",
+        (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+        (long long)((now - c->ctime_ms) / 1000),
+        (long long)((now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000), fl,
+        __atomic_load_n(&c->db, __ATOMIC_RELAXED), (f & CLIENT_MULTI) ? 0 : -1, qlen, qfree, qlen + qfree,
+        qlen + qfree, olen > osent ? olen - osent : 0, ocap + qlen + qfree + sizeof(client), cmd,
+        acl_user_name(acl_client_user(c)),
+        __atomic_load_n(&c->resp, __ATOMIC_RELAXED));
+}
+
+char *client_info_dup(const client *c) {
+    char buf[2048];
+    size_t n = client_info_line(c, buf, sizeof(buf));
+    if (n >= sizeof(buf)) n = sizeof(buf) - 1;
+    while (n && buf[n - 1] == '\n') n--;
+    return strndup(buf, n);
+}
+
+struct acl_user *client_swap_user(client *c, struct acl_user *u) {
+    session_registry_lock();
+    struct acl_user *old = c->acl_user;
+    __atomic_store_n(&c->acl_user, u, __ATOMIC_RELEASE);
+    session_registry_unlock();
+    return old;
+}
+
+typedef struct kill_user_ctx {
+    const struct acl_user *u;
+    client *self;
+    int pubsub_only;
+    long killed;
+} kill_user_ctx;
+
+/* Disconnect c for an ACL change made by self: self after its reply. */
+static void kill_for_acl(client *c, client *self) {
+    if (c == self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
+    else session_client_kill(c);
+}
+
+static void kill_user_one(void *arg, client *c) {
+    kill_user_ctx *k = arg;
+    if (acl_client_user(c) != k->u) return;
+    if (k->pubsub_only && !(client_flags_peek(c) & CLIENT_PUBSUB)) return;
+    kill_for_acl(c, k->self);
+    k->killed++;
+}
+
+long client_kill_user(const struct acl_user *u, client *self, int pubsub_only) {
+    kill_user_ctx k = {u, self, pubsub_only, 0};
+    session_registry_lock();
+    session_clients_each(kill_user_one, &k);
+    session_registry_unlock();
+    return k.killed;
+}
+
+typedef struct kill_ids_ctx {
+    const struct acl_user *u;
+    client *self;
+    const uint64_t *ids;
+    size_t n;
+    long killed;
+} kill_ids_ctx;
+
+static void kill_ids_one(void *arg, client *c) {
+    kill_ids_ctx *k = arg;
+    if (acl_client_user(c) != k->u) return;
+    size_t i = 0;
+    while (i < k->n && k->ids[i] != c->id) i++;
+    if (i == k->n) return;
+    kill_for_acl(c, k->self);
+    k->killed++;
+}
+
+long client_kill_user_ids(const struct acl_user *u, client *self, const uint64_t *ids, size_t n) {
+    if (!n) return 0;
+    kill_ids_ctx k = {u, self, ids, n, 0};
+    session_registry_lock();
+    session_clients_each(kill_ids_one, &k);
+    session_registry_unlock();
+    return k.killed;
+}
+
+typedef struct list_ctx {
+    char *buf;
+    size_t len, cap;
+    const char *type;
+    unsigned long long *ids;
+    int nids;
+} list_ctx;
+
+static void list_one(void *arg, client *c) {
+    list_ctx *lc = arg;
+    if (lc->type && strcmp(lc->type, client_type(c)) != 0) return;
+    if (lc->nids) {
+        int hit = 0;
+        for (int i = 0; i < lc->nids; i++) hit |= lc->ids[i] == c->id;
+        if (!hit) return;
+    }
+    if (lc->cap - lc->len < 1024) {
+        lc->cap = lc->cap * 2 + 1024;
+        lc->buf = realloc(lc->buf, lc->cap);
+    }
+    lc->len += client_info_line(c, lc->buf + lc->len, lc->cap - lc->len);
+}
+
+static int parse_type(client *c, const garg *a, const char **out) {
+    if (arg_is(a, "normal")) *out = "normal";
+    else if (arg_is(a, "pubsub")) *out = "pubsub";
+    else if (arg_is(a, "master") || arg_is(a, "replica") || arg_is(a, "slave")) *out = "replica";
+    else {
+        reply_errorf(c, "ERR Unknown client type '%.128s'", a->p);
+        return -1;
+    }
+    return 0;
+}
+
+static void clientListCommand(client *c) {
+    list_ctx lc = {0};
+    unsigned long long ids[64];
+    if (c->argc == 4 && arg_is(&c->argv[2], "type")) {
+        if (parse_type(c, &c->argv[3], &lc.type) != 0) return;
+    } else if (c->argc > 3 && arg_is(&c->argv[2], "id")) {
+        for (int i = 3; i < c->argc && lc.nids < 64; i++) {
+            long long v;
+            if (!str_to_ll(c->argv[i].p, c->argv[i].n, &v) || v <= 0) {
+                reply_error(c, "ERR Invalid client ID");
+                return;
+            }
+            ids[lc.nids++] = (unsigned long long)v;
+        }
+        lc.ids = ids;
+    } else if (c->argc != 2) {
+        reply_err_syntax(c);
+        return;
+    }
+    session_registry_lock();
+    session_clients_each(list_one, &lc);
+    session_registry_unlock();
+    reply_verbatim(c, lc.buf ? lc.buf : "", lc.len, "txt");
+    free(lc.buf);
+}
+
+static void clientInfoCommand(client *c) {
+    char buf[1024];
+    session_registry_lock();
+    __atomic_store_n(&c->qbuf_len, 26, __ATOMIC_RELAXED);
+    size_t n = client_info_line(c, buf, sizeof(buf));
+    session_registry_unlock();
+    reply_verbatim(c, buf, n, "txt");
+}
+
+static void clientIdCommand(client *c) { reply_int(c, (long long)c->id); }
+
+static int valid_name_chars(const garg *a) {
+    for (size_t i = 0; i < a->n; i++)
+        if (a->p[i] < '!' || a->p[i] > '~') return 0;
+    return 1;
+}
+
+static void clientSetnameCommand(client *c) {
+    if (!valid_name_chars(&c->argv[2])) {
+        reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+        return;
+    }
+    client_set_name(c, c->argv[2].p, c->argv[2].n);
+    reply_ok(c);
+}
+
+static void clientGetnameCommand(client *c) {
+    if (c->name) reply_bulk_cstr(c, c->name);
+    else reply_null(c);
+}
+
+typedef struct kill_ctx {
+    client *self;
+    int old_style;
+    const char *addr, *laddr, *type;
+    struct acl_user *user;
+    unsigned long long id;
+    int skipme;
+    long long maxage;
+    long killed;
+} kill_ctx;
+
+static void kill_one(void *arg, client *c) {
+    kill_ctx *k = arg;
+    if (k->addr && strcmp(k->addr, c->addr) != 0) return;
+    if (k->laddr && strcmp(k->laddr, c->laddr) != 0) return;
+    if (k->type && strcmp(k->type, client_type(c)) != 0) return;
+    if (k->user && acl_client_user(c) != k->user) return;
+    if (k->id && k->id != c->id) return;
+    if (k->maxage && (wall_ms() - c->ctime_ms) / 1000 < k->maxage) return;
+    if (c == k->self && k->skipme) return;
+    if (c == k->self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
+    else session_client_kill(c);
+    k->killed++;
+}
+
+static void clientKillCommand(client *c) {
+    kill_ctx k = {0};
+    k.self = c;
+    k.skipme = 1;
+    if (c->argc == 3) {
+        k.old_style = 1;
+        k.skipme = 0;
+        k.addr = c->argv[2].p;
+    } else if (c->argc > 3 && (c->argc % 2) == 0) {
+        for (int i = 2; i < c->argc; i += 2) {
+            const garg *o = &c->argv[i], *v = &c->argv[i + 1];
+            if (arg_is(o, "id")) {
+                long long id;
+                if (!str_to_ll(v->p, v->n, &id) || id <= 0) {
+                    reply_error(c, "ERR client-id should be greater than 0");
+                    goto out;
+                }
+                k.id = (unsigned long long)id;
+            } else if (arg_is(o, "type")) {
+                if (parse_type(c, v, &k.type) != 0) goto out;
+            } else if (arg_is(o, "addr")) {
+                k.addr = v->p;
+            } else if (arg_is(o, "laddr")) {
+                k.laddr = v->p;
+            } else if (arg_is(o, "user")) {
+                if (k.user) acl_user_release(k.user);
+                k.user = acl_user_get(v->p, v->n);
+                if (!k.user) {
+                    reply_errorf(c, "ERR No such user '%s'", v->p);
+                    goto out;
+                }
+            } else if (arg_is(o, "skipme")) {
+                if (arg_is(v, "yes")) k.skipme = 1;
+                else if (arg_is(v, "no")) k.skipme = 0;
+                else {
+                    reply_err_syntax(c);
+                    goto out;
+                }
+            } else {
+                reply_err_syntax(c);
+                goto out;
+            }
+        }
+    } else {
+        reply_err_syntax(c);
+        goto out;
+    }
+    session_registry_lock();
+    session_clients_each(kill_one, &k);
+    session_registry_unlock();
+    if (k.old_style) {
+        if (k.killed == 0) reply_error(c, "ERR No such client");
+        else reply_ok(c);
+    } else {
+        reply_int(c, k.killed);
+    }
+out:
+    if (k.user) acl_user_release(k.user);
+}
+
+static void clientPauseCommand(client *c) {
+    long long ms;
+    int write_only = 0;
+    if (arg_ll_range(c, &c->argv[2], &ms, 0, 0x7fffffffffffffffLL, "ERR timeout is not an integer or out of range") != 0)
+        return;
+    if (c->argc == 4) {
+        if (arg_is(&c->argv[3], "write")) write_only = 1;
+        else if (!arg_is(&c->argv[3], "all")) {
+            reply_error(c, "ERR CLIENT PAUSE mode must be WRITE or ALL");
+            return;
+        }
+    } else if (c->argc > 4) {
+        reply_err_syntax(c);
+        return;
+    }
+    session_pause(wall_ms() + ms, write_only);
+    reply_ok(c);
+}
+
+static void clientUnpauseCommand(client *c) {
+    session_unpause();
+    reply_ok(c);
+}
+
+static void clientReplyCommand(client *c) {
+    if (arg_is(&c->argv[2], "on")) {
+        client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT);
+        reply_ok(c);
+    } else if (arg_is(&c->argv[2], "off")) {
+        client_flag_on(c, CLIENT_REPLY_OFF);
+    } else if (arg_is(&c->argv[2], "skip")) {
+        if (!(client_flags_peek(c) & CLIENT_REPLY_OFF)) client_flag_on(c, CLIENT_REPLY_SKIP_NEXT);
+    } else {
+        reply_err_syntax(c);
+    }
+}
+
+static void clientNoEvictCommand(client *c) {
+    if (arg_is(&c->argv[2], "on")) client_flag_on(c, CLIENT_NO_EVICT);
+    else if (arg_is(&c->argv[2], "off")) client_flag_off(c, CLIENT_NO_EVICT);
+    else {
+        reply_err_syntax(c);
+        return;
+    }
+    reply_ok(c);
+}
+
+static void clientTrackingCommand(client *c) {
+    reply_error(c, "ERR CLIENT TRACKING is not supported yet by Goblin (client-side caching is not implemented)");
+}
+
+static void clientGetredirCommand(client *c) { reply_int(c, -1); }
+
+static void clientHelpCommand(client *c) {
+    static const char *lines[] = {
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made to specified local address",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Kill connections by type.",
+        "    * USER <username>",
+        "      Kill connections authenticated by <username>.",
+        "    * SKIPME (YES|NO)",
+        "      Skip killing current connection (default: yes).",
+        "    * ID <client-id>",
+        "      Kill connections by client id.",
+        "LIST [options ...]",
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Return clients of specified type.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Control server assisted client side caching.",
+        "TRACKINGINFO",
+        "    Report tracking status for the current connection.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+        "HELP",
+        "    Print this help.",
+    };
+    int n = (int)(sizeof(lines) / sizeof(lines[0]));
+    reply_array(c, n);
+    for (int i = 0; i < n; i++) reply_simple(c, lines[i]);
+}
+
+const cmd_handler client_handlers[] = {
+    {"client|id", clientIdCommand, CMD_LOCK_NONE},
+    {"client|setname", clientSetnameCommand, CMD_LOCK_NONE},
+    {"client|getname", clientGetnameCommand, CMD_LOCK_NONE},
+    {"client|list", clientListCommand, CMD_LOCK_NONE},
+    {"client|info", clientInfoCommand, CMD_LOCK_NONE},
+    {"client|kill", clientKillCommand, CMD_LOCK_NONE},
+    {"client|pause", clientPauseCommand, CMD_LOCK_NONE},
+    {"client|unpause", clientUnpauseCommand, CMD_LOCK_NONE},
+    {"client|reply", clientReplyCommand, CMD_LOCK_NONE},
+    {"client|no-evict", clientNoEvictCommand, CMD_LOCK_NONE},
+    {"client|tracking", clientTrackingCommand, CMD_LOCK_NONE},
+    {"client|getredir", clientGetredirCommand, CMD_LOCK_NONE},
+    {"client|help", clientHelpCommand, CMD_LOCK_NONE},
+    {"monitor", monitorCommand, CMD_LOCK_NONE},
+    {NULL, NULL, 0},
+};

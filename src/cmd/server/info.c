@@ -1,0 +1,513 @@
+/* info.c -- INFO [section ...].
+ *
+ * The text is Redis 7.0's: "# Section" headers, "field:value" lines ending in
+ * \r\n, one empty line between sections, the same field names in the same
+ * order, so tools that parse INFO (redis-cli --stat, exporters, client
+ * libraries reading redis_version) work unchanged. Fields for machinery
+ * Goblin does not have (replication, AOF, Lua, defrag, ...) are present with
+ * the values an idle Redis without that feature shows. Goblin's own numbers
+ * are in a `# Goblin` section, which other subsystems extend through
+ * info_register_goblin().
+ *
+ * Sections: INFO with no argument or "default" gives the default set; "all"
+ * adds commandstats; "everything" is "all" (there are no modules); names are
+ * case-insensitive; unknown names select nothing. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/server/admin_family.h"
+#include "persist/persist.h"
+#include "cmd/evict.h"
+#include "cmd/families.h"
+#include "session/reply.h"
+#include "session/session.h"
+#include "base/config.h"
+#include "base/process.h"
+
+#ifndef GOBLIN_NO_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#define INFO_ALLOCATOR "jemalloc-" JEMALLOC_VERSION
+#else
+#define INFO_ALLOCATOR "libc"
+#endif
+
+/* ---- Text builder and the Goblin section's extensions ------------------ */
+
+void info_addf(info_buf *b, const char *fmt, ...) {
+    for (;;) {
+        size_t room = b->cap - b->len;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) return;
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        b->cap = (b->cap + (size_t)n + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p) abort();
+    }
+}
+
+#define INFO_MAX_EXT 16
+static info_section_fn *goblin_ext[INFO_MAX_EXT];
+static int ngoblin_ext;
+
+void info_register_goblin(info_section_fn *fn) {
+    if (ngoblin_ext < INFO_MAX_EXT) goblin_ext[ngoblin_ext++] = fn;
+}
+
+/* ---- Sections ---------------------------------------------------------- */
+
+static void info_server(info_buf *b) {
+    struct utsname un;
+    if (uname(&un) != 0) memset(&un, 0, sizeof(un));
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    long long now_us = (long long)tv.tv_sec * 1000000 + tv.tv_usec;
+    long long uptime = (now_us / 1000 - srv.start_ms) / 1000;
+    int hz = __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED); /* CONFIG SET hz on another thread */
+    info_addf(b,
+              "# Server\r\n"
+              "redis_version:%s\r\n"
+              "redis_git_sha1:00000000\r\n"
+              "redis_git_dirty:0\r\n"
+              "redis_build_id:0\r\n"
+              "redis_mode:standalone\r\n"
+              "os:%s %s %s\r\n"
+              "arch_bits:%d\r\n"
+              "monotonic_clock:POSIX clock_gettime\r\n"
+              "multiplexing_api:epoll\r\n"
+              "atomicvar_api:c11-builtin\r\n"
+              "gcc_version:%d.%d.%d\r\n"
+              "process_id:%ld\r\n"
+              "process_supervised:no\r\n"
+              "run_id:%s\r\n"
+              "tcp_port:%d\r\n"
+              "server_time_usec:%lld\r\n"
+              "uptime_in_seconds:%lld\r\n"
+              "uptime_in_days:%lld\r\n"
+              "hz:%d\r\n"
+              "configured_hz:%d\r\n"
+              "lru_clock:%u\r\n"
+              "executable:%s\r\n"
+              "config_file:%s\r\n"
+              "io_threads_active:0\r\n",
+              GOBLIN_REDIS_VERSION, un.sysname, un.release, un.machine, (int)(sizeof(long) * 8),
+#ifdef __GNUC__
+              __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+#else
+              0, 0, 0,
+#endif
+              (long)getpid(), srv.run_id, cfg.port, now_us, uptime, uptime / 86400, hz, hz,
+              (unsigned)(tv.tv_sec & 0xffffff), srv.executable, cfg.config_file ? cfg.config_file : "");
+}
+
+typedef struct clients_acc {
+    size_t max_in, max_out;
+    long blocked;
+} clients_acc;
+
+static void clients_cb(void *arg, client *c) {
+    clients_acc *a = arg;
+    /* c may run on another worker: relaxed atomic loads (client.h). */
+    size_t in = __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED) + __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED);
+    if (in > a->max_in) a->max_in = in;
+    size_t peak = __atomic_load_n(&c->obuf_peak, __ATOMIC_RELAXED);
+    if (peak > a->max_out) a->max_out = peak;
+    if (client_flags_peek(c) & CLIENT_BLOCKED) a->blocked++;
+}
+
+static void info_clients(info_buf *b) {
+    clients_acc a = {0};
+    session_registry_lock();
+    session_clients_each(clients_cb, &a);
+    session_registry_unlock();
+    info_addf(b,
+              "# Clients\r\n"
+              "connected_clients:%ld\r\n"
+              "cluster_connections:0\r\n"
+              "maxclients:%d\r\n"
+              "client_recent_max_input_buffer:%zu\r\n"
+              "client_recent_max_output_buffer:%zu\r\n"
+              "blocked_clients:%ld\r\n"
+              "tracking_clients:0\r\n"
+              "clients_in_timeout_table:0\r\n",
+              session_clients_count(), cfg.maxclients, a.max_in, a.max_out, a.blocked);
+}
+
+static unsigned long long total_system_memory(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psize > 0 ? (unsigned long long)pages * (unsigned long long)psize : 0;
+}
+
+static const char *config_string(const char *name, char *buf, size_t len);
+
+static void info_memory(info_buf *b) {
+    admin_mem_overview m;
+    admin_mem_overview_get(&m, NULL, NULL);
+    char used_h[32], rss_h[32], peak_h[32], sys_h[32], maxmem_h[32], policy[64];
+    unsigned long long sysmem = total_system_memory();
+    admin_bytes_human(used_h, sizeof(used_h), m.used);
+    admin_bytes_human(rss_h, sizeof(rss_h), m.rss);
+    admin_bytes_human(peak_h, sizeof(peak_h), m.peak);
+    admin_bytes_human(sys_h, sizeof(sys_h), sysmem);
+    admin_bytes_human(maxmem_h, sizeof(maxmem_h), (unsigned long long)cfg.maxmemory);
+    size_t net = m.used > m.startup ? m.used - m.startup : 0;
+    const admin_alloc_stats *al = &m.alloc;
+#define RATIO(a, b) ((b) ? (double)(a) / (double)(b) : 0.0)
+    info_addf(b,
+              "# Memory\r\n"
+              "used_memory:%zu\r\n"
+              "used_memory_human:%s\r\n"
+              "used_memory_rss:%zu\r\n"
+              "used_memory_rss_human:%s\r\n"
+              "used_memory_peak:%zu\r\n"
+              "used_memory_peak_human:%s\r\n"
+              "used_memory_peak_perc:%.2f%%\r\n"
+              "used_memory_overhead:%zu\r\n"
+              "used_memory_startup:%zu\r\n"
+              "used_memory_dataset:%zu\r\n"
+              "used_memory_dataset_perc:%.2f%%\r\n"
+              "allocator_allocated:%zu\r\n"
+              "allocator_active:%zu\r\n"
+              "allocator_resident:%zu\r\n"
+              "total_system_memory:%llu\r\n"
+              "total_system_memory_human:%s\r\n"
+              "used_memory_lua:0\r\n"
+              "used_memory_vm_eval:0\r\n"
+              "used_memory_lua_human:0B\r\n"
+              "used_memory_scripts_eval:0\r\n"
+              "number_of_cached_scripts:0\r\n"
+              "number_of_functions:0\r\n"
+              "number_of_libraries:0\r\n"
+              "used_memory_vm_functions:0\r\n"
+              "used_memory_vm_total:0\r\n"
+              "used_memory_vm_total_human:0B\r\n"
+              "used_memory_functions:0\r\n"
+              "used_memory_scripts:0\r\n"
+              "used_memory_scripts_human:0B\r\n"
+              "maxmemory:%lld\r\n"
+              "maxmemory_human:%s\r\n"
+              "maxmemory_policy:%s\r\n"
+              "allocator_frag_ratio:%.2f\r\n"
+              "allocator_frag_bytes:%lld\r\n"
+              "allocator_rss_ratio:%.2f\r\n"
+              "allocator_rss_bytes:%lld\r\n"
+              "rss_overhead_ratio:%.2f\r\n"
+              "rss_overhead_bytes:%lld\r\n"
+              "mem_fragmentation_ratio:%.2f\r\n"
+              "mem_fragmentation_bytes:%lld\r\n"
+              "mem_not_counted_for_evict:0\r\n"
+              "mem_replication_backlog:0\r\n"
+              "mem_total_replication_buffers:0\r\n"
+              "mem_clients_slaves:0\r\n"
+              "mem_clients_normal:%zu\r\n"
+              "mem_cluster_links:0\r\n"
+              "mem_aof_buffer:0\r\n"
+              "mem_allocator:%s\r\n"
+              "active_defrag_running:0\r\n"
+              "lazyfree_pending_objects:0\r\n"
+              "lazyfreed_objects:0\r\n",
+              m.used, used_h, m.rss, rss_h, m.peak, peak_h, 100.0 * RATIO(m.used, m.peak), m.overhead, m.startup,
+              m.dataset, 100.0 * RATIO(m.dataset, net), al->allocated, al->active, al->resident, sysmem, sys_h,
+              cfg.maxmemory, maxmem_h, config_string("maxmemory-policy", policy, sizeof(policy)),
+              RATIO(al->active, al->allocated), (long long)al->active - (long long)al->allocated,
+              RATIO(al->resident, al->active), (long long)al->resident - (long long)al->active,
+              RATIO(m.rss, al->resident), (long long)m.rss - (long long)al->resident, RATIO(m.rss, m.used),
+              (long long)m.rss - (long long)m.used, m.clients, INFO_ALLOCATOR);
+#undef RATIO
+}
+
+static void info_persistence(info_buf *b) { persist_info(b); }
+
+/* The cron thread refreshes these once a second. */
+static double load_double(const double *p) {
+    double v;
+    __atomic_load(p, &v, __ATOMIC_RELAXED);
+    return v;
+}
+
+static void info_stats(info_buf *b) {
+    info_addf(b,
+              "# Stats\r\n"
+              "total_connections_received:%llu\r\n"
+              "total_commands_processed:%llu\r\n"
+              "instantaneous_ops_per_sec:%lld\r\n"
+              "total_net_input_bytes:%llu\r\n"
+              "total_net_output_bytes:%llu\r\n"
+              "total_net_repl_input_bytes:0\r\n"
+              "total_net_repl_output_bytes:0\r\n"
+              "instantaneous_input_kbps:%.2f\r\n"
+              "instantaneous_output_kbps:%.2f\r\n"
+              "instantaneous_input_repl_kbps:0.00\r\n"
+              "instantaneous_output_repl_kbps:0.00\r\n"
+              "rejected_connections:%llu\r\n"
+              "sync_full:0\r\n"
+              "sync_partial_ok:0\r\n"
+              "sync_partial_err:0\r\n"
+              "expired_keys:%llu\r\n"
+              "expired_stale_perc:0.00\r\n"
+              "expired_time_cap_reached_count:0\r\n"
+              "expire_cycle_cpu_milliseconds:0\r\n"
+              "evicted_keys:%llu\r\n"
+              "evicted_clients:0\r\n"
+              "total_eviction_exceeded_time:0\r\n"
+              "current_eviction_exceeded_time:0\r\n"
+              "keyspace_hits:%llu\r\n"
+              "keyspace_misses:%llu\r\n"
+              "pubsub_channels:0\r\n"
+              "pubsub_patterns:0\r\n"
+              "pubsubshard_channels:0\r\n"
+              "latest_fork_usec:0\r\n"
+              "total_forks:0\r\n"
+              "migrate_cached_sockets:0\r\n"
+              "slave_expires_tracked_keys:0\r\n"
+              "active_defrag_hits:0\r\n"
+              "active_defrag_misses:0\r\n"
+              "active_defrag_key_hits:0\r\n"
+              "active_defrag_key_misses:0\r\n"
+              "total_active_defrag_time:0\r\n"
+              "current_active_defrag_time:0\r\n"
+              "tracking_total_keys:0\r\n"
+              "tracking_total_items:0\r\n"
+              "tracking_total_prefixes:0\r\n"
+              "unexpected_error_replies:0\r\n"
+              "total_error_replies:%llu\r\n"
+              "dump_payload_sanitizations:0\r\n"
+              "total_reads_processed:0\r\n"
+              "total_writes_processed:0\r\n"
+              "io_threaded_reads_processed:0\r\n"
+              "io_threaded_writes_processed:0\r\n"
+              "reply_buffer_shrinks:0\r\n"
+              "reply_buffer_expands:0\r\n",
+              (unsigned long long)__atomic_load_n(&session_stat_connections, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&cmd_stat_numcommands, __ATOMIC_RELAXED),
+              (long long)load_double(&srv.inst_ops_per_sec),
+              (unsigned long long)__atomic_load_n(&session_stat_net_input, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&session_stat_net_output, __ATOMIC_RELAXED),
+              load_double(&srv.inst_input_kbps), load_double(&srv.inst_output_kbps),
+              (unsigned long long)__atomic_load_n(&session_stat_rejected, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&db_stat_keyspace_hits, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&db_stat_keyspace_misses, __ATOMIC_RELAXED),
+              (unsigned long long)reply_total_errors());
+}
+
+/* A replication id for a master that has never had a replica: random,
+ * fixed for the life of the process, like Redis's. */
+static char repl_id[41];
+static pthread_once_t repl_id_once = PTHREAD_ONCE_INIT;
+
+static void repl_id_init(void) {
+    FILE *f = fopen("/dev/urandom", "r");
+    unsigned char r[20] = {0};
+    if (!f || fread(r, 1, sizeof(r), f) != sizeof(r)) {
+        for (size_t i = 0; i < sizeof(r); i++) r[i] = (unsigned char)(srv.run_id[i] ^ (char)i);
+    }
+    if (f) fclose(f);
+    for (int i = 0; i < 20; i++) snprintf(repl_id + 2 * i, 3, "%02x", r[i]);
+}
+
+static void info_replication(info_buf *b) {
+    pthread_once(&repl_id_once, repl_id_init);
+    info_addf(b,
+              "# Replication\r\n"
+              "role:master\r\n"
+              "connected_slaves:0\r\n"
+              "master_failover_state:no-failover\r\n"
+              "master_replid:%s\r\n"
+              "master_replid2:0000000000000000000000000000000000000000\r\n"
+              "master_repl_offset:0\r\n"
+              "second_repl_offset:-1\r\n"
+              "repl_backlog_active:0\r\n"
+              "repl_backlog_size:1048576\r\n"
+              "repl_backlog_first_byte_offset:0\r\n"
+              "repl_backlog_histlen:0\r\n",
+              repl_id);
+}
+
+static void info_cpu(info_buf *b) {
+    struct rusage self, children, thread;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    getrusage(RUSAGE_THREAD, &thread);
+    /* "main thread": the worker serving this INFO. */
+    info_addf(b,
+              "# CPU\r\n"
+              "used_cpu_sys:%ld.%06ld\r\n"
+              "used_cpu_user:%ld.%06ld\r\n"
+              "used_cpu_sys_children:%ld.%06ld\r\n"
+              "used_cpu_user_children:%ld.%06ld\r\n"
+              "used_cpu_sys_main_thread:%ld.%06ld\r\n"
+              "used_cpu_user_main_thread:%ld.%06ld\r\n",
+              (long)self.ru_stime.tv_sec, (long)self.ru_stime.tv_usec, (long)self.ru_utime.tv_sec,
+              (long)self.ru_utime.tv_usec, (long)children.ru_stime.tv_sec, (long)children.ru_stime.tv_usec,
+              (long)children.ru_utime.tv_sec, (long)children.ru_utime.tv_usec, (long)thread.ru_stime.tv_sec,
+              (long)thread.ru_stime.tv_usec, (long)thread.ru_utime.tv_sec, (long)thread.ru_utime.tv_usec);
+}
+
+static void info_modules(info_buf *b) { info_addf(b, "# Modules\r\n"); }
+
+static void cmdstat_line(info_buf *b, const cmd_def *d) {
+    uint64_t calls = __atomic_load_n(&d->calls, __ATOMIC_RELAXED);
+    uint64_t usec = __atomic_load_n(&d->usec, __ATOMIC_RELAXED);
+    uint64_t rejected = __atomic_load_n(&d->rejected, __ATOMIC_RELAXED);
+    uint64_t failed = __atomic_load_n(&d->failed, __ATOMIC_RELAXED);
+    if (!calls && !rejected && !failed) return;
+    info_addf(b, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
+              d->fullname, (unsigned long long)calls, (unsigned long long)usec,
+              calls ? (double)usec / (double)calls : 0.0, (unsigned long long)rejected, (unsigned long long)failed);
+}
+
+static void cmdstat_cb(void *arg, const cmd_def *d) {
+    cmdstat_line(arg, d);
+    for (int i = 0; i < d->nsubs; i++) cmdstat_line(arg, d->subs[i]);
+}
+
+static void info_commandstats(info_buf *b) {
+    info_addf(b, "# Commandstats\r\n");
+    cmd_each(cmdstat_cb, b);
+}
+
+typedef struct errstat {
+    char code[32];
+    unsigned long long count;
+} errstat;
+
+typedef struct errstats {
+    errstat v[128];
+    int n;
+} errstats;
+
+static void errstat_cb(void *arg, const char *code, uint64_t count) {
+    errstats *es = arg;
+    if (es->n == 128) return;
+    snprintf(es->v[es->n].code, sizeof(es->v[es->n].code), "%s", code);
+    es->v[es->n].count = count;
+    es->n++;
+}
+
+static int errstat_cmp(const void *a, const void *b) {
+    return strcmp(((const errstat *)a)->code, ((const errstat *)b)->code);
+}
+
+static void info_errorstats(info_buf *b) {
+    errstats es;
+    es.n = 0;
+    reply_errorstats_each(errstat_cb, &es);
+    qsort(es.v, (size_t)es.n, sizeof(errstat), errstat_cmp);
+    info_addf(b, "# Errorstats\r\n");
+    for (int i = 0; i < es.n; i++) info_addf(b, "errorstat_%s:count=%llu\r\n", es.v[i].code, es.v[i].count);
+}
+
+static void info_cluster(info_buf *b) { info_addf(b, "# Cluster\r\ncluster_enabled:0\r\n"); }
+
+static void info_keyspace(info_buf *b) {
+    info_addf(b, "# Keyspace\r\n");
+    db_rdlock_keyspace();
+    for (int i = 0; i < db_count(); i++) {
+        gdb *db = db_get(i);
+        admin_db_overhead o;
+        admin_db_overhead_get(db, &o);
+        if (!o.keys && !o.expires) continue;
+        long long avg_ttl = (long long)__atomic_load_n(&db->avg_ttl, __ATOMIC_RELAXED);
+        info_addf(b, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", i, o.keys, o.expires, avg_ttl);
+    }
+    db_unlock_keyspace();
+}
+
+static void info_goblin(info_buf *b) {
+    info_addf(b,
+              "# Goblin\r\n"
+              "goblin_version:%s\r\n"
+              "redis_compat_version:%s\r\n"
+              "cores:%d\r\n"
+              "workers:%d\r\n"
+              "shards_per_db:%d\r\n"
+              "databases:%d\r\n",
+              GOBLIN_VERSION, GOBLIN_REDIS_VERSION, cfg.cores, session_nworkers(), DB_NSHARDS, db_count());
+    for (int i = 0; i < ngoblin_ext; i++) goblin_ext[i](b);
+}
+
+/* A setting's value as CONFIG GET shows it, into buf. */
+static const char *config_string(const char *name, char *buf, size_t len) {
+    char *v = admin_config_value(name);
+    snprintf(buf, len, "%s", v ? v : "");
+    free(v);
+    return buf;
+}
+
+/* ---- INFO -------------------------------------------------------------- */
+
+typedef struct info_section {
+    const char *name;
+    void (*fn)(info_buf *b);
+    int in_default;
+} info_section;
+
+/* In Redis's order. */
+static const info_section sections[] = {
+    {"server", info_server, 1},
+    {"clients", info_clients, 1},
+    {"memory", info_memory, 1},
+    {"persistence", info_persistence, 1},
+    {"stats", info_stats, 1},
+    {"replication", info_replication, 1},
+    {"cpu", info_cpu, 1},
+    {"module_list", info_modules, 1},
+    {"commandstats", info_commandstats, 0},
+    {"errorstats", info_errorstats, 1},
+    {"cluster", info_cluster, 1},
+    {"keyspace", info_keyspace, 1},
+    {"goblin", info_goblin, 1},
+};
+#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+static void infoCommand(client *c) {
+    int want[NSECTIONS] = {0};
+    int all = 0;
+    if (c->argc == 1) {
+        for (size_t s = 0; s < NSECTIONS; s++) want[s] = sections[s].in_default;
+    }
+    for (int i = 1; i < c->argc; i++) {
+        const garg *a = &c->argv[i];
+        if (arg_is(a, "default")) {
+            for (size_t s = 0; s < NSECTIONS; s++) want[s] |= sections[s].in_default;
+        } else if (arg_is(a, "all") || arg_is(a, "everything")) {
+            all = 1;
+        } else {
+            for (size_t s = 0; s < NSECTIONS; s++)
+                if (arg_is(a, sections[s].name) ||
+                    (strcmp(sections[s].name, "module_list") == 0 && arg_is(a, "modules")))
+                    want[s] = 1;
+        }
+    }
+    info_buf b = {0};
+    int emitted = 0;
+    for (size_t s = 0; s < NSECTIONS; s++) {
+        if (!all && !want[s]) continue;
+        if (emitted++) info_addf(&b, "\r\n");
+        sections[s].fn(&b);
+    }
+    reply_verbatim(c, b.p ? b.p : "", b.len, "txt");
+    free(b.p);
+}
+
+const cmd_handler info_handlers[] = {
+    /* Sections take the locks they read under (keyspace: shard by shard). */
+    {"info", infoCommand, CMD_LOCK_SELF},
+    {NULL, NULL, 0},
+};

@@ -1,0 +1,596 @@
+/* keys.c -- the generic keyspace commands: DEL, EXISTS, TYPE, KEYS, SCAN,
+ * RANDOMKEY, RENAME(NX), MOVE, COPY, TOUCH, SWAPDB and the expiry family.
+ *
+ * Locking: commands whose keys are all in their argument range run under
+ * their shards' locks (the dispatcher takes them); KEYS, RANDOMKEY, MOVE,
+ * COPY and SWAPDB reach beyond one database's named shards and run under
+ * the keyspace write lock; SCAN takes one shard at a time itself. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/blocking.h"
+#include "cmd/command.h"
+#include "cmd/families.h"
+#include "session/reply.h"
+#include "util/strutil.h"
+#include "db/strval.h"
+#include "persist/persist.h"
+#include "persist/rdb.h"
+
+static void delGeneric(client *c, const char *event) {
+    gdb *db = cmd_db(c);
+    long long n = 0;
+    for (int i = 1; i < c->argc; i++) {
+        if (db_delete(db, c->argv[i].p, c->argv[i].n)) {
+            cmd_key_modified(c, db, c->argv[i].p, c->argv[i].n);
+            cmd_notify(c, NOTIFY_GENERIC, event, db, c->argv[i].p, c->argv[i].n);
+            n++;
+        }
+    }
+    reply_int(c, n);
+}
+
+static void delCommand(client *c) { delGeneric(c, "del"); }
+static void unlinkCommand(client *c) { delGeneric(c, "del"); }
+
+static void existsCommand(client *c) {
+    gdb *db = cmd_db(c);
+    long long n = 0;
+    for (int i = 1; i < c->argc; i++) n += db_lookup(db, c->argv[i].p, c->argv[i].n) != NULL;
+    reply_int(c, n);
+}
+
+static void touchCommand(client *c) { existsCommand(c); }
+
+static void typeCommand(client *c) {
+    dbentry *e = db_lookup(cmd_db(c), c->argv[1].p, c->argv[1].n);
+    reply_simple(c, e ? obj_type_name(e->val.type) : "none");
+}
+
+static int all_pattern(const garg *p) { return p->n == 1 && p->p[0] == '*'; }
+
+static void keysCommand(client *c) {
+    gdb *db = cmd_db(c);
+    const garg *pat = &c->argv[1];
+    int all = all_pattern(pat);
+    size_t h = reply_defer(c);
+    long n = 0;
+    int64_t now = db_now_ms();
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        swiss_iter it;
+        swiss_iter_init(&it, &db->shards[s].keys);
+        void *slot;
+        while ((slot = swiss_iter_next(&it))) {
+            dbentry *e = *(dbentry **)slot;
+            if (db_is_expired(e, now)) continue;
+            if (!all && !glob_match(pat->p, pat->n, e->key, e->klen, 0)) continue;
+            reply_bulk(c, e->key, e->klen);
+            n++;
+        }
+        swiss_iter_done(&it);
+    }
+    reply_defer_array(c, h, n);
+}
+
+typedef struct scan_item {
+    char *key;
+    size_t klen;
+    int type;
+    int64_t expire;
+} scan_item;
+
+typedef struct scan_acc {
+    scan_item *items;
+    size_t n, cap;
+} scan_acc;
+
+static void scan_collect(void *arg, dbentry *e) {
+    scan_acc *a = arg;
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 16;
+        a->items = realloc(a->items, a->cap * sizeof(scan_item));
+    }
+    scan_item *it = &a->items[a->n++];
+    it->key = malloc(e->klen + 1);
+    memcpy(it->key, e->key, e->klen);
+    it->klen = e->klen;
+    it->type = e->val.type;
+    it->expire = e->expire;
+}
+
+/* Parse a SCAN-family cursor as Redis 7.0 does (strtoull): "", "-1",
+ * "+5" and "007" are accepted; leading space, junk and overflow are not.
+ * argv is NUL-terminated, so parsing stops at an embedded NUL like Redis. */
+int scan_parse_cursor(client *c, const garg *a, uint64_t *cursor) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(a->p, &end, 10);
+    if (isspace((unsigned char)a->p[0]) || *end != '\0' || errno == ERANGE) {
+        reply_error(c, "ERR invalid cursor");
+        return -1;
+    }
+    *cursor = v;
+    return 0;
+}
+
+static int type_by_name(const garg *a) {
+    static const char *names[] = {"string", "list", "set", "zset", "hash"};
+    for (int i = 0; i < 5; i++)
+        if (arg_is(a, names[i])) return i;
+    return -1;
+}
+
+int scan_parse_options(client *c, int first, long long *count, const garg **pat, const garg **type) {
+    *count = 10;
+    *pat = NULL;
+    if (type) *type = NULL;
+    for (int i = first; i < c->argc; i += 2) {
+        int has_arg = c->argc - i >= 2;
+        if (has_arg && arg_is(&c->argv[i], "count")) {
+            if (arg_ll(c, &c->argv[i + 1], count) != 0) return -1;
+            if (*count < 1) {
+                reply_err_syntax(c);
+                return -1;
+            }
+        } else if (has_arg && arg_is(&c->argv[i], "match")) {
+            *pat = &c->argv[i + 1];
+        } else if (has_arg && type && arg_is(&c->argv[i], "type")) {
+            *type = &c->argv[i + 1];
+        } else {
+            reply_err_syntax(c);
+            return -1;
+        }
+    }
+    /* A lone "*" matches everything, the empty string too (as Redis). */
+    if (*pat && (*pat)->n == 1 && (*pat)->p[0] == '*') *pat = NULL;
+    return 0;
+}
+
+void scan_reply_empty(client *c) {
+    reply_array(c, 2);
+    reply_bulk(c, "0", 1);
+    reply_array(c, 0);
+}
+
+static void scanCommand(client *c) {
+    uint64_t cursor;
+    if (scan_parse_cursor(c, &c->argv[1], &cursor) != 0) return;
+    long long count;
+    const garg *pat, *type;
+    if (scan_parse_options(c, 2, &count, &pat, &type) != 0) return;
+    int want_type = type ? type_by_name(type) : -1;
+    gdb *db = cmd_db(c);
+    scan_acc acc = {0};
+    long long maxiter = count * 10;
+    db_rdlock_keyspace();
+    do {
+        cursor = db_scan(db, cursor, scan_collect, &acc);
+    } while (cursor && maxiter-- && (long long)acc.n < count);
+    db_unlock_keyspace();
+    int64_t now = db_now_ms();
+    int use_pat = pat != NULL;
+    size_t keep = 0;
+    for (size_t i = 0; i < acc.n; i++) {
+        scan_item *it = &acc.items[i];
+        int ok = 1;
+        if (use_pat && !glob_match(pat->p, pat->n, it->key, it->klen, 0)) ok = 0;
+        if (ok && type && it->type != want_type) ok = 0;
+        if (ok && it->expire != -1 && it->expire <= now) ok = 0;
+        if (ok) acc.items[keep++] = *it;
+        else free(it->key);
+    }
+    reply_array(c, 2);
+    reply_bulk_ll(c, (long long)cursor);
+    reply_array(c, (long)keep);
+    for (size_t i = 0; i < keep; i++) {
+        reply_bulk(c, acc.items[i].key, acc.items[i].klen);
+        free(acc.items[i].key);
+    }
+    free(acc.items);
+}
+
+static void randomkeyCommand(client *c) {
+    dbentry *e = db_random_key(cmd_db(c));
+    if (!e) reply_null(c);
+    else reply_bulk(c, e->key, e->klen);
+}
+
+/* Move entry e of db to a new key name in dst (same or other db),
+ * keeping value and TTL. The destination must be free. */
+static void move_entry(gdb *src, dbentry *e, gdb *dst, const char *k, size_t n) {
+    dbentry *ne = db_add(dst, k, n);
+    if (!ne) abort();
+    ne->val = e->val;
+    int64_t exp = e->expire;
+    e->val.type = OBJ_NONE; /* ownership moved */
+    db_delete_entry(src, e);
+    if (exp != -1) db_set_expire(dst, ne, exp);
+}
+
+static void renameGeneric(client *c, int nx) {
+    gdb *db = cmd_db(c);
+    const garg *src = &c->argv[1], *dst = &c->argv[2];
+    dbentry *e = db_lookup(db, src->p, src->n);
+    if (!e) {
+        reply_error(c, "ERR no such key");
+        return;
+    }
+    if (src->n == dst->n && memcmp(src->p, dst->p, src->n) == 0) {
+        if (nx) reply_int(c, 0);
+        else reply_ok(c);
+        return;
+    }
+    dbentry *d = db_lookup(db, dst->p, dst->n);
+    if (d) {
+        if (nx) {
+            reply_int(c, 0);
+            return;
+        }
+        db_delete_entry(db, d);
+    }
+    move_entry(db, e, db, dst->p, dst->n);
+    block_signal_key(db, dst->p, dst->n);
+    cmd_key_modified(c, db, src->p, src->n);
+    cmd_key_modified(c, db, dst->p, dst->n);
+    cmd_notify(c, NOTIFY_GENERIC, "rename_from", db, src->p, src->n);
+    cmd_notify(c, NOTIFY_GENERIC, "rename_to", db, dst->p, dst->n);
+    if (nx) reply_int(c, 1);
+    else reply_ok(c);
+}
+
+static void renameCommand(client *c) { renameGeneric(c, 0); }
+static void renamenxCommand(client *c) { renameGeneric(c, 1); }
+
+static int parse_db_index(client *c, const garg *a, int *out) {
+    long long id;
+    if (!str_to_ll(a->p, a->n, &id) || id < INT_MIN || id > INT_MAX) {
+        reply_err_not_int(c);
+        return -1;
+    }
+    if (id < 0 || id >= db_count()) {
+        reply_error(c, "ERR DB index is out of range");
+        return -1;
+    }
+    *out = (int)id;
+    return 0;
+}
+
+static void moveCommand(client *c) {
+    int dbid;
+    if (parse_db_index(c, &c->argv[2], &dbid) != 0) return;
+    gdb *src = cmd_db(c), *dst = db_get(dbid);
+    if (src == dst) {
+        reply_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+    const garg *k = &c->argv[1];
+    dbentry *e = db_lookup(src, k->p, k->n);
+    if (!e || db_lookup(dst, k->p, k->n)) {
+        reply_int(c, 0);
+        return;
+    }
+    move_entry(src, e, dst, k->p, k->n);
+    block_signal_key(dst, k->p, k->n);
+    cmd_key_modified(c, src, k->p, k->n);
+    cmd_key_modified(c, dst, k->p, k->n);
+    cmd_notify(c, NOTIFY_GENERIC, "move_from", src, k->p, k->n);
+    cmd_notify(c, NOTIFY_GENERIC, "move_to", dst, k->p, k->n);
+    reply_int(c, 1);
+}
+
+static void copyCommand(client *c) {
+    gdb *src = cmd_db(c), *dst = src;
+    int replace = 0;
+    for (int i = 3; i < c->argc; i++) {
+        if (arg_is(&c->argv[i], "replace")) {
+            replace = 1;
+        } else if (arg_is(&c->argv[i], "db") && i + 1 < c->argc) {
+            int id;
+            if (parse_db_index(c, &c->argv[++i], &id) != 0) return;
+            dst = db_get(id);
+        } else {
+            reply_err_syntax(c);
+            return;
+        }
+    }
+    const garg *sk = &c->argv[1], *dk = &c->argv[2];
+    if (src == dst && sk->n == dk->n && memcmp(sk->p, dk->p, sk->n) == 0) {
+        reply_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+    dbentry *e = db_lookup_read(src, sk->p, sk->n);
+    if (!e) {
+        reply_int(c, 0);
+        return;
+    }
+    dbentry *d = db_lookup(dst, dk->p, dk->n);
+    if (d) {
+        if (!replace) {
+            reply_int(c, 0);
+            return;
+        }
+        db_delete_entry(dst, d);
+    }
+    gobj copy;
+    if (obj_dup(&copy, &e->val) != 0) {
+        reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+        return;
+    }
+    int64_t exp = e->expire;
+    dbentry *ne = db_add(dst, dk->p, dk->n);
+    ne->val = copy;
+    if (exp != -1) db_set_expire(dst, ne, exp);
+    block_signal_key(dst, dk->p, dk->n);
+    cmd_key_modified(c, dst, dk->p, dk->n);
+    cmd_notify(c, NOTIFY_GENERIC, "copy_to", dst, dk->p, dk->n);
+    reply_int(c, 1);
+}
+
+static void swapdbCommand(client *c) {
+    long long a, b;
+    if (!str_to_ll(c->argv[1].p, c->argv[1].n, &a) || a < INT_MIN || a > INT_MAX) {
+        reply_error(c, "ERR invalid first DB index");
+        return;
+    }
+    if (!str_to_ll(c->argv[2].p, c->argv[2].n, &b) || b < INT_MIN || b > INT_MAX) {
+        reply_error(c, "ERR invalid second DB index");
+        return;
+    }
+    if (a < 0 || a >= db_count() || b < 0 || b >= db_count()) {
+        reply_error(c, "ERR DB index is out of range");
+        return;
+    }
+    if (a != b) {
+        db_swap((int)a, (int)b);
+        cmd_key_modified(c, NULL, NULL, 0);
+    }
+    reply_ok(c);
+}
+
+/* DUMP key: the value in Redis's DUMP payload layout (persist/rdb.h), so
+ * a Redis 7.0 server can RESTORE it and the other way round. */
+static void dumpCommand(client *c) {
+    dbentry *e = db_lookup_read(cmd_db(c), c->argv[1].p, c->argv[1].n);
+    if (!e) {
+        reply_null(c);
+        return;
+    }
+    unsigned char *p;
+    size_t n;
+    int rc = rdb_dump_value(&e->val, persist_compress(), &p, &n);
+    if (rc != RDB_OK) {
+        const char *io = rc == RDB_ERR_IO ? strval_io_error() : NULL;
+        reply_error(c, io ? io : "ERR out of memory");
+        return;
+    }
+    reply_bulk(c, (const char *)p, n);
+    free(p);
+}
+
+/* RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], in
+ * Redis 7.0's order of checks: options, BUSYKEY, TTL, payload. A refused
+ * RESTORE changes nothing; a TTL already past only deletes (with REPLACE). */
+static void restoreCommand(client *c) {
+    int replace = 0, absttl = 0;
+    long long idle = -1, freq = -1, ttl;
+    for (int j = 4; j < c->argc; j++) {
+        int more = c->argc - j - 1;
+        if (arg_is(&c->argv[j], "replace")) {
+            replace = 1;
+        } else if (arg_is(&c->argv[j], "absttl")) {
+            absttl = 1;
+        } else if (arg_is(&c->argv[j], "idletime") && more >= 1 && freq == -1) {
+            if (!str_to_ll(c->argv[j + 1].p, c->argv[j + 1].n, &idle)) {
+                reply_err_not_int(c);
+                return;
+            }
+            if (idle < 0) {
+                reply_error(c, "ERR Invalid IDLETIME value, must be >= 0");
+                return;
+            }
+            j++;
+        } else if (arg_is(&c->argv[j], "freq") && more >= 1 && idle == -1) {
+            if (!str_to_ll(c->argv[j + 1].p, c->argv[j + 1].n, &freq)) {
+                reply_err_not_int(c);
+                return;
+            }
+            if (freq < 0 || freq > 255) {
+                reply_error(c, "ERR Invalid FREQ value, must be >= 0 and <= 255");
+                return;
+            }
+            j++;
+        } else {
+            reply_err_syntax(c);
+            return;
+        }
+    }
+    gdb *db = cmd_db(c);
+    const garg *key = &c->argv[1];
+    dbentry *old = db_lookup(db, key->p, key->n);
+    if (old && !replace) {
+        reply_error(c, "BUSYKEY Target key name already exists.");
+        return;
+    }
+    if (!str_to_ll(c->argv[2].p, c->argv[2].n, &ttl)) {
+        reply_err_not_int(c);
+        return;
+    }
+    if (ttl < 0) {
+        reply_error(c, "ERR Invalid TTL value, must be >= 0");
+        return;
+    }
+    gobj v;
+    char err[256];
+    int rc = rdb_restore_value((const unsigned char *)c->argv[3].p, c->argv[3].n, &v, err, sizeof(err));
+    if (rc != RDB_OK) {
+        reply_error(c, rc == RDB_ERR_CHECKSUM || rc == RDB_ERR_VERSION ? "ERR DUMP payload version or checksum are wrong"
+                       : rc == RDB_ERR_NOMEM                        ? "ERR out of memory"
+                                                                     : "ERR Bad data format");
+        return;
+    }
+    if (old) db_delete_entry(db, old);
+    if (ttl && !absttl) ttl = ttl > LLONG_MAX - db_now_ms() ? LLONG_MAX : ttl + db_now_ms();
+    if (ttl && ttl <= db_now_ms()) {
+        obj_free(&v);
+        if (old) {
+            cmd_key_modified(c, db, key->p, key->n);
+            cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
+        }
+        reply_ok(c);
+        return;
+    }
+    obj_init_access(&v);
+    obj_set_access(&v, idle, (int)freq);
+    dbentry *ne = db_add(db, key->p, key->n);
+    ne->val = v;
+    if (ttl) db_set_expire(db, ne, ttl);
+    block_signal_key(db, key->p, key->n);
+    cmd_key_modified(c, db, key->p, key->n);
+    cmd_notify(c, NOTIFY_GENERIC, "restore", db, key->p, key->n);
+    reply_ok(c);
+}
+
+/* ---- expiry ---- */
+
+enum { EXP_NX = 1, EXP_XX = 2, EXP_GT = 4, EXP_LT = 8 };
+
+static void expireGeneric(client *c, int64_t basetime, int seconds) {
+    int flags = 0;
+    for (int i = 3; i < c->argc; i++) {
+        const garg *o = &c->argv[i];
+        if (arg_is(o, "nx")) flags |= EXP_NX;
+        else if (arg_is(o, "xx")) flags |= EXP_XX;
+        else if (arg_is(o, "gt")) flags |= EXP_GT;
+        else if (arg_is(o, "lt")) flags |= EXP_LT;
+        else {
+            reply_errorf(c, "ERR Unsupported option %s", o->p);
+            return;
+        }
+    }
+    if ((flags & EXP_NX) && (flags & (EXP_XX | EXP_GT | EXP_LT))) {
+        reply_error(c, "ERR NX and XX, GT or LT options at the same time are not compatible");
+        return;
+    }
+    if ((flags & EXP_GT) && (flags & EXP_LT)) {
+        reply_error(c, "ERR GT and LT options at the same time are not compatible");
+        return;
+    }
+    long long when;
+    if (arg_ll(c, &c->argv[2], &when) != 0) return;
+    if (seconds) {
+        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) goto bad_time;
+        when *= 1000;
+    }
+    if (when > LLONG_MAX - basetime) goto bad_time;
+    when += basetime;
+    gdb *db = cmd_db(c);
+    const garg *k = &c->argv[1];
+    dbentry *e = db_lookup(db, k->p, k->n);
+    if (!e) {
+        reply_int(c, 0);
+        return;
+    }
+    int64_t cur = e->expire;
+    if (((flags & EXP_NX) && cur != -1) || ((flags & EXP_XX) && cur == -1) ||
+        ((flags & EXP_GT) && (cur == -1 || when <= cur)) || ((flags & EXP_LT) && cur != -1 && when >= cur)) {
+        reply_int(c, 0);
+        return;
+    }
+    if (when <= db_now_ms()) {
+        db_delete_entry(db, e);
+        cmd_key_modified(c, db, k->p, k->n);
+        cmd_notify(c, NOTIFY_GENERIC, "del", db, k->p, k->n);
+    } else {
+        db_set_expire(db, e, when);
+        cmd_key_modified(c, db, k->p, k->n);
+        cmd_notify(c, NOTIFY_GENERIC, "expire", db, k->p, k->n);
+    }
+    reply_int(c, 1);
+    return;
+bad_time:
+    reply_errorf(c, "ERR invalid expire time in '%s' command", c->cur->fullname);
+}
+
+static void expireCommand(client *c) { expireGeneric(c, db_now_ms(), 1); }
+static void pexpireCommand(client *c) { expireGeneric(c, db_now_ms(), 0); }
+static void expireatCommand(client *c) { expireGeneric(c, 0, 1); }
+static void pexpireatCommand(client *c) { expireGeneric(c, 0, 0); }
+
+/* mode: 0 TTL, 1 PTTL, 2 EXPIRETIME, 3 PEXPIRETIME */
+static void ttlGeneric(client *c, int mode) {
+    dbentry *e = db_lookup(cmd_db(c), c->argv[1].p, c->argv[1].n);
+    if (!e) {
+        reply_int(c, -2);
+        return;
+    }
+    if (e->expire == -1) {
+        reply_int(c, -1);
+        return;
+    }
+    int64_t v;
+    switch (mode) {
+    case 0: {
+        int64_t ttl = e->expire - db_now_ms();
+        if (ttl < 0) ttl = 0;
+        v = (ttl + 500) / 1000;
+        break;
+    }
+    case 1: {
+        int64_t ttl = e->expire - db_now_ms();
+        v = ttl < 0 ? 0 : ttl;
+        break;
+    }
+    case 2: v = (int64_t)(((uint64_t)e->expire + 500) / 1000); break; /* no overflow near INT64_MAX */
+    default: v = e->expire; break;
+    }
+    reply_int(c, v);
+}
+
+static void ttlCommand(client *c) { ttlGeneric(c, 0); }
+static void pttlCommand(client *c) { ttlGeneric(c, 1); }
+static void expiretimeCommand(client *c) { ttlGeneric(c, 2); }
+static void pexpiretimeCommand(client *c) { ttlGeneric(c, 3); }
+
+static void persistCommand(client *c) {
+    gdb *db = cmd_db(c);
+    dbentry *e = db_lookup(db, c->argv[1].p, c->argv[1].n);
+    if (!e || e->expire == -1) {
+        reply_int(c, 0);
+        return;
+    }
+    db_persist(db, e);
+    cmd_key_modified(c, db, c->argv[1].p, c->argv[1].n);
+    cmd_notify(c, NOTIFY_GENERIC, "persist", db, c->argv[1].p, c->argv[1].n);
+    reply_int(c, 1);
+}
+
+const cmd_handler keys_handlers[] = {
+    {"del", delCommand, CMD_LOCK_KEYS},
+    {"unlink", unlinkCommand, CMD_LOCK_KEYS},
+    {"exists", existsCommand, CMD_LOCK_KEYS},
+    {"touch", touchCommand, CMD_LOCK_KEYS},
+    {"type", typeCommand, CMD_LOCK_KEYS},
+    {"keys", keysCommand, CMD_LOCK_ALL},
+    {"scan", scanCommand, CMD_LOCK_SELF},
+    {"randomkey", randomkeyCommand, CMD_LOCK_ALL},
+    {"rename", renameCommand, CMD_LOCK_KEYS},
+    {"renamenx", renamenxCommand, CMD_LOCK_KEYS},
+    {"move", moveCommand, CMD_LOCK_ALL},
+    {"copy", copyCommand, CMD_LOCK_ALL},
+    {"swapdb", swapdbCommand, CMD_LOCK_ALL},
+    {"dump", dumpCommand, CMD_LOCK_KEYS},
+    {"restore", restoreCommand, CMD_LOCK_KEYS},
+    {"expire", expireCommand, CMD_LOCK_KEYS},
+    {"pexpire", pexpireCommand, CMD_LOCK_KEYS},
+    {"expireat", expireatCommand, CMD_LOCK_KEYS},
+    {"pexpireat", pexpireatCommand, CMD_LOCK_KEYS},
+    {"ttl", ttlCommand, CMD_LOCK_KEYS},
+    {"pttl", pttlCommand, CMD_LOCK_KEYS},
+    {"expiretime", expiretimeCommand, CMD_LOCK_KEYS},
+    {"pexpiretime", pexpiretimeCommand, CMD_LOCK_KEYS},
+    {"persist", persistCommand, CMD_LOCK_KEYS},
+    {NULL, NULL, 0},
+};

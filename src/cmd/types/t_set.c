@@ -1,0 +1,765 @@
+/* t_set.c -- the set commands: SADD, SREM, SMEMBERS, SISMEMBER, SMISMEMBER,
+ * SCARD, SPOP, SRANDMEMBER, SMOVE, SINTER, SINTERCARD, SINTERSTORE, SUNION,
+ * SUNIONSTORE, SDIFF, SDIFFSTORE and SSCAN, with Redis 7.0's replies and
+ * errors.
+ *
+ * The structure lives in ds/set (a sorted int64 array reported as "intset",
+ * a packed block and an arena + swiss index, both reported as "hashtable");
+ * this file reads set-max-intset-entries, passes it down on every write, and
+ * mirrors the form into gobj.enc after each write so OBJECT ENCODING answers
+ * like Redis. Every command runs under the shard locks of its keys (the
+ * dispatcher takes them; SINTERCARD, whose keys are counted by an argument,
+ * runs under the keyspace write lock) and follows one recipe: look up (or
+ * create) the key, check the type, do the work, reply, signal the change.
+ * A set never stays empty: the write that removes its last member deletes
+ * the key.
+ *
+ * Where Redis's algorithm is observable, it is followed: *STORE results are
+ * built from an empty intset by adds (so they are intsets when they fit),
+ * and SDIFF chooses between "test every member of the first set" and "copy
+ * the first set, remove the others" with Redis's cost estimate, because the
+ * second way can pass set-max-intset-entries on the way and leave a
+ * hashtable. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/command.h"
+#include "cmd/families.h"
+#include "session/reply.h"
+#include "util/rand.h"
+#include "ds/set.h"
+#include "util/strutil.h"
+#include "base/config.h"
+
+/* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
+
+/* ---- object glue ---- */
+
+static void set_obj_free(gobj *o) {
+    set_free(o->u.p);
+    o->u.p = NULL;
+}
+
+static int set_obj_dup(gobj *dst, const gobj *src) {
+    gset *d = set_dup(src->u.p);
+    if (!d) return -1;
+    *dst = *src;
+    dst->u.p = d;
+    return 0;
+}
+
+static size_t set_obj_mem_usage(const gobj *o) { return set_mem_usage(o->u.p); }
+
+static const obj_type_ops set_ops = {set_obj_free, set_obj_dup, set_obj_mem_usage};
+
+void set_family_init(void) { obj_register_type(OBJ_SET, &set_ops); }
+
+static set_limits set_cfg_limits(void) {
+    set_limits lim;
+    lim.max_intset = cfg.set_max_intset_entries < 0 ? 0 : (size_t)cfg.set_max_intset_entries;
+    return lim;
+}
+
+static inline gset *obj_set(dbentry *e) { return e->val.u.p; }
+
+static inline int set_encoding(const gset *s) { return set_is_intset(s) ? ENC_INTSET : ENC_HASHTABLE; }
+
+static inline void sync_encoding(dbentry *e) { e->val.enc = (uint8_t)set_encoding(obj_set(e)); }
+
+/* The key's entry when it holds a set; NULL when absent. *wrong is set (and
+ * WRONGTYPE replied) when it holds another type. */
+static dbentry *lookup_set(client *c, gdb *db, const garg *key, int *wrong) {
+    return cmd_lookup_typed(c, db, key, OBJ_SET, wrong);
+}
+
+/* A new, empty set key (an intset until a member says otherwise), filled by
+ * the caller before the command ends. */
+static dbentry *create_set(gdb *db, const garg *key) {
+    gset *s = set_new();
+    if (!s) return NULL;
+    dbentry *e = db_add(db, key->p, key->n);
+    if (!e) {
+        set_free(s);
+        return NULL;
+    }
+    e->val.type = OBJ_SET;
+    e->val.enc = ENC_INTSET;
+    e->val.u.p = s;
+    return e;
+}
+
+static void reply_err_oom(client *c) { reply_error(c, "ERR out of memory"); }
+
+static void reply_add_error(client *c, int rc) {
+    if (rc == SET_EFULL) reply_error(c, "ERR set is too large (its arena's reference space is exhausted)");
+    else reply_err_oom(c);
+}
+
+/* The write emptied the set of e: the key goes. */
+static void delete_emptied(client *c, gdb *db, dbentry *e, const garg *key) {
+    db_delete_entry(db, e);
+    cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
+}
+
+static void reply_elem(void *arg, const set_elem *e) { reply_bulk(arg, e->p, e->n); }
+
+/* Every member of s as a set reply ('~' in RESP3). */
+static void reply_members(client *c, gset *s) {
+    set_iter it;
+    set_elem e;
+    reply_set(c, (long)set_card(s));
+    set_iter_init(&it, s);
+    while (set_iter_next(&it, &e)) reply_bulk(c, e.p, e.n);
+    set_iter_done(&it);
+}
+
+/* ---- SADD / SREM ---- */
+
+static void saddCommand(client *c) {
+    gdb *db = cmd_db(c);
+    const garg *key = &c->argv[1];
+    int wrong;
+    dbentry *e = lookup_set(c, db, key, &wrong);
+    if (wrong) return;
+    if (!e && !(e = create_set(db, key))) {
+        reply_err_oom(c);
+        return;
+    }
+    set_limits lim = set_cfg_limits();
+    long long added = 0;
+    int rc = 0;
+    for (int i = 2; i < c->argc; i++) {
+        gset *s = obj_set(e);
+        rc = set_add(&s, c->argv[i].p, c->argv[i].n, &lim);
+        e->val.u.p = s;
+        if (rc < 0) break;
+        added += rc;
+    }
+    sync_encoding(e);
+    if (rc < 0) {
+        if (set_card(obj_set(e)) == 0) db_delete_entry(db, e);
+        reply_add_error(c, rc);
+    } else {
+        reply_int(c, added);
+    }
+    if (added) {
+        cmd_key_modified(c, db, key->p, key->n);
+        cmd_notify(c, NOTIFY_SET, "sadd", db, key->p, key->n);
+    }
+}
+
+static void sremCommand(client *c) {
+    gdb *db = cmd_db(c);
+    const garg *key = &c->argv[1];
+    int wrong;
+    dbentry *e = lookup_set(c, db, key, &wrong);
+    if (wrong) return;
+    if (!e) {
+        reply_int(c, 0);
+        return;
+    }
+    long long deleted = 0;
+    int removed = 0;
+    for (int i = 2; i < c->argc; i++) {
+        gset *s = obj_set(e);
+        int d = set_remove(&s, c->argv[i].p, c->argv[i].n);
+        e->val.u.p = s;
+        if (!d) continue;
+        deleted++;
+        if (set_card(s) == 0) {
+            removed = 1;
+            break;
+        }
+    }
+    if (deleted) {
+        cmd_key_modified(c, db, key->p, key->n);
+        cmd_notify(c, NOTIFY_SET, "srem", db, key->p, key->n);
+        if (removed) delete_emptied(c, db, e, key);
+    }
+    reply_int(c, deleted);
+}
+
+/* ---- reads ---- */
+
+static void smembersCommand(client *c) {
+    int wrong;
+    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    if (wrong) return;
+    if (!e) reply_set(c, 0);
+    else reply_members(c, obj_set(e));
+}
+
+static void sismemberCommand(client *c) {
+    int wrong;
+    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    if (wrong) return;
+    reply_int(c, e && set_contains(obj_set(e), c->argv[2].p, c->argv[2].n));
+}
+
+static void smismemberCommand(client *c) {
+    int wrong;
+    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    if (wrong) return;
+    reply_array(c, c->argc - 2);
+    for (int i = 2; i < c->argc; i++) reply_int(c, e && set_contains(obj_set(e), c->argv[i].p, c->argv[i].n));
+}
+
+static void scardCommand(client *c) {
+    int wrong;
+    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    if (wrong) return;
+    reply_int(c, e ? (long long)set_card(obj_set(e)) : 0);
+}
+
+/* ---- SPOP ---- */
+
+typedef struct pop_reply {
+    client *c;
+    long n;
+} pop_reply;
+
+static void reply_popped(void *arg, const set_elem *e) {
+    pop_reply *pr = arg;
+    reply_bulk(pr->c, e->p, e->n);
+    pr->n++;
+}
+
+static void spopWithCount(client *c) {
+    long long count;
+    if (arg_ll_range(c, &c->argv[2], &count, 0, LLONG_MAX, "ERR value is out of range, must be positive") != 0) return;
+    gdb *db = cmd_db(c);
+    const garg *key = &c->argv[1];
+    int wrong;
+    dbentry *e = lookup_set(c, db, key, &wrong);
+    if (wrong) return;
+    if (!e || count == 0) {
+        reply_set(c, 0);
+        return;
+    }
+    gset *s = obj_set(e);
+    size_t size = set_card(s);
+    cmd_notify(c, NOTIFY_SET, "spop", db, key->p, key->n);
+    if ((unsigned long long)count >= size) {
+        /* The whole set: reply it and delete the key. */
+        reply_members(c, s);
+        delete_emptied(c, db, e, key);
+        cmd_key_modified(c, db, key->p, key->n);
+        return;
+    }
+    pop_reply pr = {c, 0};
+    reply_set(c, (long)count);
+    set_pop_many(&s, (size_t)count, rand_next, reply_popped, &pr);
+    e->val.u.p = s;
+    sync_encoding(e);
+    cmd_key_modified(c, db, key->p, key->n);
+}
+
+static void spopCommand(client *c) {
+    if (c->argc == 3) {
+        spopWithCount(c);
+        return;
+    }
+    if (c->argc > 3) {
+        reply_err_syntax(c);
+        return;
+    }
+    gdb *db = cmd_db(c);
+    const garg *key = &c->argv[1];
+    int wrong;
+    dbentry *e = lookup_set(c, db, key, &wrong);
+    if (wrong) return;
+    if (!e) {
+        reply_null(c);
+        return;
+    }
+    gset *s = obj_set(e);
+    pop_reply pr = {c, 0};
+    set_pop(&s, rand_next, reply_popped, &pr);
+    e->val.u.p = s;
+    cmd_notify(c, NOTIFY_SET, "spop", db, key->p, key->n);
+    if (set_card(s) == 0) delete_emptied(c, db, e, key);
+    cmd_key_modified(c, db, key->p, key->n);
+}
+
+/* ---- SRANDMEMBER ---- */
+
+/* Negative counts repeat picks; a count this large could never be served
+ * (Redis 7.0 runs out of memory trying), so Goblin refuses it, as
+ * HRANDFIELD does. */
+#define SRANDMEMBER_MAX_REPEATED ((unsigned long long)1 << 32)
+
+static void srandmemberWithCount(client *c) {
+    long long l;
+    if (!str_to_ll(c->argv[2].p, c->argv[2].n, &l)) {
+        reply_err_not_int(c);
+        return;
+    }
+    if (l < -LLONG_MAX) {
+        reply_error(c, "ERR value is out of range, value must between -9223372036854775807 and "
+                       "9223372036854775807");
+        return;
+    }
+    int uniq = l >= 0;
+    unsigned long long count = uniq ? (unsigned long long)l : (unsigned long long)-l;
+    if (!uniq && count > SRANDMEMBER_MAX_REPEATED) {
+        reply_error(c, "ERR value is out of range");
+        return;
+    }
+    int wrong;
+    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    if (wrong) return;
+    if (!e || count == 0) {
+        reply_array(c, 0);
+        return;
+    }
+    gset *s = obj_set(e);
+    size_t size = set_card(s);
+    if (uniq && count > size) count = size;
+    reply_array(c, (long)count);
+    if (uniq) set_random_unique(s, (size_t)count, rand_next, reply_elem, c);
+    else set_random_members(s, (size_t)count, rand_next, reply_elem, c);
+}
+
+static void srandmemberCommand(client *c) {
+    if (c->argc == 3) {
+        srandmemberWithCount(c);
+        return;
+    }
+    if (c->argc > 3) {
+        reply_err_syntax(c);
+        return;
+    }
+    int wrong;
+    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    if (wrong) return;
+    set_elem el;
+    if (e && set_random(obj_set(e), rand_next, &el)) reply_bulk(c, el.p, el.n);
+    else reply_null(c);
+}
+
+/* ---- SMOVE ---- */
+
+static void smoveCommand(client *c) {
+    gdb *db = cmd_db(c);
+    const garg *src = &c->argv[1], *dst = &c->argv[2], *m = &c->argv[3];
+    int same = src->n == dst->n && memcmp(src->p, dst->p, src->n) == 0;
+    dbentry *se = db_lookup(db, src->p, src->n);
+    dbentry *de = same ? se : db_lookup(db, dst->p, dst->n); /* one lookup: see lookup_sets */
+    if (!se) {
+        reply_int(c, 0);
+        return;
+    }
+    if (se->val.type != OBJ_SET || (de && de->val.type != OBJ_SET)) {
+        reply_err_wrongtype(c);
+        return;
+    }
+    if (se == de) {
+        reply_int(c, set_contains(obj_set(se), m->p, m->n));
+        return;
+    }
+    gset *ss = obj_set(se);
+    if (!set_contains(ss, m->p, m->n)) {
+        reply_int(c, 0);
+        return;
+    }
+    /* Add to the destination first: it is the step that can run out of
+     * memory, and then nothing has changed yet. */
+    if (!de && !(de = create_set(db, dst))) {
+        reply_err_oom(c);
+        return;
+    }
+    set_limits lim = set_cfg_limits();
+    gset *ds = obj_set(de);
+    int rc = set_add(&ds, m->p, m->n, &lim);
+    de->val.u.p = ds;
+    sync_encoding(de);
+    if (rc < 0) {
+        if (set_card(ds) == 0) db_delete_entry(db, de);
+        reply_add_error(c, rc);
+        return;
+    }
+    set_remove(&ss, m->p, m->n);
+    se->val.u.p = ss;
+    cmd_notify(c, NOTIFY_SET, "srem", db, src->p, src->n);
+    if (set_card(ss) == 0) delete_emptied(c, db, se, src);
+    cmd_key_modified(c, db, src->p, src->n);
+    if (rc > 0) {
+        cmd_key_modified(c, db, dst->p, dst->n);
+        cmd_notify(c, NOTIFY_SET, "sadd", db, dst->p, dst->n);
+    }
+    reply_int(c, 1);
+}
+
+/* ---- multi-key operations ---- */
+
+/* The sets named by keys (NULL for missing keys); NULL with WRONGTYPE
+ * replied when one of them holds another type (or with OOM replied). */
+static gset **lookup_sets(client *c, gdb *db, const garg *keys, int n, int *missing) {
+    gset **sets = malloc((size_t)n * sizeof(*sets));
+    if (!sets) {
+        reply_err_oom(c);
+        return NULL;
+    }
+    *missing = 0;
+    for (int j = 0; j < n; j++) {
+        /* A key named twice is looked up once: a second lookup could
+         * expire it (the clock moves on) and free the set already taken. */
+        int dup = -1;
+        for (int i = 0; i < j && dup < 0; i++)
+            if (keys[i].n == keys[j].n && memcmp(keys[i].p, keys[j].p, keys[j].n) == 0) dup = i;
+        if (dup >= 0) {
+            sets[j] = sets[dup];
+            if (!sets[j]) (*missing)++;
+            db_count_read(sets[j] != NULL); /* Redis looks it up again */
+            continue;
+        }
+        /* Sources are read, also by the STORE forms: hits and misses. */
+        dbentry *e = db_lookup_read(db, keys[j].p, keys[j].n);
+        if (!e) {
+            sets[j] = NULL;
+            (*missing)++;
+            continue;
+        }
+        if (e->val.type != OBJ_SET) {
+            free(sets);
+            reply_err_wrongtype(c);
+            return NULL;
+        }
+        sets[j] = obj_set(e);
+    }
+    return sets;
+}
+
+/* Store res (owned) as the set at dst, or delete dst when res is empty (or
+ * NULL); replies the cardinality. */
+static void store_result(client *c, gdb *db, const garg *dst, gset *res, const char *event) {
+    size_t n = res ? set_card(res) : 0;
+    if (n == 0) {
+        set_free(res);
+        reply_int(c, 0);
+        if (db_delete(db, dst->p, dst->n)) {
+            cmd_key_modified(c, db, dst->p, dst->n);
+            cmd_notify(c, NOTIFY_GENERIC, "del", db, dst->p, dst->n);
+        }
+        return;
+    }
+    dbentry *e = db_lookup(db, dst->p, dst->n);
+    if (e) {
+        gobj v = e->val;
+        v.type = OBJ_SET;
+        v.enc = (uint8_t)set_encoding(res);
+        v.u.p = res;
+        db_replace_value(e, &v);
+        if (e->expire != -1) db_persist(db, e);
+    } else {
+        e = db_add(db, dst->p, dst->n);
+        if (!e) {
+            set_free(res);
+            reply_err_oom(c);
+            return;
+        }
+        e->val.type = OBJ_SET;
+        e->val.enc = (uint8_t)set_encoding(res);
+        e->val.u.p = res;
+    }
+    reply_int(c, (long long)n);
+    cmd_key_modified(c, db, dst->p, dst->n);
+    cmd_notify(c, NOTIFY_SET, event, db, dst->p, dst->n);
+}
+
+/* By cardinality; NULL (a missing key) counts as empty. */
+static int cmp_card_asc(const void *a, const void *b) {
+    const gset *sa = *(gset *const *)a, *sb = *(gset *const *)b;
+    size_t x = sa ? set_card(sa) : 0, y = sb ? set_card(sb) : 0;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_card_desc(const void *a, const void *b) { return cmp_card_asc(b, a); }
+
+enum { INTER_MEMBERS = 0, INTER_CARD = 1, INTER_STORE = 2 };
+
+/* SINTER, SINTERCARD and SINTERSTORE: walk the smallest set and keep the
+ * members every other set has. limit (SINTERCARD) 0 means none. */
+static void sinterGeneric(client *c, const garg *keys, int n, const garg *dst, int mode, unsigned long long limit) {
+    gdb *db = cmd_db(c);
+    int missing;
+    gset **sets = lookup_sets(c, db, keys, n, &missing);
+    if (!sets) return;
+    if (missing) {
+        /* An intersection with an empty set is empty. */
+        free(sets);
+        if (mode == INTER_STORE) store_result(c, db, dst, NULL, "sinterstore");
+        else if (mode == INTER_CARD) reply_int(c, 0);
+        else reply_set(c, 0);
+        return;
+    }
+    qsort(sets, (size_t)n, sizeof(*sets), cmp_card_asc);
+    gset *res = mode == INTER_STORE ? set_new() : NULL;
+    if (mode == INTER_STORE && !res) {
+        free(sets);
+        reply_err_oom(c);
+        return;
+    }
+    set_limits lim = set_cfg_limits();
+    size_t handle = mode == INTER_MEMBERS ? reply_defer(c) : 0;
+    unsigned long long card = 0;
+    int rc = 0;
+    set_iter it;
+    set_elem e;
+    set_iter_init(&it, sets[0]);
+    while (rc >= 0 && set_iter_next(&it, &e)) {
+        int j;
+        for (j = 1; j < n; j++)
+            if (sets[j] != sets[0] && !set_contains_elem(sets[j], &e)) break;
+        if (j < n) continue;
+        card++;
+        if (mode == INTER_MEMBERS) reply_bulk(c, e.p, e.n);
+        else if (mode == INTER_STORE) rc = set_add_elem(&res, &e, &lim);
+        else if (limit && card >= limit) break;
+    }
+    set_iter_done(&it);
+    free(sets);
+    if (mode == INTER_MEMBERS) {
+        reply_defer_set(c, handle, (long)card);
+    } else if (mode == INTER_CARD) {
+        reply_int(c, (long long)card);
+    } else if (rc < 0) {
+        set_free(res);
+        reply_add_error(c, rc);
+    } else {
+        store_result(c, db, dst, res, "sinterstore");
+    }
+}
+
+static void sinterCommand(client *c) { sinterGeneric(c, c->argv + 1, c->argc - 1, NULL, INTER_MEMBERS, 0); }
+
+static void sinterstoreCommand(client *c) {
+    sinterGeneric(c, c->argv + 2, c->argc - 2, &c->argv[1], INTER_STORE, 0);
+}
+
+static void sintercardCommand(client *c) {
+    long long numkeys, limit = 0;
+    if (arg_ll_range(c, &c->argv[1], &numkeys, 1, LLONG_MAX, "ERR numkeys should be greater than 0") != 0) return;
+    if (numkeys > c->argc - 2) {
+        reply_error(c, "ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    for (int j = 2 + (int)numkeys; j < c->argc; j++) {
+        int moreargs = c->argc - 1 - j;
+        if (arg_is(&c->argv[j], "limit") && moreargs) {
+            j++;
+            if (arg_ll_range(c, &c->argv[j], &limit, 0, LLONG_MAX, "ERR LIMIT can't be negative") != 0) return;
+        } else {
+            reply_err_syntax(c);
+            return;
+        }
+    }
+    sinterGeneric(c, c->argv + 2, (int)numkeys, NULL, INTER_CARD, (unsigned long long)limit);
+}
+
+enum { OP_UNION = 0, OP_DIFF = 1 };
+
+/* Add every member of src to *res; 0 or an add error. */
+static int add_all(gset **res, gset *src, const set_limits *lim) {
+    set_iter it;
+    set_elem e;
+    int rc = 0;
+    set_iter_init(&it, src);
+    while (rc >= 0 && set_iter_next(&it, &e)) rc = set_add_elem(res, &e, lim);
+    set_iter_done(&it);
+    return rc < 0 ? rc : 0;
+}
+
+/* SDIFF into *res. Redis's cost model picks the algorithm: walking the
+ * first set costs |first| per other set (halved: it stops at the first
+ * set that has the member); copying it and removing the others costs the
+ * sum of all sizes. */
+static int sdiff_into(gset **res, gset **sets, int n, const set_limits *lim) {
+    unsigned long long walk = 0, copy = 0;
+    for (int j = 0; j < n; j++) {
+        if (!sets[j]) continue;
+        walk += set_card(sets[0]);
+        copy += set_card(sets[j]);
+    }
+    walk /= 2;
+    if (walk <= copy) {
+        /* Test each member of the first set against the others, larger
+         * sets first (more likely to drop the member early). */
+        if (n > 2) qsort(sets + 1, (size_t)n - 1, sizeof(*sets), cmp_card_desc);
+        set_iter it;
+        set_elem e;
+        int rc = 0;
+        set_iter_init(&it, sets[0]);
+        while (rc >= 0 && set_iter_next(&it, &e)) {
+            int j;
+            for (j = 1; j < n; j++) {
+                if (!sets[j]) continue;
+                if (sets[j] == sets[0] || set_contains_elem(sets[j], &e)) break;
+            }
+            if (j == n) rc = set_add_elem(res, &e, lim);
+        }
+        set_iter_done(&it);
+        return rc < 0 ? rc : 0;
+    }
+    int rc = add_all(res, sets[0], lim);
+    if (rc < 0) return rc;
+    for (int j = 1; j < n && set_card(*res) > 0; j++) {
+        if (!sets[j]) continue;
+        set_iter it;
+        set_elem e;
+        set_iter_init(&it, sets[j]);
+        while (set_iter_next(&it, &e)) set_remove_elem(res, &e);
+        set_iter_done(&it);
+    }
+    return 0;
+}
+
+static void sunionDiffGeneric(client *c, const garg *keys, int n, const garg *dst, int op) {
+    gdb *db = cmd_db(c);
+    int missing;
+    gset **sets = lookup_sets(c, db, keys, n, &missing);
+    if (!sets) return;
+    gset *res = set_new();
+    if (!res) {
+        free(sets);
+        reply_err_oom(c);
+        return;
+    }
+    set_limits lim = set_cfg_limits();
+    int rc = 0;
+    if (op == OP_UNION) {
+        for (int j = 0; j < n && rc == 0; j++)
+            if (sets[j]) rc = add_all(&res, sets[j], &lim);
+    } else if (sets[0]) {
+        rc = sdiff_into(&res, sets, n, &lim);
+    }
+    free(sets);
+    if (rc < 0) {
+        set_free(res);
+        reply_add_error(c, rc);
+        return;
+    }
+    if (dst) {
+        store_result(c, db, dst, res, op == OP_UNION ? "sunionstore" : "sdiffstore");
+        return;
+    }
+    reply_members(c, res);
+    set_free(res);
+}
+
+static void sunionCommand(client *c) { sunionDiffGeneric(c, c->argv + 1, c->argc - 1, NULL, OP_UNION); }
+static void sdiffCommand(client *c) { sunionDiffGeneric(c, c->argv + 1, c->argc - 1, NULL, OP_DIFF); }
+
+static void sunionstoreCommand(client *c) {
+    sunionDiffGeneric(c, c->argv + 2, c->argc - 2, &c->argv[1], OP_UNION);
+}
+
+static void sdiffstoreCommand(client *c) { sunionDiffGeneric(c, c->argv + 2, c->argc - 2, &c->argv[1], OP_DIFF); }
+
+/* ---- SSCAN ---- */
+
+/* Members collected by one SSCAN call: copies (intset members are
+ * formatted into transient buffers), as offsets into one byte buffer. */
+typedef struct scan_acc {
+    char *buf;
+    size_t len, cap;
+    size_t *off; /* start of member i; off[i + 1] its end */
+    size_t n, ncap;
+    int oom;
+} scan_acc;
+
+static void scan_collect(void *arg, const set_elem *e) {
+    scan_acc *sa = arg;
+    if (sa->oom) return;
+    if (sa->len + e->n > sa->cap) {
+        size_t cap = sa->cap ? sa->cap : 256;
+        while (cap < sa->len + e->n) cap *= 2;
+        char *b = realloc(sa->buf, cap);
+        if (!b) {
+            sa->oom = 1;
+            return;
+        }
+        sa->buf = b;
+        sa->cap = cap;
+    }
+    if (sa->n + 2 > sa->ncap) {
+        size_t cap = sa->ncap ? sa->ncap * 2 : 32;
+        size_t *o = realloc(sa->off, cap * sizeof(*o));
+        if (!o) {
+            sa->oom = 1;
+            return;
+        }
+        sa->off = o;
+        sa->ncap = cap;
+    }
+    if (e->n) memcpy(sa->buf + sa->len, e->p, e->n);
+    sa->off[sa->n++] = sa->len;
+    sa->len += e->n;
+    sa->off[sa->n] = sa->len;
+}
+
+static void sscanCommand(client *c) {
+    uint64_t cursor;
+    if (scan_parse_cursor(c, &c->argv[2], &cursor) != 0) return;
+    int wrong;
+    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    if (wrong) return;
+    if (!e) {
+        scan_reply_empty(c);
+        return;
+    }
+    long long count;
+    const garg *pat;
+    if (scan_parse_options(c, 3, &count, &pat, NULL) != 0) return;
+    gset *s = obj_set(e);
+    scan_acc sa = {0};
+    /* Like Redis: up to 10*COUNT steps, until COUNT members were seen. */
+    long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
+    do {
+        cursor = set_scan(s, cursor, scan_collect, &sa);
+    } while (cursor && maxiter-- && (long long)sa.n < count && !sa.oom);
+    if (sa.oom) {
+        free(sa.buf);
+        free(sa.off);
+        reply_err_oom(c);
+        return;
+    }
+    size_t keep = 0;
+    for (size_t i = 0; i < sa.n; i++) {
+        const char *m = sa.buf + sa.off[i];
+        size_t mn = sa.off[i + 1] - sa.off[i];
+        if (!pat || glob_match(pat->p, pat->n, m, mn, 0)) keep++;
+    }
+    reply_array(c, 2);
+    reply_bulk_ll(c, (long long)cursor);
+    reply_array(c, (long)keep);
+    for (size_t i = 0; i < sa.n; i++) {
+        const char *m = sa.buf + sa.off[i];
+        size_t mn = sa.off[i + 1] - sa.off[i];
+        if (!pat || glob_match(pat->p, pat->n, m, mn, 0)) reply_bulk(c, m, mn);
+    }
+    free(sa.buf);
+    free(sa.off);
+}
+
+const cmd_handler set_handlers[] = {
+    {"sadd", saddCommand, CMD_LOCK_KEYS},
+    {"srem", sremCommand, CMD_LOCK_KEYS},
+    {"smembers", smembersCommand, CMD_LOCK_KEYS},
+    {"sismember", sismemberCommand, CMD_LOCK_KEYS},
+    {"smismember", smismemberCommand, CMD_LOCK_KEYS},
+    {"scard", scardCommand, CMD_LOCK_KEYS},
+    {"spop", spopCommand, CMD_LOCK_KEYS},
+    {"srandmember", srandmemberCommand, CMD_LOCK_KEYS},
+    {"smove", smoveCommand, CMD_LOCK_KEYS},
+    {"sinter", sinterCommand, CMD_LOCK_KEYS},
+    {"sintercard", sintercardCommand, CMD_LOCK_KEYS},
+    {"sinterstore", sinterstoreCommand, CMD_LOCK_KEYS},
+    {"sunion", sunionCommand, CMD_LOCK_KEYS},
+    {"sunionstore", sunionstoreCommand, CMD_LOCK_KEYS},
+    {"sdiff", sdiffCommand, CMD_LOCK_KEYS},
+    {"sdiffstore", sdiffstoreCommand, CMD_LOCK_KEYS},
+    {"sscan", sscanCommand, CMD_LOCK_KEYS},
+    {NULL, NULL, 0},
+};

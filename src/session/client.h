@@ -1,0 +1,106 @@
+/* client.h -- a connected client as the command layer sees it.
+ *
+ * The transport (net/) owns the socket and the query buffer; it fills
+ * argc/argv with NUL-terminated arguments that stay valid for one command,
+ * calls cmd_execute(), and sends what the reply functions appended to the
+ * output buffer. Nothing here knows about sockets or event loops. */
+#ifndef GOBLIN_SESSION_CLIENT_H
+#define GOBLIN_SESSION_CLIENT_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct garg {
+    char *p;
+    size_t n;
+} garg;
+
+enum {
+    CLIENT_CLOSE_AFTER_REPLY = 1 << 0,
+    CLIENT_CLOSE_ASAP = 1 << 1,
+    CLIENT_MONITOR = 1 << 2,
+    CLIENT_MULTI = 1 << 3,
+    CLIENT_DIRTY_EXEC = 1 << 4,
+    CLIENT_DIRTY_CAS = 1 << 5,
+    CLIENT_PUBSUB = 1 << 6,
+    CLIENT_AUTHENTICATED = 1 << 7,
+    CLIENT_REPLY_OFF = 1 << 8,
+    CLIENT_REPLY_SKIP_NEXT = 1 << 9,
+    CLIENT_REPLY_SKIP = 1 << 10,
+    CLIENT_NO_EVICT = 1 << 11,
+    CLIENT_BLOCKED = 1 << 12,
+    CLIENT_PAUSED = 1 << 13,
+    CLIENT_IN_EXEC = 1 << 14,
+    CLIENT_PROTECTED = 1 << 15,   /* freeing deferred while a command runs */
+    CLIENT_STREAMING = 1 << 16,   /* a streamed reply is in progress (cmd/stream.c) */
+};
+
+struct cmd_def;
+
+typedef struct client {
+    uint64_t id;
+    int fd;
+    void *conn;              /* owned by net/ */
+    int worker_id;
+    int db;                  /* selected database */
+    int resp;                /* 2 or 3 */
+    uint32_t flags;
+    int argc;
+    garg *argv;
+    /* Output: bytes appended by reply_*, flushed by net/. */
+    char *obuf;
+    size_t olen, ocap, osent;
+    size_t obuf_peak;
+    /* Identity. */
+    char *name;
+    char *lib_name, *lib_ver;
+    char addr[64], laddr[64];
+    int64_t ctime_ms, last_ms;
+    uint64_t user;           /* index of the authenticated user */
+    const struct cmd_def *cur, *last;
+    uint64_t commands_processed;
+    /* Queued transaction (MULTI); owned by cmd/multi.c. cas_dirty: a
+     * watched key changed (set by any thread under watch_lock, relaxed
+     * atomics; kept out of flags, which the owner updates plainly in net/). */
+    void *mstate;
+    int cas_dirty;
+    /* Blocking state (BLPOP & co); owned by cmd/blocking.c. */
+    void *bstate;
+    /* Pub/Sub subscriptions; owned by cmd/pubsub.c. */
+    void *pstate;
+    /* Error flag of the command being executed (for failed_calls). */
+    int cmd_failed;
+    size_t qbuf_len, qbuf_free; /* for CLIENT LIST, kept by net/ */
+    /* Authenticated ACL user; NULL is the default user (owned by cmd/acl.c,
+     * changed under the client registry lock). */
+    struct acl_user *acl_user;
+    /* Output buffer limit: when the soft limit was first exceeded (ms, 0 when
+     * under it); kept by net/. */
+    int64_t obuf_soft_since_ms;
+    /* Registry links (session/session.c, under its lock). */
+    struct client *rprev, *rnext;
+} client;
+
+/* Cross-thread reads of a client (CLIENT LIST/KILL, INFO clients, ACL
+ * kills) happen under the registry lock while the owner keeps running, so
+ * the fields they read are written with relaxed atomics by the command
+ * layer: flags through these helpers, db/resp/cur/last with
+ * __atomic_store_n. The owner may read its own fields plainly. */
+static inline void client_flag_on(client *c, uint32_t f) { __atomic_fetch_or(&c->flags, f, __ATOMIC_RELAXED); }
+static inline void client_flag_off(client *c, uint32_t f) { __atomic_fetch_and(&c->flags, ~f, __ATOMIC_RELAXED); }
+static inline uint32_t client_flags_peek(const client *c) { return __atomic_load_n(&c->flags, __ATOMIC_RELAXED); }
+/* Pushed messages go out even under CLIENT REPLY OFF/SKIP: lift only those
+ * bits (returned, for client_flag_on afterwards), so a flag another thread
+ * sets meanwhile (CLOSE_ASAP) is not lost as a save/restore of the word
+ * would lose it. */
+static inline uint32_t client_reply_unmute(client *c) {
+    uint32_t muted = client_flags_peek(c) & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+    client_flag_off(c, muted);
+    return muted;
+}
+/* Output positions other threads read (CLIENT LIST omem, INFO clients). */
+static inline void client_set_out(client *c, size_t osent, size_t olen) {
+    __atomic_store_n(&c->osent, osent, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->olen, olen, __ATOMIC_RELAXED);
+}
+
+#endif

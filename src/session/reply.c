@@ -1,0 +1,318 @@
+/* reply.c -- RESP2/RESP3 reply encoding into the client's output buffer.
+ *
+ * The output buffer is one growable byte array; net/ sends [osent, olen).
+ * Deferred lengths insert their header in place when the count is known
+ * (a memmove of the tail, which is small next to producing the items). */
+#include "session/reply.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strutil.h"
+
+static inline int reply_muted(const client *c) {
+    return (client_flags_peek(c) & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
+}
+
+/* One spare large output buffer per thread: a client whose large reply
+ * went out hands its buffer back here (reply_obuf_release) instead of to
+ * the allocator, and the next large reply on the thread starts in it.
+ * Large allocations cost page faults and purges each time; one spare per
+ * worker bounds the memory kept. */
+#define SPARE_MAX (8u << 20)
+static _Thread_local char *spare;
+static _Thread_local size_t spare_cap;
+
+void reply_obuf_release(client *c) {
+    if (c->ocap <= SPARE_MAX && c->ocap > spare_cap) {
+        free(spare);
+        spare = c->obuf;
+        spare_cap = c->ocap;
+    } else {
+        free(c->obuf);
+    }
+    c->obuf = NULL;
+    client_set_out(c, 0, 0);
+    __atomic_store_n(&c->ocap, 0, __ATOMIC_RELAXED);
+}
+
+void reply_thread_exit(void) {
+    free(spare);
+    spare = NULL;
+    spare_cap = 0;
+}
+
+static void obuf_reserve(client *c, size_t extra) {
+    if (c->olen + extra <= c->ocap) return;
+    if (c->olen == c->osent && spare && spare_cap >= extra && spare_cap > c->ocap) {
+        free(c->obuf);
+        c->obuf = spare;
+        client_set_out(c, 0, 0);
+        __atomic_store_n(&c->ocap, spare_cap, __ATOMIC_RELAXED);
+        spare = NULL;
+        spare_cap = 0;
+        return;
+    }
+    /* Sent bytes at the front can be dropped first. */
+    if (c->osent && c->osent == c->olen) {
+        /* olen/osent/ocap/obuf_peak: relaxed atomic stores, CLIENT LIST
+         * and INFO read them from other threads (client.h). */
+        client_set_out(c, 0, 0);
+        if (extra <= c->ocap) return;
+    }
+    size_t cap = c->ocap ? c->ocap : 1024;
+    while (cap < c->olen + extra) cap *= 2;
+    char *nb = realloc(c->obuf, cap);
+    if (!nb) abort();
+    c->obuf = nb;
+    __atomic_store_n(&c->ocap, cap, __ATOMIC_RELAXED);
+}
+
+void reply_raw(client *c, const char *p, size_t n) {
+    if (reply_muted(c)) return;
+    obuf_reserve(c, n);
+    memcpy(c->obuf + c->olen, p, n);
+    __atomic_store_n(&c->olen, c->olen + n, __ATOMIC_RELAXED);
+    if (c->olen - c->osent > c->obuf_peak) __atomic_store_n(&c->obuf_peak, c->olen - c->osent, __ATOMIC_RELAXED);
+}
+
+static void reply_hdr(client *c, char type, long long n) {
+    char buf[32];
+    buf[0] = type;
+    int l = ll_to_str(buf + 1, sizeof(buf) - 3, n);
+    buf[l + 1] = '\r';
+    buf[l + 2] = '\n';
+    reply_raw(c, buf, (size_t)l + 3);
+}
+
+void reply_ok(client *c) { reply_raw(c, "+OK\r\n", 5); }
+
+void reply_simple(client *c, const char *s) {
+    reply_raw(c, "+", 1);
+    reply_raw(c, s, strlen(s));
+    reply_raw(c, "\r\n", 2);
+}
+
+/* Error statistics: a small table keyed by the error code (first word). */
+#define ERRSTAT_MAX 128
+static struct {
+    char code[32];
+    uint64_t count;
+} errstats[ERRSTAT_MAX];
+static int nerrstats;
+static uint64_t total_errors;
+static pthread_mutex_t errstat_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void errstat_count(const char *err) {
+    char code[32];
+    size_t i = 0;
+    while (err[i] && err[i] != ' ' && i < sizeof(code) - 1) {
+        code[i] = err[i];
+        i++;
+    }
+    code[i] = '\0';
+    pthread_mutex_lock(&errstat_lock);
+    total_errors++;
+    int k;
+    for (k = 0; k < nerrstats; k++)
+        if (strcmp(errstats[k].code, code) == 0) break;
+    if (k == nerrstats && nerrstats < ERRSTAT_MAX) {
+        memcpy(errstats[k].code, code, i + 1);
+        errstats[k].count = 0;
+        nerrstats++;
+    }
+    if (k < nerrstats) errstats[k].count++;
+    pthread_mutex_unlock(&errstat_lock);
+}
+
+void reply_errorstats_each(reply_errstat_fn *fn, void *arg) {
+    pthread_mutex_lock(&errstat_lock);
+    for (int k = 0; k < nerrstats; k++) fn(arg, errstats[k].code, errstats[k].count);
+    pthread_mutex_unlock(&errstat_lock);
+}
+
+void reply_errorstats_reset(void) {
+    pthread_mutex_lock(&errstat_lock);
+    nerrstats = 0;
+    total_errors = 0;
+    pthread_mutex_unlock(&errstat_lock);
+}
+
+uint64_t reply_total_errors(void) { return __atomic_load_n(&total_errors, __ATOMIC_RELAXED); }
+
+void reply_error(client *c, const char *err) {
+    errstat_count(err);
+    c->cmd_failed = 1;
+    reply_raw(c, "-", 1);
+    /* Error strings must stay on one line. */
+    size_t n = strlen(err);
+    if (memchr(err, '\n', n) || memchr(err, '\r', n)) {
+        char *tmp = strdup(err);
+        for (size_t i = 0; i < n; i++)
+            if (tmp[i] == '\r' || tmp[i] == '\n') tmp[i] = ' ';
+        reply_raw(c, tmp, n);
+        free(tmp);
+    } else {
+        reply_raw(c, err, n);
+    }
+    reply_raw(c, "\r\n", 2);
+}
+
+void reply_errorf(client *c, const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    reply_error(c, buf);
+}
+
+void reply_int(client *c, long long v) { reply_hdr(c, ':', v); }
+
+void reply_bulk(client *c, const char *p, size_t n) {
+    reply_hdr(c, '$', (long long)n);
+    reply_raw(c, p, n);
+    reply_raw(c, "\r\n", 2);
+}
+
+void reply_bulk_cstr(client *c, const char *s) {
+    if (!s) reply_null(c);
+    else reply_bulk(c, s, strlen(s));
+}
+
+void reply_bulk_ll(client *c, long long v) {
+    char buf[STRUTIL_LLSTR];
+    int n = ll_to_str(buf, sizeof(buf), v);
+    reply_bulk(c, buf, (size_t)n);
+}
+
+void reply_null(client *c) {
+    if (c->resp == 3) reply_raw(c, "_\r\n", 3);
+    else reply_raw(c, "$-1\r\n", 5);
+}
+
+void reply_null_array(client *c) {
+    if (c->resp == 3) reply_raw(c, "_\r\n", 3);
+    else reply_raw(c, "*-1\r\n", 5);
+}
+
+void reply_array(client *c, long n) { reply_hdr(c, '*', n); }
+void reply_map(client *c, long n) {
+    if (c->resp == 3) reply_hdr(c, '%', n);
+    else reply_hdr(c, '*', 2 * (long long)n);
+}
+void reply_set(client *c, long n) { reply_hdr(c, c->resp == 3 ? '~' : '*', n); }
+void reply_push(client *c, long n) { reply_hdr(c, c->resp == 3 ? '>' : '*', n); }
+
+void reply_double(client *c, double d) {
+    char buf[64];
+    int n = double_to_str(buf, sizeof(buf), d);
+    if (c->resp == 3) {
+        reply_raw(c, ",", 1);
+        reply_raw(c, buf, (size_t)n);
+        reply_raw(c, "\r\n", 2);
+    } else {
+        reply_bulk(c, buf, (size_t)n);
+    }
+}
+
+void reply_bool(client *c, int b) {
+    if (c->resp == 3) reply_raw(c, b ? "#t\r\n" : "#f\r\n", 4);
+    else reply_raw(c, b ? ":1\r\n" : ":0\r\n", 4);
+}
+
+void reply_verbatim(client *c, const char *p, size_t n, const char *ext) {
+    if (c->resp == 2) {
+        reply_bulk(c, p, n);
+        return;
+    }
+    reply_hdr(c, '=', (long long)n + 4);
+    reply_raw(c, ext, 3);
+    reply_raw(c, ":", 1);
+    reply_raw(c, p, n);
+    reply_raw(c, "\r\n", 2);
+}
+
+void reply_bignum(client *c, const char *p, size_t n) {
+    if (c->resp == 2) {
+        reply_bulk(c, p, n);
+        return;
+    }
+    reply_raw(c, "(", 1);
+    reply_raw(c, p, n);
+    reply_raw(c, "\r\n", 2);
+}
+
+/* Transcode one RESP3 value at *pp (trusted input: our own metadata). */
+static void transcode(client *c, const char **pp, const char *end) {
+    const char *p = *pp;
+    const char *eol = memchr(p, '\r', (size_t)(end - p));
+    assert(eol);
+    char t = p[0];
+    long long n = 0;
+    if (t != '+' && t != '-' && t != ',' && t != '#' && t != '_' && t != '(') n = strtoll(p + 1, NULL, 10);
+    const char *next = eol + 2;
+    switch (t) {
+    case '%':
+    case '*':
+    case '~':
+        if (t == '%') reply_map(c, (long)n);
+        else if (t == '~') reply_set(c, (long)n);
+        else reply_array(c, (long)n);
+        if (t == '%') n *= 2;
+        for (long long i = 0; i < n; i++) transcode(c, &next, end);
+        break;
+    case '$':
+        reply_raw(c, p, (size_t)(next - p) + (size_t)n + 2);
+        next += n + 2;
+        break;
+    case '_':
+        reply_null(c);
+        break;
+    default:
+        reply_raw(c, p, (size_t)(next - p));
+        break;
+    }
+    *pp = next;
+}
+
+void reply_resp3_blob(client *c, const char *p, size_t n) {
+    if (c->resp == 3) {
+        reply_raw(c, p, n);
+        return;
+    }
+    transcode(c, &p, p + n);
+}
+
+size_t reply_defer(client *c) { return reply_muted(c) ? (size_t)-1 : c->olen; }
+
+static void defer_set(client *c, size_t h, char type, long long n) {
+    if (h == (size_t)-1 || reply_muted(c)) return;
+    char buf[32];
+    buf[0] = type;
+    int l = ll_to_str(buf + 1, sizeof(buf) - 3, n);
+    buf[l + 1] = '\r';
+    buf[l + 2] = '\n';
+    size_t hl = (size_t)l + 3;
+    obuf_reserve(c, hl);
+    assert(h >= c->osent && h <= c->olen);
+    memmove(c->obuf + h + hl, c->obuf + h, c->olen - h);
+    memcpy(c->obuf + h, buf, hl);
+    __atomic_store_n(&c->olen, c->olen + hl, __ATOMIC_RELAXED);
+}
+
+void reply_defer_array(client *c, size_t h, long n) { defer_set(c, h, '*', n); }
+void reply_defer_map(client *c, size_t h, long n) {
+    if (c->resp == 3) defer_set(c, h, '%', n);
+    else defer_set(c, h, '*', 2 * (long long)n);
+}
+void reply_defer_set(client *c, size_t h, long n) { defer_set(c, h, c->resp == 3 ? '~' : '*', n); }
+
+void reply_err_wrongtype(client *c) {
+    reply_error(c, "WRONGTYPE Operation against a key holding the wrong kind of value");
+}
+void reply_err_syntax(client *c) { reply_error(c, "ERR syntax error"); }
+void reply_err_not_int(client *c) { reply_error(c, "ERR value is not an integer or out of range"); }

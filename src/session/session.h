@@ -1,0 +1,76 @@
+/* session.h -- the clients as the command layer sees them: the registry of
+ * every connected client, the transport operations the command layer may
+ * ask for, the CLIENT PAUSE state and the connection counters.
+ *
+ * The registry is a doubly linked list through client.rprev/rnext under
+ * one mutex; the transport (net/) adds a client when it accepts the
+ * connection and removes it before freeing it, so a walker holding the
+ * lock never sees a freed client. The transport operations are a table of
+ * functions that net/ installs at start-up (session_set_transport): the
+ * command layer reaches workers, sockets and timers only through them and
+ * never includes net/. A protocol front-end other than RESP (memcache,
+ * HTTP) uses the same table. */
+#ifndef GOBLIN_SESSION_SESSION_H
+#define GOBLIN_SESSION_SESSION_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session/client.h"
+
+/* ---- registry (CLIENT LIST / KILL, INFO clients) ------------------------- */
+void session_registry_lock(void);
+void session_registry_unlock(void);
+typedef void session_client_fn(void *arg, client *c);
+void session_clients_each(session_client_fn *fn, void *arg);   /* lock held */
+long session_clients_count(void);
+/* The transport's side: c is not yet / no longer reachable from its worker. */
+void session_register(client *c);
+void session_unregister(client *c);
+uint64_t session_next_client_id(void);
+
+/* ---- transport operations (installed by net/) ---------------------------- */
+typedef void session_job_fn(void *arg);
+typedef struct session_transport {
+    int (*nworkers)(void);
+    /* Run fn(arg) on worker w's loop thread, soon. */
+    void (*post)(int w, session_job_fn *fn, void *arg);
+    void (*request_shutdown)(void);
+    /* From any thread, registry lock held: close c at its worker's next turn. */
+    void (*client_kill)(client *c);
+    /* Send bytes to a client owned by any worker (MONITOR, pushes). */
+    void (*client_send_async)(client *c, const char *p, size_t n);
+    /* The remaining four only from the client's (or worker's) own thread. */
+    client *(*worker_find_client)(int w, uint64_t id);
+    /* After a blocked client got its reply: run its pending input, flush. */
+    void (*client_resume)(client *c);
+    /* Send c's pending output now; closes c when marked CLIENT_CLOSE_ASAP
+     * or when the socket failed (c may be freed). */
+    void (*client_flush)(client *c);
+    /* Arm (deadline_ms > 0) or clear (0) c's timer; fn(c) runs on expiry. */
+    void (*client_timer)(client *c, int64_t deadline_ms, void (*fn)(client *c));
+} session_transport;
+
+void session_set_transport(const session_transport *t);
+
+int session_nworkers(void);
+void session_post(int w, session_job_fn *fn, void *arg);
+void session_request_shutdown(void);
+void session_client_kill(client *c);
+void session_client_send_async(client *c, const char *p, size_t n);
+client *session_worker_find_client(int w, uint64_t id);
+void session_client_resume(client *c);
+void session_client_flush(client *c);
+void session_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c));
+
+/* ---- CLIENT PAUSE ------------------------------------------------------- */
+void session_pause(int64_t until_ms, int write_only);
+void session_unpause(void);
+/* 0 when no pause is in force (an expired one is cleared), else its end
+ * (unix ms) with *write_only set. */
+int64_t session_paused(int64_t now_ms, int *write_only);
+
+/* ---- counters (INFO stats; relaxed atomics) ------------------------------ */
+extern uint64_t session_stat_connections;
+extern uint64_t session_stat_rejected;
+extern uint64_t session_stat_net_input, session_stat_net_output;
+#endif
