@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -708,4 +709,30 @@ int config_rewrite(char *err, size_t errlen) {
         return -1;
     }
     return 0;
+}
+
+/* ---- serialized reads ---------------------------------------------------- */
+
+static pthread_mutex_t config_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void config_lock(void) { pthread_mutex_lock(&config_mutex); }
+void config_unlock(void) { pthread_mutex_unlock(&config_mutex); }
+
+static void config_value_cb(void *arg, const char *name, const char *value) {
+    (void)name;
+    char **out = arg;
+    if (!*out) *out = strdup(value);
+}
+
+char *config_value_locked(const char *name) {
+    char *v = NULL;
+    config_get(name, config_value_cb, &v);
+    return v;
+}
+
+char *config_value(const char *name) {
+    config_lock();
+    char *v = config_value_locked(name);
+    config_unlock();
+    return v;
 }

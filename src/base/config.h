@@ -85,4 +85,13 @@ int config_is_sensitive(const char *name);
 int config_rewrite(char *errbuf, size_t errlen);
 /* Parse "256K", "2M", "4G", "1gb" into bytes. */
 int config_parse_size(const char *s, long long *out);
+/* CONFIG GET/SET/REWRITE and every read of a setting's text serialize on
+ * this lock: setting a string parameter frees its previous value. */
+void config_lock(void);
+void config_unlock(void);
+/* The value CONFIG GET shows for name (malloc'd, caller frees), NULL when
+ * there is none; takes the lock. */
+char *config_value(const char *name);
+/* The same with the lock already held. */
+char *config_value_locked(const char *name);
 #endif

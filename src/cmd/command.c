@@ -8,6 +8,8 @@
  * MONITOR. Handlers never take locks themselves unless they say so
  * (CMD_LOCK_SELF). */
 #include "cmd/command.h"
+#include "cmd/multi.h"
+#include "cmd/server/pubsub.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -51,7 +53,6 @@ static cmd_def *defs;          /* one per meta entry */
 static size_t ndefs;
 static swiss cmd_index;        /* fullname (lowercase) -> cmd_def*, implemented only */
 static size_t ntop;
-uint64_t cmd_dirty;
 uint64_t cmd_stat_numcommands;
 static cmd_monitor_fn *monitor_hook;
 
@@ -112,16 +113,17 @@ static cmd_def *def_by_fullname(const char *name) {
     return NULL;
 }
 
-void multi_touch(int dbid, const char *key, size_t klen) __attribute__((weak));
+/* Every signalled change dirties the clients that WATCH the key. */
+static void on_key_modified(gdb *db, const char *key, size_t klen) { multi_touch(db ? db->id : -1, key, klen); }
 
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
     /* Redis does not count expiry in the dirty counter. */
-    if (multi_touch) multi_touch(db->id, key, klen);
+    multi_touch(db->id, key, klen);
     cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
 }
 
 void cmd_table_init(void) {
-    static const db_hooks hooks = {on_key_expired};
+    static const db_hooks hooks = {on_key_expired, on_key_modified};
     db_set_hooks(&hooks);
     ndefs = sizeof(meta_table) / sizeof(meta_table[0]);
     defs = calloc(ndefs, sizeof(cmd_def));
@@ -236,15 +238,12 @@ dbentry *cmd_lookup_typed(client *c, gdb *db, const garg *key, int type, int *wr
 
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen) {
     (void)c;
-    __atomic_fetch_add(&cmd_dirty, 1, __ATOMIC_RELAXED);
-    if (multi_touch) multi_touch(db ? db->id : -1, key, klen);
+    db_signal_modified(db, key, klen);
 }
-
-void pubsub_notify(int type, const char *event, int dbid, const char *key, size_t klen) __attribute__((weak));
 
 void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen) {
     (void)c;
-    if (pubsub_notify && db && key) pubsub_notify(type, event, db->id, key, klen);
+    if (db && key) pubsub_notify(type, event, db->id, key, klen);
 }
 
 void cmd_set_monitor_hook(cmd_monitor_fn *fn) { monitor_hook = fn; }
@@ -370,15 +369,12 @@ static void reject(client *c, const cmd_def *cmd) {
     if (cmd) __atomic_fetch_add(&((cmd_def *)cmd)->rejected, 1, __ATOMIC_RELAXED);
 }
 
-void multi_discard_state(client *c) __attribute__((weak));
-uint32_t multi_queued_flags(const client *c) __attribute__((weak));
-
 /* Redis's rejectCommand: the error, counted as rejected, and a transaction
  * in progress marked dirty; a rejected EXEC discards it ("EXECABORT"). */
 static void reject_with(client *c, const cmd_def *cmd, const char *err) {
     reject(c, cmd);
     if (cmd && strcmp(cmd->fullname, "exec") == 0) {
-        if (multi_discard_state) multi_discard_state(c);
+        multi_discard_state(c);
         reply_errorf(c, "EXECABORT Transaction discarded because of: %s", err);
         return;
     }
@@ -460,7 +456,7 @@ void cmd_execute(client *c) {
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;
         int queuing = (client_flags_peek(c) & CLIENT_MULTI) && strcmp(n, "exec") && strcmp(n, "discard") && strcmp(n, "quit") &&
                       strcmp(n, "reset");
-        int exec_denyoom = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") && multi_queued_flags &&
+        int exec_denyoom = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") &&
                            (multi_queued_flags(c) & CMDF_DENYOOM);
         if ((cmd->flags & CMDF_DENYOOM) || queuing || exec_denyoom) {
             reject_with(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");

@@ -112,10 +112,9 @@ enum {
 
 /* The selected database of c. */
 gdb *cmd_db(client *c);
-/* Per-change bookkeeping: dirty counter (WATCH and notifications hook in). */
+/* Per-change bookkeeping: db_signal_modified (dirty counter, WATCH). */
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen);
 void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen);
-extern uint64_t cmd_dirty;
 extern uint64_t cmd_stat_numcommands;
 
 /* Hooks for later families (monitor, multi) */
@@ -142,6 +141,9 @@ int arg_ll_range(client *c, const garg *a, long long *v, long long min, long lon
 int arg_double(client *c, const garg *a, double *v);
 /* Errors that name the command being run (c->cur): wrong arity, unknown
  * subcommand (with the parent's "Try X HELP."). */
+/* A client goes away (or RESET ends MONITOR): forget its blocking,
+ * subscriptions, MONITOR slot, transaction and ACL state. */
+void cmd_client_gone(client *c);
 void reply_err_arity(client *c);
 void reply_err_subcommand(client *c);
 #endif

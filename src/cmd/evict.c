@@ -42,6 +42,7 @@
 #include "util/rand.h"
 #include "base/config.h"
 #include "base/process.h"
+#include "cmd/multi.h"
 
 /* Positions in config.c's maxmemory-policy list. */
 enum {
@@ -192,7 +193,6 @@ static void pool_populate(int policy, int samples) {
     }
 }
 
-void multi_touch(int dbid, const char *key, size_t klen) __attribute__((weak));
 
 /* Delete e (its shard locked) as an eviction; returns the bytes it held. */
 static size_t evict_entry(gdb *db, dbentry *e) {
@@ -203,7 +203,7 @@ static size_t evict_entry(gdb *db, dbentry *e) {
     memcpy(key, e->key, n);
     size_t bytes = obj_mem_usage(&e->val) + sizeof(dbentry) + n + 1 + 16;
     db_delete_entry(db, e);
-    if (multi_touch) multi_touch(db->id, key, n);
+    multi_touch(db->id, key, n);
     cmd_notify(NULL, NOTIFY_EVICTED, "evicted", db, key, n);
     __atomic_fetch_add(&evict_stat_evicted_keys, 1, __ATOMIC_RELAXED);
     if (key != small) free(key);

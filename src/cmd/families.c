@@ -1,16 +1,37 @@
-/* families.c -- the list of command families; absent ones are skipped. */
+/* families.c -- the list of command families, in registration order: each
+ * family's init runs before its handlers are registered, and shutdown runs
+ * in the same order. */
 #include "cmd/families.h"
 
-#define F(name) {name##_handlers, name##_family_init, name##_family_shutdown}
+#include <stddef.h>
 
 static const struct {
     const cmd_handler *handlers;
     void (*init)(void);
     void (*shutdown)(void);
 } all_families[] = {
-    F(connection), F(client), F(keys),  F(string), F(bitops), F(admin), F(info),    F(hash),
-    F(zset),       F(list),   F(set),   F(multi),  F(pubsub), F(blocking), F(sort), F(persist), F(meminfo),
-    F(acl),        F(evict),   F(objstore), F(script), F(hll),
+    {connection_handlers, NULL, NULL},
+    {client_handlers, NULL, NULL},
+    {keys_handlers, NULL, NULL},
+    {string_handlers, NULL, NULL},
+    {bitops_handlers, NULL, NULL},
+    {admin_handlers, NULL, NULL},
+    {info_handlers, NULL, NULL},
+    {hash_handlers, hash_family_init, NULL},
+    {zset_handlers, zset_family_init, NULL},
+    {list_handlers, list_family_init, NULL},
+    {set_handlers, set_family_init, NULL},
+    {multi_handlers, multi_family_init, NULL},
+    {pubsub_handlers, pubsub_family_init, NULL},
+    {blocking_handlers, NULL, NULL},
+    {sort_handlers, NULL, NULL},
+    {persist_handlers, persist_family_init, persist_family_shutdown},
+    {NULL, meminfo_family_init, NULL},
+    {acl_handlers, acl_family_init, acl_family_shutdown},
+    {NULL, NULL, evict_family_shutdown},
+    {NULL, objstore_family_init, objstore_family_shutdown},
+    {script_handlers, script_family_init, script_family_shutdown},
+    {hll_handlers, NULL, NULL},
 };
 
 #define NFAMILIES (sizeof(all_families) / sizeof(all_families[0]))

@@ -1,41 +1,52 @@
-/* families.h -- every command family registers its handlers here.
- *
- * Families that are not compiled in yet are weak symbols: a family file
- * defines `const cmd_handler <name>_handlers[]` and, when it owns a value
- * type, `void <name>_family_init(void)` (registering obj_type_ops); nothing
- * else needs editing. */
+/* families.h -- the command families: each defines its handler table
+ * (`const cmd_handler <name>_handlers[]`) and, when it owns state or a
+ * value type, `<name>_family_init` / `<name>_family_shutdown`.
+ * families.c lists them in registration order; a new family adds its
+ * declarations here and its row there. */
 #ifndef GOBLIN_CMD_FAMILIES_H
 #define GOBLIN_CMD_FAMILIES_H
 #include "cmd/command.h"
 
-#define FAMILY(name)                                                      \
-    extern const cmd_handler name##_handlers[] __attribute__((weak));     \
-    void name##_family_init(void) __attribute__((weak));                  \
-    void name##_family_shutdown(void) __attribute__((weak));
+/* cmd/: the dispatch core's own commands */
+extern const cmd_handler multi_handlers[];      /* multi.c: MULTI/EXEC/WATCH */
+extern const cmd_handler blocking_handlers[];   /* blocking.c: BLPOP & co helpers */
+void multi_family_init(void);
+void evict_family_shutdown(void);               /* evict.c: maxmemory eviction */
 
-FAMILY(connection)  /* cmd/connection.c */
-FAMILY(client)      /* cmd/client_cmd.c */
-FAMILY(keys)        /* cmd/keys.c */
-FAMILY(string)      /* cmd/t_string.c */
-FAMILY(bitops)      /* cmd/bitops.c */
-FAMILY(admin)       /* cmd/admin.c */
-FAMILY(info)        /* cmd/info.c */
-FAMILY(hash)        /* cmd/t_hash.c */
-FAMILY(zset)        /* cmd/t_zset.c */
-FAMILY(list)        /* cmd/t_list.c */
-FAMILY(set)         /* cmd/t_set.c */
-FAMILY(multi)       /* cmd/multi.c */
-FAMILY(pubsub)      /* cmd/pubsub.c */
-FAMILY(blocking)    /* cmd/blocking.c */
-FAMILY(sort)        /* cmd/sort.c */
-FAMILY(persist)     /* persist/ commands */
-FAMILY(meminfo)     /* cmd/meminfo.c: INFO lines of the memory engine */
-FAMILY(acl)         /* cmd/acl.c: ACL users, AUTH checks */
-FAMILY(evict)       /* cmd/evict.c: maxmemory eviction */
-FAMILY(objstore)    /* cmd/numa_info.c: INFO lines of the object store */
-FAMILY(script)      /* cmd/script.c: Lua scripting (EVAL, SCRIPT) */
-FAMILY(hll)         /* cmd/t_hll.c: HyperLogLog (PFADD, PFCOUNT, PFMERGE) */
-#undef FAMILY
+/* cmd/types/: the keyspace and the value types */
+extern const cmd_handler keys_handlers[];
+extern const cmd_handler string_handlers[];
+extern const cmd_handler bitops_handlers[];
+extern const cmd_handler hash_handlers[];
+extern const cmd_handler list_handlers[];
+extern const cmd_handler set_handlers[];
+extern const cmd_handler zset_handlers[];
+extern const cmd_handler hll_handlers[];
+extern const cmd_handler sort_handlers[];
+void hash_family_init(void);
+void list_family_init(void);
+void set_family_init(void);
+void zset_family_init(void);
+
+/* cmd/server/: server commands */
+extern const cmd_handler connection_handlers[];
+extern const cmd_handler client_handlers[];
+extern const cmd_handler admin_handlers[];
+extern const cmd_handler info_handlers[];
+extern const cmd_handler pubsub_handlers[];
+extern const cmd_handler persist_handlers[];
+extern const cmd_handler acl_handlers[];
+extern const cmd_handler script_handlers[];
+void pubsub_family_init(void);
+void persist_family_init(void);
+void persist_family_shutdown(void);
+void meminfo_family_init(void);                 /* meminfo.c: INFO lines of the memory engine */
+void acl_family_init(void);
+void acl_family_shutdown(void);
+void objstore_family_init(void);                /* numa_info.c: INFO lines of the object store */
+void objstore_family_shutdown(void);
+void script_family_init(void);
+void script_family_shutdown(void);
 
 void families_register(void);
 void families_shutdown(void);

@@ -16,6 +16,7 @@
 
 #include "cmd/blocking.h"
 #include "cmd/command.h"
+#include "cmd/multi.h"
 #include "cmd/families.h"
 #include "session/reply.h"
 #include "util/hashfn.h"
@@ -116,7 +117,7 @@ uint32_t multi_queued_flags(const client *c) {
     return f;
 }
 
-/* Also called by RESET and when the client goes away (weak hook). */
+/* Also called by RESET and when the client goes away. */
 void multi_discard_state(client *c) {
     mstate *m = c->mstate;
     if (!m) return;

@@ -62,6 +62,13 @@ void db_init_all(int n) {
 }
 
 void db_set_hooks(const db_hooks *h) { hooks = *h; }
+
+uint64_t db_dirty;
+
+void db_signal_modified(gdb *db, const char *key, size_t klen) {
+    __atomic_fetch_add(&db_dirty, 1, __ATOMIC_RELAXED);
+    if (hooks.modified) hooks.modified(db, key, klen);
+}
 int db_count(void) { return ndbs; }
 gdb *db_get(int id) { return id >= 0 && id < ndbs ? dbs[id] : NULL; }
 

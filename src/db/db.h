@@ -43,10 +43,19 @@ typedef struct gdb {
 } gdb;
 
 /* Hooks the command layer installs to hear about key changes made by the
- * db layer itself (lazy and active expiry, eviction). */
+ * db layer itself (lazy and active expiry, eviction) and about changes
+ * signalled with db_signal_modified (WATCH hooks in there). */
 typedef struct db_hooks {
     void (*expired)(gdb *db, const char *key, size_t klen);
+    void (*modified)(gdb *db, const char *key, size_t klen);
 } db_hooks;
+
+/* Changes since start-up (Redis's server.dirty): save points compare it
+ * with its value at the last save. Relaxed atomics. */
+extern uint64_t db_dirty;
+/* One change to key of db (key NULL: every key of db; db NULL: of every
+ * db): counts one in db_dirty and tells the modified hook. */
+void db_signal_modified(gdb *db, const char *key, size_t klen);
 
 void db_init_all(int ndbs);
 void db_set_hooks(const db_hooks *h);

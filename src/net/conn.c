@@ -44,7 +44,6 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg);
 
 static void conn_free(conn *k) {
     worker *w = k->w;
-    extern void cmd_client_gone(client * c);
     cmd_stream_client_gone(&k->c);
     cmd_client_gone(&k->c);
     session_unregister(&k->c);

@@ -35,7 +35,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/command.h"
 #include "db/db.h"
 #include "db/memusage.h"
 #include "mem/hugetlb.h"
@@ -66,7 +65,7 @@ static int bgsave_scheduled;
 static int last_bgsave_ok = 1;
 static int64_t last_bgsave_try;       /* unix seconds */
 static long long last_bgsave_secs = -1;
-static uint64_t dirty_at_save;        /* cmd_dirty at the last successful save */
+static uint64_t dirty_at_save;        /* db_dirty at the last successful save */
 static uint64_t stat_saves;
 static uint64_t stat_last_cow;
 static uint64_t cur_keys_done, cur_keys_total;
@@ -86,7 +85,7 @@ static int cron_run;
 
 static int64_t now_ms(void) { return db_now_ms(); }
 
-static uint64_t dirty_now(void) { return __atomic_load_n(&cmd_dirty, __ATOMIC_RELAXED); }
+static uint64_t dirty_now(void) { return __atomic_load_n(&db_dirty, __ATOMIC_RELAXED); }
 
 uint64_t persist_dirty(void) {
     uint64_t d = dirty_now(), base = __atomic_load_n(&dirty_at_save, __ATOMIC_RELAXED);
@@ -97,7 +96,7 @@ static void set_lastsave(int64_t secs) { __atomic_store_n(&srv.lastsave, secs, _
 
 /* A setting read through the config lock (safe against CONFIG SET). */
 static int config_is_yes(const char *name, int dflt) {
-    char *v = admin_config_value(name);
+    char *v = config_value(name);
     if (!v) return dflt;
     int yes = strcmp(v, "yes") == 0;
     free(v);
@@ -423,7 +422,7 @@ static void child_kill(const char *why) {
 
 /* The "seconds changes" pairs of the save setting; returns how many. */
 static int save_points(long long *secs, long long *changes, int max) {
-    char *v = admin_config_value("save");
+    char *v = config_value("save");
     int n = 0;
     if (!v) return 0;
     char *save_ptr = NULL;
@@ -595,11 +594,11 @@ int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen) {
     if (rc == RDB_OK) {
         db_wrlock_keyspace();
         rdb_load_commit(&ld);
-        cmd_key_modified(NULL, NULL, NULL, 0); /* every WATCHed key changed */
+        db_signal_modified(NULL, NULL, 0); /* every WATCHed key changed */
         /* The dataset now equals the dump when it came from it; otherwise
          * it is as many changes as keys, so save points notice. */
         if (same_file(path, cfg.dbfilename)) __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
-        else __atomic_fetch_add(&cmd_dirty, ld.keys, __ATOMIC_RELAXED);
+        else __atomic_fetch_add(&db_dirty, ld.keys, __ATOMIC_RELAXED);
         db_unlock_keyspace();
         *keys = ld.keys;
     } else {
@@ -704,7 +703,7 @@ int persist_debug_reload(int nosave, char *err, size_t errlen) {
     if (rc == RDB_OK) rc = load_into(cfg.dbfilename, "DEBUG RELOAD", &ld, err, errlen);
     if (rc == RDB_OK) {
         rdb_load_commit(&ld);
-        cmd_key_modified(NULL, NULL, NULL, 0);
+        db_signal_modified(NULL, NULL, 0);
         __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
     }
     db_unlock_keyspace();
@@ -714,7 +713,7 @@ int persist_debug_reload(int nosave, char *err, size_t errlen) {
 
 /* ---- INFO ------------------------------------------------------------------------------ */
 
-void persist_info(info_buf *b) {
+void persist_info(strbuf *b) {
     pthread_mutex_lock(&pst_lock);
     int in_progress = child_pid != -1;
     int64_t started = child_start_ms;
@@ -723,7 +722,7 @@ void persist_info(info_buf *b) {
     uint64_t total = __atomic_load_n(&cur_keys_total, __ATOMIC_RELAXED);
     uint64_t done = __atomic_load_n(&cur_keys_done, __ATOMIC_RELAXED);
     int is_loading = persist_loading();
-    info_addf(b,
+    strbuf_addf(b,
               "# Persistence\r\n"
               "loading:%d\r\n"
               "async_loading:0\r\n"
@@ -772,7 +771,7 @@ void persist_info(info_buf *b) {
         double elapsed = (double)(now - start) / 1000.0;
         double perc = tot ? 100.0 * (double)got / (double)tot : 0.0;
         long long eta = got && tot > got ? (long long)(elapsed * (double)(tot - got) / (double)got) : (got ? 0 : 1);
-        info_addf(b,
+        strbuf_addf(b,
                   "loading_start_time:%lld\r\n"
                   "loading_total_bytes:%llu\r\n"
                   "loading_rdb_used_mem:0\r\n"
@@ -782,5 +781,5 @@ void persist_info(info_buf *b) {
                   (long long)(start / 1000), (unsigned long long)tot, (unsigned long long)got, perc, eta);
     }
     const char *refusal = hugetlb_bgsave_refusal();
-    if (refusal) info_addf(b, "rdb_bgsave_disabled:1\r\nrdb_bgsave_disabled_reason:%s\r\n", refusal);
+    if (refusal) strbuf_addf(b, "rdb_bgsave_disabled:1\r\nrdb_bgsave_disabled_reason:%s\r\n", refusal);
 }

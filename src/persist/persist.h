@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cmd/server/admin_family.h"
+#include "util/strbuf.h"
 #include "persist/rdb_format.h"
 
 /* rdbcompression as configured now (SAVE's and DUMP's LZF strings). */
@@ -84,7 +84,7 @@ int persist_debug_reload(int nosave, char *err, size_t errlen);
 void persist_cron(void);
 
 /* The whole "# Persistence" section of INFO. */
-void persist_info(info_buf *b);
+void persist_info(strbuf *b);
 
 /* Changes since the last successful save (rdb_changes_since_last_save). */
 uint64_t persist_dirty(void);

@@ -6,7 +6,7 @@
  * Locking: these commands touch no key, except FLUSHDB/FLUSHALL, which take
  * the keyspace write lock, and DBSIZE, which counts shard by shard under the
  * keyspace read lock (CMD_LOCK_SELF).
- * CONFIG GET/SET/REWRITE additionally serialize on config_lock, because a
+ * CONFIG GET/SET/REWRITE additionally serialize on config_lock(), because a
  * string setting is freed and replaced when it is set; CONFIG SET also takes
  * the keyspace write lock, so no data command runs while thresholds change. */
 #include <pthread.h>
@@ -93,30 +93,6 @@ size_t admin_clients_memory(void) {
     return total;
 }
 
-/* Serializes CONFIG GET/SET/REWRITE and the family's own reads of settings:
- * setting a string parameter frees its previous value. */
-static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void config_value_cb(void *arg, const char *name, const char *value) {
-    (void)name;
-    char **out = arg;
-    if (!*out) *out = strdup(value);
-}
-
-/* config_lock held. */
-static char *do_config_value(const char *name) {
-    char *v = NULL;
-    config_get(name, config_value_cb, &v);
-    return v;
-}
-
-char *admin_config_value(const char *name) {
-    pthread_mutex_lock(&config_lock);
-    char *v = do_config_value(name);
-    pthread_mutex_unlock(&config_lock);
-    return v;
-}
-
 /* ---- CONFIG ------------------------------------------------------------ */
 
 typedef struct config_pairs {
@@ -150,7 +126,7 @@ static void config_get_cb(void *arg, const char *name, const char *value) {
  * once; a name given without glob characters answers under that spelling. */
 static void configGetCommand(client *c) {
     config_pairs cp = {0};
-    pthread_mutex_lock(&config_lock);
+    config_lock();
     for (int i = 2; i < c->argc; i++) {
         const char *pat = c->argv[i].p;
         if (!strpbrk(pat, "[*?")) {
@@ -161,7 +137,7 @@ static void configGetCommand(client *c) {
         }
         config_get(pat, config_get_cb, &cp);
     }
-    pthread_mutex_unlock(&config_lock);
+    config_unlock();
     reply_map(c, (long)cp.n);
     for (size_t i = 0; i < cp.n; i++) {
         reply_bulk_cstr(c, cp.names[i]);
@@ -202,7 +178,7 @@ static void configSetCommand(client *c) {
     err[0] = '\0';
     const char *unknown = NULL;
     int bad = 0;
-    pthread_mutex_lock(&config_lock);
+    config_lock();
     for (int i = 0; i < n; i++) {
         const char *name = c->argv[2 + 2 * i].p;
         if (!config_exists(name)) {
@@ -213,7 +189,7 @@ static void configSetCommand(client *c) {
         if (config_is_sensitive(name)) cmd_redact_arg(c, 3 + 2 * i);
         if (bad) continue;
         lname[i] = lowercase_dup(name);
-        old[i] = do_config_value(lname[i]);
+        old[i] = config_value_locked(lname[i]);
         /* Setting the current value again changes nothing, and tells an
          * immutable setting apart before any value is touched. */
         if (old[i] && config_set(lname[i], old[i], why, sizeof(why)) != 0 && strstr(why, "can't set immutable")) {
@@ -243,7 +219,7 @@ static void configSetCommand(client *c) {
             break;
         }
     }
-    pthread_mutex_unlock(&config_lock);
+    config_unlock();
     if (unknown) reply_errorf(c, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", unknown);
     else if (bad) reply_error(c, err);
     else reply_ok(c);
@@ -285,9 +261,9 @@ static void configResetstatCommand(client *c) {
 
 static void configRewriteCommand(client *c) {
     char err[512];
-    pthread_mutex_lock(&config_lock);
+    config_lock();
     int rc = config_rewrite(err, sizeof(err));
-    pthread_mutex_unlock(&config_lock);
+    config_unlock();
     if (rc != 0) {
         log_warn("CONFIG REWRITE failed: %s", err);
         reply_errorf(c, "ERR %s", err);
@@ -340,7 +316,7 @@ static void flush_db(client *c, gdb *db) {
     size_t removed = db_size(db);
     if (!removed) return;
     db_flush(db);
-    __atomic_fetch_add(&cmd_dirty, removed - 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&db_dirty, removed - 1, __ATOMIC_RELAXED);
     cmd_key_modified(c, db, NULL, 0); /* the last one, and the WATCH touch */
 }
 

@@ -14,6 +14,8 @@
 #include <stddef.h>
 
 #include "cmd/command.h"
+#include "cmd/keyspec.h"
+#include "util/strbuf.h"
 
 /* ---- Public hooks ------------------------------------------------------ */
 
@@ -22,27 +24,12 @@
  * ms reaches it. Thread-safe and cheap when the monitor is off. */
 void latency_add_sample_if_needed(const char *event, long long ms);
 
-/* INFO text builder, and extension of the `# Goblin` section: later
- * subsystems register a function that appends their "name:value\r\n"
- * lines. Registration happens at start-up, before workers run. */
-typedef struct info_buf {
-    char *p;
-    size_t len, cap;
-} info_buf;
-void info_addf(info_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-typedef void info_section_fn(info_buf *b);
+/* Extension of INFO's `# Goblin` section: subsystems register a function
+ * that appends their "name:value\r\n" lines (util/strbuf.h).
+ * Registration happens at start-up, before workers run. */
+typedef void info_section_fn(strbuf *b);
 void info_register_goblin(info_section_fn *fn);
 
-/* The keys of a call (argv[0] is the command name) and how each is used:
- * CMD_KEY_READ when its value is read, CMD_KEY_WRITE when it is inserted,
- * updated or deleted (Redis's key-spec flags). Returns the count; *out is
- * malloc'd (caller frees, also when the count is 0). For ACL key checks. */
-enum { CMD_KEY_READ = 1, CMD_KEY_WRITE = 2 };
-typedef struct cmd_keyacc {
-    int pos;
-    int access;
-} cmd_keyacc;
-int cmd_call_keys(const cmd_def *d, garg *argv, int argc, cmd_keyacc **out);
 
 /* ---- Family internals -------------------------------------------------- */
 
@@ -52,8 +39,6 @@ void admin_reply_help(client *c, const char *cmd, const char *const *lines);
 /* "ERR unknown subcommand or wrong number of arguments for '<argv[1]>'.
  * Try <CMD> HELP." */
 void admin_reply_subcommand_syntax(client *c, const char *cmd);
-/* A setting's value as CONFIG GET shows it (malloc'd), or NULL. */
-char *admin_config_value(const char *name);
 /* Format a byte count as Redis's bytesToHuman ("1.63M"). */
 void admin_bytes_human(char *buf, size_t len, unsigned long long n);
 /* Allocator statistics (0 when unavailable). */

@@ -24,13 +24,14 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "base/process.h"
+#include "cmd/multi.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
 #endif
 
 static int lfu_policy(void) {
-    char *v = admin_config_value("maxmemory-policy");
+    char *v = config_value("maxmemory-policy");
     int lfu = v && strstr(v, "lfu") != NULL;
     free(v);
     return lfu;
@@ -44,7 +45,7 @@ static int lfu_policy(void) {
 static int shared_int_value(const gobj *o) {
     if (o->type != OBJ_STRING || o->enc != ENC_INT || o->u.i < 0 || o->u.i >= 10000) return 0;
     if (cfg.maxmemory == 0) return 1;
-    char *v = admin_config_value("maxmemory-policy");
+    char *v = config_value("maxmemory-policy");
     int shared = !v || (!strstr(v, "lru") && !strstr(v, "lfu"));
     free(v);
     return shared;
@@ -431,7 +432,7 @@ void memoryHelpCommand(client *c) {
 /* enable-debug-command: "no" (Redis's default), "yes", or "local" (only for
  * loopback connections). */
 static int debug_allowed(client *c) {
-    char *v = admin_config_value("enable-debug-command");
+    char *v = config_value("enable-debug-command");
     int ok = v && strcasecmp(v, "yes") == 0;
     if (v && strcasecmp(v, "local") == 0) {
         const char *colon = strrchr(c->addr, ':');
@@ -555,7 +556,6 @@ static int positive_arg(client *c, const garg *a, long long *v) {
     return 0;
 }
 
-void multi_touch(int dbid, const char *key, size_t klen) __attribute__((weak)); /* cmd/multi.c */
 
 /* DEBUG POPULATE count [prefix] [size]: string keys prefix:N = "value:N"
  * (padded with zero bytes or cut to size); existing keys are left alone. */
@@ -592,7 +592,7 @@ static void debug_populate(client *c) {
             break;
         }
         /* WATCHers see the new key; the dirty counter does not (as Redis). */
-        if (multi_touch) multi_touch(db->id, key, (size_t)kl);
+        multi_touch(db->id, key, (size_t)kl);
     }
     db_unlock_keyspace();
     free(val);

@@ -19,6 +19,9 @@
 #include "util/strutil.h"
 #include "session/session.h"
 #include "base/config.h"
+#include "cmd/multi.h"
+#include "cmd/server/client_cmd.h"
+#include "cmd/server/pubsub.h"
 
 static pthread_mutex_t monitor_lock = PTHREAD_MUTEX_INITIALIZER;
 static client **monitors;
@@ -38,31 +41,24 @@ void client_set_name(client *c, const char *p, size_t n) {
 }
 
 void client_reset_state(client *c) {
-    extern void multi_discard_state(client * c) __attribute__((weak));
-    if (multi_discard_state) multi_discard_state(c);
+    multi_discard_state(c);
     __atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
     client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT |
                            CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
     if (client_flags_peek(c) & CLIENT_MONITOR) {
-        extern void cmd_client_gone(client * c);
         cmd_client_gone(c);
         client_flag_off(c, CLIENT_MONITOR);
     }
     client_set_name(c, NULL, 0);
     block_forget_client(c);
-    {
-        extern void pubsub_client_gone(client * c) __attribute__((weak));
-        if (pubsub_client_gone) pubsub_client_gone(c);
-    }
+    pubsub_client_gone(c);
     acl_client_reset(c);
 }
 
-void pubsub_client_gone(client *c) __attribute__((weak));
-
 void cmd_client_gone(client *c) {
     block_forget_client(c);
-    if (pubsub_client_gone) pubsub_client_gone(c);
+    pubsub_client_gone(c);
     pthread_mutex_lock(&monitor_lock);
     for (int i = 0; i < nmonitors; i++)
         if (monitors[i] == c) {
@@ -70,8 +66,7 @@ void cmd_client_gone(client *c) {
             break;
         }
     pthread_mutex_unlock(&monitor_lock);
-    extern void multi_discard_state(client * c) __attribute__((weak));
-    if (multi_discard_state) multi_discard_state(c);
+    multi_discard_state(c);
     acl_client_gone(c);
 }
 

@@ -10,6 +10,7 @@
 #include "session/reply.h"
 #include "base/config.h"
 #include "base/process.h"
+#include "cmd/server/client_cmd.h"
 
 static void pingCommand(client *c) {
     if (c->argc > 2) {
@@ -109,7 +110,6 @@ static void helloCommand(client *c) {
                 reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
                 return;
             }
-            extern void client_set_name(client * c, const char *p, size_t n);
             client_set_name(c, c->argv[i + 1].p, c->argv[i + 1].n);
             i += 1;
         } else {
@@ -142,7 +142,6 @@ static void helloCommand(client *c) {
 }
 
 static void resetCommand(client *c) {
-    extern void client_reset_state(client * c);
     client_reset_state(c);
     reply_simple(c, "RESET");
 }

@@ -40,25 +40,7 @@
 #define INFO_ALLOCATOR "libc"
 #endif
 
-/* ---- Text builder and the Goblin section's extensions ------------------ */
-
-void info_addf(info_buf *b, const char *fmt, ...) {
-    for (;;) {
-        size_t room = b->cap - b->len;
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) return;
-        if ((size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        b->cap = (b->cap + (size_t)n + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-        if (!b->p) abort();
-    }
-}
+/* ---- The Goblin section's extensions ------------------------------------ */
 
 #define INFO_MAX_EXT 16
 static info_section_fn *goblin_ext[INFO_MAX_EXT];
@@ -70,7 +52,7 @@ void info_register_goblin(info_section_fn *fn) {
 
 /* ---- Sections ---------------------------------------------------------- */
 
-static void info_server(info_buf *b) {
+static void info_server(strbuf *b) {
     struct utsname un;
     if (uname(&un) != 0) memset(&un, 0, sizeof(un));
     struct timeval tv;
@@ -78,7 +60,7 @@ static void info_server(info_buf *b) {
     long long now_us = (long long)tv.tv_sec * 1000000 + tv.tv_usec;
     long long uptime = (now_us / 1000 - srv.start_ms) / 1000;
     int hz = __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED); /* CONFIG SET hz on another thread */
-    info_addf(b,
+    strbuf_addf(b,
               "# Server\r\n"
               "redis_version:%s\r\n"
               "redis_git_sha1:00000000\r\n"
@@ -129,12 +111,12 @@ static void clients_cb(void *arg, client *c) {
     if (client_flags_peek(c) & CLIENT_BLOCKED) a->blocked++;
 }
 
-static void info_clients(info_buf *b) {
+static void info_clients(strbuf *b) {
     clients_acc a = {0};
     session_registry_lock();
     session_clients_each(clients_cb, &a);
     session_registry_unlock();
-    info_addf(b,
+    strbuf_addf(b,
               "# Clients\r\n"
               "connected_clients:%ld\r\n"
               "cluster_connections:0\r\n"
@@ -154,7 +136,7 @@ static unsigned long long total_system_memory(void) {
 
 static const char *config_string(const char *name, char *buf, size_t len);
 
-static void info_memory(info_buf *b) {
+static void info_memory(strbuf *b) {
     admin_mem_overview m;
     admin_mem_overview_get(&m, NULL, NULL);
     char used_h[32], rss_h[32], peak_h[32], sys_h[32], maxmem_h[32], policy[64];
@@ -167,7 +149,7 @@ static void info_memory(info_buf *b) {
     size_t net = m.used > m.startup ? m.used - m.startup : 0;
     const admin_alloc_stats *al = &m.alloc;
 #define RATIO(a, b) ((b) ? (double)(a) / (double)(b) : 0.0)
-    info_addf(b,
+    strbuf_addf(b,
               "# Memory\r\n"
               "used_memory:%zu\r\n"
               "used_memory_human:%s\r\n"
@@ -230,7 +212,7 @@ static void info_memory(info_buf *b) {
 #undef RATIO
 }
 
-static void info_persistence(info_buf *b) { persist_info(b); }
+static void info_persistence(strbuf *b) { persist_info(b); }
 
 /* The cron thread refreshes these once a second. */
 static double load_double(const double *p) {
@@ -239,8 +221,8 @@ static double load_double(const double *p) {
     return v;
 }
 
-static void info_stats(info_buf *b) {
-    info_addf(b,
+static void info_stats(strbuf *b) {
+    strbuf_addf(b,
               "# Stats\r\n"
               "total_connections_received:%llu\r\n"
               "total_commands_processed:%llu\r\n"
@@ -321,9 +303,9 @@ static void repl_id_init(void) {
     for (int i = 0; i < 20; i++) snprintf(repl_id + 2 * i, 3, "%02x", r[i]);
 }
 
-static void info_replication(info_buf *b) {
+static void info_replication(strbuf *b) {
     pthread_once(&repl_id_once, repl_id_init);
-    info_addf(b,
+    strbuf_addf(b,
               "# Replication\r\n"
               "role:master\r\n"
               "connected_slaves:0\r\n"
@@ -339,13 +321,13 @@ static void info_replication(info_buf *b) {
               repl_id);
 }
 
-static void info_cpu(info_buf *b) {
+static void info_cpu(strbuf *b) {
     struct rusage self, children, thread;
     getrusage(RUSAGE_SELF, &self);
     getrusage(RUSAGE_CHILDREN, &children);
     getrusage(RUSAGE_THREAD, &thread);
     /* "main thread": the worker serving this INFO. */
-    info_addf(b,
+    strbuf_addf(b,
               "# CPU\r\n"
               "used_cpu_sys:%ld.%06ld\r\n"
               "used_cpu_user:%ld.%06ld\r\n"
@@ -359,15 +341,15 @@ static void info_cpu(info_buf *b) {
               (long)thread.ru_stime.tv_usec, (long)thread.ru_utime.tv_sec, (long)thread.ru_utime.tv_usec);
 }
 
-static void info_modules(info_buf *b) { info_addf(b, "# Modules\r\n"); }
+static void info_modules(strbuf *b) { strbuf_addf(b, "# Modules\r\n"); }
 
-static void cmdstat_line(info_buf *b, const cmd_def *d) {
+static void cmdstat_line(strbuf *b, const cmd_def *d) {
     uint64_t calls = __atomic_load_n(&d->calls, __ATOMIC_RELAXED);
     uint64_t usec = __atomic_load_n(&d->usec, __ATOMIC_RELAXED);
     uint64_t rejected = __atomic_load_n(&d->rejected, __ATOMIC_RELAXED);
     uint64_t failed = __atomic_load_n(&d->failed, __ATOMIC_RELAXED);
     if (!calls && !rejected && !failed) return;
-    info_addf(b, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
+    strbuf_addf(b, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
               d->fullname, (unsigned long long)calls, (unsigned long long)usec,
               calls ? (double)usec / (double)calls : 0.0, (unsigned long long)rejected, (unsigned long long)failed);
 }
@@ -377,8 +359,8 @@ static void cmdstat_cb(void *arg, const cmd_def *d) {
     for (int i = 0; i < d->nsubs; i++) cmdstat_line(arg, d->subs[i]);
 }
 
-static void info_commandstats(info_buf *b) {
-    info_addf(b, "# Commandstats\r\n");
+static void info_commandstats(strbuf *b) {
+    strbuf_addf(b, "# Commandstats\r\n");
     cmd_each(cmdstat_cb, b);
 }
 
@@ -404,19 +386,19 @@ static int errstat_cmp(const void *a, const void *b) {
     return strcmp(((const errstat *)a)->code, ((const errstat *)b)->code);
 }
 
-static void info_errorstats(info_buf *b) {
+static void info_errorstats(strbuf *b) {
     errstats es;
     es.n = 0;
     reply_errorstats_each(errstat_cb, &es);
     qsort(es.v, (size_t)es.n, sizeof(errstat), errstat_cmp);
-    info_addf(b, "# Errorstats\r\n");
-    for (int i = 0; i < es.n; i++) info_addf(b, "errorstat_%s:count=%llu\r\n", es.v[i].code, es.v[i].count);
+    strbuf_addf(b, "# Errorstats\r\n");
+    for (int i = 0; i < es.n; i++) strbuf_addf(b, "errorstat_%s:count=%llu\r\n", es.v[i].code, es.v[i].count);
 }
 
-static void info_cluster(info_buf *b) { info_addf(b, "# Cluster\r\ncluster_enabled:0\r\n"); }
+static void info_cluster(strbuf *b) { strbuf_addf(b, "# Cluster\r\ncluster_enabled:0\r\n"); }
 
-static void info_keyspace(info_buf *b) {
-    info_addf(b, "# Keyspace\r\n");
+static void info_keyspace(strbuf *b) {
+    strbuf_addf(b, "# Keyspace\r\n");
     db_rdlock_keyspace();
     for (int i = 0; i < db_count(); i++) {
         gdb *db = db_get(i);
@@ -424,13 +406,13 @@ static void info_keyspace(info_buf *b) {
         admin_db_overhead_get(db, &o);
         if (!o.keys && !o.expires) continue;
         long long avg_ttl = (long long)__atomic_load_n(&db->avg_ttl, __ATOMIC_RELAXED);
-        info_addf(b, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", i, o.keys, o.expires, avg_ttl);
+        strbuf_addf(b, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", i, o.keys, o.expires, avg_ttl);
     }
     db_unlock_keyspace();
 }
 
-static void info_goblin(info_buf *b) {
-    info_addf(b,
+static void info_goblin(strbuf *b) {
+    strbuf_addf(b,
               "# Goblin\r\n"
               "goblin_version:%s\r\n"
               "redis_compat_version:%s\r\n"
@@ -444,7 +426,7 @@ static void info_goblin(info_buf *b) {
 
 /* A setting's value as CONFIG GET shows it, into buf. */
 static const char *config_string(const char *name, char *buf, size_t len) {
-    char *v = admin_config_value(name);
+    char *v = config_value(name);
     snprintf(buf, len, "%s", v ? v : "");
     free(v);
     return buf;
@@ -454,7 +436,7 @@ static const char *config_string(const char *name, char *buf, size_t len) {
 
 typedef struct info_section {
     const char *name;
-    void (*fn)(info_buf *b);
+    void (*fn)(strbuf *b);
     int in_default;
 } info_section;
 
@@ -495,11 +477,11 @@ static void infoCommand(client *c) {
                     want[s] = 1;
         }
     }
-    info_buf b = {0};
+    strbuf b = {0};
     int emitted = 0;
     for (size_t s = 0; s < NSECTIONS; s++) {
         if (!all && !want[s]) continue;
-        if (emitted++) info_addf(&b, "\r\n");
+        if (emitted++) strbuf_addf(&b, "\r\n");
         sections[s].fn(&b);
     }
     reply_verbatim(c, b.p ? b.p : "", b.len, "txt");

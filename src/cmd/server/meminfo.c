@@ -8,7 +8,7 @@
 #include "ds/arena.h"
 #include "mem/hugetlb.h"
 
-static void meminfo_section(info_buf *b) {
+static void meminfo_section(strbuf *b) {
     arena_stats a;
     hugetlb_stats h;
     long total = 0, free_pages = 0;
@@ -16,7 +16,7 @@ static void meminfo_section(info_buf *b) {
     hugetlb_stats_get(&h);
     hugetlb_pool_pages(&total, &free_pages);
     const char *refusal = hugetlb_bgsave_refusal();
-    info_addf(b,
+    strbuf_addf(b,
               "arena_hugetlb:%s\r\n"
               "arena_chunk_bytes:%zu\r\n"
               "arena_blocks:%llu\r\n"

@@ -9,7 +9,4 @@
 #define GOBLIN_CMD_SCRIPT_H
 #include "cmd/command.h"
 
-extern const cmd_handler script_handlers[];
-void script_family_init(void);
-void script_family_shutdown(void);
 #endif

@@ -21,6 +21,7 @@
 #include "session/reply.h"
 #include "session/session.h"
 #include "persist/persist.h"
+#include "base/config.h"
 
 static void saveCommand(client *c) {
     char err[600];
@@ -111,7 +112,7 @@ static void loadCommand(client *c) {
         return;
     }
     load_job *j = calloc(1, sizeof(*j));
-    if (j) j->path = c->argc == 2 ? strdup(c->argv[1].p) : admin_config_value("dbfilename");
+    if (j) j->path = c->argc == 2 ? strdup(c->argv[1].p) : config_value("dbfilename");
     if (!j || !j->path) {
         free(j);
         reply_error(c, "ERR out of memory");

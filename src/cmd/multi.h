@@ -1,0 +1,18 @@
+/* multi.h -- MULTI/EXEC state and WATCH, as the rest of cmd/ reaches them:
+ * the dispatcher (EXEC refusals, RESET), key changes that dirty watchers
+ * (writes, expiry, eviction, DEBUG), and a client that goes away. */
+#ifndef GOBLIN_CMD_MULTI_H
+#define GOBLIN_CMD_MULTI_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session/client.h"
+
+/* Mark the clients watching key of db dbid dirty; key NULL: every key of
+ * the db; dbid < 0: every db. Cheap when nobody watches. */
+void multi_touch(int dbid, const char *key, size_t klen);
+/* Drop c's queued transaction and its watched keys. */
+void multi_discard_state(client *c);
+/* The union of the queued commands' flags (CMDF_*). */
+uint32_t multi_queued_flags(const client *c);
+#endif
