@@ -54,7 +54,7 @@ static void conn_free(conn *k) {
     event_free(k->wev);
     if (k->tev) event_free(k->tev);
     close(k->c.fd);
-    resp_parser_free(&k->parser);
+    k->proto->close(k);
     free(k->qbuf);
     free(k->c.obuf);
     free(k->c.name);
@@ -79,25 +79,13 @@ static void conn_refuse(int fd, const char *msg) {
     __atomic_fetch_add(&session_stat_rejected, 1, __ATOMIC_RELAXED);
 }
 
-void conn_accept(worker *w, int fd, const char *peer, const char *local) {
+void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, const char *local) {
     if (cfg.maxclients > 0 && session_clients_count() >= cfg.maxclients) {
-        conn_refuse(fd, "-ERR max number of clients reached\r\n");
+        conn_refuse(fd, proto->refusal(NET_REFUSE_MAXCLIENTS));
         return;
     }
     if (cfg.protected_mode && acl_default_nopass() && !peer_is_loopback(peer)) {
-        conn_refuse(fd,
-                    "-DENIED Redis is running in protected mode because protected mode is enabled and no password "
-                    "is set for the default user. In this mode connections are only accepted from the loopback "
-                    "interface. If you want to connect from external computers to Redis you may adopt one of the "
-                    "following solutions: 1) Just disable protected mode sending the command 'CONFIG SET "
-                    "protected-mode no' from the loopback interface by connecting to Redis from the same host the "
-                    "server is running, however MAKE SURE Redis is not publicly accessible from internet if you do "
-                    "so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the "
-                    "protected mode by editing the Redis configuration file, and setting the protected mode option "
-                    "to 'no', and then restarting the server. 3) If you started the server manually just for "
-                    "testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication "
-                    "password for the default user. NOTE: You only need to do one of the above things in order for "
-                    "the server to start accepting connections from the outside.\r\n");
+        conn_refuse(fd, proto->refusal(NET_REFUSE_PROTECTED));
         return;
     }
     conn *k = calloc(1, sizeof(conn));
@@ -106,6 +94,12 @@ void conn_accept(worker *w, int fd, const char *peer, const char *local) {
         return;
     }
     k->w = w;
+    k->proto = proto;
+    if (proto->open(k) != 0) {
+        free(k);
+        close(fd);
+        return;
+    }
     k->c.fd = fd;
     k->c.conn = k;
     k->c.worker_id = w->id;
@@ -116,7 +110,6 @@ void conn_accept(worker *w, int fd, const char *peer, const char *local) {
     snprintf(k->c.addr, sizeof(k->c.addr), "%s", peer);
     snprintf(k->c.laddr, sizeof(k->c.laddr), "%s", local);
     pthread_mutex_init(&k->alock, NULL);
-    resp_parser_init(&k->parser);
     k->rev = event_new(w->base, fd, EV_READ | EV_PERSIST, conn_on_read, k);
     k->wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, conn_on_write, k);
     event_add(k->rev, NULL);
@@ -188,65 +181,48 @@ static int conn_obuf_over_limit(conn *k) {
     return over;
 }
 
-static int paused_for(conn *k, int argc, garg *argv) {
-    int write_only = 0;
-    if (!session_paused(now_ms(), &write_only)) return 0;
-    if (!write_only) return 1;
-    const cmd_def *cmd = argc ? cmd_lookup_full(argv, argc) : NULL;
-    (void)k;
-    return cmd && (cmd->flags & CMDF_WRITE);
-}
-
-/* Run every complete command in the query buffer. */
-static void conn_process(conn *k) {
+int conn_may_run(conn *k, int argc, garg *argv) {
     client *c = &k->c;
-    size_t start = 0;
-    while (!(client_flags_peek(c) & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING)) &&
-           start < k->qlen) {
-        size_t used;
-        int argc;
-        garg *argv;
-        const char *err = NULL;
-        resp_limits lim = {cfg.proto_max_bulk_len, !acl_auth_required(c)};
-        /* A paused client keeps its commands queued until the pause ends. */
-        if (k->paused) break;
-        int r = resp_parse(&k->parser, k->qbuf + start, k->qlen - start, &lim, &used, &argc, &argv, &err);
-        if (r == RESP_NEED_MORE) break;
-        if (r == RESP_ERROR) {
-            char msg[160];
-            snprintf(msg, sizeof(msg), "ERR %s", err);
-            reply_error(c, msg);
-            client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
-            log_verbose("Protocol error (%s) from client: id=%llu addr=%s", err, (unsigned long long)c->id, c->addr);
-            break;
-        }
-        if (argc && paused_for(k, argc, argv)) {
-            /* Re-parse later from the same place: do not consume. */
-            resp_parser_free(&k->parser);
-            resp_parser_init(&k->parser);
+    int write_only = 0;
+    if (argc && session_paused(now_ms(), &write_only)) {
+        const cmd_def *cmd = write_only ? cmd_lookup_full(argv, argc) : NULL;
+        if (!write_only || (cmd && (cmd->flags & CMDF_WRITE))) {
+            /* A paused client keeps its commands queued until the pause ends. */
             k->paused = 1;
             client_flag_on(c, CLIENT_PAUSED);
-            break;
-        }
-        c->argc = argc;
-        c->argv = argv;
-        __atomic_store_n(&c->last_ms, now_ms(), __ATOMIC_RELAXED);
-        if (argc) cmd_execute(c);
-        c->argc = 0;
-        c->argv = NULL;
-        start += used;
-        if (c->olen > c->osent && conn_obuf_over_limit(k)) client_flag_on(c, CLIENT_CLOSE_ASAP);
-        if (client_flags_peek(c) & CLIENT_REPLY_SKIP) client_flag_off(c, CLIENT_REPLY_SKIP);
-        if (client_flags_peek(c) & CLIENT_REPLY_SKIP_NEXT) {
-            client_flag_off(c, CLIENT_REPLY_SKIP_NEXT);
-            client_flag_on(c, CLIENT_REPLY_SKIP);
+            return 0;
         }
     }
-    if (start) {
-        memmove(k->qbuf, k->qbuf + start, k->qlen - start);
-        k->qlen -= start;
+    __atomic_store_n(&c->last_ms, now_ms(), __ATOMIC_RELAXED);
+    return 1;
+}
+
+void conn_ran(conn *k) {
+    client *c = &k->c;
+    if (c->olen > c->osent && conn_obuf_over_limit(k)) client_flag_on(c, CLIENT_CLOSE_ASAP);
+    if (client_flags_peek(c) & CLIENT_REPLY_SKIP) client_flag_off(c, CLIENT_REPLY_SKIP);
+    if (client_flags_peek(c) & CLIENT_REPLY_SKIP_NEXT) {
+        client_flag_off(c, CLIENT_REPLY_SKIP_NEXT);
+        client_flag_on(c, CLIENT_REPLY_SKIP);
+    }
+}
+
+void conn_protocol_error(conn *k, const char *what) {
+    client *c = &k->c;
+    char msg[160];
+    snprintf(msg, sizeof(msg), "ERR %s", what);
+    reply_error(c, msg);
+    client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
+    log_verbose("Protocol error (%s) from client: id=%llu addr=%s", what, (unsigned long long)c->id, c->addr);
+}
+
+/* Run every complete request in the query buffer through the protocol. */
+static void conn_process(conn *k) {
+    size_t used = k->proto->process(k);
+    if (used) {
+        memmove(k->qbuf, k->qbuf + used, k->qlen - used);
+        k->qlen -= used;
         publish_qbuf(k);
-        /* Parser offsets are relative to the command start, which moved to 0. */
     }
 }
 
@@ -265,7 +241,7 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     conn *k = arg;
     size_t want = READ_CHUNK;
-    size_t hint = resp_pending_hint(&k->parser);
+    size_t hint = k->proto->pending_hint(k);
     if (hint > k->qlen && hint - k->qlen > want) want = hint - k->qlen;
     if (k->qcap - k->qlen < want + 1) {
         size_t cap = k->qcap ? k->qcap : READ_CHUNK;

@@ -5,7 +5,7 @@
 #include <pthread.h>
 
 #include "session/client.h"
-#include "net/resp.h"
+#include "net/proto.h"
 
 typedef struct net_job {
     struct net_job *next;
@@ -13,13 +13,22 @@ typedef struct net_job {
     void *arg;
 } net_job;
 
+struct worker;
+
+/* One listening socket of a worker, bound to the protocol it serves. */
+typedef struct listener {
+    int fd;
+    struct event *ev;
+    const net_proto *proto;
+    struct worker *w;
+} listener;
+
 typedef struct worker {
     int id;
     pthread_t tid;
     struct event_base *base;
-    struct event **listen_ev;
+    listener *listeners;
     int nlisten;
-    int *listen_fd;
     int efd;                 /* eventfd for posted jobs */
     struct event *efd_ev;
     struct event *tick_ev;   /* 100 ms housekeeping */
@@ -35,7 +44,8 @@ typedef struct conn {
     int wev_on;
     char *qbuf;
     size_t qlen, qcap;
-    resp_parser parser;
+    const net_proto *proto;          /* the listener's protocol module */
+    void *pstate;                    /* and its per-connection state */
     struct conn *prev, *next;        /* worker list */
     int paused;
     struct event *tev;               /* blocking timeout */
@@ -47,7 +57,7 @@ typedef struct conn {
 } conn;
 
 extern worker *net_workers;
-void conn_accept(worker *w, int fd, const char *peer, const char *local);
+void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, const char *local);
 void conn_tick(worker *w);
 void conn_free_all(worker *w);
 void conn_drain_async(worker *w);

@@ -94,7 +94,8 @@ static int make_listener(const bind_addr *a, int reuseport, int *err) {
 
 static void on_accept(evutil_socket_t lfd, short what, void *arg) {
     (void)what;
-    worker *w = arg;
+    listener *l = arg;
+    worker *w = l->w;
     for (int i = 0; i < 64; i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof(ss);
@@ -135,7 +136,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg) {
             setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
             setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
         }
-        conn_accept(w, fd, peer, local);
+        conn_accept(w, l->proto, fd, peer, local);
     }
 }
 
@@ -258,8 +259,7 @@ int net_start(int n) {
         w->tick_ev = event_new(w->base, -1, EV_PERSIST, on_tick, w);
         struct timeval tv = {0, 100000};
         event_add(w->tick_ev, &tv);
-        w->listen_fd = calloc((size_t)na, sizeof(int));
-        w->listen_ev = calloc((size_t)na, sizeof(struct event *));
+        w->listeners = calloc((size_t)na, sizeof(listener));
         for (int i = 0; i < na; i++) {
             if (!addrs[i].len) continue;
             int err = 0;
@@ -269,10 +269,12 @@ int net_start(int n) {
                          strerror(err));
                 return -1;
             }
-            w->listen_fd[w->nlisten] = fd;
-            w->listen_ev[w->nlisten] = event_new(w->base, fd, EV_READ | EV_PERSIST, on_accept, w);
-            event_add(w->listen_ev[w->nlisten], NULL);
-            w->nlisten++;
+            listener *l = &w->listeners[w->nlisten++];
+            l->fd = fd;
+            l->proto = &resp_proto;
+            l->w = w;
+            l->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, on_accept, l);
+            event_add(l->ev, NULL);
         }
     }
     for (int k = 0; k < n; k++) pthread_create(&net_workers[k].tid, NULL, worker_main, &net_workers[k]);
@@ -298,7 +300,7 @@ void net_stop(void) {
     __atomic_store_n(&shutdown_requested, 1, __ATOMIC_RELEASE);
     for (int k = 0; k < nworkers; k++) {
         worker *w = &net_workers[k];
-        for (int i = 0; i < w->nlisten; i++) close(w->listen_fd[i]);
+        for (int i = 0; i < w->nlisten; i++) close(w->listeners[i].fd);
         net_post(k, noop_job, NULL);
     }
     for (int k = 0; k < nworkers; k++) pthread_join(net_workers[k].tid, NULL);
