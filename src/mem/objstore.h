@@ -72,7 +72,7 @@ void objstore_tail_free(objtail *t);
 /* Accounting of GET payload bytes served from a head on its pool's node. */
 void objstore_count_served(const objhead *h, size_t head_bytes);
 
-/* ---- Promotion (issue 9) ----
+/* ---- Promotion ----
  * Each head slot of a fixed pool has a score; objstore_count_served() (a GET
  * served from the head) raises it. objstore_decay() halves every score; the
  * coordinator does that once per numa_decay_ms. objstore_promote_once()
