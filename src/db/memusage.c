@@ -26,7 +26,10 @@
 #endif
 
 #if MEMUSAGE_SANITIZER
-#include <sanitizer/allocator_interface.h>
+/* The sanitizer runtime's own count (sanitizer/allocator_interface.h, which
+ * gcc does not install; the runtime library it documents is linked by
+ * -fsanitize). */
+size_t __sanitizer_get_current_allocated_bytes(void);
 #elif !defined(GOBLIN_NO_JEMALLOC)
 #include <jemalloc/jemalloc.h>
 #endif
