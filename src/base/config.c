@@ -3,7 +3,13 @@
  * CONFIG GET/SET/REWRITE and INFO. Each entry names its storage, its type,
  * its default, and whether it is mutable at run time. Goblin flags that
  * arrive with a later capability are in the table already and refuse with
- * "not supported yet" so nothing is ever silently ignored. */
+ * "not supported yet" so nothing is ever silently ignored.
+ *
+ * base/ knows nothing above it. A module above that acts on a directive
+ * attaches a hook to it (config_register_hook: check and normalise a new
+ * value, follow the stored one), and a module that keeps a directive's value
+ * itself binds its storage (config_bind_*); until then, and in programs that
+ * never bind it, the value lives in the table entry. */
 #include "base/config.h"
 
 #include <ctype.h>
@@ -16,7 +22,6 @@
 #include <unistd.h>
 
 #include "util/strutil.h"
-#include "mem/objstore.h"
 
 goblin_config cfg;
 
@@ -35,11 +40,17 @@ typedef struct config_entry {
     const char *alias;
     int type;
     int flags;
-    void *ptr;            /* int*, long long*, char** */
+    void *ptr;            /* int*, long long*, char**; NULL: own, until bound */
     const char *def;
     long long min, max;
     const char *const *enums;
     const char *notyet;   /* which capability brings it */
+    const config_hook *hook; /* config_register_hook */
+    union {
+        int i;
+        long long ll;
+        char *s;
+    } own;                /* the value of an entry without outside storage */
 } config_entry;
 
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
@@ -104,25 +115,22 @@ static config_entry table[] = {
     /* Goblin flags (DESIGN.md). */
     {"arena-hugetlb", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &cfg.arena_hugetlb, "no", 0, 0, NULL, NULL},
     {"arena-chunk", NULL, T_GSIZE, F_IMMUTABLE, &cfg.arena_chunk, "2M", 2 << 20, 1LL << 30, NULL, NULL},
-    {"memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.memory, "0", 0, LLONG_MAX, NULL, NULL},
-    {"sub-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.sub_memory, "0", 0, LLONG_MAX, NULL, NULL},
-    {"small-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.small_memory, "0", 0, LLONG_MAX, NULL, NULL},
-    {"small-sub-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.small_sub_memory, "0", 0, LLONG_MAX, NULL,
-     NULL},
-    {"block", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.block, "2M", 0, LLONG_MAX, NULL, NULL},
-    {"ram-head", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.ram_head, "256K", 0, LLONG_MAX, NULL, NULL},
-    {"io-chunk", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.io_chunk, "256K", 0, LLONG_MAX, NULL, NULL},
-    {"write-io-chunk", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.write_io_chunk, "1M", 0, LLONG_MAX, NULL,
-     NULL},
-    {"ssd-dir", NULL, T_STRING, F_IMMUTABLE, &objstore_cfg.ssd_dir, "", 0, 0, NULL, NULL},
-    {"numa", NULL, T_LL, F_IMMUTABLE, &objstore_cfg.numa, "-1", -1, 1024, NULL, NULL},
-    {"no-numa-promotion", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &objstore_cfg.no_numa_promotion, "no", 0, 0, NULL,
-     NULL},
-    {"perverse", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &objstore_cfg.perverse, "no", 0, 0, NULL,
-     NULL},
+    /* The object store's settings: it keeps them and binds their storage. */
+    {"memory", NULL, T_GSIZE, F_IMMUTABLE, NULL, "0", 0, LLONG_MAX, NULL, NULL},
+    {"sub-memory", NULL, T_GSIZE, F_IMMUTABLE, NULL, "0", 0, LLONG_MAX, NULL, NULL},
+    {"small-memory", NULL, T_GSIZE, F_IMMUTABLE, NULL, "0", 0, LLONG_MAX, NULL, NULL},
+    {"small-sub-memory", NULL, T_GSIZE, F_IMMUTABLE, NULL, "0", 0, LLONG_MAX, NULL, NULL},
+    {"block", NULL, T_GSIZE, F_IMMUTABLE, NULL, "2M", 0, LLONG_MAX, NULL, NULL},
+    {"ram-head", NULL, T_GSIZE, F_IMMUTABLE, NULL, "256K", 0, LLONG_MAX, NULL, NULL},
+    {"io-chunk", NULL, T_GSIZE, F_IMMUTABLE, NULL, "256K", 0, LLONG_MAX, NULL, NULL},
+    {"write-io-chunk", NULL, T_GSIZE, F_IMMUTABLE, NULL, "1M", 0, LLONG_MAX, NULL, NULL},
+    {"ssd-dir", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
+    {"numa", NULL, T_LL, F_IMMUTABLE, NULL, "-1", -1, 1024, NULL, NULL},
+    {"no-numa-promotion", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
+    {"perverse", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
     /* Promotion score decay period in ms (the seed: once a minute); tests
      * shorten it. Read by the coordinator at every wait, so CONFIG SET works. */
-    {"numa-decay-interval", NULL, T_LL, 0, &objstore_cfg.numa_decay_ms, "60000", 1, 86400000LL, NULL, NULL},
+    {"numa-decay-interval", NULL, T_LL, 0, NULL, "60000", 1, 86400000LL, NULL, NULL},
     {"http-port", NULL, T_LL, F_IMMUTABLE | F_NOTYET, &goblin_size_store[9], "0", 0, 65535, NULL, NOTYET_HTTP},
     {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, &goblin_bool_store[2], "no", 0, 0, NULL,
      NOTYET_HTTP},
@@ -224,9 +232,6 @@ static int parse_size(const char *s, long long *out, int binary) {
 
 int config_parse_size(const char *s, long long *out) { return parse_size(s, out, 1); }
 
-/* The default user follows requirepass (cmd/acl.c; absent in unit builds). */
-void acl_requirepass_changed(const char *pass) __attribute__((weak));
-
 /* client-output-buffer-limit "<class> <hard> <soft> <seconds> ...": the
  * classes given change, the others keep their limits; the stored string
  * always lists all three, as CONFIG GET shows it. */
@@ -280,7 +285,8 @@ static int obl_set(const char *v, char *err, size_t errlen) {
     return 0;
 }
 
-static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
+/* Parse v by the entry's type and store it. */
+static int store_value(config_entry *e, const char *v, char *err, size_t errlen) {
     long long n;
     switch (e->type) {
     case T_BOOL:
@@ -326,25 +332,8 @@ static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
     case T_STRING: {
         if (e->ptr == &cfg.client_output_buffer_limit) return obl_set(v, err, errlen);
         char **sp = e->ptr;
-        if (e->ptr == &cfg.notify_keyspace_events) {
-            extern int pubsub_parse_notify_flags(const char *s);
-            extern void pubsub_set_notify_flags(int f);
-            int f = pubsub_parse_notify_flags(v);
-            if (f < 0) {
-                snprintf(err, errlen, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
-                return -1;
-            }
-            extern void pubsub_notify_flags_string(int f, char *buf);
-            char norm[16];
-            pubsub_notify_flags_string(f, norm);
-            pubsub_set_notify_flags(f);
-            free(*sp);
-            *sp = strdup(norm);
-            return 0;
-        }
         free(*sp);
         *sp = strdup(v);
-        if (e->ptr == &cfg.requirepass && acl_requirepass_changed) acl_requirepass_changed(v);
         return 0;
     }
     case T_ENUM:
@@ -373,6 +362,29 @@ static void format_value(const config_entry *e, char *buf, size_t len) {
     case T_STRING: snprintf(buf, len, "%s", *(char **)e->ptr ? *(char **)e->ptr : ""); break;
     case T_ENUM: snprintf(buf, len, "%s", e->enums[*(int *)e->ptr]); break;
     }
+}
+
+/* The value as CONFIG GET shows it: a string as stored (whatever its
+ * length), other types formatted into buf. */
+static const char *shown_value(const config_entry *e, char *buf, size_t len) {
+    if (e->type == T_STRING) return *(char **)e->ptr ? *(char **)e->ptr : "";
+    format_value(e, buf, len);
+    return buf;
+}
+
+/* Every value goes through here: the owner's check (which may normalise
+ * it), the store, then the owner's apply. */
+static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
+    const config_hook *h = e->hook;
+    char norm[4096], buf[4096];
+    if (h && h->check) {
+        int r = h->check(v, norm, sizeof(norm), err, errlen);
+        if (r < 0) return -1;
+        if (r > 0) v = norm;
+    }
+    if (store_value(e, v, err, errlen) != 0) return -1;
+    if (h && h->apply) h->apply(shown_value(e, buf, sizeof(buf)));
+    return 0;
 }
 
 /* Capability checks made when a value is given explicitly. */
@@ -411,10 +423,12 @@ static int check_supported(config_entry *e, const char *v, char *err, size_t err
 }
 
 static char *def_formatted[NTABLE];
+static int have_values; /* config_defaults ran: every entry holds a value */
 
 static void config_defaults(void) {
     char err[256], buf[4096];
     for (size_t i = 0; i < NTABLE; i++) {
+        if (!table[i].ptr) table[i].ptr = &table[i].own;
         if (set_value(&table[i], table[i].def, err, sizeof(err)) != 0) {
             fprintf(stderr, "goblin: bad default for %s: %s\n", table[i].name, err);
             exit(1);
@@ -423,7 +437,56 @@ static void config_defaults(void) {
         free(def_formatted[i]); /* loaded again (tests, fuzzing) */
         def_formatted[i] = strdup(buf);
     }
+    have_values = 1;
 }
+
+int config_register_hook(const char *name, const config_hook *hook) {
+    config_entry *e = find_entry(name);
+    if (!e) return -1;
+    e->hook = hook;
+    if (have_values && hook->apply) {
+        char buf[4096];
+        hook->apply(shown_value(e, buf, sizeof(buf)));
+    }
+    return 0;
+}
+
+/* The C type of an entry's storage: T_INT (int), T_LL (long long) or
+ * T_STRING (char *). */
+static int storage_type(const config_entry *e) {
+    switch (e->type) {
+    case T_BOOL:
+    case T_INT:
+    case T_ENUM: return T_INT;
+    case T_LL:
+    case T_SIZE:
+    case T_GSIZE: return T_LL;
+    default: return T_STRING;
+    }
+}
+
+/* Point the entry at storage of the C type ctype; a value already held
+ * moves there. */
+static int bind_storage(const char *name, int ctype, void *storage) {
+    config_entry *e = find_entry(name);
+    if (!e || storage_type(e) != ctype) return -1;
+    if (!have_values) {
+        e->ptr = storage;
+        return 0;
+    }
+    char buf[4096], err[256];
+    const char *v = shown_value(e, buf, sizeof(buf));
+    char *held = e->type == T_STRING ? *(char **)e->ptr : NULL;
+    e->ptr = storage;
+    if (e->type == T_STRING) *(char **)storage = NULL;
+    int rc = store_value(e, v, err, sizeof(err));
+    free(held);
+    return rc;
+}
+
+int config_bind_int(const char *name, int *storage) { return bind_storage(name, T_INT, storage); }
+int config_bind_ll(const char *name, long long *storage) { return bind_storage(name, T_LL, storage); }
+int config_bind_string(const char *name, char **storage) { return bind_storage(name, T_STRING, storage); }
 
 /* Split a config line the way redis.conf is read (quotes and escapes).
  * -1 (nothing allocated) on unbalanced quotes or more than max words. */

@@ -1220,8 +1220,8 @@ struct acl_user *acl_user_get(const char *name, size_t len) {
 
 void acl_user_release(struct acl_user *u) { user_unref(u); }
 
-void acl_requirepass_changed(const char *pass) {
-    if (!ncmds) return; /* config defaults, before acl_family_init applies it */
+/* The default user follows requirepass: resetpass, then >pass or nopass. */
+static void requirepass_apply(const char *pass) {
     pthread_rwlock_wrlock(&acl_lock);
     user_op(&default_user, "resetpass", 9);
     if (pass && pass[0]) {
@@ -1466,7 +1466,9 @@ void acl_family_init(void) {
     default_user_reset(&default_user);
     user_derive(&default_user);
     set_insert(&default_user);
-    if (cfg.requirepass && cfg.requirepass[0]) acl_requirepass_changed(cfg.requirepass);
+    /* Applies the value loaded from the config file and flags at once. */
+    static const config_hook requirepass_hook = {NULL, requirepass_apply};
+    config_register_hook("requirepass", &requirepass_hook);
     load_at_startup();
 }
 
