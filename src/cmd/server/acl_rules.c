@@ -561,6 +561,19 @@ static int is_hash(const char *p, size_t n) {
     return 1;
 }
 
+/* The hash a password rule names: that of the password after '>' or '<',
+ * or the one given after '#' or '!' (OPE_BADHASH when malformed). */
+static int rule_hash(const char *op, size_t n, char *h) {
+    if (op[0] == '>' || op[0] == '<') {
+        sha256_hex(op + 1, n - 1, h);
+        return OPE_OK;
+    }
+    if (!is_hash(op + 1, n - 1)) return OPE_BADHASH;
+    memcpy(h, op + 1, SHA256_HEX_LEN);
+    h[SHA256_HEX_LEN] = '\0';
+    return OPE_OK;
+}
+
 static int pw_find(const acl_user *u, const char *h) {
     for (int i = 0; i < u->npw; i++)
         if (memcmp(u->pw[i], h, SHA256_HEX_LEN) == 0) return i;
@@ -590,13 +603,7 @@ int acl_user_op(acl_user *u, const char *op, size_t n) {
         u->npw = 0;
     } else if (op[0] == '>' || op[0] == '#') {
         char h[SHA256_HEX_LEN + 1];
-        if (op[0] == '>') {
-            sha256_hex(op + 1, n - 1, h);
-        } else {
-            if (!is_hash(op + 1, n - 1)) return OPE_BADHASH;
-            memcpy(h, op + 1, SHA256_HEX_LEN);
-            h[SHA256_HEX_LEN] = '\0';
-        }
+        if (rule_hash(op, n, h) != OPE_OK) return OPE_BADHASH;
         if (pw_find(u, h) < 0) {
             void *np = realloc(u->pw, sizeof(*u->pw) * (size_t)(u->npw + 1));
             if (!np) abort();
@@ -606,13 +613,7 @@ int acl_user_op(acl_user *u, const char *op, size_t n) {
         u->flags &= ~(uint32_t)U_NOPASS;
     } else if (op[0] == '<' || op[0] == '!') {
         char h[SHA256_HEX_LEN + 1];
-        if (op[0] == '<') {
-            sha256_hex(op + 1, n - 1, h);
-        } else {
-            if (!is_hash(op + 1, n - 1)) return OPE_BADHASH;
-            memcpy(h, op + 1, SHA256_HEX_LEN);
-            h[SHA256_HEX_LEN] = '\0';
-        }
+        if (rule_hash(op, n, h) != OPE_OK) return OPE_BADHASH;
         int i = pw_find(u, h);
         if (i < 0) return OPE_NOPASS;
         memmove(u->pw[i], u->pw[i + 1], sizeof(*u->pw) * (size_t)(u->npw - i - 1));
