@@ -13,6 +13,7 @@
 
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/server/pubsub.h"
 #include "db/db.h"
 #include "db/memusage.h"
 #include "db/strval.h"
@@ -48,6 +49,33 @@ static void *signal_thread(void *arg) {
     }
 }
 
+/* Modules above base/ that own directives join the configuration before it
+ * is read: the object store keeps its settings in objstore_cfg, Pub/Sub
+ * checks and follows notify-keyspace-events. (ACL follows requirepass from
+ * its family init.) */
+static void config_owners_register(void) {
+    static const struct {
+        const char *name;
+        long long *v;
+    } ll[] = {
+        {"memory", &objstore_cfg.memory},   {"sub-memory", &objstore_cfg.sub_memory},
+        {"small-memory", &objstore_cfg.small_memory}, {"small-sub-memory", &objstore_cfg.small_sub_memory},
+        {"block", &objstore_cfg.block},     {"ram-head", &objstore_cfg.ram_head},
+        {"io-chunk", &objstore_cfg.io_chunk}, {"write-io-chunk", &objstore_cfg.write_io_chunk},
+        {"numa", &objstore_cfg.numa},       {"numa-decay-interval", &objstore_cfg.numa_decay_ms},
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(ll) / sizeof(ll[0]); i++) rc |= config_bind_ll(ll[i].name, ll[i].v);
+    rc |= config_bind_string("ssd-dir", &objstore_cfg.ssd_dir);
+    rc |= config_bind_int("no-numa-promotion", &objstore_cfg.no_numa_promotion);
+    rc |= config_bind_int("perverse", &objstore_cfg.perverse);
+    if (rc) {
+        fprintf(stderr, "goblin-core: the object store's settings do not match the config table\n");
+        abort();
+    }
+    pubsub_config_register();
+}
+
 static void usage(void) {
     printf("Usage: goblin-core [/path/to/redis-compat.conf] [--name value ...]\n"
            "       goblin-core --version\n"
@@ -63,6 +91,7 @@ int main(int argc, char **argv) {
         usage();
         return 0;
     }
+    config_owners_register();
     if (config_load(argc, argv) != 0) return 1;
     {
         char oerr[512];

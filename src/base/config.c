@@ -3,7 +3,13 @@
  * CONFIG GET/SET/REWRITE and INFO. Each entry names its storage, its type,
  * its default, and whether it is mutable at run time. Goblin flags that
  * arrive with a later capability are in the table already and refuse with
- * "not supported yet" so nothing is ever silently ignored. */
+ * "not supported yet" so nothing is ever silently ignored.
+ *
+ * base/ knows nothing above it. A module above that acts on a directive
+ * attaches a hook to it (config_register_hook: check and normalise a new
+ * value, follow the stored one), and a module that keeps a directive's value
+ * itself binds its storage (config_bind_*); until then, and in programs that
+ * never bind it, the value lives in the table entry. */
 #include "base/config.h"
 
 #include <ctype.h>
@@ -17,7 +23,6 @@
 #include <unistd.h>
 
 #include "util/strutil.h"
-#include "mem/objstore.h"
 
 goblin_config cfg;
 
@@ -36,24 +41,23 @@ typedef struct config_entry {
     const char *alias;
     int type;
     int flags;
-    void *ptr;            /* int*, long long*, char** */
+    void *ptr;            /* int*, long long*, char**; NULL: own, until bound */
     const char *def;
     long long min, max;
     const char *const *enums;
     const char *notyet;   /* which capability brings it */
+    const config_hook *hook; /* config_register_hook */
+    union {
+        int i;
+        long long ll;
+        char *s;
+    } own;                /* the value of an entry without outside storage */
 } config_entry;
 
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
 static const char *const acl_pubsub_defaults[] = {"allchannels", "resetchannels", NULL};
 static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
                                        "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction", NULL};
-
-/* Storage for settings that are accepted for compatibility but have no
- * effect (yet) in Goblin: they are still visible to CONFIG GET. */
-static char *pt_values[64];
-static long long goblin_size_store[16];
-static char *goblin_str_store[8];
-static int goblin_bool_store[8];
 
 #define NOTYET_HTTP "the memcache/HTTP front-ends"
 
@@ -105,80 +109,77 @@ static config_entry table[] = {
     /* Goblin flags (DESIGN.md). */
     {"arena-hugetlb", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &cfg.arena_hugetlb, "no", 0, 0, NULL, NULL},
     {"arena-chunk", NULL, T_GSIZE, F_IMMUTABLE, &cfg.arena_chunk, "2M", 2 << 20, 1LL << 30, NULL, NULL},
-    {"memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.memory, "0", 0, LLONG_MAX, NULL, NULL},
-    {"sub-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.sub_memory, "0", 0, LLONG_MAX, NULL, NULL},
-    {"small-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.small_memory, "0", 0, LLONG_MAX, NULL, NULL},
-    {"small-sub-memory", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.small_sub_memory, "0", 0, LLONG_MAX, NULL,
-     NULL},
-    {"block", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.block, "2M", 0, LLONG_MAX, NULL, NULL},
-    {"ram-head", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.ram_head, "256K", 0, LLONG_MAX, NULL, NULL},
-    {"io-chunk", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.io_chunk, "256K", 0, LLONG_MAX, NULL, NULL},
-    {"write-io-chunk", NULL, T_GSIZE, F_IMMUTABLE, &objstore_cfg.write_io_chunk, "1M", 0, LLONG_MAX, NULL,
-     NULL},
-    {"ssd-dir", NULL, T_STRING, F_IMMUTABLE, &objstore_cfg.ssd_dir, "", 0, 0, NULL, NULL},
-    {"numa", NULL, T_LL, F_IMMUTABLE, &objstore_cfg.numa, "-1", -1, 1024, NULL, NULL},
-    {"no-numa-promotion", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &objstore_cfg.no_numa_promotion, "no", 0, 0, NULL,
-     NULL},
-    {"perverse", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, &objstore_cfg.perverse, "no", 0, 0, NULL,
-     NULL},
+    /* The object store's settings: it keeps them and binds their storage. */
+    {"memory", NULL, T_GSIZE, F_IMMUTABLE, NULL, "0", 0, LLONG_MAX, NULL, NULL},
+    {"sub-memory", NULL, T_GSIZE, F_IMMUTABLE, NULL, "0", 0, LLONG_MAX, NULL, NULL},
+    {"small-memory", NULL, T_GSIZE, F_IMMUTABLE, NULL, "0", 0, LLONG_MAX, NULL, NULL},
+    {"small-sub-memory", NULL, T_GSIZE, F_IMMUTABLE, NULL, "0", 0, LLONG_MAX, NULL, NULL},
+    {"block", NULL, T_GSIZE, F_IMMUTABLE, NULL, "2M", 0, LLONG_MAX, NULL, NULL},
+    {"ram-head", NULL, T_GSIZE, F_IMMUTABLE, NULL, "256K", 0, LLONG_MAX, NULL, NULL},
+    {"io-chunk", NULL, T_GSIZE, F_IMMUTABLE, NULL, "256K", 0, LLONG_MAX, NULL, NULL},
+    {"write-io-chunk", NULL, T_GSIZE, F_IMMUTABLE, NULL, "1M", 0, LLONG_MAX, NULL, NULL},
+    {"ssd-dir", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
+    {"numa", NULL, T_LL, F_IMMUTABLE, NULL, "-1", -1, 1024, NULL, NULL},
+    {"no-numa-promotion", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
+    {"perverse", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
     /* Promotion score decay period in ms (the seed: once a minute); tests
      * shorten it. Read by the coordinator at every wait, so CONFIG SET works. */
-    {"numa-decay-interval", NULL, T_LL, 0, &objstore_cfg.numa_decay_ms, "60000", 1, 86400000LL, NULL, NULL},
-    {"http-port", NULL, T_LL, F_IMMUTABLE | F_NOTYET, &goblin_size_store[9], "0", 0, 65535, NULL, NOTYET_HTTP},
-    {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, &goblin_bool_store[2], "no", 0, 0, NULL,
-     NOTYET_HTTP},
-    {"mirror", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, &goblin_str_store[1], "", 0, 0, NULL, NOTYET_HTTP},
-    {"mirror-client", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, &goblin_str_store[2], "", 0, 0, NULL, NOTYET_HTTP},
-    {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, &goblin_str_store[3], "", 0, 0, NULL, NOTYET_HTTP},
-    /* Redis directives accepted for redis.conf compatibility; no effect. */
-    {"appendonly", NULL, T_STRING, F_PASSTHRU, &pt_values[0], "no", 0, 0, NULL, NULL},
-    {"appendfilename", NULL, T_STRING, F_PASSTHRU, &pt_values[1], "appendonly.aof", 0, 0, NULL, NULL},
-    {"appendfsync", NULL, T_STRING, F_PASSTHRU, &pt_values[2], "everysec", 0, 0, NULL, NULL},
-    {"always-show-logo", NULL, T_STRING, F_PASSTHRU, &pt_values[3], "no", 0, 0, NULL, NULL},
-    {"set-proc-title", NULL, T_STRING, F_PASSTHRU, &pt_values[4], "yes", 0, 0, NULL, NULL},
-    {"stop-writes-on-bgsave-error", NULL, T_STRING, F_PASSTHRU, &pt_values[5], "yes", 0, 0, NULL, NULL},
-    {"rdbcompression", NULL, T_STRING, F_PASSTHRU, &pt_values[6], "yes", 0, 0, NULL, NULL},
-    {"rdbchecksum", NULL, T_STRING, F_PASSTHRU, &pt_values[7], "yes", 0, 0, NULL, NULL},
-    {"lazyfree-lazy-eviction", NULL, T_STRING, F_PASSTHRU, &pt_values[8], "no", 0, 0, NULL, NULL},
-    {"lazyfree-lazy-expire", NULL, T_STRING, F_PASSTHRU, &pt_values[9], "no", 0, 0, NULL, NULL},
-    {"lazyfree-lazy-server-del", NULL, T_STRING, F_PASSTHRU, &pt_values[10], "no", 0, 0, NULL, NULL},
-    {"lazyfree-lazy-user-del", NULL, T_STRING, F_PASSTHRU, &pt_values[11], "no", 0, 0, NULL, NULL},
-    {"lazyfree-lazy-user-flush", NULL, T_STRING, F_PASSTHRU, &pt_values[12], "no", 0, 0, NULL, NULL},
-    {"activerehashing", NULL, T_STRING, F_PASSTHRU, &pt_values[13], "yes", 0, 0, NULL, NULL},
-    {"supervised", NULL, T_STRING, F_PASSTHRU, &pt_values[14], "no", 0, 0, NULL, NULL},
-    {"unixsocket", NULL, T_STRING, F_PASSTHRU, &pt_values[15], "", 0, 0, NULL, NULL},
-    {"tcp-keepalive-interval", NULL, T_STRING, F_PASSTHRU, &pt_values[16], "", 0, 0, NULL, NULL},
-    {"replica-serve-stale-data", NULL, T_STRING, F_PASSTHRU, &pt_values[17], "yes", 0, 0, NULL, NULL},
-    {"replica-read-only", NULL, T_STRING, F_PASSTHRU, &pt_values[18], "yes", 0, 0, NULL, NULL},
+    {"numa-decay-interval", NULL, T_LL, 0, NULL, "60000", 1, 86400000LL, NULL, NULL},
+    {"http-port", NULL, T_LL, F_IMMUTABLE | F_NOTYET, NULL, "0", 0, 65535, NULL, NOTYET_HTTP},
+    {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, NULL, "no", 0, 0, NULL, NOTYET_HTTP},
+    {"mirror", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
+    {"mirror-client", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
+    {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
+    /* Redis directives accepted for redis.conf compatibility; no effect
+     * (CONFIG GET still shows them). Their values stay in the entries. */
+    {"appendonly", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"appendfilename", NULL, T_STRING, F_PASSTHRU, NULL, "appendonly.aof", 0, 0, NULL, NULL},
+    {"appendfsync", NULL, T_STRING, F_PASSTHRU, NULL, "everysec", 0, 0, NULL, NULL},
+    {"always-show-logo", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"set-proc-title", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"stop-writes-on-bgsave-error", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"rdbcompression", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"rdbchecksum", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-eviction", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-expire", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-server-del", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-user-del", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-user-flush", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"activerehashing", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"supervised", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"unixsocket", NULL, T_STRING, F_PASSTHRU, NULL, "", 0, 0, NULL, NULL},
+    {"tcp-keepalive-interval", NULL, T_STRING, F_PASSTHRU, NULL, "", 0, 0, NULL, NULL},
+    {"replica-serve-stale-data", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"replica-read-only", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
     {"client-output-buffer-limit", NULL, T_STRING, F_MULTIARG, &cfg.client_output_buffer_limit,
      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, NULL, NULL},
-    {"lua-time-limit", NULL, T_STRING, F_PASSTHRU, &pt_values[20], "5000", 0, 0, NULL, NULL},
-    {"busy-reply-threshold", NULL, T_STRING, F_PASSTHRU, &pt_values[21], "5000", 0, 0, NULL, NULL},
-    {"activedefrag", NULL, T_STRING, F_PASSTHRU, &pt_values[22], "no", 0, 0, NULL, NULL},
-    {"jemalloc-bg-thread", NULL, T_STRING, F_PASSTHRU, &pt_values[23], "yes", 0, 0, NULL, NULL},
-    {"dynamic-hz", NULL, T_STRING, F_PASSTHRU, &pt_values[24], "yes", 0, 0, NULL, NULL},
-    {"aof-use-rdb-preamble", NULL, T_STRING, F_PASSTHRU, &pt_values[25], "yes", 0, 0, NULL, NULL},
-    {"rdb-del-sync-files", NULL, T_STRING, F_PASSTHRU, &pt_values[26], "no", 0, 0, NULL, NULL},
-    {"lfu-log-factor", NULL, T_STRING, F_PASSTHRU, &pt_values[27], "10", 0, 0, NULL, NULL},
-    {"lfu-decay-time", NULL, T_STRING, F_PASSTHRU, &pt_values[28], "1", 0, 0, NULL, NULL},
-    {"stream-node-max-bytes", NULL, T_STRING, F_PASSTHRU, &pt_values[29], "4096", 0, 0, NULL, NULL},
-    {"stream-node-max-entries", NULL, T_STRING, F_PASSTHRU, &pt_values[30], "100", 0, 0, NULL, NULL},
+    {"lua-time-limit", NULL, T_STRING, F_PASSTHRU, NULL, "5000", 0, 0, NULL, NULL},
+    {"busy-reply-threshold", NULL, T_STRING, F_PASSTHRU, NULL, "5000", 0, 0, NULL, NULL},
+    {"activedefrag", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"jemalloc-bg-thread", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"dynamic-hz", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"aof-use-rdb-preamble", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"rdb-del-sync-files", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"lfu-log-factor", NULL, T_STRING, F_PASSTHRU, NULL, "10", 0, 0, NULL, NULL},
+    {"lfu-decay-time", NULL, T_STRING, F_PASSTHRU, NULL, "1", 0, 0, NULL, NULL},
+    {"stream-node-max-bytes", NULL, T_STRING, F_PASSTHRU, NULL, "4096", 0, 0, NULL, NULL},
+    {"stream-node-max-entries", NULL, T_STRING, F_PASSTHRU, NULL, "100", 0, 0, NULL, NULL},
     {"hll-sparse-max-bytes", NULL, T_SIZE, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
-    {"syslog-enabled", NULL, T_STRING, F_PASSTHRU, &pt_values[32], "no", 0, 0, NULL, NULL},
-    {"enable-debug-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, &pt_values[33], "no", 0, 0, NULL, NULL},
-    {"appenddirname", NULL, T_STRING, F_PASSTHRU, &pt_values[34], "appendonlydir", 0, 0, NULL, NULL},
-    {"io-threads", NULL, T_STRING, F_PASSTHRU, &pt_values[35], "1", 0, 0, NULL, NULL},
-    {"oom-score-adj", NULL, T_STRING, F_PASSTHRU, &pt_values[36], "no", 0, 0, NULL, NULL},
-    {"crash-log-enabled", NULL, T_STRING, F_PASSTHRU, &pt_values[37], "yes", 0, 0, NULL, NULL},
-    {"locale-collate", NULL, T_STRING, F_PASSTHRU, &pt_values[38], "", 0, 0, NULL, NULL},
-    {"enable-protected-configs", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, &pt_values[39], "no", 0, 0, NULL, NULL},
-    {"enable-module-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, &pt_values[40], "no", 0, 0, NULL, NULL},
-    {"maxmemory-clients", NULL, T_STRING, F_PASSTHRU, &pt_values[42], "0", 0, 0, NULL, NULL},
-    {"maxmemory-eviction-tenacity", NULL, T_STRING, F_PASSTHRU, &pt_values[43], "10", 0, 0, NULL, NULL},
-    {"latency-tracking", NULL, T_STRING, F_PASSTHRU, &pt_values[41], "yes", 0, 0, NULL, NULL},
+    {"syslog-enabled", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"enable-debug-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, NULL, "no", 0, 0, NULL, NULL},
+    {"appenddirname", NULL, T_STRING, F_PASSTHRU, NULL, "appendonlydir", 0, 0, NULL, NULL},
+    {"io-threads", NULL, T_STRING, F_PASSTHRU, NULL, "1", 0, 0, NULL, NULL},
+    {"oom-score-adj", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
+    {"crash-log-enabled", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"locale-collate", NULL, T_STRING, F_PASSTHRU, NULL, "", 0, 0, NULL, NULL},
+    {"enable-protected-configs", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, NULL, "no", 0, 0, NULL, NULL},
+    {"enable-module-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, NULL, "no", 0, 0, NULL, NULL},
+    {"maxmemory-clients", NULL, T_STRING, F_PASSTHRU, NULL, "0", 0, 0, NULL, NULL},
+    {"maxmemory-eviction-tenacity", NULL, T_STRING, F_PASSTHRU, NULL, "10", 0, 0, NULL, NULL},
+    {"latency-tracking", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
     /* Replication credentials (no replication yet): sensitive, as in Redis. */
-    {"masterauth", NULL, T_STRING, F_PASSTHRU | F_SENSITIVE, &pt_values[44], "", 0, 0, NULL, NULL},
-    {"masteruser", NULL, T_STRING, F_PASSTHRU, &pt_values[45], "", 0, 0, NULL, NULL},
+    {"masterauth", NULL, T_STRING, F_PASSTHRU | F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},
+    {"masteruser", NULL, T_STRING, F_PASSTHRU, NULL, "", 0, 0, NULL, NULL},
 };
 
 #define NTABLE (sizeof(table) / sizeof(table[0]))
@@ -224,9 +225,6 @@ static int parse_size(const char *s, long long *out, int binary) {
 }
 
 int config_parse_size(const char *s, long long *out) { return parse_size(s, out, 1); }
-
-/* The default user follows requirepass (cmd/acl.c; absent in unit builds). */
-void acl_requirepass_changed(const char *pass) __attribute__((weak));
 
 /* client-output-buffer-limit "<class> <hard> <soft> <seconds> ...": the
  * classes given change, the others keep their limits; the stored string
@@ -281,7 +279,8 @@ static int obl_set(const char *v, char *err, size_t errlen) {
     return 0;
 }
 
-static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
+/* Parse v by the entry's type and store it. */
+static int store_value(config_entry *e, const char *v, char *err, size_t errlen) {
     long long n;
     switch (e->type) {
     case T_BOOL:
@@ -327,25 +326,8 @@ static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
     case T_STRING: {
         if (e->ptr == &cfg.client_output_buffer_limit) return obl_set(v, err, errlen);
         char **sp = e->ptr;
-        if (e->ptr == &cfg.notify_keyspace_events) {
-            extern int pubsub_parse_notify_flags(const char *s);
-            extern void pubsub_set_notify_flags(int f);
-            int f = pubsub_parse_notify_flags(v);
-            if (f < 0) {
-                snprintf(err, errlen, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
-                return -1;
-            }
-            extern void pubsub_notify_flags_string(int f, char *buf);
-            char norm[16];
-            pubsub_notify_flags_string(f, norm);
-            pubsub_set_notify_flags(f);
-            free(*sp);
-            *sp = strdup(norm);
-            return 0;
-        }
         free(*sp);
         *sp = strdup(v);
-        if (e->ptr == &cfg.requirepass && acl_requirepass_changed) acl_requirepass_changed(v);
         return 0;
     }
     case T_ENUM:
@@ -374,6 +356,29 @@ static void format_value(const config_entry *e, char *buf, size_t len) {
     case T_STRING: snprintf(buf, len, "%s", *(char **)e->ptr ? *(char **)e->ptr : ""); break;
     case T_ENUM: snprintf(buf, len, "%s", e->enums[*(int *)e->ptr]); break;
     }
+}
+
+/* The value as CONFIG GET shows it: a string as stored (whatever its
+ * length), other types formatted into buf. */
+static const char *shown_value(const config_entry *e, char *buf, size_t len) {
+    if (e->type == T_STRING) return *(char **)e->ptr ? *(char **)e->ptr : "";
+    format_value(e, buf, len);
+    return buf;
+}
+
+/* Every value goes through here: the owner's check (which may normalise
+ * it), the store, then the owner's apply. */
+static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
+    const config_hook *h = e->hook;
+    char norm[4096], buf[4096];
+    if (h && h->check) {
+        int r = h->check(v, norm, sizeof(norm), err, errlen);
+        if (r < 0) return -1;
+        if (r > 0) v = norm;
+    }
+    if (store_value(e, v, err, errlen) != 0) return -1;
+    if (h && h->apply) h->apply(shown_value(e, buf, sizeof(buf)));
+    return 0;
 }
 
 /* Capability checks made when a value is given explicitly. */
@@ -412,10 +417,12 @@ static int check_supported(config_entry *e, const char *v, char *err, size_t err
 }
 
 static char *def_formatted[NTABLE];
+static int have_values; /* config_defaults ran: every entry holds a value */
 
 static void config_defaults(void) {
     char err[256], buf[4096];
     for (size_t i = 0; i < NTABLE; i++) {
+        if (!table[i].ptr) table[i].ptr = &table[i].own;
         if (set_value(&table[i], table[i].def, err, sizeof(err)) != 0) {
             fprintf(stderr, "goblin: bad default for %s: %s\n", table[i].name, err);
             exit(1);
@@ -424,7 +431,56 @@ static void config_defaults(void) {
         free(def_formatted[i]); /* loaded again (tests, fuzzing) */
         def_formatted[i] = strdup(buf);
     }
+    have_values = 1;
 }
+
+int config_register_hook(const char *name, const config_hook *hook) {
+    config_entry *e = find_entry(name);
+    if (!e) return -1;
+    e->hook = hook;
+    if (have_values && hook->apply) {
+        char buf[4096];
+        hook->apply(shown_value(e, buf, sizeof(buf)));
+    }
+    return 0;
+}
+
+/* The C type of an entry's storage: T_INT (int), T_LL (long long) or
+ * T_STRING (char *). */
+static int storage_type(const config_entry *e) {
+    switch (e->type) {
+    case T_BOOL:
+    case T_INT:
+    case T_ENUM: return T_INT;
+    case T_LL:
+    case T_SIZE:
+    case T_GSIZE: return T_LL;
+    default: return T_STRING;
+    }
+}
+
+/* Point the entry at storage of the C type ctype; a value already held
+ * moves there. */
+static int bind_storage(const char *name, int ctype, void *storage) {
+    config_entry *e = find_entry(name);
+    if (!e || storage_type(e) != ctype) return -1;
+    if (!have_values) {
+        e->ptr = storage;
+        return 0;
+    }
+    char buf[4096], err[256];
+    const char *v = shown_value(e, buf, sizeof(buf));
+    char *held = e->type == T_STRING ? *(char **)e->ptr : NULL;
+    e->ptr = storage;
+    if (e->type == T_STRING) *(char **)storage = NULL;
+    int rc = store_value(e, v, err, sizeof(err));
+    free(held);
+    return rc;
+}
+
+int config_bind_int(const char *name, int *storage) { return bind_storage(name, T_INT, storage); }
+int config_bind_ll(const char *name, long long *storage) { return bind_storage(name, T_LL, storage); }
+int config_bind_string(const char *name, char **storage) { return bind_storage(name, T_STRING, storage); }
 
 /* Split a config line the way redis.conf is read (quotes and escapes).
  * -1 (nothing allocated) on unbalanced quotes or more than max words. */

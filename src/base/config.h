@@ -1,5 +1,10 @@
 /* config.h -- the one configuration table: flags, config file, CONFIG GET/SET
- * and INFO read the same entries. Values live in the global `cfg`. */
+ * and INFO read the same entries. Values live in the global `cfg`, in the
+ * storage a module bound (config_bind_*), or in the table.
+ *
+ * Configuration is base/: it names no module above it. A module that acts on
+ * a directive registers a hook; one that keeps a directive's value binds its
+ * storage. Both happen at start-up, before workers run. */
 #ifndef GOBLIN_BASE_CONFIG_H
 #define GOBLIN_BASE_CONFIG_H
 #include <stddef.h>
@@ -47,7 +52,7 @@ typedef struct goblin_config {
     int arena_hugetlb;
     long long arena_chunk;
     char *config_file;        /* absolute path or NULL */
-    /* ACLs (cmd/acl.c) */
+    /* ACLs */
     char *aclfile;
     long long acllog_max_len;
     int acl_pubsub_default;   /* CONFIG_ACL_PUBSUB_* */
@@ -94,4 +99,31 @@ void config_unlock(void);
 char *config_value(const char *name);
 /* The same with the lock already held. */
 char *config_value_locked(const char *name);
+
+/* A directive's owner checks and follows its value. Both members optional. */
+typedef struct config_hook {
+    /* A new value, before it is stored: -1 refuses it with err set (the old
+     * value stays), 0 accepts it as given, 1 accepts the normalised form
+     * written into norm (normlen bytes) instead. */
+    int (*check)(const char *value, char *norm, size_t normlen, char *err, size_t errlen);
+    /* The value was stored (default, config file, flag, CONFIG SET): value
+     * is how CONFIG GET shows it. */
+    void (*apply)(const char *value);
+} config_hook;
+/* Attach hook (static storage; one per directive, a later one replaces it)
+ * to the directive name (or alias). Once values are loaded, apply runs at
+ * once with the current value, so an owner registering after config_load()
+ * still follows what the config file and the flags set; check only judges
+ * values given after it is registered, so an owner with one registers
+ * before config_load(). 0 ok, -1 unknown directive. */
+int config_register_hook(const char *name, const config_hook *hook);
+
+/* A module keeps the value of directive name itself: the table stores it
+ * there from now on (a value already loaded moves there). The storage's C
+ * type must be the directive's: int for yes/no, int and enum directives,
+ * long long for 64-bit integers and sizes, char * (NULL or malloc'd) for
+ * strings. 0 ok, -1 unknown directive or another type. */
+int config_bind_int(const char *name, int *storage);
+int config_bind_ll(const char *name, long long *storage);
+int config_bind_string(const char *name, char **storage);
 #endif

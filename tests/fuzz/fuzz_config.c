@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/config.h"
+#include "cmd/server/pubsub.h"
 
 static char path[64], home[4096];
 
@@ -22,6 +23,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argv;
     snprintf(path, sizeof(path), "/tmp/goblin-fuzz-config-%d.conf", (int)getpid());
     if (!getcwd(home, sizeof(home))) abort();
+    /* notify-keyspace-events is checked by its owner, as in the server. */
+    pubsub_config_register();
     return 0;
 }
 

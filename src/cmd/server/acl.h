@@ -50,10 +50,6 @@ const char *acl_user_name(const struct acl_user *u);
 struct acl_user *acl_user_get(const char *name, size_t len);
 void acl_user_release(struct acl_user *u);
 
-/* CONFIG SET requirepass (and start-up): resetpass, then >pass or nopass
- * on the default user. */
-void acl_requirepass_changed(const char *pass);
-
 /* Client registry helpers, in cmd/client_cmd.c. */
 /* Make u c's user (NULL: default) under the registry lock; returns the
  * previous one, whose reference the caller now owns. */

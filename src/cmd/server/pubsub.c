@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/server/pubsub.h"
+
 #include "cmd/server/acl.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
@@ -553,7 +555,7 @@ void pubsub_client_gone(client *c) {
 static _Atomic int notify_flags_cur;
 
 /* Redis's keyspaceEventsFlagsToString: buf needs 16 bytes. */
-void pubsub_notify_flags_string(int f, char *buf) {
+static void notify_flags_string(int f, char *buf) {
     char *p = buf;
     if ((f & NOTIFY_ALL_CLASSES) == NOTIFY_ALL_CLASSES) {
         *p++ = 'A';
@@ -572,7 +574,7 @@ void pubsub_notify_flags_string(int f, char *buf) {
 }
 
 /* Parse notify-keyspace-events letters into NOTIFY_* bits; -1 if invalid. */
-int pubsub_parse_notify_flags(const char *s) {
+static int parse_notify_flags(const char *s) {
     int f = 0;
     for (; *s; s++) {
         switch (*s) {
@@ -597,7 +599,26 @@ int pubsub_parse_notify_flags(const char *s) {
     return f;
 }
 
-void pubsub_set_notify_flags(int f) { notify_flags_cur = f; }
+/* notify-keyspace-events: the letters are checked and stored normalised
+ * ("KEA" shows as "AKE"), the flags follow the stored value. */
+static int notify_config_check(const char *v, char *norm, size_t normlen, char *err, size_t errlen) {
+    int f = parse_notify_flags(v);
+    if (f < 0) {
+        snprintf(err, errlen, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+        return -1;
+    }
+    char buf[16];
+    notify_flags_string(f, buf);
+    snprintf(norm, normlen, "%s", buf);
+    return 1;
+}
+
+static void notify_config_apply(const char *v) { notify_flags_cur = parse_notify_flags(v); }
+
+void pubsub_config_register(void) {
+    static const config_hook hook = {notify_config_check, notify_config_apply};
+    config_register_hook("notify-keyspace-events", &hook);
+}
 
 static int notify_flags(void) { return notify_flags_cur; }
 
