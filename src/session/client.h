@@ -70,7 +70,7 @@ typedef struct client {
     /* Error flag of the command being executed (for failed_calls). */
     int cmd_failed;
     size_t qbuf_len, qbuf_free; /* for CLIENT LIST, kept by net/ */
-    /* Authenticated ACL user; NULL is the default user (owned by cmd/acl.c,
+    /* Authenticated ACL user; NULL is the default user (owned by cmd/server/acl_check.c,
      * changed under the client registry lock). */
     struct acl_user *acl_user;
     /* Output buffer limit: when the soft limit was first exceeded (ms, 0 when

@@ -1,5 +1,5 @@
 /* connection.c -- connection commands: PING, ECHO, QUIT, SELECT, AUTH,
- * HELLO, RESET. Credentials are checked by the ACL users (cmd/acl.c),
+ * HELLO, RESET. Credentials are checked by the ACL users (cmd/server/acl_check.c),
  * which compare password hashes in constant time. */
 #include <stdio.h>
 #include <string.h>
