@@ -5,8 +5,6 @@
  * their shards' locks (the dispatcher takes them); KEYS, RANDOMKEY, MOVE,
  * COPY and SWAPDB reach beyond one database's named shards and run under
  * the keyspace write lock; SCAN takes one shard at a time itself. */
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +12,7 @@
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/types/scan.h"
 #include "session/reply.h"
 #include "util/strutil.h"
 #include "db/strval.h"
@@ -75,122 +74,25 @@ static void keysCommand(client *c) {
     reply_defer_array(c, h, n);
 }
 
-typedef struct scan_item {
-    char *key;
-    size_t klen;
-    int type;
-    int64_t expire;
-} scan_item;
-
-typedef struct scan_acc {
-    scan_item *items;
-    size_t n, cap;
-} scan_acc;
-
-static void scan_collect(void *arg, dbentry *e) {
+/* SCAN's iteration (scan.c does the rest): the keys of one step of the
+ * selected database, keys of another TYPE and expired keys counted but
+ * left out. */
+static void scan_key(void *arg, dbentry *e) {
     scan_acc *a = arg;
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 16;
-        a->items = realloc(a->items, a->cap * sizeof(scan_item));
-    }
-    scan_item *it = &a->items[a->n++];
-    it->key = malloc(e->klen + 1);
-    memcpy(it->key, e->key, e->klen);
-    it->klen = e->klen;
-    it->type = e->val.type;
-    it->expire = e->expire;
+    if ((a->type != SCAN_ANY_TYPE && e->val.type != a->type) || db_is_expired(e, db_now_ms())) scan_skip(a);
+    else scan_push(a, e->key, e->klen);
 }
 
-/* Parse a SCAN-family cursor as Redis 7.0 does (strtoull): "", "-1",
- * "+5" and "007" are accepted; leading space, junk and overflow are not.
- * argv is NUL-terminated, so parsing stops at an embedded NUL like Redis. */
-int scan_parse_cursor(client *c, const garg *a, uint64_t *cursor) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(a->p, &end, 10);
-    if (isspace((unsigned char)a->p[0]) || *end != '\0' || errno == ERANGE) {
-        reply_error(c, "ERR invalid cursor");
-        return -1;
-    }
-    *cursor = v;
-    return 0;
-}
-
-static int type_by_name(const garg *a) {
-    static const char *names[] = {"string", "list", "set", "zset", "hash"};
-    for (int i = 0; i < 5; i++)
-        if (arg_is(a, names[i])) return i;
-    return -1;
-}
-
-int scan_parse_options(client *c, int first, long long *count, const garg **pat, const garg **type) {
-    *count = 10;
-    *pat = NULL;
-    if (type) *type = NULL;
-    for (int i = first; i < c->argc; i += 2) {
-        int has_arg = c->argc - i >= 2;
-        if (has_arg && arg_is(&c->argv[i], "count")) {
-            if (arg_ll(c, &c->argv[i + 1], count) != 0) return -1;
-            if (*count < 1) {
-                reply_err_syntax(c);
-                return -1;
-            }
-        } else if (has_arg && arg_is(&c->argv[i], "match")) {
-            *pat = &c->argv[i + 1];
-        } else if (has_arg && type && arg_is(&c->argv[i], "type")) {
-            *type = &c->argv[i + 1];
-        } else {
-            reply_err_syntax(c);
-            return -1;
-        }
-    }
-    /* A lone "*" matches everything, the empty string too (as Redis). */
-    if (*pat && (*pat)->n == 1 && (*pat)->p[0] == '*') *pat = NULL;
-    return 0;
-}
-
-void scan_reply_empty(client *c) {
-    reply_array(c, 2);
-    reply_bulk(c, "0", 1);
-    reply_array(c, 0);
-}
-
-static void scanCommand(client *c) {
-    uint64_t cursor;
-    if (scan_parse_cursor(c, &c->argv[1], &cursor) != 0) return;
-    long long count;
-    const garg *pat, *type;
-    if (scan_parse_options(c, 2, &count, &pat, &type) != 0) return;
-    int want_type = type ? type_by_name(type) : -1;
-    gdb *db = cmd_db(c);
-    scan_acc acc = {0};
-    long long maxiter = count * 10;
+static uint64_t scan_keyspace_step(void *db, uint64_t cursor, scan_acc *a) {
     db_rdlock_keyspace();
-    do {
-        cursor = db_scan(db, cursor, scan_collect, &acc);
-    } while (cursor && maxiter-- && (long long)acc.n < count);
+    cursor = db_scan(db, cursor, scan_key, a);
     db_unlock_keyspace();
-    int64_t now = db_now_ms();
-    int use_pat = pat != NULL;
-    size_t keep = 0;
-    for (size_t i = 0; i < acc.n; i++) {
-        scan_item *it = &acc.items[i];
-        int ok = 1;
-        if (use_pat && !glob_match(pat->p, pat->n, it->key, it->klen, 0)) ok = 0;
-        if (ok && type && it->type != want_type) ok = 0;
-        if (ok && it->expire != -1 && it->expire <= now) ok = 0;
-        if (ok) acc.items[keep++] = *it;
-        else free(it->key);
-    }
-    reply_array(c, 2);
-    reply_bulk_ll(c, (long long)cursor);
-    reply_array(c, (long)keep);
-    for (size_t i = 0; i < keep; i++) {
-        reply_bulk(c, acc.items[i].key, acc.items[i].klen);
-        free(acc.items[i].key);
-    }
-    free(acc.items);
+    return cursor;
 }
+
+static const scan_kind keyspace_scan = {SCAN_KEYSPACE, 1, scan_keyspace_step};
+
+static void scanCommand(client *c) { scan_command(c, &keyspace_scan); }
 
 static void randomkeyCommand(client *c) {
     dbentry *e = db_random_key(cmd_db(c));

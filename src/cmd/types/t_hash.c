@@ -17,13 +17,12 @@
 
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/types/scan.h"
 #include "session/reply.h"
 #include "ds/hash.h"
 #include "util/rand.h"
 #include "util/strutil.h"
 #include "base/config.h"
-
-/* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
 
 /* ---- object glue ---- */
 
@@ -449,76 +448,16 @@ static void hrandfieldCommand(client *c) {
 
 /* ---- HSCAN ---- */
 
-typedef struct scan_pairs {
-    const char **p;   /* f0, v0, f1, v1, ... */
-    size_t *n;
-    size_t len, cap;
-    int oom;
-} scan_pairs;
-
-static void scan_collect_pair(void *arg, const char *f, size_t fl, const char *v, size_t vl) {
-    scan_pairs *sp = arg;
-    if (sp->len + 2 > sp->cap) {
-        size_t cap = sp->cap ? sp->cap * 2 : 32;
-        const char **p = realloc(sp->p, cap * sizeof(*p));
-        size_t *n = p ? realloc(sp->n, cap * sizeof(*n)) : NULL;
-        if (p) sp->p = p;
-        if (!p || !n) {
-            sp->oom = 1;
-            return;
-        }
-        sp->n = n;
-        sp->cap = cap;
-    }
-    sp->p[sp->len] = f;
-    sp->n[sp->len++] = fl;
-    sp->p[sp->len] = v;
-    sp->n[sp->len++] = vl;
+static void scan_pair(void *arg, const char *f, size_t fl, const char *v, size_t vl) {
+    scan_push(arg, f, fl);
+    scan_push(arg, v, vl);
 }
 
-static void hscanCommand(client *c) {
-    uint64_t cursor;
-    if (scan_parse_cursor(c, &c->argv[2], &cursor) != 0) return;
-    int wrong;
-    dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        scan_reply_empty(c);
-        return;
-    }
-    long long count;
-    const garg *pat;
-    if (scan_parse_options(c, 3, &count, &pat, NULL) != 0) return;
-    hash *h = obj_hash(e);
-    scan_pairs sp = {0};
-    /* Like Redis: up to 10*COUNT steps, until COUNT items (fields and
-     * values both count) were collected. The pointers stay valid: nothing
-     * writes to the hash while this command holds its shard. */
-    long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
-    do {
-        cursor = hash_scan(h, cursor, scan_collect_pair, &sp);
-    } while (cursor && maxiter-- && (long long)sp.len < count && !sp.oom);
-    if (sp.oom) {
-        free(sp.p);
-        free(sp.n);
-        reply_err_oom(c);
-        return;
-    }
-    size_t keep = 0;
-    for (size_t i = 0; i < sp.len; i += 2) {
-        if (pat && !glob_match(pat->p, pat->n, sp.p[i], sp.n[i], 0)) continue;
-        sp.p[keep] = sp.p[i];
-        sp.n[keep++] = sp.n[i];
-        sp.p[keep] = sp.p[i + 1];
-        sp.n[keep++] = sp.n[i + 1];
-    }
-    reply_array(c, 2);
-    reply_bulk_ll(c, (long long)cursor);
-    reply_array(c, (long)keep);
-    for (size_t i = 0; i < keep; i++) reply_bulk(c, sp.p[i], sp.n[i]);
-    free(sp.p);
-    free(sp.n);
-}
+static uint64_t hash_scan_step(void *h, uint64_t cursor, scan_acc *a) { return hash_scan(h, cursor, scan_pair, a); }
+
+static const scan_kind hash_scan_kind = {OBJ_HASH, 2, hash_scan_step};
+
+static void hscanCommand(client *c) { scan_command(c, &hash_scan_kind); }
 
 const cmd_handler hash_handlers[] = {
     {"hset", hsetCommand, CMD_LOCK_KEYS},

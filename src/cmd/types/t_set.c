@@ -26,13 +26,12 @@
 
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/types/scan.h"
 #include "session/reply.h"
 #include "util/rand.h"
 #include "ds/set.h"
 #include "util/strutil.h"
 #include "base/config.h"
-
-/* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
 
 /* ---- object glue ---- */
 
@@ -659,89 +658,14 @@ static void sdiffstoreCommand(client *c) { sunionDiffGeneric(c, c->argv + 2, c->
 
 /* ---- SSCAN ---- */
 
-/* Members collected by one SSCAN call: copies (intset members are
- * formatted into transient buffers), as offsets into one byte buffer. */
-typedef struct scan_acc {
-    char *buf;
-    size_t len, cap;
-    size_t *off; /* start of member i; off[i + 1] its end */
-    size_t n, ncap;
-    int oom;
-} scan_acc;
+/* Intset members are formatted into the set_elem: scan_push copies them. */
+static void scan_member(void *arg, const set_elem *e) { scan_push(arg, e->p, e->n); }
 
-static void scan_collect(void *arg, const set_elem *e) {
-    scan_acc *sa = arg;
-    if (sa->oom) return;
-    if (sa->len + e->n > sa->cap) {
-        size_t cap = sa->cap ? sa->cap : 256;
-        while (cap < sa->len + e->n) cap *= 2;
-        char *b = realloc(sa->buf, cap);
-        if (!b) {
-            sa->oom = 1;
-            return;
-        }
-        sa->buf = b;
-        sa->cap = cap;
-    }
-    if (sa->n + 2 > sa->ncap) {
-        size_t cap = sa->ncap ? sa->ncap * 2 : 32;
-        size_t *o = realloc(sa->off, cap * sizeof(*o));
-        if (!o) {
-            sa->oom = 1;
-            return;
-        }
-        sa->off = o;
-        sa->ncap = cap;
-    }
-    if (e->n) memcpy(sa->buf + sa->len, e->p, e->n);
-    sa->off[sa->n++] = sa->len;
-    sa->len += e->n;
-    sa->off[sa->n] = sa->len;
-}
+static uint64_t set_scan_step(void *s, uint64_t cursor, scan_acc *a) { return set_scan(s, cursor, scan_member, a); }
 
-static void sscanCommand(client *c) {
-    uint64_t cursor;
-    if (scan_parse_cursor(c, &c->argv[2], &cursor) != 0) return;
-    int wrong;
-    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        scan_reply_empty(c);
-        return;
-    }
-    long long count;
-    const garg *pat;
-    if (scan_parse_options(c, 3, &count, &pat, NULL) != 0) return;
-    gset *s = obj_set(e);
-    scan_acc sa = {0};
-    /* Like Redis: up to 10*COUNT steps, until COUNT members were seen. */
-    long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
-    do {
-        cursor = set_scan(s, cursor, scan_collect, &sa);
-    } while (cursor && maxiter-- && (long long)sa.n < count && !sa.oom);
-    if (sa.oom) {
-        free(sa.buf);
-        free(sa.off);
-        reply_err_oom(c);
-        return;
-    }
-    size_t keep = 0;
-    for (size_t i = 0; i < sa.n; i++) {
-        const char *m = sa.buf + sa.off[i];
-        size_t mn = sa.off[i + 1] - sa.off[i];
-        if (!pat || glob_match(pat->p, pat->n, m, mn, 0)) keep++;
-    }
-    reply_array(c, 2);
-    reply_bulk_ll(c, (long long)cursor);
-    reply_array(c, (long)keep);
-    for (size_t i = 0; i < sa.n; i++) {
-        const char *m = sa.buf + sa.off[i];
-        size_t mn = sa.off[i + 1] - sa.off[i];
-        if (!pat || glob_match(pat->p, pat->n, m, mn, 0)) reply_bulk(c, m, mn);
-    }
-    free(sa.buf);
-    free(sa.off);
-}
+static const scan_kind set_scan_kind = {OBJ_SET, 1, set_scan_step};
+
+static void sscanCommand(client *c) { scan_command(c, &set_scan_kind); }
 
 const cmd_handler set_handlers[] = {
     {"sadd", saddCommand, CMD_LOCK_KEYS},

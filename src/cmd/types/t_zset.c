@@ -28,14 +28,13 @@
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/types/scan.h"
 #include "session/reply.h"
 #include "util/rand.h"
 #include "ds/set.h"
 #include "util/strutil.h"
 #include "ds/zset.h"
 #include "base/config.h"
-
-/* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
 
 /* ---- plain sets as inputs of ZUNION / ZINTER / ZDIFF ----
  *
@@ -1250,107 +1249,33 @@ static void zintercardCommand(client *c) { zsetopGeneric(c, NULL, 1, SETOP_INTER
 
 /* ---- ZSCAN ---- */
 
-typedef struct scan_acc {
-    char *buf;          /* member bytes and formatted scores, back to back */
-    size_t len, cap;
-    size_t *off;        /* start of each item; item i ends at off[i+1] */
-    size_t nitems, capitems;
+typedef struct zscan_step {
+    scan_acc *a;
     int packed;
-    int oom;
-} scan_acc;
-
-static void scan_push(scan_acc *sa, const char *p, size_t n) {
-    if (sa->oom) return;
-    if (sa->nitems + 2 > sa->capitems) {
-        size_t cap = sa->capitems ? sa->capitems * 2 : 32;
-        size_t *o = realloc(sa->off, cap * sizeof(size_t));
-        if (!o) {
-            sa->oom = 1;
-            return;
-        }
-        sa->off = o;
-        sa->capitems = cap;
-    }
-    if (sa->len + n > sa->cap) {
-        size_t cap = sa->cap ? sa->cap * 2 : 256;
-        while (cap < sa->len + n) cap *= 2;
-        char *b = realloc(sa->buf, cap);
-        if (!b) {
-            sa->oom = 1;
-            return;
-        }
-        sa->buf = b;
-        sa->cap = cap;
-    }
-    sa->off[sa->nitems++] = sa->len;
-    if (n) memcpy(sa->buf + sa->len, p, n);
-    sa->len += n;
-    sa->off[sa->nitems] = sa->len;
-}
+} zscan_step;
 
 /* ZSCAN prints a score as Redis stores it: a listpack holds d2string's
  * text (integers within +-2^62 without exponent), a skiplist the double. */
-static void scan_collect(void *arg, const char *m, size_t n, double s) {
-    scan_acc *sa = arg;
+static void scan_member_score(void *arg, const char *m, size_t n, double s) {
+    zscan_step *x = arg;
     char buf[64];
     int len;
-    if (sa->packed && s >= (double)(-LLONG_MAX / 2) && s <= (double)(LLONG_MAX / 2) && s == (double)(long long)s)
+    if (x->packed && s >= (double)(-LLONG_MAX / 2) && s <= (double)(LLONG_MAX / 2) && s == (double)(long long)s)
         len = ll_to_str(buf, sizeof(buf), (long long)s);
     else
         len = double_to_str(buf, sizeof(buf), s);
-    scan_push(sa, m, n);
-    scan_push(sa, buf, (size_t)len);
+    scan_push(x->a, m, n);
+    scan_push(x->a, buf, (size_t)len);
 }
 
-static void zscanCommand(client *c) {
-    uint64_t cursor;
-    if (scan_parse_cursor(c, &c->argv[2], &cursor) != 0) return;
-    int wrong;
-    dbentry *e = lookup_zset(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        scan_reply_empty(c);
-        return;
-    }
-    long long count;
-    const garg *pat;
-    if (scan_parse_options(c, 3, &count, &pat, NULL) != 0) return;
-    zset *z = obj_zset(e);
-    scan_acc sa = {0};
-    sa.packed = zset_is_packed(z);
-    /* Like Redis: up to 10*COUNT steps, until COUNT items (members and
-     * scores both count) were collected. */
-    long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
-    do {
-        cursor = zset_scan(z, cursor, scan_collect, &sa);
-    } while (cursor && maxiter-- && (long long)sa.nitems < count && !sa.oom);
-    if (sa.oom) {
-        free(sa.buf);
-        free(sa.off);
-        reply_error(c, "ERR out of memory");
-        return;
-    }
-    size_t keep = 0;
-    for (size_t i = 0; i < sa.nitems; i += 2) {
-        const char *m = sa.buf + sa.off[i];
-        size_t n = sa.off[i + 1] - sa.off[i];
-        if (pat && !glob_match(pat->p, pat->n, m, n, 0)) continue;
-        keep++;
-        sa.off[i] |= (size_t)1 << (sizeof(size_t) * 8 - 1); /* mark kept */
-    }
-    reply_array(c, 2);
-    reply_bulk_ll(c, (long long)cursor);
-    reply_array(c, (long)(keep * 2));
-    const size_t mark = (size_t)1 << (sizeof(size_t) * 8 - 1);
-    for (size_t i = 0; i < sa.nitems; i += 2) {
-        if (!(sa.off[i] & mark)) continue;
-        size_t a = sa.off[i] & ~mark, b = sa.off[i + 1], d = sa.off[i + 2] & ~mark;
-        reply_bulk(c, sa.buf + a, b - a);
-        reply_bulk(c, sa.buf + b, d - b);
-    }
-    free(sa.buf);
-    free(sa.off);
+static uint64_t zset_scan_step(void *z, uint64_t cursor, scan_acc *a) {
+    zscan_step x = {a, zset_is_packed(z)};
+    return zset_scan(z, cursor, scan_member_score, &x);
 }
+
+static const scan_kind zset_scan_kind = {OBJ_ZSET, 2, zset_scan_step};
+
+static void zscanCommand(client *c) { scan_command(c, &zset_scan_kind); }
 
 const cmd_handler zset_handlers[] = {
     {"zadd", zaddCommand, CMD_LOCK_KEYS},
