@@ -151,12 +151,7 @@ static void hmgetCommand(client *c) {
     }
 }
 
-static void hlenCommand(client *c) {
-    int wrong;
-    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_HASH, &wrong);
-    if (wrong) return;
-    reply_int(c, e ? (long long)hash_len(obj_hash(e)) : 0);
-}
+static void hlenCommand(client *c) { tc_reply_len(c, OBJ_HASH); }
 
 static void hstrlenCommand(client *c) {
     int wrong;

@@ -199,12 +199,7 @@ static void rpopCommand(client *c) { pop_generic(c, LIST_TAIL); }
 
 /* ---- reads ---- */
 
-static void llenCommand(client *c) {
-    int wrong;
-    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_LIST, &wrong);
-    if (wrong) return;
-    reply_int(c, e ? (long long)list_len(obj_list(e)) : 0);
-}
+static void llenCommand(client *c) { tc_reply_len(c, OBJ_LIST); }
 
 static void lindexCommand(client *c) {
     dbentry *e = tc_lookup_or_reply(c, cmd_db(c), &c->argv[1], OBJ_LIST, reply_null);

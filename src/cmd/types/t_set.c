@@ -133,12 +133,7 @@ static void smismemberCommand(client *c) {
     for (int i = 2; i < c->argc; i++) reply_int(c, e && set_contains(obj_set(e), c->argv[i].p, c->argv[i].n));
 }
 
-static void scardCommand(client *c) {
-    int wrong;
-    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_SET, &wrong);
-    if (wrong) return;
-    reply_int(c, e ? (long long)set_card(obj_set(e)) : 0);
-}
+static void scardCommand(client *c) { tc_reply_len(c, OBJ_SET); }
 
 /* ---- SPOP / SRANDMEMBER ---- */
 

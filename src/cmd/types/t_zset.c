@@ -309,12 +309,7 @@ static int zset_remove_member(dbentry *e, const garg *m) { return zset_delete(ob
 
 static void zremCommand(client *c) { tc_remove_args(c, OBJ_ZSET, "zrem", zset_remove_member); }
 
-static void zcardCommand(client *c) {
-    int wrong;
-    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_ZSET, &wrong);
-    if (wrong) return;
-    reply_int(c, e ? (long long)zset_card(obj_zset(e)) : 0);
-}
+static void zcardCommand(client *c) { tc_reply_len(c, OBJ_ZSET); }
 
 static void zscoreCommand(client *c) {
     int wrong;

@@ -132,6 +132,13 @@ dbentry *tc_store(client *c, gdb *db, const garg *key, int type, int enc, void *
     return e;
 }
 
+void tc_reply_len(client *c, int type) {
+    int wrong;
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], type, &wrong);
+    if (wrong) return;
+    reply_int(c, e ? (long long)tc_value_len(&e->val) : 0);
+}
+
 void tc_remove_args(client *c, int type, const char *event, tc_remove_fn *remove) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];

@@ -61,6 +61,10 @@ dbentry *tc_set_key(client *c, gdb *db, const garg *key, int type, int enc, void
  * Returns the entry holding v, NULL when nothing was stored. */
 dbentry *tc_store(client *c, gdb *db, const garg *key, int type, int enc, void *v, size_t n, const char *event);
 
+/* HLEN, SCARD, ZCARD and LLEN key: the number of elements, 0 when the key
+ * is missing. */
+void tc_reply_len(client *c, int type);
+
 /* Removes elem from the value of e: 1 when it was there. */
 typedef int tc_remove_fn(dbentry *e, const garg *elem);
 /* HDEL, SREM and ZREM key elem...: removes each elem with remove until the
