@@ -100,16 +100,23 @@ static void randomkeyCommand(client *c) {
     else reply_bulk(c, e->key, e->klen);
 }
 
-/* Move entry e of db to a new key name in dst (same or other db),
- * keeping value and TTL. The destination must be free. */
-static void move_entry(gdb *src, dbentry *e, gdb *dst, const char *k, size_t n) {
-    dbentry *ne = db_add(dst, k, n);
+/* Move entry e (key from of src) to the free key to of dst (same or other
+ * db), keeping value and TTL, and signal both keys: the events of RENAME
+ * or MOVE, ev[0] for the source and ev[1] for the destination. */
+static void move_entry(client *c, gdb *src, dbentry *e, const garg *from, gdb *dst, const garg *to,
+                       const char *const ev[2]) {
+    dbentry *ne = db_add(dst, to->p, to->n);
     if (!ne) abort();
     ne->val = e->val;
     int64_t exp = e->expire;
     e->val.type = OBJ_NONE; /* ownership moved */
     db_delete_entry(src, e);
     if (exp != -1) db_set_expire(dst, ne, exp);
+    block_signal_key(dst, to->p, to->n);
+    cmd_key_modified(c, src, from->p, from->n);
+    cmd_key_modified(c, dst, to->p, to->n);
+    cmd_notify(c, NOTIFY_GENERIC, ev[0], src, from->p, from->n);
+    cmd_notify(c, NOTIFY_GENERIC, ev[1], dst, to->p, to->n);
 }
 
 static void renameGeneric(client *c, int nx) {
@@ -133,12 +140,8 @@ static void renameGeneric(client *c, int nx) {
         }
         db_delete_entry(db, d);
     }
-    move_entry(db, e, db, dst->p, dst->n);
-    block_signal_key(db, dst->p, dst->n);
-    cmd_key_modified(c, db, src->p, src->n);
-    cmd_key_modified(c, db, dst->p, dst->n);
-    cmd_notify(c, NOTIFY_GENERIC, "rename_from", db, src->p, src->n);
-    cmd_notify(c, NOTIFY_GENERIC, "rename_to", db, dst->p, dst->n);
+    static const char *const events[2] = {"rename_from", "rename_to"};
+    move_entry(c, db, e, src, db, dst, events);
     if (nx) reply_int(c, 1);
     else reply_ok(c);
 }
@@ -174,12 +177,8 @@ static void moveCommand(client *c) {
         reply_int(c, 0);
         return;
     }
-    move_entry(src, e, dst, k->p, k->n);
-    block_signal_key(dst, k->p, k->n);
-    cmd_key_modified(c, src, k->p, k->n);
-    cmd_key_modified(c, dst, k->p, k->n);
-    cmd_notify(c, NOTIFY_GENERIC, "move_from", src, k->p, k->n);
-    cmd_notify(c, NOTIFY_GENERIC, "move_to", dst, k->p, k->n);
+    static const char *const events[2] = {"move_from", "move_to"};
+    move_entry(c, src, e, k, dst, k, events);
     reply_int(c, 1);
 }
 
