@@ -4,7 +4,8 @@
  * Locking: commands whose keys are all in their argument range run under
  * their shards' locks (the dispatcher takes them); KEYS, RANDOMKEY, MOVE,
  * COPY and SWAPDB reach beyond one database's named shards and run under
- * the keyspace write lock; SCAN takes one shard at a time itself. */
+ * the keyspace write lock; SCAN's step (the rest of SCAN is scan.c's)
+ * takes the keyspace read lock itself, and db_scan one shard at a time. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,8 @@
-/* tcommon.c -- the glue the value-type families share (see tcommon.h):
- * key creation and replacement, STORE endings, change signalling, write
- * errors, the RAND* count and range clamping, each written once for
- * t_hash.c, t_set.c, t_zset.c, t_list.c and sort.c. */
+/* tcommon.c -- the glue the value-type families share (see tcommon.h),
+ * each piece written once for t_hash.c, t_set.c, t_zset.c, t_list.c and
+ * sort.c: the registry of element counts, key creation and replacement,
+ * STORE endings, change signalling and emptied-key deletion, write errors,
+ * HLEN & co., the HDEL/SREM/ZREM loop, the RAND* count and range clamping. */
 #include <assert.h>
 #include <limits.h>
 

@@ -1,9 +1,12 @@
 /* tcommon.h -- the glue the value-type families share (t_hash.c, t_set.c,
- * t_zset.c, t_list.c, and SORT's STORE): the obj_type_ops of a value held
- * as a ds/ structure, size settings read from the configuration, lookups
- * with a type check, adding and replacing a key's value, the ending of the
- * STORE forms, the signalling of a change, the errors of a refused write,
- * and the count argument of HRANDFIELD, SRANDMEMBER and ZRANDMEMBER. */
+ * t_zset.c, t_list.c, and SORT's STORE), written once: the obj_type_ops
+ * and element count of a value held as a ds/ structure (TC_VALUE_TYPE),
+ * size settings read from the configuration, lookups with a type check and
+ * a reply for a missing key, adding and replacing a key's value, the ending
+ * of the STORE forms, the signalling of a change, deleting emptied keys,
+ * the errors of a refused write, the length commands (HLEN & co.), the
+ * removal loop of HDEL, SREM and ZREM, the count argument of HRANDFIELD,
+ * SRANDMEMBER and ZRANDMEMBER, and the clamping of an index range. */
 #ifndef GOBLIN_CMD_TYPES_TCOMMON_H
 #define GOBLIN_CMD_TYPES_TCOMMON_H
 #include <stddef.h>
@@ -20,7 +23,9 @@
         freefn(o->u.p);                                                                             \
         o->u.p = NULL;                                                                              \
     }                                                                                               \
-    static int name##_obj_dup(gobj *dst, const gobj *src) { return tc_obj_dup(dst, src, dupfn(src->u.p)); } \
+    static int name##_obj_dup(gobj *dst, const gobj *src) {                                         \
+        return tc_obj_dup(dst, src, dupfn(src->u.p));                                               \
+    }                                                                                               \
     static size_t name##_obj_mem_usage(const gobj *o) { return memfn(o->u.p); }                     \
     static size_t name##_obj_len(const gobj *o) { return (size_t)lenfn(o->u.p); }                   \
     static const obj_type_ops name##_ops = {name##_obj_free, name##_obj_dup, name##_obj_mem_usage}; \
