@@ -4,9 +4,8 @@
  * Locking: commands whose keys are all in their argument range run under
  * their shards' locks (the dispatcher takes them); KEYS, RANDOMKEY, MOVE,
  * COPY and SWAPDB reach beyond one database's named shards and run under
- * the keyspace write lock; SCAN takes one shard at a time itself. */
-#include <ctype.h>
-#include <errno.h>
+ * the keyspace write lock; SCAN's step (the rest of SCAN is scan.c's)
+ * takes the keyspace read lock itself, and db_scan one shard at a time. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/types/scan.h"
 #include "session/reply.h"
 #include "util/strutil.h"
 #include "db/strval.h"
@@ -75,122 +75,25 @@ static void keysCommand(client *c) {
     reply_defer_array(c, h, n);
 }
 
-typedef struct scan_item {
-    char *key;
-    size_t klen;
-    int type;
-    int64_t expire;
-} scan_item;
-
-typedef struct scan_acc {
-    scan_item *items;
-    size_t n, cap;
-} scan_acc;
-
-static void scan_collect(void *arg, dbentry *e) {
+/* SCAN's iteration (scan.c does the rest): the keys of one step of the
+ * selected database, keys of another TYPE and expired keys counted but
+ * left out. */
+static void scan_key(void *arg, dbentry *e) {
     scan_acc *a = arg;
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 16;
-        a->items = realloc(a->items, a->cap * sizeof(scan_item));
-    }
-    scan_item *it = &a->items[a->n++];
-    it->key = malloc(e->klen + 1);
-    memcpy(it->key, e->key, e->klen);
-    it->klen = e->klen;
-    it->type = e->val.type;
-    it->expire = e->expire;
+    if ((a->type != SCAN_ANY_TYPE && e->val.type != a->type) || db_is_expired(e, db_now_ms())) scan_skip(a);
+    else scan_push(a, e->key, e->klen);
 }
 
-/* Parse a SCAN-family cursor as Redis 7.0 does (strtoull): "", "-1",
- * "+5" and "007" are accepted; leading space, junk and overflow are not.
- * argv is NUL-terminated, so parsing stops at an embedded NUL like Redis. */
-int scan_parse_cursor(client *c, const garg *a, uint64_t *cursor) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(a->p, &end, 10);
-    if (isspace((unsigned char)a->p[0]) || *end != '\0' || errno == ERANGE) {
-        reply_error(c, "ERR invalid cursor");
-        return -1;
-    }
-    *cursor = v;
-    return 0;
-}
-
-static int type_by_name(const garg *a) {
-    static const char *names[] = {"string", "list", "set", "zset", "hash"};
-    for (int i = 0; i < 5; i++)
-        if (arg_is(a, names[i])) return i;
-    return -1;
-}
-
-int scan_parse_options(client *c, int first, long long *count, const garg **pat, const garg **type) {
-    *count = 10;
-    *pat = NULL;
-    if (type) *type = NULL;
-    for (int i = first; i < c->argc; i += 2) {
-        int has_arg = c->argc - i >= 2;
-        if (has_arg && arg_is(&c->argv[i], "count")) {
-            if (arg_ll(c, &c->argv[i + 1], count) != 0) return -1;
-            if (*count < 1) {
-                reply_err_syntax(c);
-                return -1;
-            }
-        } else if (has_arg && arg_is(&c->argv[i], "match")) {
-            *pat = &c->argv[i + 1];
-        } else if (has_arg && type && arg_is(&c->argv[i], "type")) {
-            *type = &c->argv[i + 1];
-        } else {
-            reply_err_syntax(c);
-            return -1;
-        }
-    }
-    /* A lone "*" matches everything, the empty string too (as Redis). */
-    if (*pat && (*pat)->n == 1 && (*pat)->p[0] == '*') *pat = NULL;
-    return 0;
-}
-
-void scan_reply_empty(client *c) {
-    reply_array(c, 2);
-    reply_bulk(c, "0", 1);
-    reply_array(c, 0);
-}
-
-static void scanCommand(client *c) {
-    uint64_t cursor;
-    if (scan_parse_cursor(c, &c->argv[1], &cursor) != 0) return;
-    long long count;
-    const garg *pat, *type;
-    if (scan_parse_options(c, 2, &count, &pat, &type) != 0) return;
-    int want_type = type ? type_by_name(type) : -1;
-    gdb *db = cmd_db(c);
-    scan_acc acc = {0};
-    long long maxiter = count * 10;
+static uint64_t scan_keyspace_step(void *db, uint64_t cursor, scan_acc *a) {
     db_rdlock_keyspace();
-    do {
-        cursor = db_scan(db, cursor, scan_collect, &acc);
-    } while (cursor && maxiter-- && (long long)acc.n < count);
+    cursor = db_scan(db, cursor, scan_key, a);
     db_unlock_keyspace();
-    int64_t now = db_now_ms();
-    int use_pat = pat != NULL;
-    size_t keep = 0;
-    for (size_t i = 0; i < acc.n; i++) {
-        scan_item *it = &acc.items[i];
-        int ok = 1;
-        if (use_pat && !glob_match(pat->p, pat->n, it->key, it->klen, 0)) ok = 0;
-        if (ok && type && it->type != want_type) ok = 0;
-        if (ok && it->expire != -1 && it->expire <= now) ok = 0;
-        if (ok) acc.items[keep++] = *it;
-        else free(it->key);
-    }
-    reply_array(c, 2);
-    reply_bulk_ll(c, (long long)cursor);
-    reply_array(c, (long)keep);
-    for (size_t i = 0; i < keep; i++) {
-        reply_bulk(c, acc.items[i].key, acc.items[i].klen);
-        free(acc.items[i].key);
-    }
-    free(acc.items);
+    return cursor;
 }
+
+static const scan_kind keyspace_scan = {SCAN_KEYSPACE, 1, scan_keyspace_step};
+
+static void scanCommand(client *c) { scan_command(c, &keyspace_scan); }
 
 static void randomkeyCommand(client *c) {
     dbentry *e = db_random_key(cmd_db(c));
@@ -198,16 +101,23 @@ static void randomkeyCommand(client *c) {
     else reply_bulk(c, e->key, e->klen);
 }
 
-/* Move entry e of db to a new key name in dst (same or other db),
- * keeping value and TTL. The destination must be free. */
-static void move_entry(gdb *src, dbentry *e, gdb *dst, const char *k, size_t n) {
-    dbentry *ne = db_add(dst, k, n);
+/* Move entry e (key from of src) to the free key to of dst (same or other
+ * db), keeping value and TTL, and signal both keys: the events of RENAME
+ * or MOVE, ev[0] for the source and ev[1] for the destination. */
+static void move_entry(client *c, gdb *src, dbentry *e, const garg *from, gdb *dst, const garg *to,
+                       const char *const ev[2]) {
+    dbentry *ne = db_add(dst, to->p, to->n);
     if (!ne) abort();
     ne->val = e->val;
     int64_t exp = e->expire;
     e->val.type = OBJ_NONE; /* ownership moved */
     db_delete_entry(src, e);
     if (exp != -1) db_set_expire(dst, ne, exp);
+    block_signal_key(dst, to->p, to->n);
+    cmd_key_modified(c, src, from->p, from->n);
+    cmd_key_modified(c, dst, to->p, to->n);
+    cmd_notify(c, NOTIFY_GENERIC, ev[0], src, from->p, from->n);
+    cmd_notify(c, NOTIFY_GENERIC, ev[1], dst, to->p, to->n);
 }
 
 static void renameGeneric(client *c, int nx) {
@@ -231,12 +141,8 @@ static void renameGeneric(client *c, int nx) {
         }
         db_delete_entry(db, d);
     }
-    move_entry(db, e, db, dst->p, dst->n);
-    block_signal_key(db, dst->p, dst->n);
-    cmd_key_modified(c, db, src->p, src->n);
-    cmd_key_modified(c, db, dst->p, dst->n);
-    cmd_notify(c, NOTIFY_GENERIC, "rename_from", db, src->p, src->n);
-    cmd_notify(c, NOTIFY_GENERIC, "rename_to", db, dst->p, dst->n);
+    static const char *const events[2] = {"rename_from", "rename_to"};
+    move_entry(c, db, e, src, db, dst, events);
     if (nx) reply_int(c, 1);
     else reply_ok(c);
 }
@@ -272,12 +178,8 @@ static void moveCommand(client *c) {
         reply_int(c, 0);
         return;
     }
-    move_entry(src, e, dst, k->p, k->n);
-    block_signal_key(dst, k->p, k->n);
-    cmd_key_modified(c, src, k->p, k->n);
-    cmd_key_modified(c, dst, k->p, k->n);
-    cmd_notify(c, NOTIFY_GENERIC, "move_from", src, k->p, k->n);
-    cmd_notify(c, NOTIFY_GENERIC, "move_to", dst, k->p, k->n);
+    static const char *const events[2] = {"move_from", "move_to"};
+    move_entry(c, src, e, k, dst, k, events);
     reply_int(c, 1);
 }
 

@@ -31,6 +31,7 @@
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/types/tcommon.h"
 #include "session/reply.h"
 #include "db/strval.h"
 #include "ds/hash.h"
@@ -496,32 +497,12 @@ static void sortGeneric(client *c, int readonly) {
         }
         const garg *dst = storekey;
         if (outputlen) {
-            dbentry *de = db_lookup(db, dst->p, dst->n);
-            gobj v = de ? de->val : (gobj){0};
-            v.type = OBJ_LIST;
-            v.enc = ENC_QUICKLIST;
-            v.u.p = l;
-            if (de) {
-                db_replace_value(de, &v);
-                if (de->expire != -1) db_persist(db, de);
-            } else if ((de = db_add(db, dst->p, dst->n)) != NULL) {
-                de->val.type = OBJ_LIST;
-                de->val.enc = ENC_QUICKLIST;
-                de->val.u.p = l;
-            } else {
-                list_free(l);
-                reply_error(c, "ERR out of memory");
-                goto free_vec;
-            }
-            cmd_key_modified(c, db, dst->p, dst->n);
-            cmd_notify(c, NOTIFY_LIST, "sortstore", db, dst->p, dst->n);
+            if (!tc_set_key(c, db, dst, OBJ_LIST, ENC_QUICKLIST, l)) goto free_vec;
+            tc_changed(c, db, dst, OBJ_LIST, "sortstore");
             block_signal_key(db, dst->p, dst->n);
         } else {
             list_free(l);
-            if (db_delete(db, dst->p, dst->n)) {
-                cmd_key_modified(c, db, dst->p, dst->n);
-                cmd_notify(c, NOTIFY_GENERIC, "del", db, dst->p, dst->n);
-            }
+            tc_delete_key(c, db, dst);
         }
         reply_int(c, outputlen);
     }

@@ -17,40 +17,21 @@
 
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/types/scan.h"
+#include "cmd/types/tcommon.h"
 #include "session/reply.h"
 #include "ds/hash.h"
 #include "util/rand.h"
 #include "util/strutil.h"
 #include "base/config.h"
 
-/* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
-
 /* ---- object glue ---- */
 
-static void hash_obj_free(gobj *o) {
-    hash_free(o->u.p);
-    o->u.p = NULL;
-}
-
-static int hash_obj_dup(gobj *dst, const gobj *src) {
-    hash *d = hash_dup(src->u.p);
-    if (!d) return -1;
-    *dst = *src;
-    dst->u.p = d;
-    return 0;
-}
-
-static size_t hash_obj_mem_usage(const gobj *o) { return hash_mem_usage(o->u.p); }
-
-static const obj_type_ops hash_ops = {hash_obj_free, hash_obj_dup, hash_obj_mem_usage};
-
-void hash_family_init(void) { obj_register_type(OBJ_HASH, &hash_ops); }
+TC_VALUE_TYPE(hash, OBJ_HASH, hash_free, hash_dup, hash_mem_usage, hash_len)
 
 static hash_limits hash_cfg_limits(void) {
-    hash_limits lim;
-    lim.max_entries = cfg.hash_max_listpack_entries < 0 ? 0 : (size_t)cfg.hash_max_listpack_entries;
-    lim.max_value = cfg.hash_max_listpack_value < 0 ? 0 : (size_t)cfg.hash_max_listpack_value;
-    return lim;
+    return (hash_limits){.max_entries = tc_cfg_size(cfg.hash_max_listpack_entries),
+                         .max_value = tc_cfg_size(cfg.hash_max_listpack_value)};
 }
 
 static inline hash *obj_hash(dbentry *e) { return e->val.u.p; }
@@ -59,33 +40,7 @@ static inline void sync_encoding(dbentry *e) {
     e->val.enc = hash_form(obj_hash(e)) == HASH_SMALL ? ENC_LISTPACK : ENC_HASHTABLE;
 }
 
-/* The key's entry when it holds a hash; NULL when absent. *wrong is set
- * (and WRONGTYPE replied) when it holds another type. */
-static dbentry *lookup_hash(client *c, gdb *db, const garg *key, int *wrong) {
-    return cmd_lookup_typed(c, db, key, OBJ_HASH, wrong);
-}
-
-/* A new, empty hash key (filled by the caller before the command ends). */
-static dbentry *create_hash(gdb *db, const garg *key) {
-    hash *h = hash_new();
-    if (!h) return NULL;
-    dbentry *e = db_add(db, key->p, key->n);
-    if (!e) {
-        hash_free(h);
-        return NULL;
-    }
-    e->val.type = OBJ_HASH;
-    e->val.enc = ENC_LISTPACK;
-    e->val.u.p = h;
-    return e;
-}
-
-static void reply_err_oom(client *c) { reply_error(c, "ERR out of memory"); }
-
-static void reply_set_error(client *c, int rc) {
-    if (rc == HASH_EFULL) reply_error(c, "ERR hash is too large (its arena's reference space is exhausted)");
-    else reply_err_oom(c);
-}
+static void reply_set_error(client *c, int rc) { tc_reply_write_error(c, rc == HASH_EFULL, "hash"); }
 
 /* Set one pair on the hash of e; keeps e->val in step with the (possibly
  * converted) hash. Returns hash_set's result. */
@@ -97,9 +52,27 @@ static int set_pair(dbentry *e, const garg *f, const char *v, size_t vlen, const
     return rc;
 }
 
-/* A write that failed on a key it created must not leave it empty. */
-static void drop_if_empty(gdb *db, dbentry *e) {
-    if (hash_len(obj_hash(e)) == 0) db_delete_entry(db, e);
+/* HDEL's step (tc_remove_args); keeps e->val in step with the hash. */
+static int hash_remove(dbentry *e, const garg *field) {
+    hash *h = obj_hash(e);
+    int d = hash_del(&h, field->p, field->n);
+    e->val.u.p = h;
+    return d;
+}
+
+/* Set field to v on the hash of e, or of a new key when e is NULL (HSETNX,
+ * HINCRBY, HINCRBYFLOAT). -1 after replying the error; a key created here
+ * does not stay empty. */
+static int write_field(client *c, gdb *db, dbentry *e, const garg *key, const garg *field, const char *v, size_t vl) {
+    if (!e && !(e = tc_add_key(c, db, key, OBJ_HASH, ENC_LISTPACK, hash_new()))) return -1;
+    hash_limits lim = hash_cfg_limits();
+    int rc = set_pair(e, field, v, vl, &lim);
+    if (rc < 0) {
+        tc_drop_if_empty(db, e);
+        reply_set_error(c, rc);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- HSET / HMSET / HSETNX ---- */
@@ -112,12 +85,9 @@ static void hsetGeneric(client *c, int is_hmset) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
     int wrong;
-    dbentry *e = lookup_hash(c, db, key, &wrong);
+    dbentry *e = cmd_lookup_typed(c, db, key, OBJ_HASH, &wrong);
     if (wrong) return;
-    if (!e && !(e = create_hash(db, key))) {
-        reply_err_oom(c);
-        return;
-    }
+    if (!e && !(e = tc_add_key(c, db, key, OBJ_HASH, ENC_LISTPACK, hash_new()))) return;
     hash_limits lim = hash_cfg_limits();
     long long created = 0;
     int rc = 0, written = 0;
@@ -127,7 +97,7 @@ static void hsetGeneric(client *c, int is_hmset) {
         if (rc > 0) created++;
     }
     if (rc < 0) {
-        drop_if_empty(db, e);
+        tc_drop_if_empty(db, e);
         reply_set_error(c, rc);
         if (!written) return;
     } else if (is_hmset) {
@@ -135,8 +105,7 @@ static void hsetGeneric(client *c, int is_hmset) {
     } else {
         reply_int(c, created);
     }
-    cmd_key_modified(c, db, key->p, key->n);
-    cmd_notify(c, NOTIFY_HASH, "hset", db, key->p, key->n);
+    tc_changed(c, db, key, OBJ_HASH, "hset");
 }
 
 static void hsetCommand(client *c) { hsetGeneric(c, 0); }
@@ -146,33 +115,22 @@ static void hsetnxCommand(client *c) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1], *field = &c->argv[2];
     int wrong;
-    dbentry *e = lookup_hash(c, db, key, &wrong);
+    dbentry *e = cmd_lookup_typed(c, db, key, OBJ_HASH, &wrong);
     if (wrong) return;
     if (e && hash_exists(obj_hash(e), field->p, field->n)) {
         reply_int(c, 0);
         return;
     }
-    if (!e && !(e = create_hash(db, key))) {
-        reply_err_oom(c);
-        return;
-    }
-    hash_limits lim = hash_cfg_limits();
-    int rc = set_pair(e, field, c->argv[3].p, c->argv[3].n, &lim);
-    if (rc < 0) {
-        drop_if_empty(db, e);
-        reply_set_error(c, rc);
-        return;
-    }
+    if (write_field(c, db, e, key, field, c->argv[3].p, c->argv[3].n) != 0) return;
     reply_int(c, 1);
-    cmd_key_modified(c, db, key->p, key->n);
-    cmd_notify(c, NOTIFY_HASH, "hset", db, key->p, key->n);
+    tc_changed(c, db, key, OBJ_HASH, "hset");
 }
 
 /* ---- reads ---- */
 
 static void hgetCommand(client *c) {
     int wrong;
-    dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_HASH, &wrong);
     if (wrong) return;
     const char *v;
     size_t vl;
@@ -182,7 +140,7 @@ static void hgetCommand(client *c) {
 
 static void hmgetCommand(client *c) {
     int wrong;
-    dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_HASH, &wrong);
     if (wrong) return;
     reply_array(c, c->argc - 2);
     for (int i = 2; i < c->argc; i++) {
@@ -193,16 +151,11 @@ static void hmgetCommand(client *c) {
     }
 }
 
-static void hlenCommand(client *c) {
-    int wrong;
-    dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    reply_int(c, e ? (long long)hash_len(obj_hash(e)) : 0);
-}
+static void hlenCommand(client *c) { tc_reply_len(c, OBJ_HASH); }
 
 static void hstrlenCommand(client *c) {
     int wrong;
-    dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_HASH, &wrong);
     if (wrong) return;
     size_t vl = 0;
     if (e && !hash_get(obj_hash(e), c->argv[2].p, c->argv[2].n, NULL, &vl)) vl = 0;
@@ -211,7 +164,7 @@ static void hstrlenCommand(client *c) {
 
 static void hexistsCommand(client *c) {
     int wrong;
-    dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_HASH, &wrong);
     if (wrong) return;
     reply_int(c, e && hash_exists(obj_hash(e), c->argv[2].p, c->argv[2].n));
 }
@@ -220,7 +173,7 @@ enum { WANT_FIELDS = 1, WANT_VALUES = 2 };
 
 static void hgetallGeneric(client *c, int want) {
     int wrong;
-    dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_HASH, &wrong);
     if (wrong) return;
     int pairs = want == (WANT_FIELDS | WANT_VALUES);
     long n = e ? (long)hash_len(obj_hash(e)) : 0;
@@ -244,37 +197,7 @@ static void hgetallCommand(client *c) { hgetallGeneric(c, WANT_FIELDS | WANT_VAL
 
 /* ---- HDEL ---- */
 
-static void hdelCommand(client *c) {
-    gdb *db = cmd_db(c);
-    const garg *key = &c->argv[1];
-    int wrong;
-    dbentry *e = lookup_hash(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_int(c, 0);
-        return;
-    }
-    long long deleted = 0;
-    int removed = 0;
-    for (int i = 2; i < c->argc; i++) {
-        hash *h = obj_hash(e);
-        int d = hash_del(&h, c->argv[i].p, c->argv[i].n);
-        e->val.u.p = h;
-        if (!d) continue;
-        deleted++;
-        if (hash_len(h) == 0) {
-            db_delete_entry(db, e);
-            removed = 1;
-            break;
-        }
-    }
-    if (deleted) {
-        cmd_key_modified(c, db, key->p, key->n);
-        cmd_notify(c, NOTIFY_HASH, "hdel", db, key->p, key->n);
-        if (removed) cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
-    }
-    reply_int(c, deleted);
-}
+static void hdelCommand(client *c) { tc_remove_args(c, OBJ_HASH, "hdel", hash_remove); }
 
 /* ---- counters ---- */
 
@@ -284,7 +207,7 @@ static void hincrbyCommand(client *c) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1], *field = &c->argv[2];
     int wrong;
-    dbentry *e = lookup_hash(c, db, key, &wrong);
+    dbentry *e = cmd_lookup_typed(c, db, key, OBJ_HASH, &wrong);
     if (wrong) return;
     long long cur = 0;
     const char *v;
@@ -300,20 +223,9 @@ static void hincrbyCommand(client *c) {
     long long nv = cur + incr;
     char buf[STRUTIL_LLSTR];
     int n = ll_to_str(buf, sizeof(buf), nv);
-    if (!e && !(e = create_hash(db, key))) {
-        reply_err_oom(c);
-        return;
-    }
-    hash_limits lim = hash_cfg_limits();
-    int rc = set_pair(e, field, buf, (size_t)n, &lim);
-    if (rc < 0) {
-        drop_if_empty(db, e);
-        reply_set_error(c, rc);
-        return;
-    }
+    if (write_field(c, db, e, key, field, buf, (size_t)n) != 0) return;
     reply_int(c, nv);
-    cmd_key_modified(c, db, key->p, key->n);
-    cmd_notify(c, NOTIFY_HASH, "hincrby", db, key->p, key->n);
+    tc_changed(c, db, key, OBJ_HASH, "hincrby");
 }
 
 static void hincrbyfloatCommand(client *c) {
@@ -329,7 +241,7 @@ static void hincrbyfloatCommand(client *c) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1], *field = &c->argv[2];
     int wrong;
-    dbentry *e = lookup_hash(c, db, key, &wrong);
+    dbentry *e = cmd_lookup_typed(c, db, key, OBJ_HASH, &wrong);
     if (wrong) return;
     const char *v;
     size_t vl;
@@ -348,20 +260,9 @@ static void hincrbyfloatCommand(client *c) {
         reply_error(c, "ERR increment would produce NaN or Infinity");
         return;
     }
-    if (!e && !(e = create_hash(db, key))) {
-        reply_err_oom(c);
-        return;
-    }
-    hash_limits lim = hash_cfg_limits();
-    int rc = set_pair(e, field, buf, (size_t)n, &lim);
-    if (rc < 0) {
-        drop_if_empty(db, e);
-        reply_set_error(c, rc);
-        return;
-    }
+    if (write_field(c, db, e, key, field, buf, (size_t)n) != 0) return;
     reply_bulk(c, buf, (size_t)n);
-    cmd_key_modified(c, db, key->p, key->n);
-    cmd_notify(c, NOTIFY_HASH, "hincrbyfloat", db, key->p, key->n);
+    tc_changed(c, db, key, OBJ_HASH, "hincrbyfloat");
 }
 
 /* ---- HRANDFIELD ---- */
@@ -378,19 +279,12 @@ static void reply_rand_pair(void *arg, const char *f, size_t fl, const char *v, 
     if (rr->withvalues) reply_bulk(rr->c, v, vl);
 }
 
-/* Negative counts repeat picks; a count this large could never be served
- * (Redis 7.0 runs out of memory trying), so Goblin refuses it. */
-#define HRANDFIELD_MAX_REPEATED ((unsigned long long)1 << 32)
-
 static void hrandfieldWithCount(client *c, long long l, int withvalues) {
-    int uniq = l >= 0;
-    unsigned long long count = uniq ? (unsigned long long)l : (unsigned long long)-l;
-    if (!uniq && count > HRANDFIELD_MAX_REPEATED) {
-        reply_error(c, "ERR value is out of range");
-        return;
-    }
+    unsigned long long count;
+    int uniq;
+    if (tc_rand_count(c, l, &count, &uniq) != 0) return;
     int wrong;
-    dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_HASH, &wrong);
     if (wrong) return;
     if (!e || count == 0) {
         reply_array(c, 0);
@@ -414,15 +308,7 @@ static void hrandfieldCommand(client *c) {
     if (c->argc >= 3) {
         /* Redis's order: the count, then the syntax, then its range. */
         long long l;
-        if (!str_to_ll(c->argv[2].p, c->argv[2].n, &l)) {
-            reply_err_not_int(c);
-            return;
-        }
-        if (l < -LLONG_MAX) {
-            reply_error(c, "ERR value is out of range, value must between -9223372036854775807 and "
-                           "9223372036854775807");
-            return;
-        }
+        if (tc_parse_rand_count(c, &c->argv[2], &l) != 0) return;
         int withvalues = 0;
         if (c->argc > 4 || (c->argc == 4 && !arg_is(&c->argv[3], "withvalues"))) {
             reply_err_syntax(c);
@@ -439,7 +325,7 @@ static void hrandfieldCommand(client *c) {
         return;
     }
     int wrong;
-    dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_HASH, &wrong);
     if (wrong) return;
     const char *f, *v;
     size_t fl, vl;
@@ -449,76 +335,16 @@ static void hrandfieldCommand(client *c) {
 
 /* ---- HSCAN ---- */
 
-typedef struct scan_pairs {
-    const char **p;   /* f0, v0, f1, v1, ... */
-    size_t *n;
-    size_t len, cap;
-    int oom;
-} scan_pairs;
-
-static void scan_collect_pair(void *arg, const char *f, size_t fl, const char *v, size_t vl) {
-    scan_pairs *sp = arg;
-    if (sp->len + 2 > sp->cap) {
-        size_t cap = sp->cap ? sp->cap * 2 : 32;
-        const char **p = realloc(sp->p, cap * sizeof(*p));
-        size_t *n = p ? realloc(sp->n, cap * sizeof(*n)) : NULL;
-        if (p) sp->p = p;
-        if (!p || !n) {
-            sp->oom = 1;
-            return;
-        }
-        sp->n = n;
-        sp->cap = cap;
-    }
-    sp->p[sp->len] = f;
-    sp->n[sp->len++] = fl;
-    sp->p[sp->len] = v;
-    sp->n[sp->len++] = vl;
+static void scan_pair(void *arg, const char *f, size_t fl, const char *v, size_t vl) {
+    scan_push(arg, f, fl);
+    scan_push(arg, v, vl);
 }
 
-static void hscanCommand(client *c) {
-    uint64_t cursor;
-    if (scan_parse_cursor(c, &c->argv[2], &cursor) != 0) return;
-    int wrong;
-    dbentry *e = lookup_hash(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        scan_reply_empty(c);
-        return;
-    }
-    long long count;
-    const garg *pat;
-    if (scan_parse_options(c, 3, &count, &pat, NULL) != 0) return;
-    hash *h = obj_hash(e);
-    scan_pairs sp = {0};
-    /* Like Redis: up to 10*COUNT steps, until COUNT items (fields and
-     * values both count) were collected. The pointers stay valid: nothing
-     * writes to the hash while this command holds its shard. */
-    long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
-    do {
-        cursor = hash_scan(h, cursor, scan_collect_pair, &sp);
-    } while (cursor && maxiter-- && (long long)sp.len < count && !sp.oom);
-    if (sp.oom) {
-        free(sp.p);
-        free(sp.n);
-        reply_err_oom(c);
-        return;
-    }
-    size_t keep = 0;
-    for (size_t i = 0; i < sp.len; i += 2) {
-        if (pat && !glob_match(pat->p, pat->n, sp.p[i], sp.n[i], 0)) continue;
-        sp.p[keep] = sp.p[i];
-        sp.n[keep++] = sp.n[i];
-        sp.p[keep] = sp.p[i + 1];
-        sp.n[keep++] = sp.n[i + 1];
-    }
-    reply_array(c, 2);
-    reply_bulk_ll(c, (long long)cursor);
-    reply_array(c, (long)keep);
-    for (size_t i = 0; i < keep; i++) reply_bulk(c, sp.p[i], sp.n[i]);
-    free(sp.p);
-    free(sp.n);
-}
+static uint64_t hash_scan_step(void *h, uint64_t cursor, scan_acc *a) { return hash_scan(h, cursor, scan_pair, a); }
+
+static const scan_kind hash_scan_kind = {OBJ_HASH, 2, hash_scan_step};
+
+static void hscanCommand(client *c) { scan_command(c, &hash_scan_kind); }
 
 const cmd_handler hash_handlers[] = {
     {"hset", hsetCommand, CMD_LOCK_KEYS},

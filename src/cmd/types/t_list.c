@@ -30,6 +30,7 @@
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/types/tcommon.h"
 #include "session/reply.h"
 #include "ds/list.h"
 #include "util/strutil.h"
@@ -37,24 +38,7 @@
 
 /* ---- object glue ---- */
 
-static void list_obj_free(gobj *o) {
-    list_free(o->u.p);
-    o->u.p = NULL;
-}
-
-static int list_obj_dup(gobj *dst, const gobj *src) {
-    glist *l = list_dup(src->u.p);
-    if (!l) return -1;
-    *dst = *src;
-    dst->u.p = l;
-    return 0;
-}
-
-static size_t list_obj_mem_usage(const gobj *o) { return list_mem_bytes(o->u.p); }
-
-static const obj_type_ops list_ops = {list_obj_free, list_obj_dup, list_obj_mem_usage};
-
-void list_family_init(void) { obj_register_type(OBJ_LIST, &list_ops); }
+TC_VALUE_TYPE(list, OBJ_LIST, list_free, list_dup, list_mem_bytes, list_len)
 
 static inline glist *obj_list(dbentry *e) { return e->val.u.p; }
 
@@ -64,37 +48,17 @@ static list_limit list_cfg_limit(void) {
     return lim;
 }
 
-/* The key's entry when it holds a list; NULL when absent. *wrong is set
- * (and WRONGTYPE replied) when it holds another type. */
-static dbentry *lookup_list(client *c, gdb *db, const garg *key, int *wrong) {
-    return cmd_lookup_typed(c, db, key, OBJ_LIST, wrong);
-}
-
 /* A new, empty list key, filled by the caller before the command ends. The
  * key may now serve blocked clients. NULL (OOM replied) on no memory. */
 static dbentry *create_list(client *c, gdb *db, const garg *key) {
-    glist *l = list_new();
-    dbentry *e = l ? db_add(db, key->p, key->n) : NULL;
-    if (!e) {
-        list_free(l);
-        reply_error(c, "ERR out of memory");
-        return NULL;
-    }
-    e->val.type = OBJ_LIST;
-    e->val.enc = ENC_QUICKLIST;
-    e->val.u.p = l;
-    block_signal_key(db, key->p, key->n);
+    dbentry *e = tc_add_key(c, db, key, OBJ_LIST, ENC_QUICKLIST, list_new());
+    if (e) block_signal_key(db, key->p, key->n);
     return e;
 }
 
 static void reply_push_error(client *c, int rc) {
     if (rc == LIST_ETOOBIG) reply_error(c, "ERR Element too large");
-    else reply_error(c, "ERR out of memory");
-}
-
-/* A write that failed on a key it created must not leave it empty. */
-static void drop_if_empty(gdb *db, dbentry *e) {
-    if (list_len(obj_list(e)) == 0) db_delete_entry(db, e);
+    else tc_reply_oom(c);
 }
 
 static void reply_elem(client *c, const list_elem *el) {
@@ -116,19 +80,26 @@ static void reply_walk(client *c, glist *l, uint64_t start, uint64_t n, int dir)
  * empty, count the change (Redis's listElementsRemoved). */
 static void elements_removed(client *c, gdb *db, dbentry *e, const garg *key, int where) {
     cmd_notify(c, NOTIFY_LIST, where == LIST_HEAD ? "lpop" : "rpop", db, key->p, key->n);
-    if (list_len(obj_list(e)) == 0) {
-        db_delete_entry(db, e);
-        cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
-    }
+    tc_delete_if_empty(c, db, e, key);
     cmd_key_modified(c, db, key->p, key->n);
 }
 
-/* Pop up to count elements (count >= 1) from the list of e at where and
- * reply them as an array (first popped first). */
-static void pop_range_reply(client *c, glist *l, int where, uint64_t count) {
-    uint64_t len = list_len(l), n = count > len ? len : count;
-    reply_walk(c, l, where == LIST_HEAD ? 0 : len - 1, n, where == LIST_HEAD ? LIST_TAIL : LIST_HEAD);
-    list_pop(l, where, n);
+/* Pop from the non-empty list of e at where and reply: one element when
+ * count < 0, else up to count (>= 1) as an array (first popped first); then
+ * elements_removed(). */
+static void pop_reply(client *c, gdb *db, dbentry *e, const garg *key, int where, long long count) {
+    glist *l = obj_list(e);
+    if (count < 0) {
+        list_elem el;
+        list_peek(l, where, &el);
+        reply_elem(c, &el);
+        list_pop(l, where, 1);
+    } else {
+        uint64_t len = list_len(l), n = (uint64_t)count > len ? len : (uint64_t)count;
+        reply_walk(c, l, where == LIST_HEAD ? 0 : len - 1, n, where == LIST_HEAD ? LIST_TAIL : LIST_HEAD);
+        list_pop(l, where, n);
+    }
+    elements_removed(c, db, e, key, where);
 }
 
 /* Parse a position argument: LEFT or RIGHT. */
@@ -167,7 +138,7 @@ static void push_generic(client *c, int where, int only_existing) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
     int wrong;
-    dbentry *e = lookup_list(c, db, key, &wrong);
+    dbentry *e = cmd_lookup_typed(c, db, key, OBJ_LIST, &wrong);
     if (wrong) return;
     if (!e) {
         if (only_existing) {
@@ -188,14 +159,13 @@ static void push_generic(client *c, int where, int only_existing) {
     if (rc != LIST_OK) {
         reply_push_error(c, rc);
         if (!pushed) {
-            drop_if_empty(db, e);
+            tc_drop_if_empty(db, e);
             return;
         }
     } else {
         reply_int(c, (long long)list_len(l));
     }
-    cmd_key_modified(c, db, key->p, key->n);
-    cmd_notify(c, NOTIFY_LIST, where == LIST_HEAD ? "lpush" : "rpush", db, key->p, key->n);
+    tc_changed(c, db, key, OBJ_LIST, where == LIST_HEAD ? "lpush" : "rpush");
 }
 
 static void lpushCommand(client *c) { push_generic(c, LIST_HEAD, 0); }
@@ -215,28 +185,13 @@ static void pop_generic(client *c, int where) {
     if (hascount && parse_nonneg(c, &c->argv[2], &count, "ERR value is out of range, must be positive") != 0) return;
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
-    int wrong;
-    dbentry *e = lookup_list(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e) {
-        if (hascount) reply_null_array(c);
-        else reply_null(c);
-        return;
-    }
-    glist *l = obj_list(e);
+    dbentry *e = tc_lookup_or_reply(c, db, key, OBJ_LIST, hascount ? reply_null_array : reply_null);
+    if (!e) return;
     if (hascount && count == 0) {
         reply_array(c, 0);
         return;
     }
-    if (!hascount) {
-        list_elem el;
-        list_peek(l, where, &el);
-        reply_elem(c, &el);
-        list_pop(l, where, 1);
-    } else {
-        pop_range_reply(c, l, where, (uint64_t)count);
-    }
-    elements_removed(c, db, e, key, where);
+    pop_reply(c, db, e, key, where, hascount ? count : -1);
 }
 
 static void lpopCommand(client *c) { pop_generic(c, LIST_HEAD); }
@@ -244,21 +199,11 @@ static void rpopCommand(client *c) { pop_generic(c, LIST_TAIL); }
 
 /* ---- reads ---- */
 
-static void llenCommand(client *c) {
-    int wrong;
-    dbentry *e = lookup_list(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    reply_int(c, e ? (long long)list_len(obj_list(e)) : 0);
-}
+static void llenCommand(client *c) { tc_reply_len(c, OBJ_LIST); }
 
 static void lindexCommand(client *c) {
-    int wrong;
-    dbentry *e = lookup_list(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_null(c);
-        return;
-    }
+    dbentry *e = tc_lookup_or_reply(c, cmd_db(c), &c->argv[1], OBJ_LIST, reply_null);
+    if (!e) return;
     long long index;
     if (arg_ll(c, &c->argv[2], &index) != 0) return;
     list_elem el;
@@ -266,27 +211,14 @@ static void lindexCommand(client *c) {
     else reply_null(c);
 }
 
-/* Clamp [start, end] (negative from the tail) to the list: 0 when empty. */
-static int clamp_range(long long start, long long end, uint64_t len, uint64_t *s, uint64_t *n) {
-    long long llen = (long long)len;
-    if (start < 0) start = llen + start;
-    if (end < 0) end = llen + end;
-    if (start < 0) start = 0;
-    if (start > end || start >= llen) return 0;
-    if (end >= llen) end = llen - 1;
-    *s = (uint64_t)start;
-    *n = (uint64_t)(end - start) + 1;
-    return 1;
-}
-
 static void lrangeCommand(client *c) {
     long long start, end;
     if (arg_ll(c, &c->argv[2], &start) != 0 || arg_ll(c, &c->argv[3], &end) != 0) return;
     int wrong;
-    dbentry *e = lookup_list(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_LIST, &wrong);
     if (wrong) return;
     uint64_t s, n;
-    if (!e || !clamp_range(start, end, list_len(obj_list(e)), &s, &n)) {
+    if (!e || !tc_clamp_range(start, end, list_len(obj_list(e)), &s, &n)) {
         reply_array(c, 0);
         return;
     }
@@ -324,14 +256,9 @@ static void lposCommand(client *c) {
             rank = -rank;
         }
     }
-    int wrong;
-    dbentry *e = lookup_list(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        if (count != -1) reply_array(c, 0);
-        else reply_null(c);
-        return;
-    }
+    dbentry *e =
+        tc_lookup_or_reply(c, cmd_db(c), &c->argv[1], OBJ_LIST, count != -1 ? tc_reply_empty_array : reply_null);
+    if (!e) return;
     glist *l = obj_list(e);
     uint64_t len = list_len(l);
     list_val want;
@@ -367,16 +294,13 @@ static void lposCommand(client *c) {
 
 /* ---- middle edits ---- */
 
+static void reply_no_such_key(client *c) { reply_error(c, "ERR no such key"); }
+
 static void lsetCommand(client *c) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
-    int wrong;
-    dbentry *e = lookup_list(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_error(c, "ERR no such key");
-        return;
-    }
+    dbentry *e = tc_lookup_or_reply(c, db, key, OBJ_LIST, reply_no_such_key);
+    if (!e) return;
     long long index;
     if (arg_ll(c, &c->argv[2], &index) != 0) return;
     list_limit lim = list_cfg_limit();
@@ -392,8 +316,7 @@ static void lsetCommand(client *c) {
         return;
     }
     reply_ok(c);
-    cmd_key_modified(c, db, key->p, key->n);
-    cmd_notify(c, NOTIFY_LIST, "lset", db, key->p, key->n);
+    tc_changed(c, db, key, OBJ_LIST, "lset");
 }
 
 static void linsertCommand(client *c) {
@@ -406,13 +329,8 @@ static void linsertCommand(client *c) {
     }
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
-    int wrong;
-    dbentry *e = lookup_list(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_int(c, 0);
-        return;
-    }
+    dbentry *e = tc_lookup_or_reply(c, db, key, OBJ_LIST, tc_reply_zero);
+    if (!e) return;
     glist *l = obj_list(e);
     list_val pivot;
     list_val_init(&pivot, c->argv[3].p, c->argv[3].n);
@@ -441,8 +359,7 @@ static void linsertCommand(client *c) {
         reply_push_error(c, rc);
         return;
     }
-    cmd_key_modified(c, db, key->p, key->n);
-    cmd_notify(c, NOTIFY_LIST, "linsert", db, key->p, key->n);
+    tc_changed(c, db, key, OBJ_LIST, "linsert");
     reply_int(c, (long long)list_len(l));
 }
 
@@ -451,25 +368,16 @@ static void lremCommand(client *c) {
     if (arg_ll(c, &c->argv[2], &count) != 0) return;
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
-    int wrong;
-    dbentry *e = lookup_list(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_int(c, 0);
-        return;
-    }
+    dbentry *e = tc_lookup_or_reply(c, db, key, OBJ_LIST, tc_reply_zero);
+    if (!e) return;
     list_limit lim = list_cfg_limit();
     list_val v;
     list_val_init(&v, c->argv[3].p, c->argv[3].n);
     uint64_t removed = list_remove(obj_list(e), &v, count, &lim);
     if (removed) {
-        cmd_key_modified(c, db, key->p, key->n);
-        cmd_notify(c, NOTIFY_LIST, "lrem", db, key->p, key->n);
+        tc_changed(c, db, key, OBJ_LIST, "lrem");
     }
-    if (list_len(obj_list(e)) == 0) {
-        db_delete_entry(db, e);
-        cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
-    }
+    tc_delete_if_empty(c, db, e, key);
     reply_int(c, (long long)removed);
 }
 
@@ -478,26 +386,18 @@ static void ltrimCommand(client *c) {
     if (arg_ll(c, &c->argv[2], &start) != 0 || arg_ll(c, &c->argv[3], &end) != 0) return;
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
-    int wrong;
-    dbentry *e = lookup_list(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_ok(c);
-        return;
-    }
+    dbentry *e = tc_lookup_or_reply(c, db, key, OBJ_LIST, reply_ok);
+    if (!e) return;
     glist *l = obj_list(e);
     uint64_t len = list_len(l), s, n;
-    if (clamp_range(start, end, len, &s, &n)) {
+    if (tc_clamp_range(start, end, len, &s, &n)) {
         list_pop(l, LIST_TAIL, len - s - n);
         list_pop(l, LIST_HEAD, s);
     } else {
         list_pop(l, LIST_HEAD, len);
     }
     cmd_notify(c, NOTIFY_LIST, "ltrim", db, key->p, key->n);
-    if (list_len(l) == 0) {
-        db_delete_entry(db, e);
-        cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
-    }
+    tc_delete_if_empty(c, db, e, key);
     cmd_key_modified(c, db, key->p, key->n);
     reply_ok(c);
 }
@@ -509,7 +409,7 @@ static void ltrimCommand(client *c) {
  * the source is known to have elements. */
 static void move_element(client *c, gdb *db, dbentry *se, const garg *src, const garg *dst, int from, int to) {
     int wrong;
-    dbentry *de = lookup_list(c, db, dst, &wrong);
+    dbentry *de = cmd_lookup_typed(c, db, dst, OBJ_LIST, &wrong);
     if (wrong) return;
     glist *sl = obj_list(se);
     list_elem el;
@@ -521,7 +421,7 @@ static void move_element(client *c, gdb *db, dbentry *se, const garg *src, const
         /* Pushing onto the same list may move the bytes we read from. */
         copy = malloc(v.n ? v.n : 1);
         if (!copy) {
-            reply_error(c, "ERR out of memory");
+            tc_reply_oom(c);
             return;
         }
         memcpy(copy, v.p, v.n);
@@ -535,13 +435,12 @@ static void move_element(client *c, gdb *db, dbentry *se, const garg *src, const
     list_limit lim = list_cfg_limit();
     int rc = list_push(obj_list(de), to, &v, &lim);
     if (rc != LIST_OK) {
-        if (created) drop_if_empty(db, de);
+        if (created) tc_drop_if_empty(db, de);
         free(copy);
         reply_push_error(c, rc);
         return;
     }
-    cmd_key_modified(c, db, dst->p, dst->n);
-    cmd_notify(c, NOTIFY_LIST, to == LIST_HEAD ? "lpush" : "rpush", db, dst->p, dst->n);
+    tc_changed(c, db, dst, OBJ_LIST, to == LIST_HEAD ? "lpush" : "rpush");
     if (v.isint) reply_bulk_ll(c, v.v);
     else reply_bulk(c, v.p, v.n);
     free(copy);
@@ -552,13 +451,8 @@ static void move_element(client *c, gdb *db, dbentry *se, const garg *src, const
 /* LMOVE / RPOPLPUSH: nil when the source is missing. */
 static void lmove_generic(client *c, int from, int to) {
     gdb *db = cmd_db(c);
-    int wrong;
-    dbentry *se = lookup_list(c, db, &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!se) {
-        reply_null(c);
-        return;
-    }
+    dbentry *se = tc_lookup_or_reply(c, db, &c->argv[1], OBJ_LIST, reply_null);
+    if (!se) return;
     move_element(c, db, se, &c->argv[1], &c->argv[2], from, to);
 }
 
@@ -586,18 +480,9 @@ static int serve_pop(client *c, const garg *keys, int n, int where, long long co
             reply_err_wrongtype(c);
             return -1;
         }
-        glist *l = obj_list(e);
         reply_array(c, 2);
         reply_bulk(c, key->p, key->n);
-        if (count < 0) {
-            list_elem el;
-            list_peek(l, where, &el);
-            reply_elem(c, &el);
-            list_pop(l, where, 1);
-        } else {
-            pop_range_reply(c, l, where, (uint64_t)count);
-        }
-        elements_removed(c, db, e, key, where);
+        pop_reply(c, db, e, key, where, count);
         return 1;
     }
     return 0;

@@ -26,40 +26,19 @@
 
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/types/scan.h"
+#include "cmd/types/tcommon.h"
 #include "session/reply.h"
 #include "util/rand.h"
 #include "ds/set.h"
 #include "util/strutil.h"
 #include "base/config.h"
 
-/* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
-
 /* ---- object glue ---- */
 
-static void set_obj_free(gobj *o) {
-    set_free(o->u.p);
-    o->u.p = NULL;
-}
+TC_VALUE_TYPE(set, OBJ_SET, set_free, set_dup, set_mem_usage, set_card)
 
-static int set_obj_dup(gobj *dst, const gobj *src) {
-    gset *d = set_dup(src->u.p);
-    if (!d) return -1;
-    *dst = *src;
-    dst->u.p = d;
-    return 0;
-}
-
-static size_t set_obj_mem_usage(const gobj *o) { return set_mem_usage(o->u.p); }
-
-static const obj_type_ops set_ops = {set_obj_free, set_obj_dup, set_obj_mem_usage};
-
-void set_family_init(void) { obj_register_type(OBJ_SET, &set_ops); }
-
-static set_limits set_cfg_limits(void) {
-    set_limits lim;
-    lim.max_intset = cfg.set_max_intset_entries < 0 ? 0 : (size_t)cfg.set_max_intset_entries;
-    return lim;
-}
+static set_limits set_cfg_limits(void) { return (set_limits){.max_intset = tc_cfg_size(cfg.set_max_intset_entries)}; }
 
 static inline gset *obj_set(dbentry *e) { return e->val.u.p; }
 
@@ -67,40 +46,13 @@ static inline int set_encoding(const gset *s) { return set_is_intset(s) ? ENC_IN
 
 static inline void sync_encoding(dbentry *e) { e->val.enc = (uint8_t)set_encoding(obj_set(e)); }
 
-/* The key's entry when it holds a set; NULL when absent. *wrong is set (and
- * WRONGTYPE replied) when it holds another type. */
-static dbentry *lookup_set(client *c, gdb *db, const garg *key, int *wrong) {
-    return cmd_lookup_typed(c, db, key, OBJ_SET, wrong);
-}
-
 /* A new, empty set key (an intset until a member says otherwise), filled by
- * the caller before the command ends. */
-static dbentry *create_set(gdb *db, const garg *key) {
-    gset *s = set_new();
-    if (!s) return NULL;
-    dbentry *e = db_add(db, key->p, key->n);
-    if (!e) {
-        set_free(s);
-        return NULL;
-    }
-    e->val.type = OBJ_SET;
-    e->val.enc = ENC_INTSET;
-    e->val.u.p = s;
-    return e;
+ * the caller before the command ends; NULL after replying OOM. */
+static dbentry *create_set(client *c, gdb *db, const garg *key) {
+    return tc_add_key(c, db, key, OBJ_SET, ENC_INTSET, set_new());
 }
 
-static void reply_err_oom(client *c) { reply_error(c, "ERR out of memory"); }
-
-static void reply_add_error(client *c, int rc) {
-    if (rc == SET_EFULL) reply_error(c, "ERR set is too large (its arena's reference space is exhausted)");
-    else reply_err_oom(c);
-}
-
-/* The write emptied the set of e: the key goes. */
-static void delete_emptied(client *c, gdb *db, dbentry *e, const garg *key) {
-    db_delete_entry(db, e);
-    cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
-}
+static void reply_add_error(client *c, int rc) { tc_reply_write_error(c, rc == SET_EFULL, "set"); }
 
 static void reply_elem(void *arg, const set_elem *e) { reply_bulk(arg, e->p, e->n); }
 
@@ -116,75 +68,51 @@ static void reply_members(client *c, gset *s) {
 
 /* ---- SADD / SREM ---- */
 
+/* Add members[0..n) to the set of e (keeping e->val in step) until one is
+ * refused; *added counts the new ones. The refusal is replied (and a key
+ * left empty deleted) and its code returned; else 0. */
+static int add_members(client *c, gdb *db, dbentry *e, const garg *members, int n, long long *added) {
+    set_limits lim = set_cfg_limits();
+    int rc = 0;
+    for (int i = 0; i < n && rc >= 0; i++) {
+        gset *s = obj_set(e);
+        rc = set_add(&s, members[i].p, members[i].n, &lim);
+        e->val.u.p = s;
+        if (rc > 0) *added += rc;
+    }
+    sync_encoding(e);
+    if (rc >= 0) return 0;
+    tc_drop_if_empty(db, e);
+    reply_add_error(c, rc);
+    return rc;
+}
+
 static void saddCommand(client *c) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
     int wrong;
-    dbentry *e = lookup_set(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e && !(e = create_set(db, key))) {
-        reply_err_oom(c);
-        return;
-    }
-    set_limits lim = set_cfg_limits();
+    dbentry *e = cmd_lookup_typed(c, db, key, OBJ_SET, &wrong);
+    if (wrong || (!e && !(e = create_set(c, db, key)))) return;
     long long added = 0;
-    int rc = 0;
-    for (int i = 2; i < c->argc; i++) {
-        gset *s = obj_set(e);
-        rc = set_add(&s, c->argv[i].p, c->argv[i].n, &lim);
-        e->val.u.p = s;
-        if (rc < 0) break;
-        added += rc;
-    }
-    sync_encoding(e);
-    if (rc < 0) {
-        if (set_card(obj_set(e)) == 0) db_delete_entry(db, e);
-        reply_add_error(c, rc);
-    } else {
-        reply_int(c, added);
-    }
-    if (added) {
-        cmd_key_modified(c, db, key->p, key->n);
-        cmd_notify(c, NOTIFY_SET, "sadd", db, key->p, key->n);
-    }
+    if (add_members(c, db, e, &c->argv[2], c->argc - 2, &added) == 0) reply_int(c, added);
+    if (added) tc_changed(c, db, key, OBJ_SET, "sadd");
 }
 
-static void sremCommand(client *c) {
-    gdb *db = cmd_db(c);
-    const garg *key = &c->argv[1];
-    int wrong;
-    dbentry *e = lookup_set(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_int(c, 0);
-        return;
-    }
-    long long deleted = 0;
-    int removed = 0;
-    for (int i = 2; i < c->argc; i++) {
-        gset *s = obj_set(e);
-        int d = set_remove(&s, c->argv[i].p, c->argv[i].n);
-        e->val.u.p = s;
-        if (!d) continue;
-        deleted++;
-        if (set_card(s) == 0) {
-            removed = 1;
-            break;
-        }
-    }
-    if (deleted) {
-        cmd_key_modified(c, db, key->p, key->n);
-        cmd_notify(c, NOTIFY_SET, "srem", db, key->p, key->n);
-        if (removed) delete_emptied(c, db, e, key);
-    }
-    reply_int(c, deleted);
+/* SREM's step (tc_remove_args) and SMOVE's removal from the source. */
+static int set_remove_member(dbentry *e, const garg *m) {
+    gset *s = obj_set(e);
+    int d = set_remove(&s, m->p, m->n);
+    e->val.u.p = s;
+    return d;
 }
+
+static void sremCommand(client *c) { tc_remove_args(c, OBJ_SET, "srem", set_remove_member); }
 
 /* ---- reads ---- */
 
 static void smembersCommand(client *c) {
     int wrong;
-    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_SET, &wrong);
     if (wrong) return;
     if (!e) reply_set(c, 0);
     else reply_members(c, obj_set(e));
@@ -192,27 +120,30 @@ static void smembersCommand(client *c) {
 
 static void sismemberCommand(client *c) {
     int wrong;
-    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_SET, &wrong);
     if (wrong) return;
     reply_int(c, e && set_contains(obj_set(e), c->argv[2].p, c->argv[2].n));
 }
 
 static void smismemberCommand(client *c) {
     int wrong;
-    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_SET, &wrong);
     if (wrong) return;
     reply_array(c, c->argc - 2);
     for (int i = 2; i < c->argc; i++) reply_int(c, e && set_contains(obj_set(e), c->argv[i].p, c->argv[i].n));
 }
 
-static void scardCommand(client *c) {
-    int wrong;
-    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    reply_int(c, e ? (long long)set_card(obj_set(e)) : 0);
-}
+static void scardCommand(client *c) { tc_reply_len(c, OBJ_SET); }
 
-/* ---- SPOP ---- */
+/* ---- SPOP / SRANDMEMBER ---- */
+
+/* SPOP and SRANDMEMBER key [count]: the count form runs with_count, more
+ * arguments are a syntax error. 1 when the command was dealt with here. */
+static int count_form(client *c, void (*with_count)(client *c)) {
+    if (c->argc == 3) with_count(c);
+    else if (c->argc > 3) reply_err_syntax(c);
+    return c->argc >= 3;
+}
 
 typedef struct pop_reply {
     client *c;
@@ -231,7 +162,7 @@ static void spopWithCount(client *c) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
     int wrong;
-    dbentry *e = lookup_set(c, db, key, &wrong);
+    dbentry *e = cmd_lookup_typed(c, db, key, OBJ_SET, &wrong);
     if (wrong) return;
     if (!e || count == 0) {
         reply_set(c, 0);
@@ -243,7 +174,7 @@ static void spopWithCount(client *c) {
     if ((unsigned long long)count >= size) {
         /* The whole set: reply it and delete the key. */
         reply_members(c, s);
-        delete_emptied(c, db, e, key);
+        tc_delete_entry(c, db, e, key);
         cmd_key_modified(c, db, key->p, key->n);
         return;
     }
@@ -256,58 +187,27 @@ static void spopWithCount(client *c) {
 }
 
 static void spopCommand(client *c) {
-    if (c->argc == 3) {
-        spopWithCount(c);
-        return;
-    }
-    if (c->argc > 3) {
-        reply_err_syntax(c);
-        return;
-    }
+    if (count_form(c, spopWithCount)) return;
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
-    int wrong;
-    dbentry *e = lookup_set(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_null(c);
-        return;
-    }
+    dbentry *e = tc_lookup_or_reply(c, db, key, OBJ_SET, reply_null);
+    if (!e) return;
     gset *s = obj_set(e);
     pop_reply pr = {c, 0};
     set_pop(&s, rand_next, reply_popped, &pr);
     e->val.u.p = s;
     cmd_notify(c, NOTIFY_SET, "spop", db, key->p, key->n);
-    if (set_card(s) == 0) delete_emptied(c, db, e, key);
+    tc_delete_if_empty(c, db, e, key);
     cmd_key_modified(c, db, key->p, key->n);
 }
 
-/* ---- SRANDMEMBER ---- */
-
-/* Negative counts repeat picks; a count this large could never be served
- * (Redis 7.0 runs out of memory trying), so Goblin refuses it, as
- * HRANDFIELD does. */
-#define SRANDMEMBER_MAX_REPEATED ((unsigned long long)1 << 32)
-
 static void srandmemberWithCount(client *c) {
     long long l;
-    if (!str_to_ll(c->argv[2].p, c->argv[2].n, &l)) {
-        reply_err_not_int(c);
-        return;
-    }
-    if (l < -LLONG_MAX) {
-        reply_error(c, "ERR value is out of range, value must between -9223372036854775807 and "
-                       "9223372036854775807");
-        return;
-    }
-    int uniq = l >= 0;
-    unsigned long long count = uniq ? (unsigned long long)l : (unsigned long long)-l;
-    if (!uniq && count > SRANDMEMBER_MAX_REPEATED) {
-        reply_error(c, "ERR value is out of range");
-        return;
-    }
+    unsigned long long count;
+    int uniq;
+    if (tc_parse_rand_count(c, &c->argv[2], &l) != 0 || tc_rand_count(c, l, &count, &uniq) != 0) return;
     int wrong;
-    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_SET, &wrong);
     if (wrong) return;
     if (!e || count == 0) {
         reply_array(c, 0);
@@ -322,16 +222,9 @@ static void srandmemberWithCount(client *c) {
 }
 
 static void srandmemberCommand(client *c) {
-    if (c->argc == 3) {
-        srandmemberWithCount(c);
-        return;
-    }
-    if (c->argc > 3) {
-        reply_err_syntax(c);
-        return;
-    }
+    if (count_form(c, srandmemberWithCount)) return;
     int wrong;
-    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_SET, &wrong);
     if (wrong) return;
     set_elem el;
     if (e && set_random(obj_set(e), rand_next, &el)) reply_bulk(c, el.p, el.n);
@@ -365,29 +258,15 @@ static void smoveCommand(client *c) {
     }
     /* Add to the destination first: it is the step that can run out of
      * memory, and then nothing has changed yet. */
-    if (!de && !(de = create_set(db, dst))) {
-        reply_err_oom(c);
-        return;
-    }
-    set_limits lim = set_cfg_limits();
-    gset *ds = obj_set(de);
-    int rc = set_add(&ds, m->p, m->n, &lim);
-    de->val.u.p = ds;
-    sync_encoding(de);
-    if (rc < 0) {
-        if (set_card(ds) == 0) db_delete_entry(db, de);
-        reply_add_error(c, rc);
-        return;
-    }
-    set_remove(&ss, m->p, m->n);
-    se->val.u.p = ss;
+    /* Add to the destination first: it is the step that can run out of
+     * memory, and then nothing has changed yet. */
+    long long added = 0;
+    if ((!de && !(de = create_set(c, db, dst))) || add_members(c, db, de, m, 1, &added) != 0) return;
+    set_remove_member(se, m);
     cmd_notify(c, NOTIFY_SET, "srem", db, src->p, src->n);
-    if (set_card(ss) == 0) delete_emptied(c, db, se, src);
+    tc_delete_if_empty(c, db, se, src);
     cmd_key_modified(c, db, src->p, src->n);
-    if (rc > 0) {
-        cmd_key_modified(c, db, dst->p, dst->n);
-        cmd_notify(c, NOTIFY_SET, "sadd", db, dst->p, dst->n);
-    }
+    if (added) tc_changed(c, db, dst, OBJ_SET, "sadd");
     reply_int(c, 1);
 }
 
@@ -398,7 +277,7 @@ static void smoveCommand(client *c) {
 static gset **lookup_sets(client *c, gdb *db, const garg *keys, int n, int *missing) {
     gset **sets = malloc((size_t)n * sizeof(*sets));
     if (!sets) {
-        reply_err_oom(c);
+        tc_reply_oom(c);
         return NULL;
     }
     *missing = 0;
@@ -434,38 +313,7 @@ static gset **lookup_sets(client *c, gdb *db, const garg *keys, int n, int *miss
 /* Store res (owned) as the set at dst, or delete dst when res is empty (or
  * NULL); replies the cardinality. */
 static void store_result(client *c, gdb *db, const garg *dst, gset *res, const char *event) {
-    size_t n = res ? set_card(res) : 0;
-    if (n == 0) {
-        set_free(res);
-        reply_int(c, 0);
-        if (db_delete(db, dst->p, dst->n)) {
-            cmd_key_modified(c, db, dst->p, dst->n);
-            cmd_notify(c, NOTIFY_GENERIC, "del", db, dst->p, dst->n);
-        }
-        return;
-    }
-    dbentry *e = db_lookup(db, dst->p, dst->n);
-    if (e) {
-        gobj v = e->val;
-        v.type = OBJ_SET;
-        v.enc = (uint8_t)set_encoding(res);
-        v.u.p = res;
-        db_replace_value(e, &v);
-        if (e->expire != -1) db_persist(db, e);
-    } else {
-        e = db_add(db, dst->p, dst->n);
-        if (!e) {
-            set_free(res);
-            reply_err_oom(c);
-            return;
-        }
-        e->val.type = OBJ_SET;
-        e->val.enc = (uint8_t)set_encoding(res);
-        e->val.u.p = res;
-    }
-    reply_int(c, (long long)n);
-    cmd_key_modified(c, db, dst->p, dst->n);
-    cmd_notify(c, NOTIFY_SET, event, db, dst->p, dst->n);
+    tc_store(c, db, dst, OBJ_SET, res ? set_encoding(res) : ENC_INTSET, res, res ? set_card(res) : 0, event);
 }
 
 /* By cardinality; NULL (a missing key) counts as empty. */
@@ -498,7 +346,7 @@ static void sinterGeneric(client *c, const garg *keys, int n, const garg *dst, i
     gset *res = mode == INTER_STORE ? set_new() : NULL;
     if (mode == INTER_STORE && !res) {
         free(sets);
-        reply_err_oom(c);
+        tc_reply_oom(c);
         return;
     }
     set_limits lim = set_cfg_limits();
@@ -623,7 +471,7 @@ static void sunionDiffGeneric(client *c, const garg *keys, int n, const garg *ds
     gset *res = set_new();
     if (!res) {
         free(sets);
-        reply_err_oom(c);
+        tc_reply_oom(c);
         return;
     }
     set_limits lim = set_cfg_limits();
@@ -659,89 +507,14 @@ static void sdiffstoreCommand(client *c) { sunionDiffGeneric(c, c->argv + 2, c->
 
 /* ---- SSCAN ---- */
 
-/* Members collected by one SSCAN call: copies (intset members are
- * formatted into transient buffers), as offsets into one byte buffer. */
-typedef struct scan_acc {
-    char *buf;
-    size_t len, cap;
-    size_t *off; /* start of member i; off[i + 1] its end */
-    size_t n, ncap;
-    int oom;
-} scan_acc;
+/* Intset members are formatted into the set_elem: scan_push copies them. */
+static void scan_member(void *arg, const set_elem *e) { scan_push(arg, e->p, e->n); }
 
-static void scan_collect(void *arg, const set_elem *e) {
-    scan_acc *sa = arg;
-    if (sa->oom) return;
-    if (sa->len + e->n > sa->cap) {
-        size_t cap = sa->cap ? sa->cap : 256;
-        while (cap < sa->len + e->n) cap *= 2;
-        char *b = realloc(sa->buf, cap);
-        if (!b) {
-            sa->oom = 1;
-            return;
-        }
-        sa->buf = b;
-        sa->cap = cap;
-    }
-    if (sa->n + 2 > sa->ncap) {
-        size_t cap = sa->ncap ? sa->ncap * 2 : 32;
-        size_t *o = realloc(sa->off, cap * sizeof(*o));
-        if (!o) {
-            sa->oom = 1;
-            return;
-        }
-        sa->off = o;
-        sa->ncap = cap;
-    }
-    if (e->n) memcpy(sa->buf + sa->len, e->p, e->n);
-    sa->off[sa->n++] = sa->len;
-    sa->len += e->n;
-    sa->off[sa->n] = sa->len;
-}
+static uint64_t set_scan_step(void *s, uint64_t cursor, scan_acc *a) { return set_scan(s, cursor, scan_member, a); }
 
-static void sscanCommand(client *c) {
-    uint64_t cursor;
-    if (scan_parse_cursor(c, &c->argv[2], &cursor) != 0) return;
-    int wrong;
-    dbentry *e = lookup_set(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        scan_reply_empty(c);
-        return;
-    }
-    long long count;
-    const garg *pat;
-    if (scan_parse_options(c, 3, &count, &pat, NULL) != 0) return;
-    gset *s = obj_set(e);
-    scan_acc sa = {0};
-    /* Like Redis: up to 10*COUNT steps, until COUNT members were seen. */
-    long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
-    do {
-        cursor = set_scan(s, cursor, scan_collect, &sa);
-    } while (cursor && maxiter-- && (long long)sa.n < count && !sa.oom);
-    if (sa.oom) {
-        free(sa.buf);
-        free(sa.off);
-        reply_err_oom(c);
-        return;
-    }
-    size_t keep = 0;
-    for (size_t i = 0; i < sa.n; i++) {
-        const char *m = sa.buf + sa.off[i];
-        size_t mn = sa.off[i + 1] - sa.off[i];
-        if (!pat || glob_match(pat->p, pat->n, m, mn, 0)) keep++;
-    }
-    reply_array(c, 2);
-    reply_bulk_ll(c, (long long)cursor);
-    reply_array(c, (long)keep);
-    for (size_t i = 0; i < sa.n; i++) {
-        const char *m = sa.buf + sa.off[i];
-        size_t mn = sa.off[i + 1] - sa.off[i];
-        if (!pat || glob_match(pat->p, pat->n, m, mn, 0)) reply_bulk(c, m, mn);
-    }
-    free(sa.buf);
-    free(sa.off);
-}
+static const scan_kind set_scan_kind = {OBJ_SET, 1, set_scan_step};
+
+static void sscanCommand(client *c) { scan_command(c, &set_scan_kind); }
 
 const cmd_handler set_handlers[] = {
     {"sadd", saddCommand, CMD_LOCK_KEYS},

@@ -20,6 +20,7 @@
  * bounds go through strtod on the C string ("" is 0, "(" alone is an
  * exclusive 0, hex and leading blanks pass), lex bounds stop at a NUL after
  * '+'/'-', and the range commands read their options before the key. */
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -28,14 +29,14 @@
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/types/scan.h"
+#include "cmd/types/tcommon.h"
 #include "session/reply.h"
 #include "util/rand.h"
 #include "ds/set.h"
 #include "util/strutil.h"
 #include "ds/zset.h"
 #include "base/config.h"
-
-/* SCAN's cursor parser (cmd/keys.c): one cursor syntax for every *SCAN. */
 
 /* ---- plain sets as inputs of ZUNION / ZINTER / ZDIFF ----
  *
@@ -57,83 +58,26 @@ static void set_obj_each(const gobj *o, set_each_fn *fn, void *arg) {
 
 /* ---- object glue ---- */
 
-static void zset_obj_free(gobj *o) {
-    zset_free(o->u.p);
-    o->u.p = NULL;
-}
-
-static int zset_obj_dup(gobj *dst, const gobj *src) {
-    zset *d = zset_dup(src->u.p);
-    if (!d) return -1;
-    *dst = *src;
-    dst->u.p = d;
-    return 0;
-}
-
-static size_t zset_obj_mem_usage(const gobj *o) { return zset_mem_bytes(o->u.p); }
-
-static const obj_type_ops zset_ops = {zset_obj_free, zset_obj_dup, zset_obj_mem_usage};
-
-void zset_family_init(void) { obj_register_type(OBJ_ZSET, &zset_ops); }
+TC_VALUE_TYPE(zset, OBJ_ZSET, zset_free, zset_dup, zset_mem_bytes, zset_card)
 
 static zset_limits zset_cfg_limits(void) {
-    zset_limits lim;
-    lim.max_entries = cfg.zset_max_listpack_entries < 0 ? 0 : (size_t)cfg.zset_max_listpack_entries;
-    lim.max_value = cfg.zset_max_listpack_value < 0 ? 0 : (size_t)cfg.zset_max_listpack_value;
-    return lim;
+    return (zset_limits){.max_entries = tc_cfg_size(cfg.zset_max_listpack_entries),
+                         .max_value = tc_cfg_size(cfg.zset_max_listpack_value)};
 }
 
 static inline zset *obj_zset(dbentry *e) { return e->val.u.p; }
 
-static inline void sync_encoding(dbentry *e) {
-    e->val.enc = zset_is_packed(obj_zset(e)) ? ENC_LISTPACK : ENC_SKIPLIST;
-}
+static inline int zset_encoding(const zset *z) { return zset_is_packed(z) ? ENC_LISTPACK : ENC_SKIPLIST; }
 
-/* The key's entry when it holds a zset; NULL when absent. *wrong is set
- * (and WRONGTYPE replied) when it holds another type. */
-static dbentry *lookup_zset(client *c, gdb *db, const garg *key, int *wrong) {
-    return cmd_lookup_typed(c, db, key, OBJ_ZSET, wrong);
-}
+static inline void sync_encoding(dbentry *e) { e->val.enc = (uint8_t)zset_encoding(obj_zset(e)); }
 
-/* A new key holding z (which the key then owns). */
-static dbentry *add_zset_key(gdb *db, const garg *key, zset *z) {
-    dbentry *e = db_add(db, key->p, key->n);
-    if (!e) abort();
-    e->val.type = OBJ_ZSET;
-    e->val.u.p = z;
-    sync_encoding(e);
-    return e;
-}
+static void reply_zset_error(client *c, int rc) { tc_reply_write_error(c, rc == ZSET_EFULL, "sorted set"); }
 
-/* Redis's setKey: dst now holds z, whatever it held before, without TTL. */
-static void store_zset_key(gdb *db, const garg *key, zset *z) {
-    dbentry *e = db_lookup(db, key->p, key->n);
-    if (!e) {
-        add_zset_key(db, key, z);
-        return;
-    }
-    gobj v = e->val;
-    v.type = OBJ_ZSET;
-    v.u.p = z;
-    v.enc = zset_is_packed(z) ? ENC_LISTPACK : ENC_SKIPLIST;
-    db_replace_value(e, &v);
-    if (e->expire != -1) db_persist(db, e);
-}
-
-static void reply_zset_error(client *c, int rc) {
-    if (rc == ZSET_EFULL) reply_error(c, "ERR sorted set is too large (its arena's reference space is exhausted)");
-    else reply_error(c, "ERR out of memory");
-}
-
-static void key_changed(client *c, gdb *db, const garg *key, const char *event) {
-    cmd_key_modified(c, db, key->p, key->n);
-    cmd_notify(c, NOTIFY_ZSET, event, db, key->p, key->n);
-}
-
-/* The write emptied the zset of e: the key goes. */
-static void delete_emptied(client *c, gdb *db, dbentry *e, const garg *key) {
-    db_delete_entry(db, e);
-    cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
+/* The ending of the STORE forms (tc_store): z, of n members, is stored at
+ * key or key deleted; a stored zset may serve blocked clients. */
+static void store_zset(client *c, gdb *db, const garg *key, zset *z, size_t n, const char *event) {
+    if (tc_store(c, db, key, OBJ_ZSET, z ? zset_encoding(z) : ENC_LISTPACK, z, n, event))
+        block_signal_key(db, key->p, key->n);
 }
 
 /* ---- argument parsing ---- */
@@ -212,6 +156,51 @@ static int arg_positive(client *c, const garg *a, long long *v, const char *msg)
     return arg_long_range(c, a, v, 0, LLONG_MAX, msg ? msg : "ERR value is out of range, must be positive");
 }
 
+enum { RANGE_AUTO, RANGE_RANK, RANGE_SCORE, RANGE_LEX };
+
+/* The min and max arguments of the range commands: ranks, scores or lex
+ * bounds, as type says. */
+typedef struct zbounds {
+    int type; /* RANGE_RANK, RANGE_SCORE or RANGE_LEX */
+    long long start, end;
+    zset_range score;
+    zset_lexrange lex;
+} zbounds;
+
+/* Parse min and max as b->type says; -1 after replying Redis's error. */
+static int parse_bounds(client *c, const garg *min, const garg *max, zbounds *b) {
+    switch (b->type) {
+    case RANGE_RANK:
+        if (arg_long_msg(c, min, &b->start, NULL) != 0 || arg_long_msg(c, max, &b->end, NULL) != 0) return -1;
+        return 0;
+    case RANGE_SCORE:
+        if (parse_score_range(min, max, &b->score) == 0) return 0;
+        reply_error(c, "ERR min or max is not a float");
+        return -1;
+    default:
+        assert(b->type == RANGE_LEX);
+        if (parse_lex_range(min, max, &b->lex) == 0) return 0;
+        reply_error(c, "ERR min or max not valid string range item");
+        return -1;
+    }
+}
+
+/* The ranks [*lo, *hi) of z that b selects; rev: ranks count from the
+ * highest score (and lex bounds come high to low). */
+static void bounds_span(zset *z, const zbounds *b, int rev, size_t *lo, size_t *hi) {
+    if (b->type == RANGE_SCORE) {
+        zset_score_span(z, &b->score, lo, hi);
+    } else if (b->type == RANGE_LEX) {
+        zset_lex_span(z, &b->lex, rev, lo, hi);
+    } else {
+        size_t card = zset_card(z);
+        uint64_t first, n;
+        if (!tc_clamp_range(b->start, b->end, card, &first, &n)) first = n = 0;
+        *lo = rev && n ? card - (size_t)(first + n) : (size_t)first;
+        *hi = *lo + (size_t)n;
+    }
+}
+
 /* ---- ZADD / ZINCRBY ---- */
 
 static void zaddGeneric(client *c, int flags) {
@@ -250,7 +239,7 @@ static void zaddGeneric(client *c, int flags) {
     double small[16];
     double *scores = elements <= 16 ? small : malloc(sizeof(double) * (size_t)elements);
     if (!scores) {
-        reply_error(c, "ERR out of memory");
+        tc_reply_oom(c);
         return;
     }
     for (int j = 0; j < elements; j++) {
@@ -262,14 +251,15 @@ static void zaddGeneric(client *c, int flags) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
     int wrong;
-    dbentry *e = lookup_zset(c, db, key, &wrong);
+    dbentry *e = cmd_lookup_typed(c, db, key, OBJ_ZSET, &wrong);
     if (wrong) goto done;
     long long added = 0, updated = 0, processed = 0;
     double score = 0;
     zset_limits lim = zset_cfg_limits();
     if (!e) {
         if (xx) goto reply; /* no key + XX: nothing to do */
-        e = add_zset_key(db, key, zset_new(&lim));
+        if (!(e = tc_add_key(c, db, key, OBJ_ZSET, ENC_LISTPACK, zset_new(&lim)))) goto done;
+        sync_encoding(e);
     }
     zset *z = obj_zset(e);
     for (int j = 0; j < elements; j++) {
@@ -280,7 +270,7 @@ static void zaddGeneric(client *c, int flags) {
         if (rc != ZSET_OK) {
             sync_encoding(e);
             reply_zset_error(c, rc);
-            if (zset_card(z) == 0) db_delete_entry(db, e);
+            tc_drop_if_empty(db, e);
             goto changed;
         }
         if (out & ZADD_OUT_NAN) {
@@ -302,7 +292,7 @@ reply:
     }
 changed:
     if (added || updated) {
-        key_changed(c, db, key, incr ? "zincr" : "zadd");
+        tc_changed(c, db, key, OBJ_ZSET, incr ? "zincr" : "zadd");
         if (added) block_signal_key(db, key->p, key->n);
     }
 done:
@@ -314,43 +304,16 @@ static void zincrbyCommand(client *c) { zaddGeneric(c, ZADD_IN_INCR); }
 
 /* ---- ZREM / ZCARD / ZSCORE / ZMSCORE / ZRANK ---- */
 
-static void zremCommand(client *c) {
-    gdb *db = cmd_db(c);
-    const garg *key = &c->argv[1];
-    int wrong;
-    dbentry *e = lookup_zset(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_int(c, 0);
-        return;
-    }
-    zset *z = obj_zset(e);
-    long long deleted = 0;
-    int removed = 0;
-    for (int j = 2; j < c->argc; j++) {
-        if (zset_delete(z, c->argv[j].p, c->argv[j].n)) deleted++;
-        if (zset_card(z) == 0) {
-            removed = 1;
-            break;
-        }
-    }
-    if (deleted) {
-        key_changed(c, db, key, "zrem");
-        if (removed) delete_emptied(c, db, e, key);
-    }
-    reply_int(c, deleted);
-}
+/* ZREM's step (tc_remove_args). */
+static int zset_remove_member(dbentry *e, const garg *m) { return zset_delete(obj_zset(e), m->p, m->n); }
 
-static void zcardCommand(client *c) {
-    int wrong;
-    dbentry *e = lookup_zset(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    reply_int(c, e ? (long long)zset_card(obj_zset(e)) : 0);
-}
+static void zremCommand(client *c) { tc_remove_args(c, OBJ_ZSET, "zrem", zset_remove_member); }
+
+static void zcardCommand(client *c) { tc_reply_len(c, OBJ_ZSET); }
 
 static void zscoreCommand(client *c) {
     int wrong;
-    dbentry *e = lookup_zset(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_ZSET, &wrong);
     if (wrong) return;
     double s;
     if (e && zset_score(obj_zset(e), c->argv[2].p, c->argv[2].n, &s)) reply_double(c, s);
@@ -359,7 +322,7 @@ static void zscoreCommand(client *c) {
 
 static void zmscoreCommand(client *c) {
     int wrong;
-    dbentry *e = lookup_zset(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_ZSET, &wrong);
     if (wrong) return;
     reply_array(c, c->argc - 2);
     for (int j = 2; j < c->argc; j++) {
@@ -370,13 +333,8 @@ static void zmscoreCommand(client *c) {
 }
 
 static void zrankGeneric(client *c, int rev) {
-    int wrong;
-    dbentry *e = lookup_zset(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_null(c);
-        return;
-    }
+    dbentry *e = tc_lookup_or_reply(c, cmd_db(c), &c->argv[1], OBJ_ZSET, reply_null);
+    if (!e) return;
     zset *z = obj_zset(e);
     long r = zset_rank(z, c->argv[2].p, c->argv[2].n, NULL);
     if (r < 0) reply_null(c);
@@ -388,37 +346,22 @@ static void zrevrankCommand(client *c) { zrankGeneric(c, 1); }
 
 /* ---- ZCOUNT / ZLEXCOUNT ---- */
 
-static void zcountCommand(client *c) {
-    zset_range r;
-    if (parse_score_range(&c->argv[2], &c->argv[3], &r) != 0) {
-        reply_error(c, "ERR min or max is not a float");
-        return;
-    }
+static void zcountGeneric(client *c, int rangetype) {
+    zbounds b = {.type = rangetype};
+    if (parse_bounds(c, &c->argv[2], &c->argv[3], &b) != 0) return;
     int wrong;
-    dbentry *e = lookup_zset(c, cmd_db(c), &c->argv[1], &wrong);
+    dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_ZSET, &wrong);
     if (wrong) return;
     size_t lo = 0, hi = 0;
-    if (e) zset_score_span(obj_zset(e), &r, &lo, &hi);
+    if (e) bounds_span(obj_zset(e), &b, 0, &lo, &hi);
     reply_int(c, (long long)(hi - lo));
 }
 
-static void zlexcountCommand(client *c) {
-    zset_lexrange r;
-    if (parse_lex_range(&c->argv[2], &c->argv[3], &r) != 0) {
-        reply_error(c, "ERR min or max not valid string range item");
-        return;
-    }
-    int wrong;
-    dbentry *e = lookup_zset(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    size_t lo = 0, hi = 0;
-    if (e) zset_lex_span(obj_zset(e), &r, 0, &lo, &hi);
-    reply_int(c, (long long)(hi - lo));
-}
+static void zcountCommand(client *c) { zcountGeneric(c, RANGE_SCORE); }
+static void zlexcountCommand(client *c) { zcountGeneric(c, RANGE_LEX); }
 
 /* ---- the ZRANGE family ---- */
 
-enum { RANGE_AUTO, RANGE_RANK, RANGE_SCORE, RANGE_LEX };
 enum { DIR_AUTO, DIR_FORWARD, DIR_REVERSE };
 
 /* Where a range goes: the client (array, RESP3 pairs nested) or a new
@@ -475,21 +418,7 @@ static void out_end(range_out *o, gdb *db, const garg *dstkey) {
         reply_zset_error(c, o->err);
         return;
     }
-    if (o->count) {
-        store_zset_key(db, dstkey, o->dst);
-        reply_int(c, (long long)o->count);
-        key_changed(c, db, dstkey, "zrangestore");
-        block_signal_key(db, dstkey->p, dstkey->n);
-    } else {
-        zset_free(o->dst);
-        reply_int(c, 0);
-        dbentry *e = db_lookup(db, dstkey->p, dstkey->n);
-        if (e) {
-            db_delete_entry(db, e);
-            cmd_key_modified(c, db, dstkey->p, dstkey->n);
-            cmd_notify(c, NOTIFY_GENERIC, "del", db, dstkey->p, dstkey->n);
-        }
-    }
+    store_zset(c, db, dstkey, o->dst, o->count, "zrangestore");
 }
 
 /* Emit the elements of ranks [lo, hi) of z, from lo up or from hi-1 down,
@@ -510,7 +439,7 @@ static void emit_span(range_out *o, zset *z, size_t lo, size_t hi, int rev, long
 static void zrangeGeneric(client *c, int argc_start, int store, int rangetype, int direction) {
     const garg *key = &c->argv[argc_start];
     int minidx = argc_start + 1, maxidx = argc_start + 2;
-    long long opt_start = 0, opt_end = 0, opt_offset = 0, opt_limit = -1;
+    long long opt_offset = 0, opt_limit = -1;
     int withscores = 0;
     for (int j = argc_start + 3; j < c->argc; j++) {
         int leftargs = c->argc - j - 1;
@@ -547,26 +476,8 @@ static void zrangeGeneric(client *c, int argc_start, int store, int rangetype, i
         minidx = maxidx;
         maxidx = t;
     }
-    zset_range sr;
-    zset_lexrange lr;
-    switch (rangetype) {
-    case RANGE_RANK:
-        if (arg_long_msg(c, &c->argv[minidx], &opt_start, NULL) != 0) return;
-        if (arg_long_msg(c, &c->argv[maxidx], &opt_end, NULL) != 0) return;
-        break;
-    case RANGE_SCORE:
-        if (parse_score_range(&c->argv[minidx], &c->argv[maxidx], &sr) != 0) {
-            reply_error(c, "ERR min or max is not a float");
-            return;
-        }
-        break;
-    default:
-        if (parse_lex_range(&c->argv[minidx], &c->argv[maxidx], &lr) != 0) {
-            reply_error(c, "ERR min or max not valid string range item");
-            return;
-        }
-        break;
-    }
+    zbounds b = {.type = rangetype};
+    if (parse_bounds(c, &c->argv[minidx], &c->argv[maxidx], &b) != 0) return;
     gdb *db = cmd_db(c);
     range_out o = {0};
     o.c = c;
@@ -588,35 +499,17 @@ static void zrangeGeneric(client *c, int argc_start, int store, int rangetype, i
         return;
     }
     zset *z = obj_zset(e);
-    size_t card = zset_card(z);
-    if (rangetype == RANGE_RANK) {
-        long long llen = (long long)card, start = opt_start, end = opt_end;
-        if (start < 0) start = llen + start;
-        if (end < 0) end = llen + end;
-        if (start < 0) start = 0;
-        if (start > end || start >= llen) {
-            out_begin(&o, 0);
-            out_end(&o, db, &c->argv[1]);
-            return;
-        }
-        if (end >= llen) end = llen - 1;
-        long long len = end - start + 1;
-        out_begin(&o, len);
-        if (rev) emit_span(&o, z, (size_t)(llen - 1 - end), (size_t)(llen - start), 1, 0, -1);
-        else emit_span(&o, z, (size_t)start, (size_t)end + 1, 0, 0, -1);
-        out_end(&o, db, &c->argv[1]);
-        return;
-    }
-    if (rangetype == RANGE_SCORE && opt_offset > 0 && (unsigned long long)opt_offset >= card) {
-        out_begin(&o, 0);
-        out_end(&o, db, &c->argv[1]);
-        return;
-    }
     size_t lo, hi;
-    if (rangetype == RANGE_SCORE) zset_score_span(z, &sr, &lo, &hi);
-    else zset_lex_span(z, &lr, rev, &lo, &hi);
-    out_begin(&o, -1);
-    emit_span(&o, z, lo, hi, rev, opt_offset, opt_limit);
+    bounds_span(z, &b, rev, &lo, &hi);
+    if (rangetype == RANGE_RANK) {
+        /* Its length is known up front; a LIMIT that passed the check
+         * above (an offset with count -1) is ignored, as by Redis. */
+        out_begin(&o, (long long)(hi - lo));
+        emit_span(&o, z, lo, hi, rev, 0, -1);
+    } else {
+        out_begin(&o, -1);
+        emit_span(&o, z, lo, hi, rev, opt_offset, opt_limit);
+    }
     out_end(&o, db, &c->argv[1]);
 }
 
@@ -632,54 +525,20 @@ static void zrevrangebylexCommand(client *c) { zrangeGeneric(c, 1, 0, RANGE_LEX,
 
 static void zremrangeGeneric(client *c, int rangetype) {
     static const char *events[] = {NULL, "zremrangebyrank", "zremrangebyscore", "zremrangebylex"};
-    long long start = 0, end = 0;
-    zset_range sr;
-    zset_lexrange lr;
-    if (rangetype == RANGE_RANK) {
-        if (arg_long_msg(c, &c->argv[2], &start, NULL) != 0) return;
-        if (arg_long_msg(c, &c->argv[3], &end, NULL) != 0) return;
-    } else if (rangetype == RANGE_SCORE) {
-        if (parse_score_range(&c->argv[2], &c->argv[3], &sr) != 0) {
-            reply_error(c, "ERR min or max is not a float");
-            return;
-        }
-    } else if (parse_lex_range(&c->argv[2], &c->argv[3], &lr) != 0) {
-        reply_error(c, "ERR min or max not valid string range item");
-        return;
-    }
+    zbounds b = {.type = rangetype};
+    if (parse_bounds(c, &c->argv[2], &c->argv[3], &b) != 0) return;
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
-    int wrong;
-    dbentry *e = lookup_zset(c, db, key, &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_int(c, 0);
-        return;
-    }
+    dbentry *e = tc_lookup_or_reply(c, db, key, OBJ_ZSET, tc_reply_zero);
+    if (!e) return;
     zset *z = obj_zset(e);
     size_t lo, hi;
-    if (rangetype == RANGE_RANK) {
-        long long llen = (long long)zset_card(z);
-        if (start < 0) start = llen + start;
-        if (end < 0) end = llen + end;
-        if (start < 0) start = 0;
-        if (start > end || start >= llen) {
-            reply_int(c, 0);
-            return;
-        }
-        if (end >= llen) end = llen - 1;
-        lo = (size_t)start;
-        hi = (size_t)end + 1;
-    } else if (rangetype == RANGE_SCORE) {
-        zset_score_span(z, &sr, &lo, &hi);
-    } else {
-        zset_lex_span(z, &lr, 0, &lo, &hi);
-    }
+    bounds_span(z, &b, 0, &lo, &hi);
     size_t deleted = zset_delete_range(z, lo, hi);
     if (deleted) {
         sync_encoding(e);
-        key_changed(c, db, key, events[rangetype]);
-        if (zset_card(z) == 0) delete_emptied(c, db, e, key);
+        tc_changed(c, db, key, OBJ_ZSET, events[rangetype]);
+        tc_delete_if_empty(c, db, e, key);
     }
     reply_int(c, (long long)deleted);
 }
@@ -749,8 +608,8 @@ static void genericZpop(client *c, const garg *keys, int nkeys, int where, int e
         zset_delete_range(z, rank, rank + 1);
     }
     sync_encoding(e);
-    key_changed(c, db, key, where == ZPOP_MIN ? "zpopmin" : "zpopmax");
-    if (zset_card(z) == 0) delete_emptied(c, db, e, key);
+    tc_changed(c, db, key, OBJ_ZSET, where == ZPOP_MIN ? "zpopmin" : "zpopmax");
+    tc_delete_if_empty(c, db, e, key);
 }
 
 static void zpopMinMax(client *c, int where) {
@@ -868,13 +727,8 @@ static void reply_member(client *c, const char *m, size_t n, double s, int withs
 }
 
 static void zrandmemberWithCount(client *c, long long l, int withscores) {
-    int wrong;
-    dbentry *e = lookup_zset(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_array(c, 0);
-        return;
-    }
+    dbentry *e = tc_lookup_or_reply(c, cmd_db(c), &c->argv[1], OBJ_ZSET, tc_reply_empty_array);
+    if (!e) return;
     zset *z = obj_zset(e);
     size_t size = zset_card(z);
     unsigned long long count;
@@ -921,7 +775,7 @@ static void zrandmemberWithCount(client *c, long long l, int withscores) {
     if (!rs.slot || !order) {
         free(rs.slot);
         free(order);
-        reply_error(c, "ERR out of memory");
+        tc_reply_oom(c);
         return;
     }
     size_t k = 0;
@@ -948,7 +802,7 @@ static void zrandmemberWithCount(client *c, long long l, int withscores) {
 static void zrandmemberCommand(client *c) {
     if (c->argc >= 3) {
         long long l;
-        if (arg_long_range(c, &c->argv[2], &l, -LLONG_MAX, LLONG_MAX, NULL) != 0) return;
+        if (tc_parse_rand_count(c, &c->argv[2], &l) != 0) return;
         if (c->argc > 4 || (c->argc == 4 && !arg_is(&c->argv[3], "withscores"))) {
             reply_err_syntax(c);
             return;
@@ -961,13 +815,8 @@ static void zrandmemberCommand(client *c) {
         zrandmemberWithCount(c, l, withscores);
         return;
     }
-    int wrong;
-    dbentry *e = lookup_zset(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        reply_null(c);
-        return;
-    }
+    dbentry *e = tc_lookup_or_reply(c, cmd_db(c), &c->argv[1], OBJ_ZSET, reply_null);
+    if (!e) return;
     zset *z = obj_zset(e);
     const char *m;
     size_t n;
@@ -1111,7 +960,7 @@ static void zsetopGeneric(client *c, const garg *dstkey, int numkeys_idx, int op
     gdb *db = cmd_db(c);
     zsrc *src = calloc((size_t)setnum, sizeof(zsrc));
     if (!src) {
-        reply_error(c, "ERR out of memory");
+        tc_reply_oom(c);
         return;
     }
     int i, j;
@@ -1211,22 +1060,7 @@ static void zsetopGeneric(client *c, const garg *dstkey, int numkeys_idx, int op
     zset_acc_finish(res, dstkey ? &lim : NULL);
     if (dstkey) {
         static const char *events[] = {"zunionstore", "zinterstore", "zdiffstore"};
-        size_t card = zset_card(res);
-        if (card) {
-            store_zset_key(db, dstkey, res);
-            reply_int(c, (long long)card);
-            key_changed(c, db, dstkey, events[op]);
-            block_signal_key(db, dstkey->p, dstkey->n);
-        } else {
-            zset_free(res);
-            reply_int(c, 0);
-            dbentry *e = db_lookup(db, dstkey->p, dstkey->n);
-            if (e) {
-                db_delete_entry(db, e);
-                cmd_key_modified(c, db, dstkey->p, dstkey->n);
-                cmd_notify(c, NOTIFY_GENERIC, "del", db, dstkey->p, dstkey->n);
-            }
-        }
+        store_zset(c, db, dstkey, res, zset_card(res), events[op]);
         return;
     }
     size_t card = zset_card(res);
@@ -1250,107 +1084,33 @@ static void zintercardCommand(client *c) { zsetopGeneric(c, NULL, 1, SETOP_INTER
 
 /* ---- ZSCAN ---- */
 
-typedef struct scan_acc {
-    char *buf;          /* member bytes and formatted scores, back to back */
-    size_t len, cap;
-    size_t *off;        /* start of each item; item i ends at off[i+1] */
-    size_t nitems, capitems;
+typedef struct zscan_step {
+    scan_acc *a;
     int packed;
-    int oom;
-} scan_acc;
-
-static void scan_push(scan_acc *sa, const char *p, size_t n) {
-    if (sa->oom) return;
-    if (sa->nitems + 2 > sa->capitems) {
-        size_t cap = sa->capitems ? sa->capitems * 2 : 32;
-        size_t *o = realloc(sa->off, cap * sizeof(size_t));
-        if (!o) {
-            sa->oom = 1;
-            return;
-        }
-        sa->off = o;
-        sa->capitems = cap;
-    }
-    if (sa->len + n > sa->cap) {
-        size_t cap = sa->cap ? sa->cap * 2 : 256;
-        while (cap < sa->len + n) cap *= 2;
-        char *b = realloc(sa->buf, cap);
-        if (!b) {
-            sa->oom = 1;
-            return;
-        }
-        sa->buf = b;
-        sa->cap = cap;
-    }
-    sa->off[sa->nitems++] = sa->len;
-    if (n) memcpy(sa->buf + sa->len, p, n);
-    sa->len += n;
-    sa->off[sa->nitems] = sa->len;
-}
+} zscan_step;
 
 /* ZSCAN prints a score as Redis stores it: a listpack holds d2string's
  * text (integers within +-2^62 without exponent), a skiplist the double. */
-static void scan_collect(void *arg, const char *m, size_t n, double s) {
-    scan_acc *sa = arg;
+static void scan_member_score(void *arg, const char *m, size_t n, double s) {
+    zscan_step *x = arg;
     char buf[64];
     int len;
-    if (sa->packed && s >= (double)(-LLONG_MAX / 2) && s <= (double)(LLONG_MAX / 2) && s == (double)(long long)s)
+    if (x->packed && s >= (double)(-LLONG_MAX / 2) && s <= (double)(LLONG_MAX / 2) && s == (double)(long long)s)
         len = ll_to_str(buf, sizeof(buf), (long long)s);
     else
         len = double_to_str(buf, sizeof(buf), s);
-    scan_push(sa, m, n);
-    scan_push(sa, buf, (size_t)len);
+    scan_push(x->a, m, n);
+    scan_push(x->a, buf, (size_t)len);
 }
 
-static void zscanCommand(client *c) {
-    uint64_t cursor;
-    if (scan_parse_cursor(c, &c->argv[2], &cursor) != 0) return;
-    int wrong;
-    dbentry *e = lookup_zset(c, cmd_db(c), &c->argv[1], &wrong);
-    if (wrong) return;
-    if (!e) {
-        scan_reply_empty(c);
-        return;
-    }
-    long long count;
-    const garg *pat;
-    if (scan_parse_options(c, 3, &count, &pat, NULL) != 0) return;
-    zset *z = obj_zset(e);
-    scan_acc sa = {0};
-    sa.packed = zset_is_packed(z);
-    /* Like Redis: up to 10*COUNT steps, until COUNT items (members and
-     * scores both count) were collected. */
-    long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
-    do {
-        cursor = zset_scan(z, cursor, scan_collect, &sa);
-    } while (cursor && maxiter-- && (long long)sa.nitems < count && !sa.oom);
-    if (sa.oom) {
-        free(sa.buf);
-        free(sa.off);
-        reply_error(c, "ERR out of memory");
-        return;
-    }
-    size_t keep = 0;
-    for (size_t i = 0; i < sa.nitems; i += 2) {
-        const char *m = sa.buf + sa.off[i];
-        size_t n = sa.off[i + 1] - sa.off[i];
-        if (pat && !glob_match(pat->p, pat->n, m, n, 0)) continue;
-        keep++;
-        sa.off[i] |= (size_t)1 << (sizeof(size_t) * 8 - 1); /* mark kept */
-    }
-    reply_array(c, 2);
-    reply_bulk_ll(c, (long long)cursor);
-    reply_array(c, (long)(keep * 2));
-    const size_t mark = (size_t)1 << (sizeof(size_t) * 8 - 1);
-    for (size_t i = 0; i < sa.nitems; i += 2) {
-        if (!(sa.off[i] & mark)) continue;
-        size_t a = sa.off[i] & ~mark, b = sa.off[i + 1], d = sa.off[i + 2] & ~mark;
-        reply_bulk(c, sa.buf + a, b - a);
-        reply_bulk(c, sa.buf + b, d - b);
-    }
-    free(sa.buf);
-    free(sa.off);
+static uint64_t zset_scan_step(void *z, uint64_t cursor, scan_acc *a) {
+    zscan_step x = {a, zset_is_packed(z)};
+    return zset_scan(z, cursor, scan_member_score, &x);
 }
+
+static const scan_kind zset_scan_kind = {OBJ_ZSET, 2, zset_scan_step};
+
+static void zscanCommand(client *c) { scan_command(c, &zset_scan_kind); }
 
 const cmd_handler zset_handlers[] = {
     {"zadd", zaddCommand, CMD_LOCK_KEYS},
