@@ -27,9 +27,9 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ROOT, Err, Server, info, wait_for  # noqa: E402
 import dataset  # noqa: E402
 import rdbgen  # noqa: E402
-from pclient import ROOT, Err, Server, info, wait_for  # noqa: E402
 
 CHECK_RDB = "/usr/bin/redis-check-rdb"
 TMP = os.path.join(ROOT, "tests", "tmp", "persist.%d" % os.getpid())
@@ -761,7 +761,7 @@ def kill9_during_save_keeps_previous_dump():
             pass  # the server is killed under it
 
     th = threading.Thread(target=save_and_die)
-    c2.s.settimeout(30)
+    c2.sock.settimeout(30)
     th.daemon = True
     th.start()
     assert wait_for(lambda: glob.glob(os.path.join(d, "temp-*.rdb")), 5), "SAVE did not start"
@@ -1064,7 +1064,7 @@ class Writers:
     def run(self, c, i):
         n = self.acked[i]
         try:
-            c.s.settimeout(30)
+            c.sock.settimeout(30)
             while not self.stop:
                 self.sent[i] = n + 1
                 r = c.pipeline([["MULTI"], ["SET", "w%d:n" % i, n + 1], ["RPUSH", "w%d:log" % i, n],
