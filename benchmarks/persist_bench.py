@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""SAVE and start-up load: goblin-core against redis-server 7.0 (issue 12).
+"""SAVE and start-up load: goblin-core against redis-server 7.0.
 
-The dataset of the issue, built identically in both servers:
+The dataset, built identically in both servers:
   a hash of N fields     "f:<i>" -> "v:<7i>"
   a zset of N members    "m:<i>" with random scores (fixed seed)
   a list of N elements   "element-<i>"
