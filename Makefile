@@ -1,34 +1,70 @@
-# Goblin -- plain make. `make` builds build-release/goblin-core.
-# `make run` and `make test` first install missing Debian packages (deps/).
+# Goblin -- GNU make.
+#
+#   make                   build-release/goblin-core (same as `make release`)
+#   make debug|asan|tsan   build-<mode>/goblin-core
+#   make unit              build and run the C unit tests (release objects)
+#   make bench-tools       swiss-bench, hget-driver and numa-probe in build-release/
+#   make fuzz-build        the libFuzzer targets in build-fuzz/
+#   make fuzz              run each of them for FUZZ_SECONDS
+#   make fuzz-quick        the short fuzzing pass of `make test` on its own
+#   make soak              the full soak test against the release build
+#   make run               start the release server with redis-compat.conf
+#   make test              the whole suite (tests/run_all.sh)
+#   make deps              install the missing Debian packages (deps/install.sh)
+#   make clean             remove every build directory; clean-fuzz: build-fuzz only
+#
+# `make run` and `make test` run deps first.
 
-CC      ?= gcc
-STD     := -std=c11 -D_GNU_SOURCE
-WARN    := -Wall -Wextra -Werror -Wno-missing-field-initializers
-DEPFL   := -MMD -MP
-INC     := -Isrc $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1)
-LIBS    := -levent_core -levent_pthreads -ljemalloc -lnuma -luring -llua5.1 -lm -lpthread
+.PHONY: all release debug asan tsan unit bench-tools numa-probe \
+        fuzz fuzz-build fuzz-quick soak run test deps clean clean-fuzz
 
-SRC_ALL := $(shell find src -name "*.c" | sort)
-SRC_LIB := $(filter-out src/main.c,$(SRC_ALL))
-SRC_DSMEM := $(wildcard src/util/*.c src/ds/*.c src/mem/*.c) src/persist/packed.c
-UNIT_SRC := $(wildcard tests/c/*.c)
+all: release
+
+# ---------------------------------------------------------------------------
+# Compiler and flags
+
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+STD   := -std=c11 -D_GNU_SOURCE
+WARN  := -Wall -Wextra -Werror -Wno-missing-field-initializers
+DEPFL := -MMD -MP
+INC   := -Isrc $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1)
+LIBS  := -levent_core -levent_pthreads -ljemalloc -lnuma -luring -llua5.1 -lm -lpthread
+# The sanitizers and libFuzzer need the libc allocator: without jemalloc,
+# and with -DGOBLIN_NO_JEMALLOC so that the code does not call it.
+LIBS_LIBC := $(filter-out -ljemalloc,$(LIBS))
+
+# ---------------------------------------------------------------------------
+# Sources
+
+# Every .c file under src/, at any depth (src/cmd/types/ ...).
+SRC_ALL   := $(shell find src -name '*.c' | sort)
+# The server without its main(): what the fuzz targets link against.
+SRC_LIB   := $(filter-out src/main.c,$(SRC_ALL))
+# What the unit tests and swiss-bench link against: the helpers, the data
+# structures, the memory layer and the packed encodings.
+SRC_DSMEM := $(sort $(wildcard src/util/*.c src/ds/*.c src/mem/*.c)) src/persist/packed.c
+SRC_UNIT  := $(sort $(wildcard tests/c/*.c))
+
+# ---------------------------------------------------------------------------
+# Build modes: build-<mode>/ holds the objects (mirroring the tree), the
+# server goblin-core and the unit-test binary unit-tests.
 
 MODES := release debug asan tsan
+
 CFLAGS_release := -O2 -g
 CFLAGS_debug   := -O0 -g3
 CFLAGS_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
 CFLAGS_tsan    := -O1 -g -fsanitize=thread
-# jemalloc replaces malloc in release/debug; sanitizers need the libc allocator.
-LIBS_release := $(LIBS)
-LIBS_debug   := $(LIBS)
-LIBS_asan    := $(filter-out -ljemalloc,$(LIBS)) -fsanitize=address,undefined
-LIBS_tsan    := $(filter-out -ljemalloc,$(LIBS)) -fsanitize=thread
+
 DEFS_asan := -DGOBLIN_NO_JEMALLOC
 DEFS_tsan := -DGOBLIN_NO_JEMALLOC
 
-.PHONY: all release debug asan tsan run test unit deps clean tcl diff clients bench-tools
-
-all: release
+LIBS_release := $(LIBS)
+LIBS_debug   := $(LIBS)
+LIBS_asan    := $(LIBS_LIBC) -fsanitize=address,undefined
+LIBS_tsan    := $(LIBS_LIBC) -fsanitize=thread
 
 define MODE_RULES
 build-$(1)/%.o: %.c
@@ -38,84 +74,80 @@ build-$(1)/%.o: %.c
 build-$(1)/goblin-core: $$(SRC_ALL:%.c=build-$(1)/%.o)
 	$$(CC) $$(CFLAGS_$(1)) -o $$@ $$^ $$(LIBS_$(1))
 
-build-$(1)/unit-tests: $$(UNIT_SRC:%.c=build-$(1)/%.o) $$(SRC_DSMEM:%.c=build-$(1)/%.o)
+build-$(1)/unit-tests: $$(SRC_UNIT:%.c=build-$(1)/%.o) $$(SRC_DSMEM:%.c=build-$(1)/%.o)
 	$$(CC) $$(CFLAGS_$(1)) -o $$@ $$^ $$(LIBS_$(1))
 
 $(1): build-$(1)/goblin-core
 endef
 $(foreach m,$(MODES),$(eval $(call MODE_RULES,$(m))))
 
--include $(shell find build-* -name '*.d' 2>/dev/null)
-
-deps:
-	@sh deps/install.sh
-
-run: deps release
-	./build-release/goblin-core redis-compat.conf
+# ---------------------------------------------------------------------------
+# Unit tests (tests/c/)
 
 unit: build-release/unit-tests
 	./build-release/unit-tests
 
-test: deps
-	@sh tests/run_all.sh
-
-clean:
-	rm -rf build-release build-debug build-asan build-tsan
-
 # ---------------------------------------------------------------------------
-# bench-tools: C micro-benchmarks (not tests; see benchmarks/README).
-# Appended by the ds/mem engineer; built from the release objects.
-BENCH_TOOLS := build-release/swiss-bench
+# Benchmark tools (not tests; see benchmarks/README), built from release
+# objects:
+#   swiss-bench  the swiss index against a chained table (benchmarks/swiss_bench.c)
+#   hget-driver  the pipelined HGET load generator of benchmarks/*.py
+#   numa-probe   read bandwidth and pointer-chase latency for every (CPU node,
+#                memory node) pair; it refuses a ratio when binding confines
+#                nothing (utils/numa-probe.c)
+
+BENCH_TOOLS := build-release/swiss-bench build-release/hget-driver build-release/numa-probe
 
 bench-tools: $(BENCH_TOOLS)
+
+numa-probe: build-release/numa-probe
 
 build-release/swiss-bench: build-release/benchmarks/swiss_bench.o $(SRC_DSMEM:%.c=build-release/%.o)
 	$(CC) $(CFLAGS_release) -o $@ $^ $(LIBS_release)
 
-# ---------------------------------------------------------------------------
-# bench-tools (continued): load generators for benchmarks/*.py (issue 8).
-# Appended by the benchmarks engineer; adds to the bench-tools list above.
-bench-tools: build-release/hget-driver
+build-release/hget-driver: build-release/benchmarks/hget_driver.o
+	$(CC) $(CFLAGS_release) -o $@ $^ -lhiredis
 
-build-release/hget-driver: benchmarks/hget_driver.c
-	@mkdir -p $(dir $@)
-	$(CC) $(STD) $(WARN) $(CFLAGS_release) -o $@ $< -lhiredis
+build-release/numa-probe: build-release/utils/numa-probe.o
+	$(CC) $(CFLAGS_release) -o $@ $^ -lnuma -lpthread
 
 # ---------------------------------------------------------------------------
-# fuzz: libFuzzer targets (issue 10), appended by the security/robustness
-# engineer. Targets: every tests/fuzz/fuzz_<target>.c -- the RESP parser
-# (resp), the config file parser (config), the glob matcher (glob), the RDB
-# reader (rdb) -- built with
-# clang, -fsanitize=fuzzer,address,undefined, against the server objects
-# (no main, no jemalloc). `make fuzz` runs each for FUZZ_SECONDS (default
-# 60) from its committed seed corpus tests/fuzz/corpus/<target>; inputs it
-# finds go to build-fuzz/corpus/<target>, crashes to build-fuzz/crashes/.
-# A crash stops the run: fix it and add the input to the seed corpus.
-# `make test` runs tests/fuzz/run.sh (each target 15 s, counted per target)
-# and tests/soak/soak.py --duration 45; `make soak` is the full 150 s soak.
+# Fuzzing: one libFuzzer target per tests/fuzz/fuzz_<target>.c -- the
+# RESP/inline request parser (resp), the configuration file parser (config),
+# the glob matcher (glob), the RDB reader (rdb) and RESTORE's payload reader
+# (restore) -- built with clang, -fsanitize=fuzzer,address,undefined, against
+# the server objects without main.c and without jemalloc, in build-fuzz/.
+#
+# `make fuzz` runs the targets one after the other, each for FUZZ_SECONDS
+# (default 60), from its committed seed corpus tests/fuzz/corpus/<target>;
+# the inputs it finds go to build-fuzz/corpus/<target>, crashes to
+# build-fuzz/crashes/. A crash stops the run: fix it and add the input to the
+# seed corpus. `make fuzz-quick` is tests/fuzz/run.sh: every target for 15 s,
+# two at a time; `make test` runs the same script for 60 s per target.
+
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -DGOBLIN_NO_JEMALLOC
-FUZZ_LIBS    := $(filter-out -ljemalloc,$(LIBS))
 FUZZ_OBJS    := $(SRC_LIB:%.c=build-fuzz/%.o)
-# config: its parse errors print to stderr; libFuzzer keeps its own output.
+# The config parser reports errors on stderr; libFuzzer keeps its own output.
 FUZZ_OPTS_config := -close_fd_mask=2
-
-.PHONY: fuzz fuzz-build fuzz-quick soak clean-fuzz
 
 build-fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(STD) $(filter-out -Werror,$(WARN)) $(DEPFL) $(INC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 build-fuzz/fuzz-%: build-fuzz/tests/fuzz/fuzz_%.o $(FUZZ_OBJS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS_LIBC)
 
 fuzz-build: $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
 
-FUZZ_RUN = mkdir -p build-fuzz/corpus/$(1) && echo "=== fuzz-$(1): $(FUZZ_SECONDS) s from tests/fuzz/corpus/$(1)" && \
+# FUZZ_RUN target: one libFuzzer run of FUZZ_SECONDS.
+FUZZ_RUN = mkdir -p build-fuzz/corpus/$(1) && \
+    echo "=== fuzz-$(1): $(FUZZ_SECONDS) s from tests/fuzz/corpus/$(1)" && \
     ./build-fuzz/fuzz-$(1) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-    -artifact_prefix=build-fuzz/crashes/$(1)- $(FUZZ_OPTS_$(1)) build-fuzz/corpus/$(1) tests/fuzz/corpus/$(1)
+        -artifact_prefix=build-fuzz/crashes/$(1)- $(FUZZ_OPTS_$(1)) \
+        build-fuzz/corpus/$(1) tests/fuzz/corpus/$(1)
 
 fuzz: fuzz-build
 	@mkdir -p build-fuzz/crashes
@@ -124,22 +156,35 @@ fuzz: fuzz-build
 fuzz-quick:
 	@sh tests/fuzz/run.sh
 
+# ---------------------------------------------------------------------------
+# Soak: tests/soak/soak.py, 120 clients on every command family, then a check
+# of the dataset against a model. `make soak` runs it for its default 150 s;
+# `make test` for 60 s on the release build and 45 s each on the ASan and
+# TSan builds.
+
 soak: release
 	python3 tests/soak/soak.py --server ./build-release/goblin-core
+
+# ---------------------------------------------------------------------------
+# Running, testing, dependencies
+
+run: deps release
+	./build-release/goblin-core redis-compat.conf
+
+test: deps
+	@sh tests/run_all.sh
+
+deps:
+	@sh deps/install.sh
+
+# ---------------------------------------------------------------------------
+# Cleaning
+
+clean: clean-fuzz
+	rm -rf $(MODES:%=build-%)
 
 clean-fuzz:
 	rm -rf build-fuzz
 
-clean: clean-fuzz
-
-# ---------------------------------------------------------------------------
-# numa-probe (issue 9): read bandwidth and pointer-chase latency for every
-# (CPU node, memory node) pair; refuses a ratio when binding confines
-# nothing (see utils/numa-probe.c). Appended by the NUMA engineer.
-bench-tools: build-release/numa-probe
-
-.PHONY: numa-probe
-numa-probe: build-release/numa-probe
-
-build-release/numa-probe: build-release/utils/numa-probe.o
-	$(CC) $(CFLAGS_release) -o $@ $^ -lnuma -lpthread
+# Header dependencies recorded by -MMD in every build directory.
+-include $(shell find build-* -name '*.d' 2>/dev/null)

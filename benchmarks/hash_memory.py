@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Bytes per hash field: goblin-core against redis-server 7.0, side by side.
 
-Two data sets (issue 4):
+Two data sets:
 
   big     one hash of N fields "f:<i>" with values of 8..16 random
           lowercase bytes (fixed seed); default N = 1,000,000

@@ -25,7 +25,7 @@ MEMORY PURGE (jemalloc returns freed pages; Redis runs jemalloc's background
 thread, Goblin does not yet, so the settled figure can include freed but
 unreturned memory such as an old index table after a resize). Printed per
 data set and server: bytes per element above the empty server for both
-readings, the ratio goblin/redis, and the goal from docs (DESIGN.md).
+readings, the ratio goblin/redis, and its goal (SETS below).
 
   ./benchmarks/memory.py [--sets hash,zset,...] [--scale 0.1] [--rounds 1]
                          [--chart docs/img/memory.png] [--json FILE]
@@ -47,7 +47,7 @@ import tlb_arena_benchmark as tb  # noqa: E402
 PER_CMD = 1000
 PER_BATCH = 20
 
-# name: (elements at scale 1, goal ratio goblin/redis from DESIGN.md or None)
+# name: (elements at scale 1, goal ratio goblin/redis or None)
 SETS = {
     "hash": (1_000_000, 0.45),
     "zset": (1_000_000, 0.45),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""SAVE and start-up load: goblin-core against redis-server 7.0 (issue 12).
+"""SAVE and start-up load: goblin-core against redis-server 7.0.
 
-The dataset of the issue, built identically in both servers:
+The dataset, built identically in both servers:
   a hash of N fields     "f:<i>" -> "v:<7i>"
   a zset of N members    "m:<i>" with random scores (fixed seed)
   a list of N elements   "element-<i>"
@@ -22,7 +22,7 @@ runs, minus VmRSS just before it. Prints medians of the rounds and ratios.
   python3 benchmarks/persist_bench.py [--n 1000000] [--rounds 3]
       [--server build-release/goblin-core] [--reference /usr/bin/redis-server]
 
-Standard library only (reuses tests/persist/pclient.py).
+Standard library only (reuses tests/persist/harness.py).
 """
 import argparse
 import os
@@ -37,7 +37,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests", "persist"))
-import pclient  # noqa: E402
+import harness  # noqa: E402
 
 
 def cpu(pid):
@@ -105,7 +105,7 @@ LOADED = re.compile(r"DB loaded from disk: ([0-9.]+) seconds")
 
 
 def timed_load(kind, d):
-    s = pclient.Server(kind, d, wait=False)
+    s = harness.Server(kind, d, wait=False)
     s.wait_ready(timeout=600)
     c = cpu(s.p.pid)
     m = LOADED.findall(s.log_text())
@@ -123,13 +123,13 @@ def main():
     ap.add_argument("--reference", default="/usr/bin/redis-server")
     a = ap.parse_args()
     os.environ["GOBLIN"] = os.path.abspath(a.server)
-    pclient.REDIS = a.reference
+    harness.REDIS = a.reference
     tmp = tempfile.mkdtemp(prefix="persist_bench.")
     dirs = {"redis": os.path.join(tmp, "redis"), "goblin": os.path.join(tmp, "goblin")}
     res = {k: {"save": [], "save_cpu": [], "load": [], "load_cpu": [], "mem": [], "base": [], "size": []}
            for k in dirs}
     try:
-        s = pclient.Server("redis", dirs["redis"])
+        s = harness.Server("redis", dirs["redis"])
         t0 = time.time()
         build(s.c, a.n)
         print("redis: dataset built in %.1f s (%d keys)" % (time.time() - t0, s.c.ok("DBSIZE")), flush=True)
@@ -137,7 +137,7 @@ def main():
         s.stop()
         os.makedirs(dirs["goblin"])
         shutil.copy(os.path.join(dirs["redis"], "dump.rdb"), os.path.join(dirs["goblin"], "dump.rdb"))
-        s = pclient.Server("goblin", dirs["goblin"], wait=False)
+        s = harness.Server("goblin", dirs["goblin"], wait=False)
         s.wait_ready(timeout=600)
         if s.c.ok("DBSIZE") != a.n + 3:
             raise RuntimeError("goblin did not load redis's dump (needs the core wiring):\n" + s.log_tail())
@@ -145,7 +145,7 @@ def main():
         s.stop()
         for rnd in range(a.rounds):
             for kind in ("redis", "goblin"):
-                s = pclient.Server(kind, dirs[kind], wait=False)
+                s = harness.Server(kind, dirs[kind], wait=False)
                 s.wait_ready(timeout=600)
                 dt, dc, mem, base = timed_save(s)
                 s.stop()

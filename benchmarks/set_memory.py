@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Bytes per set member: goblin-core against redis-server 7.0, side by side.
 
-Two data sets (issue 7):
+Two data sets:
 
   big     one set of N members "m:<i>"; default N = 1,000,000
   many    M sets "s:<k>" of 10 members "m:<j>" each; default M = 100,000

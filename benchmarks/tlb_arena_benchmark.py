@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What 2 MiB huge pages are worth to Goblin's arenas: random HGET, A/B.
 
-Method (docs/benchmarks.md and the engineering note on huge-page arenas):
+Method (results in docs/benchmarks.md, section 1):
 
   * Two goblin-core servers run at the same time on free loopback ports, one
     with --arena-hugetlb and one without; everything else is identical.

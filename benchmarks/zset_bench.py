@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sorted sets: goblin-core against redis-server 7.0, side by side (issue 5).
+"""Sorted sets: goblin-core against redis-server 7.0, side by side.
 
 Three measurements, each starting both servers on free loopback ports (no
 persistence, --cores 1 for goblin) and loading the same data into both:

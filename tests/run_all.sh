@@ -3,7 +3,8 @@
 # "N passed, M failed" line; this script adds them up and ends with the total.
 # GOBLIN_TEST_QUICK=1 skips the sanitizer pass and the fuzzing (for a fast
 # local loop). Fuzzing: each libFuzzer target of tests/fuzz for FUZZ_SECONDS
-# (15); soak: tests/soak/soak.py for SOAK_SECONDS (45).
+# (60); soak: tests/soak/soak.py for SOAK_SECONDS (60) on the release build
+# and SOAK_SAN_SECONDS (45) on the ASan and TSan builds.
 cd "$(dirname "$0")/.." || exit 1
 JOBS=${JOBS:-2}
 # Randomized runners take this seed (printed, reproducible); set
@@ -42,6 +43,9 @@ set -e
 make -j"$JOBS" release build-release/unit-tests
 set +e
 
+# The folder layering of src/ (and, first, that the check can fail).
+run layers-selftest python3 tests/layers/check_layers.py --selftest
+run layers python3 tests/layers/check_layers.py --dot tests/tmp/layers.dot
 run unit ./build-release/unit-tests
 run tcl tclsh tests/test_helper.tcl --server ./build-release/goblin-core --seed "$SEED"
 run diff sh tests/diff/run.sh --server ./build-release/goblin-core --seed "$SEED"

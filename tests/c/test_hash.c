@@ -591,8 +591,8 @@ TEST(hash, large_values) {
     free(v1);
 }
 
-/* The memory figure behind issue 4: bytes per field of a 1M-field hash of
- * "f:<i>" fields and 8-16 byte values, as the hash itself accounts it. */
+/* Bytes per field of a 1M-field hash of "f:<i>" fields and 8-16 byte
+ * values, as the hash itself accounts it. */
 TEST(hash, bytes_per_field) {
     size_t n = (size_t)unit_scaled(1000000, 100000);
     unit_rng r = {41};

@@ -721,8 +721,8 @@ TEST(set, pop_keep_few_frees_memory) {
     set_free(s);
 }
 
-/* The memory figure behind issue 7: bytes per member of a 1M-member set of
- * "m:<i>" members, as the set itself accounts it. */
+/* Bytes per member of a 1M-member set of "m:<i>" members, as the set
+ * itself accounts it. */
 TEST(set, bytes_per_member) {
     size_t n = (size_t)unit_scaled(1000000, 100000);
     gset *s = set_new();

@@ -536,7 +536,7 @@ TEST(swiss, index_bytes_per_entry) {
     /* Steady state = not mid-resize. Once split in parts (past ~3.3K
      * elements) the parts' staggered sizes keep the whole index near the
      * mean load of a doubling table: about 8.9 B/entry with 4-byte slots,
-     * never more than 10 (issue #3); mid-resize at most a part more. */
+     * never more than 10; mid-resize at most a part more. */
     uint32_t n = (uint32_t)unit_scaled(2000000, 1000000);
     th t;
     th_init(&t, M4, n);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Client compatibility tests (issue 11): the clients people already use, run
+# Client compatibility tests: the clients people already use, run
 # unchanged against one goblin-core.
 #
 #   sh tests/clients/run.sh            # needs ./build-release/goblin-core (make -j2)

@@ -26,6 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "helpers"))
 
 import families  # noqa: E402
 import gencore  # noqa: E402
@@ -312,7 +313,8 @@ class Stream:
 
     def connect(self):
         self.close()
-        self.conns = [resp.Conn(servers.HOST, s.port, s.label)
+        self.conns = [resp.Conn(s.port, host=servers.HOST, name=s.label,
+                                timeout=10.0)
                       for s in self.r.servers]
 
     def close(self):

@@ -1,4 +1,4 @@
-/* fuzz_rdb.c -- libFuzzer target for the RDB reader (issue 12).
+/* fuzz_rdb.c -- libFuzzer target for the RDB reader.
  *
  * The input is written to a memfd and loaded with rdb_load_file() into a
  * detached dataset, exactly as LOAD does, then discarded. Any input must

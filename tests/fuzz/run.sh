@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/fuzz/run.sh -- the short fuzzing pass of `make test` (issue 10).
+# tests/fuzz/run.sh -- the short fuzzing pass of `make test`.
 #
 #   sh tests/fuzz/run.sh [--seconds N] [--seed S] [--jobs J]
 #

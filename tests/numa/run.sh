@@ -1,12 +1,12 @@
 #!/bin/sh
 # tests/numa/run.sh -- real placement of the object store's head pools in
-# emulated 2- and 4-node QEMU guests (issue 9, CI test).
+# emulated 2- and 4-node QEMU guests.
 #
 #   sh tests/numa/run.sh [-v]
 #
 # Builds tests/numa/placement_test.c statically with src/mem/{objstore,numa,
-# hugetlb,smallobj,ssdtail}.c (-lnuma -luring) and runs it as root in the VM
-# of ../shared/numa-vm/run.sh (NUMA_VM_RUN overrides the path):
+# hugetlb,smallobj,ssdtail}.c (-lnuma -luring) and runs it as root in the
+# guests of tests/numa/vm.sh:
 #   1. 2 nodes, no reserved HugeTLB pool        (ordinary-page fallback)
 #   2. 2 nodes, hugepagesz=2M hugepages=0:2,1:4 (per-node HugeTLB, a short pool)
 #   3. 4 nodes, the 10/20/30/20 ring            (sub-pool order, --perverse)
@@ -18,19 +18,18 @@
 # numa_promotion_exchanges, values intact) and stays with
 # --no-numa-promotion; --perverse --numa 0 maps the pool on node 2.
 # Each guest checks pools with move_pages and /proc/self/numa_maps; see
-# placement_test.c. The VM needs a one-time setup (qemu-system-x86,
-# busybox-static, cpio, a Debian kernel .deb): done here when missing (needs
-# root for apt-get). If it cannot be done, that is reported and counted as a
-# failure. Ends with "numa: N passed, M failed" (checks of all guests, plus
-# one failure per VM that did not report); exit 1 on any failure.
+# placement_test.c. The host packages (qemu-system-x86, busybox-static,
+# cpio) come from deps/install.sh; `vm.sh --setup` fetches the guest kernel
+# once (apt-get download). If the setup cannot be done, that is reported and
+# counted as a failure. Ends with "numa: N passed, M failed" (checks of all
+# guests, plus one failure per VM that did not report); exit 1 on any failure.
 # -v prints every PASS line too (default: FAIL lines and per-VM summaries).
 cd "$(dirname "$0")/../.." || exit 1
 VERBOSE=0
 [ "${1:-}" = -v ] && VERBOSE=1
 OUT=tests/tmp/numa
 mkdir -p "$OUT"
-VM=${NUMA_VM_RUN:-../shared/numa-vm/run.sh}
-CACHE=${NUMA_VM_CACHE:-${TMPDIR:-/tmp}/numa-vm}
+VM=tests/numa/vm.sh
 pass=0
 fail=0
 
@@ -45,26 +44,12 @@ give_up() {
     finish
 }
 
-[ -f "$VM" ] || give_up "VM runner $VM not found (expected ../shared/numa-vm/ beside the repo, or set NUMA_VM_RUN)"
-
-# --- one-time VM setup --------------------------------------------------
-have_kernel() { ls "$CACHE"/kernel/boot/vmlinuz-* >/dev/null 2>&1; }
-have_tools() {
-    command -v qemu-system-x86_64 >/dev/null 2>&1 && command -v cpio >/dev/null 2>&1 &&
-        [ -x /bin/busybox ] && [ -f /usr/lib/x86_64-linux-gnu/libnuma.a ]
-}
-if ! have_tools || ! have_kernel; then
-    if [ "$(id -u)" != 0 ]; then
-        give_up "VM setup missing (qemu-system-x86_64, cpio, /bin/busybox, libnuma.a or the kernel in $CACHE/kernel) and not root: run 'sudo $VM --setup --fetch-kernel'"
-    fi
-    echo "numa: one-time VM setup: $VM --setup --fetch-kernel"
-    if ! bash "$VM" --setup --fetch-kernel >"$OUT/setup.log" 2>&1; then
-        tail -5 "$OUT/setup.log"
-        give_up "VM setup failed (log: $OUT/setup.log)"
-    fi
-    have_tools || give_up "VM setup ran but qemu-system-x86_64/cpio/busybox/libnuma.a are still missing (log: $OUT/setup.log)"
-    have_kernel || give_up "VM setup ran but no kernel in $CACHE/kernel (log: $OUT/setup.log)"
+# --- one-time VM setup (host tools, the guest kernel) -------------------
+if ! bash "$VM" --setup >"$OUT/setup.log" 2>&1; then
+    tail -3 "$OUT/setup.log"
+    give_up "VM setup failed (log: $OUT/setup.log)"
 fi
+[ -f /usr/lib/x86_64-linux-gnu/libnuma.a ] || give_up "libnuma.a missing (apt-get install libnuma-dev)"
 [ -f /usr/lib/x86_64-linux-gnu/liburing.a ] || give_up "liburing.a missing (apt-get install liburing-dev)"
 
 # --- build ---------------------------------------------------------------
@@ -78,7 +63,7 @@ fi
 
 # --- guests --------------------------------------------------------------
 RING="10 20 30 20 / 20 10 20 30 / 30 20 10 20 / 20 30 20 10"
-# vm NAME NSUMMARIES run.sh-args... : one guest; NSUMMARIES is how many
+# vm NAME NSUMMARIES vm.sh-args... : one guest; NSUMMARIES is how many
 # "<x>_test: N passed, M failed" lines the guest must print.
 vm() {
     name=$1
@@ -86,7 +71,7 @@ vm() {
     shift 2
     log=$OUT/$name.log
     start=$(date +%s)
-    timeout 170 bash "$VM" --fetch-kernel --quiet --timeout 150 --log "$log" "$@" >"$OUT/$name.host" 2>&1
+    timeout 170 bash "$VM" --quiet --timeout 150 --log "$log" "$@" >"$OUT/$name.host" 2>&1
     rc=$?
     secs=$(($(date +%s) - start))
     [ -f "$log" ] || : >"$log"
@@ -106,7 +91,7 @@ vm() {
     pass=$((pass + p))
     fail=$((fail + f))
     if [ "$n" -lt "$want_lines" ]; then
-        echo "numa: $name: FAIL: the guest reported $n of $want_lines results (run.sh exit $rc, ${secs}s):"
+        echo "numa: $name: FAIL: the guest reported $n of $want_lines results (vm.sh exit $rc, ${secs}s):"
         tail -5 "$OUT/$name.host" "$log" 2>/dev/null | sed 's/^/    /'
         fail=$((fail + 1))
     elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then

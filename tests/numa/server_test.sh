@@ -1,5 +1,5 @@
 #!/bin/sh
-# server_test.sh -- guest side (busybox sh, as root in the numa-vm guest):
+# server_test.sh -- guest side (busybox sh, as root in the guest of tests/numa/vm.sh):
 # drives goblin-core over loopback with redis-cli (both copied in with
 # --extra by tests/numa/run.sh).
 #   server_test.sh 2|4

@@ -2,7 +2,7 @@
 snapshot of a server's keyspace for comparison."""
 import random
 
-from pclient import Err
+from resp import Err  # tests/helpers, on sys.path through harness
 
 INTS = [0, 1, 12, 127, 128, -1, -128, -129, 4095, -4096, 4096, 32767, -32768, 32768, 8388607, -8388608,
         8388608, 2 ** 31 - 1, -2 ** 31, 2 ** 31, 2 ** 63 - 1, -2 ** 63]

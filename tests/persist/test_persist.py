@@ -11,8 +11,8 @@ SIGTERM, and a small fuzz run of LOAD.
 GOBLIN=path selects the server binary (default build-release/goblin-core);
 PERSIST_KEEP=1 keeps the servers' directories and logs (tests/tmp/persist.*);
 PERSIST_FUZZ_N / PERSIST_FUZZ_SEED size and seed the LOAD fuzz run.
-Ends with "persist: N passed, M failed". Tests that need a capability the
-build lacks (the LOAD command, root for mounts) say why they are skipped.
+Ends with "persist: N passed, M failed". The tests that mount a tmpfs need
+root; without it they say so and are skipped.
 """
 import glob
 import os
@@ -27,9 +27,9 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ROOT, Err, Server, info, wait_for  # noqa: E402
 import dataset  # noqa: E402
 import rdbgen  # noqa: E402
-from pclient import ROOT, Err, Server, info, wait_for  # noqa: E402
 
 CHECK_RDB = "/usr/bin/redis-check-rdb"
 TMP = os.path.join(ROOT, "tests", "tmp", "persist.%d" % os.getpid())
@@ -66,29 +66,6 @@ def goblin(d, *args, env=None, wait=True):
 
 def redis(d, *args):
     return start("redis", d, *args)
-
-
-_WIRED = []
-
-
-def wired():
-    """Whether this build has the persistence core wiring: the LOAD
-    command's metadata, and with it start-up load, SHUTDOWN/SIGTERM saving,
-    INFO persistence, -LOADING, DEBUG RELOAD and the save setting."""
-    if not _WIRED:
-        s = Server("goblin", tdir("probe"))
-        r = s.c.call("COMMAND", "INFO", "LOAD")
-        _WIRED.append(bool(r) and r[0] is not None)
-        s.stop()
-    return _WIRED[0]
-
-
-def need_wiring(s=None):
-    if not wired():
-        raise Skip("this build lacks the persistence core wiring (LOAD metadata, start-up load, INFO)")
-
-
-need_load = need_wiring
 
 
 def check_rdb(path):
@@ -133,7 +110,6 @@ def child_pids(pid):
 def goblin_roundtrip_via_startup_load():
     d = tdir("rt_startup")
     g = goblin(d)
-    need_wiring(g)
     dataset.build(g.c)
     before = dataset.snapshot(g.c)
     eq(g.c.call("SAVE"), b"OK")
@@ -150,7 +126,6 @@ def goblin_roundtrip_via_startup_load():
 def goblin_roundtrip_via_load_and_bgsave():
     d = tdir("rt_load")
     g = goblin(d)
-    need_load(g)
     dataset.build(g.c)
     before = dataset.snapshot(g.c)
     t0 = g.c.ok("LASTSAVE")
@@ -215,7 +190,6 @@ def redis_to_goblin():
     eq(r.c.call("SAVE"), b"OK")
     r.stop()
     g = goblin(d)
-    need_wiring(g)
     after = dataset.snapshot(g.c)
     assert_same(before, after, "redis-server's dataset and Goblin's start-up load of its dump")
     # And back: Goblin's save of it loads into redis-server unchanged.
@@ -407,7 +381,6 @@ def redis_to_goblin_small_encodings_configured():
     eq(r.c.call("SAVE"), b"OK")
     r.stop()
     g = goblin(d)
-    need_load(g)
     eq(g.c.call("LOAD"), b"OK")
     assert_same(before, dataset.snapshot(g.c, encodings=False), "values across different limits")
     eq(g.c.ok("OBJECT", "ENCODING", "h:small"), b"listpack")
@@ -473,7 +446,6 @@ def old_encodings_match_redis():
         r.stop()
         eq(len([k for k in want if k[0] == 0]), 27, "redis-server loaded the hand-made file")
         g = goblin(d)
-        need_load(g)
         eq(g.c.call("LOAD"), b"OK")
         assert_same(want, dataset.snapshot(g.c, encodings=False), "old encodings (v%d) Redis vs Goblin" % ver)
         g.stop()
@@ -491,7 +463,6 @@ def zipmap_era_file_v3():
     want = dataset.snapshot(r.c, encodings=False)
     r.stop()
     g = goblin(d)
-    need_load(g)
     eq(g.c.call("LOAD"), b"OK")
     assert_same(want, dataset.snapshot(g.c, encodings=False), "v3 file")
     g.stop()
@@ -513,7 +484,6 @@ def crafted(body, version=10, checksum=True):
 def each_kind_of_damage_has_its_error():
     d = tdir("damage")
     g = goblin(d)
-    need_load(g)
     g.c.ok("SET", "keep", "me")
     rg = rdbgen
     s = rg.string
@@ -577,7 +547,6 @@ def each_kind_of_damage_has_its_error():
 def truncated_and_bit_flipped_dumps():
     d = tdir("corrupt")
     g = goblin(d)
-    need_load(g)
     dataset.build(g.c, big=False)
     eq(g.c.call("SAVE"), b"OK")
     good = read(os.path.join(d, "dump.rdb"))
@@ -614,7 +583,6 @@ def truncated_and_bit_flipped_dumps():
 def fuzz_load_never_crashes():
     d = tdir("fuzz")
     g = goblin(d)
-    need_load(g)
     dataset.build(g.c, big=False)
     eq(g.c.call("SAVE"), b"OK")
     # Seeds: Goblin's own dump (listpacks, intsets, LZF) and a hand-made
@@ -660,7 +628,6 @@ def fuzz_load_never_crashes():
 def corrupt_dump_stops_startup():
     d = tdir("startup_corrupt")
     g = goblin(d)
-    need_wiring(g)
     g.c.ok("SET", "a", "b")
     eq(g.c.call("SAVE"), b"OK")
     g.stop()
@@ -689,10 +656,8 @@ def fill(c, n=600, size=3000):
 
 @test
 def bgsave_is_a_point_in_time_snapshot():
-    need_wiring()
     d = tdir("bgsave_snap")
     g = goblin(d, "--rdbcompression", "no", env=SLOW)
-    need_load(g)
     fill(g.c)
     g.c.ok("SET", "probe", "before")
     eq(g.c.call("BGSAVE"), b"Background saving started")
@@ -721,7 +686,6 @@ def bgsave_is_a_point_in_time_snapshot():
 
 @test
 def kill9_bgsave_child_keeps_previous_dump():
-    need_wiring()
     d = tdir("kill_child")
     g = goblin(d, "--rdbcompression", "no", env=SLOW)
     g.c.ok("SET", "old", "dump")
@@ -748,7 +712,6 @@ def kill9_bgsave_child_keeps_previous_dump():
 def kill9_during_save_keeps_previous_dump():
     d = tdir("kill_save")
     g = goblin(d, "--rdbcompression", "no", env=SLOW)
-    need_wiring(g)
     g.c.ok("SET", "old", "dump")
     eq(g.c.call("SAVE"), b"OK")
     prev = read(os.path.join(d, "dump.rdb"))
@@ -761,7 +724,7 @@ def kill9_during_save_keeps_previous_dump():
             pass  # the server is killed under it
 
     th = threading.Thread(target=save_and_die)
-    c2.s.settimeout(30)
+    c2.sock.settimeout(30)
     th.daemon = True
     th.start()
     assert wait_for(lambda: glob.glob(os.path.join(d, "temp-*.rdb")), 5), "SAVE did not start"
@@ -790,7 +753,6 @@ def umount(d):
 
 @test
 def full_disk_keeps_previous_dump():
-    need_wiring()
     d = tdir("enospc")
     mount_tmpfs(d, "size=1m")
     try:
@@ -816,7 +778,6 @@ def full_disk_keeps_previous_dump():
 
 @test
 def unwritable_dir_keeps_previous_dump():
-    need_wiring()
     d = tdir("rodir")
     mount_tmpfs(d, "size=4m")
     try:
@@ -882,10 +843,8 @@ def hugetlb_refuses_bgsave_but_saves():
 
 @test
 def loading_state_during_startup_load():
-    need_wiring()
     d = tdir("loading")
     g = goblin(d)
-    need_wiring(g)
     g.c.ok("DEBUG", "POPULATE", 60000)
     eq(g.c.call("SAVE"), b"OK")
     g.stop()
@@ -909,10 +868,8 @@ def loading_state_during_startup_load():
 
 @test
 def sigterm_during_loading_exits_without_saving():
-    need_wiring()
     d = tdir("loading_term")
     g = goblin(d)
-    need_wiring(g)
     g.c.ok("DEBUG", "POPULATE", 40000)
     eq(g.c.call("SAVE"), b"OK")
     g.stop()
@@ -926,10 +883,8 @@ def sigterm_during_loading_exits_without_saving():
 
 @test
 def save_points_trigger_bgsave():
-    need_wiring()
     d = tdir("savepoints")
     g = goblin(d)
-    need_wiring(g)
     eq(g.c.call("CONFIG", "SET", "save", "1 2"), b"OK")
     eq(g.c.ok("CONFIG", "GET", "save")[1], b"1 2")
     g.c.ok("SET", "a", "1")
@@ -946,10 +901,8 @@ def save_points_trigger_bgsave():
 
 @test
 def shutdown_and_sigterm_save():
-    need_wiring()
     d = tdir("shutdown")
     g = goblin(d, "--save", "3600 1")
-    need_wiring(g)
     g.c.ok("SET", "x", "1")
     eq(g.shutdown(), 0, "SHUTDOWN exit code")
     g = goblin(d, "--save", "3600 1")
@@ -979,7 +932,6 @@ def shutdown_and_sigterm_save():
 def expired_keys_are_skipped_on_load():
     d = tdir("expired")
     g = goblin(d)
-    need_wiring(g)
     g.c.ok("SET", "live", "1")
     g.c.ok("SET", "dying", "1", "PX", "150")
     eq(g.c.call("SAVE"), b"OK")
@@ -996,7 +948,6 @@ def expired_keys_are_skipped_on_load():
 def load_is_atomic_for_other_clients_and_watch():
     d = tdir("atomic")
     g = goblin(d, env={"GOBLIN_TEST_RDB_LOAD_SLOW_US": "100000"})
-    need_load(g)
     g.c.ok("DEBUG", "POPULATE", 40000)
     g.c.ok("SET", "probe", "new")
     eq(g.c.call("SAVE"), b"OK")
@@ -1026,7 +977,6 @@ def load_is_atomic_for_other_clients_and_watch():
 def debug_reload_and_flushall_save():
     d = tdir("reload")
     g = goblin(d)
-    need_wiring(g)
     dataset.build(g.c, big=False)
     before = dataset.snapshot(g.c)
     eq(g.c.call("DEBUG", "RELOAD"), b"OK")
@@ -1064,7 +1014,7 @@ class Writers:
     def run(self, c, i):
         n = self.acked[i]
         try:
-            c.s.settimeout(30)
+            c.sock.settimeout(30)
             while not self.stop:
                 self.sent[i] = n + 1
                 r = c.pipeline([["MULTI"], ["SET", "w%d:n" % i, n + 1], ["RPUSH", "w%d:log" % i, n],
@@ -1128,7 +1078,6 @@ def kill9_under_continuous_writes_restarts_at_last_snapshot():
     W = 3
     path = os.path.join(d, "dump.rdb")
     g = goblin(d, "--rdbcompression", "no", env=SLOW)
-    need_wiring(g)
     rng = random.Random(11)
     # 1. Snapshots (SAVE and BGSAVE) under writes, then kill -9 while idle.
     wr = Writers(g, W)

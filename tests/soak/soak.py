@@ -41,75 +41,8 @@ import tempfile
 import threading
 import time
 
-# ---------------------------------------------------------------- RESP --
-
-
-class ReplyError(Exception):
-    pass
-
-
-class Conn:
-    def __init__(self, port, timeout=30):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-    def send(self, *args):
-        out = [b"*%d\r\n" % len(args)]
-        for a in args:
-            if not isinstance(a, bytes):
-                a = str(a).encode()
-            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-        self.sock.sendall(b"".join(out))
-
-    def _fill(self):
-        d = self.sock.recv(65536)
-        if not d:
-            raise ConnectionError("connection closed by server")
-        self.buf += d
-
-    def _line(self):
-        while True:
-            i = self.buf.find(b"\r\n")
-            if i >= 0:
-                line, self.buf = self.buf[:i], self.buf[i + 2:]
-                return line
-            self._fill()
-
-    def read(self):
-        line = self._line()
-        t, rest = line[:1], line[1:]
-        if t == b"+":
-            return rest.decode()
-        if t == b"-":
-            return ReplyError(rest.decode())
-        if t == b":":
-            return int(rest)
-        if t == b"$":
-            n = int(rest)
-            if n < 0:
-                return None
-            while len(self.buf) < n + 2:
-                self._fill()
-            data, self.buf = self.buf[:n], self.buf[n + 2:]
-            return data
-        if t == b"*":
-            n = int(rest)
-            if n < 0:
-                return None
-            return [self.read() for _ in range(n)]
-        raise ConnectionError("bad reply type %r" % line[:20])
-
-    def call(self, *args):
-        self.send(*args)
-        return self.read()
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers"))
+from resp import Conn, Err  # noqa: E402
 
 # ------------------------------------------------------------- results --
 
@@ -192,7 +125,7 @@ class Worker(threading.Thread):
             return
         if r < 0.3:
             v = ("%d-" % self.rng.randrange(1000)).encode() * self.rng.randrange(1, 20)
-            self.expect(self.call("SET", key, v), "OK", "SET")
+            self.expect(self.call("SET", key, v), b"OK", "SET")
             self.model[key] = ("string", v)
         elif r < 0.5:
             want = cur[1] if cur else None
@@ -261,7 +194,7 @@ class Worker(threading.Thread):
             self.expect(self.call("LPUSH", key, v), len(lst) + 1, "LPUSH")
             lst.insert(0, v)
         elif r < 0.75:
-            self.expect(self.call("LTRIM", key, 0, 19), "OK", "LTRIM")
+            self.expect(self.call("LTRIM", key, 0, 19), b"OK", "LTRIM")
             lst = lst[:20]
         else:
             self.expect(self.call("LRANGE", key, 0, -1), lst, "LRANGE")
@@ -331,7 +264,7 @@ class Worker(threading.Thread):
             self.res.fail("w%d DUMP %s: %r" % (self.wid, key, payload))
             return
         dst = self.k("copy")
-        self.expect(self.call("RESTORE", dst, 0, payload, "REPLACE"), "OK", "RESTORE")
+        self.expect(self.call("RESTORE", dst, 0, payload, "REPLACE"), b"OK", "RESTORE")
         if typ == "string":
             got, want = self.call("GET", dst), val
         elif typ == "hash":
@@ -352,12 +285,12 @@ class Worker(threading.Thread):
         if self.rng.random() < 0.5:
             key = self.k("x%d" % self.rng.randrange(1000000))
             ttl = self.rng.randrange(*SHORT_TTL_MS)
-            self.expect(self.call("SET", key, "soon", "PX", ttl), "OK", "SET PX")
+            self.expect(self.call("SET", key, "soon", "PX", ttl), b"OK", "SET PX")
             self.expiring[key] = time.time() + ttl / 1000.0
             self.model[key] = ("string", b"soon")
         else:
             key = self.k("keep%d" % self.rng.randrange(10))
-            self.expect(self.call("SET", key, "kept", "EX", 100000), "OK", "SET EX")
+            self.expect(self.call("SET", key, "kept", "EX", 100000), b"OK", "SET EX")
             self.model[key] = ("string", b"kept")
             ttl = self.call("TTL", key)
             if not (isinstance(ttl, int) and 99000 < ttl <= 100000):
@@ -376,7 +309,7 @@ class Worker(threading.Thread):
         self.c.send("EXEC")
         self.ncmd += 4
         replies = [self.c.read() for _ in range(4)]
-        self.expect(replies, ["OK", "QUEUED", "QUEUED", [va + n, vb + n]], "MULTI/EXEC")
+        self.expect(replies, [b"OK", b"QUEUED", b"QUEUED", [va + n, vb + n]], "MULTI/EXEC")
         self.model[a] = ("string", str(va + n).encode())
         self.model[b] = ("string", str(vb + n).encode())
 
@@ -407,7 +340,7 @@ class Worker(threading.Thread):
             r = [self.c.read() for _ in range(4)]
             if r[3] is None:
                 continue  # someone else moved first: retry
-            if r[:3] != ["OK", "QUEUED", "QUEUED"] or r[3] != [int(a) - x, int(b) + x]:
+            if r[:3] != [b"OK", b"QUEUED", b"QUEUED"] or r[3] != [int(a) - x, int(b) + x]:
                 self.res.fail("w%d bank transfer: %r (before %r %r)" % (self.wid, r, a, b))
             else:
                 self.res.ok()
@@ -529,11 +462,11 @@ class AclChurn(threading.Thread):
             while time.time() < self.deadline:
                 i += 1
                 r = c.call("ACL", "SETUSER", "soak-acl", "reset", "on", ">pw", *rules[i % len(rules)])
-                if r != "OK":
+                if r != b"OK":
                     self.res.fail("ACL SETUSER: %r" % r)
                 c.call("ACL", "SETUSER", "soak-tmp", "on", ">t", "+@all", "~*")
                 victim = Conn(self.port)
-                ok = victim.call("AUTH", "soak-tmp", "t") == "OK" and victim.call("PING") == "PONG"
+                ok = victim.call("AUTH", "soak-tmp", "t") == b"OK" and victim.call("PING") == b"PONG"
                 if c.call("ACL", "DELUSER", "soak-tmp") != 1 or not ok:
                     self.res.fail("ACL DELUSER soak-tmp / AUTH failed")
                 try:
@@ -572,7 +505,7 @@ class AclClient(threading.Thread):
         try:
             c = Conn(self.port)
             for _ in range(100):
-                if c.call("AUTH", "soak-acl", "pw") == "OK":
+                if c.call("AUTH", "soak-acl", "pw") == b"OK":
                     break
                 time.sleep(0.05)
             key = "acl:%d" % self.cid
@@ -584,7 +517,7 @@ class AclClient(threading.Thread):
                     self.res.fail("acl client %d INCR: %r, expected %d" % (self.cid, got, n))
                     n = got if isinstance(got, int) else n
                 got = c.call("SET", "forbidden:%d" % self.cid, "x")
-                if not (isinstance(got, ReplyError) and str(got).startswith("NOPERM")):
+                if not (isinstance(got, Err) and str(got).startswith("NOPERM")):
                     self.res.fail("acl client %d wrote outside its keys: %r" % (self.cid, got))
                 self.ncmd += 2
             self.res.ok()
@@ -617,7 +550,7 @@ def start_server(binary, cores, port, workdir):
     for _ in range(300):
         try:
             c = Conn(port, timeout=2)
-            if c.call("PING") == "PONG":
+            if c.call("PING") == b"PONG":
                 c.close()
                 return proc
         except OSError:
@@ -634,7 +567,7 @@ def final_check(port, workers, subs, shared, res, started_expiry):
             if key in w.expiring:
                 continue
             got_type = c.call("TYPE", key)
-            if got_type != typ:
+            if got_type != typ.encode():
                 res.fail("final %s: type %r, model %r" % (key, got_type, typ))
                 continue
             if typ == "string":

@@ -3,24 +3,6 @@
 # The heavier cases (redis-server interchange, crashes, a full disk,
 # corrupt files, fuzzing) live in tests/persist/test_persist.py.
 
-# Parts of persistence are wired into the core (start-up load, SHUTDOWN and
-# SIGTERM saving, DEBUG RELOAD, INFO, -LOADING, the LOAD command's
-# metadata). A build without that wiring reports these tests as skipped,
-# with the reason, instead of failing them.
-proc persist_wired {} {
-    if {$::t::server_kind eq "redis"} {return 1}
-    set r [r command info load]
-    expr {[llength $r] > 0 && [lindex $r 0] ne ""}
-}
-
-proc wired_test {name body {testtags {}}} {
-    if {![persist_wired]} {
-        ::t::record_skip $name "needs the persistence core wiring (LOAD metadata, start-up load, SHUTDOWN save)"
-        return
-    }
-    uplevel 1 [list test $name $body $testtags]
-}
-
 proc wait_bgsave_done {} {
     wait_for_condition 200 50 {[s rdb_bgsave_in_progress] == 0} else {
         fail "BGSAVE still in progress"
@@ -73,7 +55,7 @@ proc dataset_dump {} {
 
 start_server {tags {persistence}} {
 
-    wired_test {SAVE writes the dump and moves LASTSAVE} {
+    test {SAVE writes the dump and moves LASTSAVE} {
         r set k v
         set before [r lastsave]
         after 1100
@@ -84,7 +66,7 @@ start_server {tags {persistence}} {
         assert_equal ok [s rdb_last_bgsave_status]
     }
 
-    wired_test {BGSAVE runs in the background and reports in INFO} {
+    test {BGSAVE runs in the background and reports in INFO} {
         r set k v2
         assert_equal {Background saving started} [r bgsave]
         wait_bgsave_done
@@ -105,7 +87,7 @@ start_server {tags {persistence}} {
         r discard
     }
 
-    wired_test {INFO persistence fields} {
+    test {INFO persistence fields} {
         set info [r info persistence]
         foreach f {loading async_loading current_save_keys_processed current_save_keys_total
                    rdb_changes_since_last_save rdb_bgsave_in_progress rdb_last_save_time
@@ -116,7 +98,7 @@ start_server {tags {persistence}} {
         assert_equal -1 [s rdb_current_bgsave_time_sec]
     }
 
-    wired_test {Every type survives a restart (start-up load)} {
+    test {Every type survives a restart (start-up load)} {
         fill_every_type
         set before [dataset_dump]
         assert_equal OK [r save]
@@ -124,7 +106,7 @@ start_server {tags {persistence}} {
         assert_equal $before [dataset_dump]
     }
 
-    wired_test {DEBUG RELOAD keeps every type} {
+    test {DEBUG RELOAD keeps every type} {
         fill_every_type
         set before [dataset_dump]
         assert_equal OK [r debug reload]
@@ -133,7 +115,7 @@ start_server {tags {persistence}} {
         assert_equal $before [dataset_dump]
     }
 
-    wired_test {Save points start a BGSAVE} {
+    test {Save points start a BGSAVE} {
         set saves [s rdb_saves]
         r config set save "1 1"
         r set trigger 1
@@ -144,7 +126,7 @@ start_server {tags {persistence}} {
         r config set save ""
     }
 
-    wired_test {FLUSHALL with save points writes the empty dataset} {
+    test {FLUSHALL with save points writes the empty dataset} {
         r set a b
         r config set save "3600 1"
         r flushall
@@ -155,7 +137,7 @@ start_server {tags {persistence}} {
 }
 
 start_server {tags {persistence}} {
-    wired_test {LOAD replaces the dataset with a dump} {
+    test {LOAD replaces the dataset with a dump} {
         needs_feature command:load
         fill_every_type
         set before [dataset_dump]
@@ -170,7 +152,7 @@ start_server {tags {persistence}} {
         assert_equal $before [dataset_dump]
     } {goblin_only}
 
-    wired_test {A failed LOAD names the problem and keeps the dataset} {
+    test {A failed LOAD names the problem and keeps the dataset} {
         needs_feature command:load
         r flushall
         r set keep me
@@ -201,7 +183,7 @@ start_server {tags {persistence}} {
         assert_equal 1 [r dbsize]
     } {goblin_only}
 
-    wired_test {LOAD arity and MULTI} {
+    test {LOAD arity and MULTI} {
         needs_feature command:load
         assert_error {ERR syntax error} {r load a b}
         r multi
@@ -218,14 +200,14 @@ start_server {tags {persistence goblin_only} args {--arena-hugetlb yes}} {
         assert_equal 0 [s rdb_bgsave_in_progress]
     } {goblin_only}
 
-    wired_test {arena-hugetlb: INFO persistence says why} {
+    test {arena-hugetlb: INFO persistence says why} {
         assert_equal 1 [s rdb_bgsave_disabled]
         assert_match {*arena-hugetlb*} [s rdb_bgsave_disabled_reason]
     } {goblin_only}
 }
 
 start_server {tags {persistence}} {
-    wired_test {SHUTDOWN saves when save points are configured} {
+    test {SHUTDOWN saves when save points are configured} {
         r config set save "3600 1"
         r set survivor yes
         server_expect_exit
@@ -244,7 +226,7 @@ start_server {tags {persistence}} {
 }
 
 start_server {tags {persistence startup}} {
-    wired_test {A corrupt dump stops start-up with exit code 1} {
+    test {A corrupt dump stops start-up with exit code 1} {
         set dir [file join $::srv::tmproot "corrupt-dump.[pid]"]
         file mkdir $dir
         set fd [open [file join $dir dump.rdb] w]

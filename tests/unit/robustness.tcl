@@ -1,4 +1,4 @@
-# Security and robustness (issue 10), each checked against Redis 7.0's
+# Security and robustness, each checked against Redis 7.0's
 # replies: an EXEC holding a denyoom command under maxmemory/noeviction is
 # aborted ("EXECABORT Transaction discarded because of: OOM ...") while a
 # read-only one runs; CONFIG SET requirepass/masterauth arguments are

@@ -284,7 +284,7 @@ def g_hscan_bad(ctx):
     """Invalid HSCAN calls: errors (or, on a missing key, the empty scan).
     Sent as a list so that the driver never mutates them: a mutation can
     put "" or a NUL byte where the cursor goes, which Redis's strtoul()
-    reads as cursor 0 (see the cursor note in the report of issue 4)."""
+    reads as cursor 0."""
     k = _key(ctx)
     r = ctx.rng.random()
     if r < 0.3:

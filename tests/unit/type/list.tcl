@@ -770,7 +770,7 @@ start_server [list tags {list} args $::list_server_args] {
         $rd close
     }
 
-    test {BLPOP with the same key several times (issue #801)} {
+    test {BLPOP with the same key several times} {
         r del l1 l2
         set rd [blocked_client blpop l1 l2 l2 l1 0]
         r lpush l1 a

@@ -354,7 +354,7 @@ start_server [list tags {set} args $::set_server_args] {
 
     # --- uniformity (chi-square) ----------------------------------------------------------
 
-    # Uniform picks are a Goblin guarantee (issue 7). redis-server meets it
+    # Uniform picks are a Goblin guarantee. redis-server meets it
     # for intsets only: its hashtable picks (dictGetFairRandomKey) fail
     # these bounds, so the hashtable cases are goblin_only.
     foreach {enc n} {intset 40 hashtable 40 hashtable 300} {

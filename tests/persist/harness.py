@@ -1,110 +1,17 @@
-"""Tiny RESP2 client and server launcher for the persistence tests.
-
-Standard library only. Replies: bytes (bulk/simple), int, list, None,
-or an Err instance (an error reply is returned, not raised, so tests can
-assert on it).
+"""Server launcher and small helpers of the persistence tests (and of
+benchmarks/persist_bench.py). Standard library only; the RESP client is
+tests/helpers/resp.py (its error replies are Err values, not raised).
 """
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-class Err(Exception):
-    def __init__(self, msg):
-        super().__init__(msg)
-        self.msg = msg
-
-    def __repr__(self):
-        return "Err(%r)" % self.msg
-
-
-def _enc(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a).encode()
-        elif isinstance(a, float):
-            a = repr(a).encode()
-        elif isinstance(a, str):
-            a = a.encode("utf-8", "surrogateescape")
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-class Client:
-    def __init__(self, port, timeout=60.0):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.buf = b""
-
-    def close(self):
-        try:
-            self.s.close()
-        except OSError:
-            pass
-
-    def _fill(self):
-        d = self.s.recv(1 << 20)
-        if not d:
-            raise ConnectionError("connection closed")
-        self.buf += d
-
-    def _line(self):
-        while True:
-            i = self.buf.find(b"\r\n")
-            if i >= 0:
-                l, self.buf = self.buf[:i], self.buf[i + 2:]
-                return l
-            self._fill()
-
-    def _read(self):
-        l = self._line()
-        t, rest = l[:1], l[1:]
-        if t == b"+":
-            return rest
-        if t == b"-":
-            return Err(rest.decode("utf-8", "replace"))
-        if t == b":":
-            return int(rest)
-        if t == b"$":
-            n = int(rest)
-            if n < 0:
-                return None
-            while len(self.buf) < n + 2:
-                self._fill()
-            v, self.buf = self.buf[:n], self.buf[n + 2:]
-            return v
-        if t == b"*":
-            n = int(rest)
-            if n < 0:
-                return None
-            return [self._read() for _ in range(n)]
-        raise ValueError("bad reply %r" % l)
-
-    def call(self, *args):
-        self.s.sendall(_enc(args))
-        return self._read()
-
-    def ok(self, *args):
-        r = self.call(*args)
-        if isinstance(r, Err):
-            raise AssertionError("%s -> %s" % (args[:3], r.msg))
-        return r
-
-    def pipeline(self, cmds, check=True):
-        out = []
-        for i in range(0, len(cmds), 1000):
-            chunk = cmds[i:i + 1000]
-            self.s.sendall(b"".join(_enc(c) for c in chunk))
-            for c in chunk:
-                r = self._read()
-                if check and isinstance(r, Err):
-                    raise AssertionError("%s -> %s" % (c[:3], r.msg))
-                out.append(r)
-        return out
+sys.path.insert(0, os.path.join(ROOT, "tests", "helpers"))
+from resp import Conn, Err  # noqa: E402,F401 -- Err is for the importers
 
 
 def free_port():
@@ -155,7 +62,7 @@ class Server:
             if self.p.poll() is not None:
                 raise RuntimeError("%s exited with %s:\n%s" % (self.kind, self.p.returncode, self.log_tail()))
             try:
-                c = Client(self.port)
+                c = Conn(self.port, timeout=60.0)
                 r = c.call("PING")
                 if r == b"PONG" or (allow_loading and isinstance(r, Err) and r.msg.startswith("LOADING")):
                     self.c = c
@@ -167,7 +74,7 @@ class Server:
         raise RuntimeError("%s not ready:\n%s" % (self.kind, self.log_tail()))
 
     def client(self):
-        return Client(self.port)
+        return Conn(self.port, timeout=60.0)
 
     def log_tail(self, n=20):
         try:

@@ -1,14 +1,30 @@
-"""Minimal RESP2/RESP3 encoder and reader for the differential tester.
+"""RESP2/RESP3 client of the Python tests (standard library only).
 
-The reader returns, for every reply, a Node holding the exact raw bytes of the
-reply (what is compared byte for byte) plus a parsed form (what normalizers
-use when Redis itself gives no order).
+    import resp                              # with tests/helpers on sys.path
+    c = resp.Conn(port)                      # blocking, with a socket timeout
+    c.call("SET", "k", 1)                    # -> b'OK'
+    c.call("NOSUCH")                         # -> Err('ERR unknown command ...')
+    c.pipeline([["INCR", "n"], ["GET", "n"]])
+    c.send("SUBSCRIBE", "ch"); c.read()      # replies read one at a time
 
-Standard library only.
+Two levels of replies:
+
+  * parse() and Conn.read_node() give a Node: the reply's type byte, its
+    parsed form and its exact bytes on the wire (the differential tester
+    compares those bytes);
+  * Conn.read() / call() give plain values (value() converts a Node):
+    simple and bulk strings are bytes, integers int, nulls None, arrays,
+    sets and pushes lists, maps dicts, doubles float, booleans bool, and
+    an error reply is returned as an Err, not raised, so a test can assert
+    on it.
+
+exchange() drives several connections at once without blocking on any of
+them: it sends each its pipelined payload and collects a given number of
+replies (as Nodes) from each.
 """
 
-__all__ = ["Node", "Incomplete", "ProtocolError", "encode", "parse", "Conn",
-           "ConnClosed", "ReplyTimeout", "exchange"]
+__all__ = ["Node", "Err", "Incomplete", "ProtocolError", "ConnClosed",
+           "ReplyTimeout", "encode", "parse", "value", "Conn", "exchange"]
 
 import selectors
 import socket
@@ -21,6 +37,23 @@ class Incomplete(Exception):
 
 class ProtocolError(Exception):
     """The server sent bytes that are not valid RESP."""
+
+
+class Err(Exception):
+    """An error reply ('-' or RESP3 '!'), as a value: msg is its text."""
+
+    def __init__(self, msg):
+        super().__init__(msg)
+        self.msg = msg
+
+    def __repr__(self):
+        return "Err(%r)" % self.msg
+
+    def __eq__(self, other):
+        return isinstance(other, Err) and other.msg == self.msg
+
+    def __hash__(self):
+        return hash(self.msg)
 
 
 class Node:
@@ -51,6 +84,8 @@ class Node:
         return "Node(%r)" % (self.raw,)
 
 
+# ------------------------------------------------------------ encoding --
+
 def _arg(a):
     if isinstance(a, bytes):
         return a
@@ -66,7 +101,8 @@ def _arg(a):
 
 
 def encode(args):
-    """Encode one command (a sequence of bytes/str/int) as a RESP multibulk."""
+    """Encode one command (a sequence of bytes/str/int/float) as a RESP
+    multibulk."""
     out = [b"*%d\r\n" % len(args)]
     for a in args:
         a = _arg(a)
@@ -75,6 +111,8 @@ def encode(args):
         out.append(b"\r\n")
     return b"".join(out)
 
+
+# ------------------------------------------------------------- parsing --
 
 _AGG_MULT = {"*": 1, "~": 1, ">": 1, "%": 2, "|": 2}
 
@@ -149,6 +187,31 @@ def parse(buf, pos):
         raise ProtocolError("unknown type byte %r at offset %d" % (t, pos))
 
 
+def _key(v):
+    # A map key must be hashable: an aggregate key becomes a tuple.
+    return tuple(_key(x) for x in v) if isinstance(v, list) else v
+
+
+def value(node):
+    """The plain Python value of a Node (see the module's docstring)."""
+    t, v = node.t, node.v
+    if t in "-!":
+        return Err(v.decode("utf-8", "replace"))
+    if v is None or t in "+:$(":
+        return int(v) if t == "(" else v
+    if t == "=":
+        return v[4:]  # drop the "txt:" / "mkd:" format prefix
+    if t == ",":
+        return float(v)
+    if t == "#":
+        return v == b"t"
+    if t == "%":
+        return {_key(value(k)): value(x) for k, x in zip(v[::2], v[1::2])}
+    return [value(x) for x in v]
+
+
+# ---------------------------------------------------------- connection --
+
 class ConnClosed(Exception):
     def __init__(self, conn, got):
         Exception.__init__(self, "%s closed the connection" % conn.name)
@@ -164,13 +227,17 @@ class ReplyTimeout(Exception):
 
 
 class Conn:
-    """A connection whose replies are read by exchange()."""
+    """One TCP connection to a server.
 
-    def __init__(self, host, port, name, timeout=10.0):
-        self.name = name
+    Reads block for at most `timeout` seconds (socket.timeout, an OSError,
+    when nothing comes); a closed connection raises ConnectionError.  The
+    socket is `sock` (callers may change its timeout).
+    """
+
+    def __init__(self, port, host="127.0.0.1", timeout=30.0, name=None):
+        self.name = name or "%s:%d" % (host, port)
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.setblocking(False)
         self.buf = bytearray()
         self.pos = 0
 
@@ -184,10 +251,57 @@ class Conn:
         """Parse one buffered reply or raise Incomplete."""
         node, p = parse(self.buf, self.pos)
         self.pos = p
-        if self.pos > 1 << 20 and self.pos * 2 > len(self.buf):
+        if self.pos == len(self.buf) or (self.pos > 1 << 20 and self.pos * 2 > len(self.buf)):
             del self.buf[:self.pos]
             self.pos = 0
         return node
+
+    def send(self, *args):
+        """Send one command without reading its reply."""
+        self.sock.sendall(encode(args))
+
+    def read_node(self):
+        """The next reply as a Node, waiting for it."""
+        while True:
+            if self.pos < len(self.buf):
+                try:
+                    return self._take()
+                except Incomplete:
+                    pass
+            data = self.sock.recv(65536)
+            if not data:
+                raise ConnectionError("%s: connection closed by the server" % self.name)
+            self.buf += data
+
+    def read(self):
+        """The next reply as a plain value (an error reply is an Err)."""
+        return value(self.read_node())
+
+    def call(self, *args):
+        self.send(*args)
+        return self.read()
+
+    def ok(self, *args):
+        """call(), raising AssertionError on an error reply."""
+        r = self.call(*args)
+        if isinstance(r, Err):
+            raise AssertionError("%s -> %s" % (args[:3], r.msg))
+        return r
+
+    def pipeline(self, cmds, check=True):
+        """Send the commands (lists of arguments) in batches of 1000 and
+        return their replies; with check, an error reply raises
+        AssertionError."""
+        out = []
+        for i in range(0, len(cmds), 1000):
+            chunk = cmds[i:i + 1000]
+            self.sock.sendall(b"".join(encode(c) for c in chunk))
+            for c in chunk:
+                r = self.read()
+                if check and isinstance(r, Err):
+                    raise AssertionError("%s -> %s" % (c[:3], r.msg))
+                out.append(r)
+        return out
 
 
 def exchange(jobs, timeout=30.0):
@@ -204,8 +318,7 @@ def exchange(jobs, timeout=30.0):
         st = {"conn": conn, "out": memoryview(payload), "n": n, "got": [],
               "i": i}
         state.append(st)
-        # Replies possibly buffered already (should not happen, but be safe).
-        _drain(st)
+        _drain(st)  # replies a blocking read() left buffered
         ev = 0
         if len(st["out"]):
             ev |= selectors.EVENT_WRITE
@@ -224,10 +337,11 @@ def exchange(jobs, timeout=30.0):
             for key, mask in sel.select(min(left, 1.0)):
                 st = key.data
                 conn = st["conn"]
+                # The selector said ready: send and recv do not wait.
                 if mask & selectors.EVENT_WRITE and len(st["out"]):
                     try:
                         k = conn.sock.send(st["out"][:256 * 1024])
-                    except (BlockingIOError, InterruptedError):
+                    except (BlockingIOError, InterruptedError, socket.timeout):
                         k = 0
                     except OSError:
                         raise ConnClosed(conn, st["got"])
@@ -235,7 +349,7 @@ def exchange(jobs, timeout=30.0):
                 if mask & selectors.EVENT_READ:
                     try:
                         data = conn.sock.recv(256 * 1024)
-                    except (BlockingIOError, InterruptedError):
+                    except (BlockingIOError, InterruptedError, socket.timeout):
                         data = None
                     except OSError:
                         raise ConnClosed(conn, st["got"])
