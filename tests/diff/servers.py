@@ -12,16 +12,11 @@ import subprocess
 import tempfile
 import time
 
+from resp import free_port  # tests/helpers, on sys.path through difftest
+
 HOST = "127.0.0.1"
 
 
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
 
 
 class ServerError(Exception):

@@ -31,6 +31,16 @@ import socket
 import time
 
 
+def free_port(host="127.0.0.1"):
+    """A TCP port nobody listens on right now, for a server under test."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
 class Incomplete(Exception):
     """Not enough bytes buffered yet for one whole reply."""
 

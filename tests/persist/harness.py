@@ -11,15 +11,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "helpers"))
-from resp import Conn, Err  # noqa: E402,F401 -- Err is for the importers
+from resp import Conn, Err, free_port  # noqa: E402,F401 -- Err and free_port are for the importers
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def goblin_binary():

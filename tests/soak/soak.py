@@ -42,7 +42,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers"))
-from resp import Conn, Err  # noqa: E402
+from resp import Conn, Err, free_port  # noqa: E402
 
 # ------------------------------------------------------------- results --
 
@@ -531,12 +531,6 @@ class AclClient(threading.Thread):
 # ------------------------------------------------------------------ main --
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def start_server(binary, cores, port, workdir):
