@@ -22,8 +22,8 @@
  * Entries keep insertion order; an overwrite rewrites the entry in place
  * (shifting the tail when its size changes), a delete closes the gap, and
  * the block is resized to the exact size after every change. Blocks of up
- * to SB_MAX bytes live in slab slots of 8-byte size classes (see "small
- * blocks"), so a block wastes at most 7 bytes; bigger ones are malloc'd.
+ * to SLAB_MAX bytes live in slab slots of 8-byte size classes (mem/slab.c),
+ * so a block wastes at most 7 bytes; bigger ones are malloc'd.
  *
  * The form is the low bit of the hash pointer (1: large), so a small hash
  * spends no byte on it; bit 1 marks a small block in a slab slot.
@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "ds/lform.h"
+#include "mem/slab.h"
 #include "util/hashfn.h"
 
 /* struct hash is never defined: a hash * is either a small block or a
@@ -70,118 +71,10 @@ _Static_assert(HASH_ENOMEM == LF_ENOMEM && HASH_EFULL == LF_EFULL, "hash error c
 static inline int is_large(const hash *h) { return ((uintptr_t)h & LARGE_TAG) != 0; }
 static inline lform *as_large(const hash *h) { return (lform *)((uintptr_t)h & ~LARGE_TAG); }
 static inline hash *tag_large(lform *l) { return (hash *)((uintptr_t)l | LARGE_TAG); }
-/* Bit 1 of a small hash's pointer marks a block in a slab slot. */
+/* Bit 1 of a small hash's pointer marks a block in a slab slot (slab slots
+ * are 8-byte aligned, malloc's 16). */
 #define SLAB_TAG ((uintptr_t)2)
 static inline unsigned char *as_small(const hash *h) { return (unsigned char *)((uintptr_t)h & ~SLAB_TAG); }
-
-/* ---- small blocks: a slab allocator with 8-byte size classes ----
- *
- * jemalloc rounds a 150-200 byte block up to a multiple of 32 (16 bytes lost
- * on average, a tenth of a 10-field hash). Blocks of at most SB_MAX bytes
- * therefore come from slabs of SB_SLAB bytes (aligned to their size, so a
- * slot finds its slab by masking) cut into slots of one size class, a
- * multiple of 8 bytes. Each class keeps the slabs that have a free slot on a
- * list; a slab's free slots form an intrusive list, slots never used yet are
- * handed out from its bump offset. A slab that empties is given back unless
- * it is its class's only slab with room. Invariant (under the class lock):
- * a slab is on its class's list iff it has a free or never-used slot, and
- * used counts its live slots. Larger blocks use malloc; the hash pointer's
- * bit 1 tells which (slab slots are 8-byte aligned, malloc's 16). */
-
-#define SB_QUANTUM 8
-#define SB_MAX 512
-#define SB_NCLASS (SB_MAX / SB_QUANTUM)
-#define SB_SLAB ((size_t)16384)
-#define SB_HDR 64 /* slab header, rounded up so slots stay aligned */
-
-typedef struct sb_slab {
-    struct sb_slab *prev, *next; /* on the class list (listed) */
-    void *free;                  /* freed slots, linked through their first word */
-    uint32_t used;               /* live slots */
-    uint32_t bump;               /* offset (from SB_HDR) of the first never-used slot */
-    uint32_t cls;                /* slot size / SB_QUANTUM; fixed for the slab's life */
-    uint32_t listed;
-} sb_slab;
-
-typedef struct sb_class {
-    pthread_mutex_t lock;
-    sb_slab *avail; /* slabs with a free or never-used slot */
-} sb_class;
-
-static sb_class sb_classes[SB_NCLASS + 1];
-static pthread_once_t sb_once = PTHREAD_ONCE_INIT;
-
-static void sb_init(void) {
-    for (size_t i = 0; i <= SB_NCLASS; i++) pthread_mutex_init(&sb_classes[i].lock, NULL);
-}
-
-static inline size_t sb_cls(size_t n) { return n ? (n + SB_QUANTUM - 1) / SB_QUANTUM : 1; }
-static inline sb_slab *sb_slab_of(const void *p) { return (sb_slab *)((uintptr_t)p & ~(uintptr_t)(SB_SLAB - 1)); }
-static inline size_t sb_size(const void *p) { return (size_t)sb_slab_of(p)->cls * SB_QUANTUM; }
-
-static void sb_unlink(sb_class *c, sb_slab *s) {
-    if (s->prev) s->prev->next = s->next;
-    else c->avail = s->next;
-    if (s->next) s->next->prev = s->prev;
-    s->prev = s->next = NULL;
-    s->listed = 0;
-}
-
-static void sb_link(sb_class *c, sb_slab *s) {
-    s->prev = NULL;
-    s->next = c->avail;
-    if (c->avail) c->avail->prev = s;
-    c->avail = s;
-    s->listed = 1;
-}
-
-/* A slot of at least n (1..SB_MAX) bytes; NULL when out of memory. */
-static void *sb_alloc(size_t n) {
-    assert(n <= SB_MAX);
-    pthread_once(&sb_once, sb_init);
-    size_t cls = sb_cls(n), size = cls * SB_QUANTUM;
-    sb_class *c = &sb_classes[cls];
-    pthread_mutex_lock(&c->lock);
-    sb_slab *s = c->avail;
-    if (!s) {
-        s = aligned_alloc(SB_SLAB, SB_SLAB);
-        if (!s) {
-            pthread_mutex_unlock(&c->lock);
-            return NULL;
-        }
-        memset(s, 0, sizeof(*s));
-        s->cls = (uint32_t)cls;
-        sb_link(c, s);
-    }
-    void *p;
-    if (s->free) {
-        p = s->free;
-        memcpy(&s->free, p, sizeof(void *));
-    } else {
-        p = (char *)s + SB_HDR + s->bump;
-        s->bump += (uint32_t)size;
-    }
-    s->used++;
-    if (!s->free && SB_HDR + s->bump + size > SB_SLAB) sb_unlink(c, s);
-    pthread_mutex_unlock(&c->lock);
-    return p;
-}
-
-static void sb_free(void *p) {
-    sb_slab *s = sb_slab_of(p);
-    sb_class *c = &sb_classes[s->cls];
-    pthread_mutex_lock(&c->lock);
-    assert(s->used > 0);
-    memcpy(p, &s->free, sizeof(void *));
-    s->free = p;
-    s->used--;
-    if (!s->listed) sb_link(c, s);
-    if (s->used == 0 && (s->prev || s->next)) {
-        sb_unlink(c, s);
-        free(s);
-    }
-    pthread_mutex_unlock(&c->lock);
-}
 
 /* ---- interned field names ----
  *
@@ -387,19 +280,19 @@ static inline int blk_in_slab(const hash *h) { return ((uintptr_t)h & SLAB_TAG) 
 
 static inline size_t blk_cap(const hash *h) {
     const unsigned char *s = as_small(h);
-    return blk_in_slab(h) ? sb_size(s) : malloc_usable_size((void *)s);
+    return blk_in_slab(h) ? slab_size(s) : malloc_usable_size((void *)s);
 }
 
 static void blk_free(hash *h) {
     unsigned char *s = as_small(h);
-    if (blk_in_slab(h)) sb_free(s);
+    if (blk_in_slab(h)) slab_free(s);
     else free(s);
 }
 
 /* A new block of exactly n bytes (its size class), as a hash pointer. */
 static hash *blk_new(size_t n) {
-    if (n <= SB_MAX) {
-        void *p = sb_alloc(n);
+    if (n <= SLAB_MAX) {
+        void *p = slab_alloc(n);
         return p ? (hash *)((uintptr_t)p | SLAB_TAG) : NULL;
     }
     return malloc(n);
@@ -411,13 +304,13 @@ static unsigned char *blk_resize(hash **hp, size_t keep, size_t n) {
     hash *h = *hp;
     unsigned char *s = as_small(h);
     if (keep > n) keep = n;
-    if (!blk_in_slab(h) && n > SB_MAX) {
+    if (!blk_in_slab(h) && n > SLAB_MAX) {
         unsigned char *ns = realloc(s, n);
         if (!ns) return NULL;
         *hp = (hash *)ns;
         return ns;
     }
-    if (blk_in_slab(h) && n <= SB_MAX && sb_cls(n) * SB_QUANTUM == sb_size(s)) return s;
+    if (blk_in_slab(h) && n <= SLAB_MAX && slab_class_size(n) == slab_size(s)) return s;
     hash *nh = blk_new(n);
     if (!nh) return NULL;
     unsigned char *ns = as_small(nh);
