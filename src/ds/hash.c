@@ -697,20 +697,19 @@ void hash_random_pairs(hash *h, size_t count, hash_rand_fn *rnd, hash_pair_fn *f
     }
 }
 
-/* A small open-addressing set of arena refs (for distinct random picks). */
-typedef struct refset {
-    arena_ref *t;
-    size_t mask;
-} refset;
+typedef struct pair_ctx {
+    lform *l;
+    hash_pair_fn *fn;
+    void *arg;
+} pair_ctx;
 
-static int refset_add(refset *rs, arena_ref r) {
-    size_t i = (size_t)hash_u64(r) & rs->mask;
-    while (rs->t[i] != ARENA_REF_NONE) {
-        if (rs->t[i] == r) return 0;
-        i = (i + 1) & rs->mask;
-    }
-    rs->t[i] = r;
-    return 1;
+/* Report the pair at r. */
+static void report_ref(void *arg, arena_ref r) {
+    pair_ctx *pc = arg;
+    const char *f, *v;
+    size_t fl, vl;
+    hl_pair(pc->l, r, &f, &fl, &v, &vl);
+    pc->fn(pc->arg, f, fl, v, vl);
 }
 
 int hash_random_unique(hash *h, size_t count, hash_rand_fn *rnd, hash_pair_fn *fn, void *arg) {
@@ -739,62 +738,13 @@ int hash_random_unique(hash *h, size_t count, hash_rand_fn *rnd, hash_pair_fn *f
         }
         return HASH_OK;
     }
-    lform *l = as_large(h);
-    if (count * 3 > n) {
-        /* Many of them: a partial Fisher-Yates shuffle of every ref. */
-        arena_ref *refs = malloc(n * sizeof(*refs));
-        if (!refs) return HASH_ENOMEM;
-        size_t k = 0;
-        swiss_iter it;
-        swiss_iter_init(&it, &l->idx);
-        void *slot;
-        while ((slot = swiss_iter_next(&it)) && k < n) refs[k++] = arena_ref_load(slot);
-        swiss_iter_done(&it);
-        for (size_t i = 0; i < count && i < k; i++) {
-            size_t j = i + (size_t)(rnd() % (k - i));
-            arena_ref t = refs[i];
-            refs[i] = refs[j];
-            refs[j] = t;
-            hl_pair(l, refs[i], &f, &fl, &v, &vl);
-            fn(arg, f, fl, v, vl);
-        }
-        free(refs);
-        return HASH_OK;
-    }
-    /* Few of them: random picks, duplicates rejected. */
-    size_t cap = 16;
-    while (cap < count * 2) cap <<= 1;
-    refset rs = {malloc(cap * sizeof(arena_ref)), cap - 1};
-    if (!rs.t) return HASH_ENOMEM;
-    memset(rs.t, 0xff, cap * sizeof(arena_ref));
-    size_t got = 0;
-    while (got < count) {
-        void *slot = swiss_random(&l->idx, rnd);
-        arena_ref r = arena_ref_load(slot);
-        if (!refset_add(&rs, r)) continue;
-        hl_pair(l, r, &f, &fl, &v, &vl);
-        fn(arg, f, fl, v, vl);
-        got++;
-    }
-    free(rs.t);
-    return HASH_OK;
+    pair_ctx pc = {as_large(h), fn, arg};
+    return lf_sample(pc.l, count, rnd, report_ref, &pc) == LF_OK ? HASH_OK : HASH_ENOMEM;
 }
 
 /* ---- scan ---- */
 
-typedef struct scan_ctx {
-    lform *l;
-    hash_pair_fn *fn;
-    void *arg;
-} scan_ctx;
-
-static void scan_slot(void *arg, void *slot) {
-    scan_ctx *sc = arg;
-    const char *f, *v;
-    size_t fl, vl;
-    hl_pair(sc->l, arena_ref_load(slot), &f, &fl, &v, &vl);
-    sc->fn(sc->arg, f, fl, v, vl);
-}
+static void scan_slot(void *arg, void *slot) { report_ref(arg, arena_ref_load(slot)); }
 
 uint64_t hash_scan(hash *h, uint64_t cursor, hash_pair_fn *fn, void *arg) {
     if (!is_large(h)) {
@@ -807,8 +757,8 @@ uint64_t hash_scan(hash *h, uint64_t cursor, hash_pair_fn *fn, void *arg) {
         }
         return 0;
     }
-    scan_ctx sc = {as_large(h), fn, arg};
-    return swiss_scan(&sc.l->idx, cursor, scan_slot, &sc);
+    pair_ctx pc = {as_large(h), fn, arg};
+    return swiss_scan(&pc.l->idx, cursor, scan_slot, &pc);
 }
 
 /* ---- checks ---- */

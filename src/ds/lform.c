@@ -24,14 +24,21 @@
  * the previous step left work (compacting). Each write then moves at most
  * the caller's budget, so the work is spread over the writes that made it.
  *
+ * Sampling (lf_sample: HRANDFIELD, SRANDMEMBER with a count). A uniform
+ * subset of count distinct entries: when it is over a third of them, a
+ * partial Fisher-Yates shuffle of every ref; else uniform slots from
+ * swiss_random with repeats rejected through a small ref set.
+ *
  * Invariant (lf_check): the index holds exactly the arena's live entries,
  * one slot each, keys distinct, each slot found by its own key's hash. */
 #include "ds/lform.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/hashfn.h"
+#include "util/rand.h"
 #include "util/varint.h"
 
 static inline const lf_type *type_of(const lform *l) {
@@ -183,6 +190,71 @@ void lf_maintain(lform *l, size_t budget) {
     if (!l->compacting && a->dead_bytes < l->dead_mark + slack) return;
     lf_compact(l, budget);
     l->dead_mark = a->dead_bytes;
+}
+
+int lf_refset_init(lf_refset *rs, size_t n) {
+    size_t cap = 16;
+    while (cap < n * 2) cap <<= 1;
+    rs->t = malloc(cap * sizeof(arena_ref));
+    if (!rs->t) return LF_ENOMEM;
+    memset(rs->t, 0xff, cap * sizeof(arena_ref)); /* ARENA_REF_NONE */
+    rs->mask = cap - 1;
+    return LF_OK;
+}
+
+void lf_refset_free(lf_refset *rs) {
+    free(rs->t);
+    rs->t = NULL;
+}
+
+/* The cell holding r, or the free cell where it would go. */
+static inline arena_ref *refset_cell(const lf_refset *rs, arena_ref r) {
+    size_t i = (size_t)hash_u64(r) & rs->mask;
+    while (rs->t[i] != ARENA_REF_NONE && rs->t[i] != r) i = (i + 1) & rs->mask;
+    return &rs->t[i];
+}
+
+int lf_refset_add(lf_refset *rs, arena_ref r) {
+    arena_ref *c = refset_cell(rs, r);
+    if (*c == r) return 0;
+    *c = r;
+    return 1;
+}
+
+int lf_refset_has(const lf_refset *rs, arena_ref r) { return *refset_cell(rs, r) == r; }
+
+int lf_sample(lform *l, size_t count, lf_rand_fn *rnd, lf_ref_fn *fn, void *arg) {
+    size_t n = lf_count(l);
+    assert(count > 0 && count < n);
+    if (count * 3 > n) {
+        arena_ref *refs = malloc(n * sizeof(*refs));
+        if (!refs) return LF_ENOMEM;
+        size_t k = 0;
+        swiss_iter it;
+        swiss_iter_init(&it, &l->idx);
+        void *slot;
+        while (k < n && (slot = swiss_iter_next(&it))) refs[k++] = arena_ref_load(slot);
+        swiss_iter_done(&it);
+        for (size_t i = 0; i < count && i < k; i++) {
+            size_t j = i + (size_t)rand_below_from(rnd, k - i);
+            arena_ref t = refs[i];
+            refs[i] = refs[j];
+            refs[j] = t;
+            fn(arg, refs[i]);
+        }
+        free(refs);
+        return LF_OK;
+    }
+    lf_refset rs;
+    if (lf_refset_init(&rs, count) != LF_OK) return LF_ENOMEM;
+    for (size_t got = 0; got < count;) {
+        arena_ref r = arena_ref_load(swiss_random(&l->idx, rnd));
+        if (!lf_refset_add(&rs, r)) continue;
+        fn(arg, r);
+        got++;
+    }
+    lf_refset_free(&rs);
+    return LF_OK;
 }
 
 int lf_check(const lform *l) {

@@ -114,6 +114,28 @@ int lf_compact(lform *l, size_t budget);
  * compaction is under way. */
 void lf_maintain(lform *l, size_t budget);
 
+/* A set of refs (open addressing), for distinct random picks. */
+typedef struct lf_refset {
+    arena_ref *t;        /* ARENA_REF_NONE: free */
+    size_t mask;
+} lf_refset;
+
+/* Room for n refs. LF_OK or LF_ENOMEM. */
+int lf_refset_init(lf_refset *rs, size_t n);
+void lf_refset_free(lf_refset *rs);
+/* 1 when r was added, 0 when it was there already. */
+int lf_refset_add(lf_refset *rs, arena_ref r);
+int lf_refset_has(const lf_refset *rs, arena_ref r);
+
+typedef uint64_t lf_rand_fn(void);
+typedef void lf_ref_fn(void *arg, arena_ref r);
+/* count distinct entries (0 < count < lf_count), every subset of that size
+ * equally likely, reported to fn as they are chosen (fn must not change
+ * l). Over a third of them: a partial Fisher-Yates shuffle of every ref;
+ * fewer: random picks, repeats rejected. LF_OK, or LF_ENOMEM with nothing
+ * reported. */
+int lf_sample(lform *l, size_t count, lf_rand_fn *rnd, lf_ref_fn *fn, void *arg);
+
 /* Every invariant: the arena's own, and the index holding exactly its live
  * entries, one slot each, each found by its key's hash. 0 when they hold,
  * else a negative line-specific code. */

@@ -54,6 +54,7 @@
 
 #include "ds/lform.h"
 #include "util/hashfn.h"
+#include "util/rand.h"
 #include "util/strutil.h"
 
 struct gset {
@@ -90,13 +91,7 @@ static inline const ssmall *as_csmall(const gset *s) { return (const ssmall *)s;
 static inline const slarge *as_clarge(const gset *s) { return (const slarge *)s; }
 
 /* Uniform in [0, n) without modulo bias; n > 0. */
-static uint64_t rnd_below(set_rand_fn *rnd, uint64_t n) {
-    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
-    uint64_t r;
-    do r = rnd();
-    while (r >= lim);
-    return r % n;
-}
+static inline uint64_t rnd_below(set_rand_fn *rnd, uint64_t n) { return rand_below_from(rnd, n); }
 
 static inline size_t max_intset(const set_limits *lim) {
     return lim->max_intset > SET_INTSET_HARD_MAX ? SET_INTSET_HARD_MAX : lim->max_intset;
@@ -599,50 +594,30 @@ void set_random_members(gset *s, size_t count, set_rand_fn *rnd, set_elem_fn *fn
     }
 }
 
-/* A small open-addressing set of arena refs (for distinct random picks). */
-typedef struct refset {
-    arena_ref *t;
-    size_t mask;
-} refset;
-
-static int refset_init(refset *rs, size_t n) {
-    size_t cap = 16;
-    while (cap < n * 2) cap <<= 1;
-    rs->t = malloc(cap * sizeof(arena_ref));
-    if (!rs->t) return SET_ENOMEM;
-    memset(rs->t, 0xff, cap * sizeof(arena_ref));
-    rs->mask = cap - 1;
-    return SET_OK;
-}
-
-/* 1 when r was added, 0 when it was there already. */
-static int refset_add(refset *rs, arena_ref r) {
-    size_t i = (size_t)hash_u64(r) & rs->mask;
-    while (rs->t[i] != ARENA_REF_NONE) {
-        if (rs->t[i] == r) return 0;
-        i = (i + 1) & rs->mask;
-    }
-    rs->t[i] = r;
-    return 1;
-}
-
-static int refset_has(const refset *rs, arena_ref r) {
-    size_t i = (size_t)hash_u64(r) & rs->mask;
-    while (rs->t[i] != ARENA_REF_NONE) {
-        if (rs->t[i] == r) return 1;
-        i = (i + 1) & rs->mask;
-    }
-    return 0;
-}
-
 /* count distinct random refs of a large set (count < card) into rs. */
-static int large_pick_unique(slarge *l, size_t count, set_rand_fn *rnd, refset *rs) {
-    if (refset_init(rs, count) != SET_OK) return SET_ENOMEM;
+static int large_pick_unique(slarge *l, size_t count, set_rand_fn *rnd, lf_refset *rs) {
+    if (lf_refset_init(rs, count) != LF_OK) return SET_ENOMEM;
     for (size_t got = 0; got < count;) {
         void *slot = swiss_random(&l->lf.idx, rnd);
-        if (refset_add(rs, arena_ref_load(slot))) got++;
+        if (lf_refset_add(rs, arena_ref_load(slot))) got++;
     }
     return SET_OK;
+}
+
+typedef struct elem_ctx {
+    slarge *l;
+    set_elem_fn *fn;
+    void *arg;
+} elem_ctx;
+
+/* Report the member at r. */
+static void report_ref(void *arg, arena_ref r) {
+    elem_ctx *ec = arg;
+    size_t n;
+    const char *m = lg_member(ec->l, r, &n);
+    set_elem e;
+    set_elem_bytes(&e, m, n);
+    ec->fn(ec->arg, &e);
 }
 
 static void report_all(gset *s, set_elem_fn *fn, void *arg) {
@@ -680,48 +655,8 @@ void set_random_unique(gset *s, size_t count, set_rand_fn *rnd, set_elem_fn *fn,
         select_unique(s, count, rnd, fn, arg);
         return;
     }
-    set_elem e;
-    slarge *l = as_large(s);
-    if (count * 3 > card) {
-        /* Many of them: a partial Fisher-Yates shuffle of every ref. */
-        arena_ref *refs = malloc(card * sizeof(*refs));
-        if (!refs) {
-            select_unique(s, count, rnd, fn, arg);
-            return;
-        }
-        size_t k = 0;
-        swiss_iter it;
-        swiss_iter_init(&it, &l->lf.idx);
-        void *slot;
-        while (k < card && (slot = swiss_iter_next(&it))) refs[k++] = arena_ref_load(slot);
-        swiss_iter_done(&it);
-        for (size_t i = 0; i < count && i < k; i++) {
-            size_t j = i + (size_t)rnd_below(rnd, k - i);
-            arena_ref t = refs[i];
-            refs[i] = refs[j];
-            refs[j] = t;
-            size_t n;
-            const char *m = lg_member(l, refs[i], &n);
-            set_elem_bytes(&e, m, n);
-            fn(arg, &e);
-        }
-        free(refs);
-        return;
-    }
-    /* Few of them: random picks, repeats rejected, reported as found. */
-    refset rs;
-    if (refset_init(&rs, count) != SET_OK) {
-        select_unique(s, count, rnd, fn, arg);
-        return;
-    }
-    for (size_t got = 0; got < count;) {
-        void *slot = swiss_random(&l->lf.idx, rnd);
-        if (!refset_add(&rs, arena_ref_load(slot))) continue;
-        large_elem_of(l, slot, &e);
-        fn(arg, &e);
-        got++;
-    }
-    free(rs.t);
+    elem_ctx ec = {as_large(s), fn, arg};
+    if (lf_sample(&ec.l->lf, count, rnd, report_ref, &ec) != LF_OK) select_unique(s, count, rnd, fn, arg);
 }
 
 /* ---- pop ---- */
@@ -841,7 +776,7 @@ void set_pop_many(gset **sp, size_t count, set_rand_fn *rnd, set_elem_fn *fn, vo
     }
     /* Few members stay: choose them, copy them into a new (compact) set,
      * report everything else and drop the old set whole. */
-    refset keep;
+    lf_refset keep;
     if (large_pick_unique(l, remaining, rnd, &keep) != SET_OK) {
         large_pop_each(l, count, rnd, fn, arg);
         return;
@@ -857,7 +792,7 @@ void set_pop_many(gset **sp, size_t count, set_rand_fn *rnd, set_elem_fn *fn, vo
         }
     }
     if (!ns) {
-        free(keep.t);
+        lf_refset_free(&keep);
         large_pop_each(l, count, rnd, fn, arg);
         return;
     }
@@ -866,38 +801,27 @@ void set_pop_many(gset **sp, size_t count, set_rand_fn *rnd, set_elem_fn *fn, vo
     void *slot;
     set_elem e;
     while ((slot = swiss_iter_next(&it))) {
-        if (refset_has(&keep, arena_ref_load(slot))) continue;
+        if (lf_refset_has(&keep, arena_ref_load(slot))) continue;
         large_elem_of(l, slot, &e);
         fn(arg, &e);
     }
     swiss_iter_done(&it);
-    free(keep.t);
+    lf_refset_free(&keep);
     large_free(l);
     *sp = ns;
 }
 
 /* ---- scan ---- */
 
-typedef struct scan_ctx {
-    slarge *l;
-    set_elem_fn *fn;
-    void *arg;
-} scan_ctx;
-
-static void scan_slot(void *arg, void *slot) {
-    scan_ctx *sc = arg;
-    set_elem e;
-    large_elem_of(sc->l, slot, &e);
-    sc->fn(sc->arg, &e);
-}
+static void scan_slot(void *arg, void *slot) { report_ref(arg, arena_ref_load(slot)); }
 
 uint64_t set_scan(gset *s, uint64_t cursor, set_elem_fn *fn, void *arg) {
     if (s->form != SET_LARGE) {
         report_all(s, fn, arg);
         return 0;
     }
-    scan_ctx sc = {as_large(s), fn, arg};
-    return swiss_scan(&sc.l->lf.idx, cursor, scan_slot, &sc);
+    elem_ctx ec = {as_large(s), fn, arg};
+    return swiss_scan(&ec.l->lf.idx, cursor, scan_slot, &ec);
 }
 
 int set_compact_step(gset *s, size_t budget) {

@@ -6,6 +6,7 @@
  * hook (here a side table of refs by id, as a sorted set's tree holds them),
  * with both copies readable; compaction waits while the index resizes;
  * lf_maintain after each delete gives most of the memory back. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,4 +254,71 @@ TEST(lform, compaction_waits_while_the_index_resizes) {
     side_verify(&s, ids);
     lf_destroy(&s.l);
     free(s.side);
+}
+
+/* ---- sampling ---- */
+
+static uint64_t sample_state = 99;
+static uint64_t sample_rnd(void) {
+    unit_rng r = {sample_state};
+    uint64_t v = unit_rand(&r);
+    sample_state = r.s;
+    return v;
+}
+
+typedef struct pick_log {
+    const lform *l;
+    size_t *hits;      /* by key id */
+    lf_refset seen;    /* of this round */
+    size_t picked, repeats;
+} pick_log;
+
+static void log_pick(void *arg, arena_ref r) {
+    pick_log *pl = arg;
+    size_t kl;
+    const unsigned char *k = lf_key(pl->l, r, &kl);
+    pl->hits[strtoul((const char *)k + 4, NULL, 10)]++;
+    if (!lf_refset_add(&pl->seen, r)) pl->repeats++;
+    pl->picked++;
+}
+
+/* Both strategies (a third of the entries or more: a shuffle; fewer:
+ * rejection) pick distinct entries, each about equally often. */
+TEST(lform, sample_distinct_and_uniform) {
+    lform l;
+    lf_init(&l, &whole_type);
+    char k[32];
+    size_t n = 30;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t kn = key_of(i, k);
+        CHECK_EQ(lf_put(&l, k, kn, hash_bytes(k, kn), NULL), LF_OK);
+    }
+    size_t counts[] = {1, 5, 10, 11, 29};
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        size_t hits[30] = {0}, rounds = 6000;
+        pick_log pl = {&l, hits, {0}, 0, 0};
+        for (size_t round = 0; round < rounds; round++) {
+            CHECK_EQ(lf_refset_init(&pl.seen, counts[c]), LF_OK);
+            CHECK_EQ(lf_sample(&l, counts[c], sample_rnd, log_pick, &pl), LF_OK);
+            lf_refset_free(&pl.seen);
+        }
+        CHECK_EQ(pl.repeats, 0);
+        CHECK_EQ(pl.picked, rounds * counts[c]);
+        /* Expected hits per entry: rounds * count / n; allow 5 sigma. */
+        double want = (double)rounds * (double)counts[c] / (double)n;
+        for (size_t i = 0; i < n; i++)
+            CHECK_MSG((double)hits[i] > want - 5 * sqrt(want) - 1 && (double)hits[i] < want + 5 * sqrt(want) + 1,
+                      "count %zu: entry %zu picked %zu times, expected about %.0f", counts[c], i, hits[i], want);
+    }
+    lf_destroy(&l);
+}
+
+TEST(lform, refset) {
+    lf_refset rs;
+    CHECK_EQ(lf_refset_init(&rs, 1000), LF_OK);
+    for (arena_ref r = 0; r < 1000; r++) CHECK_EQ(lf_refset_add(&rs, r * 7919), 1);
+    for (arena_ref r = 0; r < 1000; r++) CHECK_EQ(lf_refset_add(&rs, r * 7919), 0);
+    for (arena_ref r = 0; r < 7919 * 1000; r += 7) CHECK_EQ(lf_refset_has(&rs, r), r % 7919 == 0);
+    lf_refset_free(&rs);
+    CHECK(rs.t == NULL);
 }
