@@ -73,38 +73,44 @@ static inline zkey zkey_of(double score, const unsigned char *m, size_t n, arena
     return k;
 }
 
+/* Member m[0..n) <=> the member of entry r. */
+static inline int member_cmp(const zbtree *t, const unsigned char *m, size_t n, arena_ref r) {
+    size_t rn;
+    const unsigned char *rm = zbt_member(t, r, &rn);
+    return zbt_lex_cmp(m, n, rm, rn);
+}
+
 /* key <=> stored pair (s, r) */
 static inline int key_cmp(const zbtree *t, const zkey *k, double s, arena_ref r) {
     if (k->score < s) return -1;
     if (k->score > s) return 1;
     if (k->ref == r) return 0;
-    size_t len;
-    const unsigned char *e = arena_get(t->a, r, &len);
-    return zbt_lex_cmp(k->m, k->n, e + 8, len - 8);
+    return member_cmp(t, k->m, k->n, r);
 }
 
 /* stored pair <=> stored pair */
 int zbt_cmp(const zbtree *t, double s1, arena_ref r1, double s2, arena_ref r2) {
-    if (s1 < s2) return -1;
-    if (s1 > s2) return 1;
-    if (r1 == r2) return 0;
-    size_t l1, l2;
-    const unsigned char *e1 = arena_get(t->a, r1, &l1), *e2 = arena_get(t->a, r2, &l2);
-    return zbt_lex_cmp(e1 + 8, l1 - 8, e2 + 8, l2 - 8);
+    if (s1 != s2 || r1 == r2) return (s1 > s2) - (s1 < s2);
+    size_t n1;
+    const unsigned char *m1 = zbt_member(t, r1, &n1);
+    return member_cmp(t, m1, n1, r2);
 }
 
-/* key <=> leaf pair (f32 score f, entry r) */
+/* key <=> the element whose entry bytes are e (len). */
+static inline int entry_cmp(const zkey *k, const unsigned char *e, size_t len) {
+    double s;
+    memcpy(&s, e, 8);
+    if (k->score != s) return k->score < s ? -1 : 1;
+    return zbt_lex_cmp(k->m, k->n, e + 8, len - 8);
+}
+
+/* key <=> leaf pair (f32 score f, entry r): the entry is read on a tie. */
 static inline int leaf_cmp(const zbtree *t, const zkey *k, float f, arena_ref r) {
-    if (k->f < f) return -1;
-    if (k->f > f) return 1;
+    if (k->f != f) return k->f < f ? -1 : 1;
     if (k->ref == r) return 0;
     size_t len;
     const unsigned char *e = arena_get(t->a, r, &len);
-    double s;
-    memcpy(&s, e, 8);
-    if (k->score < s) return -1;
-    if (k->score > s) return 1;
-    return zbt_lex_cmp(k->m, k->n, e + 8, len - 8);
+    return entry_cmp(k, e, len);
 }
 
 static zbt_leaf *leaf_new(zbtree *t) {
@@ -427,6 +433,19 @@ zbt_leaf *zbt_locate(const zbtree *t, size_t r, int *pos) {
     return node;
 }
 
+/* First of n keys for which pred holds (n when none): exact scores of an
+ * inner node (sc), or the f32 keys of a leaf (fk). */
+static int lower_in(const zbtree *t, zbt_pred_fn *pred, const void *arg, const double *sc, const float *fk,
+                    const arena_ref *ref, int n) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (sc ? pred(t, arg, sc[mid], ref[mid], 1) : pred(t, arg, fk[mid], ref[mid], 0)) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
 /* Rank of the first pair for which pred holds (count when none). */
 size_t zbt_lower_pred(const zbtree *t, zbt_pred_fn *pred, const void *arg) {
     if (!t->root) return 0;
@@ -434,24 +453,13 @@ size_t zbt_lower_pred(const zbtree *t, zbt_pred_fn *pred, const void *arg) {
     void *node = t->root;
     for (int h = t->height; h > 0; h--) {
         zbt_inner *x = node;
-        int lo = 0, hi = x->n;
-        while (lo < hi) {
-            int mid = (lo + hi) >> 1;
-            if (pred(t, arg, x->score[mid], x->ref[mid], 1)) hi = mid;
-            else lo = mid + 1;
-        }
+        int lo = lower_in(t, pred, arg, x->score, NULL, x->ref, x->n);
         int i = lo > 0 ? lo - 1 : 0;
         for (int j = 0; j < i; j++) r += x->cnt[j];
         node = x->kid[i];
     }
     zbt_leaf *l = node;
-    int lo = 0, hi = l->n;
-    while (lo < hi) {
-        int mid = (lo + hi) >> 1;
-        if (pred(t, arg, l->key[mid], l->ref[mid], 0)) hi = mid;
-        else lo = mid + 1;
-    }
-    return r + (size_t)lo;
+    return r + (size_t)lower_in(t, pred, arg, NULL, l->key, l->ref, l->n);
 }
 
 /* Merge or even out child i of x with a neighbour (x has >= 2 children). */
@@ -511,15 +519,7 @@ static void del_rank_rec(zbtree *t, void *node, int h, size_t r, arena_ref *ref)
 /* Remove the pair at rank r; its reference comes back. */
 static void delete_rank(zbtree *t, size_t r, arena_ref *ref) {
     del_rank_rec(t, t->root, t->height, r, ref);
-    if (t->height == 0) {
-        zbt_leaf *l = t->root;
-        if (l->n == 0) {
-            leaf_free(t, l);
-            t->root = NULL;
-            t->head = t->tail = NULL;
-        }
-        return;
-    }
+    /* Drop roots left with one child; an emptied leaf root goes too. */
     while (t->height > 0 && ((zbt_inner *)t->root)->n == 1) {
         zbt_inner *x = t->root;
         t->root = x->kid[0];

@@ -13,6 +13,7 @@
 
 #include "ds/lform.h"
 #include "util/hashfn.h"
+#include "util/rand.h"
 #include "unit.h"
 
 static size_t key_of(uint32_t id, char *buf) { return (size_t)snprintf(buf, 32, "key:%u", id); }
@@ -258,14 +259,6 @@ TEST(lform, compaction_waits_while_the_index_resizes) {
 
 /* ---- sampling ---- */
 
-static uint64_t sample_state = 99;
-static uint64_t sample_rnd(void) {
-    unit_rng r = {sample_state};
-    uint64_t v = unit_rand(&r);
-    sample_state = r.s;
-    return v;
-}
-
 typedef struct pick_log {
     const lform *l;
     size_t *hits;      /* by key id */
@@ -285,6 +278,7 @@ static void log_pick(void *arg, arena_ref r) {
 /* Both strategies (a third of the entries or more: a shuffle; fewer:
  * rejection) pick distinct entries, each about equally often. */
 TEST(lform, sample_distinct_and_uniform) {
+    rand_seed_thread(99);
     lform l;
     lf_init(&l, &whole_type);
     char k[32];
@@ -299,7 +293,7 @@ TEST(lform, sample_distinct_and_uniform) {
         pick_log pl = {&l, hits, {0}, 0, 0};
         for (size_t round = 0; round < rounds; round++) {
             CHECK_EQ(lf_refset_init(&pl.seen, counts[c]), LF_OK);
-            CHECK_EQ(lf_sample(&l, counts[c], sample_rnd, log_pick, &pl), LF_OK);
+            CHECK_EQ(lf_sample(&l, counts[c], rand_next, log_pick, &pl), LF_OK);
             lf_refset_free(&pl.seen);
         }
         CHECK_EQ(pl.repeats, 0);
