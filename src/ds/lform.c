@@ -46,9 +46,9 @@ static inline const lf_type *type_of(const lform *l) {
     return (const lf_type *)(const void *)l->idx.type;
 }
 
-/* The key inside an entry's bytes. */
-static inline const unsigned char *key_in(const lf_type *t, const unsigned char *e, size_t len, size_t *klen) {
-    assert(len >= t->key_skip);
+/* The key inside an entry's bytes (entries always hold key_skip bytes). */
+static inline const unsigned char *key_in(const lform *l, const unsigned char *e, size_t len, size_t *klen) {
+    const lf_type *t = type_of(l);
     e += t->key_skip;
     if (!t->key_sized) {
         *klen = len - t->key_skip;
@@ -63,7 +63,7 @@ static inline const unsigned char *key_in(const lf_type *t, const unsigned char 
 static inline const unsigned char *key_of(const lform *l, arena_ref r, size_t *klen) {
     size_t len;
     const unsigned char *e = arena_get(&l->a, r, &len);
-    return key_in(type_of(l), e, len, klen);
+    return key_in(l, e, len, klen);
 }
 
 const unsigned char *lf_key(const lform *l, arena_ref r, size_t *klen) { return key_of(l, r, klen); }
@@ -105,12 +105,10 @@ void lf_reset(lform *l) {
 
 size_t lf_mem_bytes(const lform *l) { return arena_mem_bytes(&l->a) + swiss_mem_bytes(&l->idx); }
 
-int lf_arena_err(int arena_rc) { return arena_rc == ARENA_EFULL ? LF_EFULL : LF_ENOMEM; }
-
 /* The slot of the entry at r whose bytes (here or at a new place) are e. */
 static void *find_ref_in(lform *l, arena_ref r, const unsigned char *e, size_t len) {
     size_t kl;
-    const unsigned char *k = key_in(type_of(l), e, len, &kl);
+    const unsigned char *k = key_in(l, e, len, &kl);
     lf_lookup q = {NULL, 0, r};
     return swiss_find(&l->idx, hash_bytes(k, kl), &q);
 }
@@ -121,35 +119,10 @@ void *lf_find_ref(lform *l, arena_ref r) {
     return find_ref_in(l, r, e, len);
 }
 
-int lf_index(lform *l, arena_ref r, uint64_t hv) {
-    void *slot = swiss_insert(&l->idx, hv);
-    if (!slot) {
-        arena_free(&l->a, r);
-        return LF_ENOMEM;
-    }
-    arena_ref_store(slot, r);
-    return LF_OK;
-}
-
-int lf_put(lform *l, const void *data, size_t len, uint64_t hv, arena_ref *ref) {
-    arena_ref r;
-    int rc = arena_put(&l->a, data, len, &r);
-    if (rc != ARENA_OK) return lf_arena_err(rc);
-    rc = lf_index(l, r, hv);
-    if (rc == LF_OK && ref) *ref = r;
-    return rc;
-}
-
 void lf_replace(lform *l, void *slot, arena_ref r) {
     arena_ref old = arena_ref_load(slot);
     arena_ref_store(slot, r);
     arena_free(&l->a, old);
-}
-
-void lf_remove(lform *l, void *slot) {
-    arena_ref r = arena_ref_load(slot);
-    swiss_delete(&l->idx, slot);
-    arena_free(&l->a, r);
 }
 
 size_t lf_remove_ref(lform *l, arena_ref r) {
@@ -181,15 +154,13 @@ int lf_compact(lform *l, size_t budget) {
     return rc == 1;
 }
 
-void lf_maintain(lform *l, size_t budget) {
-    arena *a = &l->a;
-    if (a->dead_bytes < l->dead_mark) l->dead_mark = a->dead_bytes;
-    if (a->dead_bytes == 0 || swiss_is_rehashing(&l->idx)) return;
-    size_t slack = a->bytes_alloc / 64;
-    if (slack < 256) slack = 256;
-    if (!l->compacting && a->dead_bytes < l->dead_mark + slack) return;
+/* lf_maintain found the dead bytes worth a look (or a compaction under
+ * way): one step unless the index is resizing (then nothing changes, and
+ * the next write looks again). */
+void lf_maintain_step(lform *l, size_t budget) {
+    if (swiss_is_rehashing(&l->idx)) return;
     lf_compact(l, budget);
-    l->dead_mark = a->dead_bytes;
+    l->dead_mark = l->a.dead_bytes;
 }
 
 int lf_refset_init(lf_refset *rs, size_t n) {

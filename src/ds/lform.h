@@ -45,8 +45,8 @@ typedef void lf_moved_fn(lform *l, arena_ref from, arena_ref to, const void *dat
  * one with LF_TYPE: its first member is the index's own swiss_type. */
 typedef struct lf_type {
     swiss_type index;
-    uint32_t key_skip;
-    uint32_t key_sized;
+    uint8_t key_skip;    /* at most 255 */
+    uint8_t key_sized;
     lf_moved_fn *moved;  /* NULL when the index is the only holder of refs */
 } lf_type;
 
@@ -69,7 +69,7 @@ static inline size_t lf_count(const lform *l) { return swiss_size(&l->idx); }
 size_t lf_mem_bytes(const lform *l);
 
 /* An arena_* error as LF_EFULL or LF_ENOMEM. */
-int lf_arena_err(int arena_rc);
+static inline int lf_arena_err(int arena_rc) { return arena_rc == ARENA_EFULL ? LF_EFULL : LF_ENOMEM; }
 
 /* What lf_match compares a slot with: a key, or a reference (by_ref not
  * ARENA_REF_NONE: the slot holding exactly that entry). */
@@ -92,15 +92,36 @@ void *lf_find_ref(lform *l, arena_ref r);
 const unsigned char *lf_key(const lform *l, arena_ref r, size_t *klen);
 
 /* Index entry r, allocated in l->a and filled, whose key (hash hv) is
- * absent. LF_OK, or LF_ENOMEM with r freed. */
-int lf_index(lform *l, arena_ref r, uint64_t hv);
+ * absent. LF_OK, or LF_ENOMEM with r freed. (Inline, as the insert paths
+ * of the types were.) */
+static inline int lf_index(lform *l, arena_ref r, uint64_t hv) {
+    void *slot = swiss_insert(&l->idx, hv);
+    if (!slot) {
+        arena_free(&l->a, r);
+        return LF_ENOMEM;
+    }
+    arena_ref_store(slot, r);
+    return LF_OK;
+}
+
 /* arena_put(data, len) + lf_index; *ref (if not NULL) names the entry.
  * LF_OK or an error, nothing changed. */
-int lf_put(lform *l, const void *data, size_t len, uint64_t hv, arena_ref *ref);
+static inline int lf_put(lform *l, const void *data, size_t len, uint64_t hv, arena_ref *ref) {
+    arena_ref r;
+    int rc = arena_put(&l->a, data, len, &r);
+    if (rc != ARENA_OK) return lf_arena_err(rc);
+    rc = lf_index(l, r, hv);
+    if (rc == LF_OK && ref) *ref = r;
+    return rc;
+}
 /* Point slot at entry r (same key, filled) and free the entry it held. */
 void lf_replace(lform *l, void *slot, arena_ref r);
 /* Remove the entry in slot from the index and free it. */
-void lf_remove(lform *l, void *slot);
+static inline void lf_remove(lform *l, void *slot) {
+    arena_ref r = arena_ref_load(slot);
+    swiss_delete(&l->idx, slot);
+    arena_free(&l->a, r);
+}
 /* Remove live entry r (its slot found by reference) and free it; returns
  * the arena bytes it took (prefix included). */
 size_t lf_remove_ref(lform *l, arena_ref r);
@@ -111,8 +132,19 @@ size_t lf_remove_ref(lform *l, arena_ref r);
 int lf_compact(lform *l, size_t budget);
 /* After a write: lf_compact(budget) when dead bytes have grown by a 64th
  * of the arena (at least 256 bytes) since the last look, or while a
- * compaction is under way. */
-void lf_maintain(lform *l, size_t budget);
+ * compaction is under way. The test is inline, the step is not. */
+void lf_maintain_step(lform *l, size_t budget);
+static inline void lf_maintain(lform *l, size_t budget) {
+    const arena *a = &l->a;
+    if (a->dead_bytes < l->dead_mark) l->dead_mark = a->dead_bytes;
+    if (a->dead_bytes == 0) return;
+    if (!l->compacting) {
+        size_t slack = a->bytes_alloc / 64;
+        if (slack < 256) slack = 256;
+        if (a->dead_bytes < l->dead_mark + slack) return;
+    }
+    lf_maintain_step(l, budget);
+}
 
 /* A set of refs (open addressing), for distinct random picks. */
 typedef struct lf_refset {
