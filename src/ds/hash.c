@@ -22,25 +22,19 @@
  * Entries keep insertion order; an overwrite rewrites the entry in place
  * (shifting the tail when its size changes), a delete closes the gap, and
  * the block is resized to the exact size after every change. Blocks of up
- * to SB_MAX bytes live in slab slots of 8-byte size classes (see "small
- * blocks"), so a block wastes at most 7 bytes; bigger ones are malloc'd.
+ * to SLAB_MAX bytes live in slab slots of 8-byte size classes (mem/slab.c),
+ * so a block wastes at most 7 bytes; bigger ones are malloc'd.
  *
  * The form is the low bit of the hash pointer (1: large), so a small hash
  * spends no byte on it; bit 1 marks a small block in a slab slot.
  *
- * Large form. Every pair is one arena_pair entry. The swiss table's slot is
- * the pair's arena_ref; hash_slot and match read the field bytes from the
- * arena, so the index stores no hashes and no pointers. An overwrite with a
- * value of the same length rewrites the bytes in place; any other overwrite
- * appends a new pair, re-points the slot and frees the old pair (dead bytes).
- * After a write that left dead bytes (checked once they have grown by a
- * 64th of the arena, to keep the arena's block scan off the hot path), if
- * the arena reports a block past its dead threshold, one bounded compaction
- * step runs: the arena moves live pairs out of the
- * victim block and calls hl_move() for each, which finds the slot by
- * reference (never reading the freed bytes) and re-points it. Compaction
- * waits while the index is resizing, because a resize step rehashes slots
- * by reading their pairs, and a pair being moved has no readable old bytes.
+ * Large form (ds/lform.c). Every pair is one arena_pair entry, keyed by
+ * its field; the swiss table's slot is the pair's arena_ref, so the index
+ * stores no hashes and no pointers. An overwrite with a value of the same
+ * length rewrites the bytes in place; any other overwrite appends a new
+ * pair, re-points the slot and frees the old pair (dead bytes). After every
+ * write the large form's maintenance (lf_maintain) runs a bounded
+ * compaction step when the arena wants one.
  *
  * Conversion. hash_set() keeps the small form while, after the write,
  * count <= max_entries, the written field and value are <= max_value and the
@@ -63,139 +57,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ds/arena.h"
+#include "ds/lform.h"
+#include "mem/slab.h"
 #include "util/hashfn.h"
 
 /* struct hash is never defined: a hash * is either a small block or a
- * tagged pointer to an hlarge. */
+ * tagged pointer to an lform (the large form). */
 
-typedef struct hlarge {
-    uint8_t compacting; /* a compaction step left work to do */
-    size_t dead_mark;   /* arena dead bytes when compaction was last considered */
-    arena a;
-    swiss idx;
-} hlarge;
+_Static_assert(HASH_ENOMEM == LF_ENOMEM && HASH_EFULL == LF_EFULL, "hash error codes are lform's");
 
 #define LARGE_TAG ((uintptr_t)1)
 
 static inline int is_large(const hash *h) { return ((uintptr_t)h & LARGE_TAG) != 0; }
-static inline hlarge *as_large(const hash *h) { return (hlarge *)((uintptr_t)h & ~LARGE_TAG); }
-static inline hash *tag_large(hlarge *l) { return (hash *)((uintptr_t)l | LARGE_TAG); }
-/* Bit 1 of a small hash's pointer marks a block in a slab slot. */
+static inline lform *as_large(const hash *h) { return (lform *)((uintptr_t)h & ~LARGE_TAG); }
+static inline hash *tag_large(lform *l) { return (hash *)((uintptr_t)l | LARGE_TAG); }
+/* Bit 1 of a small hash's pointer marks a block in a slab slot (slab slots
+ * are 8-byte aligned, malloc's 16). */
 #define SLAB_TAG ((uintptr_t)2)
 static inline unsigned char *as_small(const hash *h) { return (unsigned char *)((uintptr_t)h & ~SLAB_TAG); }
-
-/* Bytes moved by one compaction step (at least one pair is always moved). */
-#define HASH_COMPACT_BUDGET 4096
-
-/* ---- small blocks: a slab allocator with 8-byte size classes ----
- *
- * jemalloc rounds a 150-200 byte block up to a multiple of 32 (16 bytes lost
- * on average, a tenth of a 10-field hash). Blocks of at most SB_MAX bytes
- * therefore come from slabs of SB_SLAB bytes (aligned to their size, so a
- * slot finds its slab by masking) cut into slots of one size class, a
- * multiple of 8 bytes. Each class keeps the slabs that have a free slot on a
- * list; a slab's free slots form an intrusive list, slots never used yet are
- * handed out from its bump offset. A slab that empties is given back unless
- * it is its class's only slab with room. Invariant (under the class lock):
- * a slab is on its class's list iff it has a free or never-used slot, and
- * used counts its live slots. Larger blocks use malloc; the hash pointer's
- * bit 1 tells which (slab slots are 8-byte aligned, malloc's 16). */
-
-#define SB_QUANTUM 8
-#define SB_MAX 512
-#define SB_NCLASS (SB_MAX / SB_QUANTUM)
-#define SB_SLAB ((size_t)16384)
-#define SB_HDR 64 /* slab header, rounded up so slots stay aligned */
-
-typedef struct sb_slab {
-    struct sb_slab *prev, *next; /* on the class list (listed) */
-    void *free;                  /* freed slots, linked through their first word */
-    uint32_t used;               /* live slots */
-    uint32_t bump;               /* offset (from SB_HDR) of the first never-used slot */
-    uint32_t cls;                /* slot size / SB_QUANTUM; fixed for the slab's life */
-    uint32_t listed;
-} sb_slab;
-
-typedef struct sb_class {
-    pthread_mutex_t lock;
-    sb_slab *avail; /* slabs with a free or never-used slot */
-} sb_class;
-
-static sb_class sb_classes[SB_NCLASS + 1];
-static pthread_once_t sb_once = PTHREAD_ONCE_INIT;
-
-static void sb_init(void) {
-    for (size_t i = 0; i <= SB_NCLASS; i++) pthread_mutex_init(&sb_classes[i].lock, NULL);
-}
-
-static inline size_t sb_cls(size_t n) { return n ? (n + SB_QUANTUM - 1) / SB_QUANTUM : 1; }
-static inline sb_slab *sb_slab_of(const void *p) { return (sb_slab *)((uintptr_t)p & ~(uintptr_t)(SB_SLAB - 1)); }
-static inline size_t sb_size(const void *p) { return (size_t)sb_slab_of(p)->cls * SB_QUANTUM; }
-
-static void sb_unlink(sb_class *c, sb_slab *s) {
-    if (s->prev) s->prev->next = s->next;
-    else c->avail = s->next;
-    if (s->next) s->next->prev = s->prev;
-    s->prev = s->next = NULL;
-    s->listed = 0;
-}
-
-static void sb_link(sb_class *c, sb_slab *s) {
-    s->prev = NULL;
-    s->next = c->avail;
-    if (c->avail) c->avail->prev = s;
-    c->avail = s;
-    s->listed = 1;
-}
-
-/* A slot of at least n (1..SB_MAX) bytes; NULL when out of memory. */
-static void *sb_alloc(size_t n) {
-    assert(n <= SB_MAX);
-    pthread_once(&sb_once, sb_init);
-    size_t cls = sb_cls(n), size = cls * SB_QUANTUM;
-    sb_class *c = &sb_classes[cls];
-    pthread_mutex_lock(&c->lock);
-    sb_slab *s = c->avail;
-    if (!s) {
-        s = aligned_alloc(SB_SLAB, SB_SLAB);
-        if (!s) {
-            pthread_mutex_unlock(&c->lock);
-            return NULL;
-        }
-        memset(s, 0, sizeof(*s));
-        s->cls = (uint32_t)cls;
-        sb_link(c, s);
-    }
-    void *p;
-    if (s->free) {
-        p = s->free;
-        memcpy(&s->free, p, sizeof(void *));
-    } else {
-        p = (char *)s + SB_HDR + s->bump;
-        s->bump += (uint32_t)size;
-    }
-    s->used++;
-    if (!s->free && SB_HDR + s->bump + size > SB_SLAB) sb_unlink(c, s);
-    pthread_mutex_unlock(&c->lock);
-    return p;
-}
-
-static void sb_free(void *p) {
-    sb_slab *s = sb_slab_of(p);
-    sb_class *c = &sb_classes[s->cls];
-    pthread_mutex_lock(&c->lock);
-    assert(s->used > 0);
-    memcpy(p, &s->free, sizeof(void *));
-    s->free = p;
-    s->used--;
-    if (!s->listed) sb_link(c, s);
-    if (s->used == 0 && (s->prev || s->next)) {
-        sb_unlink(c, s);
-        free(s);
-    }
-    pthread_mutex_unlock(&c->lock);
-}
 
 /* ---- interned field names ----
  *
@@ -401,19 +280,19 @@ static inline int blk_in_slab(const hash *h) { return ((uintptr_t)h & SLAB_TAG) 
 
 static inline size_t blk_cap(const hash *h) {
     const unsigned char *s = as_small(h);
-    return blk_in_slab(h) ? sb_size(s) : malloc_usable_size((void *)s);
+    return blk_in_slab(h) ? slab_size(s) : malloc_usable_size((void *)s);
 }
 
 static void blk_free(hash *h) {
     unsigned char *s = as_small(h);
-    if (blk_in_slab(h)) sb_free(s);
+    if (blk_in_slab(h)) slab_free(s);
     else free(s);
 }
 
 /* A new block of exactly n bytes (its size class), as a hash pointer. */
 static hash *blk_new(size_t n) {
-    if (n <= SB_MAX) {
-        void *p = sb_alloc(n);
+    if (n <= SLAB_MAX) {
+        void *p = slab_alloc(n);
         return p ? (hash *)((uintptr_t)p | SLAB_TAG) : NULL;
     }
     return malloc(n);
@@ -425,13 +304,13 @@ static unsigned char *blk_resize(hash **hp, size_t keep, size_t n) {
     hash *h = *hp;
     unsigned char *s = as_small(h);
     if (keep > n) keep = n;
-    if (!blk_in_slab(h) && n > SB_MAX) {
+    if (!blk_in_slab(h) && n > SLAB_MAX) {
         unsigned char *ns = realloc(s, n);
         if (!ns) return NULL;
         *hp = (hash *)ns;
         return ns;
     }
-    if (blk_in_slab(h) && n <= SB_MAX && sb_cls(n) * SB_QUANTUM == sb_size(s)) return s;
+    if (blk_in_slab(h) && n <= SLAB_MAX && slab_class_size(n) == slab_size(s)) return s;
     hash *nh = blk_new(n);
     if (!nh) return NULL;
     unsigned char *ns = as_small(nh);
@@ -441,15 +320,12 @@ static unsigned char *blk_resize(hash **hp, size_t keep, size_t n) {
     return ns;
 }
 
-/* ---- large form: index callbacks ---- */
+/* ---- large form ---- */
 
-typedef struct hl_key {
-    const void *f;
-    size_t flen;
-    arena_ref by_ref; /* ARENA_REF_NONE: compare bytes; else: the slot holding this ref */
-} hl_key;
+/* The key of a pair entry is its field: varint(flen) field value. */
+static const lf_type hl_type = LF_TYPE(0, 1, NULL);
 
-static inline void hl_pair(const hlarge *l, arena_ref r, const char **f, size_t *flen, const char **v,
+static inline void hl_pair(const lform *l, arena_ref r, const char **f, size_t *flen, const char **v,
                            size_t *vlen) {
     const void *fp, *vp;
     arena_pair_get(&l->a, r, &fp, flen, &vp, vlen);
@@ -457,112 +333,41 @@ static inline void hl_pair(const hlarge *l, arena_ref r, const char **f, size_t 
     *v = vp;
 }
 
-static uint64_t hl_hash_slot(void *ctx, const void *slot) {
-    const char *f, *v;
-    size_t fl, vl;
-    hl_pair(ctx, arena_ref_load(slot), &f, &fl, &v, &vl);
-    return hash_bytes(f, fl);
-}
-
-static int hl_match(void *ctx, const void *slot, const void *key) {
-    const hl_key *k = key;
-    arena_ref r = arena_ref_load(slot);
-    if (k->by_ref != ARENA_REF_NONE) return r == k->by_ref;
-    const char *f, *v;
-    size_t fl, vl;
-    hl_pair(ctx, r, &f, &fl, &v, &vl);
-    return fl == k->flen && (fl == 0 || memcmp(f, k->f, fl) == 0);
-}
-
-static const swiss_type hl_type = {sizeof(arena_ref), hl_hash_slot, hl_match};
-
-static hlarge *large_new(void) {
-    hlarge *l = calloc(1, sizeof(*l));
+static lform *large_new(void) {
+    lform *l = malloc(sizeof(*l));
     if (!l) return NULL;
-    if (arena_init(&l->a, NULL) != ARENA_OK) {
-        free(l);
-        return NULL;
-    }
-    swiss_init(&l->idx, &hl_type, l);
+    lf_init(l, &hl_type);
     return l;
 }
 
-static void large_free(hlarge *l) {
-    swiss_free(&l->idx);
-    arena_destroy(&l->a);
+static void large_free(lform *l) {
+    lf_destroy(l);
     free(l);
 }
 
-static void *large_find(hlarge *l, const void *f, size_t flen, uint64_t hv) {
-    hl_key k = {f, flen, ARENA_REF_NONE};
-    return swiss_find(&l->idx, hv, &k);
-}
-
-static int arena_err(int rc) { return rc == ARENA_EFULL ? HASH_EFULL : HASH_ENOMEM; }
-
-/* Compaction re-points the slot of a moved pair. */
-static void hl_move(void *ctx, arena_ref from, arena_ref to, const void *data, size_t len) {
-    hlarge *l = ctx;
-    size_t flen;
-    size_t n = varint_get(data, &flen);
-    assert(n + flen <= len);
-    (void)len;
-    hl_key k = {NULL, 0, from};
-    void *slot = swiss_find(&l->idx, hash_bytes((const unsigned char *)data + n, flen), &k);
-    assert(slot);
-    if (slot) arena_ref_store(slot, to);
-}
-
-/* After a write: one bounded compaction step when the arena wants one. The
- * block scan behind arena_compact_needed is skipped until the dead bytes
- * have grown by a 64th of the arena (at least 256 bytes) since the last
- * look, unless a compaction is under way. */
-static void large_maintain(hlarge *l) {
-    arena *a = &l->a;
-    if (a->dead_bytes < l->dead_mark) l->dead_mark = a->dead_bytes;
-    if (a->dead_bytes == 0 || swiss_is_rehashing(&l->idx)) return;
-    size_t slack = a->bytes_alloc / 64;
-    if (slack < 256) slack = 256;
-    if (!l->compacting && a->dead_bytes < l->dead_mark + slack) return;
-    if (arena_compact_needed(a)) {
-        int rc = arena_compact_step(a, HASH_COMPACT_BUDGET, hl_move, l);
-        l->compacting = rc == 1;
-    } else {
-        l->compacting = 0;
-    }
-    l->dead_mark = a->dead_bytes;
-}
-
 /* Insert a pair known to be absent. */
-static int large_insert(hlarge *l, const void *f, size_t flen, const void *v, size_t vlen, uint64_t hv) {
+static int large_insert(lform *l, const void *f, size_t flen, const void *v, size_t vlen, uint64_t hv) {
     arena_ref r;
     void *fp, *vp;
     int rc = arena_pair_alloc(&l->a, flen, vlen, &r, &fp, &vp);
-    if (rc != ARENA_OK) return arena_err(rc);
+    if (rc != ARENA_OK) return lf_arena_err(rc);
     if (flen) memcpy(fp, f, flen);
     if (vlen) memcpy(vp, v, vlen);
-    void *slot = swiss_insert(&l->idx, hv);
-    if (!slot) {
-        arena_free(&l->a, r);
-        return HASH_ENOMEM;
-    }
-    arena_ref_store(slot, r);
-    return HASH_OK;
+    return lf_index(l, r, hv);
 }
 
-static int large_set(hlarge *l, const void *f, size_t flen, const void *v, size_t vlen) {
+static int large_set(lform *l, const void *f, size_t flen, const void *v, size_t vlen) {
     uint64_t hv = hash_bytes(f, flen);
-    void *slot = large_find(l, f, flen, hv);
+    void *slot = lf_find(l, f, flen, hv);
     if (!slot) {
         int rc = large_insert(l, f, flen, v, vlen, hv);
         if (rc != HASH_OK) return rc;
-        large_maintain(l);
+        lf_maintain(l, LF_COMPACT_BUDGET);
         return 1;
     }
-    arena_ref old = arena_ref_load(slot);
     const char *of, *ov;
     size_t ofl, ovl;
-    hl_pair(l, old, &of, &ofl, &ov, &ovl);
+    hl_pair(l, arena_ref_load(slot), &of, &ofl, &ov, &ovl);
     if (ovl == vlen) {
         /* Same size: rewrite in place, no dead bytes. */
         if (vlen) memmove((char *)ov, v, vlen);
@@ -571,24 +376,21 @@ static int large_set(hlarge *l, const void *f, size_t flen, const void *v, size_
     arena_ref r;
     void *fp, *vp;
     int rc = arena_pair_alloc(&l->a, flen, vlen, &r, &fp, &vp);
-    if (rc != ARENA_OK) return arena_err(rc);
+    if (rc != ARENA_OK) return lf_arena_err(rc);
     /* Allocation never moves live entries: of and v (which may point into
      * this hash) are still valid. */
     if (flen) memcpy(fp, of, flen);
     if (vlen) memcpy(vp, v, vlen);
-    arena_ref_store(slot, r);
-    arena_free(&l->a, old);
-    large_maintain(l);
+    lf_replace(l, slot, r);
+    lf_maintain(l, LF_COMPACT_BUDGET);
     return 0;
 }
 
-static int large_del(hlarge *l, const void *f, size_t flen) {
-    void *slot = large_find(l, f, flen, hash_bytes(f, flen));
+static int large_del(lform *l, const void *f, size_t flen) {
+    void *slot = lf_find(l, f, flen, hash_bytes(f, flen));
     if (!slot) return 0;
-    arena_ref r = arena_ref_load(slot);
-    swiss_delete(&l->idx, slot);
-    arena_free(&l->a, r);
-    large_maintain(l);
+    lf_remove(l, slot);
+    lf_maintain(l, LF_COMPACT_BUDGET);
     return 1;
 }
 
@@ -596,7 +398,7 @@ static int large_del(hlarge *l, const void *f, size_t flen) {
 
 static int small_to_large(hash **hp) {
     unsigned char *s = as_small(*hp);
-    hlarge *l = large_new();
+    lform *l = large_new();
     if (!l) return HASH_ENOMEM;
     for (size_t pos = SMALL_HDR; s[pos] != SMALL_END;) {
         const char *f, *v;
@@ -631,7 +433,7 @@ hash *hash_new(void) {
 
 hash *hash_new_hint(size_t n, const hash_limits *lim) {
     if (n <= lim->max_entries) return hash_new();
-    hlarge *l = large_new();
+    lform *l = large_new();
     if (!l) return NULL;
     /* A failed reserve only costs the growth steps it would have saved. */
     (void)swiss_reserve(&l->idx, n);
@@ -652,8 +454,8 @@ hash *hash_dup(const hash *h) {
         if (d) memcpy(as_small(d), s, n);
         return d;
     }
-    hlarge *src = as_large(h);
-    hlarge *l = large_new();
+    lform *src = as_large(h);
+    lform *l = large_new();
     if (!l) return NULL;
     swiss_iter it;
     swiss_iter_init(&it, &src->idx);
@@ -677,13 +479,13 @@ int hash_form(const hash *h) { return is_large(h) ? HASH_LARGE : HASH_SMALL; }
 
 size_t hash_len(const hash *h) {
     if (!is_large(h)) return small_count(as_small(h));
-    return swiss_size(&as_large(h)->idx);
+    return lf_count(as_large(h));
 }
 
 size_t hash_mem_usage(const hash *h) {
     if (!is_large(h)) return blk_cap(h);
-    const hlarge *l = as_large(h);
-    return malloc_usable_size((void *)l) + arena_mem_bytes(&l->a) + swiss_mem_bytes(&l->idx);
+    const lform *l = as_large(h);
+    return malloc_usable_size((void *)l) + lf_mem_bytes(l);
 }
 
 int hash_get(hash *h, const void *f, size_t flen, const char **v, size_t *vlen) {
@@ -692,8 +494,8 @@ int hash_get(hash *h, const void *f, size_t flen, const char **v, size_t *vlen) 
     if (!is_large(h)) {
         if (small_find(as_small(h), f, flen, &vp, &vl, NULL) == (size_t)-1) return 0;
     } else {
-        hlarge *l = as_large(h);
-        void *slot = large_find(l, f, flen, hash_bytes(f, flen));
+        lform *l = as_large(h);
+        void *slot = lf_find(l, f, flen, hash_bytes(f, flen));
         if (!slot) return 0;
         const char *fp;
         size_t fl;
@@ -863,7 +665,7 @@ int hash_random(hash *h, hash_rand_fn *rnd, const char **f, size_t *flen, const 
             if (k-- == 0) return 1;
         }
     }
-    hlarge *l = as_large(h);
+    lform *l = as_large(h);
     void *slot = swiss_random(&l->idx, rnd);
     if (!slot) return 0;
     hl_pair(l, arena_ref_load(slot), f, flen, v, vlen);
@@ -895,20 +697,19 @@ void hash_random_pairs(hash *h, size_t count, hash_rand_fn *rnd, hash_pair_fn *f
     }
 }
 
-/* A small open-addressing set of arena refs (for distinct random picks). */
-typedef struct refset {
-    arena_ref *t;
-    size_t mask;
-} refset;
+typedef struct pair_ctx {
+    lform *l;
+    hash_pair_fn *fn;
+    void *arg;
+} pair_ctx;
 
-static int refset_add(refset *rs, arena_ref r) {
-    size_t i = (size_t)hash_u64(r) & rs->mask;
-    while (rs->t[i] != ARENA_REF_NONE) {
-        if (rs->t[i] == r) return 0;
-        i = (i + 1) & rs->mask;
-    }
-    rs->t[i] = r;
-    return 1;
+/* Report the pair at r. */
+static void report_ref(void *arg, arena_ref r) {
+    pair_ctx *pc = arg;
+    const char *f, *v;
+    size_t fl, vl;
+    hl_pair(pc->l, r, &f, &fl, &v, &vl);
+    pc->fn(pc->arg, f, fl, v, vl);
 }
 
 int hash_random_unique(hash *h, size_t count, hash_rand_fn *rnd, hash_pair_fn *fn, void *arg) {
@@ -937,62 +738,13 @@ int hash_random_unique(hash *h, size_t count, hash_rand_fn *rnd, hash_pair_fn *f
         }
         return HASH_OK;
     }
-    hlarge *l = as_large(h);
-    if (count * 3 > n) {
-        /* Many of them: a partial Fisher-Yates shuffle of every ref. */
-        arena_ref *refs = malloc(n * sizeof(*refs));
-        if (!refs) return HASH_ENOMEM;
-        size_t k = 0;
-        swiss_iter it;
-        swiss_iter_init(&it, &l->idx);
-        void *slot;
-        while ((slot = swiss_iter_next(&it)) && k < n) refs[k++] = arena_ref_load(slot);
-        swiss_iter_done(&it);
-        for (size_t i = 0; i < count && i < k; i++) {
-            size_t j = i + (size_t)(rnd() % (k - i));
-            arena_ref t = refs[i];
-            refs[i] = refs[j];
-            refs[j] = t;
-            hl_pair(l, refs[i], &f, &fl, &v, &vl);
-            fn(arg, f, fl, v, vl);
-        }
-        free(refs);
-        return HASH_OK;
-    }
-    /* Few of them: random picks, duplicates rejected. */
-    size_t cap = 16;
-    while (cap < count * 2) cap <<= 1;
-    refset rs = {malloc(cap * sizeof(arena_ref)), cap - 1};
-    if (!rs.t) return HASH_ENOMEM;
-    memset(rs.t, 0xff, cap * sizeof(arena_ref));
-    size_t got = 0;
-    while (got < count) {
-        void *slot = swiss_random(&l->idx, rnd);
-        arena_ref r = arena_ref_load(slot);
-        if (!refset_add(&rs, r)) continue;
-        hl_pair(l, r, &f, &fl, &v, &vl);
-        fn(arg, f, fl, v, vl);
-        got++;
-    }
-    free(rs.t);
-    return HASH_OK;
+    pair_ctx pc = {as_large(h), fn, arg};
+    return lf_sample(pc.l, count, rnd, report_ref, &pc) == LF_OK ? HASH_OK : HASH_ENOMEM;
 }
 
 /* ---- scan ---- */
 
-typedef struct scan_ctx {
-    hlarge *l;
-    hash_pair_fn *fn;
-    void *arg;
-} scan_ctx;
-
-static void scan_slot(void *arg, void *slot) {
-    scan_ctx *sc = arg;
-    const char *f, *v;
-    size_t fl, vl;
-    hl_pair(sc->l, arena_ref_load(slot), &f, &fl, &v, &vl);
-    sc->fn(sc->arg, f, fl, v, vl);
-}
+static void scan_slot(void *arg, void *slot) { report_ref(arg, arena_ref_load(slot)); }
 
 uint64_t hash_scan(hash *h, uint64_t cursor, hash_pair_fn *fn, void *arg) {
     if (!is_large(h)) {
@@ -1005,8 +757,8 @@ uint64_t hash_scan(hash *h, uint64_t cursor, hash_pair_fn *fn, void *arg) {
         }
         return 0;
     }
-    scan_ctx sc = {as_large(h), fn, arg};
-    return swiss_scan(&sc.l->idx, cursor, scan_slot, &sc);
+    pair_ctx pc = {as_large(h), fn, arg};
+    return swiss_scan(&pc.l->idx, cursor, scan_slot, &pc);
 }
 
 /* ---- checks ---- */
@@ -1036,27 +788,5 @@ int hash_check(const hash *h) {
         if (c < SMALL_COUNT_SAT ? c != n : n < SMALL_COUNT_SAT) return -__LINE__;
         return 0;
     }
-    hlarge *l = as_large(h);
-    int rc = arena_check(&l->a);
-    if (rc) return rc;
-    if (swiss_size(&l->idx) != l->a.entries) return -__LINE__;
-    swiss_iter it;
-    swiss_iter_init(&it, &l->idx);
-    void *slot;
-    size_t n = 0;
-    int bad = 0;
-    while (!bad && (slot = swiss_iter_next(&it))) {
-        const char *f, *v;
-        size_t fl, vl;
-        hl_pair(l, arena_ref_load(slot), &f, &fl, &v, &vl);
-        n++;
-        hl_key k = {f, fl, ARENA_REF_NONE};
-        /* Lookups while iterating are allowed (the index is paused). */
-        void *found = swiss_find(&l->idx, hash_bytes(f, fl), &k);
-        if (found != slot) bad = -__LINE__;
-    }
-    swiss_iter_done(&it);
-    if (bad) return bad;
-    if (n != l->a.entries) return -__LINE__;
-    return 0;
+    return lf_check(as_large(h));
 }

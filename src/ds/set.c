@@ -14,11 +14,10 @@
  *           insertion order, searched linearly; at most 64 members of at
  *           most 64 bytes. This is what a 3-member set of words costs: one
  *           allocation of ~40 bytes instead of an arena and an index.
- *   LARGE   every member is one entry of the set's own chunked arena
- *           (1-2 byte length prefix + bytes, bump-allocated, no per-member
- *           malloc) and a swiss table of 4-byte arena references indexes
- *           them; hash_slot and match read the bytes from the arena, so the
- *           index stores neither hashes nor pointers. An 8-byte member costs
+ *   LARGE   the large form (ds/lform.c): every member is one entry of the
+ *           set's own chunked arena (1-2 byte length prefix + bytes, no
+ *           per-member malloc), its key the whole entry, and a swiss table
+ *           of 4-byte arena references indexes them. An 8-byte member costs
  *           ~9 bytes of arena and ~5-10 bytes of index.
  *
  * Encoding rules (Redis 7.0's, since they are visible): a set starts as an
@@ -31,11 +30,9 @@
  * one move from LARGE to SMALL is set_pop_many() keeping few members: it
  * copies them into a fresh hashtable set and drops the old one whole.
  *
- * Deletes in LARGE leave dead arena bytes; after each write one bounded
- * compaction step runs when the arena wants one (its move callback finds
- * the slot by reference and re-points it). Compaction waits while the
- * index is resizing, because a resize step rehashes slots by reading their
- * members and a member being moved has no readable old bytes.
+ * Deletes in LARGE leave dead arena bytes; after each one the large form's
+ * maintenance (lf_maintain) runs a bounded compaction step when the arena
+ * wants one.
  *
  * Random members are exactly uniform: an index below count for INTSET and
  * SMALL (rejection-sampled, no modulo bias), swiss_random (rejection over
@@ -55,8 +52,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ds/arena.h"
+#include "ds/lform.h"
 #include "util/hashfn.h"
+#include "util/rand.h"
 #include "util/strutil.h"
 
 struct gset {
@@ -80,14 +78,10 @@ typedef struct ssmall {
 
 typedef struct slarge {
     uint8_t form;      /* SET_LARGE */
-    uint8_t compacting; /* a compaction step left work to do */
-    size_t dead_mark;  /* arena dead bytes when compaction was last considered */
-    arena a;
-    swiss idx;
+    lform lf;          /* every entry is a member */
 } slarge;
 
-/* Bytes moved by one compaction step (at least one member always moves). */
-#define SET_COMPACT_BUDGET 4096
+_Static_assert(SET_ENOMEM == LF_ENOMEM && SET_EFULL == LF_EFULL, "set error codes are lform's");
 
 static inline sint *as_int(gset *s) { return (sint *)s; }
 static inline ssmall *as_small(gset *s) { return (ssmall *)s; }
@@ -97,13 +91,7 @@ static inline const ssmall *as_csmall(const gset *s) { return (const ssmall *)s;
 static inline const slarge *as_clarge(const gset *s) { return (const slarge *)s; }
 
 /* Uniform in [0, n) without modulo bias; n > 0. */
-static uint64_t rnd_below(set_rand_fn *rnd, uint64_t n) {
-    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
-    uint64_t r;
-    do r = rnd();
-    while (r >= lim);
-    return r % n;
-}
+static inline uint64_t rnd_below(set_rand_fn *rnd, uint64_t n) { return rand_below_from(rnd, n); }
 
 static inline size_t max_intset(const set_limits *lim) {
     return lim->max_intset > SET_INTSET_HARD_MAX ? SET_INTSET_HARD_MAX : lim->max_intset;
@@ -212,104 +200,31 @@ static size_t small_offset(const ssmall *s, size_t k) {
     return pos;
 }
 
-/* ---- LARGE: index callbacks ---- */
+/* ---- LARGE ---- */
 
-typedef struct lg_key {
-    const void *m;
-    size_t n;
-    arena_ref by_ref; /* ARENA_REF_NONE: compare bytes; else: the slot holding this ref */
-} lg_key;
+/* The key of an entry is the whole entry. */
+static const lf_type lg_type = LF_TYPE(0, 0, NULL);
 
-static inline const char *lg_member(const slarge *l, arena_ref r, size_t *n) { return arena_get(&l->a, r, n); }
-
-static uint64_t lg_hash_slot(void *ctx, const void *slot) {
-    size_t n;
-    const char *m = lg_member(ctx, arena_ref_load(slot), &n);
-    return hash_bytes(m, n);
-}
-
-static int lg_match(void *ctx, const void *slot, const void *key) {
-    const lg_key *k = key;
-    arena_ref r = arena_ref_load(slot);
-    if (k->by_ref != ARENA_REF_NONE) return r == k->by_ref;
-    size_t n;
-    const char *m = lg_member(ctx, r, &n);
-    return n == k->n && (n == 0 || memcmp(m, k->m, n) == 0);
-}
-
-static const swiss_type lg_type = {sizeof(arena_ref), lg_hash_slot, lg_match};
+static inline const char *lg_member(const slarge *l, arena_ref r, size_t *n) { return arena_get(&l->lf.a, r, n); }
 
 static slarge *large_new(void) {
-    slarge *l = calloc(1, sizeof(*l));
+    slarge *l = malloc(sizeof(*l));
     if (!l) return NULL;
     l->form = SET_LARGE;
-    if (arena_init(&l->a, NULL) != ARENA_OK) {
-        free(l);
-        return NULL;
-    }
-    swiss_init(&l->idx, &lg_type, l);
+    lf_init(&l->lf, &lg_type);
     return l;
 }
 
 static void large_free(slarge *l) {
-    swiss_free(&l->idx);
-    arena_destroy(&l->a);
+    lf_destroy(&l->lf);
     free(l);
 }
 
-static int arena_err(int rc) { return rc == ARENA_EFULL ? SET_EFULL : SET_ENOMEM; }
-
-static void *large_find(slarge *l, const void *m, size_t n, uint64_t hv) {
-    lg_key k = {m, n, ARENA_REF_NONE};
-    return swiss_find(&l->idx, hv, &k);
-}
-
-/* Compaction re-points the slot of a moved member. */
-static void lg_move(void *ctx, arena_ref from, arena_ref to, const void *data, size_t len) {
-    slarge *l = ctx;
-    lg_key k = {NULL, 0, from};
-    void *slot = swiss_find(&l->idx, hash_bytes(data, len), &k);
-    assert(slot);
-    if (slot) arena_ref_store(slot, to);
-}
-
-static int large_compact(slarge *l, size_t budget) {
-    if (swiss_is_rehashing(&l->idx) || !arena_compact_needed(&l->a)) {
-        l->compacting = 0;
-        return 0;
-    }
-    int rc = arena_compact_step(&l->a, budget, lg_move, l);
-    l->compacting = rc == 1;
-    return rc == 1;
-}
-
-/* After a write: one bounded compaction step when the arena wants one. The
- * block scan behind arena_compact_needed is skipped until the dead bytes
- * have grown by a 64th of the arena (at least 256 bytes) since the last
- * look, unless a compaction is under way. */
-static void large_maintain(slarge *l) {
-    arena *a = &l->a;
-    if (a->dead_bytes < l->dead_mark) l->dead_mark = a->dead_bytes;
-    if (a->dead_bytes == 0 || swiss_is_rehashing(&l->idx)) return;
-    size_t slack = a->bytes_alloc / 64;
-    if (slack < 256) slack = 256;
-    if (!l->compacting && a->dead_bytes < l->dead_mark + slack) return;
-    large_compact(l, SET_COMPACT_BUDGET);
-    l->dead_mark = a->dead_bytes;
-}
+static inline void *large_find(slarge *l, const void *m, size_t n, uint64_t hv) { return lf_find(&l->lf, m, n, hv); }
 
 /* Insert a member known to be absent. */
-static int large_insert(slarge *l, const void *m, size_t n, uint64_t hv) {
-    arena_ref r;
-    int rc = arena_put(&l->a, m, n, &r);
-    if (rc != ARENA_OK) return arena_err(rc);
-    void *slot = swiss_insert(&l->idx, hv);
-    if (!slot) {
-        arena_free(&l->a, r);
-        return SET_ENOMEM;
-    }
-    arena_ref_store(slot, r);
-    return SET_OK;
+static inline int large_insert(slarge *l, const void *m, size_t n, uint64_t hv) {
+    return lf_put(&l->lf, m, n, hv, NULL);
 }
 
 static int large_add(slarge *l, const void *m, size_t n) {
@@ -321,10 +236,8 @@ static int large_add(slarge *l, const void *m, size_t n) {
 
 /* Remove the member in slot (the caller has used its bytes). */
 static void large_remove_slot(slarge *l, void *slot) {
-    arena_ref r = arena_ref_load(slot);
-    swiss_delete(&l->idx, slot);
-    arena_free(&l->a, r);
-    large_maintain(l);
+    lf_remove(&l->lf, slot);
+    lf_maintain(&l->lf, LF_COMPACT_BUDGET);
 }
 
 /* ---- conversions ---- */
@@ -409,7 +322,7 @@ gset *set_new_reserve(size_t n) {
     slarge *l = large_new();
     if (!l) return NULL;
     /* A failed reserve only costs the growth steps it would have saved. */
-    (void)swiss_reserve(&l->idx, n);
+    (void)swiss_reserve(&l->lf.idx, n);
     return (gset *)l;
 }
 
@@ -436,7 +349,7 @@ gset *set_dup(const gset *s) {
     slarge *l = large_new();
     if (!l) return NULL;
     swiss_iter it;
-    swiss_iter_init(&it, &src->idx);
+    swiss_iter_init(&it, &src->lf.idx);
     void *slot;
     int rc = SET_OK;
     while (rc == SET_OK && (slot = swiss_iter_next(&it))) {
@@ -459,13 +372,13 @@ size_t set_card(const gset *s) {
     switch (s->form) {
     case SET_INTSET: return as_cint(s)->count;
     case SET_SMALL: return as_csmall(s)->count;
-    default: return swiss_size(&as_clarge(s)->idx);
+    default: return lf_count(&as_clarge(s)->lf);
     }
 }
 
 size_t set_mem_usage(const gset *s) {
     size_t n = malloc_usable_size((void *)s);
-    if (s->form == SET_LARGE) n += arena_mem_bytes(&as_clarge(s)->a) + swiss_mem_bytes(&as_clarge(s)->idx);
+    if (s->form == SET_LARGE) n += lf_mem_bytes(&as_clarge(s)->lf);
     return n;
 }
 
@@ -583,7 +496,7 @@ int set_remove_elem(gset **sp, const set_elem *e) {
 void set_iter_init(set_iter *it, gset *s) {
     it->s = s;
     it->pos = 0;
-    if (s->form == SET_LARGE) swiss_iter_init(&it->si, &as_large(s)->idx);
+    if (s->form == SET_LARGE) swiss_iter_init(&it->si, &as_large(s)->lf.idx);
 }
 
 int set_iter_next(set_iter *it, set_elem *e) {
@@ -640,7 +553,7 @@ int set_random(gset *s, set_rand_fn *rnd, set_elem *e) {
         small_elem_at(ss, small_offset(ss, (size_t)rnd_below(rnd, card)), e);
     } else {
         slarge *l = as_large(s);
-        void *slot = swiss_random(&l->idx, rnd);
+        void *slot = swiss_random(&l->lf.idx, rnd);
         if (!slot) return 0;
         large_elem_of(l, slot, e);
     }
@@ -681,50 +594,30 @@ void set_random_members(gset *s, size_t count, set_rand_fn *rnd, set_elem_fn *fn
     }
 }
 
-/* A small open-addressing set of arena refs (for distinct random picks). */
-typedef struct refset {
-    arena_ref *t;
-    size_t mask;
-} refset;
-
-static int refset_init(refset *rs, size_t n) {
-    size_t cap = 16;
-    while (cap < n * 2) cap <<= 1;
-    rs->t = malloc(cap * sizeof(arena_ref));
-    if (!rs->t) return SET_ENOMEM;
-    memset(rs->t, 0xff, cap * sizeof(arena_ref));
-    rs->mask = cap - 1;
-    return SET_OK;
-}
-
-/* 1 when r was added, 0 when it was there already. */
-static int refset_add(refset *rs, arena_ref r) {
-    size_t i = (size_t)hash_u64(r) & rs->mask;
-    while (rs->t[i] != ARENA_REF_NONE) {
-        if (rs->t[i] == r) return 0;
-        i = (i + 1) & rs->mask;
-    }
-    rs->t[i] = r;
-    return 1;
-}
-
-static int refset_has(const refset *rs, arena_ref r) {
-    size_t i = (size_t)hash_u64(r) & rs->mask;
-    while (rs->t[i] != ARENA_REF_NONE) {
-        if (rs->t[i] == r) return 1;
-        i = (i + 1) & rs->mask;
-    }
-    return 0;
-}
-
 /* count distinct random refs of a large set (count < card) into rs. */
-static int large_pick_unique(slarge *l, size_t count, set_rand_fn *rnd, refset *rs) {
-    if (refset_init(rs, count) != SET_OK) return SET_ENOMEM;
+static int large_pick_unique(slarge *l, size_t count, set_rand_fn *rnd, lf_refset *rs) {
+    if (lf_refset_init(rs, count) != LF_OK) return SET_ENOMEM;
     for (size_t got = 0; got < count;) {
-        void *slot = swiss_random(&l->idx, rnd);
-        if (refset_add(rs, arena_ref_load(slot))) got++;
+        void *slot = swiss_random(&l->lf.idx, rnd);
+        if (lf_refset_add(rs, arena_ref_load(slot))) got++;
     }
     return SET_OK;
+}
+
+typedef struct elem_ctx {
+    slarge *l;
+    set_elem_fn *fn;
+    void *arg;
+} elem_ctx;
+
+/* Report the member at r. */
+static void report_ref(void *arg, arena_ref r) {
+    elem_ctx *ec = arg;
+    size_t n;
+    const char *m = lg_member(ec->l, r, &n);
+    set_elem e;
+    set_elem_bytes(&e, m, n);
+    ec->fn(ec->arg, &e);
 }
 
 static void report_all(gset *s, set_elem_fn *fn, void *arg) {
@@ -762,48 +655,8 @@ void set_random_unique(gset *s, size_t count, set_rand_fn *rnd, set_elem_fn *fn,
         select_unique(s, count, rnd, fn, arg);
         return;
     }
-    set_elem e;
-    slarge *l = as_large(s);
-    if (count * 3 > card) {
-        /* Many of them: a partial Fisher-Yates shuffle of every ref. */
-        arena_ref *refs = malloc(card * sizeof(*refs));
-        if (!refs) {
-            select_unique(s, count, rnd, fn, arg);
-            return;
-        }
-        size_t k = 0;
-        swiss_iter it;
-        swiss_iter_init(&it, &l->idx);
-        void *slot;
-        while (k < card && (slot = swiss_iter_next(&it))) refs[k++] = arena_ref_load(slot);
-        swiss_iter_done(&it);
-        for (size_t i = 0; i < count && i < k; i++) {
-            size_t j = i + (size_t)rnd_below(rnd, k - i);
-            arena_ref t = refs[i];
-            refs[i] = refs[j];
-            refs[j] = t;
-            size_t n;
-            const char *m = lg_member(l, refs[i], &n);
-            set_elem_bytes(&e, m, n);
-            fn(arg, &e);
-        }
-        free(refs);
-        return;
-    }
-    /* Few of them: random picks, repeats rejected, reported as found. */
-    refset rs;
-    if (refset_init(&rs, count) != SET_OK) {
-        select_unique(s, count, rnd, fn, arg);
-        return;
-    }
-    for (size_t got = 0; got < count;) {
-        void *slot = swiss_random(&l->idx, rnd);
-        if (!refset_add(&rs, arena_ref_load(slot))) continue;
-        large_elem_of(l, slot, &e);
-        fn(arg, &e);
-        got++;
-    }
-    free(rs.t);
+    elem_ctx ec = {as_large(s), fn, arg};
+    if (lf_sample(&ec.l->lf, count, rnd, report_ref, &ec) != LF_OK) select_unique(s, count, rnd, fn, arg);
 }
 
 /* ---- pop ---- */
@@ -826,7 +679,7 @@ int set_pop(gset **sp, set_rand_fn *rnd, set_elem_fn *fn, void *arg) {
         small_remove_at(sp, pos);
     } else {
         slarge *l = as_large(s);
-        void *slot = swiss_random(&l->idx, rnd);
+        void *slot = swiss_random(&l->lf.idx, rnd);
         large_elem_of(l, slot, &e);
         fn(arg, &e);
         large_remove_slot(l, slot);
@@ -842,13 +695,7 @@ static void set_clear(gset *s) {
         as_small(s)->count = 0;
         as_small(s)->used = 0;
     } else {
-        slarge *l = as_large(s);
-        swiss_free(&l->idx);
-        arena_destroy(&l->a);
-        arena_init(&l->a, NULL); /* allocates nothing */
-        swiss_init(&l->idx, &lg_type, l);
-        l->compacting = 0;
-        l->dead_mark = 0;
+        lf_reset(&as_large(s)->lf);
     }
 }
 
@@ -900,7 +747,7 @@ static void packed_pop_many(gset **sp, size_t count, set_rand_fn *rnd, set_elem_
 static void large_pop_each(slarge *l, size_t count, set_rand_fn *rnd, set_elem_fn *fn, void *arg) {
     set_elem e;
     for (size_t i = 0; i < count; i++) {
-        void *slot = swiss_random(&l->idx, rnd);
+        void *slot = swiss_random(&l->lf.idx, rnd);
         large_elem_of(l, slot, &e);
         fn(arg, &e);
         large_remove_slot(l, slot);
@@ -929,7 +776,7 @@ void set_pop_many(gset **sp, size_t count, set_rand_fn *rnd, set_elem_fn *fn, vo
     }
     /* Few members stay: choose them, copy them into a new (compact) set,
      * report everything else and drop the old set whole. */
-    refset keep;
+    lf_refset keep;
     if (large_pick_unique(l, remaining, rnd, &keep) != SET_OK) {
         large_pop_each(l, count, rnd, fn, arg);
         return;
@@ -945,52 +792,41 @@ void set_pop_many(gset **sp, size_t count, set_rand_fn *rnd, set_elem_fn *fn, vo
         }
     }
     if (!ns) {
-        free(keep.t);
+        lf_refset_free(&keep);
         large_pop_each(l, count, rnd, fn, arg);
         return;
     }
     swiss_iter it;
-    swiss_iter_init(&it, &l->idx);
+    swiss_iter_init(&it, &l->lf.idx);
     void *slot;
     set_elem e;
     while ((slot = swiss_iter_next(&it))) {
-        if (refset_has(&keep, arena_ref_load(slot))) continue;
+        if (lf_refset_has(&keep, arena_ref_load(slot))) continue;
         large_elem_of(l, slot, &e);
         fn(arg, &e);
     }
     swiss_iter_done(&it);
-    free(keep.t);
+    lf_refset_free(&keep);
     large_free(l);
     *sp = ns;
 }
 
 /* ---- scan ---- */
 
-typedef struct scan_ctx {
-    slarge *l;
-    set_elem_fn *fn;
-    void *arg;
-} scan_ctx;
-
-static void scan_slot(void *arg, void *slot) {
-    scan_ctx *sc = arg;
-    set_elem e;
-    large_elem_of(sc->l, slot, &e);
-    sc->fn(sc->arg, &e);
-}
+static void scan_slot(void *arg, void *slot) { report_ref(arg, arena_ref_load(slot)); }
 
 uint64_t set_scan(gset *s, uint64_t cursor, set_elem_fn *fn, void *arg) {
     if (s->form != SET_LARGE) {
         report_all(s, fn, arg);
         return 0;
     }
-    scan_ctx sc = {as_large(s), fn, arg};
-    return swiss_scan(&sc.l->idx, cursor, scan_slot, &sc);
+    elem_ctx ec = {as_large(s), fn, arg};
+    return swiss_scan(&ec.l->lf.idx, cursor, scan_slot, &ec);
 }
 
 int set_compact_step(gset *s, size_t budget) {
     if (s->form != SET_LARGE) return 0;
-    return large_compact(as_large(s), budget);
+    return lf_compact(&as_large(s)->lf, budget);
 }
 
 /* ---- checks ---- */
@@ -1020,24 +856,5 @@ int set_check(const gset *s) {
         return 0;
     }
     if (s->form != SET_LARGE) return -__LINE__;
-    slarge *l = (slarge *)s;
-    int rc = arena_check(&l->a);
-    if (rc) return rc;
-    if (swiss_size(&l->idx) != l->a.entries) return -__LINE__;
-    swiss_iter it;
-    swiss_iter_init(&it, &l->idx);
-    void *slot;
-    size_t n = 0;
-    int bad = 0;
-    while (!bad && (slot = swiss_iter_next(&it))) {
-        size_t len;
-        const char *m = lg_member(l, arena_ref_load(slot), &len);
-        n++;
-        /* Lookups while iterating are allowed (the index is paused). */
-        if (large_find(l, m, len, hash_bytes(m, len)) != slot) bad = -__LINE__;
-    }
-    swiss_iter_done(&it);
-    if (bad) return bad;
-    if (n != l->a.entries) return -__LINE__;
-    return 0;
+    return lf_check(&as_clarge(s)->lf);
 }

@@ -37,11 +37,13 @@ uint64_t rand_next(void) {
     return r;
 }
 
-uint64_t rand_below(uint64_t n) {
+uint64_t rand_below_from(uint64_t (*rnd)(void), uint64_t n) {
     uint64_t lim = UINT64_MAX - UINT64_MAX % n;
     uint64_t r;
-    do r = rand_next(); while (r >= lim);
+    do r = rnd(); while (r >= lim);
     return r % n;
 }
+
+uint64_t rand_below(uint64_t n) { return rand_below_from(rand_next, n); }
 
 double rand_double(void) { return (double)(rand_next() >> 11) * (1.0 / 9007199254740992.0); }

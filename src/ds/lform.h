@@ -1,0 +1,176 @@
+/* lform.h -- the large form of a collection: entries in a chunked arena,
+ * indexed by a swiss table of their 4-byte references (see lform.c).
+ *
+ * The hash, set and sorted-set types keep their big values in one of these.
+ * A type says where the key lies in its entries (lf_type); the module owns
+ * the rest: lookups by key or by reference, indexing and removing entries,
+ * and compaction, whose moves re-point the index (and, through the type's
+ * hook, whatever else holds references). The arena and the index are open
+ * fields: callers allocate entries in `a` and iterate, scan or sample `idx`
+ * directly, but change the index only through lf_* calls. Not thread-safe:
+ * the owner (a shard) serialises calls. */
+#ifndef GOBLIN_DS_LFORM_H
+#define GOBLIN_DS_LFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ds/arena.h"
+#include "ds/swiss.h"
+
+#define LF_OK 0
+#define LF_ENOMEM (-1) /* out of memory; nothing changed */
+#define LF_EFULL (-2)  /* the arena's reference space is exhausted */
+
+/* Bytes a compaction step moves after an ordinary write. */
+#define LF_COMPACT_BUDGET 4096
+
+typedef struct lform {
+    arena a;             /* the entries */
+    swiss idx;           /* one slot (an arena_ref) per live entry */
+    size_t dead_mark;    /* dead bytes when compaction was last considered */
+    uint8_t compacting;  /* the last compaction step left work to do */
+} lform;
+
+/* Compaction moved an entry from `from` to `to` (data, len: its bytes at
+ * the new place) and has re-pointed its index slot; both copies are
+ * readable until the hook returns. The hook may read the arena and look
+ * entries up, but must not allocate, free, insert or remove. */
+typedef void lf_moved_fn(lform *l, arena_ref from, arena_ref to, const void *data, size_t len);
+
+/* What differs per type. An entry's key (what the index hashes and
+ * matches) starts key_skip bytes into it and then either runs to the
+ * entry's end (key_sized 0) or is preceded by its LEB128 length with other
+ * bytes after it (key_sized 1, the layout of arena_pair entries). Declare
+ * one with LF_TYPE: its first member is the index's own swiss_type. */
+typedef struct lf_type {
+    swiss_type index;
+    uint8_t key_skip;    /* at most 255 */
+    uint8_t key_sized;
+    lf_moved_fn *moved;  /* NULL when the index is the only holder of refs */
+} lf_type;
+
+/* The index callbacks every lf_type uses (ctx is the lform). */
+uint64_t lf_hash_slot(void *ctx, const void *slot);
+int lf_match(void *ctx, const void *slot, const void *key);
+
+#define LF_TYPE(key_skip, key_sized, moved) \
+    { {sizeof(arena_ref), lf_hash_slot, lf_match}, (key_skip), (key_sized), (moved) }
+
+/* An empty large form (allocates nothing). */
+void lf_init(lform *l, const lf_type *t);
+/* Free the arena and the index; lf_init may follow. */
+void lf_destroy(lform *l);
+/* Empty it in place, same type (allocates nothing). */
+void lf_reset(lform *l);
+
+static inline size_t lf_count(const lform *l) { return swiss_size(&l->idx); }
+/* Bytes of the arena and the index (the struct itself excluded). */
+size_t lf_mem_bytes(const lform *l);
+
+/* An arena_* error as LF_EFULL or LF_ENOMEM. */
+static inline int lf_arena_err(int arena_rc) { return arena_rc == ARENA_EFULL ? LF_EFULL : LF_ENOMEM; }
+
+/* What lf_match compares a slot with: a key, or a reference (by_ref not
+ * ARENA_REF_NONE: the slot holding exactly that entry). */
+typedef struct lf_lookup {
+    const void *key;
+    size_t klen;
+    arena_ref by_ref;
+} lf_lookup;
+
+/* The slot of the entry whose key is key[0..klen), hv = hash_bytes(key,
+ * klen); NULL when absent. */
+static inline void *lf_find(lform *l, const void *key, size_t klen, uint64_t hv) {
+    lf_lookup q = {key, klen, ARENA_REF_NONE};
+    return swiss_find(&l->idx, hv, &q);
+}
+/* The slot holding live entry r (found by its key's hash, matched by
+ * reference: never compares bytes). */
+void *lf_find_ref(lform *l, arena_ref r);
+/* The key of live entry r. */
+const unsigned char *lf_key(const lform *l, arena_ref r, size_t *klen);
+
+/* Index entry r, allocated in l->a and filled, whose key (hash hv) is
+ * absent. LF_OK, or LF_ENOMEM with r freed. (Inline, as the insert paths
+ * of the types were.) */
+static inline int lf_index(lform *l, arena_ref r, uint64_t hv) {
+    void *slot = swiss_insert(&l->idx, hv);
+    if (!slot) {
+        arena_free(&l->a, r);
+        return LF_ENOMEM;
+    }
+    arena_ref_store(slot, r);
+    return LF_OK;
+}
+
+/* arena_put(data, len) + lf_index; *ref (if not NULL) names the entry.
+ * LF_OK or an error, nothing changed. */
+static inline int lf_put(lform *l, const void *data, size_t len, uint64_t hv, arena_ref *ref) {
+    arena_ref r;
+    int rc = arena_put(&l->a, data, len, &r);
+    if (rc != ARENA_OK) return lf_arena_err(rc);
+    rc = lf_index(l, r, hv);
+    if (rc == LF_OK && ref) *ref = r;
+    return rc;
+}
+/* Point slot at entry r (same key, filled) and free the entry it held. */
+void lf_replace(lform *l, void *slot, arena_ref r);
+/* Remove the entry in slot from the index and free it. */
+static inline void lf_remove(lform *l, void *slot) {
+    arena_ref r = arena_ref_load(slot);
+    swiss_delete(&l->idx, slot);
+    arena_free(&l->a, r);
+}
+/* Remove live entry r (its slot found by reference) and free it; returns
+ * the arena bytes it took (prefix included). */
+size_t lf_remove_ref(lform *l, arena_ref r);
+
+/* One compaction step of about budget bytes when the arena has a block
+ * past its dead threshold and the index is not resizing. Returns 1 when
+ * more work remains. */
+int lf_compact(lform *l, size_t budget);
+/* After a write: lf_compact(budget) when dead bytes have grown by a 64th
+ * of the arena (at least 256 bytes) since the last look, or while a
+ * compaction is under way. The test is inline, the step is not. */
+void lf_maintain_step(lform *l, size_t budget);
+static inline void lf_maintain(lform *l, size_t budget) {
+    const arena *a = &l->a;
+    if (a->dead_bytes < l->dead_mark) l->dead_mark = a->dead_bytes;
+    if (a->dead_bytes == 0) return;
+    if (!l->compacting) {
+        size_t slack = a->bytes_alloc / 64;
+        if (slack < 256) slack = 256;
+        if (a->dead_bytes < l->dead_mark + slack) return;
+    }
+    lf_maintain_step(l, budget);
+}
+
+/* A set of refs (open addressing), for distinct random picks. */
+typedef struct lf_refset {
+    arena_ref *t;        /* ARENA_REF_NONE: free */
+    size_t mask;
+} lf_refset;
+
+/* Room for n refs. LF_OK or LF_ENOMEM. */
+int lf_refset_init(lf_refset *rs, size_t n);
+void lf_refset_free(lf_refset *rs);
+/* 1 when r was added, 0 when it was there already. */
+int lf_refset_add(lf_refset *rs, arena_ref r);
+int lf_refset_has(const lf_refset *rs, arena_ref r);
+
+typedef uint64_t lf_rand_fn(void);
+typedef void lf_ref_fn(void *arg, arena_ref r);
+/* count distinct entries (0 < count < lf_count), every subset of that size
+ * equally likely, reported to fn as they are chosen (fn must not change
+ * l). Over a third of them: a partial Fisher-Yates shuffle of every ref;
+ * fewer: random picks, repeats rejected. LF_OK, or LF_ENOMEM with nothing
+ * reported. */
+int lf_sample(lform *l, size_t count, lf_rand_fn *rnd, lf_ref_fn *fn, void *arg);
+
+/* Every invariant: the arena's own, and the index holding exactly its live
+ * entries, one slot each, each found by its key's hash. 0 when they hold,
+ * else a negative line-specific code. */
+int lf_check(const lform *l);
+
+#endif

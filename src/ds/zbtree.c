@@ -1,0 +1,755 @@
+/* zbtree.c -- counted B+tree over a big sorted set's arena entries.
+ *
+ * Layout. The tree holds pairs in (score, member) order. Leaves hold 93
+ * pairs of (f32 of the score, reference) in 768 bytes; inner nodes 31
+ * children with, per child, its element count and its exact minimum key
+ * (double score, reference). Counts make rank <-> position O(log n) both
+ * ways (ZRANK, ZRANGE at an offset); minimum keys steer the descent for a
+ * (score, member) key, a score bound or a lex bound. Leaves are chained
+ * both ways for range walks. Rounding a double to float is monotone, so the
+ * f32 in a leaf orders pairs exactly except when two scores round to the
+ * same float; only then does a comparison read the entry (exact score, then
+ * member bytes). That halves the leaf bytes per member (8 instead of 12 +
+ * slack) at the price of an arena read on near-ties, and walks read the
+ * entry anyway for the member.
+ *
+ * Fill. Inserts go top-down and make room before descending: a full child
+ * first shifts half its surplus to a sibling with room, and only splits when
+ * both neighbours are full; appends beyond the maximum (and prepends before
+ * the minimum) split unevenly, so ascending loads fill leaves completely
+ * and random loads stay around 80%. Deletes merge a child that drops below
+ * a quarter with a neighbour, or even the two out. zbt_build fills nodes
+ * evenly from sorted pairs (conversions, the ZUNIONSTORE accumulator).
+ *
+ * Moves. When compaction moves an entry, zbt_replace_ref re-points its pair
+ * and the inner minimum that names the same entry, which always lies on the
+ * descent path of that key.
+ *
+ * Invariants (zbt_check): inner node x: x->score/ref[i] is exactly the
+ * minimum key of child i, x->cnt[i] its element count; keys strictly
+ * increase across the leaf chain; every leaf is at the same depth; no node
+ * is empty; the root, when inner, has two children at least. Exact minima
+ * (rather than mere separators) make every key in an inner node the
+ * reference of a live entry, so comparisons can always read it. */
+#include "ds/zbtree.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+#define LEAF_MIN (ZBT_LEAF_CAP / 4)
+#define INNER_MIN (ZBT_INNER_CAP / 4)
+#define MAX_HEIGHT 40
+
+typedef struct zbt_inner {
+    uint16_t n;                    /* children */
+    uint32_t cnt[ZBT_INNER_CAP];   /* elements under each child */
+    arena_ref ref[ZBT_INNER_CAP];  /* minimum key of each child ... */
+    double score[ZBT_INNER_CAP];   /* ... (score, entry) */
+    void *kid[ZBT_INNER_CAP];
+} zbt_inner;
+
+/* A search key: an element's score and member. */
+typedef struct zkey {
+    double score;
+    const unsigned char *m;
+    size_t n;
+    arena_ref ref; /* the key's own entry when known, else ARENA_REF_NONE */
+    float f;       /* zbt_f32(score) */
+} zkey;
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n);
+    if (!p) abort();
+    return p;
+}
+
+static inline zkey zkey_of(double score, const unsigned char *m, size_t n, arena_ref ref) {
+    zkey k;
+    k.score = score;
+    k.m = m;
+    k.n = n;
+    k.ref = ref;
+    k.f = zbt_f32(score);
+    return k;
+}
+
+/* Member m[0..n) <=> the member of entry r. */
+static inline int member_cmp(const zbtree *t, const unsigned char *m, size_t n, arena_ref r) {
+    size_t rn;
+    const unsigned char *rm = zbt_member(t, r, &rn);
+    return zbt_lex_cmp(m, n, rm, rn);
+}
+
+/* key <=> stored pair (s, r) */
+static inline int key_cmp(const zbtree *t, const zkey *k, double s, arena_ref r) {
+    if (k->score < s) return -1;
+    if (k->score > s) return 1;
+    if (k->ref == r) return 0;
+    return member_cmp(t, k->m, k->n, r);
+}
+
+/* stored pair <=> stored pair */
+int zbt_cmp(const zbtree *t, double s1, arena_ref r1, double s2, arena_ref r2) {
+    if (s1 != s2 || r1 == r2) return (s1 > s2) - (s1 < s2);
+    size_t n1;
+    const unsigned char *m1 = zbt_member(t, r1, &n1);
+    return member_cmp(t, m1, n1, r2);
+}
+
+/* key <=> the element whose entry bytes are e (len). */
+static inline int entry_cmp(const zkey *k, const unsigned char *e, size_t len) {
+    double s;
+    memcpy(&s, e, 8);
+    if (k->score != s) return k->score < s ? -1 : 1;
+    return zbt_lex_cmp(k->m, k->n, e + 8, len - 8);
+}
+
+/* key <=> leaf pair (f32 score f, entry r): the entry is read on a tie. */
+static inline int leaf_cmp(const zbtree *t, const zkey *k, float f, arena_ref r) {
+    if (k->f != f) return k->f < f ? -1 : 1;
+    if (k->ref == r) return 0;
+    size_t len;
+    const unsigned char *e = arena_get(t->a, r, &len);
+    return entry_cmp(k, e, len);
+}
+
+static zbt_leaf *leaf_new(zbtree *t) {
+    zbt_leaf *l = xmalloc(sizeof(*l));
+    l->n = 0;
+    l->prev = l->next = NULL;
+    t->nleaf++;
+    return l;
+}
+
+static zbt_inner *inner_new(zbtree *t) {
+    zbt_inner *x = xmalloc(sizeof(*x));
+    x->n = 0;
+    t->ninner++;
+    return x;
+}
+
+static void leaf_free(zbtree *t, zbt_leaf *l) {
+    free(l);
+    t->nleaf--;
+}
+
+static void inner_free(zbtree *t, zbt_inner *x) {
+    free(x);
+    t->ninner--;
+}
+
+static inline size_t node_n(const void *node, int h) {
+    return h == 0 ? ((const zbt_leaf *)node)->n : ((const zbt_inner *)node)->n;
+}
+
+static inline size_t node_cap(int h) { return h == 0 ? ZBT_LEAF_CAP : ZBT_INNER_CAP; }
+
+/* The exact minimum key of a node (a leaf's comes from its arena entry). */
+static inline void node_min(const zbtree *t, const void *node, int h, double *s, arena_ref *r) {
+    if (h == 0) {
+        const zbt_leaf *l = node;
+        *r = l->ref[0];
+        *s = zbt_score(t, l->ref[0]);
+    } else {
+        const zbt_inner *x = node;
+        *s = x->score[0];
+        *r = x->ref[0];
+    }
+}
+
+static size_t node_count(const void *node, int h) {
+    if (h == 0) return ((const zbt_leaf *)node)->n;
+    const zbt_inner *x = node;
+    size_t c = 0;
+    for (int i = 0; i < x->n; i++) c += x->cnt[i];
+    return c;
+}
+
+static void free_subtree(zbtree *t, void *node, int h) {
+    if (h == 0) {
+        leaf_free(t, node);
+        return;
+    }
+    zbt_inner *x = node;
+    for (int i = 0; i < x->n; i++) free_subtree(t, x->kid[i], h - 1);
+    inner_free(t, x);
+}
+
+/* Child of x whose subtree holds (or would hold) key k. */
+static inline int inner_child(const zbtree *t, const zbt_inner *x, const zkey *k) {
+    int lo = 1, hi = x->n;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (key_cmp(t, k, x->score[mid], x->ref[mid]) >= 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo - 1;
+}
+
+/* First position in l whose key is >= k. */
+static inline int leaf_lower(const zbtree *t, const zbt_leaf *l, const zkey *k) {
+    int lo = 0, hi = l->n;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (leaf_cmp(t, k, l->key[mid], l->ref[mid]) > 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Move the first mv entries of child i to the end of child i-1. */
+static void shift_left(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
+    if (h == 0) {
+        zbt_leaf *L = x->kid[i - 1], *K = x->kid[i];
+        memcpy(L->key + L->n, K->key, mv * sizeof(float));
+        memcpy(L->ref + L->n, K->ref, mv * sizeof(arena_ref));
+        L->n = (uint16_t)(L->n + mv);
+        memmove(K->key, K->key + mv, (K->n - mv) * sizeof(float));
+        memmove(K->ref, K->ref + mv, (K->n - mv) * sizeof(arena_ref));
+        K->n = (uint16_t)(K->n - mv);
+        x->cnt[i - 1] += (uint32_t)mv;
+        x->cnt[i] -= (uint32_t)mv;
+    } else {
+        zbt_inner *L = x->kid[i - 1], *K = x->kid[i];
+        uint32_t moved = 0;
+        for (size_t j = 0; j < mv; j++) moved += K->cnt[j];
+        memcpy(L->cnt + L->n, K->cnt, mv * sizeof(uint32_t));
+        memcpy(L->ref + L->n, K->ref, mv * sizeof(arena_ref));
+        memcpy(L->score + L->n, K->score, mv * sizeof(double));
+        memcpy(L->kid + L->n, K->kid, mv * sizeof(void *));
+        L->n = (uint16_t)(L->n + mv);
+        size_t rest = K->n - mv;
+        memmove(K->cnt, K->cnt + mv, rest * sizeof(uint32_t));
+        memmove(K->ref, K->ref + mv, rest * sizeof(arena_ref));
+        memmove(K->score, K->score + mv, rest * sizeof(double));
+        memmove(K->kid, K->kid + mv, rest * sizeof(void *));
+        K->n = (uint16_t)rest;
+        x->cnt[i - 1] += moved;
+        x->cnt[i] -= moved;
+    }
+    node_min(t, x->kid[i - 1], h, &x->score[i - 1], &x->ref[i - 1]);
+    if (node_n(x->kid[i], h)) node_min(t, x->kid[i], h, &x->score[i], &x->ref[i]);
+}
+
+/* Move the last mv entries of child i to the front of child i+1. */
+static void shift_right(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
+    if (h == 0) {
+        zbt_leaf *K = x->kid[i], *R = x->kid[i + 1];
+        memmove(R->key + mv, R->key, R->n * sizeof(float));
+        memmove(R->ref + mv, R->ref, R->n * sizeof(arena_ref));
+        memcpy(R->key, K->key + K->n - mv, mv * sizeof(float));
+        memcpy(R->ref, K->ref + K->n - mv, mv * sizeof(arena_ref));
+        R->n = (uint16_t)(R->n + mv);
+        K->n = (uint16_t)(K->n - mv);
+        x->cnt[i] -= (uint32_t)mv;
+        x->cnt[i + 1] += (uint32_t)mv;
+    } else {
+        zbt_inner *K = x->kid[i], *R = x->kid[i + 1];
+        uint32_t moved = 0;
+        size_t from = K->n - mv;
+        for (size_t j = from; j < K->n; j++) moved += K->cnt[j];
+        memmove(R->cnt + mv, R->cnt, R->n * sizeof(uint32_t));
+        memmove(R->ref + mv, R->ref, R->n * sizeof(arena_ref));
+        memmove(R->score + mv, R->score, R->n * sizeof(double));
+        memmove(R->kid + mv, R->kid, R->n * sizeof(void *));
+        memcpy(R->cnt, K->cnt + from, mv * sizeof(uint32_t));
+        memcpy(R->ref, K->ref + from, mv * sizeof(arena_ref));
+        memcpy(R->score, K->score + from, mv * sizeof(double));
+        memcpy(R->kid, K->kid + from, mv * sizeof(void *));
+        R->n = (uint16_t)(R->n + mv);
+        K->n = (uint16_t)from;
+        x->cnt[i] -= moved;
+        x->cnt[i + 1] += moved;
+    }
+    node_min(t, x->kid[i + 1], h, &x->score[i + 1], &x->ref[i + 1]);
+    if (node_n(x->kid[i], h)) node_min(t, x->kid[i], h, &x->score[i], &x->ref[i]);
+}
+
+/* Open a slot at position at of x for a new child. */
+static void inner_open(zbt_inner *x, int at) {
+    size_t rest = x->n - (size_t)at;
+    memmove(x->cnt + at + 1, x->cnt + at, rest * sizeof(uint32_t));
+    memmove(x->ref + at + 1, x->ref + at, rest * sizeof(arena_ref));
+    memmove(x->score + at + 1, x->score + at, rest * sizeof(double));
+    memmove(x->kid + at + 1, x->kid + at, rest * sizeof(void *));
+    x->n++;
+}
+
+static void inner_close(zbt_inner *x, int at) {
+    size_t rest = x->n - (size_t)at - 1;
+    memmove(x->cnt + at, x->cnt + at + 1, rest * sizeof(uint32_t));
+    memmove(x->ref + at, x->ref + at + 1, rest * sizeof(arena_ref));
+    memmove(x->score + at, x->score + at + 1, rest * sizeof(double));
+    memmove(x->kid + at, x->kid + at + 1, rest * sizeof(void *));
+    x->n--;
+}
+
+/* Split child i of x (which has room): child i keeps `keep` entries. */
+static void split_child(zbtree *t, zbt_inner *x, int i, int h, size_t keep) {
+    inner_open(x, i + 1);
+    if (h == 0) {
+        zbt_leaf *K = x->kid[i], *S = leaf_new(t);
+        size_t mv = K->n - keep;
+        memcpy(S->key, K->key + keep, mv * sizeof(float));
+        memcpy(S->ref, K->ref + keep, mv * sizeof(arena_ref));
+        S->n = (uint16_t)mv;
+        K->n = (uint16_t)keep;
+        S->prev = K;
+        S->next = K->next;
+        if (K->next) K->next->prev = S;
+        else t->tail = S;
+        K->next = S;
+        x->kid[i + 1] = S;
+        x->cnt[i + 1] = (uint32_t)mv;
+        x->cnt[i] -= (uint32_t)mv;
+    } else {
+        zbt_inner *K = x->kid[i], *S = inner_new(t);
+        size_t mv = K->n - keep;
+        uint32_t moved = 0;
+        for (size_t j = keep; j < K->n; j++) moved += K->cnt[j];
+        memcpy(S->cnt, K->cnt + keep, mv * sizeof(uint32_t));
+        memcpy(S->ref, K->ref + keep, mv * sizeof(arena_ref));
+        memcpy(S->score, K->score + keep, mv * sizeof(double));
+        memcpy(S->kid, K->kid + keep, mv * sizeof(void *));
+        S->n = (uint16_t)mv;
+        K->n = (uint16_t)keep;
+        x->kid[i + 1] = S;
+        x->cnt[i + 1] = moved;
+        x->cnt[i] -= moved;
+    }
+    node_min(t, x->kid[i + 1], h, &x->score[i + 1], &x->ref[i + 1]);
+}
+
+/* Child i of x is full: shift to a sibling with room for two more (so that
+ * neither ends up full), else split it; either way both halves have room.
+ * app / pre: the key being inserted goes after the maximum / before the
+ * minimum of the whole tree. */
+static void make_room(zbtree *t, zbt_inner *x, int i, int h, int app, int pre) {
+    size_t cap = node_cap(h), n = node_n(x->kid[i], h);
+    if (!pre && i > 0) {
+        size_t ln = node_n(x->kid[i - 1], h);
+        if (ln + 1 < cap) {
+            shift_left(t, x, i, h, (n - ln + 1) / 2);
+            return;
+        }
+    }
+    if (!app && i + 1 < x->n) {
+        size_t rn = node_n(x->kid[i + 1], h);
+        if (rn + 1 < cap) {
+            shift_right(t, x, i, h, (n - rn + 1) / 2);
+            return;
+        }
+    }
+    size_t keep = app ? cap - 1 : pre ? 1 : cap / 2;
+    split_child(t, x, i, h, keep);
+}
+
+static void insert_key(zbtree *t, const zkey *k) {
+    if (!t->root) {
+        zbt_leaf *l = leaf_new(t);
+        l->key[0] = k->f;
+        l->ref[0] = k->ref;
+        l->n = 1;
+        t->root = l;
+        t->height = 0;
+        t->head = t->tail = l;
+        return;
+    }
+    int app = leaf_cmp(t, k, t->tail->key[t->tail->n - 1], t->tail->ref[t->tail->n - 1]) > 0;
+    int pre = !app && leaf_cmp(t, k, t->head->key[0], t->head->ref[0]) < 0;
+    if (node_n(t->root, t->height) == node_cap(t->height)) {
+        zbt_inner *r = inner_new(t);
+        r->n = 1;
+        r->kid[0] = t->root;
+        r->cnt[0] = (uint32_t)node_count(t->root, t->height);
+        node_min(t, t->root, t->height, &r->score[0], &r->ref[0]);
+        t->root = r;
+        t->height++;
+    }
+    void *node = t->root;
+    for (int h = t->height; h > 0; h--) {
+        zbt_inner *x = node;
+        int i = inner_child(t, x, k);
+        if (node_n(x->kid[i], h - 1) == node_cap(h - 1)) {
+            make_room(t, x, i, h - 1, app, pre);
+            i = inner_child(t, x, k);
+        }
+        if (i == 0 && key_cmp(t, k, x->score[0], x->ref[0]) < 0) {
+            x->score[0] = k->score;
+            x->ref[0] = k->ref;
+        }
+        x->cnt[i]++;
+        node = x->kid[i];
+    }
+    zbt_leaf *l = node;
+    int pos = leaf_lower(t, l, k);
+    assert(l->n < ZBT_LEAF_CAP);
+    memmove(l->key + pos + 1, l->key + pos, (size_t)(l->n - pos) * sizeof(float));
+    memmove(l->ref + pos + 1, l->ref + pos, (size_t)(l->n - pos) * sizeof(arena_ref));
+    l->key[pos] = k->f;
+    l->ref[pos] = k->ref;
+    l->n++;
+}
+
+typedef struct zpath {
+    zbt_inner *node[MAX_HEIGHT];
+    int idx[MAX_HEIGHT];
+    int depth;
+} zpath;
+
+/* Rank of key k (or of where it would go); leaf and position optional. */
+static size_t find_key(const zbtree *t, const zkey *k, zpath *path, zbt_leaf **leafp, int *posp) {
+    size_t r = 0;
+    void *node = t->root;
+    int d = 0;
+    for (int h = t->height; h > 0; h--) {
+        zbt_inner *x = node;
+        int i = inner_child(t, x, k);
+        for (int j = 0; j < i; j++) r += x->cnt[j];
+        if (path) {
+            path->node[d] = x;
+            path->idx[d] = i;
+        }
+        d++;
+        node = x->kid[i];
+    }
+    if (path) path->depth = d;
+    zbt_leaf *l = node;
+    int pos = leaf_lower(t, l, k);
+    if (leafp) *leafp = l;
+    if (posp) *posp = pos;
+    return r + (size_t)pos;
+}
+
+zbt_leaf *zbt_locate(const zbtree *t, size_t r, int *pos) {
+    void *node = t->root;
+    for (int h = t->height; h > 0; h--) {
+        zbt_inner *x = node;
+        int i = 0;
+        while (i + 1 < x->n && r >= x->cnt[i]) r -= x->cnt[i++];
+        node = x->kid[i];
+    }
+    *pos = (int)r;
+    return node;
+}
+
+/* First of n keys for which pred holds (n when none): exact scores of an
+ * inner node (sc), or the f32 keys of a leaf (fk). */
+static int lower_in(const zbtree *t, zbt_pred_fn *pred, const void *arg, const double *sc, const float *fk,
+                    const arena_ref *ref, int n) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (sc ? pred(t, arg, sc[mid], ref[mid], 1) : pred(t, arg, fk[mid], ref[mid], 0)) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Rank of the first pair for which pred holds (count when none). */
+size_t zbt_lower_pred(const zbtree *t, zbt_pred_fn *pred, const void *arg) {
+    if (!t->root) return 0;
+    size_t r = 0;
+    void *node = t->root;
+    for (int h = t->height; h > 0; h--) {
+        zbt_inner *x = node;
+        int lo = lower_in(t, pred, arg, x->score, NULL, x->ref, x->n);
+        int i = lo > 0 ? lo - 1 : 0;
+        for (int j = 0; j < i; j++) r += x->cnt[j];
+        node = x->kid[i];
+    }
+    zbt_leaf *l = node;
+    return r + (size_t)lower_in(t, pred, arg, NULL, l->key, l->ref, l->n);
+}
+
+/* Merge or even out child i of x with a neighbour (x has >= 2 children). */
+static void rebalance(zbtree *t, zbt_inner *x, int i, int h) {
+    int li = i > 0 ? i - 1 : i;
+    size_t ln = node_n(x->kid[li], h), rn = node_n(x->kid[li + 1], h);
+    if (ln + rn <= node_cap(h)) {
+        if (h == 0) {
+            zbt_leaf *L = x->kid[li], *R = x->kid[li + 1];
+            memcpy(L->key + L->n, R->key, R->n * sizeof(float));
+            memcpy(L->ref + L->n, R->ref, R->n * sizeof(arena_ref));
+            L->n = (uint16_t)(L->n + R->n);
+            L->next = R->next;
+            if (R->next) R->next->prev = L;
+            else t->tail = L;
+            leaf_free(t, R);
+        } else {
+            zbt_inner *L = x->kid[li], *R = x->kid[li + 1];
+            memcpy(L->cnt + L->n, R->cnt, R->n * sizeof(uint32_t));
+            memcpy(L->ref + L->n, R->ref, R->n * sizeof(arena_ref));
+            memcpy(L->score + L->n, R->score, R->n * sizeof(double));
+            memcpy(L->kid + L->n, R->kid, R->n * sizeof(void *));
+            L->n = (uint16_t)(L->n + R->n);
+            inner_free(t, R);
+        }
+        x->cnt[li] += x->cnt[li + 1];
+        inner_close(x, li + 1);
+        if (node_n(x->kid[li], h)) node_min(t, x->kid[li], h, &x->score[li], &x->ref[li]);
+        return;
+    }
+    if (ln < rn) shift_left(t, x, li + 1, h, (rn - ln) / 2);
+    else shift_right(t, x, li, h, (ln - rn) / 2);
+}
+
+static void del_rank_rec(zbtree *t, void *node, int h, size_t r, arena_ref *ref) {
+    if (h == 0) {
+        zbt_leaf *l = node;
+        size_t pos = r;
+        assert(pos < l->n);
+        *ref = l->ref[pos];
+        memmove(l->key + pos, l->key + pos + 1, (l->n - pos - 1) * sizeof(float));
+        memmove(l->ref + pos, l->ref + pos + 1, (l->n - pos - 1) * sizeof(arena_ref));
+        l->n--;
+        return;
+    }
+    zbt_inner *x = node;
+    int i = 0;
+    while (r >= x->cnt[i]) r -= x->cnt[i++];
+    del_rank_rec(t, x->kid[i], h - 1, r, ref);
+    x->cnt[i]--;
+    size_t kn = node_n(x->kid[i], h - 1);
+    /* The child's minimum changed only if it was the pair removed. */
+    if (kn && x->ref[i] == *ref) node_min(t, x->kid[i], h - 1, &x->score[i], &x->ref[i]);
+    if (kn < (h - 1 == 0 ? LEAF_MIN : INNER_MIN) && x->n > 1) rebalance(t, x, i, h - 1);
+}
+
+/* Remove the pair at rank r; its reference comes back. */
+static void delete_rank(zbtree *t, size_t r, arena_ref *ref) {
+    del_rank_rec(t, t->root, t->height, r, ref);
+    /* Drop roots left with one child; an emptied leaf root goes too. */
+    while (t->height > 0 && ((zbt_inner *)t->root)->n == 1) {
+        zbt_inner *x = t->root;
+        t->root = x->kid[0];
+        t->height--;
+        inner_free(t, x);
+    }
+    if (t->height == 0) {
+        zbt_leaf *l = t->root;
+        if (l->n == 0) {
+            leaf_free(t, l);
+            t->root = NULL;
+            t->head = t->tail = NULL;
+        }
+    }
+}
+
+/* Build the tree from pairs sorted by key, nodes evenly filled. */
+void zbt_build(zbtree *t, const double *sc, const arena_ref *rf, size_t n) {
+    assert(!t->root);
+    if (n == 0) return;
+    size_t nl = (n + ZBT_LEAF_CAP - 1) / ZBT_LEAF_CAP;
+    void **level = xmalloc(nl * sizeof(void *));
+    uint32_t *cnt = xmalloc(nl * sizeof(uint32_t));
+    size_t at = 0;
+    zbt_leaf *prev = NULL;
+    for (size_t i = 0; i < nl; i++) {
+        size_t take = n / nl + (i < n % nl);
+        zbt_leaf *l = leaf_new(t);
+        for (size_t j = 0; j < take; j++) l->key[j] = zbt_f32(sc[at + j]);
+        memcpy(l->ref, rf + at, take * sizeof(arena_ref));
+        l->n = (uint16_t)take;
+        l->prev = prev;
+        if (prev) prev->next = l;
+        else t->head = l;
+        prev = l;
+        at += take;
+        level[i] = l;
+        cnt[i] = (uint32_t)take;
+    }
+    t->tail = prev;
+    size_t cur = nl;
+    int h = 0;
+    while (cur > 1) {
+        size_t np = (cur + ZBT_INNER_CAP - 1) / ZBT_INNER_CAP;
+        size_t k = 0;
+        for (size_t i = 0; i < np; i++) {
+            size_t take = cur / np + (i < cur % np);
+            zbt_inner *x = inner_new(t);
+            uint32_t total = 0;
+            for (size_t j = 0; j < take; j++, k++) {
+                x->kid[j] = level[k];
+                x->cnt[j] = cnt[k];
+                node_min(t, level[k], h, &x->score[j], &x->ref[j]);
+                total += cnt[k];
+            }
+            x->n = (uint16_t)take;
+            level[i] = x;
+            cnt[i] = total;
+        }
+        cur = np;
+        h++;
+    }
+    t->root = level[0];
+    t->height = h;
+    free(level);
+    free(cnt);
+}
+
+/* Compaction moved an entry: re-point the pair (and the inner minimum that
+ * names it, which lies on the descent path of its key). */
+static void replace_ref(zbtree *t, const zkey *k, arena_ref to) {
+    void *node = t->root;
+    for (int h = t->height; h > 0; h--) {
+        zbt_inner *x = node;
+        int i = inner_child(t, x, k);
+        if (x->ref[i] == k->ref) x->ref[i] = to;
+        node = x->kid[i];
+    }
+    zbt_leaf *l = node;
+    int pos = leaf_lower(t, l, k);
+    assert(pos < l->n && l->ref[pos] == k->ref);
+    l->ref[pos] = to;
+}
+
+/* Change the score of the element at ref (member m/n, score old). */
+void zbt_rescore(zbtree *t, arena_ref ref, const unsigned char *m, size_t n, double old, double score) {
+    zkey ko = zkey_of(old, m, n, ref);
+    zpath path;
+    zbt_leaf *l;
+    int pos;
+    size_t r = find_key(t, &ko, &path, &l, &pos);
+    assert(pos < l->n && l->ref[pos] == ref);
+    zkey kn = zkey_of(score, m, n, ref);
+    int ok = 1;
+    if (pos > 0) ok = leaf_cmp(t, &kn, l->key[pos - 1], l->ref[pos - 1]) > 0;
+    else if (l->prev) ok = leaf_cmp(t, &kn, l->prev->key[l->prev->n - 1], l->prev->ref[l->prev->n - 1]) > 0;
+    if (ok) {
+        if (pos + 1 < l->n) ok = leaf_cmp(t, &kn, l->key[pos + 1], l->ref[pos + 1]) < 0;
+        else if (l->next) ok = leaf_cmp(t, &kn, l->next->key[0], l->next->ref[0]) < 0;
+    }
+    unsigned char *e = arena_get(t->a, ref, NULL);
+    memcpy(e, &score, 8);
+    if (ok) {
+        l->key[pos] = kn.f;
+        if (pos == 0) {
+            for (int d = path.depth - 1; d >= 0; d--) {
+                path.node[d]->score[path.idx[d]] = score;
+                if (path.idx[d] != 0) break;
+            }
+        }
+        return;
+    }
+    arena_ref rr;
+    delete_rank(t, r, &rr);
+    assert(rr == ref);
+    (void)rr;
+    kn.m = e + 8;
+    insert_key(t, &kn);
+}
+
+/* ------------------------------------------------------------------ */
+/* checks                                                              */
+
+typedef struct check_ctx {
+    const zbtree *t;
+    double last_s;
+    arena_ref last_r;
+    int have_last;
+    zbt_leaf *expect_leaf; /* next leaf in chain order */
+    int leaf_depth;
+    size_t nleaf, ninner;
+} check_ctx;
+
+/* Returns the subtree count, or (size_t)-1 on an inconsistency. */
+static size_t check_node(check_ctx *c, void *node, int h, int depth, int is_root) {
+    const zbtree *t = c->t;
+    if (h == 0) {
+        zbt_leaf *l = node;
+        c->nleaf++;
+        if (l->n == 0 || l->n > ZBT_LEAF_CAP) return (size_t)-1;
+        if (c->leaf_depth < 0) c->leaf_depth = depth;
+        if (depth != c->leaf_depth) return (size_t)-1;
+        if (l != c->expect_leaf) return (size_t)-1;
+        c->expect_leaf = l->next;
+        if (l->next && l->next->prev != l) return (size_t)-1;
+        for (int i = 0; i < l->n; i++) {
+            double s = zbt_score(t, l->ref[i]);
+            if (isnan(s)) return (size_t)-1;
+            if (memcmp(&l->key[i], &(float){zbt_f32(s)}, sizeof(float)) != 0) return (size_t)-1;
+            if (c->have_last && zbt_cmp(t, c->last_s, c->last_r, s, l->ref[i]) >= 0) return (size_t)-1;
+            c->last_s = s;
+            c->last_r = l->ref[i];
+            c->have_last = 1;
+        }
+        return l->n;
+    }
+    zbt_inner *x = node;
+    c->ninner++;
+    if (x->n == 0 || x->n > ZBT_INNER_CAP || (is_root && x->n < 2)) return (size_t)-1;
+    size_t total = 0;
+    for (int i = 0; i < x->n; i++) {
+        double s;
+        arena_ref r;
+        node_min(t, x->kid[i], h - 1, &s, &r);
+        if (s != x->score[i] || r != x->ref[i]) return (size_t)-1;
+        size_t k = check_node(c, x->kid[i], h - 1, depth + 1, 0);
+        if (k == (size_t)-1 || k != x->cnt[i]) return (size_t)-1;
+        total += k;
+    }
+    return total;
+}
+
+
+/* ------------------------------------------------------------------ */
+/* public                                                              */
+
+void zbt_init(zbtree *t, const arena *a) {
+    memset(t, 0, sizeof(*t));
+    t->a = a;
+}
+
+void zbt_clear(zbtree *t) {
+    if (t->root) free_subtree(t, t->root, t->height);
+    zbt_init(t, t->a);
+}
+
+size_t zbt_mem_bytes(const zbtree *t) { return t->nleaf * sizeof(zbt_leaf) + t->ninner * sizeof(zbt_inner); }
+
+void zbt_insert(zbtree *t, double score, const unsigned char *m, size_t n, arena_ref ref) {
+    zkey k = zkey_of(score, m, n, ref);
+    insert_key(t, &k);
+}
+
+size_t zbt_rank(const zbtree *t, double score, const unsigned char *m, size_t n, arena_ref ref) {
+    zkey k = zkey_of(score, m, n, ref);
+    return find_key(t, &k, NULL, NULL, NULL);
+}
+
+arena_ref zbt_delete_rank(zbtree *t, size_t r) {
+    arena_ref ref;
+    delete_rank(t, r, &ref);
+    return ref;
+}
+
+void zbt_replace_ref(zbtree *t, double score, const unsigned char *m, size_t n, arena_ref from, arena_ref to) {
+    zkey k = zkey_of(score, m, n, from);
+    replace_ref(t, &k, to);
+}
+
+int zbt_check(const zbtree *t, size_t n) {
+    if (!t->root) {
+        if (n || t->head || t->tail || t->nleaf || t->ninner) return -__LINE__;
+        return 0;
+    }
+    check_ctx c = {t, 0, 0, 0, t->head, -1, 0, 0};
+    size_t cnt = check_node(&c, t->root, t->height, 0, 1);
+    if (cnt == (size_t)-1 || cnt != n) return -__LINE__;
+    if (c.expect_leaf != NULL || t->head->prev != NULL) return -__LINE__;
+    if (c.nleaf != t->nleaf || c.ninner != t->ninner) return -__LINE__;
+    if (t->tail->next != NULL) return -__LINE__;
+    return 0;
+}
+
+int zbt_holds(const zbtree *t, arena_ref r) {
+    if (!t->root) return 0;
+    size_t n;
+    const unsigned char *m = zbt_member(t, r, &n);
+    zkey k = zkey_of(zbt_score(t, r), m, n, ARENA_REF_NONE);
+    zbt_leaf *l;
+    int pos;
+    find_key(t, &k, NULL, &l, &pos);
+    return pos < l->n && l->ref[pos] == r;
+}

@@ -1,0 +1,112 @@
+/* zbtree.h -- counted B+tree of a big sorted set's elements (see zbtree.c).
+ *
+ * An element is one arena entry: its score (8 bytes, host double), then its
+ * member bytes. The tree orders the elements' references by (score, member)
+ * and counts them per subtree, so rank <-> position is O(log n) both ways.
+ * It never owns the entries: it reads them from the arena it was given, and
+ * whoever moves an entry calls zbt_replace_ref. Leaves are chained both ways
+ * for range walks (zset.c walks them directly). Allocation failures abort. */
+#ifndef GOBLIN_DS_ZBTREE_H
+#define GOBLIN_DS_ZBTREE_H
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ds/arena.h"
+
+#define ZBT_LEAF_CAP 93  /* a leaf is 768 bytes */
+#define ZBT_INNER_CAP 31
+
+typedef struct zbt_leaf {
+    uint16_t n;
+    struct zbt_leaf *prev, *next;
+    float key[ZBT_LEAF_CAP];   /* f32(score): orders pairs except on ties */
+    arena_ref ref[ZBT_LEAF_CAP];
+} zbt_leaf;
+
+typedef struct zbtree {
+    const arena *a;      /* where the elements live */
+    void *root;          /* NULL when empty */
+    zbt_leaf *head, *tail;
+    uint32_t nleaf, ninner;
+    int height;          /* 0: the root is a leaf */
+} zbtree;
+
+/* The order of members: bytes, then length (memcmp, shorter first). */
+static inline int zbt_lex_cmp(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
+    size_t l = an < bn ? an : bn;
+    int c = l ? memcmp(a, b, l) : 0;
+    if (c) return c;
+    return an < bn ? -1 : an > bn;
+}
+
+/* Rounding to float is monotone (a < b implies f32(a) <= f32(b)), so a leaf
+ * orders its pairs by f32 first and reads the exact score only when the
+ * floats are equal. Out-of-range values clamp to the infinities, which
+ * keeps the map monotone without relying on the conversion's overflow. */
+static inline float zbt_f32(double d) {
+    if (d > FLT_MAX) return INFINITY;
+    if (d < -FLT_MAX) return -INFINITY;
+    return (float)d;
+}
+
+/* The element at r: its member (*n bytes) and its score. */
+static inline const unsigned char *zbt_member(const zbtree *t, arena_ref r, size_t *n) {
+    size_t len;
+    const unsigned char *e = arena_get(t->a, r, &len);
+    *n = len - 8;
+    return e + 8;
+}
+
+static inline double zbt_score(const zbtree *t, arena_ref r) {
+    double s;
+    memcpy(&s, arena_get(t->a, r, NULL), 8);
+    return s;
+}
+
+/* An empty tree over the entries of a (allocates nothing). */
+void zbt_init(zbtree *t, const arena *a);
+/* Free every node; the tree is empty again. */
+void zbt_clear(zbtree *t);
+/* Bytes of the nodes. */
+size_t zbt_mem_bytes(const zbtree *t);
+
+/* (s1, r1) <=> (s2, r2), two stored elements. */
+int zbt_cmp(const zbtree *t, double s1, arena_ref r1, double s2, arena_ref r2);
+
+/* Add element ref (score, member m[0..n)), absent from the tree. */
+void zbt_insert(zbtree *t, double score, const unsigned char *m, size_t n, arena_ref ref);
+/* Rank of the key (score, m, n), or where it would go; ref: the key's own
+ * entry (compared by reference) or ARENA_REF_NONE. */
+size_t zbt_rank(const zbtree *t, double score, const unsigned char *m, size_t n, arena_ref ref);
+/* Remove the pair at rank r (< count); its reference comes back. */
+arena_ref zbt_delete_rank(zbtree *t, size_t r);
+/* Element ref (member m, score old) gets score: the entry's score is
+ * rewritten and the pair moves to its new place. */
+void zbt_rescore(zbtree *t, arena_ref ref, const unsigned char *m, size_t n, double old, double score);
+/* The entry of element (score, m, n) moved from `from` to `to`: re-point its
+ * pair and the inner minimum that names it. Entries of both refs must be
+ * readable. */
+void zbt_replace_ref(zbtree *t, double score, const unsigned char *m, size_t n, arena_ref from, arena_ref to);
+/* Fill an empty tree with n pairs sorted by key, nodes evenly filled. */
+void zbt_build(zbtree *t, const double *sc, const arena_ref *rf, size_t n);
+
+/* The leaf holding rank r (< count), *pos its position there. */
+zbt_leaf *zbt_locate(const zbtree *t, size_t r, int *pos);
+
+/* A monotone predicate over stored pairs (false ... false true ... true).
+ * s is the exact score when exact, else the leaf's f32 of it. */
+typedef int zbt_pred_fn(const zbtree *t, const void *arg, double s, arena_ref r, int exact);
+/* Rank of the first pair for which pred holds (the count when none). */
+size_t zbt_lower_pred(const zbtree *t, zbt_pred_fn *pred, const void *arg);
+
+/* Every invariant of a tree of n pairs (see zbtree.c): 0, or a negative
+ * line-specific code. */
+int zbt_check(const zbtree *t, size_t n);
+/* 1 when entry r's pair sits where its key sorts. */
+int zbt_holds(const zbtree *t, arena_ref r);
+
+#endif
