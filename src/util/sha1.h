@@ -1,4 +1,5 @@
-/* sha1.h -- SHA-1 (FIPS 180-4), for script identifiers (EVALSHA). */
+/* sha1.h -- SHA-1 (FIPS 180-4), for script identifiers (EVALSHA) and the
+ * DEBUG DIGEST signatures (db/digest.c). */
 #ifndef GOBLIN_UTIL_SHA1_H
 #define GOBLIN_UTIL_SHA1_H
 #include <stddef.h>

@@ -1,13 +1,17 @@
-"""Server launcher and small helpers of the persistence tests (and of
-benchmarks/persist_bench.py). Standard library only; the RESP client is
-tests/helpers/resp.py (its error replies are Err values, not raised).
+"""Server launcher, test runner and small helpers of the persistence and
+digest tests (and of benchmarks/persist_bench.py). Standard library only;
+the RESP client is tests/helpers/resp.py (its error replies are Err values,
+not raised).
 """
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "helpers"))
@@ -130,3 +134,92 @@ def wait_for(cond, timeout=10.0, step=0.02):
             return v
         time.sleep(step)
     return cond()
+
+
+class Skip(Exception):
+    """Raised by a test that cannot run here: counted and printed as [skip]."""
+
+
+class Suite:
+    """The tests of one script and their runner.
+
+    @suite.test registers a function (run in registration order);
+    suite.tdir(name) is a fresh directory under tmp; suite.start(kind, d,
+    ...) starts a Server that is stopped after the test, its log then
+    searched for sanitizer reports (each a failure). main(sel) runs the
+    tests whose names contain one of the strings in sel (all when empty),
+    removes tmp unless something failed or keep is set, and ends with the
+    line "<name>: N passed, M failed"; it returns the exit code.
+    """
+
+    def __init__(self, name, tmp, verbose=False):
+        self.name, self.tmp, self.verbose = name, tmp, verbose
+        self.tests, self.servers = [], []
+
+    def test(self, fn):
+        self.tests.append(fn)
+        return fn
+
+    def tdir(self, name):
+        d = os.path.join(self.tmp, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        return d
+
+    def start(self, kind, d, *args, env=None, wait=True):
+        s = Server(kind, d, args, env=env, wait=wait)
+        self.servers.append(s)
+        return s
+
+    def _stop_servers(self):
+        """Stop this test's servers; their sanitizer report lines."""
+        reports = []
+        for s in self.servers:
+            try:
+                s.stop()
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                text = s.log_text()
+            except OSError:
+                text = ""
+            for line in text.splitlines():
+                if re.search(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error: |ThreadSanitizer", line):
+                    reports.append("%s: %s" % (s.log, line[:300]))
+        self.servers.clear()
+        return reports
+
+    def main(self, sel=(), keep=False):
+        os.makedirs(self.tmp, exist_ok=True)
+        passed = failed = skipped = 0
+        for fn in self.tests:
+            if sel and not any(s in fn.__name__ for s in sel):
+                continue
+            t0 = time.time()
+            try:
+                fn()
+                passed += 1
+                print("[ok] %s (%.1fs)" % (fn.__name__, time.time() - t0), flush=True)
+            except Skip as e:
+                skipped += 1
+                print("[skip] %s: %s" % (fn.__name__, e), flush=True)
+            except Exception as e:  # noqa: BLE001
+                failed += 1
+                print("[FAIL] %s: %s" % (fn.__name__, e), flush=True)
+                if self.verbose:
+                    traceback.print_exc()
+                for s in self.servers:
+                    if s.alive() or self.verbose:
+                        print("    --- %s log tail:\n%s" % (s.kind, s.log_tail(8)))
+            finally:
+                reports = self._stop_servers()
+                if reports:
+                    failed += 1
+                    print("[FAIL] %s: sanitizer report(s):\n    %s" % (fn.__name__, "\n    ".join(reports[:10])),
+                          flush=True)
+        if failed == 0 and not keep:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        else:
+            print("(files kept in %s)" % self.tmp)
+        print("%s: %d passed, %d failed%s" % (self.name, passed, failed, ", %d skipped" % skipped if skipped else ""))
+        return 1 if failed else 0

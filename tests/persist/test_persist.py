@@ -17,47 +17,23 @@ root; without it they say so and are skipped.
 import glob
 import os
 import random
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ROOT, Err, Server, info, wait_for  # noqa: E402
+from harness import ROOT, Err, Skip, Suite, info, wait_for  # noqa: E402
 import dataset  # noqa: E402
 import rdbgen  # noqa: E402
 
 CHECK_RDB = "/usr/bin/redis-check-rdb"
 TMP = os.path.join(ROOT, "tests", "tmp", "persist.%d" % os.getpid())
 VERBOSE = "-v" in sys.argv
-TESTS = []
-SERVERS = []
-
-
-class Skip(Exception):
-    pass
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def tdir(name):
-    d = os.path.join(TMP, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
-
-
-def start(kind, d, *args, env=None, wait=True):
-    s = Server(kind, d, args, env=env, wait=wait)
-    SERVERS.append(s)
-    return s
+SUITE = Suite("persist", TMP, VERBOSE)
+test, tdir, start = SUITE.test, SUITE.tdir, SUITE.start
 
 
 def goblin(d, *args, env=None, wait=True):
@@ -1165,51 +1141,7 @@ def kill9_under_continuous_writes_restarts_at_last_snapshot():
 
 def main():
     sel = [a for a in sys.argv[1:] if not a.startswith("-")]
-    os.makedirs(TMP, exist_ok=True)
-    passed = failed = skipped = 0
-    for fn in TESTS:
-        if sel and not any(s in fn.__name__ for s in sel):
-            continue
-        t0 = time.time()
-        try:
-            fn()
-            passed += 1
-            print("[ok] %s (%.1fs)" % (fn.__name__, time.time() - t0), flush=True)
-        except Skip as e:
-            skipped += 1
-            print("[skip] %s: %s" % (fn.__name__, e), flush=True)
-        except Exception as e:  # noqa: BLE001
-            failed += 1
-            print("[FAIL] %s: %s" % (fn.__name__, e), flush=True)
-            if VERBOSE:
-                traceback.print_exc()
-            for s in SERVERS:
-                if s.alive() or VERBOSE:
-                    print("    --- %s log tail:\n%s" % (s.kind, s.log_tail(8)))
-        finally:
-            reports = []
-            for s in SERVERS:
-                try:
-                    s.stop()
-                except Exception:  # noqa: BLE001
-                    pass
-                try:
-                    text = s.log_text()
-                except OSError:
-                    text = ""
-                for line in text.splitlines():
-                    if re.search(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error: |ThreadSanitizer", line):
-                        reports.append("%s: %s" % (s.log, line[:300]))
-            SERVERS.clear()
-            if reports:
-                failed += 1
-                print("[FAIL] %s: sanitizer report(s):\n    %s" % (fn.__name__, "\n    ".join(reports[:10])), flush=True)
-    if failed == 0 and not os.environ.get("PERSIST_KEEP"):
-        shutil.rmtree(TMP, ignore_errors=True)
-    else:
-        print("(files kept in %s)" % TMP)
-    print("persist: %d passed, %d failed%s" % (passed, failed, ", %d skipped" % skipped if skipped else ""))
-    return 1 if failed else 0
+    return SUITE.main(sel, keep=bool(os.environ.get("PERSIST_KEEP")))
 
 
 if __name__ == "__main__":

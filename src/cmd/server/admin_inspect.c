@@ -3,8 +3,9 @@
  * OBJECT and MEMORY USAGE read one key under the shard lock the dispatcher
  * took for them; MEMORY STATS/DOCTOR and DEBUG lock what they read
  * themselves (CMD_LOCK_SELF): the keyspace read lock, then one shard at a
- * time. DEBUG is refused unless enable-debug-command allows it, as in
- * Redis 7.0 (whose default is "no"). */
+ * time; DEBUG DIGEST and DIGEST-VALUE take the keyspace write lock. DEBUG
+ * is refused unless enable-debug-command allows it, as in Redis 7.0 (whose
+ * default is "no"). */
 #include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "cmd/server/admin_family.h"
 #include "persist/persist.h"
 #include "session/reply.h"
+#include "db/digest.h"
 #include "db/memusage.h"
 #include "db/strval.h"
 #include "util/strutil.h"
@@ -599,8 +601,65 @@ static void debug_populate(client *c) {
     reply_ok(c);
 }
 
+/* DEBUG DIGEST and DIGEST-VALUE run under the keyspace write lock, so the
+ * dataset (or the set of keys) they sign is one consistent state, as
+ * Redis's single thread sees it. Signatures are status replies. */
+static void reply_digest_error(client *c) {
+    reply_error(c, strval_io_error() ? strval_io_error() : "OOM command not allowed when used memory > 'maxmemory'.");
+}
+
+static void debug_digest(client *c) {
+    unsigned char d[DIGEST_BYTES];
+    db_wrlock_keyspace();
+    int rc = digest_dataset(d);
+    db_unlock_keyspace();
+    if (rc != 0) {
+        reply_digest_error(c);
+        return;
+    }
+    char hex[DIGEST_HEX];
+    digest_hex(d, hex);
+    reply_simple(c, hex);
+}
+
+/* One signature per key of the selected database; a missing key signs as
+ * all zeros. Keys are looked up without lazy expiry (as Redis: a debug
+ * command sees logically expired keys). All are computed before the reply
+ * starts, so a tail read error replies one error instead of the array. */
+static void debug_digest_value(client *c) {
+    int nkeys = c->argc - 2;
+    unsigned char *d = calloc(nkeys ? (size_t)nkeys : 1, DIGEST_BYTES);
+    if (!d) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    gdb *db = cmd_db(c);
+    int rc = 0;
+    db_wrlock_keyspace();
+    for (int j = 0; j < nkeys && rc == 0; j++) {
+        dbentry *e = db_lookup_raw(db, c->argv[j + 2].p, c->argv[j + 2].n);
+        if (e) rc = digest_entry(e, d + (size_t)j * DIGEST_BYTES);
+    }
+    db_unlock_keyspace();
+    if (rc != 0) {
+        reply_digest_error(c);
+    } else {
+        reply_array(c, nkeys);
+        for (int j = 0; j < nkeys; j++) {
+            char hex[DIGEST_HEX];
+            digest_hex(d + (size_t)j * DIGEST_BYTES, hex);
+            reply_simple(c, hex);
+        }
+    }
+    free(d);
+}
+
 static void debug_help(client *c) {
     static const char *const help[] = {
+        "DIGEST",
+        "    Output a hex signature representing the current DB content.",
+        "DIGEST-VALUE <key> [<key> ...]",
+        "    Output a hex signature of the values of all the specified keys.",
         "ERROR <string>",
         "    Return a Redis protocol error with <string> as message. Useful for clients",
         "    unit tests to simulate Redis errors.",
@@ -659,6 +718,10 @@ void debugCommand(client *c) {
             return;
         }
         reply_ok(c);
+    } else if (c->argc == 2 && arg_is(sub, "digest")) {
+        debug_digest(c);
+    } else if (arg_is(sub, "digest-value")) {
+        debug_digest_value(c);
     } else if (c->argc == 3 && arg_is(sub, "object")) {
         debug_object(c);
     } else if (c->argc == 3 && arg_is(sub, "set-active-expire")) {
