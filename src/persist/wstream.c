@@ -1,0 +1,94 @@
+/* wstream.c -- the write stream (see wstream.h). One mutex orders every
+ * append; each record is encoded once into a per-call scratch buffer as a
+ * RESP array of bulk strings, prefixed by SELECT when the database
+ * changes, and handed to every registered sink. */
+#include "persist/wstream.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static const wstream_sink *sinks[WSTREAM_MAX_SINKS];
+static int nsinks;          /* written under ws_lock, peeked relaxed */
+static int last_db = -1;    /* database of the previous record, -1: none */
+static uint64_t offset;
+static char *buf;           /* encoding scratch, under ws_lock */
+static size_t cap;
+
+int wstream_add_sink(const wstream_sink *s) {
+    pthread_mutex_lock(&ws_lock);
+    int rc = -1;
+    if (nsinks < WSTREAM_MAX_SINKS) {
+        sinks[nsinks] = s;
+        __atomic_store_n(&nsinks, nsinks + 1, __ATOMIC_RELAXED);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&ws_lock);
+    return rc;
+}
+
+void wstream_remove_sink(const wstream_sink *s) {
+    pthread_mutex_lock(&ws_lock);
+    for (int i = 0; i < nsinks; i++)
+        if (sinks[i] == s) {
+            sinks[i] = sinks[nsinks - 1];
+            __atomic_store_n(&nsinks, nsinks - 1, __ATOMIC_RELAXED);
+            break;
+        }
+    if (!nsinks) last_db = -1;
+    pthread_mutex_unlock(&ws_lock);
+}
+
+int wstream_active(void) { return __atomic_load_n(&nsinks, __ATOMIC_RELAXED) > 0; }
+
+void wstream_lock(void) { pthread_mutex_lock(&ws_lock); }
+void wstream_unlock(void) { pthread_mutex_unlock(&ws_lock); }
+
+static void reserve(size_t more) {
+    if (cap >= more) return;
+    size_t ncap = cap ? cap : 256;
+    while (ncap < more) ncap *= 2;
+    char *nb = realloc(buf, ncap);
+    if (!nb) abort();
+    buf = nb;
+    cap = ncap;
+}
+
+static size_t put_array(size_t len, int argc, const char *const *p, const size_t *n) {
+    size_t need = len + 24;
+    for (int i = 0; i < argc; i++) need += n[i] + 24;
+    reserve(need);
+    len += (size_t)sprintf(buf + len, "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) {
+        len += (size_t)sprintf(buf + len, "$%zu\r\n", n[i]);
+        memcpy(buf + len, p[i], n[i]);
+        len += n[i];
+        buf[len++] = '\r';
+        buf[len++] = '\n';
+    }
+    return len;
+}
+
+void wstream_append_locked(int dbid, int argc, const char *const *p, const size_t *n) {
+    assert(argc > 0);
+    if (!nsinks) return;
+    size_t len = 0;
+    if (dbid >= 0 && dbid != last_db) {
+        char num[16];
+        int k = snprintf(num, sizeof(num), "%d", dbid);
+        const char *sp[2] = {"SELECT", num};
+        const size_t sn[2] = {6, (size_t)k};
+        len = put_array(len, 2, sp, sn);
+        last_db = dbid;
+    }
+    len = put_array(len, argc, p, n);
+    for (int i = 0; i < nsinks; i++) sinks[i]->write(sinks[i]->arg, buf, len);
+    __atomic_store_n(&offset, offset + len, __ATOMIC_RELAXED);
+}
+
+void wstream_force_select_locked(void) { last_db = -1; }
+
+uint64_t wstream_offset(void) { return __atomic_load_n(&offset, __ATOMIC_RELAXED); }

@@ -1,0 +1,52 @@
+/* wstream.h -- the write stream: every change to the dataset as a command
+ * in effect form (RESP bytes, as Redis 7.0 propagates them), in the order
+ * the changes were applied. The append-only file and, later, replication
+ * consume it.
+ *
+ * Producers are the command layer (one command's records at a time, while
+ * it still holds the shards of its keys) and the db layer's own changes
+ * (active expiry, eviction). Invariant: a producer appends while it holds
+ * the locks that serialise the change it describes (its key shards, or the
+ * keyspace write lock), and a command's records are appended under one
+ * wstream_lock(); so for every key the stream's order is the order in
+ * which its changes were applied, and a command's records are contiguous.
+ *
+ * SELECT is emitted by the stream itself when a record's database differs
+ * from the previous record's (and at the first record after
+ * wstream_force_select()).
+ *
+ * Consumers register a sink: write() is called under the stream lock with
+ * each piece of bytes, in stream order, and must only copy them (it runs on
+ * the producer's thread, inside its locks). With no sink registered the
+ * stream is idle: wstream_active() is 0 and producers skip the work. */
+#ifndef GOBLIN_PERSIST_WSTREAM_H
+#define GOBLIN_PERSIST_WSTREAM_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct wstream_sink {
+    void (*write)(void *arg, const char *p, size_t n);
+    void *arg;
+} wstream_sink;
+
+#define WSTREAM_MAX_SINKS 8
+
+/* 0 ok, -1 when all slots are taken. The sink's storage must outlive its
+ * registration. */
+int wstream_add_sink(const wstream_sink *s);
+void wstream_remove_sink(const wstream_sink *s);
+/* Whether any sink listens (relaxed; a producer that sees 0 appends
+ * nothing). */
+int wstream_active(void);
+
+void wstream_lock(void);
+void wstream_unlock(void);
+/* One command for database dbid (< 0: no SELECT, e.g. FLUSHALL), as argc
+ * arguments p[i] of n[i] bytes. Stream lock held. */
+void wstream_append_locked(int dbid, int argc, const char *const *p, const size_t *n);
+/* The next record emits SELECT whatever the database (a consumer started
+ * mid-stream, a new AOF file). Stream lock held. */
+void wstream_force_select_locked(void);
+/* Bytes appended since start-up (the stream offset). */
+uint64_t wstream_offset(void);
+#endif
