@@ -9,6 +9,7 @@
  * (CMD_LOCK_SELF). */
 #include "cmd/command.h"
 #include "cmd/multi.h"
+#include "cmd/propagate.h"
 #include "cmd/server/pubsub.h"
 
 #include <assert.h>
@@ -114,11 +115,15 @@ static cmd_def *def_by_fullname(const char *name) {
 }
 
 /* Every signalled change dirties the clients that WATCH the key. */
-static void on_key_modified(gdb *db, const char *key, size_t klen) { multi_touch(db ? db->id : -1, key, klen); }
+static void on_key_modified(gdb *db, const char *key, size_t klen) {
+    multi_touch(db ? db->id : -1, key, klen);
+    prop_count_change();
+}
 
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
     /* Redis does not count expiry in the dirty counter. */
     multi_touch(db->id, key, klen);
+    prop_key(db->id, "DEL", key, klen);
     cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
 }
 
@@ -312,7 +317,9 @@ void cmd_call(client *c, const cmd_def *cmd) {
     uint64_t mask = lock_for(c, cmd, &mode);
     db_count_lookups((cmd->flags & CMDF_READONLY) != 0);
     obj_set_lfu_mode(cfg.maxmemory_policy == 1 || cfg.maxmemory_policy == 5); /* volatile-lfu, allkeys-lfu */
+    prop_begin();
     cmd->proc(c);
+    prop_end(c, cmd); /* the records enter the stream while the keys are locked */
     strval_end_command(); /* fold large-string views back while locked */
     db_count_lookups(0);
     unlock_for(c, mode, mask);

@@ -12,6 +12,7 @@
 
 #include "cmd/blocking.h"
 #include "cmd/command.h"
+#include "cmd/propagate.h"
 #include "cmd/families.h"
 #include "cmd/types/scan.h"
 #include "session/reply.h"
@@ -340,6 +341,8 @@ static void restoreCommand(client *c) {
         if (old) {
             cmd_key_modified(c, db, key->p, key->n);
             cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
+            prop_none(c);
+            prop_key(c->db, "DEL", key->p, key->n);
         }
         reply_ok(c);
         return;
@@ -352,6 +355,10 @@ static void restoreCommand(client *c) {
     block_signal_key(db, key->p, key->n);
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, NOTIFY_GENERIC, "restore", db, key->p, key->n);
+    if (ttl && !absttl) { /* the TTL as an absolute time, as Redis propagates it */
+        prop_rewrite_arg_ll(c, 2, ttl);
+        prop_rewrite_arg(c, c->argc, "ABSTTL", 6);
+    }
     reply_ok(c);
 }
 
@@ -405,10 +412,16 @@ static void expireGeneric(client *c, int64_t basetime, int seconds) {
         db_delete_entry(db, e);
         cmd_key_modified(c, db, k->p, k->n);
         cmd_notify(c, NOTIFY_GENERIC, "del", db, k->p, k->n);
+        /* The stream says what happened: the key is gone. */
+        prop_none(c);
+        prop_key(c->db, "DEL", k->p, k->n);
     } else {
         db_set_expire(db, e, when);
         cmd_key_modified(c, db, k->p, k->n);
         cmd_notify(c, NOTIFY_GENERIC, "expire", db, k->p, k->n);
+        /* Propagated as an absolute time, options kept, as Redis does. */
+        prop_rewrite_arg(c, 0, "PEXPIREAT", 9);
+        prop_rewrite_arg_ll(c, 2, when);
     }
     reply_int(c, 1);
     return;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cmd/command.h"
+#include "cmd/propagate.h"
 #include "cmd/families.h"
 #include "cmd/types/scan.h"
 #include "cmd/types/tcommon.h"
@@ -263,6 +264,10 @@ static void hincrbyfloatCommand(client *c) {
     if (write_field(c, db, e, key, field, buf, (size_t)n) != 0) return;
     reply_bulk(c, buf, (size_t)n);
     tc_changed(c, db, key, OBJ_HASH, "hincrbyfloat");
+    /* The result, not the increment, as Redis propagates it. */
+    const char *p[4] = {"HSET", key->p, field->p, buf};
+    const size_t pn[4] = {4, key->n, field->n, (size_t)n};
+    prop_rewrite(c, 4, p, pn);
 }
 
 /* ---- HRANDFIELD ---- */

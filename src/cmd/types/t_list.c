@@ -24,11 +24,13 @@
  * Inside MULTI a blocking command that cannot serve answers at once with
  * the timeout reply. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/blocking.h"
 #include "cmd/command.h"
+#include "cmd/propagate.h"
 #include "cmd/families.h"
 #include "cmd/types/tcommon.h"
 #include "session/reply.h"
@@ -482,7 +484,17 @@ static int serve_pop(client *c, const garg *keys, int n, int where, long long co
         }
         reply_array(c, 2);
         reply_bulk(c, key->p, key->n);
+        uint64_t len = list_len(obj_list(e));
         pop_reply(c, db, e, key, where, count);
+        /* Propagated as the pop it did: [LR]POP key [n], as Redis does. */
+        const char *p[3] = {where == LIST_HEAD ? "LPOP" : "RPOP", key->p, NULL};
+        size_t pn[3] = {4, key->n, 0};
+        char num[24];
+        if (count >= 0) {
+            pn[2] = (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)((uint64_t)count < len ? (uint64_t)count : len));
+            p[2] = num;
+        }
+        prop_rewrite(c, count >= 0 ? 3 : 2, p, pn);
         return 1;
     }
     return 0;
@@ -518,6 +530,11 @@ static void blmove_generic(client *c, int from, int to, const garg *timeout) {
     }
     if (se) {
         move_element(c, db, se, &c->argv[1], &c->argv[2], from, to);
+        /* Propagated without the blocking: LMOVE / RPOPLPUSH. */
+        const char *p[5] = {"LMOVE", c->argv[1].p, c->argv[2].p, from == LIST_HEAD ? "LEFT" : "RIGHT",
+                            to == LIST_HEAD ? "LEFT" : "RIGHT"};
+        const size_t pn[5] = {5, c->argv[1].n, c->argv[2].n, from == LIST_HEAD ? 4u : 5u, to == LIST_HEAD ? 4u : 5u};
+        prop_rewrite(c, 5, p, pn);
         return;
     }
     if (!block_allowed(c)) {

@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include "cmd/command.h"
+#include "cmd/propagate.h"
+#include "persist/wstream.h"
 #include "cmd/families.h"
 #include "cmd/types/scan.h"
 #include "cmd/types/tcommon.h"
@@ -145,15 +147,45 @@ static int count_form(client *c, void (*with_count)(client *c)) {
     return c->argc >= 3;
 }
 
+/* Popped members are replied and, for the write stream, sent as SREM key
+ * m1 .. mk in batches of SPOP_PROP_BATCH, as Redis propagates SPOP. */
+#define SPOP_PROP_BATCH 1024
+
 typedef struct pop_reply {
     client *c;
     long n;
+    const garg *key;          /* NULL: no propagation batches */
+    int nb;
+    const char *bp[SPOP_PROP_BATCH + 2];
+    size_t bn[SPOP_PROP_BATCH + 2];
+    char *own[SPOP_PROP_BATCH];
 } pop_reply;
+
+static void pop_flush(pop_reply *pr) {
+    if (!pr->nb) return;
+    pr->bp[0] = "SREM";
+    pr->bn[0] = 4;
+    pr->bp[1] = pr->key->p;
+    pr->bn[1] = pr->key->n;
+    prop_also(pr->c->db, pr->nb + 2, pr->bp, pr->bn);
+    for (int i = 0; i < pr->nb; i++) free(pr->own[i]);
+    pr->nb = 0;
+}
 
 static void reply_popped(void *arg, const set_elem *e) {
     pop_reply *pr = arg;
     reply_bulk(pr->c, e->p, e->n);
     pr->n++;
+    if (!pr->key) return;
+    /* The element's bytes may be a formatted integer of the callback's:
+     * keep a copy until the batch is out. */
+    char *m = malloc(e->n + 1);
+    if (!m) abort();
+    memcpy(m, e->p, e->n);
+    pr->own[pr->nb] = m;
+    pr->bp[pr->nb + 2] = m;
+    pr->bn[pr->nb + 2] = e->n;
+    if (++pr->nb == SPOP_PROP_BATCH) pop_flush(pr);
 }
 
 static void spopWithCount(client *c) {
@@ -176,14 +208,24 @@ static void spopWithCount(client *c) {
         reply_members(c, s);
         tc_delete_entry(c, db, e, key);
         cmd_key_modified(c, db, key->p, key->n);
+        prop_none(c);
+        prop_key(c->db, "DEL", key->p, key->n);
         return;
     }
-    pop_reply pr = {c, 0};
+    pop_reply *pr = malloc(sizeof(*pr));
+    if (!pr) abort();
+    pr->c = c;
+    pr->n = 0;
+    pr->key = wstream_active() ? key : NULL;
+    pr->nb = 0;
     reply_set(c, (long)count);
-    set_pop_many(&s, (size_t)count, rand_next, reply_popped, &pr);
+    set_pop_many(&s, (size_t)count, rand_next, reply_popped, pr);
+    pop_flush(pr);
+    free(pr);
     e->val.u.p = s;
     sync_encoding(e);
     cmd_key_modified(c, db, key->p, key->n);
+    prop_none(c);
 }
 
 static void spopCommand(client *c) {
@@ -193,8 +235,16 @@ static void spopCommand(client *c) {
     dbentry *e = tc_lookup_or_reply(c, db, key, OBJ_SET, reply_null);
     if (!e) return;
     gset *s = obj_set(e);
-    pop_reply pr = {c, 0};
-    set_pop(&s, rand_next, reply_popped, &pr);
+    pop_reply *pr = malloc(sizeof(*pr));
+    if (!pr) abort();
+    pr->c = c;
+    pr->n = 0;
+    pr->key = wstream_active() ? key : NULL;
+    pr->nb = 0;
+    set_pop(&s, rand_next, reply_popped, pr);
+    pop_flush(pr); /* SREM key member */
+    free(pr);
+    prop_none(c);
     e->val.u.p = s;
     cmd_notify(c, NOTIFY_SET, "spop", db, key->p, key->n);
     tc_delete_if_empty(c, db, e, key);

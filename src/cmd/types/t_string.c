@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "cmd/command.h"
+#include "cmd/propagate.h"
 #include "cmd/families.h"
 #include "session/reply.h"
 #include "cmd/stream.h"
@@ -236,6 +237,14 @@ static void set_generic(client *c, int flags, const garg *key, const garg *val, 
     if (exp) {
         db_set_expire(db, e, when);
         cmd_notify(c, NOTIFY_GENERIC, "expire", db, key->p, key->n);
+        if (!(flags & SO_PXAT)) { /* as Redis: SET key value PXAT ms */
+            const char *p[5] = {"SET", key->p, val->p, "PXAT", NULL};
+            size_t n[5] = {3, key->n, val->n, 4, 0};
+            char num[24];
+            n[4] = (size_t)snprintf(num, sizeof(num), "%lld", (long long)when);
+            p[4] = num;
+            prop_rewrite(c, 5, p, n);
+        }
     }
     if (flags & SO_GET) return;
     if (replies == SET_REPLY_INT) reply_int(c, 1);
@@ -317,18 +326,25 @@ static void getexCommand(client *c) {
     }
     if (exp && expire_arg_ms(c, exp, flags & SO_EXPIRE, &when) != 0) return;
     if (reply_strval(c, &e->val) != 0) return;
+    /* Propagated as what it did: DEL, PEXPIREAT key ms or PERSIST key. */
     if ((flags & (SO_EXAT | SO_PXAT)) && when <= db_now_ms()) {
         db_delete_entry(db, e);
         cmd_key_modified(c, db, key->p, key->n);
         cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
+        prop_none(c);
+        prop_key(c->db, "DEL", key->p, key->n);
     } else if (exp) {
         db_set_expire(db, e, when);
         cmd_key_modified(c, db, key->p, key->n);
         cmd_notify(c, NOTIFY_GENERIC, "expire", db, key->p, key->n);
+        prop_pexpireat(c, key->p, key->n, when);
     } else if ((flags & SO_PERSIST) && e->expire != -1) {
         db_persist(db, e);
         cmd_key_modified(c, db, key->p, key->n);
         cmd_notify(c, NOTIFY_GENERIC, "persist", db, key->p, key->n);
+        const char *p[2] = {"PERSIST", key->p};
+        const size_t n[2] = {7, key->n};
+        prop_rewrite(c, 2, p, n);
     }
 }
 
@@ -564,6 +580,13 @@ static void incrbyfloatCommand(client *c) {
     }
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, NOTIFY_STRING, "incrbyfloat", db, key->p, key->n);
+    {
+        /* The result, not the increment: float arithmetic may differ where
+         * the stream is replayed. */
+        const char *p[4] = {"SET", key->p, buf, "KEEPTTL"};
+        const size_t pn[4] = {3, key->n, (size_t)n, 7};
+        prop_rewrite(c, 4, p, pn);
+    }
     reply_bulk(c, buf, (size_t)n);
 }
 

@@ -23,11 +23,13 @@
 #include <assert.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/blocking.h"
 #include "cmd/command.h"
+#include "cmd/propagate.h"
 #include "cmd/families.h"
 #include "cmd/types/scan.h"
 #include "cmd/types/tcommon.h"
@@ -610,6 +612,12 @@ static void genericZpop(client *c, const garg *keys, int nkeys, int where, int e
     sync_encoding(e);
     tc_changed(c, db, key, OBJ_ZSET, where == ZPOP_MIN ? "zpopmin" : "zpopmax");
     tc_delete_if_empty(c, db, e, key);
+    /* Every form (blocking, M, plain) propagates as ZPOPMIN|ZPOPMAX key n,
+     * n what was popped, as Redis does. */
+    char num[24];
+    const char *p[3] = {where == ZPOP_MIN ? "ZPOPMIN" : "ZPOPMAX", key->p, num};
+    const size_t pn[3] = {7, key->n, (size_t)snprintf(num, sizeof(num), "%lld", rangelen)};
+    prop_rewrite(c, 3, p, pn);
 }
 
 static void zpopMinMax(client *c, int where) {

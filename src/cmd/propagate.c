@@ -1,0 +1,236 @@
+/* propagate.c -- a call's records on the write stream (see propagate.h).
+ *
+ * State is per thread: the worker (or cron) thread running a call owns
+ * it. A call level is opened by prop_begin and closed by prop_end; the
+ * records of every level are collected in one list owned by the outermost
+ * level, each with its database and owned copies of its arguments, and
+ * appended to the stream in one piece when the outermost level closes.
+ * Invariant: between prop_begin of the outermost level and its prop_end,
+ * every record of the call is in `ops`, in the order it happened; a
+ * level's own default record goes in when the level closes, so a queued
+ * command's record follows the records its handler added with prop_also
+ * (a lazily expired key's DEL comes before the command that saw it gone,
+ * as in Redis). */
+#include "cmd/propagate.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/command.h"
+#include "persist/wstream.h"
+
+typedef struct prop_op {
+    int dbid;
+    int argc;
+    char **p;
+    size_t *n;
+} prop_op;
+
+enum { LEVEL_DEFAULT = 0, LEVEL_REWRITTEN = 1, LEVEL_NONE = 2 };
+
+#define PROP_MAX_DEPTH 16
+
+typedef struct prop_level {
+    unsigned long changes_at_begin;
+    unsigned long child_changes;
+    int state;
+    prop_op rewrite;          /* LEVEL_REWRITTEN */
+} prop_level;
+
+static _Thread_local struct {
+    int depth;
+    unsigned long changes;
+    prop_level lv[PROP_MAX_DEPTH];
+    prop_op *ops;
+    int nops, cap;
+} T;
+
+static void op_fill(prop_op *o, int dbid, int argc, const char *const *p, const size_t *n) {
+    o->dbid = dbid;
+    o->argc = argc;
+    o->p = malloc(sizeof(char *) * (size_t)argc);
+    o->n = malloc(sizeof(size_t) * (size_t)argc);
+    if (!o->p || !o->n) abort();
+    for (int i = 0; i < argc; i++) {
+        o->p[i] = malloc(n[i] + 1);
+        if (!o->p[i]) abort();
+        memcpy(o->p[i], p[i], n[i]);
+        o->p[i][n[i]] = '\0';
+        o->n[i] = n[i];
+    }
+}
+
+static void op_free(prop_op *o) {
+    for (int i = 0; i < o->argc; i++) free(o->p[i]);
+    free(o->p);
+    free(o->n);
+    o->p = NULL;
+    o->n = NULL;
+    o->argc = 0;
+}
+
+static prop_op *ops_push(void) {
+    if (T.nops == T.cap) {
+        int ncap = T.cap ? T.cap * 2 : 8;
+        prop_op *n = realloc(T.ops, sizeof(prop_op) * (size_t)ncap);
+        if (!n) abort();
+        T.ops = n;
+        T.cap = ncap;
+    }
+    return &T.ops[T.nops++];
+}
+
+void prop_count_change(void) { T.changes++; }
+
+void prop_begin(void) {
+    assert(T.depth < PROP_MAX_DEPTH);
+    prop_level *l = &T.lv[T.depth++];
+    l->changes_at_begin = T.changes;
+    l->child_changes = 0;
+    l->state = LEVEL_DEFAULT;
+    l->rewrite.argc = 0;
+}
+
+static void emit_all(void) {
+    static const char *const multi[1] = {"MULTI"};
+    static const char *const exec[1] = {"EXEC"};
+    static const size_t five[1] = {5}, four[1] = {4};
+    wstream_lock();
+    int wrap = T.nops > 1;
+    if (wrap) wstream_append_locked(T.ops[0].dbid, 1, multi, five);
+    for (int i = 0; i < T.nops; i++)
+        wstream_append_locked(T.ops[i].dbid, T.ops[i].argc, (const char *const *)T.ops[i].p, T.ops[i].n);
+    if (wrap) wstream_append_locked(-1, 1, exec, four);
+    wstream_unlock();
+}
+
+/* Commands whose own call propagates nothing: EXEC and the scripts (their
+ * effects are what the calls nested in them propagated), and the ones that
+ * replace the dataset from a file (LOAD, DEBUG RELOAD: replaying them
+ * would read a file that may have changed since; the AOF rewrites instead). */
+static int propagates_nothing_itself(const cmd_def *cmd) {
+    const char *n = cmd->parent ? cmd->parent->name : cmd->fullname;
+    return !strcmp(n, "exec") || !strcmp(n, "eval") || !strcmp(n, "evalsha") || !strcmp(n, "eval_ro") ||
+           !strcmp(n, "evalsha_ro") || !strcmp(n, "fcall") || !strcmp(n, "fcall_ro") || !strcmp(n, "load") ||
+           !strcmp(n, "debug");
+}
+
+void prop_end(client *c, const cmd_def *cmd) {
+    assert(T.depth > 0);
+    prop_level *l = &T.lv[--T.depth];
+    unsigned long total = T.changes - l->changes_at_begin;
+    unsigned long mine = total - l->child_changes;
+    if (T.depth > 0) T.lv[T.depth - 1].child_changes += total;
+    if (l->state == LEVEL_REWRITTEN) {
+        /* A rewrite stands for the call's changes: none, nothing to say. */
+        if (mine > 0) *ops_push() = l->rewrite;
+        else op_free(&l->rewrite);
+    } else if (l->state == LEVEL_DEFAULT && mine > 0 && wstream_active() && !propagates_nothing_itself(cmd)) {
+        prop_op *o = ops_push();
+        o->dbid = c->db;
+        o->argc = c->argc;
+        o->p = malloc(sizeof(char *) * (size_t)c->argc);
+        o->n = malloc(sizeof(size_t) * (size_t)c->argc);
+        if (!o->p || !o->n) abort();
+        for (int i = 0; i < c->argc; i++) {
+            o->p[i] = malloc(c->argv[i].n + 1);
+            if (!o->p[i]) abort();
+            memcpy(o->p[i], c->argv[i].p, c->argv[i].n);
+            o->p[i][c->argv[i].n] = '\0';
+            o->n[i] = c->argv[i].n;
+        }
+    }
+    if (T.depth > 0) return;
+    if (T.nops && wstream_active()) emit_all();
+    for (int i = 0; i < T.nops; i++) op_free(&T.ops[i]);
+    T.nops = 0;
+}
+
+void prop_rewrite(client *c, int argc, const char *const *p, const size_t *n) {
+    if (!T.depth) return;
+    prop_level *l = &T.lv[T.depth - 1];
+    if (l->state == LEVEL_REWRITTEN) op_free(&l->rewrite);
+    l->state = LEVEL_REWRITTEN;
+    if (!wstream_active()) {
+        l->state = LEVEL_NONE;
+        return;
+    }
+    op_fill(&l->rewrite, c->db, argc, p, n);
+}
+
+void prop_none(client *c) {
+    (void)c;
+    if (!T.depth) return;
+    prop_level *l = &T.lv[T.depth - 1];
+    if (l->state == LEVEL_REWRITTEN) op_free(&l->rewrite);
+    l->state = LEVEL_NONE;
+}
+
+void prop_direct(int dbid, int argc, const char *const *p, const size_t *n) {
+    if (!wstream_active()) return;
+    wstream_lock();
+    wstream_append_locked(dbid, argc, p, n);
+    wstream_unlock();
+}
+
+void prop_also(int dbid, int argc, const char *const *p, const size_t *n) {
+    if (!wstream_active()) return;
+    if (!T.depth) {
+        prop_direct(dbid, argc, p, n);
+        return;
+    }
+    op_fill(ops_push(), dbid, argc, p, n);
+}
+
+void prop_key(int dbid, const char *cmd, const char *key, size_t klen) {
+    const char *p[2] = {cmd, key};
+    const size_t n[2] = {strlen(cmd), klen};
+    prop_also(dbid, 2, p, n);
+}
+
+void prop_pexpireat(client *c, const char *key, size_t klen, long long when_ms) {
+    char num[24];
+    int k = snprintf(num, sizeof(num), "%lld", when_ms);
+    const char *p[3] = {"PEXPIREAT", key, num};
+    const size_t n[3] = {9, klen, (size_t)k};
+    prop_rewrite(c, 3, p, n);
+}
+
+void prop_rewrite_arg(client *c, int i, const char *p, size_t n) {
+    if (!T.depth || !wstream_active()) return;
+    prop_level *l = &T.lv[T.depth - 1];
+    if (l->state != LEVEL_REWRITTEN) {
+        const char **ap = malloc(sizeof(char *) * (size_t)(c->argc + 1));
+        size_t *an = malloc(sizeof(size_t) * (size_t)(c->argc + 1));
+        if (!ap || !an) abort();
+        for (int k = 0; k < c->argc; k++) {
+            ap[k] = c->argv[k].p;
+            an[k] = c->argv[k].n;
+        }
+        prop_rewrite(c, c->argc, ap, an);
+        free(ap);
+        free(an);
+    }
+    prop_op *o = &l->rewrite;
+    assert(i >= 0 && i <= o->argc);
+    if (i == o->argc) {
+        o->p = realloc(o->p, sizeof(char *) * (size_t)(o->argc + 1));
+        o->n = realloc(o->n, sizeof(size_t) * (size_t)(o->argc + 1));
+        if (!o->p || !o->n) abort();
+        o->p[o->argc++] = NULL;
+    }
+    free(o->p[i]);
+    o->p[i] = malloc(n + 1);
+    if (!o->p[i]) abort();
+    memcpy(o->p[i], p, n);
+    o->p[i][n] = '\0';
+    o->n[i] = n;
+}
+
+void prop_rewrite_arg_ll(client *c, int i, long long v) {
+    char num[24];
+    int k = snprintf(num, sizeof(num), "%lld", v);
+    prop_rewrite_arg(c, i, num, (size_t)k);
+}

@@ -1,0 +1,51 @@
+/* propagate.h -- what a command puts on the write stream (persist/wstream).
+ *
+ * Redis 7.0's rules, kept per call of cmd_call():
+ *  - a call that changed the dataset (it signalled db_signal_modified) is
+ *    propagated as it was sent, unless its handler rewrote it
+ *    (prop_rewrite: a relative expire as PEXPIREAT, SPOP as SREM, a
+ *    blocking pop as the pop it did, ...) or asked for nothing
+ *    (prop_none);
+ *  - a handler may add records (prop_also: the DEL of a key it expired
+ *    lazily, a second effect);
+ *  - calls nested in another (EXEC's queued commands, a script's
+ *    redis.call) add their records to the outermost call's; EXEC and the
+ *    script commands themselves propagate nothing of their own (their
+ *    effects are what their nested calls propagated);
+ *  - when the outermost call ends with more than one record they are
+ *    wrapped in MULTI ... EXEC, so a transaction or a script stays atomic
+ *    in the stream.
+ * The outermost call appends while it still holds its key shards (or the
+ * keyspace write lock), which keeps wstream's order invariant. Changes
+ * made outside any call (active expiry, eviction) go straight to the
+ * stream with prop_direct, under the shard lock of the key they change. */
+#ifndef GOBLIN_CMD_PROPAGATE_H
+#define GOBLIN_CMD_PROPAGATE_H
+#include <stddef.h>
+
+#include "session/client.h"
+
+struct cmd_def;
+
+/* Around the handler in cmd_call (prop_end before the locks go). */
+void prop_begin(void);
+void prop_end(client *c, const struct cmd_def *cmd);
+/* Counted by the db layer's modified hook. */
+void prop_count_change(void);
+
+/* For handlers. */
+void prop_rewrite(client *c, int argc, const char *const *p, const size_t *n);
+void prop_none(client *c);
+void prop_also(int dbid, int argc, const char *const *p, const size_t *n);
+/* A one-key command (DEL key, UNLINK key) outside or inside a call. */
+void prop_key(int dbid, const char *cmd, const char *key, size_t klen);
+/* Outside any call: one record, straight to the stream. */
+void prop_direct(int dbid, int argc, const char *const *p, const size_t *n);
+
+/* The call's own arguments with argument i replaced by p[0..n) (i equal
+ * to the argument count appends one); repeated calls edit the rewrite. */
+void prop_rewrite_arg(client *c, int i, const char *p, size_t n);
+void prop_rewrite_arg_ll(client *c, int i, long long v);
+/* Absolute-time forms handlers rewrite to: PEXPIREAT key ms. */
+void prop_pexpireat(client *c, const char *key, size_t klen, long long when_ms);
+#endif
