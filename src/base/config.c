@@ -150,7 +150,7 @@ static config_entry table[] = {
     {"set-proc-title", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL},
     {"stop-writes-on-bgsave-error", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbcompression", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
-    {"rdbchecksum", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"rdbchecksum", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL},
     /* Goblin frees values inline: the lazyfree switches change only which
      * thread returns memory in Redis, never a reply; both values work. */
     {"lazyfree-lazy-eviction", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
@@ -163,8 +163,8 @@ static config_entry table[] = {
      "Goblin does not talk to upstart or systemd"},
     {"unixsocket", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
     {"unixsocketperm", NULL, T_INT, F_IMMUTABLE | F_OCTAL, NULL, "0", 0, 0777, NULL, NULL},
-    {"replica-serve-stale-data", NULL, T_BOOL, F_DEFONLY, NULL, "yes", 0, 0, NULL, NOTYET_REPL},
-    {"replica-read-only", NULL, T_BOOL, F_DEFONLY, NULL, "yes", 0, 0, NULL, NOTYET_REPL},
+    {"replica-serve-stale-data", "slave-serve-stale-data", T_BOOL, F_DEFONLY, NULL, "yes", 0, 0, NULL, NOTYET_REPL},
+    {"replica-read-only", "slave-read-only", T_BOOL, F_DEFONLY, NULL, "yes", 0, 0, NULL, NOTYET_REPL},
     {"client-output-buffer-limit", NULL, T_STRING, F_MULTIARG, &cfg.client_output_buffer_limit,
      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, NULL, NULL},
     {"busy-reply-threshold", "lua-time-limit", T_LL, F_DEFONLY, NULL, "5000", 0, LONG_MAX, NULL,
@@ -202,7 +202,7 @@ static config_entry table[] = {
      "Goblin keeps no per-command latency histograms"},
     /* Replication credentials (no replication yet): sensitive, as in Redis. */
     {"masterauth", NULL, T_STRING, F_DEFONLY | F_SENSITIVE, NULL, "", 0, 0, NULL, NOTYET_REPL},
-    {"masteruser", NULL, T_STRING, F_DEFONLY, NULL, "", 0, 0, NULL, NOTYET_REPL},
+    {"masteruser", NULL, T_STRING, F_DEFONLY | F_SENSITIVE, NULL, "", 0, 0, NULL, NOTYET_REPL},
 };
 
 #define NTABLE (sizeof(table) / sizeof(table[0]))
