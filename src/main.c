@@ -15,6 +15,7 @@
 #include "cmd/families.h"
 #include "cmd/server/pubsub.h"
 #include "db/db.h"
+#include "db/object.h"
 #include "db/memusage.h"
 #include "db/strval.h"
 #include "ds/arena.h"
@@ -92,6 +93,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     config_owners_register();
+    cron_config_register();
+    obj_config_register();
     if (config_load(argc, argv) != 0) return 1;
     {
         char oerr[512];

@@ -46,6 +46,7 @@ set +e
 # The folder layering of src/ (and, first, that the check can fail).
 run layers-selftest python3 tests/layers/check_layers.py --selftest
 run layers python3 tests/layers/check_layers.py --dot tests/tmp/layers.dot
+run directives python3 tests/config/check_directives.py
 run unit ./build-release/unit-tests
 run tcl tclsh tests/test_helper.tcl --server ./build-release/goblin-core --seed "$SEED"
 run diff sh tests/diff/run.sh --server ./build-release/goblin-core --seed "$SEED"

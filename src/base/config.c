@@ -34,6 +34,9 @@ enum {
     F_SENSITIVE = 8,     /* never shown in logs */
     F_MULTIARG = 16,     /* value is the rest of the line (save, bind) */
     F_PASSTHRU = 32,     /* Redis directive stored for CONFIG GET; no effect here */
+    F_DEFONLY = 64,      /* only the default value is accepted; notyet says why */
+    F_NOPLAN = 128,      /* with F_DEFONLY: notyet is a reason, not a coming capability */
+    F_OCTAL = 256,       /* T_INT given and shown in octal (unixsocketperm) */
 };
 
 typedef struct config_entry {
@@ -60,6 +63,12 @@ static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile
                                        "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
 #define NOTYET_HTTP "the memcache/HTTP front-ends"
+#define NOTYET_REPL "replication"
+#define NOTYET_STREAMS "streams"
+
+static const char *const supervised_modes[] = {"upstart", "systemd", "auto", "no", NULL};
+static const char *const protected_actions[] = {"no", "yes", "local", NULL};
+static const char *const oom_score_modes[] = {"no", "yes", "relative", "absolute", NULL};
 
 static config_entry table[] = {
     {"port", NULL, T_INT, 0, &cfg.port, "6379", 0, 65535, NULL, NULL},
@@ -130,56 +139,71 @@ static config_entry table[] = {
     {"mirror", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
     {"mirror-client", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
     {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
-    /* Redis directives accepted for redis.conf compatibility; no effect
-     * (CONFIG GET still shows them). Their values stay in the entries. */
+    /* Redis directives. Each one works, or accepts only its default value
+     * (F_DEFONLY: any other is refused with the reason in the entry) until
+     * the capability that gives it meaning arrives. docs/configuration.md
+     * lists them all with their status. */
     {"appendonly", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
     {"appendfilename", NULL, T_STRING, F_PASSTHRU, NULL, "appendonly.aof", 0, 0, NULL, NULL},
     {"appendfsync", NULL, T_STRING, F_PASSTHRU, NULL, "everysec", 0, 0, NULL, NULL},
-    {"always-show-logo", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"set-proc-title", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
-    {"stop-writes-on-bgsave-error", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
-    {"rdbcompression", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
-    {"rdbchecksum", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
-    {"lazyfree-lazy-eviction", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"lazyfree-lazy-expire", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"lazyfree-lazy-server-del", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"lazyfree-lazy-user-del", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"lazyfree-lazy-user-flush", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"activerehashing", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
-    {"supervised", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"unixsocket", NULL, T_STRING, F_PASSTHRU, NULL, "", 0, 0, NULL, NULL},
-    {"tcp-keepalive-interval", NULL, T_STRING, F_PASSTHRU, NULL, "", 0, 0, NULL, NULL},
-    {"replica-serve-stale-data", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
-    {"replica-read-only", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"always-show-logo", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL, "Goblin prints no ASCII-art logo"},
+    {"set-proc-title", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
+     "Goblin leaves its process title as it was started"},
+    {"stop-writes-on-bgsave-error", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"rdbcompression", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"rdbchecksum", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL},
+    /* Goblin frees values inline: the lazyfree switches change only which
+     * thread returns memory in Redis, never a reply; both values work. */
+    {"lazyfree-lazy-eviction", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-expire", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-server-del", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-user-del", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-user-flush", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"activerehashing", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"supervised", NULL, T_ENUM, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, supervised_modes,
+     "Goblin does not talk to upstart or systemd"},
+    {"unixsocket", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
+    {"unixsocketperm", NULL, T_INT, F_IMMUTABLE | F_OCTAL, NULL, "0", 0, 0777, NULL, NULL},
+    {"replica-serve-stale-data", "slave-serve-stale-data", T_BOOL, F_DEFONLY, NULL, "yes", 0, 0, NULL, NOTYET_REPL},
+    {"replica-read-only", "slave-read-only", T_BOOL, F_DEFONLY, NULL, "yes", 0, 0, NULL, NOTYET_REPL},
     {"client-output-buffer-limit", NULL, T_STRING, F_MULTIARG, &cfg.client_output_buffer_limit,
      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, NULL, NULL},
-    {"lua-time-limit", NULL, T_STRING, F_PASSTHRU, NULL, "5000", 0, 0, NULL, NULL},
-    {"busy-reply-threshold", NULL, T_STRING, F_PASSTHRU, NULL, "5000", 0, 0, NULL, NULL},
-    {"activedefrag", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"jemalloc-bg-thread", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
-    {"dynamic-hz", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"busy-reply-threshold", "lua-time-limit", T_LL, F_DEFONLY, NULL, "5000", 0, LONG_MAX, NULL,
+     "scripts that can be stopped"},
+    {"activedefrag", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL,
+     "Goblin's arenas compact themselves; there is no active defragmentation"},
+    {"jemalloc-bg-thread", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"dynamic-hz", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"aof-use-rdb-preamble", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
-    {"rdb-del-sync-files", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"lfu-log-factor", NULL, T_STRING, F_PASSTHRU, NULL, "10", 0, 0, NULL, NULL},
-    {"lfu-decay-time", NULL, T_STRING, F_PASSTHRU, NULL, "1", 0, 0, NULL, NULL},
-    {"stream-node-max-bytes", NULL, T_STRING, F_PASSTHRU, NULL, "4096", 0, 0, NULL, NULL},
-    {"stream-node-max-entries", NULL, T_STRING, F_PASSTHRU, NULL, "100", 0, 0, NULL, NULL},
+    {"rdb-del-sync-files", NULL, T_BOOL, F_DEFONLY, NULL, "no", 0, 0, NULL, NOTYET_REPL},
+    {"lfu-log-factor", NULL, T_INT, 0, NULL, "10", 0, INT_MAX, NULL, NULL},
+    {"lfu-decay-time", NULL, T_INT, 0, NULL, "1", 0, INT_MAX, NULL, NULL},
+    {"stream-node-max-bytes", NULL, T_SIZE, F_DEFONLY, NULL, "4096", 0, LLONG_MAX, NULL, NOTYET_STREAMS},
+    {"stream-node-max-entries", NULL, T_LL, F_DEFONLY, NULL, "100", 0, LLONG_MAX, NULL, NOTYET_STREAMS},
     {"hll-sparse-max-bytes", NULL, T_SIZE, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
-    {"syslog-enabled", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"enable-debug-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, NULL, "no", 0, 0, NULL, NULL},
+    {"syslog-enabled", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL,
+     "Goblin logs to logfile or standard output only"},
+    {"enable-debug-command", NULL, T_ENUM, F_IMMUTABLE, NULL, "no", 0, 0, protected_actions, NULL},
     {"appenddirname", NULL, T_STRING, F_PASSTHRU, NULL, "appendonlydir", 0, 0, NULL, NULL},
-    {"io-threads", NULL, T_STRING, F_PASSTHRU, NULL, "1", 0, 0, NULL, NULL},
-    {"oom-score-adj", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"crash-log-enabled", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
-    {"locale-collate", NULL, T_STRING, F_PASSTHRU, NULL, "", 0, 0, NULL, NULL},
-    {"enable-protected-configs", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, NULL, "no", 0, 0, NULL, NULL},
-    {"enable-module-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, NULL, "no", 0, 0, NULL, NULL},
-    {"maxmemory-clients", NULL, T_STRING, F_PASSTHRU, NULL, "0", 0, 0, NULL, NULL},
-    {"maxmemory-eviction-tenacity", NULL, T_STRING, F_PASSTHRU, NULL, "10", 0, 0, NULL, NULL},
-    {"latency-tracking", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"io-threads", NULL, T_INT, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "1", 1, 128, NULL,
+     "Goblin's worker threads are set with 'cores'"},
+    {"oom-score-adj", NULL, T_ENUM, F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, oom_score_modes,
+     "Goblin does not write /proc/self/oom_score_adj"},
+    {"crash-log-enabled", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
+     "Goblin keeps the kernel's default crash handling"},
+    {"enable-protected-configs", NULL, T_ENUM, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0,
+     protected_actions, "Goblin lets CONFIG SET change dir and dbfilename from any client"},
+    {"enable-module-command", NULL, T_ENUM, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0,
+     protected_actions, "Goblin loads no modules"},
+    {"maxmemory-clients", NULL, T_SIZE, F_DEFONLY | F_NOPLAN, NULL, "0", 0, LLONG_MAX, NULL,
+     "Goblin does not evict clients by their memory"},
+    {"maxmemory-eviction-tenacity", NULL, T_INT, F_DEFONLY | F_NOPLAN, NULL, "10", 0, 100, NULL,
+     "Goblin's eviction has no time budget to tune"},
+    {"latency-tracking", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
+     "Goblin keeps no per-command latency histograms"},
     /* Replication credentials (no replication yet): sensitive, as in Redis. */
-    {"masterauth", NULL, T_STRING, F_PASSTHRU | F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},
-    {"masteruser", NULL, T_STRING, F_PASSTHRU, NULL, "", 0, 0, NULL, NULL},
+    {"masterauth", NULL, T_STRING, F_DEFONLY | F_SENSITIVE, NULL, "", 0, 0, NULL, NOTYET_REPL},
+    {"masteruser", NULL, T_STRING, F_DEFONLY | F_SENSITIVE, NULL, "", 0, 0, NULL, NOTYET_REPL},
 };
 
 #define NTABLE (sizeof(table) / sizeof(table[0]))
@@ -293,6 +317,17 @@ static int store_value(config_entry *e, const char *v, char *err, size_t errlen)
         return 0;
     case T_INT:
     case T_LL:
+        if (e->flags & F_OCTAL) {
+            char *end;
+            errno = 0;
+            long o = strtol(v, &end, 8);
+            if (!*v || *end || errno || o < e->min || o > e->max) {
+                snprintf(err, errlen, "argument must be an octal number between 0 and %llo", (unsigned long long)e->max);
+                return -1;
+            }
+            __atomic_store_n((int *)e->ptr, (int)o, __ATOMIC_RELAXED);
+            return 0;
+        }
         if (e->ptr == &cfg.hz && str_to_ll(v, strlen(v), &n)) { /* Redis clamps hz to 1..500 */
             if (n > 500) v = "500";
             if (n < 1) v = "1";
@@ -349,7 +384,7 @@ static int store_value(config_entry *e, const char *v, char *err, size_t errlen)
 static void format_value(const config_entry *e, char *buf, size_t len) {
     switch (e->type) {
     case T_BOOL: snprintf(buf, len, "%s", *(int *)e->ptr ? "yes" : "no"); break;
-    case T_INT: snprintf(buf, len, "%d", *(int *)e->ptr); break;
+    case T_INT: snprintf(buf, len, (e->flags & F_OCTAL) ? "%o" : "%d", *(int *)e->ptr); break;
     case T_LL: snprintf(buf, len, "%lld", *(long long *)e->ptr); break;
     case T_SIZE:
     case T_GSIZE: snprintf(buf, len, "%lld", *(long long *)e->ptr); break;
@@ -381,6 +416,37 @@ static int set_value(config_entry *e, const char *v, char *err, size_t errlen) {
     return 0;
 }
 
+static void format_value(const config_entry *e, char *buf, size_t len);
+static char *def_formatted[NTABLE];
+
+/* F_DEFONLY: the value, parsed as the entry's type into scratch storage,
+ * must read back as the default. A malformed value gets the type's own
+ * error; a well-formed other value is refused with the entry's reason. */
+static int check_default_only(config_entry *e, const char *v, char *err, size_t errlen) {
+    config_entry probe = *e;
+    probe.own.s = NULL;
+    probe.ptr = &probe.own;
+    if (store_value(&probe, v, err, errlen) != 0) return -1;
+    char buf[4096];
+    format_value(&probe, buf, sizeof(buf));
+    if (probe.type == T_STRING) free(probe.own.s);
+    const char *def = def_formatted[e - table];
+    if (!def) def = e->def;
+    if (def && strcmp(buf, def) == 0) return 0;
+    /* A secret (masterauth) is never echoed; an empty default reads "". */
+    char given[300], dflt[300];
+    if (e->flags & F_SENSITIVE) snprintf(given, sizeof(given), "'%s <value>'", e->name);
+    else snprintf(given, sizeof(given), "'%s %.200s'", e->name, v);
+    snprintf(dflt, sizeof(dflt), "'%s %s'", e->name, def[0] ? def : "\"\"");
+    if (e->flags & F_NOPLAN)
+        snprintf(err, errlen, "%.150s is not supported (%.120s); only the default %.100s is accepted", given,
+                 e->notyet, dflt);
+    else
+        snprintf(err, errlen, "%.150s is not supported yet (it arrives with %.120s); only the default %.100s is accepted", given,
+                 e->notyet, dflt);
+    return -1;
+}
+
 /* Capability checks made when a value is given explicitly. */
 static int check_supported(config_entry *e, const char *v, char *err, size_t errlen) {
     if (e->flags & F_NOTYET) {
@@ -401,6 +467,7 @@ static int check_supported(config_entry *e, const char *v, char *err, size_t err
             return -1;
         }
     }
+    if (e->flags & F_DEFONLY) return check_default_only(e, v, err, errlen);
     if (e->notyet && v[0]) {
         snprintf(err, errlen, "'%s %s' is not supported yet (it arrives with %s); use '%s \"\"'", e->name, v,
                  e->notyet, e->name);
@@ -416,7 +483,6 @@ static int check_supported(config_entry *e, const char *v, char *err, size_t err
     return 0;
 }
 
-static char *def_formatted[NTABLE];
 static int have_values; /* config_defaults ran: every entry holds a value */
 
 static void config_defaults(void) {
@@ -640,6 +706,10 @@ int config_load(int argc, char **argv) {
         if (dargc == 2 && dargv[1][0] == '\0') {
             config_entry *e = find_entry(dargv[0]);
             if (e && (e->type == T_STRING)) {
+                if (check_supported(e, "", err, sizeof(err)) != 0) {
+                    fprintf(stderr, "goblin-core: invalid flag --%s: %s\n", dargv[0], err);
+                    return -1;
+                }
                 set_value(e, "", err, sizeof(err));
                 continue;
             }

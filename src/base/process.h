@@ -15,6 +15,7 @@ typedef struct server_state {
     char executable[4096];
     int shutdown_asap;
     uint64_t cron_loops;
+    int hz;                         /* the cron's rate now (dynamic-hz); 0 before it runs */
     int64_t lastsave;               /* unix seconds */
     double inst_ops_per_sec, inst_input_kbps, inst_output_kbps;
     uint64_t stat_peak_memory;

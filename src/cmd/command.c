@@ -371,6 +371,13 @@ void cmd_redact_arg(client *c, int i) {
     copy[i].n = 10;
 }
 
+/* Redis 7.0's shared.bgsaveerr, word for word. */
+#define MISCONF_RDB                                                                                                   \
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that " \
+    "may modify the data set are disabled, because this instance is configured to report errors during writes if "  \
+    "RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the " \
+    "RDB error."
+
 static void reject(client *c, const cmd_def *cmd) {
     (void)c;
     if (cmd) __atomic_fetch_add(&((cmd_def *)cmd)->rejected, 1, __ATOMIC_RELAXED);
@@ -469,6 +476,11 @@ void cmd_execute(client *c) {
             reject_with(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
             return;
         }
+    }
+    if (persist_writes_refused() && ((cmd->flags & CMDF_WRITE) || !strcmp(cmd->fullname, "ping") ||
+                                     (!strcmp(cmd->fullname, "exec") && (multi_queued_flags(c) & CMDF_WRITE)))) {
+        reject_with(c, cmd, MISCONF_RDB);
+        return;
     }
     if (!(cmd->flags & CMDF_LOADING) && persist_loading()) {
         reply_error(c, "LOADING Redis is loading the dataset in memory");

@@ -24,6 +24,43 @@
 
 static pthread_t cron_tid;
 static int cron_stopping;
+static int active_rehashing = 1; /* activerehashing */
+static int dynamic_hz = 1;       /* dynamic-hz */
+static int bg_thread = 1;        /* jemalloc-bg-thread */
+static int cron_started;
+
+/* jemalloc-bg-thread: jemalloc's background purging thread on or off. At
+ * start-up the value is only noted (cron_start applies it, after any
+ * daemonizing fork); CONFIG SET applies it at once. */
+static void bg_thread_apply(const char *v) {
+    __atomic_store_n(&bg_thread, strcmp(v, "yes") == 0, __ATOMIC_RELAXED);
+#ifndef GOBLIN_NO_JEMALLOC
+    if (__atomic_load_n(&cron_started, __ATOMIC_RELAXED)) {
+        _Bool on = (_Bool)__atomic_load_n(&bg_thread, __ATOMIC_RELAXED);
+        mallctl("background_thread", NULL, NULL, &on, sizeof(on));
+    }
+#endif
+}
+
+void cron_config_register(void) {
+    static const config_hook bg_hook = {.apply = bg_thread_apply};
+    int rc = config_bind_int("activerehashing", &active_rehashing);
+    rc |= config_bind_int("dynamic-hz", &dynamic_hz);
+    rc |= config_register_hook("jemalloc-bg-thread", &bg_hook);
+    if (rc) abort();
+}
+
+/* Redis's dynamic hz: with many clients the rate doubles until each tick
+ * serves at most 200 of them (500 at most). */
+static int effective_hz(int hz) {
+    if (!__atomic_load_n(&dynamic_hz, __ATOMIC_RELAXED)) return hz;
+    long clients = session_clients_count();
+    while (clients / hz > 200) {
+        hz *= 2;
+        if (hz > 500) return 500;
+    }
+    return hz;
+}
 
 static void *cron_main(void *arg) {
     (void)arg;
@@ -34,12 +71,14 @@ static void *cron_main(void *arg) {
     while (!__atomic_load_n(&cron_stopping, __ATOMIC_RELAXED)) {
         int hz = __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED);  /* CONFIG SET hz */
         if (hz <= 0) hz = 10;
+        hz = effective_hz(hz);
+        __atomic_store_n(&srv.hz, hz, __ATOMIC_RELAXED);
         struct timespec ts = {0, 1000000000L / hz};
         nanosleep(&ts, NULL);
         __atomic_fetch_add(&srv.cron_loops, 1, __ATOMIC_RELAXED);
         /* Active expiry: at most 25% of the period. */
         db_active_expire_cycle(250000 / hz);
-        db_rehash_cycle();
+        if (__atomic_load_n(&active_rehashing, __ATOMIC_RELAXED)) db_rehash_cycle();
         /* Small-object compaction: one sparse segment per tick at most,
          * with readers excluded (records move). */
         if (smallobj_wants_compaction()) {
@@ -77,9 +116,10 @@ void cron_start(void) {
 #ifndef GOBLIN_NO_JEMALLOC
     /* Redis's default jemalloc-bg-thread yes: purge freed pages (old index
      * tables after a resize) in the background so RSS follows usage. */
-    _Bool bg = 1;
+    _Bool bg = (_Bool)__atomic_load_n(&bg_thread, __ATOMIC_RELAXED);
     mallctl("background_thread", NULL, NULL, &bg, sizeof(bg));
 #endif
+    __atomic_store_n(&cron_started, 1, __ATOMIC_RELAXED);
     pthread_create(&cron_tid, NULL, cron_main, NULL);
 }
 

@@ -5,6 +5,9 @@
 #ifndef GOBLIN_CMD_CRON_H
 #define GOBLIN_CMD_CRON_H
 
+/* Bind the cron's directives (activerehashing, dynamic-hz,
+ * jemalloc-bg-thread); call before config_load(). */
+void cron_config_register(void);
 void cron_start(void);
 void cron_stop(void);
 #endif

@@ -3,9 +3,11 @@
 #include "object.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/config.h"
 #include "util/rand.h"
 #include "strval.h"
 
@@ -64,8 +66,13 @@ const char *obj_encoding_name(const gobj *o) {
 
 static int lfu_mode;
 #define LFU_INIT_VAL 5
-#define LFU_LOG_FACTOR 10
-#define LFU_DECAY_TIME 1
+static int lfu_log_factor = 10; /* lfu-log-factor */
+static int lfu_decay_time = 1;  /* lfu-decay-time, minutes */
+
+void obj_config_register(void) {
+    if (config_bind_int("lfu-log-factor", &lfu_log_factor) || config_bind_int("lfu-decay-time", &lfu_decay_time))
+        abort();
+}
 
 void obj_set_lfu_mode(int on) {
     if (__atomic_load_n(&lfu_mode, __ATOMIC_RELAXED) != on) __atomic_store_n(&lfu_mode, on, __ATOMIC_RELAXED);
@@ -78,7 +85,8 @@ unsigned obj_lfu_freq(const gobj *o) {
     uint32_t ldt = (o->lru >> 8) & 65535, now = lfu_minutes();
     uint32_t elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
     unsigned counter = o->lru & 255;
-    uint32_t periods = elapsed / LFU_DECAY_TIME;
+    int decay = __atomic_load_n(&lfu_decay_time, __ATOMIC_RELAXED);
+    uint32_t periods = decay ? elapsed / (uint32_t)decay : 0;
     return periods > counter ? 0 : counter - periods;
 }
 
@@ -103,7 +111,7 @@ void obj_touch(gobj *o) {
     unsigned counter = obj_lfu_freq(o);
     if (counter < 255) {
         double base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
-        double p = 1.0 / (base * LFU_LOG_FACTOR + 1);
+        double p = 1.0 / (base * __atomic_load_n(&lfu_log_factor, __ATOMIC_RELAXED) + 1);
         if (rand_double() < p) counter++;
     }
     o->lru = (lfu_minutes() << 8) | counter;

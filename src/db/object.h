@@ -47,6 +47,8 @@ uint32_t obj_clock(void);
  * (an LFU maxmemory policy) stores Redis's layout, 16 bits of minutes and
  * an 8-bit logarithmic counter, so OBJECT FREQ reads the same numbers. */
 void obj_set_lfu_mode(int on);
+/* Bind lfu-log-factor and lfu-decay-time; call before config_load(). */
+void obj_config_register(void);
 int obj_lfu_mode(void);
 void obj_init_access(gobj *o);
 void obj_touch(gobj *o);

@@ -79,12 +79,12 @@ static void conn_refuse(int fd, const char *msg) {
     __atomic_fetch_add(&session_stat_rejected, 1, __ATOMIC_RELAXED);
 }
 
-void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, const char *local) {
+void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, const char *local, int unix_sock) {
     if (cfg.maxclients > 0 && session_clients_count() >= cfg.maxclients) {
         conn_refuse(fd, proto->refusal(NET_REFUSE_MAXCLIENTS));
         return;
     }
-    if (cfg.protected_mode && acl_default_nopass() && !peer_is_loopback(peer)) {
+    if (!unix_sock && cfg.protected_mode && acl_default_nopass() && !peer_is_loopback(peer)) {
         conn_refuse(fd, proto->refusal(NET_REFUSE_PROTECTED));
         return;
     }
@@ -107,6 +107,7 @@ void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, co
     k->c.id = session_next_client_id();
     k->c.ctime_ms = k->c.last_ms = now_ms();
     if (acl_new_client_authenticated()) k->c.flags = CLIENT_AUTHENTICATED; /* not yet visible */
+    if (unix_sock) k->c.flags |= CLIENT_UNIX_SOCKET;
     snprintf(k->c.addr, sizeof(k->c.addr), "%s", peer);
     snprintf(k->c.laddr, sizeof(k->c.laddr), "%s", local);
     pthread_mutex_init(&k->alock, NULL);

@@ -57,7 +57,9 @@ typedef struct conn {
 } conn;
 
 extern worker *net_workers;
-void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, const char *local);
+/* unix_sock: from the unixsocket listener (flag U, never refused by
+ * protected mode: the peer is on this host). */
+void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, const char *local, int unix_sock);
 void conn_tick(worker *w);
 void conn_free_all(worker *w);
 void conn_drain_async(worker *w);

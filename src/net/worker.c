@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "session/reply.h"
@@ -136,8 +138,86 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg) {
             setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
             setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
         }
-        conn_accept(w, l->proto, fd, peer, local);
+        conn_accept(w, l->proto, fd, peer, local, 0);
     }
+}
+
+/* ---- the unixsocket listener ---------------------------------------------
+ *
+ * A Unix-domain socket has no SO_REUSEPORT spreading: one listening socket
+ * exists, watched by worker 0 only (several loops polling one socket would
+ * all wake for every connection). Worker 0 accepts and hands each
+ * connection to the workers in turn through the job queue, so unix clients
+ * spread over every worker as TCP clients do. Redis shows a unix client as
+ * addr=<path>:0 laddr=<path>:0. */
+static int unix_fd = -1;
+static char *unix_path;
+static unsigned unix_next; /* worker 0 only */
+
+typedef struct unix_handoff {
+    int fd;
+    const net_proto *proto;
+    int wid;
+} unix_handoff;
+
+static void unix_adopt(void *arg) {
+    unix_handoff *h = arg;
+    char addr[80];
+    snprintf(addr, sizeof(addr), "%.70s:0", unix_path);
+    conn_accept(&net_workers[h->wid], h->proto, h->fd, addr, addr, 1);
+    free(h);
+}
+
+static void on_accept_unix(evutil_socket_t lfd, short what, void *arg) {
+    (void)what;
+    listener *l = arg;
+    for (int i = 0; i < 64; i++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) return;
+        unix_handoff *h = malloc(sizeof(*h));
+        if (!h) {
+            close(fd);
+            continue;
+        }
+        h->fd = fd;
+        h->proto = l->proto;
+        h->wid = (int)(unix_next++ % (unsigned)nworkers);
+        if (h->wid == l->w->id) unix_adopt(h);
+        else net_post(h->wid, unix_adopt, h);
+    }
+}
+
+/* Bind cfg unixsocket (a stale file there is replaced, as Redis does) and
+ * apply unixsocketperm. 0 ok or nothing to do, -1 with a log line. */
+static int unix_listen(void) {
+    char *path = config_value("unixsocket");
+    char *perm = config_value("unixsocketperm");
+    long mode = perm ? strtol(perm, NULL, 8) : 0;
+    free(perm);
+    if (!path || !path[0]) {
+        free(path);
+        return 0;
+    }
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        log_warn("Failed opening Unix socket: path too long: %s", path);
+        free(path);
+        return -1;
+    }
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    unlink(path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || (mode && chmod(path, (mode_t)mode) != 0) ||
+        listen(fd, cfg.tcp_backlog) != 0) {
+        log_warn("Failed opening Unix socket: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+        free(path);
+        return -1;
+    }
+    unix_fd = fd;
+    unix_path = path;
+    log_notice("The server is now ready to accept connections at %s", path);
+    return 0;
 }
 
 static void on_jobs(evutil_socket_t fd, short what, void *arg) {
@@ -246,6 +326,7 @@ int net_start(int n) {
         log_warn("Failed listening on port %d (tcp), aborting.", cfg.port);
         return -1;
     }
+    if (unix_listen() != 0) return -1;
     nworkers = n;
     net_workers = calloc((size_t)n, sizeof(worker));
     for (int k = 0; k < n; k++) {
@@ -259,7 +340,15 @@ int net_start(int n) {
         w->tick_ev = event_new(w->base, -1, EV_PERSIST, on_tick, w);
         struct timeval tv = {0, 100000};
         event_add(w->tick_ev, &tv);
-        w->listeners = calloc((size_t)na, sizeof(listener));
+        w->listeners = calloc((size_t)na + 1, sizeof(listener));
+        if (k == 0 && unix_fd >= 0) {
+            listener *l = &w->listeners[w->nlisten++];
+            l->fd = unix_fd;
+            l->proto = &resp_proto;
+            l->w = w;
+            l->ev = event_new(w->base, unix_fd, EV_READ | EV_PERSIST, on_accept_unix, l);
+            event_add(l->ev, NULL);
+        }
         for (int i = 0; i < na; i++) {
             if (!addrs[i].len) continue;
             int err = 0;
@@ -304,4 +393,5 @@ void net_stop(void) {
         net_post(k, noop_job, NULL);
     }
     for (int k = 0; k < nworkers; k++) pthread_join(net_workers[k].tid, NULL);
+    if (unix_path) unlink(unix_path); /* Redis removes the socket file at shutdown */
 }

@@ -105,9 +105,22 @@ static int config_is_yes(const char *name, int dflt) {
 
 int persist_compress(void) { return config_is_yes("rdbcompression", 1); }
 
+/* Redis's writeCommandsDeniedByDiskError for RDB: the last BGSAVE failed,
+ * save points are set and stop-writes-on-bgsave-error is yes. The common
+ * case (the last save went well) costs one atomic load. */
+int persist_writes_refused(void) {
+    if (__atomic_load_n(&last_bgsave_ok, __ATOMIC_RELAXED)) return 0;
+    if (!config_is_yes("stop-writes-on-bgsave-error", 1)) return 0;
+    char *save = config_value("save");
+    int points = save && save[0];
+    free(save);
+    return points;
+}
+
 static void fill_save_opts(rdb_save_opts *o) {
     memset(o, 0, sizeof(*o));
     o->compress = persist_compress();
+    o->no_checksum = !config_is_yes("rdbchecksum", 1);
     o->used_mem = memusage_used();
 }
 

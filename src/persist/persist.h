@@ -24,6 +24,9 @@
 
 /* rdbcompression as configured now (SAVE's and DUMP's LZF strings). */
 int persist_compress(void);
+/* Write commands (and PING) are refused with -MISCONF: the last BGSAVE
+ * failed, save points are set and stop-writes-on-bgsave-error is yes. */
+int persist_writes_refused(void);
 void persist_start(void);
 void persist_stop(void);            /* also kills a running BGSAVE child */
 

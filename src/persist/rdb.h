@@ -27,6 +27,7 @@ typedef void rdb_progress_fn(void *arg, uint64_t keys, uint64_t bytes);
 
 typedef struct rdb_save_opts {
     int compress;             /* LZF for strings longer than 20 bytes */
+    int no_checksum;          /* rdbchecksum no: a file ends with a zero CRC */
     uint64_t used_mem;        /* the used-mem aux field */
     rdb_progress_fn *progress;
     void *progress_arg;

@@ -139,11 +139,11 @@ static void out_close(rdb_out *o) {
 
 /* Flush, then the CRC-64 of everything written (little endian), as both
  * a file and a DUMP payload end. */
-static void out_finish(rdb_out *o) {
+static void out_finish(rdb_out *o, int no_checksum) {
     out_flush(o);
     if (o->err) return;
     unsigned char b[8];
-    le_put64(b, o->crc);
+    le_put64(b, no_checksum ? 0 : o->crc);
     out_syswrite(o, b, 8);
 }
 
@@ -573,7 +573,7 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
         }
     }
     out_byte(&o, RDB_OPCODE_EOF);
-    out_finish(&o);
+    out_finish(&o, opt->no_checksum); /* rdbchecksum no: zero, as Redis writes */
     st->keys = keys;
     st->bytes = o.flushed;
     int rc = o.err;
@@ -598,7 +598,7 @@ int rdb_dump_value(const gobj *v, int compress, unsigned char **out, size_t *out
         unsigned char ver[2];
         le_put16(ver, RDB_VERSION_WRITTEN);
         out_bytes(&o, ver, 2);
-        out_finish(&o);
+        out_finish(&o, 0); /* DUMP payloads always carry their CRC */
     }
     out_close(&o);
     if (o.err) {

@@ -32,6 +32,7 @@ enum {
     CLIENT_IN_EXEC = 1 << 14,
     CLIENT_PROTECTED = 1 << 15,   /* freeing deferred while a command runs */
     CLIENT_STREAMING = 1 << 16,   /* a streamed reply is in progress (cmd/stream.c) */
+    CLIENT_UNIX_SOCKET = 1 << 17, /* connected through the unixsocket listener */
 };
 
 struct cmd_def;

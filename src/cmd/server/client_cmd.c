@@ -153,6 +153,7 @@ static void flags_str(const client *c, char *out) {
     if (__atomic_load_n(&c->cas_dirty, __ATOMIC_RELAXED)) *p++ = 'd';
     if (f & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
     if (f & CLIENT_CLOSE_ASAP) *p++ = 'A';
+    if (f & CLIENT_UNIX_SOCKET) *p++ = 'U';
     if (f & CLIENT_NO_EVICT) *p++ = 'e';
     if (p == out) *p++ = 'N';
     *p = '\0';

@@ -60,6 +60,8 @@ static void info_server(strbuf *b) {
     long long now_us = (long long)tv.tv_sec * 1000000 + tv.tv_usec;
     long long uptime = (now_us / 1000 - srv.start_ms) / 1000;
     int hz = __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED); /* CONFIG SET hz on another thread */
+    int run_hz = __atomic_load_n(&srv.hz, __ATOMIC_RELAXED); /* the cron's rate (dynamic-hz) */
+    if (!run_hz) run_hz = hz;
     strbuf_addf(b,
               "# Server\r\n"
               "redis_version:%s\r\n"
@@ -92,7 +94,7 @@ static void info_server(strbuf *b) {
 #else
               0, 0, 0,
 #endif
-              (long)getpid(), srv.run_id, cfg.port, now_us, uptime, uptime / 86400, hz, hz,
+              (long)getpid(), srv.run_id, cfg.port, now_us, uptime, uptime / 86400, run_hz, hz,
               (unsigned)(tv.tv_sec & 0xffffff), srv.executable, cfg.config_file ? cfg.config_file : "");
 }
 

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Every row of the config table (src/base/config.c) has a status in
+docs/configuration.md, and every "default only" directive (F_DEFONLY) is
+refused at a non-default value both as a start-up flag and at CONFIG SET
+(immutable ones: CONFIG SET says so). Ends with "N passed, M failed"."""
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SERVER = os.path.join(ROOT, "build-release", "goblin-core")
+passed = failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: " + what)
+
+
+def table_rows():
+    src = open(os.path.join(ROOT, "src/base/config.c")).read()
+    t = src[src.index("static config_entry table[] = {"):src.index("#define NTABLE")]
+    rows = []
+    for m in re.finditer(r'\{"([a-z0-9-]+)", (?:NULL|"[a-z0-9-]+"), (T_[A-Z]+), ([^,]+), [^,]+, "([^"]*)"', t):
+        rows.append((m.group(1), m.group(2), m.group(3), m.group(4)))
+    return rows
+
+
+def doc_status():
+    st = {}
+    for line in open(os.path.join(ROOT, "docs/configuration.md")):
+        m = re.match(r"^\| ([a-z0-9-]+) \| ([^|]+) \|", line)
+        if m and m.group(1) != "directive":
+            st[m.group(1)] = m.group(2).strip()
+    return st
+
+
+# A value that is not the default, by type (enums: one of Redis's values).
+ENUM_OTHER = {"supervised": "systemd", "oom-score-adj": "yes", "enable-protected-configs": "yes",
+              "enable-module-command": "yes"}
+
+
+def other_value(name, typ, dflt):
+    if name in ENUM_OTHER:
+        return ENUM_OTHER[name]
+    if typ == "T_BOOL":
+        return "no" if dflt == "yes" else "yes"
+    if typ in ("T_INT", "T_LL", "T_SIZE"):
+        return str(int(dflt) + 1)
+    return "somevalue"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def call(sock, *args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a.encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    sock.sendall(out)
+    data = b""
+    while not data.endswith(b"\r\n"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode(errors="replace")
+
+
+def main():
+    rows = table_rows()
+    st = doc_status()
+    check(len(rows) > 90, "the table parsed (%d rows)" % len(rows))
+    for name, typ, flags, dflt in rows:
+        check(name in st, "%s has no status in docs/configuration.md" % name)
+        if "F_PASSTHRU" in flags:
+            check(name.startswith("append") or name.startswith("aof-"),
+                  "%s is F_PASSTHRU (accepted, no effect) but is no AOF directive" % name)
+        if "F_DEFONLY" in flags:
+            check(st.get(name) == "default only", "%s is F_DEFONLY but the doc says %r" % (name, st.get(name)))
+        elif name in st:
+            check(st[name] != "default only", "the doc says %s is default only; the table does not" % name)
+    defonly = [(n, t, f, d) for n, t, f, d in rows if "F_DEFONLY" in f]
+    tmp = tempfile.mkdtemp(prefix="goblin-directives-")
+    # Start-up: a non-default value is refused, the default accepted.
+    for name, typ, flags, dflt in defonly:
+        v = other_value(name, typ, dflt)
+        r = subprocess.run(["nice", "-n", "19", SERVER, "--port", "0", "--dir", tmp, "--save", "", "--" + name, v],
+                           capture_output=True, text=True, timeout=20)
+        check(r.returncode != 0 and "not supported" in r.stderr,
+              "start-up --%s %s: rc %d, %s" % (name, v, r.returncode, r.stderr.strip()[-200:]))
+    # CONFIG SET on a running server.
+    port = free_port()
+    args = ["nice", "-n", "19", SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", tmp, "--save", ""]
+    for name, typ, flags, dflt in defonly:
+        args += ["--" + name, dflt if dflt else '']
+    srv = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        sock = None
+        for _ in range(100):
+            try:
+                sock = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.05)
+        check(sock is not None, "the server starts with every default-only directive at its default")
+        if sock:
+            for name, typ, flags, dflt in defonly:
+                v = other_value(name, typ, dflt)
+                rep = call(sock, "config", "set", name, v)
+                want = "immutable" if "F_IMMUTABLE" in flags else "not supported"
+                check(rep.startswith("-") and want in rep, "CONFIG SET %s %s: %s" % (name, v, rep.strip()))
+                if "F_IMMUTABLE" not in flags:
+                    rep = call(sock, "config", "set", name, dflt)
+                    check(rep.startswith("+OK"), "CONFIG SET %s %s (the default): %s" % (name, dflt, rep.strip()))
+            call(sock, "shutdown", "nosave")
+    finally:
+        try:
+            srv.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

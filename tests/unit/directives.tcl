@@ -1,0 +1,133 @@
+# Redis directives that work: unixsocket / unixsocketperm,
+# stop-writes-on-bgsave-error (-MISCONF), rdbchecksum.
+
+set ::misconf "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
+# The error text of a command that must fail ("" when it succeeded).
+proc err_of {args} {
+    if {[catch {r {*}$args} e]} {return $e}
+    return ""
+}
+
+proc wait_bgsave_done {} {
+    wait_for_condition 200 50 {[s rdb_bgsave_in_progress] == 0} else {
+        fail "BGSAVE still in progress"
+    }
+}
+
+set ::sock "/tmp/goblin-directives-[pid].sock"
+file delete -force $::sock
+
+start_server [list tags {directives unixsocket} args [list --unixsocket $::sock --unixsocketperm 700 --protected-mode yes]] {
+
+    test {unixsocket: redis-cli -s serves RESP} {
+        assert_equal PONG [exec redis-cli -s $::sock ping]
+        assert_equal OK [exec redis-cli -s $::sock set unixkey v]
+        assert_equal v [r get unixkey]
+    }
+
+    test {unixsocket: CLIENT LIST shows addr=<path>:0 laddr=<path>:0 and flag U} {
+        set line [exec redis-cli -s $::sock client list]
+        assert_match "*addr=$::sock:0 laddr=$::sock:0 *" $line
+        assert_match "* flags=U *" $line
+        # a TCP client is not flagged U
+        assert_match "* flags=N *" [r client info]
+    }
+
+    test {unixsocket: many connections spread over the workers all work} {
+        for {set i 0} {$i < 8} {incr i} {
+            assert_equal $i [exec redis-cli -s $::sock echo $i]
+        }
+    }
+
+    test {unixsocketperm applies (octal) and both are immutable} {
+        file stat $::sock st
+        assert_equal 700 [format %o [expr {$st(mode) & 0o777}]]
+        assert_equal [list unixsocketperm 700] [r config get unixsocketperm]
+        assert_equal [list unixsocket $::sock] [r config get unixsocket]
+        assert_match {*can't set immutable config*} [err_of config set unixsocketperm 777]
+        assert_match {*can't set immutable config*} [err_of config set unixsocket /tmp/other.sock]
+    }
+
+    test {unixsocket: the socket file is removed at shutdown} {
+        assert {[file exists $::sock]}
+        server_expect_exit
+        catch {exec redis-cli -s $::sock shutdown nosave}
+        wait_for_condition 50 100 {![file exists $::sock]} else {
+            fail "the socket file is still there after SHUTDOWN"
+        }
+    }
+}
+
+start_server {tags {directives misconf} overrides {save {900 1}}} {
+
+    test {a failed BGSAVE refuses writes and PING with -MISCONF} {
+        r set a 1
+        file mkdir [file join [srv dir] dump.rdb] ;# rename() onto a directory fails
+        r bgsave
+        wait_bgsave_done
+        assert_equal err [s rdb_last_bgsave_status]
+        assert_equal $::misconf [err_of set a 2]
+        assert_equal $::misconf [err_of ping]
+        assert_equal 1 [r get a]
+        assert_equal 1 [r exists a]
+    }
+
+    test {MISCONF inside MULTI discards the transaction} {
+        r multi
+        assert_equal $::misconf [err_of set a 3]
+        assert_match {EXECABORT*} [err_of exec]
+        assert_equal 1 [r get a]
+    }
+
+    test {stop-writes-on-bgsave-error no lifts the refusal, yes brings it back} {
+        r config set stop-writes-on-bgsave-error no
+        assert_equal OK [r set a 4]
+        assert_equal PONG [r ping]
+        r config set stop-writes-on-bgsave-error yes
+        assert_equal $::misconf [err_of set a 5]
+    }
+
+    test {without save points writes are not refused} {
+        r config set save ""
+        assert_equal OK [r set a 6]
+        r config set save "900 1"
+        assert_equal $::misconf [err_of set a 7]
+    }
+
+    test {a successful SAVE lifts the refusal} {
+        file delete [file join [srv dir] dump.rdb]
+        assert_equal OK [r save]
+        assert_equal ok [s rdb_last_bgsave_status]
+        assert_equal OK [r set a 8]
+        assert_equal PONG [r ping]
+    }
+}
+
+proc dump_tail {} {
+    set f [open [file join [srv dir] dump.rdb] rb]
+    set data [read $f]
+    close $f
+    string range $data end-7 end
+}
+
+start_server {tags {directives rdbchecksum} args {--rdbchecksum no}} {
+
+    test {rdbchecksum no writes a zero CRC, and the file loads back} {
+        assert_match {*can't set immutable config*} [err_of config set rdbchecksum yes]
+        r set k v
+        r save
+        assert_equal [string repeat \x00 8] [dump_tail]
+        r debug reload
+        assert_equal v [r get k]
+    }
+}
+
+start_server {tags {directives rdbchecksum}} {
+
+    test {rdbchecksum yes (the default) writes the CRC} {
+        r set k v
+        r save
+        assert {[dump_tail] ne [string repeat \x00 8]}
+    }
+}
