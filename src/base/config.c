@@ -59,6 +59,8 @@ static const char *const acl_pubsub_defaults[] = {"allchannels", "resetchannels"
 static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
                                        "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
+static const char *const aof_fsyncs[] = {"no", "always", "everysec", NULL};
+
 #define NOTYET_HTTP "the memcache/HTTP front-ends"
 
 static config_entry table[] = {
@@ -132,9 +134,10 @@ static config_entry table[] = {
     {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
     /* Redis directives accepted for redis.conf compatibility; no effect
      * (CONFIG GET still shows them). Their values stay in the entries. */
-    {"appendonly", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"appendfilename", NULL, T_STRING, F_PASSTHRU, NULL, "appendonly.aof", 0, 0, NULL, NULL},
-    {"appendfsync", NULL, T_STRING, F_PASSTHRU, NULL, "everysec", 0, 0, NULL, NULL},
+    {"appendonly", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"appendfilename", NULL, T_STRING, F_IMMUTABLE, NULL, "appendonly.aof", 0, 0, NULL, NULL},
+    {"appendfsync", NULL, T_ENUM, 0, NULL, "everysec", 0, 0, aof_fsyncs, NULL},
+    {"aof-load-truncated", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"always-show-logo", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
     {"set-proc-title", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
     {"stop-writes-on-bgsave-error", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
@@ -158,7 +161,7 @@ static config_entry table[] = {
     {"activedefrag", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
     {"jemalloc-bg-thread", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
     {"dynamic-hz", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
-    {"aof-use-rdb-preamble", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"aof-use-rdb-preamble", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdb-del-sync-files", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
     {"lfu-log-factor", NULL, T_STRING, F_PASSTHRU, NULL, "10", 0, 0, NULL, NULL},
     {"lfu-decay-time", NULL, T_STRING, F_PASSTHRU, NULL, "1", 0, 0, NULL, NULL},
@@ -167,7 +170,7 @@ static config_entry table[] = {
     {"hll-sparse-max-bytes", NULL, T_SIZE, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
     {"syslog-enabled", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
     {"enable-debug-command", NULL, T_STRING, F_PASSTHRU | F_IMMUTABLE, NULL, "no", 0, 0, NULL, NULL},
-    {"appenddirname", NULL, T_STRING, F_PASSTHRU, NULL, "appendonlydir", 0, 0, NULL, NULL},
+    {"appenddirname", NULL, T_STRING, F_IMMUTABLE, NULL, "appendonlydir", 0, 0, NULL, NULL},
     {"io-threads", NULL, T_STRING, F_PASSTHRU, NULL, "1", 0, 0, NULL, NULL},
     {"oom-score-adj", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
     {"crash-log-enabled", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},

@@ -30,6 +30,7 @@
 #include "util/hashfn.h"
 #include "util/strutil.h"
 #include "ds/swiss.h"
+#include "persist/aof.h"
 #include "persist/persist.h"
 #include "base/config.h"
 
@@ -460,6 +461,17 @@ void cmd_execute(client *c) {
                            (multi_queued_flags(c) & CMDF_DENYOOM);
         if ((cmd->flags & CMDF_DENYOOM) || queuing || exec_denyoom) {
             reject_with(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
+            return;
+        }
+    }
+    char aof_err[256];
+    if (aof_write_error(aof_err, sizeof(aof_err))) {
+        /* As Redis: writes (and PING) are refused while the AOF can't be written. */
+        const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+        int exec_write = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") &&
+                         (multi_queued_flags(c) & CMDF_WRITE);
+        if ((cmd->flags & CMDF_WRITE) || exec_write || !strcmp(n, "ping")) {
+            reject_with(c, cmd, aof_err);
             return;
         }
     }

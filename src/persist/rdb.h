@@ -28,6 +28,7 @@ typedef void rdb_progress_fn(void *arg, uint64_t keys, uint64_t bytes);
 typedef struct rdb_save_opts {
     int compress;             /* LZF for strings longer than 20 bytes */
     uint64_t used_mem;        /* the used-mem aux field */
+    int aof_base;             /* the aof-base aux field: 1 in an AOF base file */
     rdb_progress_fn *progress;
     void *progress_arg;
 } rdb_save_opts;
