@@ -290,6 +290,39 @@ def config_directives():
     assert g.c.ok("CONFIG", "GET", "aof-load-truncated") == [b"aof-load-truncated", b"yes"]
 
 
+@test
+def stream_records_reach_the_file_with_group_commit():
+    """Four threads append 8000 records through the write stream with
+    appendfsync always (each waits at the barrier) and with everysec; the
+    files pass redis-check-aof and load into redis-server and Goblin."""
+    import glob
+    objs = [o for o in glob.glob(os.path.join(ROOT, "build-release", "src", "**", "*.o"), recursive=True)
+            if not o.endswith(os.path.join("src", "main.o"))]
+    if not objs:
+        raise Exception("build-release objects missing")
+    exe = os.path.join(TMP, "aof_stream_driver")
+    subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O1", "-I" + os.path.join(ROOT, "src"),
+                    os.path.join(ROOT, "tests", "persist", "aof_stream_driver.c")] + objs +
+                   ["-o", exe, "-levent_core", "-levent_pthreads", "-ljemalloc", "-lnuma", "-luring", "-llua5.1",
+                    "-lm", "-lpthread"], check=True)
+    for mode in ("always", "everysec"):
+        d = tdir("driver_" + mode)
+        r = subprocess.run([exe, "--dir", d, "--appendonly", "yes", "--appendfsync", mode], cwd=d,
+                           capture_output=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert b"aof_buffer_length:0" in r.stdout, r.stdout
+        c = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
+        assert c.returncode == 0, c.stdout
+        rs = start("redis", d, "--appendonly", "yes")
+        sizes = [rs.c.ok("SELECT", n) and rs.c.ok("DBSIZE") for n in range(3)]
+        assert sizes == [4000, 2000, 2000], sizes
+        rs.c.ok("SELECT", "0")
+        want = digest(rs)
+        rs.shutdown("NOSAVE")
+        g = start("goblin", d, "--appendonly", "yes")
+        assert digest(g) == want
+
+
 def main():
     if not os.path.exists(CHECK_AOF):
         print("aof: redis-check-aof not found")
