@@ -55,6 +55,8 @@ run diff-objstore sh tests/diff/run.sh --server ./build-release/goblin-core --se
     --server-arg=--ram-head --server-arg=16K --server-arg=--io-chunk --server-arg=16K \
     --server-arg=--write-io-chunk --server-arg=64K --server-arg=--ssd-dir --server-arg='{dir}/ssd'
 run persist python3 tests/persist/test_persist.py
+# The multi-part AOF: files, loading, torn tails, BGREWRITEAOF, against redis-server 7.0.
+run aof python3 tests/persist/test_aof.py
 # DEBUG DIGEST / DIGEST-VALUE byte for byte against redis-server 7.0.
 run digest python3 tests/persist/test_digest.py --seed "$SEED"
 run numa sh tests/numa/run.sh

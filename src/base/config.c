@@ -62,6 +62,8 @@ static const char *const acl_pubsub_defaults[] = {"allchannels", "resetchannels"
 static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
                                        "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
+static const char *const aof_fsyncs[] = {"no", "always", "everysec", NULL};
+
 #define NOTYET_HTTP "the memcache/HTTP front-ends"
 #define NOTYET_REPL "replication"
 #define NOTYET_STREAMS "streams"
@@ -143,9 +145,10 @@ static config_entry table[] = {
      * (F_DEFONLY: any other is refused with the reason in the entry) until
      * the capability that gives it meaning arrives. docs/configuration.md
      * lists them all with their status. */
-    {"appendonly", NULL, T_STRING, F_PASSTHRU, NULL, "no", 0, 0, NULL, NULL},
-    {"appendfilename", NULL, T_STRING, F_PASSTHRU, NULL, "appendonly.aof", 0, 0, NULL, NULL},
-    {"appendfsync", NULL, T_STRING, F_PASSTHRU, NULL, "everysec", 0, 0, NULL, NULL},
+    {"appendonly", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"appendfilename", NULL, T_STRING, F_IMMUTABLE, NULL, "appendonly.aof", 0, 0, NULL, NULL},
+    {"appendfsync", NULL, T_ENUM, 0, NULL, "everysec", 0, 0, aof_fsyncs, NULL},
+    {"aof-load-truncated", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"always-show-logo", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL, "Goblin prints no ASCII-art logo"},
     {"set-proc-title", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
      "Goblin leaves its process title as it was started"},
@@ -174,7 +177,7 @@ static config_entry table[] = {
      "Goblin's arenas compact themselves; there is no active defragmentation"},
     {"jemalloc-bg-thread", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"dynamic-hz", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
-    {"aof-use-rdb-preamble", NULL, T_STRING, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"aof-use-rdb-preamble", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdb-del-sync-files", NULL, T_BOOL, F_DEFONLY, NULL, "no", 0, 0, NULL, NOTYET_REPL},
     {"lfu-log-factor", NULL, T_INT, 0, NULL, "10", 0, INT_MAX, NULL, NULL},
     {"lfu-decay-time", NULL, T_INT, 0, NULL, "1", 0, INT_MAX, NULL, NULL},
@@ -184,7 +187,7 @@ static config_entry table[] = {
     {"syslog-enabled", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL,
      "Goblin logs to logfile or standard output only"},
     {"enable-debug-command", NULL, T_ENUM, F_IMMUTABLE, NULL, "no", 0, 0, protected_actions, NULL},
-    {"appenddirname", NULL, T_STRING, F_PASSTHRU, NULL, "appendonlydir", 0, 0, NULL, NULL},
+    {"appenddirname", NULL, T_STRING, F_IMMUTABLE, NULL, "appendonlydir", 0, 0, NULL, NULL},
     {"io-threads", NULL, T_INT, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "1", 1, 128, NULL,
      "Goblin's worker threads are set with 'cores'"},
     {"oom-score-adj", NULL, T_ENUM, F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, oom_score_modes,

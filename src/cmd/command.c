@@ -31,6 +31,7 @@
 #include "util/hashfn.h"
 #include "util/strutil.h"
 #include "ds/swiss.h"
+#include "persist/aof.h"
 #include "persist/persist.h"
 #include "base/config.h"
 
@@ -477,10 +478,20 @@ void cmd_execute(client *c) {
             return;
         }
     }
-    if (persist_writes_refused() && ((cmd->flags & CMDF_WRITE) || !strcmp(cmd->fullname, "ping") ||
-                                     (!strcmp(cmd->fullname, "exec") && (multi_queued_flags(c) & CMDF_WRITE)))) {
-        reject_with(c, cmd, MISCONF_RDB);
-        return;
+    char aof_err[256];
+    const char *disk_err = persist_writes_refused()                   ? MISCONF_RDB
+                           : aof_write_error(aof_err, sizeof(aof_err)) ? aof_err
+                                                                       : NULL;
+    if (disk_err) {
+        /* As Redis: writes (and PING, and an EXEC of queued writes) are
+         * refused while the last save failed or the AOF can't be written. */
+        const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+        int exec_write = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") &&
+                         (multi_queued_flags(c) & CMDF_WRITE);
+        if ((cmd->flags & CMDF_WRITE) || exec_write || !strcmp(n, "ping")) {
+            reject_with(c, cmd, disk_err);
+            return;
+        }
     }
     if (!(cmd->flags & CMDF_LOADING) && persist_loading()) {
         reply_error(c, "LOADING Redis is loading the dataset in memory");

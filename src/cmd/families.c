@@ -32,6 +32,7 @@ static const struct {
     {NULL, objstore_family_init, objstore_family_shutdown},
     {script_handlers, script_family_init, script_family_shutdown},
     {hll_handlers, NULL, NULL},
+    {aof_handlers, aof_family_init, aof_family_shutdown},
 };
 
 #define NFAMILIES (sizeof(all_families) / sizeof(all_families[0]))

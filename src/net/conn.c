@@ -21,6 +21,7 @@
 #include "net/internal.h"
 #include "net/net.h"
 #include "session/session.h"
+#include "persist/aof.h"
 #include "base/config.h"
 #include "base/log.h"
 
@@ -124,6 +125,11 @@ void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, co
 /* Write what we can; returns -1 when the connection must be closed now. */
 static int conn_flush(conn *k) {
     client *c = &k->c;
+    /* appendfsync always: replies of commands this thread appended to the
+     * stream go out only once their records are on disk. One wait covers
+     * every record this worker produced so far (group commit). */
+    uint64_t need = aof_durable_needed();
+    if (need && c->osent < c->olen) aof_barrier(need);
     while (c->osent < c->olen) {
         ssize_t n = write(c->fd, c->obuf + c->osent, c->olen - c->osent);
         if (n > 0) {

@@ -39,6 +39,7 @@
 #include "db/memusage.h"
 #include "mem/hugetlb.h"
 #include "util/crc64.h"
+#include "persist/aof.h"
 #include "persist/rdb.h"
 #include "base/config.h"
 #include "base/log.h"
@@ -481,6 +482,7 @@ static void check_save_points(void) {
 }
 
 void persist_cron(void) {
+    aof_cron();
     pthread_mutex_lock(&pst_lock);
     if (child_pid != -1) {
         child_read();
@@ -542,6 +544,7 @@ void persist_start(void) {
     slow = getenv("GOBLIN_TEST_RDB_LOAD_SLOW_US");
     if (slow && *slow) rdb_load_slow_us = atol(slow);
     __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
+    aof_config_register();
     __atomic_store_n(&cron_run, 1, __ATOMIC_RELAXED);
     if (pthread_create(&cron_tid, NULL, cron_main, NULL) != 0) {
         __atomic_store_n(&cron_run, 0, __ATOMIC_RELAXED);
@@ -554,6 +557,7 @@ void persist_stop(void) {
     pthread_mutex_lock(&pst_lock);
     child_kill("shutdown");
     pthread_mutex_unlock(&pst_lock);
+    aof_stop();
 }
 
 /* ---- loading --------------------------------------------------------------------- */
@@ -623,6 +627,14 @@ int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen) {
 }
 
 void persist_loading_begin(void) {
+    if (aof_enabled()) {
+        /* With appendonly yes the AOF is the dataset, not the dump. */
+        if (aof_startup_pending()) {
+            __atomic_store_n(&loading_start_ms, now_ms(), __ATOMIC_RELAXED);
+            __atomic_store_n(&loading, 1, __ATOMIC_RELAXED);
+        }
+        return;
+    }
     struct stat st;
     int found = stat(cfg.dbfilename, &st) == 0;
     if (found || errno != ENOENT) {
@@ -632,7 +644,25 @@ void persist_loading_begin(void) {
     }
 }
 
+/* appendonly yes: load the AOF, then open it for writing; the dump is not
+ * read (as Redis 7.0). */
+static int aof_startup(char *err, size_t errlen) {
+    char msg[1200];
+    int rc = aof_load_at_startup(msg, sizeof(msg));
+    if (rc == 0) {
+        __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
+        rc = aof_open_at_startup(msg, sizeof(msg));
+    }
+    __atomic_store_n(&loading, 0, __ATOMIC_RELAXED);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s. Exiting.", msg);
+        return -1;
+    }
+    return 0;
+}
+
 int persist_load_at_startup(char *err, size_t errlen) {
+    if (aof_enabled()) return aof_startup(err, errlen);
     const char *path = cfg.dbfilename;
     struct stat st;
     if (stat(path, &st) != 0 && errno == ENOENT) {
@@ -754,19 +784,7 @@ void persist_info(strbuf *b) {
               "rdb_saves:%llu\r\n"
               "rdb_last_cow_size:%llu\r\n"
               "rdb_last_load_keys_expired:%llu\r\n"
-              "rdb_last_load_keys_loaded:%llu\r\n"
-              "aof_enabled:0\r\n"
-              "aof_rewrite_in_progress:0\r\n"
-              "aof_rewrite_scheduled:0\r\n"
-              "aof_last_rewrite_time_sec:-1\r\n"
-              "aof_current_rewrite_time_sec:-1\r\n"
-              "aof_last_bgrewrite_status:ok\r\n"
-              "aof_rewrites:0\r\n"
-              "aof_rewrites_consecutive_failures:0\r\n"
-              "aof_last_write_status:ok\r\n"
-              "aof_last_cow_size:0\r\n"
-              "module_fork_in_progress:0\r\n"
-              "module_fork_last_cow_size:0\r\n",
+              "rdb_last_load_keys_loaded:%llu\r\n",
               is_loading, total ? 100.0 * (double)done / (double)total : 0.0, (unsigned long long)done,
               (unsigned long long)total, (unsigned long long)persist_dirty(), in_progress,
               (long long)__atomic_load_n(&srv.lastsave, __ATOMIC_RELAXED),
@@ -777,6 +795,9 @@ void persist_info(strbuf *b) {
               (unsigned long long)__atomic_load_n(&stat_last_cow, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&last_load_expired, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&last_load_keys, __ATOMIC_RELAXED));
+    aof_info(b);
+    strbuf_addf(b, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+    aof_info_tail(b);
     if (is_loading) {
         int64_t start = __atomic_load_n(&loading_start_ms, __ATOMIC_RELAXED);
         uint64_t tot = __atomic_load_n(&loading_total, __ATOMIC_RELAXED);

@@ -29,6 +29,7 @@ typedef struct rdb_save_opts {
     int compress;             /* LZF for strings longer than 20 bytes */
     int no_checksum;          /* rdbchecksum no: a file ends with a zero CRC */
     uint64_t used_mem;        /* the used-mem aux field */
+    int aof_base;             /* the aof-base aux field: 1 in an AOF base file */
     rdb_progress_fn *progress;
     void *progress_arg;
 } rdb_save_opts;

@@ -546,7 +546,7 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
     out_aux(&o, "ctime", num);
     snprintf(num, sizeof(num), "%llu", (unsigned long long)opt->used_mem);
     out_aux(&o, "used-mem", num);
-    out_aux(&o, "aof-base", "0");
+    out_aux(&o, "aof-base", opt->aof_base ? "1" : "0");
 
     uint64_t keys = 0, next_report = 4096;
     for (int d = 0; d < db_count() && !o.err; d++) {

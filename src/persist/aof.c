@@ -1,0 +1,823 @@
+/* aof.c -- the append-only file: the write-stream sink, the writer thread
+ * with its fsync policies and group commit, start-up (load, then create or
+ * reopen the files), BGREWRITEAOF and INFO (see aof.h).
+ *
+ * The sink runs on the producer's thread under the stream lock: it copies
+ * the bytes into `pend` and advances `recv_off` (the AOF offset: bytes the
+ * sink has received). The writer thread takes the whole of `pend` at once,
+ * writes it to the current incr file, fsyncs when the policy says so, then
+ * publishes `written_off` / `synced_off` and wakes the waiters. So any
+ * number of records that arrived while one write+fsync ran go out in the
+ * next single write+fsync (group commit). Invariant: synced_off <=
+ * written_off <= recv_off, and bytes reach the file in stream order.
+ *
+ * Lock order: stream lock -> mu (the sink); man_mu (the manifest) is taken
+ * before the stream lock, never under mu. The writer thread never takes
+ * the stream lock.
+ *
+ * BGREWRITEAOF: under the keyspace write lock, the writer is drained and
+ * switched to a new incr file (manifest written), then a child forks and
+ * writes the new base as an RDB to a temp file; when it succeeds, the
+ * persistence thread renames it into place, writes the manifest (new base,
+ * the incr files opened since the rewrite started) and deletes the files
+ * that became history. A failed rewrite leaves the manifest as it was plus
+ * the new incr file, so nothing is lost either way. */
+#include "persist/aof.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "db/memusage.h"
+#include "mem/hugetlb.h"
+#include "persist/aof_internal.h"
+#include "persist/persist.h"
+#include "persist/rdb.h"
+#include "persist/wstream.h"
+#include "base/config.h"
+#include "base/log.h"
+
+/* ---- settings --------------------------------------------------------------- */
+
+static int fsync_mode = AOF_FSYNC_EVERYSEC; /* atomics: follows CONFIG SET */
+static int on;                              /* the writer runs */
+static aof_replay_fn *replay;
+
+void aof_set_replay(aof_replay_fn *fn) { replay = fn; }
+
+static char *setting(const char *name, const char *dflt) {
+    char *v = config_value(name);
+    if (!v) v = strdup(dflt);
+    if (!v) abort();
+    return v;
+}
+
+static int setting_yes(const char *name, int dflt) {
+    char *v = config_value(name);
+    if (!v) return dflt;
+    int y = strcmp(v, "yes") == 0;
+    free(v);
+    return y;
+}
+
+static void fsync_apply(const char *v) {
+    int m = !strcmp(v, "always") ? AOF_FSYNC_ALWAYS : !strcmp(v, "no") ? AOF_FSYNC_NO : AOF_FSYNC_EVERYSEC;
+    __atomic_store_n(&fsync_mode, m, __ATOMIC_RELAXED);
+}
+static const config_hook fsync_hook = {NULL, fsync_apply};
+
+static int appendonly_check(const char *v, char *norm, size_t normlen, char *err, size_t errlen) {
+    (void)norm;
+    (void)normlen;
+    int want = strcmp(v, "yes") == 0;
+    if (want == __atomic_load_n(&on, __ATOMIC_RELAXED)) return 0;
+    snprintf(err, errlen, "appendonly can't be changed at run time yet: restart with --appendonly %s", v);
+    return -1;
+}
+static const config_hook appendonly_hook = {appendonly_check, NULL};
+
+void aof_config_register(void) {
+    config_register_hook("appendfsync", &fsync_hook);
+    config_register_hook("appendonly", &appendonly_hook);
+}
+
+int aof_enabled(void) { return setting_yes("appendonly", 0); }
+
+/* ---- the writer ------------------------------------------------------------------ */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv_work = PTHREAD_COND_INITIALIZER; /* the writer waits */
+static pthread_cond_t cv_done = PTHREAD_COND_INITIALIZER; /* barrier waiters */
+static char *pend;
+static size_t plen, pcap;
+static uint64_t recv_off, written_off, synced_off;
+static int wfd = -1;               /* the current incr file */
+static int busy;                   /* the writer is between take and publish */
+static int stop_req;
+static int write_ok = 1, write_errno; /* atomics */
+static int64_t last_fsync_ms, last_err_ms;
+static uint64_t cur_size, base_size, incr_size; /* atomics: INFO */
+static pthread_t writer_tid;
+static _Thread_local uint64_t tl_need;
+
+static int64_t mono_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void sink_write(void *arg, const char *p, size_t n) {
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    if (plen + n > pcap) {
+        size_t nc = pcap ? pcap : 16384;
+        while (nc < plen + n) nc *= 2;
+        char *np = realloc(pend, nc);
+        if (!np) abort();
+        pend = np;
+        pcap = nc;
+    }
+    memcpy(pend + plen, p, n);
+    plen += n;
+    recv_off += n;
+    tl_need = recv_off;
+    pthread_cond_signal(&cv_work);
+    pthread_mutex_unlock(&mu);
+}
+
+static const wstream_sink sink = {sink_write, NULL};
+
+uint64_t aof_durable_needed(void) {
+    if (!tl_need) return 0;
+    if (__atomic_load_n(&fsync_mode, __ATOMIC_RELAXED) != AOF_FSYNC_ALWAYS || !__atomic_load_n(&on, __ATOMIC_RELAXED)) {
+        tl_need = 0;
+        return 0;
+    }
+    return tl_need;
+}
+
+int aof_barrier(uint64_t offset) {
+    tl_need = 0;
+    pthread_mutex_lock(&mu);
+    pthread_cond_signal(&cv_work);
+    while (synced_off < offset && on && __atomic_load_n(&write_ok, __ATOMIC_RELAXED)) pthread_cond_wait(&cv_done, &mu);
+    int rc = synced_off >= offset ? 0 : -1;
+    pthread_mutex_unlock(&mu);
+    return rc;
+}
+
+int aof_write_error(char *buf, size_t n) {
+    if (!__atomic_load_n(&on, __ATOMIC_RELAXED) || __atomic_load_n(&write_ok, __ATOMIC_RELAXED)) return 0;
+    snprintf(buf, n, "MISCONF Errors writing to the AOF file: %s",
+             strerror(__atomic_load_n(&write_errno, __ATOMIC_RELAXED)));
+    return 1;
+}
+
+/* Write n bytes at the end of fd (size: the file's size before). Returns 0,
+ * or -1 with errno and *done the bytes that stay in the file. */
+static int write_all(int fd, const char *p, size_t n, uint64_t size, size_t *done) {
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, p + off, n - off);
+        if (w > 0) {
+            off += (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        int e = w < 0 ? errno : ENOSPC;
+        if (w == 0 || off) log_warn("Short write while writing to the AOF file: (nwritten=%lld, expected=%lld)",
+                                    (long long)off, (long long)n);
+        /* Take the partial record back out; when that fails, keep it. */
+        if (off && ftruncate(fd, (off_t)size) != 0) {
+            log_warn("Could not remove short write from the append-only file. Redis may refuse to load the AOF the "
+                     "next time it starts.  ftruncate: %s",
+                     strerror(errno));
+            *done = off;
+        } else {
+            *done = 0;
+        }
+        errno = e;
+        return -1;
+    }
+    *done = n;
+    return 0;
+}
+
+static void set_error(int e) {
+    int64_t t = mono_ms();
+    if (__atomic_load_n(&write_ok, __ATOMIC_RELAXED) || t - last_err_ms > 30000) {
+        log_warn("Error writing to the AOF file: %s", strerror(e));
+        last_err_ms = t;
+    }
+    __atomic_store_n(&write_errno, e, __ATOMIC_RELAXED);
+    __atomic_store_n(&write_ok, 0, __ATOMIC_RELAXED);
+}
+
+static void *writer_main(void *arg) {
+    (void)arg;
+    pthread_setname_np(pthread_self(), "goblin-aof");
+    char *wbuf = NULL;
+    size_t wcap = 0;
+    pthread_mutex_lock(&mu);
+    for (;;) {
+        int mode = __atomic_load_n(&fsync_mode, __ATOMIC_RELAXED);
+        int ok = __atomic_load_n(&write_ok, __ATOMIC_RELAXED);
+        int64_t now = mono_ms();
+        int fsync_due = mode == AOF_FSYNC_EVERYSEC && written_off > synced_off && now - last_fsync_ms >= 1000;
+        int retry_due = !ok && now - last_err_ms >= 1000;
+        if (stop_req && !plen) break;
+        if ((!plen || (!ok && !retry_due && !stop_req)) && !fsync_due) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 250 * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&cv_work, &mu, &ts);
+            continue;
+        }
+        /* Take everything pending: one write (and one fsync) for all. */
+        size_t n = plen;
+        if (n > wcap) {
+            free(wbuf);
+            wcap = pcap;
+            wbuf = malloc(wcap);
+            if (!wbuf) abort();
+        }
+        memcpy(wbuf, pend, n);
+        plen = 0;
+        uint64_t target = recv_off;
+        int fd = wfd;
+        busy = 1;
+        uint64_t size = __atomic_load_n(&incr_size, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&mu);
+
+        size_t done = 0;
+        int rc = n ? write_all(fd, wbuf, n, size, &done) : 0;
+        int e = errno;
+        int synced = 0;
+        if (rc == 0 && (mode == AOF_FSYNC_ALWAYS || (mode == AOF_FSYNC_EVERYSEC && mono_ms() - last_fsync_ms >= 1000))) {
+            if (fdatasync(fd) != 0) {
+                rc = -1;
+                e = errno;
+                log_warn("Can't persist AOF for fsync error when the AOF fsync policy is '%s': %s",
+                         mode == AOF_FSYNC_ALWAYS ? "always" : "everysec", strerror(e));
+            } else {
+                synced = 1;
+                last_fsync_ms = mono_ms();
+            }
+        }
+        pthread_mutex_lock(&mu);
+        busy = 0;
+        __atomic_fetch_add(&incr_size, done, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&cur_size, done, __ATOMIC_RELAXED);
+        if (rc == 0) {
+            written_off = target;
+            if (synced) synced_off = target;
+            if (!__atomic_load_n(&write_ok, __ATOMIC_RELAXED))
+                log_warn("AOF write error looks solved, Redis can write again.");
+            __atomic_store_n(&write_ok, 1, __ATOMIC_RELAXED);
+        } else {
+            /* Put back what did not reach the file, ahead of what came since. */
+            size_t left = n - done;
+            if (plen + left > pcap) {
+                size_t nc = pcap ? pcap : 16384;
+                while (nc < plen + left) nc *= 2;
+                char *np = realloc(pend, nc);
+                if (!np) abort();
+                pend = np;
+                pcap = nc;
+            }
+            memmove(pend + left, pend, plen);
+            memcpy(pend, wbuf + done, left);
+            plen += left;
+            written_off = target - left;
+            if (done == n) written_off = target; /* only the fsync failed */
+            set_error(e);
+            if (stop_req) break;
+        }
+        pthread_cond_broadcast(&cv_done);
+    }
+    pthread_cond_broadcast(&cv_done);
+    pthread_mutex_unlock(&mu);
+    free(wbuf);
+    return NULL;
+}
+
+/* Wait until the writer has written everything received and is idle; mu
+ * held. With a write error the bytes stay pending (they go to the next
+ * file). */
+static void drain_locked(void) {
+    while ((plen || busy) && __atomic_load_n(&write_ok, __ATOMIC_RELAXED)) {
+        pthread_cond_signal(&cv_work);
+        pthread_cond_wait(&cv_done, &mu);
+    }
+    while (busy) pthread_cond_wait(&cv_done, &mu);
+}
+
+/* ---- files and the manifest ------------------------------------------------------- */
+
+static pthread_mutex_t man_mu = PTHREAD_MUTEX_INITIALIZER;
+static aof_manifest man;           /* man_mu */
+static char *dirname_, *fname_;    /* set at start-up (immutable directives) */
+
+static uint64_t file_size(const char *name) {
+    char path[1024];
+    struct stat st;
+    aof_path(path, sizeof(path), dirname_, name);
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static void names_init(void) {
+    if (!dirname_) dirname_ = setting("appenddirname", "appendonlydir");
+    if (!fname_) fname_ = setting("appendfilename", "appendonly.aof");
+}
+
+static int dir_exists(const char *d) {
+    struct stat st;
+    return stat(d, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int aof_startup_pending(void) {
+    names_init();
+    char path[1024], name[600];
+    snprintf(name, sizeof(name), "%s.manifest", fname_);
+    aof_path(path, sizeof(path), dirname_, name);
+    return file_exists(path) || file_exists(fname_);
+}
+
+/* An old-style single AOF file in dir: move it into the directory as the
+ * base, as Redis 7.0 upgrades. */
+static int upgrade_old_style(char *err, size_t errlen) {
+    if (mkdir(dirname_, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "Can't open or create append-only dir %s: %s", dirname_, strerror(errno));
+        return -1;
+    }
+    aofm_free(&man);
+    snprintf(man.base.name, sizeof(man.base.name), "%s", fname_);
+    man.base.seq = man.base_seq = 1;
+    man.base.type = 'b';
+    man.has_base = 1;
+    if (aofm_write(dirname_, fname_, &man, err, errlen) != 0) return -1;
+    char to[1024];
+    aof_path(to, sizeof(to), dirname_, fname_);
+    if (rename(fname_, to) != 0) {
+        snprintf(err, errlen, "Error trying to move the old AOF file %s into dir %s: %s", fname_, dirname_,
+                 strerror(errno));
+        return -1;
+    }
+    log_notice("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).", fname_, dirname_);
+    return 0;
+}
+
+int aof_load_at_startup(char *err, size_t errlen) {
+    names_init();
+    pthread_mutex_lock(&man_mu);
+    aofm_free(&man);
+    char path[1024], name[600];
+    snprintf(name, sizeof(name), "%s.manifest", fname_);
+    aof_path(path, sizeof(path), dirname_, name);
+    int rc = 0;
+    if (dir_exists(dirname_) && file_exists(path)) {
+        char msg[900];
+        if (aofm_read(path, &man, msg, sizeof(msg)) != 0) {
+            log_warn("*** FATAL AOF MANIFEST FILE ERROR ***");
+            log_warn("%s", msg);
+            snprintf(err, errlen, "Fatal error loading the AOF: %s", msg);
+            rc = -1;
+        }
+    }
+    if (rc == 0 && file_exists(fname_) && !man.has_base && !man.nincr) rc = upgrade_old_style(err, errlen);
+    if (rc == 0 && (man.has_base || man.nincr)) {
+        if (!replay) {
+            snprintf(err, errlen, "no command replay registered for AOF loading");
+            rc = -1;
+        } else {
+            uint64_t bs = 0, ts = 0;
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            rc = aof_load_files(dirname_, &man, setting_yes("aof-load-truncated", 1), replay, &bs, &ts, err, errlen);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if (rc == 0) {
+                __atomic_store_n(&base_size, bs, __ATOMIC_RELAXED);
+                log_notice("DB loaded from append only file: %.3f seconds",
+                           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+            }
+        }
+    }
+    pthread_mutex_unlock(&man_mu);
+    return rc;
+}
+
+static void fill_opts(rdb_save_opts *o) {
+    memset(o, 0, sizeof(*o));
+    o->compress = persist_compress();
+    o->used_mem = memusage_used();
+    o->aof_base = 1;
+}
+
+/* Write the dataset as a new base (RDB) or an empty command base at path;
+ * the keyspace write lock is held by the caller. */
+static int write_base_now(const char *path, int rdb, char *err, size_t errlen) {
+    if (rdb) {
+        rdb_save_opts o;
+        rdb_save_stats st;
+        fill_opts(&o);
+        return rdb_save_file(path, &o, &st, err, errlen) == RDB_OK ? 0 : -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || fsync(fd) != 0) {
+        snprintf(err, errlen, "Write error writing append only file on disk: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+static int open_incr(const char *name, char *err, size_t errlen) {
+    char path[1024];
+    aof_path(path, sizeof(path), dirname_, name);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) snprintf(err, errlen, "Can't open the append-only file %s: %s", name, strerror(errno));
+    return fd;
+}
+
+int aof_open_at_startup(char *err, size_t errlen) {
+    names_init();
+    pthread_mutex_lock(&man_mu);
+    int rc = -1;
+    if (mkdir(dirname_, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "Can't open or create append-only dir %s: %s", dirname_, strerror(errno));
+        goto out;
+    }
+    int had_incr = man.nincr > 0;
+    if (!man.has_base && !man.nincr) {
+        int rdb = setting_yes("aof-use-rdb-preamble", 1);
+        aof_file *b = aofm_new_base(&man, fname_, rdb);
+        char path[1024];
+        aof_path(path, sizeof(path), dirname_, b->name);
+        db_wrlock_keyspace();
+        int wr = write_base_now(path, rdb, err, errlen);
+        db_unlock_keyspace();
+        if (wr != 0) goto out;
+        log_notice("Creating AOF base file %s on server start", b->name);
+        __atomic_store_n(&base_size, file_size(b->name), __ATOMIC_RELAXED);
+    }
+    if (!man.nincr) aofm_new_incr(&man, fname_);
+    const char *incr = man.incr[man.nincr - 1].name;
+    int fd = open_incr(incr, err, errlen);
+    if (fd < 0) goto out;
+    if (aofm_write(dirname_, fname_, &man, err, errlen) != 0) {
+        close(fd);
+        goto out;
+    }
+    uint64_t total = man.has_base ? file_size(man.base.name) : 0;
+    for (int i = 0; i < man.nincr; i++) total += file_size(man.incr[i].name);
+    __atomic_store_n(&cur_size, total, __ATOMIC_RELAXED);
+    __atomic_store_n(&incr_size, file_size(incr), __ATOMIC_RELAXED);
+    log_notice("%s AOF incr file %s on server start", had_incr ? "Opening" : "Creating", incr);
+    pthread_mutex_lock(&mu);
+    wfd = fd;
+    stop_req = 0;
+    last_fsync_ms = mono_ms();
+    pthread_mutex_unlock(&mu);
+    if (pthread_create(&writer_tid, NULL, writer_main, NULL) != 0) {
+        snprintf(err, errlen, "Can't start the AOF writer thread");
+        goto out;
+    }
+    __atomic_store_n(&on, 1, __ATOMIC_RELAXED);
+    if (wstream_add_sink(&sink) != 0) {
+        snprintf(err, errlen, "Can't attach the AOF to the write stream: every sink slot is taken");
+        goto out;
+    }
+    wstream_lock();
+    wstream_force_select_locked();
+    wstream_unlock();
+    rc = 0;
+out:
+    pthread_mutex_unlock(&man_mu);
+    return rc;
+}
+
+/* ---- stopping ------------------------------------------------------------------------ */
+
+static void rewrite_kill(void);
+
+void aof_stop(void) {
+    rewrite_kill();
+    if (!__atomic_load_n(&on, __ATOMIC_RELAXED)) return;
+    wstream_remove_sink(&sink);
+    pthread_mutex_lock(&mu);
+    stop_req = 1;
+    pthread_cond_signal(&cv_work);
+    pthread_mutex_unlock(&mu);
+    pthread_join(writer_tid, NULL);
+    pthread_mutex_lock(&mu);
+    __atomic_store_n(&on, 0, __ATOMIC_RELAXED);
+    if (wfd >= 0) {
+        if (fsync(wfd) != 0) log_warn("Fail to fsync the AOF file: %s", strerror(errno));
+        close(wfd);
+        wfd = -1;
+    }
+    synced_off = written_off;
+    pthread_cond_broadcast(&cv_done);
+    pthread_mutex_unlock(&mu);
+}
+
+/* ---- BGREWRITEAOF ---------------------------------------------------------------------- */
+
+static pid_t rw_pid = -1;          /* man_mu */
+static long long rw_base_seq;      /* incr files before this seq become history */
+static int64_t rw_start;           /* unix seconds */
+static int rw_scheduled;           /* atomics below */
+static int rw_last_ok = 1;
+static long long rw_last_secs = -1;
+static long long rw_count, rw_failures;
+static int rw_hugetlb_logged;
+
+int aof_rewrite_in_progress(void) {
+    pthread_mutex_lock(&man_mu);
+    int r = rw_pid != -1;
+    pthread_mutex_unlock(&man_mu);
+    return r;
+}
+
+void aof_rewrite_schedule(void) {
+    __atomic_store_n(&rw_scheduled, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&rw_failures, 0, __ATOMIC_RELAXED);
+}
+
+static void tmp_base_path(char *buf, size_t len, long pid) {
+    char name[64];
+    snprintf(name, sizeof(name), "temp-rewriteaof-bg-%ld.aof", pid);
+    aof_path(buf, len, dirname_, name);
+}
+
+static _Noreturn void rw_child(const rdb_save_opts *o) {
+    sigset_t all;
+    sigfillset(&all);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &all, NULL);
+    /* Sockets and the parent's files are not the child's business. */
+#ifdef SYS_close_range
+    syscall(SYS_close_range, 3u, ~0u, 0u);
+#endif
+    char path[1024], err[256];
+    tmp_base_path(path, sizeof(path), (long)getpid());
+    rdb_save_stats st;
+    int rc = rdb_save_file(path, o, &st, err, sizeof(err));
+    _exit(rc == RDB_OK ? 0 : 1);
+}
+
+/* Switch the writer to a new incr file; man_mu held. */
+static int switch_incr(char *err, size_t errlen) {
+    aof_manifest nm;
+    if (aofm_copy(&nm, &man) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    aof_file *f = aofm_new_incr(&nm, fname_);
+    int fd = open_incr(f->name, err, errlen);
+    if (fd < 0) {
+        aofm_free(&nm);
+        return -1;
+    }
+    wstream_lock();
+    pthread_mutex_lock(&mu);
+    drain_locked();
+    if (aofm_write(dirname_, fname_, &nm, err, errlen) != 0) {
+        pthread_mutex_unlock(&mu);
+        wstream_unlock();
+        close(fd);
+        aofm_free(&nm);
+        return -1;
+    }
+    int old = wfd;
+    wfd = fd;
+    __atomic_store_n(&incr_size, 0, __ATOMIC_RELAXED);
+    wstream_force_select_locked();
+    pthread_mutex_unlock(&mu);
+    wstream_unlock();
+    if (old >= 0) {
+        if (fdatasync(old) != 0) log_warn("Fail to fsync the AOF file: %s", strerror(errno));
+        close(old);
+    }
+    aofm_free(&man);
+    man = nm;
+    return 0;
+}
+
+/* man_mu held; the keyspace write lock held. */
+static int rewrite_start_locked(int may_schedule, char *err, size_t errlen) {
+    if (rw_pid != -1) {
+        snprintf(err, errlen, "Background append only file rewriting already in progress");
+        return AOF_RW_BUSY;
+    }
+    const char *refusal = hugetlb_bgsave_refusal();
+    if (refusal) {
+        snprintf(err, errlen, "BGREWRITEAOF is disabled while arena-hugetlb is on (copy-on-write would copy whole "
+                              "2 MiB pages)");
+        return AOF_RW_REFUSED;
+    }
+    if (persist_bgsave_in_progress()) {
+        if (may_schedule) {
+            aof_rewrite_schedule();
+            return AOF_RW_SCHEDULED;
+        }
+        snprintf(err, errlen, "a background save is in progress");
+        return AOF_RW_FAILED;
+    }
+    names_init();
+    if (mkdir(dirname_, 0755) != 0 && errno != EEXIST) {
+        log_warn("Can't open or create append-only dir %s: %s", dirname_, strerror(errno));
+        __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
+        snprintf(err, errlen, "Can't open or create append-only dir %s: %s", dirname_, strerror(errno));
+        return AOF_RW_FAILED;
+    }
+    if (__atomic_load_n(&on, __ATOMIC_RELAXED) && switch_incr(err, errlen) != 0) {
+        log_warn("%s", err);
+        __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
+        return AOF_RW_FAILED;
+    }
+    rw_base_seq = man.incr_seq;
+    rdb_save_opts o;
+    fill_opts(&o);
+    __atomic_fetch_add(&rw_count, 1, __ATOMIC_RELAXED);
+    pid_t pid = fork();
+    if (pid == 0) rw_child(&o);
+    if (pid < 0) {
+        __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
+        snprintf(err, errlen, "Can't rewrite append only file in background: fork: %s", strerror(errno));
+        log_warn("%s", err);
+        return AOF_RW_FAILED;
+    }
+    rw_pid = pid;
+    rw_start = time(NULL);
+    __atomic_store_n(&rw_scheduled, 0, __ATOMIC_RELAXED);
+    log_notice("Background append only file rewriting started by pid %ld", (long)pid);
+    return AOF_RW_STARTED;
+}
+
+int aof_rewrite_start(int may_schedule, char *err, size_t errlen) {
+    pthread_mutex_lock(&man_mu);
+    int rc = rewrite_start_locked(may_schedule, err, errlen);
+    pthread_mutex_unlock(&man_mu);
+    return rc;
+}
+
+/* The child exited; man_mu held. */
+static void rewrite_done(int status) {
+    char tmp[1024];
+    tmp_base_path(tmp, sizeof(tmp), (long)rw_pid);
+    __atomic_store_n(&rw_last_secs, (long long)(time(NULL) - rw_start), __ATOMIC_RELAXED);
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    rw_pid = -1;
+    if (!ok) {
+        unlink(tmp);
+        __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&rw_failures, 1, __ATOMIC_RELAXED);
+        if (WIFSIGNALED(status)) log_warn("Background AOF rewrite terminated by signal %d", WTERMSIG(status));
+        else log_warn("Background AOF rewrite terminated with error");
+        return;
+    }
+    aof_manifest nm;
+    char err[600];
+    if (aofm_copy(&nm, &man) != 0) abort();
+    aof_file *b = aofm_new_base(&nm, fname_, 1);
+    char path[1024];
+    aof_path(path, sizeof(path), dirname_, b->name);
+    /* Incr files older than the one opened when the rewrite started are in
+     * the new base now. */
+    int keep = 0;
+    while (keep < nm.nincr && nm.incr[keep].seq < rw_base_seq) keep++;
+    if (!__atomic_load_n(&on, __ATOMIC_RELAXED)) keep = nm.nincr;
+    if (keep) {
+        aof_file *nh = realloc(nm.hist, sizeof(aof_file) * (size_t)(nm.nhist + keep));
+        if (!nh) abort();
+        nm.hist = nh;
+        for (int i = 0; i < keep; i++) {
+            nm.hist[nm.nhist] = nm.incr[i];
+            nm.hist[nm.nhist++].type = 'h';
+        }
+        memmove(nm.incr, nm.incr + keep, sizeof(aof_file) * (size_t)(nm.nincr - keep));
+        nm.nincr -= keep;
+    }
+    if (rename(tmp, path) != 0) {
+        log_warn("Error trying to rename the temporary AOF base file %s into %s: %s", tmp, b->name, strerror(errno));
+        unlink(tmp);
+        aofm_free(&nm);
+        __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&rw_failures, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    if (aofm_write(dirname_, fname_, &nm, err, sizeof(err)) != 0) {
+        log_warn("%s", err);
+        unlink(path);
+        aofm_free(&nm);
+        __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&rw_failures, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    aofm_free(&man);
+    man = nm;
+    for (int i = 0; i < man.nhist; i++) {
+        char hp[1024];
+        log_notice("Removing the history file %s in the background", man.hist[i].name);
+        aof_path(hp, sizeof(hp), dirname_, man.hist[i].name);
+        unlink(hp);
+    }
+    free(man.hist);
+    man.hist = NULL;
+    man.nhist = 0;
+    if (aofm_write(dirname_, fname_, &man, err, sizeof(err)) != 0) log_warn("%s", err);
+    uint64_t bsz = file_size(man.base.name), total = bsz;
+    for (int i = 0; i < man.nincr; i++) total += file_size(man.incr[i].name);
+    __atomic_store_n(&base_size, total, __ATOMIC_RELAXED);
+    __atomic_store_n(&cur_size, total, __ATOMIC_RELAXED);
+    __atomic_store_n(&rw_last_ok, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&rw_failures, 0, __ATOMIC_RELAXED);
+    log_notice("Background AOF rewrite terminated with success");
+    log_notice("Successfully renamed the temporary AOF base file %s into %s", tmp, b->name);
+    log_notice("Background AOF rewrite finished successfully");
+}
+
+static void rewrite_kill(void) {
+    pthread_mutex_lock(&man_mu);
+    if (rw_pid != -1) {
+        log_notice("Killing running AOF rewrite child: %ld", (long)rw_pid);
+        kill(rw_pid, SIGKILL);
+        int status;
+        while (waitpid(rw_pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        char tmp[1024], tmp2[1100];
+        tmp_base_path(tmp, sizeof(tmp), (long)rw_pid);
+        rdb_temp_path(tmp2, sizeof(tmp2), tmp, (long)rw_pid);
+        unlink(tmp);
+        unlink(tmp2);
+        rw_pid = -1;
+    }
+    pthread_mutex_unlock(&man_mu);
+}
+
+void aof_cron(void) {
+    pthread_mutex_lock(&man_mu);
+    if (rw_pid != -1) {
+        int status;
+        if (waitpid(rw_pid, &status, WNOHANG) == rw_pid) rewrite_done(status);
+    }
+    int idle = rw_pid == -1;
+    pthread_mutex_unlock(&man_mu);
+    if (!idle || !__atomic_load_n(&rw_scheduled, __ATOMIC_RELAXED) || persist_bgsave_in_progress()) return;
+    if (hugetlb_bgsave_refusal()) {
+        if (!__atomic_exchange_n(&rw_hugetlb_logged, 1, __ATOMIC_RELAXED))
+            log_warn("AOF rewrite skipped: BGREWRITEAOF is disabled while arena-hugetlb is on");
+        __atomic_store_n(&rw_scheduled, 0, __ATOMIC_RELAXED);
+        return;
+    }
+    char err[600];
+    db_wrlock_keyspace();
+    int rc = aof_rewrite_start(0, err, sizeof(err));
+    db_unlock_keyspace();
+    if (rc != AOF_RW_STARTED && rc != AOF_RW_BUSY) log_warn("Scheduled AOF rewrite: %s", err);
+}
+
+/* ---- INFO --------------------------------------------------------------------------------- */
+
+void aof_info(strbuf *b) {
+    pthread_mutex_lock(&man_mu);
+    int inprog = rw_pid != -1;
+    int64_t start = rw_start;
+    pthread_mutex_unlock(&man_mu);
+    strbuf_addf(b,
+                "aof_enabled:%d\r\n"
+                "aof_rewrite_in_progress:%d\r\n"
+                "aof_rewrite_scheduled:%d\r\n"
+                "aof_last_rewrite_time_sec:%lld\r\n"
+                "aof_current_rewrite_time_sec:%lld\r\n"
+                "aof_last_bgrewrite_status:%s\r\n"
+                "aof_rewrites:%lld\r\n"
+                "aof_rewrites_consecutive_failures:%lld\r\n"
+                "aof_last_write_status:%s\r\n"
+                "aof_last_cow_size:0\r\n",
+                __atomic_load_n(&on, __ATOMIC_RELAXED), inprog, __atomic_load_n(&rw_scheduled, __ATOMIC_RELAXED),
+                __atomic_load_n(&rw_last_secs, __ATOMIC_RELAXED), inprog ? (long long)(time(NULL) - start) : -1LL,
+                __atomic_load_n(&rw_last_ok, __ATOMIC_RELAXED) ? "ok" : "err",
+                __atomic_load_n(&rw_count, __ATOMIC_RELAXED), __atomic_load_n(&rw_failures, __ATOMIC_RELAXED),
+                __atomic_load_n(&write_ok, __ATOMIC_RELAXED) ? "ok" : "err");
+}
+
+void aof_info_tail(strbuf *b) {
+    if (!__atomic_load_n(&on, __ATOMIC_RELAXED)) return;
+    pthread_mutex_lock(&mu);
+    size_t pending = plen;
+    pthread_mutex_unlock(&mu);
+    strbuf_addf(b,
+                "aof_current_size:%llu\r\n"
+                "aof_base_size:%llu\r\n"
+                "aof_pending_rewrite:%d\r\n"
+                "aof_buffer_length:%zu\r\n"
+                "aof_pending_bio_fsync:0\r\n"
+                "aof_delayed_fsync:0\r\n",
+                (unsigned long long)__atomic_load_n(&cur_size, __ATOMIC_RELAXED),
+                (unsigned long long)__atomic_load_n(&base_size, __ATOMIC_RELAXED),
+                __atomic_load_n(&rw_scheduled, __ATOMIC_RELAXED), pending);
+}

@@ -1,0 +1,87 @@
+/* aof.h -- the append-only file, Redis 7.0's multi-part layout: a directory
+ * (appenddirname) holding a manifest (<appendfilename>.manifest), one base
+ * file (<appendfilename>.<seq>.base.rdb, an RDB snapshot, or .base.aof)
+ * and incremental files (<appendfilename>.<seq>.incr.aof) of commands in
+ * RESP form, loaded in manifest order.
+ *
+ * Writing: a write-stream sink (wstream.h) copies every record into a
+ * buffer under the stream lock; one writer thread writes the buffer to the
+ * current incr file. appendfsync no: never fsync; everysec: fsync at most
+ * once a second, on the writer thread; always: a worker flushes replies of
+ * commands that appended only after aof_barrier() has seen the bytes
+ * written and fsynced. Every worker waiting at once is served by one
+ * write+fsync (group commit).
+ *
+ * Entry points (lock needs stated at each):
+ *   aof_startup_pending / aof_load_at_startup / aof_open_at_startup
+ *   aof_durable_needed + aof_barrier     replies after fsync (always)
+ *   aof_write_error                      the dispatcher's MISCONF check
+ *   aof_rewrite_start / aof_cron         BGREWRITEAOF and its child
+ *   aof_info / aof_stop */
+#ifndef GOBLIN_PERSIST_AOF_H
+#define GOBLIN_PERSIST_AOF_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/strbuf.h"
+
+enum { AOF_FSYNC_NO = 0, AOF_FSYNC_ALWAYS = 1, AOF_FSYNC_EVERYSEC = 2 };
+
+/* The command layer replays the commands of AOF files through this
+ * callback: one command for database dbid, argc arguments p[i] of n[i]
+ * bytes. 0 ok (a command's error reply is not a failure), -1 when the
+ * command cannot be replayed at all (unknown command: err says why). */
+typedef int aof_replay_fn(int dbid, int argc, const char *const *p, const size_t *n, char *err, size_t errlen);
+void aof_set_replay(aof_replay_fn *fn);
+
+/* Bind the directives (appendonly, appendfsync, ...); before config_load. */
+void aof_config_register(void);
+/* appendonly as configured now. */
+int aof_enabled(void);
+
+/* Start-up, appendonly yes. aof_startup_pending: whether files exist that
+ * aof_load_at_startup will read (the caller serves -LOADING meanwhile).
+ * aof_load_at_startup: load manifest, base and incr files into the live
+ * dataset (takes its own locks); 0 ok (loaded, or nothing to load), -1
+ * with err (a damaged manifest, a missing file, a torn tail with
+ * aof-load-truncated no): the server must not start. Then
+ * aof_open_at_startup creates the directory, a base when there is none, an
+ * incr file and the manifest, and starts writing; -1 with err on failure. */
+int aof_startup_pending(void);
+int aof_load_at_startup(char *err, size_t errlen);
+int aof_open_at_startup(char *err, size_t errlen);
+
+/* Flush what is buffered, fsync, stop the writer; kills a rewrite child. */
+void aof_stop(void);
+
+/* Group commit. The AOF offset after the records the calling thread has
+ * appended since its last barrier, when appendfsync is always and they are
+ * not yet fsynced; 0 when nothing needs waiting for. */
+uint64_t aof_durable_needed(void);
+/* Block until everything up to offset is written and fsynced. 0, or -1 when
+ * the AOF is in a write error (the caller goes on: the error is reported
+ * to later writes) or was turned off. */
+int aof_barrier(uint64_t offset);
+
+/* Nonzero while writes must be refused because the last write to the AOF
+ * failed: buf receives "MISCONF Errors writing to the AOF file: <reason>". */
+int aof_write_error(char *buf, size_t n);
+
+/* BGREWRITEAOF. The caller holds the keyspace write lock (the child's copy
+ * is a point in time). Returns 0 (started), 1 (scheduled: another child
+ * runs), or -1 with err: AOF_RW_BUSY (a rewrite runs), AOF_RW_REFUSED
+ * (arena-hugetlb: err is the refusal), AOF_RW_FAILED. */
+enum { AOF_RW_STARTED = 0, AOF_RW_SCHEDULED = 1 };
+enum { AOF_RW_BUSY = -2, AOF_RW_REFUSED = -3, AOF_RW_FAILED = -1 };
+int aof_rewrite_start(int may_schedule, char *err, size_t errlen);
+int aof_rewrite_in_progress(void);
+void aof_rewrite_schedule(void);
+/* Reap the rewrite child, start a scheduled rewrite, retry a failed
+ * write, the everysec fsync when idle. The persistence thread calls it. */
+void aof_cron(void);
+
+/* The aof_* lines of INFO persistence, in Redis's order (the tail lines
+ * only when AOF is on). */
+void aof_info(strbuf *b);
+void aof_info_tail(strbuf *b);
+#endif

@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""The append-only file against Redis 7.0's multi-part layout: the
+directory, manifest, base and incr files Goblin creates on a first start
+with appendonly yes; INFO persistence's aof fields in Redis's order; an
+appendonlydir written by redis-server 7.0 (RDB base + incr commands with
+SELECT and MULTI/EXEC) loading into Goblin with the same DEBUG DIGEST;
+BGREWRITEAOF producing files that redis-check-aof accepts and redis-server
+loads to the same digest; torn tails (aof-load-truncated yes truncates and
+logs as Redis, no refuses to start); a torn MULTI reverted; a damaged
+manifest and a missing listed file stopping start-up; BGREWRITEAOF refused
+under --arena-hugetlb.
+
+  python3 tests/persist/test_aof.py [-v] [name-substring ...]
+
+Ends with "aof: N passed, M failed".
+"""
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ROOT, Err, Suite, info, wait_for  # noqa: E402
+import dataset  # noqa: E402
+
+TMP = os.path.join(ROOT, "tests", "tmp", "aof.%d" % os.getpid())
+VERBOSE = "-v" in sys.argv
+ARGS = [a for a in sys.argv[1:] if a != "-v"]
+SUITE = Suite("aof", TMP, VERBOSE)
+test, tdir, start = SUITE.test, SUITE.tdir, SUITE.start
+CHECK_AOF = "/usr/bin/redis-check-aof"
+AOFDIR = "appendonlydir"
+
+
+def manifest(d):
+    with open(os.path.join(d, AOFDIR, "appendonly.aof.manifest")) as f:
+        return [line.split() for line in f.read().splitlines()]
+
+
+def write_dir(d, files, lines=None):
+    """An appendonlydir by hand: files is [(name, bytes, type)]."""
+    ad = os.path.join(d, AOFDIR)
+    os.makedirs(ad, exist_ok=True)
+    seq = {"b": 0, "i": 0}
+    out = []
+    for name, data, typ in files:
+        with open(os.path.join(ad, name), "wb") as f:
+            f.write(data)
+        seq[typ] += 1
+        out.append("file %s seq %d type %s\n" % (name, seq[typ], typ))
+    with open(os.path.join(ad, "appendonly.aof.manifest"), "w") as f:
+        f.write(lines if lines is not None else "".join(out))
+
+
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def start_fails(d, *args):
+    """Start Goblin expecting it to refuse: returns its log."""
+    s = start("goblin", d, "--appendonly", "yes", *args, wait=False)
+    try:
+        s.p.wait(20)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("goblin started; expected a refusal:\n" + s.log_tail())
+    assert s.p.returncode != 0, s.p.returncode
+    return s.log_text()
+
+
+def digest(s):
+    return s.c.ok("DEBUG", "DIGEST")
+
+
+@test
+def first_start_creates_dir_manifest_base_and_incr():
+    d = tdir("first")
+    g = start("goblin", d, "--appendonly", "yes")
+    m = manifest(d)
+    assert m == [["file", "appendonly.aof.1.base.rdb", "seq", "1", "type", "b"],
+                 ["file", "appendonly.aof.1.incr.aof", "seq", "1", "type", "i"]], m
+    with open(os.path.join(d, AOFDIR, "appendonly.aof.1.base.rdb"), "rb") as f:
+        base = f.read()
+    assert base.startswith(b"REDIS0010") and b"aof-base" in base, base[:40]
+    assert os.path.getsize(os.path.join(d, AOFDIR, "appendonly.aof.1.incr.aof")) == 0
+    i = info(g.c)
+    assert i["aof_enabled"] == "1" and i["aof_last_write_status"] == "ok", i
+    assert int(i["aof_base_size"]) == len(base) == int(i["aof_current_size"]), i
+    assert "Creating AOF base file appendonly.aof.1.base.rdb on server start" in g.log_text()
+    g.shutdown("NOSAVE")
+    # The files pass redis-check-aof, and a restart reopens them.
+    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
+    assert r.returncode == 0 and b"valid" in r.stdout, r.stdout
+    g = start("goblin", d, "--appendonly", "yes")
+    assert "Opening AOF incr file appendonly.aof.1.incr.aof on server start" in g.log_text()
+    assert len(manifest(d)) == 2
+
+
+@test
+def preamble_no_creates_an_empty_aof_base():
+    d = tdir("nopreamble")
+    start("goblin", d, "--appendonly", "yes", "--aof-use-rdb-preamble", "no")
+    m = manifest(d)
+    assert m[0][1] == "appendonly.aof.1.base.aof", m
+    assert os.path.getsize(os.path.join(d, AOFDIR, "appendonly.aof.1.base.aof")) == 0
+
+
+@test
+def info_aof_fields_in_redis_order():
+    g = start("goblin", tdir("info_g"), "--appendonly", "yes")
+    r = start("redis", tdir("info_r"), "--appendonly", "yes")
+
+    def keys(s):
+        txt = s.c.ok("INFO", "persistence").decode()
+        return [ln.split(":")[0] for ln in txt.splitlines() if ln.startswith(("aof_", "module_fork"))]
+    assert keys(g) == keys(r), (keys(g), keys(r))
+    ig = info(g.c)
+    assert ig["aof_rewrites"] == "0" and ig["aof_last_bgrewrite_status"] == "ok"
+    assert ig["aof_last_rewrite_time_sec"] == "-1" and ig["aof_current_rewrite_time_sec"] == "-1"
+    # Off: no tail lines, as Redis.
+    g2 = start("goblin", tdir("info_off"))
+    assert "aof_current_size" not in info(g2.c) and info(g2.c)["aof_enabled"] == "0"
+
+
+@test
+def redis_written_appendonlydir_loads_with_the_same_digest():
+    d = tdir("fromredis")
+    r = start("redis", d, "--appendonly", "yes", "--appendfsync", "always")
+    dataset.build(r.c, big=False)
+    # Commands after the base: SELECT, MULTI/EXEC, expiries, deletes.
+    r.c.ok("SELECT", "5")
+    r.c.ok("SET", "in5", "v")
+    r.c.ok("MULTI")
+    r.c.ok("INCR", "ctr")
+    r.c.ok("RPUSH", "lst", "a", "b")
+    r.c.ok("EXEC")
+    r.c.ok("SELECT", "0")
+    r.c.ok("HSET", "h:late", "f", "v")
+    r.c.ok("PEXPIRE", "h:late", "100000000")
+    want = digest(r)
+    r.shutdown("NOSAVE")
+    assert len(manifest(d)) == 2
+    assert os.path.getsize(os.path.join(d, AOFDIR, "appendonly.aof.1.incr.aof")) > 0
+    g = start("goblin", d, "--appendonly", "yes")
+    assert digest(g) == want
+    assert "DB loaded from append only file" in g.log_text()
+
+
+@test
+def redis_rewritten_base_loads_with_the_same_digest():
+    d = tdir("fromredis_rw")
+    r = start("redis", d, "--appendonly", "yes")
+    dataset.build(r.c, big=False)
+    r.c.ok("BGREWRITEAOF")
+    wait_for(lambda: info(r.c)["aof_rewrite_in_progress"] == "0" and info(r.c)["aof_rewrites"] == "1")
+    r.c.ok("SET", "after", "rewrite")
+    want = digest(r)
+    r.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes")
+    assert digest(g) == want
+
+
+@test
+def bgrewriteaof_files_pass_redis_check_aof_and_load_in_redis():
+    d = tdir("rewrite")
+    g = start("goblin", d, "--appendonly", "yes")
+    dataset.build(g.c, big=False)
+    assert g.c.ok("BGREWRITEAOF") == b"Background append only file rewriting started"
+    wait_for(lambda: info(g.c)["aof_rewrite_in_progress"] == "0")
+    i = info(g.c)
+    assert i["aof_rewrites"] == "1" and i["aof_last_bgrewrite_status"] == "ok", i
+    m = manifest(d)
+    assert [x[1] for x in m] == ["appendonly.aof.2.base.rdb", "appendonly.aof.2.incr.aof"], m
+    # The history files are gone.
+    assert sorted(os.listdir(os.path.join(d, AOFDIR))) == sorted(
+        ["appendonly.aof.2.base.rdb", "appendonly.aof.2.incr.aof", "appendonly.aof.manifest"])
+    want = digest(g)
+    g.shutdown("NOSAVE")
+    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
+    assert r.returncode == 0 and b"All AOF files and manifest are valid" in r.stdout, r.stdout
+    rs = start("redis", d, "--appendonly", "yes")
+    assert digest(rs) == want
+    rs.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes")
+    assert digest(g) == want
+
+
+@test
+def bgrewriteaof_twice_and_inside_multi():
+    g = start("goblin", tdir("rewrite2"), "--appendonly", "yes")
+    g.c.ok("SET", "k", "v")
+    g.c.ok("BGREWRITEAOF")
+    r = g.c.call("BGREWRITEAOF")
+    assert r == b"Background append only file rewriting started" or (
+        isinstance(r, Err) and r.msg == "ERR Background append only file rewriting already in progress"), r
+    wait_for(lambda: info(g.c)["aof_rewrite_in_progress"] == "0")
+    g.c.ok("MULTI")
+    g.c.ok("BGREWRITEAOF")
+    assert g.c.ok("EXEC") == [b"Background append only file rewriting scheduled"]
+    wait_for(lambda: info(g.c)["aof_rewrite_in_progress"] == "0" and info(g.c)["aof_rewrite_scheduled"] == "0")
+    wait_for(lambda: int(info(g.c)["aof_rewrites"]) >= 2)
+
+
+@test
+def torn_tail_is_truncated_with_aof_load_truncated_yes():
+    d = tdir("torn_yes")
+    good = resp("SET", "a", "1") + resp("SELECT", "2") + resp("SET", "b", "2")
+    torn = b"*3\r\n$3\r\nSET\r\n$1\r\nc\r\n$5\r\nab"
+    write_dir(d, [("appendonly.aof.1.base.aof", b"", "b"), ("appendonly.aof.1.incr.aof", good + torn, "i")])
+    g = start("goblin", d, "--appendonly", "yes")
+    assert g.c.ok("GET", "a") == b"1"
+    g.c.ok("SELECT", "2")
+    assert g.c.ok("GET", "b") == b"2" and g.c.ok("GET", "c") is None
+    log = g.log_text()
+    assert "!!! Warning: short read while loading the AOF file appendonly.aof.1.incr.aof!!!" in log
+    assert "!!! Truncating the AOF appendonly.aof.1.incr.aof at offset %d !!!" % len(good) in log
+    assert "AOF appendonly.aof.1.incr.aof loaded anyway because aof-load-truncated is enabled" in log
+    assert os.path.getsize(os.path.join(d, AOFDIR, "appendonly.aof.1.incr.aof")) == len(good)
+
+
+@test
+def torn_tail_refused_with_aof_load_truncated_no():
+    d = tdir("torn_no")
+    data = resp("SET", "a", "1") + b"*2\r\n$3\r\nGET"
+    write_dir(d, [("appendonly.aof.1.incr.aof", data, "i")])
+    log = start_fails(d, "--aof-load-truncated", "no")
+    assert "Unexpected end of file reading the append only file appendonly.aof.1.incr.aof. You can: 1) Make a " \
+           "backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>." in log, log[-800:]
+    assert os.path.getsize(os.path.join(d, AOFDIR, "appendonly.aof.1.incr.aof")) == len(data)
+
+
+@test
+def torn_multi_is_reverted():
+    d = tdir("torn_multi")
+    good = resp("SET", "a", "1")
+    tail = resp("MULTI") + resp("SET", "x", "1") + resp("SET", "y", "2")
+    write_dir(d, [("appendonly.aof.1.incr.aof", good + tail, "i")])
+    g = start("goblin", d, "--appendonly", "yes")
+    assert g.c.ok("GET", "a") == b"1" and g.c.ok("GET", "x") is None
+    assert "Revert incomplete MULTI/EXEC transaction in AOF file appendonly.aof.1.incr.aof" in g.log_text()
+    assert os.path.getsize(os.path.join(d, AOFDIR, "appendonly.aof.1.incr.aof")) == len(good)
+
+
+@test
+def truncated_file_that_is_not_the_last_is_fatal():
+    d = tdir("torn_middle")
+    write_dir(d, [("appendonly.aof.1.base.aof", resp("SET", "a", "1") + b"*1\r\n", "b"),
+                  ("appendonly.aof.1.incr.aof", resp("SET", "b", "1"), "i")])
+    log = start_fails(d)
+    assert "Fatal error: the truncated file is not the last file" in log
+
+
+@test
+def damaged_manifest_or_missing_file_stops_start_up():
+    d = tdir("badmanifest")
+    write_dir(d, [("appendonly.aof.1.incr.aof", resp("SET", "a", "1"), "i")], lines="file x seq\n")
+    log = start_fails(d)
+    assert "Invalid AOF manifest file format" in log, log[-500:]
+    d = tdir("missing")
+    write_dir(d, [("appendonly.aof.1.incr.aof", resp("SET", "a", "1"), "i")],
+              lines="file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")
+    log = start_fails(d)
+    assert "appendonly.aof.1.base.rdb" in log and "No such file or directory" in log, log[-500:]
+    d = tdir("unknowncmd")
+    write_dir(d, [("appendonly.aof.1.incr.aof", resp("NOSUCHCMD", "a"), "i")])
+    log = start_fails(d)
+    assert "Unknown command 'NOSUCHCMD' reading the append only file appendonly.aof.1.incr.aof" in log
+
+
+@test
+def bgrewriteaof_refused_under_arena_hugetlb():
+    g = start("goblin", tdir("huge"), "--arena-hugetlb")
+    r = g.c.call("BGREWRITEAOF")
+    assert isinstance(r, Err) and r.msg.startswith("ERR BGREWRITEAOF is disabled while arena-hugetlb is on"), r
+
+
+@test
+def config_directives():
+    g = start("goblin", tdir("config"), "--appendonly", "yes", "--appendfsync", "always")
+    assert g.c.ok("CONFIG", "GET", "appendfsync") == [b"appendfsync", b"always"]
+    g.c.ok("CONFIG", "SET", "appendfsync", "everysec")
+    assert g.c.ok("CONFIG", "GET", "appendfsync") == [b"appendfsync", b"everysec"]
+    r = g.c.call("CONFIG", "SET", "appendfsync", "sometimes")
+    assert isinstance(r, Err), r
+    r = g.c.call("CONFIG", "SET", "appenddirname", "x")
+    assert isinstance(r, Err), r
+    assert g.c.ok("CONFIG", "GET", "aof-load-truncated") == [b"aof-load-truncated", b"yes"]
+
+
+@test
+def stream_records_reach_the_file_with_group_commit():
+    """Four threads append 8000 records through the write stream with
+    appendfsync always (each waits at the barrier) and with everysec; the
+    files pass redis-check-aof and load into redis-server and Goblin."""
+    import glob
+    objs = [o for o in glob.glob(os.path.join(ROOT, "build-release", "src", "**", "*.o"), recursive=True)
+            if not o.endswith(os.path.join("src", "main.o"))]
+    if not objs:
+        raise Exception("build-release objects missing")
+    exe = os.path.join(TMP, "aof_stream_driver")
+    subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O1", "-I" + os.path.join(ROOT, "src"),
+                    os.path.join(ROOT, "tests", "persist", "aof_stream_driver.c")] + objs +
+                   ["-o", exe, "-levent_core", "-levent_pthreads", "-ljemalloc", "-lnuma", "-luring", "-llua5.1",
+                    "-lm", "-lpthread"], check=True)
+    for mode in ("always", "everysec"):
+        d = tdir("driver_" + mode)
+        r = subprocess.run([exe, "--dir", d, "--appendonly", "yes", "--appendfsync", mode], cwd=d,
+                           capture_output=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert b"aof_buffer_length:0" in r.stdout, r.stdout
+        c = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
+        assert c.returncode == 0, c.stdout
+        rs = start("redis", d, "--appendonly", "yes")
+        sizes = [rs.c.ok("SELECT", n) and rs.c.ok("DBSIZE") for n in range(3)]
+        assert sizes == [4000, 2000, 2000], sizes
+        rs.c.ok("SELECT", "0")
+        want = digest(rs)
+        rs.shutdown("NOSAVE")
+        g = start("goblin", d, "--appendonly", "yes")
+        assert digest(g) == want
+
+
+def main():
+    if not os.path.exists(CHECK_AOF):
+        print("aof: redis-check-aof not found")
+    time.sleep(0)
+    return SUITE.main(ARGS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
