@@ -172,6 +172,17 @@ static void pop_flush(pop_reply *pr) {
     pr->nb = 0;
 }
 
+/* Replies through pr; batches for the stream only when somebody listens. */
+static pop_reply *pop_reply_new(client *c, const garg *key) {
+    pop_reply *pr = malloc(sizeof(*pr));
+    if (!pr) abort();
+    pr->c = c;
+    pr->n = 0;
+    pr->key = wstream_active() ? key : NULL;
+    pr->nb = 0;
+    return pr;
+}
+
 static void reply_popped(void *arg, const set_elem *e) {
     pop_reply *pr = arg;
     reply_bulk(pr->c, e->p, e->n);
@@ -212,12 +223,7 @@ static void spopWithCount(client *c) {
         prop_key(c->db, "DEL", key->p, key->n);
         return;
     }
-    pop_reply *pr = malloc(sizeof(*pr));
-    if (!pr) abort();
-    pr->c = c;
-    pr->n = 0;
-    pr->key = wstream_active() ? key : NULL;
-    pr->nb = 0;
+    pop_reply *pr = pop_reply_new(c, key);
     reply_set(c, (long)count);
     set_pop_many(&s, (size_t)count, rand_next, reply_popped, pr);
     pop_flush(pr);
@@ -235,12 +241,7 @@ static void spopCommand(client *c) {
     dbentry *e = tc_lookup_or_reply(c, db, key, OBJ_SET, reply_null);
     if (!e) return;
     gset *s = obj_set(e);
-    pop_reply *pr = malloc(sizeof(*pr));
-    if (!pr) abort();
-    pr->c = c;
-    pr->n = 0;
-    pr->key = wstream_active() ? key : NULL;
-    pr->nb = 0;
+    pop_reply *pr = pop_reply_new(c, key);
     set_pop(&s, rand_next, reply_popped, pr);
     pop_flush(pr); /* SREM key member */
     free(pr);
