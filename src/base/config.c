@@ -385,6 +385,10 @@ static int store_value(config_entry *e, const char *v, char *err, size_t errlen)
 }
 
 static void format_value(const config_entry *e, char *buf, size_t len) {
+    if (!e->ptr) { /* before the defaults are loaded (a fuzz target, a unit): the default */
+        snprintf(buf, len, "%s", e->def ? e->def : "");
+        return;
+    }
     switch (e->type) {
     case T_BOOL: snprintf(buf, len, "%s", *(int *)e->ptr ? "yes" : "no"); break;
     case T_INT: snprintf(buf, len, (e->flags & F_OCTAL) ? "%o" : "%d", *(int *)e->ptr); break;

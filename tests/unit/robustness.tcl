@@ -60,7 +60,10 @@ start_server {tags {robustness}} {
     test {CONFIG SET requirepass and masterauth values are redacted in SLOWLOG} {
         r config set slowlog-log-slower-than 0
         r slowlog reset
-        r config set masterauth secret-m1
+        # masterauth takes only its default until replication lands: the
+        # refusal is logged too, redacted, and never repeats the secret.
+        catch {r config set masterauth secret-m1} e
+        assert_no_match {*secret*} $e
         r config set maxmemory-policy noeviction requirepass secret-r1
         r config set requirepass ""
         # Failing calls are logged too, every sensitive value redacted.
@@ -97,7 +100,7 @@ start_server {tags {robustness}} {
     test {MONITOR never shows CONFIG SET (admin), and AUTH redacted} {
         set m [redis_client]
         assert_equal OK [$m monitor]
-        r config set masterauth secret-m3
+        catch {r config set masterauth secret-m3}
         r config set requirepass secret-r3
         r auth secret-r3
         r config set requirepass ""
