@@ -1207,7 +1207,7 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
          * error messages (valid until the next key). */
         if (kb_key(kb, k.p, k.n) != 0) return in_fail(in, RDB_ERR_NOMEM, "out of memory for a key");
         kbatch *b = &kb->bufs[kb->cur];
-        in->key.p = b->keys ? b->keys + b->klen : "";
+        in->key.p = b->keys ? b->keys + b->klen : (unsigned char *)"";
         in->key.n = k.n;
         in->have_key = 1;
         gobj v;
