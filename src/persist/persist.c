@@ -628,11 +628,12 @@ int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen) {
 
 void persist_loading_begin(void) {
     if (aof_enabled()) {
-        /* With appendonly yes the AOF is the dataset, not the dump. */
-        if (aof_startup_pending()) {
-            __atomic_store_n(&loading_start_ms, now_ms(), __ATOMIC_RELAXED);
-            __atomic_store_n(&loading, 1, __ATOMIC_RELAXED);
-        }
+        /* With appendonly yes the AOF is the dataset, not the dump. Even a
+         * first start (nothing to load) answers -LOADING until the AOF is
+         * open: a write served before its sink is registered would be
+         * acknowledged and never logged. */
+        __atomic_store_n(&loading_start_ms, now_ms(), __ATOMIC_RELAXED);
+        __atomic_store_n(&loading, 1, __ATOMIC_RELAXED);
         return;
     }
     struct stat st;
