@@ -47,7 +47,7 @@ typedef struct client {
     uint32_t flags;
     int argc;
     garg *argv;
-    /* Output: bytes appended by reply_*, flushed by net/. */
+    /* Output: the bytes reply_* append, which the transport (net/) sends. */
     char *obuf;
     size_t olen, ocap, osent;
     size_t obuf_peak;
