@@ -142,6 +142,7 @@ void cmd_table_init(void) {
         d->name = bar ? bar + 1 : m->name;
         d->arity = m->arity;
         d->flags = parse_flags(m->flags);
+        if (prop_no_own_record(m->name)) d->flags |= CMDF_NO_OWN_RECORD;
         d->flags_str = m->flags;
         d->acl_str = m->acl;
         d->first = m->first;

@@ -34,6 +34,9 @@ enum {
     CMDF_MOVABLEKEYS = 1 << 15,
     CMDF_ALLOW_BUSY = 1 << 16,
     CMDF_NO_MANDATORY_KEYS = 1 << 17,
+    /* Goblin's own, not in Redis's metadata: the call puts nothing of its
+     * own on the write stream (cmd/propagate.c decides which). */
+    CMDF_NO_OWN_RECORD = 1 << 18,
 };
 
 /* How the dispatcher locks the keyspace around a handler. */

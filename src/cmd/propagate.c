@@ -47,19 +47,33 @@ static _Thread_local struct {
     int nops, cap;
 } T;
 
-static void op_fill(prop_op *o, int dbid, int argc, const char *const *p, const size_t *n) {
+/* Argument i of o becomes an owned, NUL-terminated copy of p[0..n). */
+static void op_set(prop_op *o, int i, const char *p, size_t n) {
+    free(o->p[i]);
+    o->p[i] = malloc(n + 1);
+    if (!o->p[i]) abort();
+    memcpy(o->p[i], p, n);
+    o->p[i][n] = '\0';
+    o->n[i] = n;
+}
+
+static void op_alloc(prop_op *o, int dbid, int argc) {
     o->dbid = dbid;
     o->argc = argc;
-    o->p = malloc(sizeof(char *) * (size_t)argc);
+    o->p = calloc((size_t)argc, sizeof(char *));
     o->n = malloc(sizeof(size_t) * (size_t)argc);
     if (!o->p || !o->n) abort();
-    for (int i = 0; i < argc; i++) {
-        o->p[i] = malloc(n[i] + 1);
-        if (!o->p[i]) abort();
-        memcpy(o->p[i], p[i], n[i]);
-        o->p[i][n[i]] = '\0';
-        o->n[i] = n[i];
-    }
+}
+
+static void op_fill(prop_op *o, int dbid, int argc, const char *const *p, const size_t *n) {
+    op_alloc(o, dbid, argc);
+    for (int i = 0; i < argc; i++) op_set(o, i, p[i], n[i]);
+}
+
+/* The call's own arguments, as sent. */
+static void op_fill_call(prop_op *o, const client *c) {
+    op_alloc(o, c->db, c->argc);
+    for (int i = 0; i < c->argc; i++) op_set(o, i, c->argv[i].p, c->argv[i].n);
 }
 
 static void op_free(prop_op *o) {
@@ -106,15 +120,17 @@ static void emit_all(void) {
     wstream_unlock();
 }
 
-/* Commands whose own call propagates nothing: EXEC and the scripts (their
- * effects are what the calls nested in them propagated), and the ones that
- * replace the dataset from a file (LOAD, DEBUG RELOAD: replaying them
- * would read a file that may have changed since; the AOF rewrites instead). */
-static int propagates_nothing_itself(const cmd_def *cmd) {
-    const char *n = cmd->parent ? cmd->parent->name : cmd->fullname;
-    return !strcmp(n, "exec") || !strcmp(n, "eval") || !strcmp(n, "evalsha") || !strcmp(n, "eval_ro") ||
-           !strcmp(n, "evalsha_ro") || !strcmp(n, "fcall") || !strcmp(n, "fcall_ro") || !strcmp(n, "load") ||
-           !strcmp(n, "debug");
+/* EXEC and the scripts propagate only what the calls nested in them did;
+ * LOAD and DEBUG (RELOAD) replace the dataset from a file, and replaying
+ * them would read a file that may have changed since (the AOF rewrites
+ * instead). Asked once per command when the table is built. */
+int prop_no_own_record(const char *fullname) {
+    static const char *const names[] = {"exec", "eval", "evalsha", "eval_ro", "evalsha_ro",
+                                        "fcall", "fcall_ro", "load", "debug"};
+    size_t n = strcspn(fullname, "|");
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strlen(names[i]) == n && !strncmp(names[i], fullname, n)) return 1;
+    return 0;
 }
 
 void prop_end(client *c, const cmd_def *cmd) {
@@ -127,20 +143,8 @@ void prop_end(client *c, const cmd_def *cmd) {
         /* A rewrite stands for the call's changes: none, nothing to say. */
         if (mine > 0) *ops_push() = l->rewrite;
         else op_free(&l->rewrite);
-    } else if (l->state == LEVEL_DEFAULT && mine > 0 && wstream_active() && !propagates_nothing_itself(cmd)) {
-        prop_op *o = ops_push();
-        o->dbid = c->db;
-        o->argc = c->argc;
-        o->p = malloc(sizeof(char *) * (size_t)c->argc);
-        o->n = malloc(sizeof(size_t) * (size_t)c->argc);
-        if (!o->p || !o->n) abort();
-        for (int i = 0; i < c->argc; i++) {
-            o->p[i] = malloc(c->argv[i].n + 1);
-            if (!o->p[i]) abort();
-            memcpy(o->p[i], c->argv[i].p, c->argv[i].n);
-            o->p[i][c->argv[i].n] = '\0';
-            o->n[i] = c->argv[i].n;
-        }
+    } else if (l->state == LEVEL_DEFAULT && mine > 0 && !(cmd->flags & CMDF_NO_OWN_RECORD) && wstream_active()) {
+        op_fill_call(ops_push(), c);
     }
     if (T.depth > 0) return;
     if (T.nops && wstream_active()) emit_all();
@@ -152,11 +156,11 @@ void prop_rewrite(client *c, int argc, const char *const *p, const size_t *n) {
     if (!T.depth) return;
     prop_level *l = &T.lv[T.depth - 1];
     if (l->state == LEVEL_REWRITTEN) op_free(&l->rewrite);
-    l->state = LEVEL_REWRITTEN;
     if (!wstream_active()) {
         l->state = LEVEL_NONE;
         return;
     }
+    l->state = LEVEL_REWRITTEN;
     op_fill(&l->rewrite, c->db, argc, p, n);
 }
 
@@ -201,19 +205,12 @@ void prop_pexpireat(client *c, const char *key, size_t klen, long long when_ms) 
 void prop_rewrite_arg(client *c, int i, const char *p, size_t n) {
     if (!T.depth || !wstream_active()) return;
     prop_level *l = &T.lv[T.depth - 1];
-    if (l->state != LEVEL_REWRITTEN) {
-        const char **ap = malloc(sizeof(char *) * (size_t)(c->argc + 1));
-        size_t *an = malloc(sizeof(size_t) * (size_t)(c->argc + 1));
-        if (!ap || !an) abort();
-        for (int k = 0; k < c->argc; k++) {
-            ap[k] = c->argv[k].p;
-            an[k] = c->argv[k].n;
-        }
-        prop_rewrite(c, c->argc, ap, an);
-        free(ap);
-        free(an);
-    }
     prop_op *o = &l->rewrite;
+    if (l->state != LEVEL_REWRITTEN) {
+        if (l->state == LEVEL_NONE) return;
+        op_fill_call(o, c);
+        l->state = LEVEL_REWRITTEN;
+    }
     assert(i >= 0 && i <= o->argc);
     if (i == o->argc) {
         o->p = realloc(o->p, sizeof(char *) * (size_t)(o->argc + 1));
@@ -221,12 +218,7 @@ void prop_rewrite_arg(client *c, int i, const char *p, size_t n) {
         if (!o->p || !o->n) abort();
         o->p[o->argc++] = NULL;
     }
-    free(o->p[i]);
-    o->p[i] = malloc(n + 1);
-    if (!o->p[i]) abort();
-    memcpy(o->p[i], p, n);
-    o->p[i][n] = '\0';
-    o->n[i] = n;
+    op_set(o, i, p, n);
 }
 
 void prop_rewrite_arg_ll(client *c, int i, long long v) {

@@ -27,6 +27,10 @@
 
 struct cmd_def;
 
+/* Whether a command (its full name, "debug|reload" or "exec") puts no
+ * record of its own on the stream; the table marks it CMDF_NO_OWN_RECORD. */
+int prop_no_own_record(const char *fullname);
+
 /* Around the handler in cmd_call (prop_end before the locks go). */
 void prop_begin(void);
 void prop_end(client *c, const struct cmd_def *cmd);
