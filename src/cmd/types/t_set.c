@@ -148,55 +148,67 @@ static int count_form(client *c, void (*with_count)(client *c)) {
 }
 
 /* Popped members are replied and, for the write stream, sent as SREM key
- * m1 .. mk in batches of SPOP_PROP_BATCH, as Redis propagates SPOP. */
+ * m1 .. mk in batches of SPOP_PROP_BATCH, as Redis propagates SPOP. The
+ * batch exists only while somebody listens to the stream. */
 #define SPOP_PROP_BATCH 1024
 
-typedef struct pop_reply {
-    client *c;
-    long n;
-    const garg *key;          /* NULL: no propagation batches */
+typedef struct spop_batch {
+    const garg *key;
     int nb;
     const char *bp[SPOP_PROP_BATCH + 2];
     size_t bn[SPOP_PROP_BATCH + 2];
     char *own[SPOP_PROP_BATCH];
+} spop_batch;
+
+typedef struct pop_reply {
+    client *c;
+    long n;
+    spop_batch *b;            /* NULL: the stream is idle */
 } pop_reply;
 
 static void pop_flush(pop_reply *pr) {
-    if (!pr->nb) return;
-    pr->bp[0] = "SREM";
-    pr->bn[0] = 4;
-    pr->bp[1] = pr->key->p;
-    pr->bn[1] = pr->key->n;
-    prop_also(pr->c->db, pr->nb + 2, pr->bp, pr->bn);
-    for (int i = 0; i < pr->nb; i++) free(pr->own[i]);
-    pr->nb = 0;
+    spop_batch *b = pr->b;
+    if (!b || !b->nb) return;
+    b->bp[0] = "SREM";
+    b->bn[0] = 4;
+    b->bp[1] = b->key->p;
+    b->bn[1] = b->key->n;
+    prop_also(pr->c->db, b->nb + 2, b->bp, b->bn);
+    for (int i = 0; i < b->nb; i++) free(b->own[i]);
+    b->nb = 0;
 }
 
-/* Replies through pr; batches for the stream only when somebody listens. */
-static pop_reply *pop_reply_new(client *c, const garg *key) {
-    pop_reply *pr = malloc(sizeof(*pr));
-    if (!pr) abort();
+static void pop_reply_init(pop_reply *pr, client *c, const garg *key) {
     pr->c = c;
     pr->n = 0;
-    pr->key = wstream_active() ? key : NULL;
-    pr->nb = 0;
-    return pr;
+    pr->b = NULL;
+    if (!wstream_active()) return;
+    if (!(pr->b = malloc(sizeof(*pr->b)))) abort();
+    pr->b->key = key;
+    pr->b->nb = 0;
+}
+
+/* The last batch out, the batch freed. */
+static void pop_reply_done(pop_reply *pr) {
+    pop_flush(pr);
+    free(pr->b);
 }
 
 static void reply_popped(void *arg, const set_elem *e) {
     pop_reply *pr = arg;
     reply_bulk(pr->c, e->p, e->n);
     pr->n++;
-    if (!pr->key) return;
+    spop_batch *b = pr->b;
+    if (!b) return;
     /* The element's bytes may be a formatted integer of the callback's:
      * keep a copy until the batch is out. */
     char *m = malloc(e->n + 1);
     if (!m) abort();
     memcpy(m, e->p, e->n);
-    pr->own[pr->nb] = m;
-    pr->bp[pr->nb + 2] = m;
-    pr->bn[pr->nb + 2] = e->n;
-    if (++pr->nb == SPOP_PROP_BATCH) pop_flush(pr);
+    b->own[b->nb] = m;
+    b->bp[b->nb + 2] = m;
+    b->bn[b->nb + 2] = e->n;
+    if (++b->nb == SPOP_PROP_BATCH) pop_flush(pr);
 }
 
 static void spopWithCount(client *c) {
@@ -223,11 +235,11 @@ static void spopWithCount(client *c) {
         prop_key(c->db, "DEL", key->p, key->n);
         return;
     }
-    pop_reply *pr = pop_reply_new(c, key);
+    pop_reply pr;
+    pop_reply_init(&pr, c, key);
     reply_set(c, (long)count);
-    set_pop_many(&s, (size_t)count, rand_next, reply_popped, pr);
-    pop_flush(pr);
-    free(pr);
+    set_pop_many(&s, (size_t)count, rand_next, reply_popped, &pr);
+    pop_reply_done(&pr);
     e->val.u.p = s;
     sync_encoding(e);
     cmd_key_modified(c, db, key->p, key->n);
@@ -241,10 +253,10 @@ static void spopCommand(client *c) {
     dbentry *e = tc_lookup_or_reply(c, db, key, OBJ_SET, reply_null);
     if (!e) return;
     gset *s = obj_set(e);
-    pop_reply *pr = pop_reply_new(c, key);
-    set_pop(&s, rand_next, reply_popped, pr);
-    pop_flush(pr); /* SREM key member */
-    free(pr);
+    pop_reply pr;
+    pop_reply_init(&pr, c, key);
+    set_pop(&s, rand_next, reply_popped, &pr);
+    pop_reply_done(&pr); /* SREM key member */
     prop_none(c);
     e->val.u.p = s;
     cmd_notify(c, NOTIFY_SET, "spop", db, key->p, key->n);
