@@ -117,17 +117,21 @@ static int64_t mono_ms(void) {
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* Room for n more pending bytes (mu held). */
+static void pend_reserve(size_t n) {
+    if (plen + n <= pcap) return;
+    size_t nc = pcap ? pcap : 16384;
+    while (nc < plen + n) nc *= 2;
+    char *np = realloc(pend, nc);
+    if (!np) abort();
+    pend = np;
+    pcap = nc;
+}
+
 static void sink_write(void *arg, const char *p, size_t n) {
     (void)arg;
     pthread_mutex_lock(&mu);
-    if (plen + n > pcap) {
-        size_t nc = pcap ? pcap : 16384;
-        while (nc < plen + n) nc *= 2;
-        char *np = realloc(pend, nc);
-        if (!np) abort();
-        pend = np;
-        pcap = nc;
-    }
+    pend_reserve(n);
     memcpy(pend + plen, p, n);
     plen += n;
     recv_off += n;
@@ -272,14 +276,7 @@ static void *writer_main(void *arg) {
         } else {
             /* Put back what did not reach the file, ahead of what came since. */
             size_t left = n - done;
-            if (plen + left > pcap) {
-                size_t nc = pcap ? pcap : 16384;
-                while (nc < plen + left) nc *= 2;
-                char *np = realloc(pend, nc);
-                if (!np) abort();
-                pend = np;
-                pcap = nc;
-            }
+            pend_reserve(left);
             memmove(pend + left, pend, plen);
             memcpy(pend, wbuf + done, left);
             plen += left;
