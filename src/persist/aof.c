@@ -332,14 +332,6 @@ static int file_exists(const char *p) {
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int aof_startup_pending(void) {
-    names_init();
-    char path[1024], name[600];
-    snprintf(name, sizeof(name), "%s.manifest", fname_);
-    aof_path(path, sizeof(path), dirname_, name);
-    return file_exists(path) || file_exists(fname_);
-}
-
 /* An old-style single AOF file in dir: move it into the directory as the
  * base, as Redis 7.0 upgrades. */
 static int upgrade_old_style(char *err, size_t errlen) {

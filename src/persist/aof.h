@@ -13,7 +13,7 @@
  * write+fsync (group commit).
  *
  * Entry points (lock needs stated at each):
- *   aof_startup_pending / aof_load_at_startup / aof_open_at_startup
+ *   aof_load_at_startup / aof_open_at_startup
  *   aof_durable_needed + aof_barrier     replies after fsync (always)
  *   aof_write_error                      the dispatcher's MISCONF check
  *   aof_rewrite_start / aof_cron         BGREWRITEAOF and its child
@@ -39,15 +39,13 @@ void aof_config_register(void);
 /* appendonly as configured now. */
 int aof_enabled(void);
 
-/* Start-up, appendonly yes. aof_startup_pending: whether files exist that
- * aof_load_at_startup will read (the caller serves -LOADING meanwhile).
+/* Start-up, appendonly yes (the caller serves -LOADING until both ran).
  * aof_load_at_startup: load manifest, base and incr files into the live
  * dataset (takes its own locks); 0 ok (loaded, or nothing to load), -1
  * with err (a damaged manifest, a missing file, a torn tail with
  * aof-load-truncated no): the server must not start. Then
  * aof_open_at_startup creates the directory, a base when there is none, an
  * incr file and the manifest, and starts writing; -1 with err on failure. */
-int aof_startup_pending(void);
 int aof_load_at_startup(char *err, size_t errlen);
 int aof_open_at_startup(char *err, size_t errlen);
 
