@@ -149,6 +149,12 @@ static config_entry table[] = {
     {"appendfilename", NULL, T_STRING, F_IMMUTABLE, NULL, "appendonly.aof", 0, 0, NULL, NULL},
     {"appendfsync", NULL, T_ENUM, 0, NULL, "everysec", 0, 0, aof_fsyncs, NULL},
     {"aof-load-truncated", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"no-appendfsync-on-rewrite", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"auto-aof-rewrite-percentage", NULL, T_INT, 0, NULL, "100", 0, INT_MAX, NULL, NULL},
+    {"auto-aof-rewrite-min-size", NULL, T_SIZE, 0, NULL, "64mb", 0, LLONG_MAX, NULL, NULL},
+    {"aof-timestamp-enabled", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"aof-rewrite-incremental-fsync", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"rdb-save-incremental-fsync", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"always-show-logo", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL, "Goblin prints no ASCII-art logo"},
     {"set-proc-title", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
      "Goblin leaves its process title as it was started"},
@@ -311,8 +317,8 @@ static int store_value(config_entry *e, const char *v, char *err, size_t errlen)
     long long n;
     switch (e->type) {
     case T_BOOL:
-        if (strcasecmp(v, "yes") == 0) *(int *)e->ptr = 1;
-        else if (strcasecmp(v, "no") == 0) *(int *)e->ptr = 0;
+        if (strcasecmp(v, "yes") == 0) __atomic_store_n((int *)e->ptr, 1, __ATOMIC_RELAXED);
+        else if (strcasecmp(v, "no") == 0) __atomic_store_n((int *)e->ptr, 0, __ATOMIC_RELAXED);
         else {
             snprintf(err, errlen, "argument must be 'yes' or 'no'");
             return -1;
@@ -359,7 +365,7 @@ static int store_value(config_entry *e, const char *v, char *err, size_t errlen)
             snprintf(err, errlen, "argument must be between %lld and %lld inclusive", e->min, e->max);
             return -1;
         }
-        *(long long *)e->ptr = n;
+        __atomic_store_n((long long *)e->ptr, n, __ATOMIC_RELAXED);
         return 0;
     case T_STRING: {
         if (e->ptr == &cfg.client_output_buffer_limit) return obl_set(v, err, errlen);

@@ -52,24 +52,27 @@
 
 static int fsync_mode = AOF_FSYNC_EVERYSEC; /* atomics: follows CONFIG SET */
 static int on;                              /* the writer runs */
+/* appendonly turned on at run time: the incr file being written is a temp
+ * file outside the manifest until the first rewrite has written a base
+ * (Redis's AOF_WAIT_REWRITE). man_mu; read relaxed for INFO. */
+static int wait_rw;
+static int live;                            /* start-up is over */
 static aof_replay_fn *replay;
+
+/* Bound to their directives (config_bind_*), so the code that runs inside
+ * CONFIG SET (under the config lock) reads them without that lock. */
+static int use_preamble = 1;                /* aof-use-rdb-preamble */
+static int load_truncated = 1;              /* aof-load-truncated */
+static int rw_incr_fsync = 1;               /* aof-rewrite-incremental-fsync */
+static int no_fsync_on_rw;                  /* no-appendfsync-on-rewrite */
+static int ts_enabled;                      /* aof-timestamp-enabled */
+static int auto_perc = 100;                 /* auto-aof-rewrite-percentage */
+static long long auto_min = 64LL << 20;     /* auto-aof-rewrite-min-size */
+static char *dirname_, *fname_;             /* appenddirname, appendfilename (start-up only) */
 
 void aof_set_replay(aof_replay_fn *fn) { replay = fn; }
 
-static char *setting(const char *name, const char *dflt) {
-    char *v = config_value(name);
-    if (!v) v = strdup(dflt);
-    if (!v) abort();
-    return v;
-}
-
-static int setting_yes(const char *name, int dflt) {
-    char *v = config_value(name);
-    if (!v) return dflt;
-    int y = strcmp(v, "yes") == 0;
-    free(v);
-    return y;
-}
+static int setting(const int *v) { return __atomic_load_n(v, __ATOMIC_RELAXED); }
 
 static void fsync_apply(const char *v) {
     int m = !strcmp(v, "always") ? AOF_FSYNC_ALWAYS : !strcmp(v, "no") ? AOF_FSYNC_NO : AOF_FSYNC_EVERYSEC;
@@ -77,12 +80,30 @@ static void fsync_apply(const char *v) {
 }
 static const config_hook fsync_hook = {NULL, fsync_apply};
 
+static int turn_on(char *err, size_t errlen);
+static void turn_off(void);
+
+/* CONFIG SET appendonly: runs under the config lock and the keyspace write
+ * lock (CONFIG SET takes both), so no write is applied while the AOF
+ * starts or stops. */
 static int appendonly_check(const char *v, char *norm, size_t normlen, char *err, size_t errlen) {
     (void)norm;
     (void)normlen;
+    if (!__atomic_load_n(&live, __ATOMIC_ACQUIRE)) {
+        if (!persist_loading()) return 0; /* the config file, before start-up reads it */
+        snprintf(err, errlen, "appendonly can't be changed while the dataset is loading");
+        return -1;
+    }
     int want = strcmp(v, "yes") == 0;
     if (want == __atomic_load_n(&on, __ATOMIC_RELAXED)) return 0;
-    snprintf(err, errlen, "appendonly can't be changed at run time yet: restart with --appendonly %s", v);
+    if (!want) {
+        turn_off();
+        return 0;
+    }
+    char why[600];
+    if (turn_on(why, sizeof(why)) == 0) return 0;
+    log_warn("%s", why);
+    snprintf(err, errlen, "Unable to turn on AOF. Check server logs.");
     return -1;
 }
 static const config_hook appendonly_hook = {appendonly_check, NULL};
@@ -90,9 +111,24 @@ static const config_hook appendonly_hook = {appendonly_check, NULL};
 void aof_config_register(void) {
     config_register_hook("appendfsync", &fsync_hook);
     config_register_hook("appendonly", &appendonly_hook);
+    if (config_bind_int("aof-use-rdb-preamble", &use_preamble) || config_bind_int("aof-load-truncated", &load_truncated) ||
+        config_bind_int("aof-rewrite-incremental-fsync", &rw_incr_fsync) ||
+        config_bind_int("no-appendfsync-on-rewrite", &no_fsync_on_rw) ||
+        config_bind_int("aof-timestamp-enabled", &ts_enabled) ||
+        config_bind_int("auto-aof-rewrite-percentage", &auto_perc) ||
+        config_bind_ll("auto-aof-rewrite-min-size", &auto_min) || config_bind_string("appenddirname", &dirname_) ||
+        config_bind_string("appendfilename", &fname_))
+        abort(); /* the table lost a row */
 }
 
-int aof_enabled(void) { return setting_yes("appendonly", 0); }
+int aof_enabled(void) {
+    char *v = config_value("appendonly");
+    int y = v && strcmp(v, "yes") == 0;
+    free(v);
+    return y;
+}
+
+void aof_set_live(void) { __atomic_store_n(&live, 1, __ATOMIC_RELEASE); }
 
 /* ---- the writer ------------------------------------------------------------------ */
 
@@ -128,9 +164,26 @@ static void pend_reserve(size_t n) {
     pcap = nc;
 }
 
+static int64_t ts_last; /* unix second of the last #TS annotation (mu) */
+
+/* One record of the stream (with its SELECT, if any). Under
+ * aof-timestamp-enabled a "#TS:<unix time>" annotation line goes before the
+ * first record of every second, as Redis 7.0 writes it; loaders skip it. */
 static void sink_write(void *arg, const char *p, size_t n) {
     (void)arg;
     pthread_mutex_lock(&mu);
+    if (setting(&ts_enabled)) {
+        int64_t now = (int64_t)time(NULL);
+        if (now > ts_last) {
+            char ts[40];
+            int k = snprintf(ts, sizeof(ts), "#TS:%lld\r\n", (long long)now);
+            pend_reserve((size_t)k);
+            memcpy(pend + plen, ts, (size_t)k);
+            plen += (size_t)k;
+            recv_off += (size_t)k;
+            ts_last = now;
+        }
+    }
     pend_reserve(n);
     memcpy(pend + plen, p, n);
     plen += n;
@@ -208,6 +261,13 @@ static void set_error(int e) {
     __atomic_store_n(&write_ok, 0, __ATOMIC_RELAXED);
 }
 
+static int rw_running; /* atomics: a rewrite child exists (mirrors rw_pid) */
+
+/* A fork child (BGSAVE or rewrite) is writing a snapshot. */
+static int child_running(void) {
+    return __atomic_load_n(&rw_running, __ATOMIC_RELAXED) || persist_bgsave_in_progress();
+}
+
 static void *writer_main(void *arg) {
     (void)arg;
     pthread_setname_np(pthread_self(), "goblin-aof");
@@ -252,7 +312,14 @@ static void *writer_main(void *arg) {
         int rc = n ? write_all(fd, wbuf, n, size, &done) : 0;
         int e = errno;
         int synced = 0;
-        if (rc == 0 && (mode == AOF_FSYNC_ALWAYS || (mode == AOF_FSYNC_EVERYSEC && mono_ms() - last_fsync_ms >= 1000))) {
+        if (rc == 0 && mode != AOF_FSYNC_NO && setting(&no_fsync_on_rw) && child_running()) {
+            /* no-appendfsync-on-rewrite: while a child writes its snapshot,
+             * no fsync; as in Redis, appendfsync always then acknowledges
+             * written, not synced, bytes. */
+            synced = 1;
+            last_fsync_ms = mono_ms();
+        } else if (rc == 0 &&
+                   (mode == AOF_FSYNC_ALWAYS || (mode == AOF_FSYNC_EVERYSEC && mono_ms() - last_fsync_ms >= 1000))) {
             if (fdatasync(fd) != 0) {
                 rc = -1;
                 e = errno;
@@ -308,18 +375,12 @@ static void drain_locked(void) {
 
 static pthread_mutex_t man_mu = PTHREAD_MUTEX_INITIALIZER;
 static aof_manifest man;           /* man_mu */
-static char *dirname_, *fname_;    /* set at start-up (immutable directives) */
 
 static uint64_t file_size(const char *name) {
     char path[1024];
     struct stat st;
     aof_path(path, sizeof(path), dirname_, name);
     return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-}
-
-static void names_init(void) {
-    if (!dirname_) dirname_ = setting("appenddirname", "appendonlydir");
-    if (!fname_) fname_ = setting("appendfilename", "appendonly.aof");
 }
 
 static int dir_exists(const char *d) {
@@ -357,7 +418,6 @@ static int upgrade_old_style(char *err, size_t errlen) {
 }
 
 int aof_load_at_startup(char *err, size_t errlen) {
-    names_init();
     pthread_mutex_lock(&man_mu);
     aofm_free(&man);
     char path[1024], name[600];
@@ -382,7 +442,8 @@ int aof_load_at_startup(char *err, size_t errlen) {
             uint64_t bs = 0, ts = 0;
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
-            rc = aof_load_files(dirname_, &man, setting_yes("aof-load-truncated", 1), replay, &bs, &ts, err, errlen);
+            rc = aof_load_files(dirname_, &man, setting(&load_truncated), replay, persist_loading_progress, &bs, &ts,
+                                err, errlen);
             clock_gettime(CLOCK_MONOTONIC, &t1);
             if (rc == 0) {
                 __atomic_store_n(&base_size, bs, __ATOMIC_RELAXED);
@@ -396,10 +457,9 @@ int aof_load_at_startup(char *err, size_t errlen) {
 }
 
 static void fill_opts(rdb_save_opts *o) {
-    memset(o, 0, sizeof(*o));
-    o->compress = persist_compress();
-    o->used_mem = memusage_used();
+    persist_fill_save_opts(o);
     o->aof_base = 1;
+    o->incremental_fsync = setting(&rw_incr_fsync);
 }
 
 /* Write the dataset as a new base (RDB) or an empty command base at path;
@@ -429,8 +489,43 @@ static int open_incr(const char *name, char *err, size_t errlen) {
     return fd;
 }
 
+static void writer_stop(void);
+
+/* Start the writer on fd (an incr file of size bytes) and attach the sink;
+ * no write may be applied meanwhile (start-up, or the keyspace write lock).
+ * 0, or -1 with err (fd closed). */
+static int writer_start(int fd, uint64_t size, char *err, size_t errlen) {
+    pthread_mutex_lock(&mu);
+    wfd = fd;
+    plen = 0; /* bytes left from a stop with a write error belong to no file now */
+    stop_req = 0;
+    busy = 0;
+    ts_last = 0;
+    last_fsync_ms = mono_ms();
+    __atomic_store_n(&incr_size, size, __ATOMIC_RELAXED);
+    __atomic_store_n(&write_ok, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&mu);
+    if (pthread_create(&writer_tid, NULL, writer_main, NULL) != 0) {
+        snprintf(err, errlen, "Can't start the AOF writer thread");
+        pthread_mutex_lock(&mu);
+        wfd = -1;
+        pthread_mutex_unlock(&mu);
+        close(fd);
+        return -1;
+    }
+    __atomic_store_n(&on, 1, __ATOMIC_RELAXED);
+    if (wstream_add_sink(&sink) != 0) {
+        snprintf(err, errlen, "Can't attach the AOF to the write stream: every sink slot is taken");
+        writer_stop();
+        return -1;
+    }
+    wstream_lock();
+    wstream_force_select_locked();
+    wstream_unlock();
+    return 0;
+}
+
 int aof_open_at_startup(char *err, size_t errlen) {
-    names_init();
     pthread_mutex_lock(&man_mu);
     int rc = -1;
     if (mkdir(dirname_, 0755) != 0 && errno != EEXIST) {
@@ -439,7 +534,7 @@ int aof_open_at_startup(char *err, size_t errlen) {
     }
     int had_incr = man.nincr > 0;
     if (!man.has_base && !man.nincr) {
-        int rdb = setting_yes("aof-use-rdb-preamble", 1);
+        int rdb = setting(&use_preamble);
         aof_file *b = aofm_new_base(&man, fname_, rdb);
         char path[1024];
         aof_path(path, sizeof(path), dirname_, b->name);
@@ -461,26 +556,10 @@ int aof_open_at_startup(char *err, size_t errlen) {
     uint64_t total = man.has_base ? file_size(man.base.name) : 0;
     for (int i = 0; i < man.nincr; i++) total += file_size(man.incr[i].name);
     __atomic_store_n(&cur_size, total, __ATOMIC_RELAXED);
-    __atomic_store_n(&incr_size, file_size(incr), __ATOMIC_RELAXED);
+    __atomic_store_n(&base_size, total, __ATOMIC_RELAXED); /* auto rewrites grow from here */
     log_notice("%s AOF incr file %s on server start", had_incr ? "Opening" : "Creating", incr);
-    pthread_mutex_lock(&mu);
-    wfd = fd;
-    stop_req = 0;
-    last_fsync_ms = mono_ms();
-    pthread_mutex_unlock(&mu);
-    if (pthread_create(&writer_tid, NULL, writer_main, NULL) != 0) {
-        snprintf(err, errlen, "Can't start the AOF writer thread");
-        goto out;
-    }
-    __atomic_store_n(&on, 1, __ATOMIC_RELAXED);
-    if (wstream_add_sink(&sink) != 0) {
-        snprintf(err, errlen, "Can't attach the AOF to the write stream: every sink slot is taken");
-        goto out;
-    }
-    wstream_lock();
-    wstream_force_select_locked();
-    wstream_unlock();
-    rc = 0;
+    rc = writer_start(fd, file_size(incr), err, errlen);
+    if (rc == 0) aof_set_live();
 out:
     pthread_mutex_unlock(&man_mu);
     return rc;
@@ -490,8 +569,9 @@ out:
 
 static void rewrite_kill(void);
 
-void aof_stop(void) {
-    rewrite_kill();
+/* Stop the writer: what is pending is written (unless the disk refuses it)
+ * and fsynced, the file closed. */
+static void writer_stop(void) {
     if (!__atomic_load_n(&on, __ATOMIC_RELAXED)) return;
     wstream_remove_sink(&sink);
     pthread_mutex_lock(&mu);
@@ -511,23 +591,24 @@ void aof_stop(void) {
     pthread_mutex_unlock(&mu);
 }
 
+void aof_stop(void) {
+    rewrite_kill();
+    writer_stop();
+}
+
 /* ---- BGREWRITEAOF ---------------------------------------------------------------------- */
 
 static pid_t rw_pid = -1;          /* man_mu */
 static long long rw_base_seq;      /* incr files before this seq become history */
-static int64_t rw_start;           /* unix seconds */
+static int64_t rw_start;           /* unix seconds (atomics) */
+static int64_t rw_failed_at;       /* monotonic ms of the last failure (man_mu) */
 static int rw_scheduled;           /* atomics below */
 static int rw_last_ok = 1;
 static long long rw_last_secs = -1;
 static long long rw_count, rw_failures;
 static int rw_hugetlb_logged;
 
-int aof_rewrite_in_progress(void) {
-    pthread_mutex_lock(&man_mu);
-    int r = rw_pid != -1;
-    pthread_mutex_unlock(&man_mu);
-    return r;
-}
+int aof_rewrite_in_progress(void) { return __atomic_load_n(&rw_running, __ATOMIC_RELAXED); }
 
 void aof_rewrite_schedule(void) {
     __atomic_store_n(&rw_scheduled, 1, __ATOMIC_RELAXED);
@@ -537,6 +618,13 @@ void aof_rewrite_schedule(void) {
 static void tmp_base_path(char *buf, size_t len, long pid) {
     char name[64];
     snprintf(name, sizeof(name), "temp-rewriteaof-bg-%ld.aof", pid);
+    aof_path(buf, len, dirname_, name);
+}
+
+/* The incr file of an AOF turned on at run time, until its first base. */
+static void temp_incr_path(char *buf, size_t len) {
+    char name[AOF_NAME_MAX + 16];
+    snprintf(name, sizeof(name), "temp-%s.incr", fname_);
     aof_path(buf, len, dirname_, name);
 }
 
@@ -595,6 +683,41 @@ static int switch_incr(char *err, size_t errlen) {
     return 0;
 }
 
+/* Waiting for the first base: the temp incr file starts again empty, so it
+ * holds exactly the writes after the snapshot about to be taken (man_mu
+ * and the keyspace write lock held). What the writer still had pending is
+ * in that snapshot. */
+static int restart_temp_incr(char *err, size_t errlen) {
+    char tp[1024];
+    temp_incr_path(tp, sizeof(tp));
+    unlink(tp);
+    int fd = open(tp, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "Can't open the append-only file %s: %s", tp, strerror(errno));
+        return -1;
+    }
+    wstream_lock();
+    pthread_mutex_lock(&mu);
+    drain_locked();
+    plen = 0;
+    int old = wfd;
+    wfd = fd;
+    __atomic_store_n(&incr_size, 0, __ATOMIC_RELAXED);
+    wstream_force_select_locked();
+    pthread_mutex_unlock(&mu);
+    wstream_unlock();
+    if (old >= 0) close(old);
+    return 0;
+}
+
+static void rw_failed(void) {
+    __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&rw_failures, 1, __ATOMIC_RELAXED);
+    rw_failed_at = mono_ms();
+    /* An AOF turned on at run time has no base yet: try again (cron). */
+    if (wait_rw) __atomic_store_n(&rw_scheduled, 1, __ATOMIC_RELAXED);
+}
+
 /* man_mu held; the keyspace write lock held. */
 static int rewrite_start_locked(int may_schedule, char *err, size_t errlen) {
     if (rw_pid != -1) {
@@ -615,14 +738,14 @@ static int rewrite_start_locked(int may_schedule, char *err, size_t errlen) {
         snprintf(err, errlen, "a background save is in progress");
         return AOF_RW_FAILED;
     }
-    names_init();
     if (mkdir(dirname_, 0755) != 0 && errno != EEXIST) {
         log_warn("Can't open or create append-only dir %s: %s", dirname_, strerror(errno));
         __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
         snprintf(err, errlen, "Can't open or create append-only dir %s: %s", dirname_, strerror(errno));
         return AOF_RW_FAILED;
     }
-    if (__atomic_load_n(&on, __ATOMIC_RELAXED) && switch_incr(err, errlen) != 0) {
+    if (__atomic_load_n(&on, __ATOMIC_RELAXED) &&
+        (wait_rw ? restart_temp_incr(err, errlen) : switch_incr(err, errlen)) != 0) {
         log_warn("%s", err);
         __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
         return AOF_RW_FAILED;
@@ -640,7 +763,8 @@ static int rewrite_start_locked(int may_schedule, char *err, size_t errlen) {
         return AOF_RW_FAILED;
     }
     rw_pid = pid;
-    rw_start = time(NULL);
+    __atomic_store_n(&rw_running, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&rw_start, (int64_t)time(NULL), __ATOMIC_RELAXED);
     __atomic_store_n(&rw_scheduled, 0, __ATOMIC_RELAXED);
     log_notice("Background append only file rewriting started by pid %ld", (long)pid);
     return AOF_RW_STARTED;
@@ -653,58 +777,57 @@ int aof_rewrite_start(int may_schedule, char *err, size_t errlen) {
     return rc;
 }
 
-/* The child exited; man_mu held. */
-static void rewrite_done(int status) {
-    char tmp[1024];
-    tmp_base_path(tmp, sizeof(tmp), (long)rw_pid);
-    __atomic_store_n(&rw_last_secs, (long long)(time(NULL) - rw_start), __ATOMIC_RELAXED);
-    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    rw_pid = -1;
-    if (!ok) {
-        unlink(tmp);
-        __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&rw_failures, 1, __ATOMIC_RELAXED);
-        if (WIFSIGNALED(status)) log_warn("Background AOF rewrite terminated by signal %d", WTERMSIG(status));
-        else log_warn("Background AOF rewrite terminated with error");
-        return;
-    }
+/* A complete new base is at tmp: make it the base in the manifest; man_mu
+ * held. Incr files older than the one opened when the rewrite started are
+ * in it and become history; waiting for a first base, the temp incr file
+ * becomes the only incr file and everything from before becomes history.
+ * 0, or -1 (logged) with the manifest and the files as they were. */
+static int install_base(const char *tmp) {
     aof_manifest nm;
-    char err[600];
+    char err[600], path[1024], incr_tmp[1024] = "", incr_path[1024] = "";
     if (aofm_copy(&nm, &man) != 0) abort();
     aof_file *b = aofm_new_base(&nm, fname_, 1);
-    char path[1024];
     aof_path(path, sizeof(path), dirname_, b->name);
-    /* Incr files older than the one opened when the rewrite started are in
-     * the new base now. */
-    int keep = 0;
-    while (keep < nm.nincr && nm.incr[keep].seq < rw_base_seq) keep++;
-    if (!__atomic_load_n(&on, __ATOMIC_RELAXED)) keep = nm.nincr;
-    if (keep) {
-        aof_file *nh = realloc(nm.hist, sizeof(aof_file) * (size_t)(nm.nhist + keep));
-        if (!nh) abort();
-        nm.hist = nh;
-        for (int i = 0; i < keep; i++) {
-            nm.hist[nm.nhist] = nm.incr[i];
-            nm.hist[nm.nhist++].type = 'h';
+    if (wait_rw) {
+        aof_file *f = aofm_new_incr(&nm, fname_);
+        temp_incr_path(incr_tmp, sizeof(incr_tmp));
+        aof_path(incr_path, sizeof(incr_path), dirname_, f->name);
+        aofm_incr_to_history(&nm);
+    } else {
+        int keep = 0;
+        while (keep < nm.nincr && nm.incr[keep].seq < rw_base_seq) keep++;
+        if (!__atomic_load_n(&on, __ATOMIC_RELAXED)) keep = nm.nincr;
+        if (keep) {
+            aof_file *nh = realloc(nm.hist, sizeof(aof_file) * (size_t)(nm.nhist + keep));
+            if (!nh) abort();
+            nm.hist = nh;
+            for (int i = 0; i < keep; i++) {
+                nm.hist[nm.nhist] = nm.incr[i];
+                nm.hist[nm.nhist++].type = 'h';
+            }
+            memmove(nm.incr, nm.incr + keep, sizeof(aof_file) * (size_t)(nm.nincr - keep));
+            nm.nincr -= keep;
         }
-        memmove(nm.incr, nm.incr + keep, sizeof(aof_file) * (size_t)(nm.nincr - keep));
-        nm.nincr -= keep;
     }
     if (rename(tmp, path) != 0) {
         log_warn("Error trying to rename the temporary AOF base file %s into %s: %s", tmp, b->name, strerror(errno));
         unlink(tmp);
         aofm_free(&nm);
-        __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&rw_failures, 1, __ATOMIC_RELAXED);
-        return;
+        return -1;
+    }
+    if (incr_tmp[0] && rename(incr_tmp, incr_path) != 0) {
+        log_warn("Error trying to rename the temporary AOF incr file %s into %s: %s", incr_tmp, incr_path,
+                 strerror(errno));
+        unlink(path);
+        aofm_free(&nm);
+        return -1;
     }
     if (aofm_write(dirname_, fname_, &nm, err, sizeof(err)) != 0) {
         log_warn("%s", err);
+        if (incr_tmp[0] && rename(incr_path, incr_tmp) != 0) log_warn("Can't rename %s back: %s", incr_path, strerror(errno));
         unlink(path);
         aofm_free(&nm);
-        __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&rw_failures, 1, __ATOMIC_RELAXED);
-        return;
+        return -1;
     }
     aofm_free(&man);
     man = nm;
@@ -718,33 +841,177 @@ static void rewrite_done(int status) {
     man.hist = NULL;
     man.nhist = 0;
     if (aofm_write(dirname_, fname_, &man, err, sizeof(err)) != 0) log_warn("%s", err);
-    uint64_t bsz = file_size(man.base.name), total = bsz;
+    uint64_t total = file_size(man.base.name);
     for (int i = 0; i < man.nincr; i++) total += file_size(man.incr[i].name);
     __atomic_store_n(&base_size, total, __ATOMIC_RELAXED);
     __atomic_store_n(&cur_size, total, __ATOMIC_RELAXED);
+    if (wait_rw) log_notice("AOF is on: its first base file %s is in place", man.base.name);
+    __atomic_store_n(&wait_rw, 0, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* The child exited; man_mu held. */
+static void rewrite_done(int status) {
+    char tmp[1024];
+    tmp_base_path(tmp, sizeof(tmp), (long)rw_pid);
+    __atomic_store_n(&rw_last_secs, (long long)(time(NULL) - rw_start), __ATOMIC_RELAXED);
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    rw_pid = -1;
+    /* INFO says the rewrite runs until its base is installed. */
+    if (!ok) {
+        unlink(tmp);
+        if (WIFSIGNALED(status)) log_warn("Background AOF rewrite terminated by signal %d", WTERMSIG(status));
+        else log_warn("Background AOF rewrite terminated with error");
+        rw_failed();
+        __atomic_store_n(&rw_running, 0, __ATOMIC_RELAXED);
+        return;
+    }
+    if (install_base(tmp) != 0) {
+        rw_failed();
+        __atomic_store_n(&rw_running, 0, __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_store_n(&rw_running, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&rw_last_ok, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&rw_failures, 0, __ATOMIC_RELAXED);
     log_notice("Background AOF rewrite terminated with success");
-    log_notice("Successfully renamed the temporary AOF base file %s into %s", tmp, b->name);
+    log_notice("Successfully renamed the temporary AOF base file %s into %s", tmp, man.base.name);
     log_notice("Background AOF rewrite finished successfully");
+}
+
+/* man_mu held. */
+static void rewrite_kill_locked(void) {
+    if (rw_pid == -1) return;
+    log_notice("Killing running AOF rewrite child: %ld", (long)rw_pid);
+    kill(rw_pid, SIGKILL);
+    int status;
+    while (waitpid(rw_pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    char tmp[1024], tmp2[1100];
+    tmp_base_path(tmp, sizeof(tmp), (long)rw_pid);
+    rdb_temp_path(tmp2, sizeof(tmp2), tmp, (long)rw_pid);
+    unlink(tmp);
+    unlink(tmp2);
+    rw_pid = -1;
+    __atomic_store_n(&rw_running, 0, __ATOMIC_RELAXED);
 }
 
 static void rewrite_kill(void) {
     pthread_mutex_lock(&man_mu);
-    if (rw_pid != -1) {
-        log_notice("Killing running AOF rewrite child: %ld", (long)rw_pid);
-        kill(rw_pid, SIGKILL);
-        int status;
-        while (waitpid(rw_pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        char tmp[1024], tmp2[1100];
-        tmp_base_path(tmp, sizeof(tmp), (long)rw_pid);
-        rdb_temp_path(tmp2, sizeof(tmp2), tmp, (long)rw_pid);
-        unlink(tmp);
-        unlink(tmp2);
-        rw_pid = -1;
-    }
+    rewrite_kill_locked();
     pthread_mutex_unlock(&man_mu);
+}
+
+/* ---- appendonly at run time -------------------------------------------------------------- */
+
+/* CONFIG SET appendonly yes (config lock and keyspace write lock held), as
+ * Redis 7.0's startAppendOnly: the writer starts at once on a temp incr
+ * file, a rewrite writes the first base (scheduled when a BGSAVE runs),
+ * and only then does the manifest name them; until then the files on disk
+ * stay what they were, so a crash meanwhile loses nothing they held.
+ * Under arena-hugetlb there is no fork: the base is written now, under the
+ * lock, as SAVE does. 0, or -1 with err (the AOF stays off). */
+static int turn_on(char *err, size_t errlen) {
+    pthread_mutex_lock(&man_mu);
+    int rc = -1;
+    err[0] = '\0';
+    char path[1024], name[AOF_NAME_MAX + 16], msg[900];
+    if (mkdir(dirname_, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "Can't open or create append-only dir %s: %s", dirname_, strerror(errno));
+        goto out;
+    }
+    /* The manifest on disk, so file sequence numbers go on from it and its
+     * files become history once the new base is in. */
+    aofm_free(&man);
+    snprintf(name, sizeof(name), "%s.manifest", fname_);
+    aof_path(path, sizeof(path), dirname_, name);
+    if (file_exists(path) && aofm_read(path, &man, msg, sizeof(msg)) != 0) {
+        snprintf(err, errlen, "Can't turn on the AOF: %.400s", msg);
+        aofm_free(&man);
+        goto out;
+    }
+    if (rw_pid != -1) {
+        log_notice("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF "
+                   "and starting a rewrite now.");
+        rewrite_kill_locked();
+    }
+    temp_incr_path(path, sizeof(path));
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "Can't open the append-only file %.400s: %s", path, strerror(errno));
+        goto out;
+    }
+    __atomic_store_n(&wait_rw, 1, __ATOMIC_RELAXED);
+    if (writer_start(fd, 0, err, errlen) != 0) goto fail;
+    __atomic_store_n(&cur_size, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&base_size, 0, __ATOMIC_RELAXED);
+    if (hugetlb_bgsave_refusal()) {
+        char tmp[1024];
+        tmp_base_path(tmp, sizeof(tmp), (long)getpid());
+        if (write_base_now(tmp, 1, err, errlen) != 0 || install_base(tmp) != 0) {
+            if (!err[0]) snprintf(err, errlen, "Can't install the first AOF base file");
+            unlink(tmp);
+            goto fail;
+        }
+        rc = 0;
+        goto out;
+    }
+    int r = rewrite_start_locked(1, err, errlen);
+    if (r == AOF_RW_SCHEDULED)
+        log_notice("AOF was enabled but there is already another background operation. An AOF background was "
+                   "scheduled to start when possible.");
+    if (r == AOF_RW_STARTED || r == AOF_RW_SCHEDULED) {
+        rc = 0;
+        goto out;
+    }
+fail:
+    writer_stop();
+    temp_incr_path(path, sizeof(path));
+    unlink(path);
+    __atomic_store_n(&wait_rw, 0, __ATOMIC_RELAXED);
+out:
+    pthread_mutex_unlock(&man_mu);
+    return rc;
+}
+
+/* CONFIG SET appendonly no, as Redis's stopAppendOnly: what is buffered is
+ * written and fsynced, a rewrite child is killed; the files stay. */
+static void turn_off(void) {
+    pthread_mutex_lock(&man_mu);
+    rewrite_kill_locked();
+    writer_stop();
+    if (wait_rw) {
+        char tp[1024];
+        temp_incr_path(tp, sizeof(tp));
+        unlink(tp);
+        __atomic_store_n(&wait_rw, 0, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&rw_scheduled, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&man_mu);
+    log_notice("AOF turned off by CONFIG SET");
+}
+
+/* ---- the persistence thread's tick -------------------------------------------------------- */
+
+/* After 3 failed rewrites in a row, automatic and scheduled ones wait 1
+ * minute, doubling up to an hour, as Redis 7.0's aofRewriteLimited. */
+static int rewrite_limited(long long fails, int64_t failed_at) {
+    if (fails < 3) return 0;
+    int64_t delay = 60000LL << (fails - 3 > 6 ? 6 : fails - 3);
+    if (delay > 3600000) delay = 3600000;
+    return mono_ms() - failed_at < delay;
+}
+
+/* auto-aof-rewrite-percentage / -min-size: the growth (in %) over the size
+ * after the last rewrite (or start-up) when it is due, else -1. */
+static long long auto_rewrite_growth(void) {
+    int perc = setting(&auto_perc);
+    if (!perc || !__atomic_load_n(&on, __ATOMIC_RELAXED) || __atomic_load_n(&wait_rw, __ATOMIC_RELAXED)) return -1;
+    uint64_t cur = __atomic_load_n(&cur_size, __ATOMIC_RELAXED);
+    if ((long long)cur <= __atomic_load_n(&auto_min, __ATOMIC_RELAXED)) return -1;
+    uint64_t base = __atomic_load_n(&base_size, __ATOMIC_RELAXED);
+    long long growth = (long long)(cur * 100 / (base ? base : 1)) - 100;
+    return growth >= perc ? growth : -1;
 }
 
 void aof_cron(void) {
@@ -754,28 +1021,37 @@ void aof_cron(void) {
         if (waitpid(rw_pid, &status, WNOHANG) == rw_pid) rewrite_done(status);
     }
     int idle = rw_pid == -1;
+    int limited = rewrite_limited(__atomic_load_n(&rw_failures, __ATOMIC_RELAXED), rw_failed_at);
     pthread_mutex_unlock(&man_mu);
-    if (!idle || !__atomic_load_n(&rw_scheduled, __ATOMIC_RELAXED) || persist_bgsave_in_progress()) return;
+    if (!idle || limited || persist_bgsave_in_progress()) return;
+    int scheduled = __atomic_load_n(&rw_scheduled, __ATOMIC_RELAXED);
+    long long growth = scheduled ? 0 : auto_rewrite_growth();
+    if (!scheduled && growth < 0) return;
     if (hugetlb_bgsave_refusal()) {
         if (!__atomic_exchange_n(&rw_hugetlb_logged, 1, __ATOMIC_RELAXED))
             log_warn("AOF rewrite skipped: BGREWRITEAOF is disabled while arena-hugetlb is on");
         __atomic_store_n(&rw_scheduled, 0, __ATOMIC_RELAXED);
         return;
     }
+    if (!scheduled) log_notice("Starting automatic rewriting of AOF on %lld%% growth", growth);
     char err[600];
     db_wrlock_keyspace();
     int rc = aof_rewrite_start(0, err, sizeof(err));
     db_unlock_keyspace();
-    if (rc != AOF_RW_STARTED && rc != AOF_RW_BUSY) log_warn("Scheduled AOF rewrite: %s", err);
+    if (rc != AOF_RW_STARTED && rc != AOF_RW_BUSY) {
+        log_warn("%s AOF rewrite: %s", scheduled ? "Scheduled" : "Automatic", err);
+        pthread_mutex_lock(&man_mu);
+        rw_failed();
+        pthread_mutex_unlock(&man_mu);
+    }
 }
 
 /* ---- INFO --------------------------------------------------------------------------------- */
 
 void aof_info(strbuf *b) {
-    pthread_mutex_lock(&man_mu);
-    int inprog = rw_pid != -1;
-    int64_t start = rw_start;
-    pthread_mutex_unlock(&man_mu);
+    /* Not man_mu: the start-up load holds it while INFO must answer. */
+    int inprog = __atomic_load_n(&rw_running, __ATOMIC_RELAXED);
+    int64_t start = __atomic_load_n(&rw_start, __ATOMIC_RELAXED);
     strbuf_addf(b,
                 "aof_enabled:%d\r\n"
                 "aof_rewrite_in_progress:%d\r\n"

@@ -38,6 +38,10 @@ void aof_set_replay(aof_replay_fn *fn);
 void aof_config_register(void);
 /* appendonly as configured now. */
 int aof_enabled(void);
+/* Start-up is over (the dataset is loaded): from now on CONFIG SET
+ * appendonly yes|no starts and stops the AOF. aof_open_at_startup calls it
+ * itself. */
+void aof_set_live(void);
 
 /* Start-up, appendonly yes (the caller serves -LOADING until both ran).
  * aof_load_at_startup: load manifest, base and incr files into the live

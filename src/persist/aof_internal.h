@@ -46,9 +46,11 @@ int aof_fsync_dir(const char *dir);
 /* Load the files of m from dir in order (aof_load.c): the base (RDB
  * snapshot or commands), then the incr files, replaying commands through
  * fn. A torn last command of the last file is cut off when load_truncated
- * is set (logged as Redis does), fatal otherwise. *sizes: the base file's
- * and all files' bytes. 0 ok; -1 with err. */
+ * is set (logged as Redis does), fatal otherwise. progress (optional)
+ * hears the bytes read so far of the total now and then. *sizes: the base
+ * file's and all files' bytes. 0 ok; -1 with err. */
 int aof_load_files(const char *dir, const aof_manifest *m, int load_truncated,
-                   int (*fn)(int, int, const char *const *, const size_t *, char *, size_t), uint64_t *base_size,
-                   uint64_t *total_size, char *err, size_t errlen);
+                   int (*fn)(int, int, const char *const *, const size_t *, char *, size_t),
+                   void (*progress)(uint64_t loaded, uint64_t total), uint64_t *base_size, uint64_t *total_size,
+                   char *err, size_t errlen);
 #endif

@@ -44,8 +44,17 @@ static void cmd_free(cmdbuf *c) {
     memset(c, 0, sizeof(*c));
 }
 
+typedef void progress_fn(uint64_t loaded, uint64_t total);
+
+/* Bytes of the whole load, for INFO's loading_* fields. */
+typedef struct loadprog {
+    progress_fn *fn;          /* NULL: nobody watches */
+    uint64_t before, total;   /* bytes of the files already loaded; of all */
+} loadprog;
+
 typedef struct loadctx {
     const char *name;         /* file name, for the log */
+    loadprog *prog;
     replay_fn *fn;
     int db;
     cmdbuf *queued;           /* inside MULTI */
@@ -122,6 +131,7 @@ static int load_commands(loadctx *x, FILE *fp, const char *path, int load_trunca
     char buf[AOF_LINE_MAX];
     cmdbuf c = {0};
     int ret = LD_OK;
+    unsigned ncmds = 0;
     for (;;) {
         if (!fgets(buf, sizeof(buf), fp)) {
             if (feof(fp)) break;
@@ -156,6 +166,11 @@ static int load_commands(loadctx *x, FILE *fp, const char *path, int load_trunca
             return LD_FAILED;
         }
         valid_up_to = ftello(fp);
+        if (!(++ncmds & 1023)) {
+            if (x->prog->fn) x->prog->fn(x->prog->before + (uint64_t)valid_up_to, x->prog->total);
+            long slow = rdb_load_slow_us;
+            if (slow > 0) usleep((useconds_t)slow);
+        }
     }
     if (x->inmulti) {
         log_warn("Revert incomplete MULTI/EXEC transaction in AOF file %s", x->name);
@@ -209,7 +224,14 @@ fmterr:
     return LD_FAILED;
 }
 
-static int load_one(const char *dir, const char *name, int load_truncated, replay_fn *fn, char *err, size_t errlen) {
+static void rdb_progress(void *arg, uint64_t keys, uint64_t bytes) {
+    (void)keys;
+    loadprog *p = arg;
+    p->fn(p->before + bytes, p->total);
+}
+
+static int load_one(const char *dir, const char *name, int load_truncated, replay_fn *fn, loadprog *prog, char *err,
+                    size_t errlen) {
     char path[1024];
     aof_path(path, sizeof(path), dir, name);
     FILE *fp = fopen(path, "r");
@@ -224,14 +246,15 @@ static int load_one(const char *dir, const char *name, int load_truncated, repla
         return LD_EMPTY;
     }
     char sig[5];
-    loadctx x = {name, fn, 0, NULL, 0, 0, err, errlen};
+    loadctx x = {name, prog, fn, 0, NULL, 0, 0, err, errlen};
     if (fread(sig, 1, 5, fp) == 5 && memcmp(sig, "REDIS", 5) == 0) {
         /* An RDB base: read it whole, then swap it in. */
         fclose(fp);
         log_notice("Reading RDB base file on AOF loading...");
         rdb_loaded ld;
         char msg[512];
-        int rc = rdb_load_file(path, NULL, &ld, msg, sizeof(msg));
+        rdb_load_opts o = {prog->fn ? rdb_progress : NULL, prog, NULL};
+        int rc = rdb_load_file(path, &o, &ld, msg, sizeof(msg));
         if (rc == RDB_OK) {
             db_wrlock_keyspace();
             rdb_load_commit(&ld);
@@ -261,8 +284,8 @@ static double secs_since(const struct timespec *t0) {
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-int aof_load_files(const char *dir, const aof_manifest *m, int load_truncated, replay_fn *fn, uint64_t *base_size,
-                   uint64_t *total_size, char *err, size_t errlen) {
+int aof_load_files(const char *dir, const aof_manifest *m, int load_truncated, replay_fn *fn, progress_fn *progress,
+                   uint64_t *base_size, uint64_t *total_size, char *err, size_t errlen) {
     *base_size = *total_size = 0;
     int total = m->has_base + m->nincr, num = 0;
     /* Every listed file must exist. */
@@ -281,13 +304,15 @@ int aof_load_files(const char *dir, const aof_manifest *m, int load_truncated, r
         if (i < 0) *base_size = (uint64_t)st.st_size;
     }
     if (*total_size == 0) return 0;
+    loadprog prog = {progress, 0, *total_size};
+    if (progress) progress(0, *total_size);
     for (int i = -1; i < m->nincr; i++) {
         if (i < 0 && !m->has_base) continue;
         const char *name = i < 0 ? m->base.name : m->incr[i].name;
         int last = ++num == total;
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        int rc = load_one(dir, name, load_truncated, fn, err, errlen);
+        int rc = load_one(dir, name, load_truncated, fn, &prog, err, errlen);
         if (rc == LD_OK || (rc == LD_TRUNCATED && last))
             log_notice("DB loaded from %s file %s: %.3f seconds", i < 0 ? "base" : "incr", name, secs_since(&t0));
         if (rc == LD_TRUNCATED && !last) {
@@ -296,6 +321,11 @@ int aof_load_files(const char *dir, const aof_manifest *m, int load_truncated, r
             return -1;
         }
         if (rc == LD_FAILED) return -1;
+        char path[1024];
+        struct stat st;
+        aof_path(path, sizeof(path), dir, name);
+        if (stat(path, &st) == 0) prog.before += (uint64_t)st.st_size;
+        if (progress) progress(prog.before, prog.total);
     }
     return 0;
 }

@@ -104,7 +104,12 @@ static int config_is_yes(const char *name, int dflt) {
     return yes;
 }
 
-int persist_compress(void) { return config_is_yes("rdbcompression", 1); }
+/* rdbcompression, rdbchecksum, rdb-save-incremental-fsync: bound in
+ * persist_start, read without the config lock (an AOF turned on by CONFIG
+ * SET fills its save options while CONFIG SET holds that lock). */
+static int rdb_compress = 1, rdb_checksum = 1, rdb_incr_fsync = 1;
+
+int persist_compress(void) { return __atomic_load_n(&rdb_compress, __ATOMIC_RELAXED); }
 
 /* Redis's writeCommandsDeniedByDiskError for RDB: the last BGSAVE failed,
  * save points are set and stop-writes-on-bgsave-error is yes. The common
@@ -118,11 +123,12 @@ int persist_writes_refused(void) {
     return points;
 }
 
-static void fill_save_opts(rdb_save_opts *o) {
+void persist_fill_save_opts(rdb_save_opts *o) {
     memset(o, 0, sizeof(*o));
     o->compress = persist_compress();
-    o->no_checksum = !config_is_yes("rdbchecksum", 1);
+    o->no_checksum = !__atomic_load_n(&rdb_checksum, __ATOMIC_RELAXED);
     o->used_mem = memusage_used();
+    o->incremental_fsync = __atomic_load_n(&rdb_incr_fsync, __ATOMIC_RELAXED);
 }
 
 static uint64_t total_keys(void) {
@@ -163,7 +169,7 @@ static void progress_cb(void *arg, uint64_t keys, uint64_t bytes) {
 static int do_save(const char *why, char *err, size_t errlen) {
     rdb_save_opts o;
     rdb_save_stats st;
-    fill_save_opts(&o);
+    persist_fill_save_opts(&o);
     progress_log pl = {why, now_ms(), now_ms(), total_keys(), 0};
     o.progress = progress_cb;
     o.progress_arg = &pl;
@@ -312,7 +318,7 @@ static int do_bgsave(char *err, size_t errlen) {
         return RDB_ERR_IO;
     }
     rdb_save_opts o;
-    fill_save_opts(&o);
+    persist_fill_save_opts(&o);
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s", cfg.dbfilename);
     uint64_t keys = total_keys();
@@ -544,6 +550,9 @@ void persist_start(void) {
     slow = getenv("GOBLIN_TEST_RDB_LOAD_SLOW_US");
     if (slow && *slow) rdb_load_slow_us = atol(slow);
     __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
+    if (config_bind_int("rdbcompression", &rdb_compress) || config_bind_int("rdbchecksum", &rdb_checksum) ||
+        config_bind_int("rdb-save-incremental-fsync", &rdb_incr_fsync))
+        abort(); /* the table lost a row */
     aof_config_register();
     __atomic_store_n(&cron_run, 1, __ATOMIC_RELAXED);
     if (pthread_create(&cron_tid, NULL, cron_main, NULL) != 0) {
@@ -563,6 +572,11 @@ void persist_stop(void) {
 /* ---- loading --------------------------------------------------------------------- */
 
 int persist_loading(void) { return __atomic_load_n(&loading, __ATOMIC_RELAXED); }
+
+void persist_loading_progress(uint64_t loaded, uint64_t total) {
+    __atomic_store_n(&loading_total, total, __ATOMIC_RELAXED);
+    __atomic_store_n(&loading_loaded, loaded, __ATOMIC_RELAXED);
+}
 
 void persist_abort_loading(void) { __atomic_store_n(&load_abort, 1, __ATOMIC_RELAXED); }
 
@@ -669,6 +683,7 @@ int persist_load_at_startup(char *err, size_t errlen) {
     if (stat(path, &st) != 0 && errno == ENOENT) {
         __atomic_store_n(&loading, 0, __ATOMIC_RELAXED);
         log_notice("No RDB file %s/%s: starting with an empty dataset", cfg.dir, path);
+        aof_set_live();
         return 0;
     }
     __atomic_store_n(&loading, 1, __ATOMIC_RELAXED);
@@ -688,6 +703,7 @@ int persist_load_at_startup(char *err, size_t errlen) {
         snprintf(err, errlen, "Fatal error loading the DB from %s/%s: %s. Exiting.", cfg.dir, path, msg);
         return -1;
     }
+    aof_set_live();
     log_notice("DB loaded from disk: %.3f seconds",
                (double)(now_ms() - __atomic_load_n(&loading_start_ms, __ATOMIC_RELAXED)) / 1000.0);
     return 0;

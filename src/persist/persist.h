@@ -20,10 +20,14 @@
 #include <stdint.h>
 
 #include "util/strbuf.h"
+#include "persist/rdb.h"
 #include "persist/rdb_format.h"
 
 /* rdbcompression as configured now (SAVE's and DUMP's LZF strings). */
 int persist_compress(void);
+/* The options of a dump as configured now (compression, checksum,
+ * incremental fsync, used-mem); safe under the config lock. */
+void persist_fill_save_opts(rdb_save_opts *o);
 /* Write commands (and PING) are refused with -MISCONF: the last BGSAVE
  * failed, save points are set and stop-writes-on-bgsave-error is yes. */
 int persist_writes_refused(void);
@@ -59,6 +63,9 @@ int persist_load_at_startup(char *err, size_t errlen);
  * empty dataset is served). persist_load_at_startup ends the state. */
 void persist_loading_begin(void);
 int persist_loading(void);
+/* Progress of the start-up load for INFO (loading_loaded_bytes ...): the
+ * AOF loader reports bytes read of total. */
+void persist_loading_progress(uint64_t loaded, uint64_t total);
 /* A shutdown signal during start-up loading: stop it. */
 void persist_abort_loading(void);
 

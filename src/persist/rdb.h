@@ -30,9 +30,14 @@ typedef struct rdb_save_opts {
     int no_checksum;          /* rdbchecksum no: a file ends with a zero CRC */
     uint64_t used_mem;        /* the used-mem aux field */
     int aof_base;             /* the aof-base aux field: 1 in an AOF base file */
+    int incremental_fsync;    /* fdatasync every RDB_AUTOSYNC_BYTES written, so the
+                                 kernel never holds a whole dump in dirty pages */
     rdb_progress_fn *progress;
     void *progress_arg;
 } rdb_save_opts;
+
+/* rdb-save-incremental-fsync / aof-rewrite-incremental-fsync: Redis's 4 MB. */
+#define RDB_AUTOSYNC_BYTES (4u << 20)
 
 typedef struct rdb_save_stats {
     uint64_t keys;            /* keys written */
@@ -57,7 +62,8 @@ void rdb_temp_path(char *buf, size_t len, const char *path, long pid);
  * (to make a save slow enough to be killed in the middle). 0: off. */
 extern volatile long rdb_save_slow_us;
 /* Test hook: the loader sleeps this many microseconds after every 4096
- * keys (to observe -LOADING and the loading INFO fields). 0: off. */
+ * keys, and the AOF loader after every 1024 commands (to observe -LOADING
+ * and the loading INFO fields). 0: off. */
 extern volatile long rdb_load_slow_us;
 
 typedef struct rdb_load_opts {

@@ -53,6 +53,8 @@ typedef struct rdb_out {
     size_t mlen, mcap;
     uint64_t crc;
     uint64_t flushed;          /* bytes written to fd */
+    uint64_t synced;           /* flushed at the last incremental fdatasync */
+    int autosync;              /* fdatasync every RDB_AUTOSYNC_BYTES */
     int err;
     int errnum;
     int compress;
@@ -104,6 +106,14 @@ static void out_syswrite(rdb_out *o, const unsigned char *p, size_t n) {
         p += w;
         n -= (size_t)w;
         o->flushed += (uint64_t)w;
+    }
+    if (o->autosync && !o->err && o->flushed - o->synced >= RDB_AUTOSYNC_BYTES) {
+        if (fdatasync(o->fd) != 0) {
+            o->errnum = errno;
+            o->err = (errno == ENOSPC || errno == EDQUOT) ? RDB_ERR_NOSPACE : RDB_ERR_IO;
+            return;
+        }
+        o->synced = o->flushed;
     }
 }
 
@@ -534,6 +544,7 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
         snprintf(err, errlen, "out of memory");
         return RDB_ERR_NOMEM;
     }
+    o.autosync = opt->incremental_fsync;
 
     char magic[16];
     snprintf(magic, sizeof(magic), "REDIS%04d", RDB_VERSION_WRITTEN);

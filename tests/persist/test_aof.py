@@ -327,6 +327,165 @@ def stream_records_reach_the_file_with_group_commit():
         assert digest(g) == want
 
 
+def fill(c, n, prefix="k"):
+    """n string keys and a few of every type, pipelined."""
+    for i in range(0, n, 1000):
+        args = []
+        for j in range(i, min(n, i + 1000)):
+            args += ["%s:%d" % (prefix, j), "v%d" % j]
+        c.ok("MSET", *args)
+    c.ok("HSET", prefix + ":h", "a", "1", "b", "2")
+    c.ok("RPUSH", prefix + ":l", "x", "y", "z")
+    c.ok("SADD", prefix + ":s", "1", "2", "three")
+    c.ok("ZADD", prefix + ":z", "1", "a", "2.5", "b")
+    c.ok("SET", prefix + ":ttl", "v", "EX", "100000")
+
+
+def files_in(d):
+    return sorted(os.listdir(os.path.join(d, AOFDIR)))
+
+
+@test
+def config_set_appendonly_yes_on_a_live_dataset():
+    """CONFIG SET appendonly yes while clients write: the first base comes
+    from a background rewrite, writes meanwhile go to a temp incr file that
+    becomes the first incr file; the reloaded AOF has the live digest."""
+    d = tdir("runtime_on")
+    g = start("goblin", d)
+    fill(g.c, 200000)
+    assert info(g.c)["aof_enabled"] == "0"
+    assert g.c.ok("CONFIG", "SET", "appendonly", "yes") == b"OK"
+    i = info(g.c)
+    assert i["aof_enabled"] == "1", i
+    # Writes during the rewrite.
+    for j in range(2000):
+        g.c.ok("INCR", "counter")
+        if j % 100 == 0:
+            g.c.ok("RPUSH", "during", j)
+    wait_for(lambda: info(g.c)["aof_rewrite_in_progress"] == "0", 60)
+    i = info(g.c)
+    assert i["aof_last_bgrewrite_status"] == "ok" and i["aof_rewrites"] == "1", i
+    m = manifest(d)
+    assert [x[5] for x in m] == ["b", "i"], m
+    assert files_in(d) == sorted([m[0][1], m[1][1], "appendonly.aof.manifest"]), files_in(d)
+    g.c.ok("SET", "after", "1")
+    want = digest(g)
+    assert g.c.ok("CONFIG", "GET", "appendonly") == [b"appendonly", b"yes"]
+    g.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes")
+    assert digest(g) == want
+    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
+    assert r.returncode == 0, r.stdout
+
+
+@test
+def config_set_appendonly_no_then_yes_again():
+    """no: buffered writes reach the file and it stops growing; the files
+    stay. yes again: a new base; the old files become history and go."""
+    d = tdir("runtime_off")
+    g = start("goblin", d, "--appendonly", "yes")
+    g.c.ok("SET", "a", "1")
+    old = files_in(d)
+    assert g.c.ok("CONFIG", "SET", "appendonly", "no") == b"OK"
+    assert info(g.c)["aof_enabled"] == "0"
+    size = os.path.getsize(os.path.join(d, AOFDIR, manifest(d)[1][1]))
+    g.c.ok("SET", "b", "2")
+    assert os.path.getsize(os.path.join(d, AOFDIR, manifest(d)[1][1])) == size
+    assert files_in(d) == old
+    assert g.c.ok("CONFIG", "SET", "appendonly", "yes") == b"OK"
+    wait_for(lambda: info(g.c)["aof_rewrite_in_progress"] == "0", 30)
+    m = manifest(d)
+    assert m[0][1] == "appendonly.aof.2.base.rdb" and m[1][1] == "appendonly.aof.2.incr.aof", m
+    assert files_in(d) == sorted([m[0][1], m[1][1], "appendonly.aof.manifest"]), files_in(d)
+    g.c.ok("SET", "c", "3")
+    want = digest(g)
+    g.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes")
+    assert digest(g) == want and g.c.ok("MGET", "a", "b", "c") == [b"1", b"2", b"3"]
+
+
+@test
+def config_set_appendonly_under_arena_hugetlb_writes_the_base_now():
+    d = tdir("runtime_huge")
+    g = start("goblin", d, "--arena-hugetlb")
+    fill(g.c, 5000)
+    assert g.c.ok("CONFIG", "SET", "appendonly", "yes") == b"OK"
+    i = info(g.c)
+    assert i["aof_enabled"] == "1" and i["aof_rewrite_in_progress"] == "0", i
+    m = manifest(d)
+    assert [x[5] for x in m] == ["b", "i"], m
+    g.c.ok("SET", "later", "x")
+    want = digest(g)
+    g.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes", "--arena-hugetlb")
+    assert digest(g) == want
+
+
+@test
+def automatic_rewrite_on_growth():
+    d = tdir("auto")
+    g = start("goblin", d, "--appendonly", "yes", "--auto-aof-rewrite-min-size", "64kb",
+              "--auto-aof-rewrite-percentage", "100")
+    assert g.c.ok("CONFIG", "GET", "auto-aof-rewrite-min-size") == [b"auto-aof-rewrite-min-size", b"65536"]
+    for i in range(3000):
+        g.c.ok("SET", "key:%d" % (i % 50), "x" * 40)
+    wait_for(lambda: int(info(g.c)["aof_rewrites"]) >= 1 and info(g.c)["aof_rewrite_in_progress"] == "0", 30)
+    assert "Starting automatic rewriting of AOF on" in g.log_text()
+    i = info(g.c)
+    assert int(i["aof_current_size"]) < 64 * 1024, i  # 50 keys after the rewrite
+    g.c.ok("CONFIG", "SET", "auto-aof-rewrite-percentage", "0")
+    n = int(info(g.c)["aof_rewrites"])
+    for i in range(6000):
+        g.c.ok("SET", "key:%d" % (i % 50), "x" * 40)
+    time.sleep(1.5)
+    assert int(info(g.c)["aof_rewrites"]) == n
+
+
+@test
+def timestamp_annotations_are_written_and_skipped():
+    d = tdir("ts")
+    g = start("goblin", d, "--appendonly", "yes", "--aof-timestamp-enabled", "yes")
+    g.c.ok("SET", "a", "1")
+    time.sleep(1.1)
+    g.c.ok("SET", "b", "2")
+    want = digest(g)
+    g.shutdown("NOSAVE")
+    with open(os.path.join(d, AOFDIR, manifest(d)[1][1]), "rb") as f:
+        data = f.read()
+    ts = [ln for ln in data.split(b"\r\n") if ln.startswith(b"#TS:")]
+    assert len(ts) >= 2 and all(int(t[4:]) > 1700000000 for t in ts), data
+    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
+    assert r.returncode == 0, r.stdout
+    rs = start("redis", d, "--appendonly", "yes")
+    assert digest(rs) == want
+    rs.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes")
+    assert digest(g) == want
+
+
+@test
+def loading_a_large_aof_answers_loading_with_progress():
+    d = tdir("progress")
+    g = start("goblin", d, "--appendonly", "yes", "--aof-use-rdb-preamble", "no")
+    for i in range(0, 20000, 500):
+        g.c.ok("MSET", *[x for j in range(i, i + 500) for x in ("k%d" % j, "v")])
+    for i in range(20000):
+        g.c.ok("INCR", "n")  # 20000 commands in the incr file
+    want = digest(g)
+    g.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes", "--aof-use-rdb-preamble", "no", wait=False,
+              env={"GOBLIN_TEST_RDB_LOAD_SLOW_US": "100000"})
+    g.wait_ready(allow_loading=True)
+    r = g.c.call("GET", "n")
+    assert isinstance(r, Err) and r.msg.startswith("LOADING"), r
+    wait_for(lambda: int(info(g.c).get("loading_loaded_bytes", "0")) > 0, 20)
+    i = info(g.c)
+    assert i["loading"] == "1" and int(i["loading_total_bytes"]) > int(i["loading_loaded_bytes"]) > 0, i
+    assert 0 < float(i["loading_loaded_perc"]) < 100, i
+    wait_for(lambda: info(g.c)["loading"] == "0", 60)
+    assert digest(g) == want
+
+
 def main():
     if not os.path.exists(CHECK_AOF):
         print("aof: redis-check-aof not found")
