@@ -707,6 +707,7 @@ static int restart_temp_incr(char *err, size_t errlen) {
     pthread_mutex_unlock(&mu);
     wstream_unlock();
     if (old >= 0) close(old);
+    log_notice("Creating AOF incr file temp-%s.incr on background rewrite", fname_);
     return 0;
 }
 
@@ -845,7 +846,9 @@ static int install_base(const char *tmp) {
     for (int i = 0; i < man.nincr; i++) total += file_size(man.incr[i].name);
     __atomic_store_n(&base_size, total, __ATOMIC_RELAXED);
     __atomic_store_n(&cur_size, total, __ATOMIC_RELAXED);
-    if (wait_rw) log_notice("AOF is on: its first base file %s is in place", man.base.name);
+    if (wait_rw)
+        log_notice("Successfully renamed the temporary AOF incr file temp-%s.incr into %s", fname_,
+                   man.incr[man.nincr - 1].name);
     __atomic_store_n(&wait_rw, 0, __ATOMIC_RELAXED);
     return 0;
 }
