@@ -312,6 +312,11 @@ static int do_bgsave(char *err, size_t errlen) {
         snprintf(err, errlen, "the server is shutting down");
         return RDB_ERR_BUSY;
     }
+    if (aof_rewrite_in_progress()) {
+        snprintf(err, errlen, "Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE "
+                              "in order to schedule a BGSAVE whenever possible.");
+        return RDB_ERR_OTHER_CHILD;
+    }
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
         snprintf(err, errlen, "can't create a pipe for the child: %s", strerror(errno));
@@ -469,6 +474,7 @@ static void check_save_points(void) {
     for (int i = 0; i < n; i++) {
         if (dirty < (uint64_t)changes[i] || now - last <= secs[i]) continue;
         if (!ok && now - tried <= BGSAVE_RETRY_DELAY) continue;
+        if (aof_rewrite_in_progress()) return; /* one child at a time, as Redis */
         const char *refusal = hugetlb_bgsave_refusal();
         if (refusal) {
             if (!__atomic_exchange_n(&hugetlb_logged, 1, __ATOMIC_RELAXED))
@@ -521,8 +527,9 @@ void persist_cron(void) {
         int rc = do_bgsave(err, sizeof(err));
         pthread_mutex_unlock(&pst_lock);
         db_unlock_keyspace();
-        if (rc != RDB_ERR_BUSY) __atomic_store_n(&bgsave_scheduled, 0, __ATOMIC_RELAXED);
-        if (rc != RDB_OK && rc != RDB_ERR_BUSY) log_warn("Scheduled BGSAVE: %s", err);
+        int wait = rc == RDB_ERR_BUSY || rc == RDB_ERR_OTHER_CHILD;
+        if (!wait) __atomic_store_n(&bgsave_scheduled, 0, __ATOMIC_RELAXED);
+        if (rc != RDB_OK && !wait) log_warn("Scheduled BGSAVE: %s", err);
         return;
     }
     check_save_points();

@@ -40,8 +40,9 @@ int persist_save(char *err, size_t errlen);
 
 /* BGSAVE: fork a child that writes the file. The caller holds the keyspace
  * write lock. Returns RDB_OK (started), RDB_ERR_REFUSED (arena-hugetlb;
- * err is the exact refusal), RDB_ERR_BUSY (a child is running) or another
- * error. With schedule set and a child running... see persist_bgsave_schedule. */
+ * err is the exact refusal), RDB_ERR_BUSY (a BGSAVE child is running),
+ * RDB_ERR_OTHER_CHILD (an AOF rewrite child is: err is Redis's reply) or
+ * another error. With schedule set and a child running... see persist_bgsave_schedule. */
 int persist_bgsave(char *err, size_t errlen);
 /* Ask the persistence thread to start a BGSAVE as soon as none runs. */
 void persist_bgsave_schedule(void);

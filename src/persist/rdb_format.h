@@ -92,6 +92,7 @@ enum rdb_err {
     RDB_ERR_NOSPACE,     /* ENOSPC / EDQUOT while writing */
     RDB_ERR_BUSY,        /* another save or load is running */
     RDB_ERR_REFUSED,     /* BGSAVE refused (arena-hugetlb) */
+    RDB_ERR_OTHER_CHILD, /* BGSAVE: an AOF rewrite child is running */
 };
 
 /* A short stable name of an error code ("bad checksum", "truncated"). */

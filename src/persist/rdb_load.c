@@ -68,6 +68,7 @@ const char *rdb_err_name(int err) {
     case RDB_ERR_NOSPACE: return "no space";
     case RDB_ERR_BUSY: return "busy";
     case RDB_ERR_REFUSED: return "refused";
+    case RDB_ERR_OTHER_CHILD: return "another child";
     default: return "error";
     }
 }

@@ -486,6 +486,27 @@ def loading_a_large_aof_answers_loading_with_progress():
     assert digest(g) == want
 
 
+@test
+def one_child_at_a_time_with_bgsave():
+    """As Redis: BGSAVE during a rewrite is refused unless SCHEDULE'd (then it
+    runs after); BGREWRITEAOF during a BGSAVE is scheduled."""
+    d = tdir("children")
+    g = start("goblin", d, "--appendonly", "yes", env={"GOBLIN_TEST_RDB_SAVE_SLOW_US": "20000"})
+    fill(g.c, 3000)
+    assert g.c.ok("BGREWRITEAOF") == b"Background append only file rewriting started"
+    r = g.c.call("BGSAVE")
+    assert isinstance(r, Err) and r.msg == ("ERR Another child process is active (AOF?): can't BGSAVE right now. "
+                                            "Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."), r
+    assert g.c.ok("BGSAVE", "SCHEDULE") == b"Background saving scheduled"
+    wait_for(lambda: info(g.c)["rdb_bgsave_in_progress"] == "1", 60)
+    assert info(g.c)["aof_rewrite_in_progress"] == "0"
+    assert g.c.ok("BGREWRITEAOF") == b"Background append only file rewriting scheduled"
+    assert info(g.c)["aof_rewrite_scheduled"] == "1"
+    wait_for(lambda: info(g.c)["aof_rewrites"] == "2" and info(g.c)["aof_rewrite_in_progress"] == "0", 60)
+    i = info(g.c)
+    assert i["rdb_last_bgsave_status"] == "ok" and i["aof_last_bgrewrite_status"] == "ok", i
+
+
 def main():
     if not os.path.exists(CHECK_AOF):
         print("aof: redis-check-aof not found")

@@ -39,7 +39,6 @@ static void bgsaveCommand(client *c) {
         reply_err_syntax(c);
         return;
     }
-    (void)schedule; /* no other kind of child exists that SCHEDULE would wait for */
     if (persist_bgsave_in_progress()) {
         reply_error(c, "ERR Background save already in progress");
         return;
@@ -53,7 +52,10 @@ static void bgsaveCommand(client *c) {
     char err[600];
     int rc = persist_bgsave(err, sizeof(err));
     if (rc == RDB_OK) reply_simple(c, "Background saving started");
-    else if (rc == RDB_ERR_BUSY) reply_error(c, "ERR Background save already in progress");
+    else if (rc == RDB_ERR_OTHER_CHILD && schedule) {
+        persist_bgsave_schedule();
+        reply_simple(c, "Background saving scheduled");
+    } else if (rc == RDB_ERR_BUSY) reply_error(c, "ERR Background save already in progress");
     else reply_errorf(c, "ERR %s", err);
 }
 
