@@ -462,23 +462,17 @@ static void fill_opts(rdb_save_opts *o) {
     o->incremental_fsync = setting(&rw_incr_fsync);
 }
 
-/* Write the dataset as a new base (RDB) or an empty command base at path;
- * the keyspace write lock is held by the caller. */
+/* Write the dataset as a new base at path: an RDB (aof-use-rdb-preamble
+ * yes) or commands. The caller holds the keyspace write lock or is the
+ * rewrite child. */
 static int write_base_now(const char *path, int rdb, char *err, size_t errlen) {
+    rdb_save_opts o;
+    fill_opts(&o);
     if (rdb) {
-        rdb_save_opts o;
         rdb_save_stats st;
-        fill_opts(&o);
         return rdb_save_file(path, &o, &st, err, errlen) == RDB_OK ? 0 : -1;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || fsync(fd) != 0) {
-        snprintf(err, errlen, "Write error writing append only file on disk: %s", strerror(errno));
-        if (fd >= 0) close(fd);
-        return -1;
-    }
-    close(fd);
-    return 0;
+    return aof_rewrite_commands(path, o.incremental_fsync, setting(&ts_enabled), err, errlen);
 }
 
 static int open_incr(const char *name, char *err, size_t errlen) {
@@ -602,6 +596,7 @@ static pid_t rw_pid = -1;          /* man_mu */
 static long long rw_base_seq;      /* incr files before this seq become history */
 static int64_t rw_start;           /* unix seconds (atomics) */
 static int64_t rw_failed_at;       /* monotonic ms of the last failure (man_mu) */
+static int rw_rdb;                 /* the running rewrite writes an RDB base (man_mu) */
 static int rw_scheduled;           /* atomics below */
 static int rw_last_ok = 1;
 static long long rw_last_secs = -1;
@@ -628,7 +623,7 @@ static void temp_incr_path(char *buf, size_t len) {
     aof_path(buf, len, dirname_, name);
 }
 
-static _Noreturn void rw_child(const rdb_save_opts *o) {
+static _Noreturn void rw_child(int rdb) {
     sigset_t all;
     sigfillset(&all);
     signal(SIGTERM, SIG_DFL);
@@ -640,9 +635,7 @@ static _Noreturn void rw_child(const rdb_save_opts *o) {
 #endif
     char path[1024], err[256];
     tmp_base_path(path, sizeof(path), (long)getpid());
-    rdb_save_stats st;
-    int rc = rdb_save_file(path, o, &st, err, sizeof(err));
-    _exit(rc == RDB_OK ? 0 : 1);
+    _exit(write_base_now(path, rdb, err, sizeof(err)) == 0 ? 0 : 1);
 }
 
 /* Switch the writer to a new incr file; man_mu held. */
@@ -752,11 +745,10 @@ static int rewrite_start_locked(int may_schedule, char *err, size_t errlen) {
         return AOF_RW_FAILED;
     }
     rw_base_seq = man.incr_seq;
-    rdb_save_opts o;
-    fill_opts(&o);
+    rw_rdb = setting(&use_preamble);
     __atomic_fetch_add(&rw_count, 1, __ATOMIC_RELAXED);
     pid_t pid = fork();
-    if (pid == 0) rw_child(&o);
+    if (pid == 0) rw_child(rw_rdb);
     if (pid < 0) {
         __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
         snprintf(err, errlen, "Can't rewrite append only file in background: fork: %s", strerror(errno));
@@ -783,11 +775,11 @@ int aof_rewrite_start(int may_schedule, char *err, size_t errlen) {
  * in it and become history; waiting for a first base, the temp incr file
  * becomes the only incr file and everything from before becomes history.
  * 0, or -1 (logged) with the manifest and the files as they were. */
-static int install_base(const char *tmp) {
+static int install_base(const char *tmp, int rdb) {
     aof_manifest nm;
     char err[600], path[1024], incr_tmp[1024] = "", incr_path[1024] = "";
     if (aofm_copy(&nm, &man) != 0) abort();
-    aof_file *b = aofm_new_base(&nm, fname_, 1);
+    aof_file *b = aofm_new_base(&nm, fname_, rdb);
     aof_path(path, sizeof(path), dirname_, b->name);
     if (wait_rw) {
         aof_file *f = aofm_new_incr(&nm, fname_);
@@ -869,7 +861,7 @@ static void rewrite_done(int status) {
         __atomic_store_n(&rw_running, 0, __ATOMIC_RELAXED);
         return;
     }
-    if (install_base(tmp) != 0) {
+    if (install_base(tmp, rw_rdb) != 0) {
         rw_failed();
         __atomic_store_n(&rw_running, 0, __ATOMIC_RELAXED);
         return;
@@ -951,7 +943,8 @@ static int turn_on(char *err, size_t errlen) {
     if (hugetlb_bgsave_refusal()) {
         char tmp[1024];
         tmp_base_path(tmp, sizeof(tmp), (long)getpid());
-        if (write_base_now(tmp, 1, err, errlen) != 0 || install_base(tmp) != 0) {
+        int rdb = setting(&use_preamble);
+        if (write_base_now(tmp, rdb, err, errlen) != 0 || install_base(tmp, rdb) != 0) {
             if (!err[0]) snprintf(err, errlen, "Can't install the first AOF base file");
             unlink(tmp);
             goto fail;

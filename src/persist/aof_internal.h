@@ -53,4 +53,10 @@ int aof_load_files(const char *dir, const aof_manifest *m, int load_truncated,
                    int (*fn)(int, int, const char *const *, const size_t *, char *, size_t),
                    void (*progress)(uint64_t loaded, uint64_t total), uint64_t *base_size, uint64_t *total_size,
                    char *err, size_t errlen);
+
+/* Write the dataset at path as commands (aof_rewrite.c): the base of a
+ * rewrite with aof-use-rdb-preamble no. The caller is a fork child or
+ * holds the keyspace write lock. incremental_fsync: fdatasync every 4 MB;
+ * timestamp: a #TS annotation first. 0, or -1 with err (path removed). */
+int aof_rewrite_commands(const char *path, int incremental_fsync, int timestamp, char *err, size_t errlen);
 #endif

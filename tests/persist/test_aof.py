@@ -507,6 +507,38 @@ def one_child_at_a_time_with_bgsave():
     assert i["rdb_last_bgsave_status"] == "ok" and i["aof_last_bgrewrite_status"] == "ok", i
 
 
+@test
+def rewrite_without_preamble_writes_commands_every_type():
+    """aof-use-rdb-preamble no: the rewrite's base is commands (SELECT, SET,
+    RPUSH/SADD/ZADD/HMSET by 64, PEXPIREAT); redis-check-aof accepts it and
+    both servers load it to the same digest."""
+    d = tdir("rewrite_cmds")
+    g = start("goblin", d, "--appendonly", "yes", "--aof-use-rdb-preamble", "no")
+    dataset.build(g.c, big=True)
+    g.c.ok("SELECT", "0")
+    g.c.ok("RPUSH", "l:200", *range(200))
+    g.c.ok("SET", "ttl", "v", "PX", "100000000")
+    assert g.c.ok("BGREWRITEAOF") == b"Background append only file rewriting started"
+    wait_for(lambda: info(g.c)["aof_rewrite_in_progress"] == "0", 60)
+    assert info(g.c)["aof_last_bgrewrite_status"] == "ok"
+    m = manifest(d)
+    assert m[0][1] == "appendonly.aof.2.base.aof", m
+    with open(os.path.join(d, AOFDIR, m[0][1]), "rb") as f:
+        base = f.read()
+    assert base.startswith(b"*2\r\n$6\r\nSELECT\r\n") and b"PEXPIREAT" in base and b"HMSET" in base, base[:80]
+    # 200 elements: 64 + 64 + 64 + 8.
+    assert base.count(b"\r\n$5\r\nRPUSH\r\n$5\r\nl:200\r\n") == 4
+    want = digest(g)
+    g.shutdown("NOSAVE")
+    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
+    assert r.returncode == 0 and b"All AOF files and manifest are valid" in r.stdout, r.stdout
+    rs = start("redis", d, "--appendonly", "yes")
+    assert digest(rs) == want
+    rs.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes")
+    assert digest(g) == want
+
+
 def main():
     if not os.path.exists(CHECK_AOF):
         print("aof: redis-check-aof not found")

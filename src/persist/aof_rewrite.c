@@ -1,0 +1,260 @@
+/* aof_rewrite.c -- an AOF base in command form, as Redis 7.0's
+ * rewriteAppendOnlyFile writes it when aof-use-rdb-preamble is no: per
+ * database a SELECT, then per key the commands that rebuild it (SET;
+ * RPUSH, SADD, ZADD and HMSET with at most 64 elements per command) and a
+ * PEXPIREAT for a key with a TTL.
+ *
+ * It runs in the rewrite child (a fork: the dataset cannot change under
+ * it) or under the keyspace write lock, so it reads the keyspace without
+ * locks. Output goes through one buffer; with incremental fsync the file
+ * is fdatasync'ed every RDB_AUTOSYNC_BYTES, as the RDB writer does. */
+#include "persist/aof_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "db/strval.h"
+#include "ds/hash.h"
+#include "ds/list.h"
+#include "ds/set.h"
+#include "ds/zset.h"
+#include "persist/rdb.h"
+#include "util/strutil.h"
+
+#define RW_ITEMS_PER_CMD 64 /* Redis's AOF_REWRITE_ITEMS_PER_CMD */
+#define RW_BUF (64 * 1024)
+
+typedef struct rw_out {
+    int fd;
+    char buf[RW_BUF];
+    size_t len;
+    uint64_t written, synced;
+    int autosync;
+    int err; /* errno of the first failure, 0 */
+} rw_out;
+
+static void rw_flush(rw_out *o) {
+    size_t off = 0;
+    while (off < o->len && !o->err) {
+        ssize_t w = write(o->fd, o->buf + off, o->len - off);
+        if (w < 0) {
+            if (errno != EINTR) o->err = errno;
+            continue;
+        }
+        off += (size_t)w;
+        o->written += (uint64_t)w;
+    }
+    o->len = 0;
+    if (!o->err && o->autosync && o->written - o->synced >= RDB_AUTOSYNC_BYTES) {
+        if (fdatasync(o->fd) != 0) o->err = errno;
+        o->synced = o->written;
+    }
+}
+
+static void rw_put(rw_out *o, const void *p, size_t n) {
+    while (n && !o->err) {
+        if (o->len == RW_BUF) rw_flush(o);
+        size_t k = RW_BUF - o->len < n ? RW_BUF - o->len : n;
+        memcpy(o->buf + o->len, p, k);
+        o->len += k;
+        p = (const char *)p + k;
+        n -= k;
+    }
+}
+
+static void rw_head(rw_out *o, char c, long long n) {
+    char b[32];
+    int k = snprintf(b, sizeof(b), "%c%lld\r\n", c, n);
+    rw_put(o, b, (size_t)k);
+}
+
+static void rw_bulk(rw_out *o, const char *p, size_t n) {
+    rw_head(o, '$', (long long)n);
+    rw_put(o, p, n);
+    rw_put(o, "\r\n", 2);
+}
+
+static void rw_bulk_ll(rw_out *o, long long v) {
+    char b[STRUTIL_LLSTR];
+    size_t n = (size_t)ll_to_str(b, sizeof(b), v);
+    rw_bulk(o, b, n);
+}
+
+/* A command head: the array length, the name and the key. */
+static void rw_cmd(rw_out *o, int argc, const char *name, const dbentry *e) {
+    rw_head(o, '*', argc);
+    rw_bulk(o, name, strlen(name));
+    rw_bulk(o, e->key, e->klen);
+}
+
+/* Elements are sent in batches: the number in the next command. */
+static int batch(uint64_t left) { return left > RW_ITEMS_PER_CMD ? RW_ITEMS_PER_CMD : (int)left; }
+
+static void rw_string(rw_out *o, const dbentry *e) {
+    rw_cmd(o, 3, "SET", e);
+    if (e->val.enc == ENC_INT) {
+        rw_bulk_ll(o, e->val.u.i);
+        return;
+    }
+    char tmp[STRUTIL_LLSTR];
+    size_t n;
+    const char *p = strval_bytes(&e->val, tmp, &n);
+    if (!p) {
+        if (!o->err) o->err = strval_io_error() ? EIO : ENOMEM;
+        return;
+    }
+    rw_bulk(o, p, n);
+    strval_fold((gobj *)&e->val);
+}
+
+static void rw_list(rw_out *o, const dbentry *e) {
+    glist *l = e->val.u.p;
+    uint64_t left = list_len(l);
+    list_iter it;
+    list_elem el;
+    int in_cmd = 0;
+    list_iter_init(&it, l, 0, 1);
+    while (list_iter_next(&it, &el)) {
+        if (!in_cmd) {
+            in_cmd = batch(left);
+            rw_cmd(o, 2 + in_cmd, "RPUSH", e);
+            left -= (uint64_t)in_cmd;
+        }
+        if (el.isint) rw_bulk_ll(o, el.v);
+        else rw_bulk(o, el.p, el.n);
+        in_cmd--;
+    }
+    list_iter_release(&it);
+}
+
+static void rw_set(rw_out *o, const dbentry *e) {
+    gset *s = e->val.u.p;
+    uint64_t left = set_card(s);
+    set_iter it;
+    set_elem el;
+    int in_cmd = 0;
+    set_iter_init(&it, s);
+    while (set_iter_next(&it, &el)) {
+        if (!in_cmd) {
+            in_cmd = batch(left);
+            rw_cmd(o, 2 + in_cmd, "SADD", e);
+            left -= (uint64_t)in_cmd;
+        }
+        if (el.isint) rw_bulk_ll(o, el.v);
+        else rw_bulk(o, el.p, el.n);
+        in_cmd--;
+    }
+    set_iter_done(&it);
+}
+
+static void rw_zset(rw_out *o, const dbentry *e) {
+    zset *z = e->val.u.p;
+    uint64_t left = zset_card(z);
+    if (!left) return;
+    zset_iter it;
+    const char *m;
+    size_t n;
+    double sc;
+    int in_cmd = 0;
+    zset_iter_init(&it, z, 0, 0);
+    while (zset_iter_next(&it, &m, &n, &sc)) {
+        if (!in_cmd) {
+            in_cmd = batch(left);
+            rw_cmd(o, 2 + 2 * in_cmd, "ZADD", e);
+            left -= (uint64_t)in_cmd;
+        }
+        char b[64];
+        int k = snprintf(b, sizeof(b), "%.17g", sc); /* Redis's rioWriteBulkDouble */
+        rw_bulk(o, b, (size_t)k);
+        rw_bulk(o, m, n);
+        in_cmd--;
+    }
+}
+
+static void rw_hash(rw_out *o, const dbentry *e) {
+    hash *h = e->val.u.p;
+    uint64_t left = hash_len(h);
+    hash_iter it;
+    const char *f, *v;
+    size_t fl, vl;
+    int in_cmd = 0;
+    hash_iter_init(&it, h);
+    while (hash_iter_next(&it, &f, &fl, &v, &vl)) {
+        if (!in_cmd) {
+            in_cmd = batch(left);
+            rw_cmd(o, 2 + 2 * in_cmd, "HMSET", e);
+            left -= (uint64_t)in_cmd;
+        }
+        rw_bulk(o, f, fl);
+        rw_bulk(o, v, vl);
+        in_cmd--;
+    }
+    hash_iter_done(&it);
+}
+
+static void rw_entry(rw_out *o, const dbentry *e) {
+    switch (e->val.type) {
+    case OBJ_STRING: rw_string(o, e); break;
+    case OBJ_LIST: rw_list(o, e); break;
+    case OBJ_SET: rw_set(o, e); break;
+    case OBJ_ZSET: rw_zset(o, e); break;
+    case OBJ_HASH: rw_hash(o, e); break;
+    default: return; /* a key being created (no value yet) */
+    }
+    if (e->expire != -1) {
+        rw_cmd(o, 3, "PEXPIREAT", e);
+        rw_bulk_ll(o, e->expire);
+    }
+}
+
+int aof_rewrite_commands(const char *path, int incremental_fsync, int timestamp, char *err, size_t errlen) {
+    rw_out *o = calloc(1, sizeof(*o));
+    if (!o) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    o->autosync = incremental_fsync;
+    o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o->fd < 0) {
+        snprintf(err, errlen, "Opening the temp file for AOF rewrite in rewriteAppendOnlyFile(): %s",
+                 strerror(errno));
+        free(o);
+        return -1;
+    }
+    if (timestamp) {
+        char b[40];
+        int k = snprintf(b, sizeof(b), "#TS:%lld\r\n", (long long)time(NULL));
+        rw_put(o, b, (size_t)k);
+    }
+    for (int d = 0; d < db_count() && !o->err; d++) {
+        gdb *db = db_get(d);
+        if (!db_size(db)) continue;
+        rw_head(o, '*', 2);
+        rw_bulk(o, "SELECT", 6);
+        rw_bulk_ll(o, d);
+        for (int s = 0; s < DB_NSHARDS && !o->err; s++) {
+            swiss_iter it;
+            void *slot;
+            swiss_iter_init(&it, &db->shards[s].keys);
+            while ((slot = swiss_iter_next(&it)) && !o->err) rw_entry(o, *(dbentry **)slot);
+            swiss_iter_done(&it);
+        }
+    }
+    rw_flush(o);
+    if (!o->err && fsync(o->fd) != 0) o->err = errno;
+    if (close(o->fd) != 0 && !o->err) o->err = errno;
+    int e = o->err;
+    free(o);
+    if (e) {
+        snprintf(err, errlen, "Write error writing append only file on disk: %s", strerror(e));
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
