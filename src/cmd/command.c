@@ -328,6 +328,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     db_forget_key();
     db_unfreeze_time();
     long long dur = now_us() - t0;
+    if (client_flags_peek(c) & CLIENT_AOF_LOADER) return;
     cmd_def *d = (cmd_def *)cmd;
     /* A blocked command is one call, as in Redis: its re-runs when a key
      * it waits for changes add their time, not calls. */

@@ -33,6 +33,8 @@ enum {
     CLIENT_PROTECTED = 1 << 15,   /* freeing deferred while a command runs */
     CLIENT_STREAMING = 1 << 16,   /* a streamed reply is in progress (cmd/stream.c) */
     CLIENT_UNIX_SOCKET = 1 << 17, /* connected through the unixsocket listener */
+    CLIENT_AOF_LOADER = 1 << 18,  /* replays the AOF: counted nowhere (no stats, slowlog or MONITOR), as
+                                     Redis's fake AOF client */
 };
 
 struct cmd_def;

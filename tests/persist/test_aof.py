@@ -539,6 +539,23 @@ def rewrite_without_preamble_writes_commands_every_type():
     assert digest(g) == want
 
 
+@test
+def replay_is_counted_nowhere():
+    """As Redis's fake AOF client: loading adds no command statistics, no
+    total_commands_processed, no slowlog entries."""
+    d = tdir("uncounted")
+    g = start("goblin", d, "--appendonly", "yes")
+    for i in range(50):
+        g.c.ok("INCR", "n")
+    g.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes", "--slowlog-log-slower-than", "0")
+    assert g.c.ok("GET", "n") == b"50"
+    stats = info(g.c, "commandstats")
+    assert not any(k.startswith("cmdstat_incr") for k in stats), stats
+    assert int(info(g.c, "stats")["total_commands_processed"]) <= 3
+    assert all(b"INCR" not in repr(e).encode().upper() for e in g.c.ok("SLOWLOG", "GET", "100"))
+
+
 def main():
     if not os.path.exists(CHECK_AOF):
         print("aof: redis-check-aof not found")

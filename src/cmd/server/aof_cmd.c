@@ -3,7 +3,8 @@
  * BGREWRITEAOF.
  *
  * Replay runs each command through cmd_call() on one scratch client (no
- * connection, default user, RESP2) with the database the file selected;
+ * connection, default user, RESP2, CLIENT_AOF_LOADER: no statistics,
+ * slowlog or MONITOR) with the database the file selected;
  * cmd_call takes the locks the command needs, so replay is safe while the
  * workers answer -LOADING. Replies are discarded (Redis's fake AOF client
  * ignores them too); only an unknown command or a wrong arity stops the
@@ -77,7 +78,7 @@ void aof_family_init(void) {
     scratch.fd = -1;
     scratch.worker_id = -1;
     scratch.resp = 2;
-    scratch.flags = CLIENT_AUTHENTICATED;
+    scratch.flags = CLIENT_AUTHENTICATED | CLIENT_AOF_LOADER;
     aof_set_replay(aof_replay);
 }
 
