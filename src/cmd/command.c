@@ -124,13 +124,14 @@ static void on_key_modified(gdb *db, const char *key, size_t klen) {
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
     /* Redis does not count expiry in the dirty counter. */
     multi_touch(db->id, key, klen);
-    prop_key(db->id, "DEL", key, klen);
+    prop_deletion(db->id, PROP_DEL_EXPIRED, key, klen);
     cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
 }
 
 void cmd_table_init(void) {
     static const db_hooks hooks = {on_key_expired, on_key_modified};
     db_set_hooks(&hooks);
+    prop_config_register();
     ndefs = sizeof(meta_table) / sizeof(meta_table[0]);
     defs = calloc(ndefs, sizeof(cmd_def));
     assert(defs);

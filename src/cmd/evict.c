@@ -205,7 +205,7 @@ static size_t evict_entry(gdb *db, dbentry *e) {
     size_t bytes = obj_mem_usage(&e->val) + sizeof(dbentry) + n + 1 + 16;
     db_delete_entry(db, e);
     multi_touch(db->id, key, n);
-    prop_key(db->id, "DEL", key, n);
+    prop_deletion(db->id, PROP_DEL_EVICTED, key, n);
     cmd_notify(NULL, NOTIFY_EVICTED, "evicted", db, key, n);
     __atomic_fetch_add(&evict_stat_evicted_keys, 1, __ATOMIC_RELAXED);
     if (key != small) free(key);

@@ -20,6 +20,7 @@
 
 #include "cmd/command.h"
 #include "persist/wstream.h"
+#include "base/config.h"
 
 typedef struct prop_op {
     int dbid;
@@ -192,6 +193,20 @@ void prop_key(int dbid, const char *cmd, const char *key, size_t klen) {
     const char *p[2] = {cmd, key};
     const size_t n[2] = {strlen(cmd), klen};
     prop_also(dbid, 2, p, n);
+}
+
+/* lazyfree-lazy-expire and -eviction: Goblin frees inline either way;
+ * they only pick the deletion's record, as in Redis. */
+static int lazy[2];
+
+void prop_config_register(void) {
+    if (config_bind_int("lazyfree-lazy-expire", &lazy[PROP_DEL_EXPIRED]) ||
+        config_bind_int("lazyfree-lazy-eviction", &lazy[PROP_DEL_EVICTED]))
+        abort(); /* the table lost a row */
+}
+
+void prop_deletion(int dbid, int why, const char *key, size_t klen) {
+    prop_key(dbid, __atomic_load_n(&lazy[why], __ATOMIC_RELAXED) ? "UNLINK" : "DEL", key, klen);
 }
 
 void prop_pexpireat(client *c, const char *key, size_t klen, long long when_ms) {

@@ -43,6 +43,12 @@ void prop_none(client *c);
 void prop_also(int dbid, int argc, const char *const *p, const size_t *n);
 /* A one-key command (DEL key, UNLINK key) outside or inside a call. */
 void prop_key(int dbid, const char *cmd, const char *key, size_t klen);
+/* A key the server deleted: DEL, or UNLINK when the lazyfree option for
+ * why says so (Redis's propagateDeletion). */
+enum { PROP_DEL_EXPIRED = 0, PROP_DEL_EVICTED = 1 };
+void prop_deletion(int dbid, int why, const char *key, size_t klen);
+/* Bind the lazyfree options prop_deletion reads. */
+void prop_config_register(void);
 /* Outside any call: one record, straight to the stream. */
 void prop_direct(int dbid, int argc, const char *const *p, const size_t *n);
 

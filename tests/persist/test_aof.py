@@ -556,6 +556,58 @@ def replay_is_counted_nowhere():
     assert all(b"INCR" not in repr(e).encode().upper() for e in g.c.ok("SLOWLOG", "GET", "100"))
 
 
+def incr_records(d):
+    """The commands of the last incr file, as lists of bytes."""
+    with open(os.path.join(d, AOFDIR, manifest(d)[-1][1]), "rb") as f:
+        data = f.read()
+    out, i = [], 0
+    while i < len(data):
+        assert data[i:i + 1] == b"*", data[i:i + 20]
+        j = data.index(b"\r\n", i)
+        argc, i = int(data[i + 1:j]), j + 2
+        args = []
+        for _ in range(argc):
+            j = data.index(b"\r\n", i)
+            n, i = int(data[i + 1:j]), j + 2
+            args.append(data[i:i + n])
+            i += n + 2
+        out.append(args)
+    return out
+
+
+@test
+def deletions_are_del_or_unlink_as_redis():
+    """Keys the server deletes are recorded as DEL, or UNLINK under
+    lazyfree-lazy-expire, exactly where Redis 7.0 does (EXPIRE in the past,
+    a lazily and an actively expired key, GETEX PXAT in the past; SPOP of
+    the whole set and RESTORE in the past stay DEL)."""
+    for lazy in ("no", "yes"):
+        got = {}
+        for kind in ("redis", "goblin"):
+            d = tdir("lazy_%s_%s" % (lazy, kind))
+            s = start(kind, d, "--appendonly", "yes", "--lazyfree-lazy-expire", lazy,
+                      "--lazyfree-lazy-server-del", lazy, "--lazyfree-lazy-eviction", lazy)
+            c = s.c
+            c.ok("SET", "a", "1")
+            c.ok("EXPIRE", "a", "-1")
+            c.ok("SET", "b", "1", "PX", "1")
+            time.sleep(0.05)
+            c.ok("GET", "b")
+            c.ok("SADD", "s", "x", "y")
+            c.ok("SPOP", "s", "5")
+            c.ok("SET", "g", "1")
+            c.ok("GETEX", "g", "PXAT", "1")
+            c.ok("SET", "r", "1")
+            payload = c.ok("DUMP", "r")
+            c.ok("RESTORE", "r", "1", payload, "REPLACE", "ABSTTL")
+            c.ok("SET", "act", "1", "PX", "1")
+            wait_for(lambda: c.ok("DBSIZE") == 0, 5)
+            s.shutdown("NOSAVE")
+            got[kind] = [r for r in incr_records(d) if r[0] in (b"DEL", b"UNLINK")]
+        assert got["goblin"] == got["redis"], (lazy, got)
+        assert len(got["redis"]) == 6, got
+
+
 def main():
     if not os.path.exists(CHECK_AOF):
         print("aof: redis-check-aof not found")

@@ -342,7 +342,7 @@ static void restoreCommand(client *c) {
             cmd_key_modified(c, db, key->p, key->n);
             cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
             prop_none(c);
-            prop_key(c->db, "DEL", key->p, key->n);
+            prop_key(c->db, "DEL", key->p, key->n); /* DEL whatever lazyfree says, as Redis 7.0 */
         }
         reply_ok(c);
         return;
@@ -414,7 +414,7 @@ static void expireGeneric(client *c, int64_t basetime, int seconds) {
         cmd_notify(c, NOTIFY_GENERIC, "del", db, k->p, k->n);
         /* The stream says what happened: the key is gone. */
         prop_none(c);
-        prop_key(c->db, "DEL", k->p, k->n);
+        prop_deletion(c->db, PROP_DEL_EXPIRED, k->p, k->n);
     } else {
         db_set_expire(db, e, when);
         cmd_key_modified(c, db, k->p, k->n);

@@ -232,7 +232,7 @@ static void spopWithCount(client *c) {
         tc_delete_entry(c, db, e, key);
         cmd_key_modified(c, db, key->p, key->n);
         prop_none(c);
-        prop_key(c->db, "DEL", key->p, key->n);
+        prop_key(c->db, "DEL", key->p, key->n); /* DEL whatever lazyfree says, as Redis 7.0 */
         return;
     }
     pop_reply pr;

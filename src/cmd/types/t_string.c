@@ -332,7 +332,7 @@ static void getexCommand(client *c) {
         cmd_key_modified(c, db, key->p, key->n);
         cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
         prop_none(c);
-        prop_key(c->db, "DEL", key->p, key->n);
+        prop_deletion(c->db, PROP_DEL_EXPIRED, key->p, key->n);
     } else if (exp) {
         db_set_expire(db, e, when);
         cmd_key_modified(c, db, key->p, key->n);
