@@ -130,6 +130,8 @@ int aof_enabled(void) {
 
 void aof_set_live(void) { __atomic_store_n(&live, 1, __ATOMIC_RELEASE); }
 
+int aof_first_base_pending(void) { return __atomic_load_n(&wait_rw, __ATOMIC_RELAXED); }
+
 /* ---- the writer ------------------------------------------------------------------ */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

@@ -42,6 +42,9 @@ int aof_enabled(void);
  * appendonly yes|no starts and stops the AOF. aof_open_at_startup calls it
  * itself. */
 void aof_set_live(void);
+/* appendonly was turned on at run time and its first base is not written
+ * yet (SHUTDOWN refuses meanwhile, as Redis). */
+int aof_first_base_pending(void);
 
 /* Start-up, appendonly yes (the caller serves -LOADING until both ran).
  * aof_load_at_startup: load manifest, base and incr files into the live

@@ -719,6 +719,13 @@ int persist_load_at_startup(char *err, size_t errlen) {
 /* ---- shutdown, FLUSHALL, DEBUG RELOAD ------------------------------------------------ */
 
 int persist_shutdown(int how, char *err, size_t errlen) {
+    if (aof_first_base_pending()) {
+        /* The AOF turned on at run time has no base yet: exiting now would
+         * leave a directory without the dataset (Redis refuses too). */
+        log_warn("Writing initial AOF, can't exit.");
+        snprintf(err, errlen, "Writing initial AOF, can't exit.");
+        return -1;
+    }
     pthread_mutex_lock(&pst_lock);
     shutting_down = 1;
     child_kill("shutdown");

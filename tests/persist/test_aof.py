@@ -608,6 +608,23 @@ def deletions_are_del_or_unlink_as_redis():
         assert len(got["redis"]) == 6, got
 
 
+@test
+def shutdown_waits_for_the_first_base():
+    d = tdir("initial")
+    g = start("goblin", d, env={"GOBLIN_TEST_RDB_SAVE_SLOW_US": "20000"})
+    fill(g.c, 20000)
+    g.c.ok("CONFIG", "SET", "appendonly", "yes")
+    r = g.c.call("SHUTDOWN", "NOSAVE")
+    assert isinstance(r, Err) and r.msg == "ERR Errors trying to SHUTDOWN. Check logs.", r
+    assert "Writing initial AOF, can't exit." in g.log_text()
+    assert g.c.ok("PING") == b"PONG"
+    wait_for(lambda: info(g.c)["aof_rewrite_in_progress"] == "0", 60)
+    want = digest(g)
+    g.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes")
+    assert digest(g) == want
+
+
 def main():
     if not os.path.exists(CHECK_AOF):
         print("aof: redis-check-aof not found")
