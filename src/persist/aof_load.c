@@ -9,10 +9,16 @@
  * the database here; MULTI queues the following commands and EXEC applies
  * them, so a transaction torn off at the end of the file is never half
  * applied (its MULTI is where the file is truncated). Every other command
- * goes to the replay callback the command layer registered. */
+ * goes to the replay callback the command layer registered.
+ *
+ * The file is read through one buffer of 1 MB reads and parsed in place:
+ * no stdio line reads, no allocation per argument (only the commands
+ * queued inside MULTI are copied). */
 #include "persist/aof_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,19 +37,6 @@ enum { LD_OK = 0, LD_EMPTY = 1, LD_TRUNCATED = 2, LD_FAILED = -1 };
 
 typedef int replay_fn(int, int, const char *const *, const size_t *, char *, size_t);
 
-typedef struct cmdbuf {
-    int argc;
-    char **p;
-    size_t *n;
-} cmdbuf;
-
-static void cmd_free(cmdbuf *c) {
-    for (int i = 0; i < c->argc; i++) free(c->p[i]);
-    free(c->p);
-    free(c->n);
-    memset(c, 0, sizeof(*c));
-}
-
 typedef void progress_fn(uint64_t loaded, uint64_t total);
 
 /* Bytes of the whole load, for INFO's loading_* fields. */
@@ -51,6 +44,39 @@ typedef struct loadprog {
     progress_fn *fn;          /* NULL: nobody watches */
     uint64_t before, total;   /* bytes of the files already loaded; of all */
 } loadprog;
+
+/* One command: argc arguments p[i] of n[i] bytes, each NUL-terminated.
+ * Borrowed (pointing into the read buffer) while it is parsed and run;
+ * owned (malloc'd copies) once queued inside MULTI. */
+typedef struct cmdbuf {
+    int argc;
+    char **p;
+    size_t *n;
+    int owned;
+} cmdbuf;
+
+static void cmd_free(cmdbuf *c) {
+    if (c->owned)
+        for (int i = 0; i < c->argc; i++) free(c->p[i]);
+    free(c->p);
+    free(c->n);
+    memset(c, 0, sizeof(*c));
+}
+
+/* An owned copy of c (queued inside MULTI: the buffer moves on). */
+static void cmd_copy(cmdbuf *dst, const cmdbuf *c) {
+    dst->argc = c->argc;
+    dst->owned = 1;
+    dst->p = malloc(sizeof(char *) * (size_t)c->argc);
+    dst->n = malloc(sizeof(size_t) * (size_t)c->argc);
+    if (!dst->p || !dst->n) abort();
+    for (int i = 0; i < c->argc; i++) {
+        dst->p[i] = malloc(c->n[i] + 1);
+        if (!dst->p[i]) abort();
+        memcpy(dst->p[i], c->p[i], c->n[i] + 1);
+        dst->n[i] = c->n[i];
+    }
+}
 
 typedef struct loadctx {
     const char *name;         /* file name, for the log */
@@ -84,7 +110,7 @@ static void drop_queue(loadctx *x) {
     x->inmulti = 0;
 }
 
-/* One whole command read from the file; takes ownership of c. */
+/* One whole command read from the file (borrowed: c stays the caller's). */
 static int apply(loadctx *x, cmdbuf *c) {
     int rc = 0;
     if (is(c, "select") && c->argc == 2 && !x->inmulti) {
@@ -93,13 +119,11 @@ static int apply(loadctx *x, cmdbuf *c) {
             snprintf(x->err, x->errlen, "Bad SELECT %s in the append only file %s", c->p[1], x->name);
             rc = -1;
         }
-        cmd_free(c);
         return rc;
     }
     if (is(c, "multi")) {
         drop_queue(x);
         x->inmulti = 1;
-        cmd_free(c);
         return 0;
     }
     if (is(c, "exec") && x->inmulti) {
@@ -109,63 +133,142 @@ static int apply(loadctx *x, cmdbuf *c) {
             else rc = run(x, q);
         }
         drop_queue(x);
-        cmd_free(c);
         return rc;
     }
     if (x->inmulti) {
         cmdbuf *nq = realloc(x->queued, sizeof(cmdbuf) * (size_t)(x->nqueued + 1));
         if (!nq) abort();
         x->queued = nq;
-        x->queued[x->nqueued++] = *c;
-        memset(c, 0, sizeof(*c));
+        cmd_copy(&x->queued[x->nqueued++], c);
         return 0;
     }
-    rc = run(x, c);
-    cmd_free(c);
-    return rc;
+    return run(x, c);
 }
 
-/* The commands of fp from its current position. */
-static int load_commands(loadctx *x, FILE *fp, const char *path, int load_truncated) {
-    off_t valid_up_to = ftello(fp), valid_before_multi = 0;
-    char buf[AOF_LINE_MAX];
+/* ---- reading ---------------------------------------------------------------- */
+
+/* The file through one growing buffer: b[0..len) holds the file's bytes
+ * from offset base on; pos is where parsing stands. Commands are parsed
+ * in place (an argument is terminated by writing NUL over its CR), so a
+ * command must be whole in the buffer before it runs. */
+#define RB_CHUNK (1u << 20)
+
+typedef struct rbuf {
+    int fd;
+    char *b;
+    size_t len, cap, pos;
+    off_t base;
+    int eof, err;             /* err: errno of a failed read */
+} rbuf;
+
+/* Read more, keeping b[keep..len) (the command being parsed) and moving
+ * it to the front. 0, or -1 at the end of the file or on a read error. */
+static int rb_fill(rbuf *r, size_t *keep) {
+    if (r->eof) return -1;
+    if (*keep) {
+        memmove(r->b, r->b + *keep, r->len - *keep);
+        r->len -= *keep;
+        r->pos -= *keep;
+        r->base += (off_t)*keep;
+        *keep = 0;
+    }
+    if (r->cap - r->len < RB_CHUNK) {
+        size_t nc = r->cap ? r->cap * 2 : 4 * RB_CHUNK;
+        while (nc - r->len < RB_CHUNK) nc *= 2;
+        char *nb = realloc(r->b, nc);
+        if (!nb) abort();
+        r->b = nb;
+        r->cap = nc;
+    }
+    for (;;) {
+        ssize_t n = read(r->fd, r->b + r->len, r->cap - r->len - 1);
+        if (n > 0) {
+            r->len += (size_t)n;
+            return 0;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) r->err = errno;
+        r->eof = 1;
+        return -1;
+    }
+}
+
+/* The line at pos ("*3", "$5", ...) without its CRLF: its offset in b and
+ * length, pos moved past it. -1 when the file ends first. Lines are capped
+ * as Redis's reader caps them; a longer one is a format error later. */
+static int rb_line(rbuf *r, size_t *keep, size_t *at, size_t *len) {
+    for (;;) {
+        char *s = r->b + r->pos;
+        char *nl = memchr(s, '\n', r->len - r->pos);
+        if (nl) {
+            *at = r->pos;
+            *len = (size_t)(nl - s);
+            if (*len && s[*len - 1] == '\r') (*len)--;
+            r->pos = (size_t)(nl - r->b) + 1;
+            return 0;
+        }
+        if (rb_fill(r, keep) != 0) return -1;
+    }
+}
+
+/* Decimal digits after the type byte of a line (Redis uses strtol: an
+ * empty or non-numeric count reads as 0). */
+static long long rb_num(const char *s, size_t n) {
+    long long v = 0;
+    int neg = n && s[0] == '-';
+    for (size_t i = neg; i < n && s[i] >= '0' && s[i] <= '9'; i++) v = v * 10 + (s[i] - '0');
+    return neg ? -v : v;
+}
+
+/* The commands of the file from r's position. */
+static int load_commands(loadctx *x, rbuf *r, const char *path, int load_truncated) {
+    off_t valid_up_to = r->base + (off_t)r->pos, valid_before_multi = 0;
     cmdbuf c = {0};
-    int ret = LD_OK;
+    size_t *off = NULL;       /* argument offsets from the command's start */
+    int cap = 0, ret = LD_OK;
     unsigned ncmds = 0;
     for (;;) {
-        if (!fgets(buf, sizeof(buf), fp)) {
-            if (feof(fp)) break;
-            goto readerr;
+        size_t keep = r->pos, at, ln;
+        if (r->pos == r->len && rb_fill(r, &keep) != 0) {
+            if (r->err) goto readerr;
+            break; /* a clean end of file */
         }
-        if (buf[0] == '#') continue;
-        if (buf[0] != '*') goto fmterr;
-        if (buf[1] == '\0') goto readerr;
-        int argc = atoi(buf + 1);
-        if (argc < 1) goto fmterr;
-        c.p = calloc((size_t)argc, sizeof(char *));
-        c.n = calloc((size_t)argc, sizeof(size_t));
-        if (!c.p || !c.n) abort();
-        for (int j = 0; j < argc; j++) {
-            char *r = fgets(buf, sizeof(buf), fp);
-            if (!r || buf[0] != '$') {
-                if (!r) goto readerr;
-                goto fmterr;
-            }
-            size_t len = (size_t)strtol(buf + 1, NULL, 10);
-            c.p[j] = malloc(len + 1);
-            if (!c.p[j]) abort();
-            c.argc = j + 1;
-            c.n[j] = len;
-            c.p[j][len] = 0;
-            if (len && fread(c.p[j], len, 1, fp) == 0) goto readerr;
-            if (fread(buf, 2, 1, fp) == 0) goto readerr;
+        if (rb_line(r, &keep, &at, &ln) != 0) goto readerr;
+        const char *line = r->b + at;
+        if (line[0] == '#') continue;
+        if (line[0] != '*') goto fmterr;
+        long long argc = rb_num(line + 1, ln - 1);
+        if (argc < 1 || argc > INT_MAX / 2) goto fmterr;
+        if (argc > cap) {
+            cap = (int)argc;
+            c.p = realloc(c.p, sizeof(char *) * (size_t)cap);
+            c.n = realloc(c.n, sizeof(size_t) * (size_t)cap);
+            off = realloc(off, sizeof(size_t) * (size_t)cap);
+            if (!c.p || !c.n || !off) abort();
+        }
+        for (long long j = 0; j < argc; j++) {
+            if (rb_line(r, &keep, &at, &ln) != 0) goto readerr;
+            if (r->b[at] != '$') goto fmterr;
+            long long len = rb_num(r->b + at + 1, ln - 1);
+            if (len < 0) goto fmterr;
+            while (r->len - r->pos < (size_t)len + 2)
+                if (rb_fill(r, &keep) != 0) goto readerr;
+            off[j] = r->pos - keep;
+            c.n[j] = (size_t)len;
+            r->pos += (size_t)len + 2;
+        }
+        /* The command is whole: point at its arguments, NUL-terminated. */
+        c.argc = (int)argc;
+        for (int j = 0; j < c.argc; j++) {
+            c.p[j] = r->b + keep + off[j];
+            c.p[j][c.n[j]] = '\0';
         }
         if (is(&c, "multi")) valid_before_multi = valid_up_to;
         if (apply(x, &c) != 0) {
-            cmd_free(&c);
-            return LD_FAILED;
+            ret = LD_FAILED;
+            goto out;
         }
-        valid_up_to = ftello(fp);
+        valid_up_to = r->base + (off_t)r->pos;
         if (!(++ncmds & 1023)) {
             if (x->prog->fn) x->prog->fn(x->prog->before + (uint64_t)valid_up_to, x->prog->total);
             long slow = rdb_load_slow_us;
@@ -178,15 +281,15 @@ static int load_commands(loadctx *x, FILE *fp, const char *path, int load_trunca
         drop_queue(x);
         goto uxeof;
     }
-    return ret;
+    goto out;
 
 readerr:
-    cmd_free(&c);
-    if (!feof(fp)) {
-        log_warn("Unrecoverable error reading the append only file %s: %s", x->name, strerror(errno));
+    if (r->err) {
+        log_warn("Unrecoverable error reading the append only file %s: %s", x->name, strerror(r->err));
         snprintf(x->err, x->errlen, "Unrecoverable error reading the append only file %s: %s", x->name,
-                 strerror(errno));
-        return LD_FAILED;
+                 strerror(r->err));
+        ret = LD_FAILED;
+        goto out;
     }
     drop_queue(x);
 uxeof:
@@ -197,7 +300,8 @@ uxeof:
             log_warn("Error truncating the AOF file %s: %s", x->name, strerror(errno));
         } else {
             log_warn("AOF %s loaded anyway because aof-load-truncated is enabled", x->name);
-            return LD_TRUNCATED;
+            ret = LD_TRUNCATED;
+            goto out;
         }
     }
     log_warn("Unexpected end of file reading the append only file %s. You can: 1) Make a backup of your AOF file, "
@@ -209,10 +313,10 @@ uxeof:
              "then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the "
              "'aof-load-truncated' configuration option to yes and restart the server.",
              x->name);
-    return LD_FAILED;
+    ret = LD_FAILED;
+    goto out;
 
 fmterr:
-    cmd_free(&c);
     drop_queue(x);
     log_warn("Bad file format reading the append only file %s: make a backup of your AOF file, then use "
              "./redis-check-aof --fix <filename.manifest>",
@@ -221,7 +325,12 @@ fmterr:
              "Bad file format reading the append only file %s: make a backup of your AOF file, then use "
              "./redis-check-aof --fix <filename.manifest>",
              x->name);
-    return LD_FAILED;
+    ret = LD_FAILED;
+out:
+    free(c.p);
+    free(c.n);
+    free(off);
+    return ret;
 }
 
 static void rdb_progress(void *arg, uint64_t keys, uint64_t bytes) {
@@ -234,22 +343,25 @@ static int load_one(const char *dir, const char *name, int load_truncated, repla
                     size_t errlen) {
     char path[1024];
     aof_path(path, sizeof(path), dir, name);
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         snprintf(err, errlen, "Fatal error: can't open the append log file %s for reading: %s", name, strerror(errno));
         log_warn("%s", err);
         return LD_FAILED;
     }
     struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && st.st_size == 0) {
-        fclose(fp);
+    if (fstat(fd, &st) == 0 && st.st_size == 0) {
+        close(fd);
         return LD_EMPTY;
     }
-    char sig[5];
-    loadctx x = {name, prog, fn, 0, NULL, 0, 0, err, errlen};
-    if (fread(sig, 1, 5, fp) == 5 && memcmp(sig, "REDIS", 5) == 0) {
+    rbuf r = {fd, NULL, 0, 0, 0, 0, 0, 0};
+    size_t keep = 0;
+    while (r.len < 5 && rb_fill(&r, &keep) == 0) {
+    }
+    if (r.len >= 5 && memcmp(r.b, "REDIS", 5) == 0) {
         /* An RDB base: read it whole, then swap it in. */
-        fclose(fp);
+        free(r.b);
+        close(fd);
         log_notice("Reading RDB base file on AOF loading...");
         rdb_loaded ld;
         char msg[512];
@@ -268,13 +380,12 @@ static int load_one(const char *dir, const char *name, int load_truncated, repla
         }
         return LD_OK;
     }
-    if (fseek(fp, 0, SEEK_SET) != 0) {
-        fclose(fp);
-        snprintf(err, errlen, "Unrecoverable error reading the append only file %s: %s", name, strerror(errno));
-        return LD_FAILED;
-    }
-    int rc = load_commands(&x, fp, path, load_truncated);
-    fclose(fp);
+    /* Not an RDB: commands from the start (a read error shows up again). */
+    r.eof = 0;
+    loadctx x = {name, prog, fn, 0, NULL, 0, 0, err, errlen};
+    int rc = load_commands(&x, &r, path, load_truncated);
+    free(r.b);
+    close(fd);
     return rc;
 }
 
