@@ -315,7 +315,8 @@ void cmd_call(client *c, const cmd_def *cmd) {
             return;
         }
     }
-    long long t0 = now_us();
+    int counted = !(client_flags_peek(c) & CLIENT_AOF_LOADER);
+    long long t0 = counted ? now_us() : 0;
     db_freeze_time();
     uint64_t mask = lock_for(c, cmd, &mode);
     db_count_lookups((cmd->flags & CMDF_READONLY) != 0);
@@ -328,8 +329,8 @@ void cmd_call(client *c, const cmd_def *cmd) {
     unlock_for(c, mode, mask);
     db_forget_key();
     db_unfreeze_time();
+    if (!counted) return;
     long long dur = now_us() - t0;
-    if (client_flags_peek(c) & CLIENT_AOF_LOADER) return;
     cmd_def *d = (cmd_def *)cmd;
     /* A blocked command is one call, as in Redis: its re-runs when a key
      * it waits for changes add their time, not calls. */

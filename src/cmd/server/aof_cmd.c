@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmd/command.h"
 #include "cmd/families.h"
@@ -29,9 +30,23 @@ static int aof_replay(int dbid, int argc, const char *const *p, const size_t *n,
         av[i].n = n[i];
     }
     int rc = 0;
-    const cmd_def *cmd = cmd_lookup(av[0].p, av[0].n);
-    if (cmd && cmd->parent) cmd = NULL;
-    if (cmd && cmd->subs && !(argc == 1 && cmd->proc)) cmd = argc >= 2 ? cmd_lookup_full(av, argc) : NULL;
+    /* An AOF repeats a few command names: the last one found is kept. */
+    static char last_name[32];
+    static size_t last_n;
+    static const cmd_def *last;
+    const cmd_def *cmd;
+    if (last && av[0].n == last_n && strncasecmp(av[0].p, last_name, last_n) == 0) {
+        cmd = last;
+    } else {
+        cmd = cmd_lookup(av[0].p, av[0].n);
+        if (cmd && cmd->parent) cmd = NULL;
+        if (cmd && cmd->subs && !(argc == 1 && cmd->proc)) cmd = argc >= 2 ? cmd_lookup_full(av, argc) : NULL;
+        else if (cmd && !cmd->subs && av[0].n < sizeof(last_name)) {
+            memcpy(last_name, av[0].p, av[0].n);
+            last_n = av[0].n;
+            last = cmd;
+        }
+    }
     if (!cmd || !cmd->proc) {
         snprintf(err, errlen, "Unknown command '%.*s'", (int)(av[0].n > 128 ? 128 : av[0].n), av[0].p);
         rc = -1;
