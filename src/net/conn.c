@@ -129,7 +129,11 @@ static int conn_flush(conn *k) {
      * stream go out only once their records are on disk. One wait covers
      * every record this worker produced so far (group commit). */
     uint64_t need = aof_durable_needed();
-    if (need && c->osent < c->olen) aof_barrier(need);
+    /* The AOF could not take them (a full disk, an I/O error): the change
+     * is applied but not durable, so it is not acknowledged; the client is
+     * disconnected without its replies (Redis exits instead). Later writes
+     * get MISCONF until the writer succeeds again. */
+    if (need && c->osent < c->olen && aof_barrier(need) != 0) return -1;
     while (c->osent < c->olen) {
         ssize_t n = write(c->fd, c->obuf + c->osent, c->olen - c->osent);
         if (n > 0) {

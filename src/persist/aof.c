@@ -207,11 +207,16 @@ uint64_t aof_durable_needed(void) {
 }
 
 int aof_barrier(uint64_t offset) {
+    static int64_t last_log;
     tl_need = 0;
     pthread_mutex_lock(&mu);
     pthread_cond_signal(&cv_work);
     while (synced_off < offset && on && __atomic_load_n(&write_ok, __ATOMIC_RELAXED)) pthread_cond_wait(&cv_done, &mu);
     int rc = synced_off >= offset ? 0 : -1;
+    if (rc != 0 && mono_ms() - last_log > 10000) {
+        last_log = mono_ms();
+        log_warn("AOF write failed with appendfsync always: closing the connections whose writes are not on disk");
+    }
     pthread_mutex_unlock(&mu);
     return rc;
 }
@@ -253,17 +258,35 @@ static int write_all(int fd, const char *p, size_t n, uint64_t size, size_t *don
     return 0;
 }
 
+/* mu held. The writer retries a second after the last failure. */
 static void set_error(int e) {
+    static int64_t last_log;
     int64_t t = mono_ms();
-    if (__atomic_load_n(&write_ok, __ATOMIC_RELAXED) || t - last_err_ms > 30000) {
+    last_err_ms = t;
+    if (__atomic_load_n(&write_ok, __ATOMIC_RELAXED) || t - last_log > 30000) {
         log_warn("Error writing to the AOF file: %s", strerror(e));
-        last_err_ms = t;
+        last_log = t;
     }
     __atomic_store_n(&write_errno, e, __ATOMIC_RELAXED);
     __atomic_store_n(&write_ok, 0, __ATOMIC_RELAXED);
 }
 
 static int rw_running; /* atomics: a rewrite child exists (mirrors rw_pid) */
+
+/* DEBUG AOF-FAULT: the next writes / fsyncs of the writer fail with EIO. */
+static int fault_writes, fault_fsyncs;
+
+void aof_inject_faults(int writes, int fsyncs) {
+    __atomic_store_n(&fault_writes, writes, __ATOMIC_RELAXED);
+    __atomic_store_n(&fault_fsyncs, fsyncs, __ATOMIC_RELAXED);
+}
+
+static int take_fault(int *counter) {
+    int v = __atomic_load_n(counter, __ATOMIC_RELAXED);
+    while (v > 0 && !__atomic_compare_exchange_n(counter, &v, v - 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    return v > 0;
+}
 
 /* A fork child (BGSAVE or rewrite) is writing a snapshot. */
 static int child_running(void) {
@@ -282,8 +305,11 @@ static void *writer_main(void *arg) {
         int64_t now = mono_ms();
         int fsync_due = mode == AOF_FSYNC_EVERYSEC && written_off > synced_off && now - last_fsync_ms >= 1000;
         int retry_due = !ok && now - last_err_ms >= 1000;
+        /* After a failed fsync nothing may be pending, but the written
+         * bytes still need one (appendfsync always). */
+        int resync_due = retry_due && written_off > synced_off;
         if (stop_req && !plen) break;
-        if ((!plen || (!ok && !retry_due && !stop_req)) && !fsync_due) {
+        if ((!plen || (!ok && !retry_due && !stop_req)) && !fsync_due && !resync_due) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 250 * 1000000L;
@@ -311,8 +337,14 @@ static void *writer_main(void *arg) {
         pthread_mutex_unlock(&mu);
 
         size_t done = 0;
-        int rc = n ? write_all(fd, wbuf, n, size, &done) : 0;
-        int e = errno;
+        int rc, e;
+        if (n && take_fault(&fault_writes)) {
+            rc = -1;
+            e = EIO;
+        } else {
+            rc = n ? write_all(fd, wbuf, n, size, &done) : 0;
+            e = errno;
+        }
         int synced = 0;
         if (rc == 0 && mode != AOF_FSYNC_NO && setting(&no_fsync_on_rw) && child_running()) {
             /* no-appendfsync-on-rewrite: while a child writes its snapshot,
@@ -322,7 +354,7 @@ static void *writer_main(void *arg) {
             last_fsync_ms = mono_ms();
         } else if (rc == 0 &&
                    (mode == AOF_FSYNC_ALWAYS || (mode == AOF_FSYNC_EVERYSEC && mono_ms() - last_fsync_ms >= 1000))) {
-            if (fdatasync(fd) != 0) {
+            if (take_fault(&fault_fsyncs) ? (errno = EIO, 1) : fdatasync(fd) != 0) {
                 rc = -1;
                 e = errno;
                 log_warn("Can't persist AOF for fsync error when the AOF fsync policy is '%s': %s",

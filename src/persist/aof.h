@@ -64,9 +64,13 @@ void aof_stop(void);
  * not yet fsynced; 0 when nothing needs waiting for. */
 uint64_t aof_durable_needed(void);
 /* Block until everything up to offset is written and fsynced. 0, or -1 when
- * the AOF is in a write error (the caller goes on: the error is reported
- * to later writes) or was turned off. */
+ * the AOF is in a write error or was turned off before they were: the
+ * caller must not acknowledge those writes (later writes get MISCONF). */
 int aof_barrier(uint64_t offset);
+
+/* Fault injection (DEBUG AOF-FAULT): the writer's next `writes` writes and
+ * `fsyncs` fsyncs fail with EIO. */
+void aof_inject_faults(int writes, int fsyncs);
 
 /* Nonzero while writes must be refused because the last write to the AOF
  * failed: buf receives "MISCONF Errors writing to the AOF file: <reason>". */

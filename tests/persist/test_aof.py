@@ -625,6 +625,53 @@ def shutdown_waits_for_the_first_base():
     assert digest(g) == want
 
 
+@test
+def write_errors_refuse_writes_and_service_resumes():
+    """DEBUG AOF-FAULT: with everysec, an acknowledged write waits in the
+    buffer while the disk fails, later writes get MISCONF, reads work, and
+    after the writer succeeds again everything acknowledged is in the file.
+    With always, the client whose write is not on disk is disconnected
+    without a reply (never acknowledged); a failed fsync is retried."""
+    d = tdir("eio")
+    g = start("goblin", d, "--appendonly", "yes", "--appendfsync", "everysec")
+    g.c.ok("DEBUG", "AOF-FAULT", "2", "0")
+    assert g.c.ok("SET", "a", "1") == b"OK"
+    wait_for(lambda: info(g.c)["aof_last_write_status"] == "err", 5)
+    r = g.c.call("SET", "b", "1")
+    assert isinstance(r, Err) and r.msg.startswith("MISCONF Errors writing to the AOF file: Input/output error"), r
+    assert g.c.ok("GET", "a") == b"1"
+    wait_for(lambda: info(g.c)["aof_last_write_status"] == "ok", 10)
+    assert g.c.ok("SET", "c", "1") == b"OK"
+    assert "AOF write error looks solved" in g.log_text()
+    g.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes", "--appendfsync", "always")
+    assert g.c.ok("MGET", "a", "b", "c") == [b"1", None, b"1"]
+    # always: a write that cannot be written is never acknowledged.
+    g.c.ok("DEBUG", "AOF-FAULT", "1", "0")
+    c2 = g.client()
+    try:
+        r = c2.call("SET", "x", "1")
+    except (OSError, EOFError, ConnectionError) as e:
+        r = e
+    assert not (r == b"OK"), r
+    wait_for(lambda: info(g.c)["aof_last_write_status"] == "ok", 10)
+    # A failed fsync: the same, then the writer fsyncs again.
+    g.c.ok("DEBUG", "AOF-FAULT", "0", "1")
+    c3 = g.client()
+    try:
+        r = c3.call("SET", "y", "1")
+    except (OSError, EOFError, ConnectionError) as e:
+        r = e
+    assert not (r == b"OK"), r
+    wait_for(lambda: info(g.c)["aof_last_write_status"] == "ok", 10)
+    assert g.c.ok("SET", "z", "1") == b"OK"
+    assert "closing the connections whose writes are not on disk" in g.log_text()
+    want = digest(g)
+    g.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes")
+    assert digest(g) == want
+
+
 def main():
     if not os.path.exists(CHECK_AOF):
         print("aof: redis-check-aof not found")

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cmd/server/admin_family.h"
+#include "persist/aof.h"
 #include "persist/persist.h"
 #include "session/reply.h"
 #include "db/digest.h"
@@ -683,6 +684,9 @@ static void debug_help(client *c) {
         "    default.",
         "SLEEP <seconds>",
         "    Stop the server for <seconds>. Decimals allowed.",
+        "AOF-FAULT <writes> <fsyncs>",
+        "    (Goblin) Fail the AOF writer's next <writes> writes and <fsyncs> fsyncs",
+        "    with an I/O error.",
         "SSD-FAULT <writes> <reads>",
         "    (Goblin) Fail the next <writes> SSD tail writes and <reads> tail reads",
         "    with an I/O error.",
@@ -741,6 +745,15 @@ void debugCommand(client *c) {
         reply_raw(c, "\r\n", 2);
     } else if (c->argc == 3 && arg_is(sub, "log")) {
         log_warn("DEBUG LOG: %s", c->argv[2].p);
+        reply_ok(c);
+    } else if (c->argc == 4 && arg_is(sub, "aof-fault")) {
+        long long w, f;
+        if (arg_ll(c, &c->argv[2], &w) != 0 || arg_ll(c, &c->argv[3], &f) != 0) return;
+        if (w < 0 || f < 0 || w > INT_MAX || f > INT_MAX) {
+            reply_error(c, "ERR fault counts must be between 0 and 2147483647");
+            return;
+        }
+        aof_inject_faults((int)w, (int)f);
         reply_ok(c);
     } else if (c->argc == 4 && arg_is(sub, "ssd-fault")) {
         /* Goblin: fail the next <writes> tail writes and <reads> tail reads
