@@ -63,6 +63,7 @@ static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile
                                        "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
 static const char *const aof_fsyncs[] = {"no", "always", "everysec", NULL};
+static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb", NULL};
 
 #define NOTYET_HTTP "the memcache/HTTP front-ends"
 #define NOTYET_REPL "replication"
@@ -174,8 +175,27 @@ static config_entry table[] = {
      "Goblin does not talk to upstart or systemd"},
     {"unixsocket", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
     {"unixsocketperm", NULL, T_INT, F_IMMUTABLE | F_OCTAL, NULL, "0", 0, 0777, NULL, NULL},
-    {"replica-serve-stale-data", "slave-serve-stale-data", T_BOOL, F_DEFONLY, NULL, "yes", 0, 0, NULL, NOTYET_REPL},
-    {"replica-read-only", "slave-read-only", T_BOOL, F_DEFONLY, NULL, "yes", 0, 0, NULL, NOTYET_REPL},
+    {"replica-serve-stale-data", "slave-serve-stale-data", T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"replica-read-only", "slave-read-only", T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"replicaof", "slaveof", T_STRING, F_IMMUTABLE | F_MULTIARG, NULL, "", 0, 0, NULL, NULL},
+    {"repl-backlog-size", NULL, T_SIZE, 0, NULL, "1mb", 16 * 1024, LLONG_MAX, NULL, NULL},
+    {"repl-backlog-ttl", NULL, T_LL, 0, NULL, "3600", 0, LONG_MAX, NULL, NULL},
+    {"repl-ping-replica-period", "repl-ping-slave-period", T_INT, 0, NULL, "10", 1, INT_MAX, NULL, NULL},
+    {"repl-timeout", NULL, T_INT, 0, NULL, "60", 1, INT_MAX, NULL, NULL},
+    {"repl-diskless-sync", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"repl-diskless-sync-delay", NULL, T_INT, 0, NULL, "5", 0, INT_MAX, NULL, NULL},
+    {"repl-diskless-sync-max-replicas", NULL, T_INT, F_DEFONLY, NULL, "0", 0, INT_MAX, NULL,
+     "each replica gets a sync of its own"},
+    {"repl-diskless-load", NULL, T_ENUM, F_DEFONLY, NULL, "disabled", 0, 0, diskless_loads,
+     "a replica always receives the RDB into a file and swaps the loaded dataset in at once"},
+    {"min-replicas-to-write", "min-slaves-to-write", T_INT, 0, NULL, "0", 0, INT_MAX, NULL, NULL},
+    {"min-replicas-max-lag", "min-slaves-max-lag", T_INT, 0, NULL, "10", 0, INT_MAX, NULL, NULL},
+    {"replica-priority", "slave-priority", T_INT, 0, NULL, "100", 0, INT_MAX, NULL, NULL},
+    {"replica-announce-ip", "slave-announce-ip", T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"replica-announce-port", "slave-announce-port", T_INT, 0, NULL, "0", 0, 65535, NULL, NULL},
+    {"replica-lazy-flush", "slave-lazy-flush", T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"replica-ignore-maxmemory", "slave-ignore-maxmemory", T_BOOL, F_DEFONLY, NULL, "yes", 0, 0, NULL,
+     "a replica never evicts: its primary's DELs keep it equal"},
     {"client-output-buffer-limit", NULL, T_STRING, F_MULTIARG, &cfg.client_output_buffer_limit,
      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, NULL, NULL},
     {"busy-reply-threshold", "lua-time-limit", T_LL, F_DEFONLY, NULL, "5000", 0, LONG_MAX, NULL,
@@ -211,9 +231,9 @@ static config_entry table[] = {
      "Goblin's eviction has no time budget to tune"},
     {"latency-tracking", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
      "Goblin keeps no per-command latency histograms"},
-    /* Replication credentials (no replication yet): sensitive, as in Redis. */
-    {"masterauth", NULL, T_STRING, F_DEFONLY | F_SENSITIVE, NULL, "", 0, 0, NULL, NOTYET_REPL},
-    {"masteruser", NULL, T_STRING, F_DEFONLY | F_SENSITIVE, NULL, "", 0, 0, NULL, NOTYET_REPL},
+    /* Replication credentials: sensitive, as in Redis. */
+    {"masterauth", NULL, T_STRING, F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},
+    {"masteruser", NULL, T_STRING, F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},
 };
 
 #define NTABLE (sizeof(table) / sizeof(table[0]))

@@ -377,29 +377,6 @@ int block_unblock_client(uint64_t id, int with_error) {
     return 1;
 }
 
-/* WAIT numreplicas timeout: Goblin has no replicas, so 0 replicas ever
- * acknowledge. Like Redis, WAIT 0 answers at once and WAIT n>0 waits for
- * its timeout (0 = forever) and then answers 0; inside MULTI it answers at
- * once. */
-static void waitCommand(client *c) {
-    long long n, ms;
-    if (arg_ll(c, &c->argv[1], &n) != 0) return;
-    if (!str_to_ll(c->argv[2].p, c->argv[2].n, &ms)) {
-        reply_error(c, "ERR timeout is not an integer or out of range");
-        return;
-    }
-    if (ms < 0) {
-        reply_error(c, "ERR timeout is negative");
-        return;
-    }
-    if (n <= 0 || !block_allowed(c)) {
-        reply_int(c, 0);
-        return;
-    }
-    block_on_keys(c, NULL, 0, ms ? db_now_ms() + ms : 0);
-    ((bstate *)c->bstate)->timeout_zero = 1;
-}
-
 static void clientUnblockCommand(client *c) {
     long long id;
     int with_error = 0;
@@ -419,6 +396,5 @@ static void clientUnblockCommand(client *c) {
 
 const cmd_handler blocking_handlers[] = {
     {"client|unblock", clientUnblockCommand, CMD_LOCK_NONE},
-    {"wait", waitCommand, CMD_LOCK_NONE},
     {NULL, NULL, 0},
 };

@@ -10,6 +10,7 @@
 #include "cmd/command.h"
 #include "cmd/multi.h"
 #include "cmd/propagate.h"
+#include "cmd/repl/repl.h"
 #include "cmd/server/pubsub.h"
 
 #include <assert.h>
@@ -457,6 +458,13 @@ void cmd_execute(client *c) {
         if (client_flags_peek(c) & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
         return;
     }
+    uint32_t cf = client_flags_peek(c);
+    if (cf & CLIENT_PRIMARY) {
+        /* The primary's stream: none of the checks below apply. */
+        if (cmd_multi_queue_hook && cmd_multi_queue_hook(c, cmd)) return;
+        cmd_call(c, cmd);
+        return;
+    }
     if (acl_auth_required(c) && !(cmd->flags & CMDF_NO_AUTH)) {
         reject_with(c, cmd, "NOAUTH Authentication required.");
         return;
@@ -467,7 +475,7 @@ void cmd_execute(client *c) {
         return;
     }
     if (cmd->flags & CMDF_DENYOOM) evict_store_pressure();
-    if (cfg.maxmemory > 0 && evict_perform() == EVICT_FAIL) {
+    if (cfg.maxmemory > 0 && !repl_is_replica() && evict_perform() == EVICT_FAIL) {
         /* Over maxmemory with nothing to evict: refuse what would grow it,
          * any queuing inside MULTI (but EXEC, DISCARD, QUIT, RESET), and an
          * EXEC whose queue holds a denyoom command (reject_with turns that
@@ -496,6 +504,22 @@ void cmd_execute(client *c) {
             reject_with(c, cmd, disk_err);
             return;
         }
+    }
+    if (repl_is_replica()) {
+        const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+        int exec_write = (cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & CMDF_WRITE);
+        if (repl_read_only() && ((cmd->flags & CMDF_WRITE) || exec_write)) {
+            reject_with(c, cmd, "READONLY You can't write against a read only replica.");
+            return;
+        }
+        const char *stale = repl_stale_refusal();
+        if (stale && !(cmd->flags & CMDF_STALE)) {
+            reject_with(c, cmd, stale);
+            return;
+        }
+    } else if ((cmd->flags & CMDF_WRITE) && repl_min_replicas_refuse()) {
+        reject_with(c, cmd, "NOREPLICAS Not enough good replicas to write.");
+        return;
     }
     if (!(cmd->flags & CMDF_LOADING) && persist_loading()) {
         reply_error(c, "LOADING Redis is loading the dataset in memory");

@@ -33,6 +33,7 @@ static const struct {
     {script_handlers, script_family_init, script_family_shutdown},
     {hll_handlers, NULL, NULL},
     {aof_handlers, aof_family_init, aof_family_shutdown},
+    {repl_handlers, repl_family_init, repl_family_shutdown},
 };
 
 #define NFAMILIES (sizeof(all_families) / sizeof(all_families[0]))

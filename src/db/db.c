@@ -250,14 +250,27 @@ dbentry *db_lookup_raw(gdb *db, const char *k, size_t n) {
     return slot ? *(dbentry **)slot : NULL;
 }
 
+/* A replica does not expire keys itself: its primary sends the DELs. A
+ * logically expired key is missing to its clients but stays, and the
+ * primary's own commands still see it (as Redis's expireIfNeeded). */
+static int replica_mode;                /* atomics */
+static _Thread_local int primary_context;
+
+void db_set_replica_mode(int on) { __atomic_store_n(&replica_mode, on, __ATOMIC_RELAXED); }
+void db_set_primary_context(int on) { primary_context = on; }
+
 static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n) {
     shard *sh;
     void *slot = find_slot(db, k, n, &sh);
     if (!slot) return NULL;
     dbentry *e = *(dbentry **)slot;
     if (db_is_expired(e, db_now_ms())) {
-        expire_now(db, sh, slot, e);
-        return NULL;
+        if (__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) {
+            if (!primary_context) return NULL;
+        } else {
+            expire_now(db, sh, slot, e);
+            return NULL;
+        }
     }
     obj_touch(&e->val);
     return e;
@@ -282,7 +295,7 @@ dbentry *db_lookup_read(gdb *db, const char *k, size_t n) {
 int db_key_exists(gdb *db, const char *k, size_t n) { return db_lookup(db, k, n) != NULL; }
 
 int db_expire_if_needed(gdb *db, dbentry *e) {
-    if (!db_is_expired(e, db_now_ms())) return 0;
+    if (!db_is_expired(e, db_now_ms()) || __atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) return 0;
     shard *sh;
     void *slot = find_slot(db, e->key, e->klen, &sh);
     assert(slot);
@@ -324,7 +337,7 @@ int db_delete(gdb *db, const char *k, size_t n) {
     void *slot = find_slot(db, k, n, &sh);
     if (!slot) return 0;
     dbentry *e = *(dbentry **)slot;
-    if (db_is_expired(e, db_now_ms())) {
+    if (db_is_expired(e, db_now_ms()) && !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) {
         expire_now(db, sh, slot, e);
         return 0;
     }
@@ -390,7 +403,7 @@ dbentry *db_random_key(gdb *db) {
         void *slot = swiss_random(&sh->keys, rand_next);
         if (!slot) continue;
         dbentry *e = *(dbentry **)slot;
-        if (db_is_expired(e, db_now_ms())) {
+        if (db_is_expired(e, db_now_ms()) && !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) {
             /* Like Redis: a dataset of only volatile keys could loop; after
              * a few tries give back an expired key's neighbour instead. */
             if (db_expires(db) == total && tries > 50) return e;
@@ -437,6 +450,7 @@ static long long mono_us(void) {
  * of a sample was expired, as Redis does, within the time budget. */
 size_t db_active_expire_cycle(long long budget_us) {
     if (!__atomic_load_n(&db_active_expire_enabled, __ATOMIC_RELAXED)) return 0;
+    if (__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) return 0;
     long long start = mono_us();
     size_t expired = 0;
     db_rdlock_keyspace();

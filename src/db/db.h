@@ -105,6 +105,11 @@ void db_replace_value(dbentry *e, const gobj *v);
 void db_set_expire(gdb *db, dbentry *e, int64_t when_ms);
 void db_persist(gdb *db, dbentry *e);
 int db_is_expired(const dbentry *e, int64_t now);
+/* Replica mode: keys are not expired here (the primary sends the DELs);
+ * clients see a logically expired key as missing, except on a thread in
+ * the primary's context (the replication stream's applier). */
+void db_set_replica_mode(int on);
+void db_set_primary_context(int on);
 /* Expire e if its time has passed: returns 1 when it was deleted. */
 int db_expire_if_needed(gdb *db, dbentry *e);
 

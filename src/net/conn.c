@@ -6,6 +6,7 @@
  * "-ERR Protocol error: ..." reply, then the connection closes once that
  * reply is flushed; no other connection is affected. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ static void conn_free(conn *k) {
     event_free(k->rev);
     event_free(k->wev);
     if (k->tev) event_free(k->tev);
-    close(k->c.fd);
+    if (k->c.fd >= 0) close(k->c.fd);
     k->proto->close(k);
     free(k->qbuf);
     free(k->c.obuf);
@@ -237,8 +238,34 @@ static void conn_process(conn *k) {
     }
 }
 
+/* A command took the connection over (client.handoff): its replies go out
+ * (blocking; they are short), then the socket goes to the new owner and
+ * the rest of the connection is freed. */
+static void conn_handoff(conn *k) {
+    client *c = &k->c;
+    int fd = c->fd;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    while (c->osent < c->olen) {
+        ssize_t n = write(fd, c->obuf + c->osent, c->olen - c->osent);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        c->osent += (size_t)n;
+    }
+    void (*fn)(int, void *) = c->handoff;
+    void *arg = c->handoff_arg;
+    c->handoff = NULL;
+    c->fd = -1; /* conn_free must not close it */
+    conn_free(k);
+    fn(fd, arg);
+}
+
 /* Flush, or close a connection marked for closing; -1 when k was freed. */
 static int conn_after_io(conn *k) {
+    if (k->c.handoff) {
+        conn_handoff(k);
+        return -1;
+    }
     if ((client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) || conn_flush(k) != 0) {
         conn_free(k);
         return -1;

@@ -33,6 +33,7 @@ enum {
     CLIENT_PROTECTED = 1 << 15,   /* freeing deferred while a command runs */
     CLIENT_STREAMING = 1 << 16,   /* a streamed reply is in progress (cmd/stream.c) */
     CLIENT_UNIX_SOCKET = 1 << 17, /* connected through the unixsocket listener */
+    CLIENT_PRIMARY = 1 << 19,     /* applies the replication stream of this replica's primary */
     CLIENT_AOF_LOADER = 1 << 18,  /* replays the AOF: counted nowhere (no stats, slowlog or MONITOR), as
                                      Redis's fake AOF client */
 };
@@ -70,6 +71,8 @@ typedef struct client {
     void *bstate;
     /* Pub/Sub subscriptions; owned by cmd/pubsub.c. */
     void *pstate;
+    /* Replication handshake (REPLCONF before PSYNC); owned by cmd/repl. */
+    void *rstate;
     /* Error flag of the command being executed (for failed_calls). */
     int cmd_failed;
     size_t qbuf_len, qbuf_free; /* for CLIENT LIST, kept by net/ */
@@ -79,6 +82,12 @@ typedef struct client {
     /* Output buffer limit: when the soft limit was first exceeded (ms, 0 when
      * under it); kept by net/. */
     int64_t obuf_soft_since_ms;
+    /* Set by a command that takes the connection over (PSYNC): once the
+     * command's replies are sent, the transport gives the socket to
+     * handoff(fd, handoff_arg) on the client's worker and frees the rest
+     * of the client. */
+    void (*handoff)(int fd, void *arg);
+    void *handoff_arg;
     /* Registry links (session/session.c, under its lock). */
     struct client *rprev, *rnext;
 } client;

@@ -20,6 +20,7 @@
 #include "session/session.h"
 #include "base/config.h"
 #include "cmd/multi.h"
+#include "cmd/repl/repl.h"
 #include "cmd/server/client_cmd.h"
 #include "cmd/server/pubsub.h"
 
@@ -68,6 +69,7 @@ void cmd_client_gone(client *c) {
     pthread_mutex_unlock(&monitor_lock);
     multi_discard_state(c);
     acl_client_gone(c);
+    repl_client_gone(c);
 }
 
 /* Quote an argument the way Redis's MONITOR does (sdscatrepr). */

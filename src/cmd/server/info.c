@@ -28,6 +28,7 @@
 #include "persist/persist.h"
 #include "cmd/evict.h"
 #include "cmd/families.h"
+#include "cmd/repl/repl.h"
 #include "session/reply.h"
 #include "session/session.h"
 #include "base/config.h"
@@ -290,38 +291,7 @@ static void info_stats(strbuf *b) {
               (unsigned long long)reply_total_errors());
 }
 
-/* A replication id for a master that has never had a replica: random,
- * fixed for the life of the process, like Redis's. */
-static char repl_id[41];
-static pthread_once_t repl_id_once = PTHREAD_ONCE_INIT;
-
-static void repl_id_init(void) {
-    FILE *f = fopen("/dev/urandom", "r");
-    unsigned char r[20] = {0};
-    if (!f || fread(r, 1, sizeof(r), f) != sizeof(r)) {
-        for (size_t i = 0; i < sizeof(r); i++) r[i] = (unsigned char)(srv.run_id[i] ^ (char)i);
-    }
-    if (f) fclose(f);
-    for (int i = 0; i < 20; i++) snprintf(repl_id + 2 * i, 3, "%02x", r[i]);
-}
-
-static void info_replication(strbuf *b) {
-    pthread_once(&repl_id_once, repl_id_init);
-    strbuf_addf(b,
-              "# Replication\r\n"
-              "role:master\r\n"
-              "connected_slaves:0\r\n"
-              "master_failover_state:no-failover\r\n"
-              "master_replid:%s\r\n"
-              "master_replid2:0000000000000000000000000000000000000000\r\n"
-              "master_repl_offset:0\r\n"
-              "second_repl_offset:-1\r\n"
-              "repl_backlog_active:0\r\n"
-              "repl_backlog_size:1048576\r\n"
-              "repl_backlog_first_byte_offset:0\r\n"
-              "repl_backlog_histlen:0\r\n",
-              repl_id);
-}
+static void info_replication(strbuf *b) { repl_info(b); }
 
 static void info_cpu(strbuf *b) {
     struct rusage self, children, thread;

@@ -1,0 +1,918 @@
+/* primary.c -- the primary side of replication (see repl.h).
+ *
+ * State: the replication ids, master_repl_offset (bytes of the stream so
+ * far), the backlog and the links to attached replicas, all under `mu`.
+ * The stream reaches them through a write-stream sink (created with the
+ * backlog when the first replica attaches) that runs under the stream
+ * lock: it feeds the backlog and appends to every link's pending bytes.
+ * Invariant: a link's pending bytes are exactly the stream from its start
+ * offset (the point of its RDB snapshot, or its PSYNC offset) on, because
+ * the link is registered under the keyspace write lock and the stream
+ * lock at that point.
+ *
+ * Each link has a thread: the full sync (a fork child writes the RDB into
+ * a pipe for a diskless sync or into a file; under arena-hugetlb, where
+ * fork is refused, the RDB is written in the foreground under the
+ * keyspace write lock), then it sends the pending bytes and reads the
+ * replica's REPLCONF ACKs until the link fails or times out.
+ *
+ * The cron thread feeds PING every repl-ping-replica-period, answers WAIT
+ * deadlines and frees the backlog after repl-backlog-ttl without
+ * replicas. */
+#include "cmd/repl/repl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/eventfd.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/config.h"
+#include "base/log.h"
+#include "cmd/command.h"
+#include "cmd/repl/backlog.h"
+#include "db/db.h"
+#include "mem/hugetlb.h"
+#include "persist/persist.h"
+#include "persist/rdb.h"
+#include "persist/wstream.h"
+#include "session/reply.h"
+#include "session/session.h"
+#include "util/rand.h"
+#include "util/strutil.h"
+
+/* ---- settings ------------------------------------------------------------ */
+
+static long long backlog_size = 1 << 20; /* repl-backlog-size */
+static long long backlog_ttl = 3600;     /* repl-backlog-ttl */
+static int ping_period = 10;             /* repl-ping-replica-period */
+static int repl_timeout = 60;            /* repl-timeout */
+static int diskless_sync = 1;            /* repl-diskless-sync */
+static int diskless_delay = 5;           /* repl-diskless-sync-delay */
+static int min_replicas = 0;             /* min-replicas-to-write */
+static int min_replicas_lag = 10;        /* min-replicas-max-lag */
+
+static int get(const int *v) { return __atomic_load_n(v, __ATOMIC_RELAXED); }
+static long long getll(const long long *v) { return __atomic_load_n(v, __ATOMIC_RELAXED); }
+
+static int64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* ---- state ---------------------------------------------------------------- */
+
+enum { LINK_WAIT_START, LINK_SYNCING, LINK_ONLINE };
+
+typedef struct rlink {
+    int fd;
+    int efd;                 /* eventfd: pending bytes arrived */
+    int state;               /* mu */
+    int full;                /* needs a full sync */
+    int capa_eof;
+    int psync;               /* 0: SYNC (no +FULLRESYNC line) */
+    char ip[64];
+    int port;                /* REPLCONF listening-port */
+    char *out;               /* pending stream bytes (mu) */
+    size_t olen, ocap;
+    int64_t soft_since;      /* over the soft output limit since (ms) */
+    uint64_t ack;            /* last acknowledged offset (mu) */
+    int64_t ack_ms;          /* when (mu) */
+    int dead;                /* mu: the link goes away */
+    pthread_t tid;
+    struct rlink *next;
+} rlink;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static char replid[41], replid2[41] = "0000000000000000000000000000000000000000";
+static long long second_off = -1;
+static uint64_t master_off;       /* master_repl_offset */
+static repl_backlog bl;           /* buf NULL: none */
+static int64_t no_replicas_since; /* ms, for repl-backlog-ttl */
+static rlink *links;
+static int nlinks;
+static int sink_on;
+static int following;             /* this node is a replica: own records are not replicated */
+
+static void random_replid(char *out) {
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 40; i++) out[i] = hex[rand_below(16)];
+    out[40] = '\0';
+}
+
+void repl_ids(char id[41], char id2[41], long long *soff, uint64_t *off) {
+    pthread_mutex_lock(&mu);
+    memcpy(id, replid, 41);
+    memcpy(id2, replid2, 41);
+    *soff = second_off;
+    *off = master_off;
+    pthread_mutex_unlock(&mu);
+}
+
+void repl_shift_replid(void) {
+    pthread_mutex_lock(&mu);
+    memcpy(replid2, replid, 41);
+    second_off = (long long)master_off + 1;
+    random_replid(replid);
+    pthread_mutex_unlock(&mu);
+    log_notice("Setting secondary replication ID to %s, valid up to offset: %lld. New replication ID is %s", replid2,
+               second_off, replid);
+}
+
+void repl_set_ids(const char *id, const char *id2, long long soff, uint64_t off) {
+    pthread_mutex_lock(&mu);
+    snprintf(replid, sizeof(replid), "%s", id);
+    if (id2) snprintf(replid2, sizeof(replid2), "%s", id2);
+    second_off = soff;
+    if (off != master_off && bl.buf) {
+        /* A new history: the backlog starts over at the new offset. */
+        size_t size = bl.size;
+        backlog_free(&bl);
+        if (backlog_init(&bl, size, off + 1) != 0) bl.buf = NULL;
+    }
+    master_off = off;
+    pthread_mutex_unlock(&mu);
+}
+
+/* ---- links' pending bytes ---------------------------------------------- */
+
+static void wake(rlink *l) {
+    uint64_t one = 1;
+    if (write(l->efd, &one, sizeof(one)) < 0) { /* already signalled */
+    }
+}
+
+/* Append to a link (mu held); a link over its output limits dies, as
+ * Redis's client-output-buffer-limit replica class. */
+static void link_append(rlink *l, const char *p, size_t n) {
+    if (l->dead) return;
+    if (l->olen + n > l->ocap) {
+        size_t nc = l->ocap ? l->ocap : 16384;
+        while (nc < l->olen + n) nc *= 2;
+        char *nb = realloc(l->out, nc);
+        if (!nb) {
+            l->dead = 1;
+            return;
+        }
+        l->out = nb;
+        l->ocap = nc;
+    }
+    int was_empty = l->olen == 0;
+    memcpy(l->out + l->olen, p, n);
+    l->olen += n;
+    long long hard = cfg.obl_hard[CONFIG_OBL_REPLICA], soft = cfg.obl_soft[CONFIG_OBL_REPLICA];
+    if (hard && (long long)l->olen > hard) {
+        log_warn("Client id=0 addr=%s:%d flags=S scheduled to be closed ASAP for overcoming of output buffer "
+                 "limits.",
+                 l->ip, l->port);
+        l->dead = 1;
+    } else if (soft && (long long)l->olen > soft) {
+        int64_t t = now_ms();
+        if (!l->soft_since) l->soft_since = t;
+        else if (t - l->soft_since > cfg.obl_soft_secs[CONFIG_OBL_REPLICA] * 1000) l->dead = 1;
+    } else {
+        l->soft_since = 0;
+    }
+    if (was_empty || l->dead) wake(l);
+}
+
+/* The stream's bytes (mu held): backlog, links that take the stream. */
+static void feed_locked(const char *p, size_t n) {
+    if (!bl.buf && !links) return; /* as Redis: no backlog, no replica, no offset */
+    if (bl.buf) backlog_feed(&bl, p, n);
+    master_off += n;
+    for (rlink *l = links; l; l = l->next)
+        if (l->state != LINK_WAIT_START) link_append(l, p, n);
+}
+
+static void sink_write(void *arg, const char *p, size_t n) {
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    if (!following) feed_locked(p, n);
+    pthread_mutex_unlock(&mu);
+}
+
+static const wstream_sink sink = {sink_write, NULL};
+
+void repl_feed_from_primary(const char *p, size_t n) {
+    pthread_mutex_lock(&mu);
+    feed_locked(p, n);
+    pthread_mutex_unlock(&mu);
+}
+
+/* A record of the primary's own (PING, REPLCONF GETACK), into the
+ * replication stream only: not the AOF. */
+static void feed_own(int argc, const char *const *argv) {
+    char buf[256];
+    size_t len = (size_t)snprintf(buf, sizeof(buf), "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "$%zu\r\n%s\r\n", strlen(argv[i]), argv[i]);
+    wstream_lock(); /* between two records of the stream, never inside one */
+    pthread_mutex_lock(&mu);
+    if (!following && nlinks) feed_locked(buf, len);
+    pthread_mutex_unlock(&mu);
+    wstream_unlock();
+}
+
+/* The first replica: the sink joins the write stream (no lock held; it
+ * stays: with no backlog and no replica it only returns). */
+static int sink_ensure(void) {
+    static pthread_mutex_t sink_mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&sink_mu);
+    int rc = 0;
+    if (!__atomic_load_n(&sink_on, __ATOMIC_ACQUIRE)) {
+        rc = wstream_add_sink(&sink);
+        if (rc == 0) __atomic_store_n(&sink_on, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&sink_mu);
+    return rc;
+}
+
+/* ... and the backlog (mu held). */
+static int backlog_create_locked(void) {
+    if (bl.buf) return 0;
+    return backlog_init(&bl, (size_t)getll(&backlog_size), master_off + 1);
+}
+
+/* ---- handshake state (REPLCONF before PSYNC) ------------------------------ */
+
+typedef struct hs {
+    int port;
+    char ip[64];
+    int capa_eof, capa_psync2;
+} hs;
+
+void repl_client_gone(client *c) {
+    free(c->rstate);
+    c->rstate = NULL;
+}
+
+static hs *hs_of(client *c) {
+    if (!c->rstate) c->rstate = calloc(1, sizeof(hs));
+    return c->rstate;
+}
+
+int repl_replconf(client *c) {
+    if ((c->argc % 2) == 0) {
+        reply_err_syntax(c);
+        return 0;
+    }
+    hs *h = hs_of(c);
+    if (!h) {
+        reply_error(c, "ERR out of memory");
+        return 0;
+    }
+    for (int i = 1; i < c->argc; i += 2) {
+        const garg *k = &c->argv[i], *v = &c->argv[i + 1];
+        if (arg_is(k, "listening-port")) {
+            long long port;
+            if (arg_ll(c, v, &port) != 0) return 0;
+            h->port = (int)port;
+        } else if (arg_is(k, "ip-address")) {
+            snprintf(h->ip, sizeof(h->ip), "%.*s", (int)v->n, v->p);
+        } else if (arg_is(k, "capa")) {
+            if (arg_is(v, "eof")) h->capa_eof = 1;
+            else if (arg_is(v, "psync2")) h->capa_psync2 = 1;
+        } else if (arg_is(k, "ack") || arg_is(k, "getack") || arg_is(k, "fack")) {
+            /* On a replica's own link these arrive on the link thread; on
+             * a client connection they are ignored, as Redis. */
+            return 0;
+        } else if (arg_is(k, "rdb-only") || arg_is(k, "rdb-filter-only")) {
+            /* Accepted; Goblin always sends the whole dataset. */
+        } else {
+            reply_errorf(c, "ERR Unrecognized REPLCONF option: %.*s", (int)k->n, k->p);
+            return 0;
+        }
+    }
+    reply_ok(c);
+    return 0;
+}
+
+/* ---- the link thread ------------------------------------------------------ */
+
+static int write_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void link_free(rlink *l) {
+    pthread_mutex_lock(&mu);
+    rlink **pp = &links;
+    while (*pp && *pp != l) pp = &(*pp)->next;
+    if (*pp) *pp = l->next;
+    nlinks--;
+    if (!nlinks) no_replicas_since = now_ms();
+    pthread_mutex_unlock(&mu);
+    close(l->fd);
+    close(l->efd);
+    free(l->out);
+    free(l);
+}
+
+static _Noreturn void sync_child(int fd, const rdb_save_opts *o) {
+    sigset_t all;
+    sigfillset(&all);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &all, NULL);
+    /* Sockets and the parent's files are not the child's business. */
+#ifdef SYS_close_range
+    if (fd > 3) syscall(SYS_close_range, 3u, (unsigned)fd - 1, 0u);
+    syscall(SYS_close_range, (unsigned)fd + 1, ~0u, 0u);
+#endif
+    rdb_save_stats st;
+    char err[256];
+    int rc = rdb_save_fd(fd, o, &st, err, sizeof(err));
+    _exit(rc == RDB_OK ? 0 : 1);
+}
+
+/* Keep a replica waiting for its RDB from timing out (Redis sends "\n"). */
+static void keepalive(rlink *l) {
+    if (write(l->fd, "\n", 1) < 0) { /* the next write will tell */
+    }
+}
+
+/* The full sync of l: snapshot at an offset under the keyspace write lock
+ * and the stream lock, +FULLRESYNC, the RDB; then the link takes the
+ * stream from that offset. 0, or -1 (the link dies). */
+static int full_sync(rlink *l) {
+    int diskless = get(&diskless_sync) && l->capa_eof;
+    int nofork = hugetlb_bgsave_refusal() != NULL;
+    if (diskless && !nofork) {
+        int delay = get(&diskless_delay);
+        for (int i = 0; i < delay * 10; i++) {
+            if (i % 10 == 0) keepalive(l);
+            usleep(100000);
+        }
+    }
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof(tmp), "temp-repl-%ld-%d.rdb", (long)getpid(), l->fd);
+    rdb_save_opts o;
+    int pfd[2] = {-1, -1};
+    pid_t pid = -1;
+    char err[512];
+    int rc = 0;
+    uint64_t off;
+    char id[41];
+    db_wrlock_keyspace();
+    persist_fill_save_opts(&o);
+    if (!nofork && diskless && pipe2(pfd, O_CLOEXEC) != 0) rc = -1;
+    wstream_lock();
+    pthread_mutex_lock(&mu);
+    off = master_off;
+    memcpy(id, replid, 41);
+    l->state = LINK_SYNCING; /* the stream accumulates from here on */
+    l->olen = 0;
+    pthread_mutex_unlock(&mu);
+    wstream_force_select_locked();
+    if (rc == 0 && nofork) {
+        rdb_save_stats st;
+        rc = rdb_save_file(tmp, &o, &st, err, sizeof(err)) == RDB_OK ? 0 : -1;
+        if (rc) log_warn("Replica %s:%d: the foreground RDB for the full sync failed: %s", l->ip, l->port, err);
+    } else if (rc == 0) {
+        pid = fork();
+        if (pid == 0) {
+            if (diskless) {
+                int fd = pfd[1];
+                sync_child(fd, &o);
+            }
+            signal(SIGTERM, SIG_DFL);
+#ifdef SYS_close_range
+            syscall(SYS_close_range, 3u, ~0u, 0u);
+#endif
+            rdb_save_stats st;
+            _exit(rdb_save_file(tmp, &o, &st, err, sizeof(err)) == RDB_OK ? 0 : 1);
+        }
+        if (pid < 0) {
+            log_warn("Can't fork for the replica's full sync: %s", strerror(errno));
+            rc = -1;
+        }
+    }
+    wstream_unlock();
+    db_unlock_keyspace();
+    if (pfd[1] >= 0) close(pfd[1]);
+    if (rc != 0) goto out;
+    log_notice("Starting BGSAVE for SYNC with target: %s%s", nofork ? "disk (in the foreground: fork is refused)"
+                                                                     : diskless ? "replicas sockets" : "disk",
+               "");
+    if (l->psync) {
+        char line[128];
+        int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", id, (unsigned long long)off);
+        if (write_all(l->fd, line, (size_t)k) != 0) rc = -1;
+    }
+    if (rc == 0 && diskless && !nofork) {
+        char mark[41];
+        random_replid(mark);
+        char head[64];
+        int k = snprintf(head, sizeof(head), "$EOF:%s\r\n", mark);
+        rc = write_all(l->fd, head, (size_t)k);
+        char buf[65536];
+        while (rc == 0) {
+            ssize_t n = read(pfd[0], buf, sizeof(buf));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            rc = write_all(l->fd, buf, (size_t)n);
+        }
+        if (rc == 0) rc = write_all(l->fd, mark, 40);
+    }
+    if (pid > 0) {
+        /* Disk: wait for the child, keeping the replica alive. */
+        int status = 0;
+        for (;;) {
+            pid_t w = waitpid(pid, &status, diskless ? 0 : WNOHANG);
+            if (w == pid) break;
+            if (w < 0 && errno != EINTR) break;
+            if (w == 0) {
+                keepalive(l);
+                usleep(200000);
+            }
+        }
+        if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+            log_warn("Replica %s:%d: the RDB child for the full sync failed", l->ip, l->port);
+            rc = -1;
+        }
+    }
+    if (rc == 0 && (!diskless || nofork)) {
+        int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            rc = -1;
+        } else {
+            char head[64];
+            int k = snprintf(head, sizeof(head), "$%lld\r\n", (long long)st.st_size);
+            rc = write_all(l->fd, head, (size_t)k);
+            off_t pos = 0;
+            while (rc == 0 && pos < st.st_size) {
+                ssize_t n = sendfile(l->fd, fd, &pos, (size_t)(st.st_size - pos));
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) rc = -1;
+            }
+        }
+        if (fd >= 0) close(fd);
+    }
+out:
+    if (pfd[0] >= 0) close(pfd[0]);
+    unlink(tmp);
+    if (rc == 0) log_notice("Synchronization with replica %s:%d succeeded", l->ip, l->port);
+    return rc;
+}
+
+/* REPLCONF ACK <offset> [FACK <offset>] arrays in the replica's input. */
+static size_t parse_acks(rlink *l, char *p, size_t n) {
+    size_t used = 0;
+    while (used < n) {
+        char *s = p + used;
+        if (*s == '\n' || *s == '\r') {
+            used++;
+            continue;
+        }
+        if (*s != '*') return n; /* not an array: drop it */
+        char *end = memchr(s, '\n', n - used);
+        if (!end) break;
+        int argc = atoi(s + 1);
+        char *q = end + 1;
+        const char *av[4] = {0};
+        size_t an[4] = {0};
+        int ok = 1;
+        for (int i = 0; i < argc; i++) {
+            if (q >= p + n || *q != '$') {
+                ok = 0;
+                break;
+            }
+            char *e = memchr(q, '\n', (size_t)(p + n - q));
+            if (!e) {
+                ok = 0;
+                break;
+            }
+            long len = atol(q + 1);
+            q = e + 1;
+            if (q + len + 2 > p + n) {
+                ok = 0;
+                break;
+            }
+            if (i < 4) {
+                av[i] = q;
+                an[i] = (size_t)len;
+            }
+            q += len + 2;
+        }
+        if (!ok) break;
+        if (argc >= 3 && an[0] == 8 && !strncasecmp(av[0], "replconf", 8) && an[1] == 3 && !strncasecmp(av[1], "ack", 3)) {
+            long long v = 0;
+            if (str_to_ll(av[2], an[2], &v)) {
+                pthread_mutex_lock(&mu);
+                if ((uint64_t)v > l->ack) l->ack = (uint64_t)v;
+                l->ack_ms = now_ms();
+                pthread_mutex_unlock(&mu);
+                repl_wait_check();
+            }
+        }
+        used = (size_t)(q - p);
+    }
+    return used;
+}
+
+static void *link_main(void *arg) {
+    rlink *l = arg;
+    pthread_setname_np(pthread_self(), "goblin-replica");
+    signal(SIGPIPE, SIG_IGN);
+    if (l->full && full_sync(l) != 0) {
+        log_warn("Full sync with replica %s:%d failed; closing the link", l->ip, l->port);
+        link_free(l);
+        return NULL;
+    }
+    pthread_mutex_lock(&mu);
+    l->state = LINK_ONLINE;
+    l->ack_ms = now_ms();
+    pthread_mutex_unlock(&mu);
+    fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
+    char in[4096];
+    size_t inlen = 0;
+    char *chunk = NULL;
+    for (;;) {
+        pthread_mutex_lock(&mu);
+        int dead = l->dead;
+        size_t pending = l->olen;
+        int64_t ack_ms = l->ack_ms;
+        pthread_mutex_unlock(&mu);
+        if (dead) break;
+        if (now_ms() - ack_ms > (int64_t)get(&repl_timeout) * 1000) {
+            log_warn("Disconnecting timedout replica (streaming sync): %s:%d", l->ip, l->port);
+            break;
+        }
+        struct pollfd pf[2] = {{l->fd, (short)(POLLIN | (pending ? POLLOUT : 0)), 0}, {l->efd, POLLIN, 0}};
+        int r = poll(pf, 2, 100);
+        if (r < 0 && errno != EINTR) break;
+        if (pf[1].revents & POLLIN) {
+            uint64_t v;
+            if (read(l->efd, &v, sizeof(v)) < 0) { /* nothing */
+            }
+        }
+        if (pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) break;
+        if (pf[0].revents & POLLIN) {
+            ssize_t n = read(l->fd, in + inlen, sizeof(in) - inlen);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+            if (n > 0) {
+                inlen += (size_t)n;
+                size_t used = parse_acks(l, in, inlen);
+                memmove(in, in + used, inlen - used);
+                inlen -= used;
+                if (inlen == sizeof(in)) inlen = 0; /* garbage: drop it */
+            }
+        }
+        if (pending) {
+            /* Take the pending bytes, send them outside the lock. */
+            pthread_mutex_lock(&mu);
+            chunk = l->out;
+            size_t n = l->olen;
+            l->out = NULL;
+            l->olen = l->ocap = 0;
+            pthread_mutex_unlock(&mu);
+            size_t sent = 0;
+            while (sent < n) {
+                ssize_t w = write(l->fd, chunk + sent, n - sent);
+                if (w > 0) {
+                    sent += (size_t)w;
+                    continue;
+                }
+                if (w < 0 && errno == EINTR) continue;
+                if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                    struct pollfd wp = {l->fd, POLLOUT, 0};
+                    if (poll(&wp, 1, 1000) < 0 && errno != EINTR) break;
+                    continue;
+                }
+                break;
+            }
+            free(chunk);
+            chunk = NULL;
+            if (sent < n) break;
+        }
+    }
+    log_notice("Connection with replica %s:%d lost.", l->ip, l->port);
+    link_free(l);
+    return NULL;
+}
+
+/* ---- PSYNC -------------------------------------------------------------- */
+
+typedef struct handoff_job {
+    rlink *l;
+} handoff_job;
+
+static void start_link(int fd, void *arg) {
+    rlink *l = arg;
+    l->fd = fd;
+    if (pthread_create(&l->tid, NULL, link_main, l) != 0) {
+        log_warn("Can't start a replica thread");
+        pthread_mutex_lock(&mu);
+        l->dead = 1;
+        pthread_mutex_unlock(&mu);
+        link_free(l);
+        return;
+    }
+    pthread_detach(l->tid);
+}
+
+void repl_psync(client *c, int psync) {
+    if (repl_is_replica() && !repl_primary_link_up()) {
+        reply_error(c, "NOMASTERLINK Can't SYNC while not connected with my master");
+        return;
+    }
+    if (client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC)) {
+        reply_error(c, "ERR Replica can't be used inside MULTI");
+        return;
+    }
+    hs *h = hs_of(c);
+    rlink *l = calloc(1, sizeof(*l));
+    if (!h || !l) {
+        free(l);
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    l->fd = -1;
+    l->capa_eof = h->capa_eof;
+    l->psync = psync;
+    l->port = h->port;
+    if (h->ip[0]) snprintf(l->ip, sizeof(l->ip), "%s", h->ip);
+    else {
+        snprintf(l->ip, sizeof(l->ip), "%s", c->addr);
+        char *colon = strrchr(l->ip, ':');
+        if (colon) *colon = '\0';
+    }
+    if (sink_ensure() != 0) {
+        close(l->efd);
+        free(l);
+        reply_error(c, "ERR can't attach to the write stream");
+        return;
+    }
+    /* The decision and the link's start point, with no record in between. */
+    wstream_lock();
+    pthread_mutex_lock(&mu);
+    int partial = 0;
+    uint64_t from = 0;
+    if (psync && c->argc == 3) {
+        long long off;
+        const char *want = c->argv[1].p;
+        if (str_to_ll(c->argv[2].p, c->argv[2].n, &off) && off > 0 && bl.buf &&
+            (!strcasecmp(want, replid) || (!strcasecmp(want, replid2) && off <= second_off)) &&
+            backlog_has(&bl, (uint64_t)off)) {
+            partial = 1;
+            from = (uint64_t)off;
+        }
+    }
+    if (!partial && backlog_create_locked() != 0) {
+        pthread_mutex_unlock(&mu);
+        wstream_unlock();
+        close(l->efd);
+        free(l);
+        reply_error(c, "ERR can't create the replication backlog");
+        return;
+    }
+    if (partial) {
+        size_t n;
+        char *bytes = backlog_copy_from(&bl, from, &n);
+        char line[80];
+        int k = h->capa_psync2 ? snprintf(line, sizeof(line), "+CONTINUE %s\r\n", replid)
+                               : snprintf(line, sizeof(line), "+CONTINUE\r\n");
+        reply_raw(c, line, (size_t)k);
+        if (bytes) link_append(l, bytes, n);
+        free(bytes);
+        l->state = LINK_ONLINE;
+        log_notice("Partial resynchronization request from %s:%d accepted. Sending %zu bytes of backlog starting "
+                   "from offset %llu.",
+                   l->ip, l->port, l->olen, (unsigned long long)from);
+    } else {
+        l->full = 1;
+        l->state = LINK_WAIT_START;
+        if (psync)
+            log_notice("Replica %s:%d asks for synchronization; full resync (%s)", l->ip, l->port,
+                       c->argc == 3 && strcmp(c->argv[1].p, "?") ? "replication id or offset not available"
+                                                                  : "no previous history");
+    }
+    l->ack_ms = now_ms();
+    l->next = links;
+    links = l;
+    nlinks++;
+    pthread_mutex_unlock(&mu);
+    wstream_unlock();
+    client_flag_on(c, CLIENT_BLOCKED); /* nothing more is read from it here */
+    c->handoff = start_link;
+    c->handoff_arg = l;
+}
+
+void repl_drop_replicas(void) {
+    pthread_mutex_lock(&mu);
+    for (rlink *l = links; l; l = l->next) {
+        l->dead = 1;
+        wake(l);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* ---- ACKs, WAIT, min-replicas -------------------------------------------- */
+
+int repl_acked(uint64_t off) {
+    int n = 0;
+    pthread_mutex_lock(&mu);
+    for (rlink *l = links; l; l = l->next)
+        if (l->state == LINK_ONLINE && l->ack >= off) n++;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+void repl_request_acks(void) {
+    const char *argv[3] = {"REPLCONF", "GETACK", "*"};
+    feed_own(3, argv);
+}
+
+int repl_min_replicas_refuse(void) {
+    int want = get(&min_replicas);
+    if (!want) return 0;
+    int lag = get(&min_replicas_lag), good = 0;
+    int64_t t = now_ms();
+    pthread_mutex_lock(&mu);
+    for (rlink *l = links; l; l = l->next)
+        if (l->state == LINK_ONLINE && t - l->ack_ms <= (int64_t)lag * 1000) good++;
+    pthread_mutex_unlock(&mu);
+    return good < want;
+}
+
+typedef struct waiter {
+    uint64_t id;
+    int wid;
+    int n;
+    uint64_t off;
+    int64_t deadline;
+    struct waiter *next;
+} waiter;
+
+static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
+static waiter *waiters;
+
+/* On the waiting client's worker. */
+static void wait_answer(void *arg) {
+    waiter *w = arg;
+    client *c = session_worker_find_client(w->wid, w->id);
+    if (c && (client_flags_peek(c) & CLIENT_BLOCKED) && !c->bstate) {
+        client_flag_off(c, CLIENT_BLOCKED);
+        reply_int(c, repl_acked(w->off));
+        session_client_resume(c);
+    }
+    free(w);
+}
+
+void repl_wait_check(void) {
+    int64_t t = now_ms();
+    pthread_mutex_lock(&wmu);
+    waiter **pp = &waiters;
+    while (*pp) {
+        waiter *w = *pp;
+        if (repl_acked(w->off) >= w->n || (w->deadline && t >= w->deadline)) {
+            *pp = w->next;
+            session_post(w->wid, wait_answer, w);
+        } else {
+            pp = &w->next;
+        }
+    }
+    pthread_mutex_unlock(&wmu);
+}
+
+void repl_wait(client *c, int n, uint64_t off, int64_t deadline_ms) {
+    waiter *w = calloc(1, sizeof(*w));
+    if (!w) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    w->id = c->id;
+    w->wid = c->worker_id;
+    w->n = n;
+    w->off = off;
+    w->deadline = deadline_ms;
+    client_flag_on(c, CLIENT_BLOCKED);
+    pthread_mutex_lock(&wmu);
+    w->next = waiters;
+    waiters = w;
+    pthread_mutex_unlock(&wmu);
+    repl_request_acks();
+}
+
+/* ---- INFO / ROLE ------------------------------------------------------------ */
+
+void repl_info_replicas(strbuf *b) {
+    int64_t t = now_ms();
+    pthread_mutex_lock(&mu);
+    int n = 0;
+    for (rlink *l = links; l; l = l->next) n++;
+    strbuf_addf(b, "connected_slaves:%d\r\n", n);
+    int i = 0;
+    for (rlink *l = links; l; l = l->next, i++) {
+        const char *st = l->state == LINK_ONLINE ? "online" : l->state == LINK_SYNCING ? "send_bulk" : "wait_bgsave";
+        strbuf_addf(b, "slave%d:ip=%s,port=%d,state=%s,offset=%llu,lag=%lld\r\n", i, l->ip, l->port, st,
+                    (unsigned long long)l->ack, (long long)((t - l->ack_ms) / 1000));
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void repl_info_offsets(strbuf *b) {
+    pthread_mutex_lock(&mu);
+    strbuf_addf(b,
+                "master_failover_state:no-failover\r\n"
+                "master_replid:%s\r\n"
+                "master_replid2:%s\r\n"
+                "master_repl_offset:%llu\r\n"
+                "second_repl_offset:%lld\r\n"
+                "repl_backlog_active:%d\r\n"
+                "repl_backlog_size:%lld\r\n"
+                "repl_backlog_first_byte_offset:%llu\r\n"
+                "repl_backlog_histlen:%llu\r\n",
+                replid, replid2, (unsigned long long)master_off, second_off, bl.buf != NULL, getll(&backlog_size),
+                (unsigned long long)(bl.buf ? bl.first : 0), (unsigned long long)(bl.buf ? bl.histlen : 0));
+    pthread_mutex_unlock(&mu);
+}
+
+int repl_replicas_each(repl_replica_fn *fn, void *arg) {
+    pthread_mutex_lock(&mu);
+    int n = 0;
+    for (rlink *l = links; l; l = l->next, n++)
+        if (fn) fn(arg, l->ip, l->port, l->ack);
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+/* ---- cron ---------------------------------------------------------------- */
+
+static int cron_run;
+static pthread_t cron_tid;
+
+static void *cron_main(void *arg) {
+    (void)arg;
+    pthread_setname_np(pthread_self(), "goblin-repl");
+    int64_t last_ping = now_ms();
+    while (__atomic_load_n(&cron_run, __ATOMIC_RELAXED)) {
+        usleep(100000);
+        int64_t t = now_ms();
+        pthread_mutex_lock(&mu);
+        int n = nlinks, fol = following;
+        int drop = !n && bl.buf && !fol && getll(&backlog_ttl) > 0 && t - no_replicas_since > getll(&backlog_ttl) * 1000;
+        if (drop) {
+            log_notice("Replication backlog freed after %lld seconds without connected replicas.",
+                       getll(&backlog_ttl));
+            backlog_free(&bl);
+        }
+        if (bl.buf && (size_t)getll(&backlog_size) != bl.size) backlog_resize(&bl, (size_t)getll(&backlog_size));
+        pthread_mutex_unlock(&mu);
+        if (n && !fol && t - last_ping >= (int64_t)get(&ping_period) * 1000) {
+            const char *argv[1] = {"PING"};
+            feed_own(1, argv);
+            last_ping = t;
+        }
+        repl_wait_check();
+    }
+    return NULL;
+}
+
+void repl_primary_init(void) {
+    random_replid(replid);
+    if (config_bind_ll("repl-backlog-size", &backlog_size) || config_bind_ll("repl-backlog-ttl", &backlog_ttl) ||
+        config_bind_int("repl-ping-replica-period", &ping_period) || config_bind_int("repl-timeout", &repl_timeout) ||
+        config_bind_int("repl-diskless-sync", &diskless_sync) ||
+        config_bind_int("repl-diskless-sync-delay", &diskless_delay) ||
+        config_bind_int("min-replicas-to-write", &min_replicas) ||
+        config_bind_int("min-replicas-max-lag", &min_replicas_lag))
+        abort(); /* the table lost a row */
+    no_replicas_since = now_ms();
+    __atomic_store_n(&cron_run, 1, __ATOMIC_RELAXED);
+    if (pthread_create(&cron_tid, NULL, cron_main, NULL) != 0) __atomic_store_n(&cron_run, 0, __ATOMIC_RELAXED);
+}
+
+void repl_primary_shutdown(void) {
+    if (__atomic_exchange_n(&cron_run, 0, __ATOMIC_RELAXED)) pthread_join(cron_tid, NULL);
+    repl_drop_replicas();
+}
+
+void repl_set_following(int on) {
+    pthread_mutex_lock(&mu);
+    following = on;
+    pthread_mutex_unlock(&mu);
+}

@@ -1,0 +1,96 @@
+/* repl.h -- replication as Redis 7.0 speaks it (PSYNC2), both sides.
+ *
+ * Primary side (primary.c): the replication stream is the write stream
+ * (persist/wstream.h) plus the primary's PINGs; every byte goes to the
+ * backlog and to each attached replica. A replica that sent PSYNC is
+ * handed its socket (client.handoff) and served by a thread of its own:
+ * the full sync (an RDB from a fork child, through a pipe or a file, or
+ * written in the foreground when fork is refused), then the stream, while
+ * it reads the replica's REPLCONF ACKs.
+ *
+ * Replica side (replica.c): one thread connects to the primary, does the
+ * handshake, loads the RDB of a full sync (swapping the dataset in at
+ * once) and applies the stream through a client of its own; it passes the
+ * primary's bytes on unchanged to its own replicas and backlog, so chains
+ * share one replication id and offsets.
+ *
+ * The state (replication ids, offsets, the backlog, the links) is under
+ * one mutex, taken after the write stream's lock when both are held. */
+#ifndef GOBLIN_CMD_REPL_REPL_H
+#define GOBLIN_CMD_REPL_REPL_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session/client.h"
+#include "util/strbuf.h"
+
+struct cmd_def;
+
+/* ---- primary.c ---------------------------------------------------------- */
+
+/* Bind the repl-* directives; start the replication cron thread. */
+void repl_primary_init(void);
+void repl_primary_shutdown(void);
+
+/* The handshake state a client collected with REPLCONF before PSYNC. */
+void repl_client_gone(client *c);
+int repl_replconf(client *c);       /* 0 handled (reply sent) */
+/* PSYNC replid offset / SYNC (psync 0): reply and take the connection. */
+void repl_psync(client *c, int psync);
+
+/* This node's replication id and offset (master_repl_offset). */
+void repl_ids(char replid[41], char replid2[41], long long *second_off, uint64_t *offset);
+/* Replace the ids: a new random replid, the old one kept as replid2 valid
+ * up to the current offset (promotion, as Redis's shiftReplicationId). */
+void repl_shift_replid(void);
+/* A replica took the primary's ids and offset (a full sync or +CONTINUE). */
+void repl_set_ids(const char *replid, const char *replid2, long long second_off, uint64_t offset);
+/* Bytes of the primary's stream a replica applied: to the backlog and its
+ * own replicas, unchanged. */
+void repl_feed_from_primary(const char *p, size_t n);
+/* This node follows a primary: its own records are not replicated (the
+ * primary's bytes are, through repl_feed_from_primary). */
+void repl_set_following(int on);
+/* A replica acknowledged: answer the WAITs it satisfies. */
+void repl_wait_check(void);
+/* Disconnect every attached replica (this node becomes a replica). */
+void repl_drop_replicas(void);
+/* Attached replicas that acknowledged offset >= off. */
+int repl_acked(uint64_t off);
+/* Ask the replicas for an ACK now (REPLCONF GETACK * into the stream). */
+void repl_request_acks(void);
+/* min-replicas-to-write: nonzero when writes must be refused (NOREPLICAS). */
+int repl_min_replicas_refuse(void);
+/* WAIT: park c until n replicas acked off or the deadline (0: none). */
+void repl_wait(client *c, int n, uint64_t off, int64_t deadline_ms);
+
+/* INFO replication's lines after role/connected_slaves (both sides). */
+void repl_info_replicas(strbuf *b);
+void repl_info_offsets(strbuf *b);
+/* ROLE's replica list: each replica's ip, port and acked offset. */
+typedef void repl_replica_fn(void *arg, const char *ip, int port, uint64_t ack);
+int repl_replicas_each(repl_replica_fn *fn, void *arg);
+
+/* ---- replica.c ---------------------------------------------------------- */
+
+void repl_replica_init(void);        /* replicaof in the config file */
+void repl_replica_shutdown(void);
+/* REPLICAOF host port (host NULL: NO ONE). 0, or -1 with err. */
+int repl_replicaof(const char *host, int port, char *err, size_t errlen);
+/* This node follows a primary. */
+int repl_is_replica(void);
+/* ... with replica-read-only yes. */
+int repl_read_only(void);
+/* ... and its link to the primary is up. */
+int repl_primary_link_up(void);
+/* INFO's replication section. */
+void repl_info(strbuf *b);
+/* The client applying the primary's stream runs this command. */
+int repl_is_primary_client(const client *c);
+/* INFO replication / ROLE of a replica. */
+void repl_info_replica(strbuf *b);
+void repl_role_replica(client *c);
+/* replica-serve-stale-data no and the link is down: the error for c's
+ * command, else NULL. */
+const char *repl_stale_refusal(void);
+#endif

@@ -1,0 +1,130 @@
+/* repl_cmd.c -- the replication commands: REPLICAOF / SLAVEOF, REPLCONF,
+ * PSYNC, SYNC, ROLE, WAIT, and INFO's replication section. The work is in
+ * primary.c and replica.c; this file parses and speaks Redis's replies. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "cmd/command.h"
+#include "cmd/families.h"
+#include "cmd/repl/repl.h"
+#include "db/db.h"
+#include "session/reply.h"
+#include "util/strutil.h"
+
+static void replicaofCommand(client *c) {
+    if (arg_is(&c->argv[1], "no") && arg_is(&c->argv[2], "one")) {
+        char err[128];
+        repl_replicaof(NULL, 0, err, sizeof(err));
+        reply_ok(c);
+        return;
+    }
+    if (client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC)) {
+        reply_error(c, "ERR Command is not allowed in MULTI");
+        return;
+    }
+    long long port;
+    if (!str_to_ll(c->argv[2].p, c->argv[2].n, &port) || port < 0 || port > 65535) {
+        reply_error(c, "ERR Invalid master port");
+        return;
+    }
+    char err[128];
+    int rc = repl_replicaof(c->argv[1].p, (int)port, err, sizeof(err));
+    if (rc < 0) reply_errorf(c, "ERR %s", err);
+    else if (rc == 1) reply_simple(c, "OK Already connected to specified master");
+    else reply_ok(c);
+}
+
+static void replconfCommand(client *c) { repl_replconf(c); }
+
+static void psyncCommand(client *c) { repl_psync(c, 1); }
+
+static void syncCommand(client *c) { repl_psync(c, 0); }
+
+static void role_replica_cb(void *arg, const char *ip, int port, uint64_t ack) {
+    client *c = arg;
+    char p[16], a[32];
+    snprintf(p, sizeof(p), "%d", port);
+    snprintf(a, sizeof(a), "%llu", (unsigned long long)ack);
+    reply_array(c, 3);
+    reply_bulk_cstr(c, ip);
+    reply_bulk_cstr(c, p);
+    reply_bulk_cstr(c, a);
+}
+
+static void roleCommand(client *c) {
+    if (repl_is_replica()) {
+        repl_role_replica(c);
+        return;
+    }
+    char id[41], id2[41];
+    long long soff;
+    uint64_t off;
+    repl_ids(id, id2, &soff, &off);
+    reply_array(c, 3);
+    reply_bulk_cstr(c, "master");
+    reply_int(c, (long long)off);
+    size_t h = reply_defer(c);
+    reply_defer_array(c, h, repl_replicas_each(role_replica_cb, c));
+}
+
+/* WAIT numreplicas timeout: the replicas that acknowledged the stream up
+ * to now, waiting up to timeout ms (0: forever) for numreplicas. */
+static void waitCommand(client *c) {
+    long long n, ms;
+    if (arg_ll(c, &c->argv[1], &n) != 0) return;
+    if (!str_to_ll(c->argv[2].p, c->argv[2].n, &ms)) {
+        reply_error(c, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (ms < 0) {
+        reply_error(c, "ERR timeout is negative");
+        return;
+    }
+    if (repl_is_replica()) {
+        reply_error(c, "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if "
+                       "a replica is configured to be writable (which is not the default) writes to replicas are "
+                       "just local and are not propagated.");
+        return;
+    }
+    char id[41], id2[41];
+    long long soff;
+    uint64_t off;
+    repl_ids(id, id2, &soff, &off);
+    int acked = repl_acked(off);
+    if (acked >= n || (client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC))) {
+        reply_int(c, acked);
+        return;
+    }
+    repl_wait(c, (int)n, off, ms ? db_now_ms() + ms : 0);
+}
+
+void repl_info(strbuf *b) {
+    int replica = repl_is_replica();
+    strbuf_addf(b, "# Replication\r\nrole:%s\r\n", replica ? "slave" : "master");
+    if (replica) repl_info_replica(b);
+    repl_info_replicas(b);
+    repl_info_offsets(b);
+}
+
+void repl_family_init(void) {
+    repl_primary_init();
+    repl_replica_init();
+}
+
+void repl_family_shutdown(void) {
+    repl_replica_shutdown();
+    repl_primary_shutdown();
+}
+
+const cmd_handler repl_handlers[] = {
+    {"replicaof", replicaofCommand, CMD_LOCK_NONE},
+    {"slaveof", replicaofCommand, CMD_LOCK_NONE},
+    {"replconf", replconfCommand, CMD_LOCK_NONE},
+    {"psync", psyncCommand, CMD_LOCK_NONE},
+    {"sync", syncCommand, CMD_LOCK_NONE},
+    {"role", roleCommand, CMD_LOCK_NONE},
+    {"wait", waitCommand, CMD_LOCK_NONE},
+    {NULL, NULL, 0},
+};

@@ -1,0 +1,708 @@
+/* replica.c -- the replica side of replication (see repl.h).
+ *
+ * One thread follows the primary named by REPLICAOF (or `replicaof`):
+ * connect, PING, AUTH (masterauth/masteruser), REPLCONF listening-port and
+ * capa eof psync2, then PSYNC with the id and offset it has (a partial
+ * resync when the primary still holds them, "? -1" the first time). A full
+ * sync's RDB (sized "$<len>" or diskless "$EOF:<mark>") goes to a temp
+ * file and is loaded into a new dataset that replaces the old one at once
+ * (readers see the old data meanwhile). Then the stream: each command is
+ * run through the dispatcher by the primary's client (no READONLY, no
+ * MISCONF, no ACL), and its bytes go on unchanged to this node's backlog
+ * and replicas; REPLCONF GETACK is answered and an ACK is sent every
+ * second. When the link drops, the id and offset stay for the next PSYNC.
+ *
+ * Invariant: `reploff` is the offset of the last byte of the primary's
+ * stream that was applied here; the bytes passed on to this node's
+ * replicas are exactly those, in order. */
+#include "cmd/repl/repl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/config.h"
+#include "base/log.h"
+#include "cmd/command.h"
+#include "db/db.h"
+#include "persist/persist.h"
+#include "session/reply.h"
+#include "util/strutil.h"
+
+static pthread_mutex_t rmu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rcv = PTHREAD_COND_INITIALIZER;
+static char *mhost;            /* rmu: the primary, NULL: this node is a primary */
+static int mport;
+static unsigned gen;           /* rmu: bumped by every REPLICAOF */
+static int thread_on;          /* rmu */
+static pthread_t rtid;
+static int stop_all;
+
+enum { RS_CONNECT, RS_CONNECTING, RS_SYNC, RS_CONNECTED };
+static int rstate = RS_CONNECT;  /* rmu */
+static int64_t last_io_ms;       /* rmu: last byte from the primary */
+static int64_t down_since_ms;    /* rmu */
+static int sync_in_progress;     /* rmu */
+static uint64_t reploff;         /* rmu: applied */
+static int have_history;         /* rmu: replid/reploff are worth a PSYNC */
+static int serve_stale = 1;      /* replica-serve-stale-data */
+static int repl_timeout_s = 60;  /* read through config_value */
+static client mc;                /* the primary's client, only on the thread */
+
+static int64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int replica_flag;         /* atomics: mhost != NULL, for the dispatcher */
+static int read_only = 1;        /* replica-read-only */
+
+int repl_is_replica(void) { return __atomic_load_n(&replica_flag, __ATOMIC_RELAXED); }
+
+int repl_read_only(void) {
+    return __atomic_load_n(&replica_flag, __ATOMIC_RELAXED) && __atomic_load_n(&read_only, __ATOMIC_RELAXED);
+}
+
+int repl_is_primary_client(const client *c) { return c == &mc; }
+
+int repl_primary_link_up(void) {
+    pthread_mutex_lock(&rmu);
+    int up = rstate == RS_CONNECTED;
+    pthread_mutex_unlock(&rmu);
+    return up;
+}
+
+const char *repl_stale_refusal(void) {
+    if (!__atomic_load_n(&replica_flag, __ATOMIC_RELAXED) || __atomic_load_n(&serve_stale, __ATOMIC_RELAXED))
+        return NULL;
+    pthread_mutex_lock(&rmu);
+    int down = mhost && rstate != RS_CONNECTED;
+    pthread_mutex_unlock(&rmu);
+    return down ? "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'." : NULL;
+}
+
+/* ---- the connection ------------------------------------------------------ */
+
+typedef struct mconn {
+    int fd;
+    char buf[1 << 16];
+    size_t len, pos;
+} mconn;
+
+static int settings_int(const char *name, int dflt) {
+    char *v = config_value(name);
+    int r = v ? atoi(v) : dflt;
+    free(v);
+    return r;
+}
+
+static int dial(const char *host, int port, char *err, size_t errlen) {
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%d", port);
+    int rc = getaddrinfo(host, ps, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s", gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    for (struct addrinfo *a = res; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) continue;
+        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+        snprintf(err, errlen, "%s", strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd >= 0) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        struct timeval tv = {repl_timeout_s, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    }
+    return fd;
+}
+
+static int send_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int send_cmd(int fd, int argc, const char *const *argv) {
+    char buf[1024];
+    size_t len = (size_t)snprintf(buf, sizeof(buf), "*%d\r\n", argc);
+    for (int i = 0; i < argc && len < sizeof(buf); i++)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "$%zu\r\n%s\r\n", strlen(argv[i]), argv[i]);
+    return len < sizeof(buf) ? send_all(fd, buf, len) : -1;
+}
+
+/* More bytes into the buffer; -1 on EOF, error or timeout. */
+static int fill(mconn *m) {
+    if (m->pos) {
+        memmove(m->buf, m->buf + m->pos, m->len - m->pos);
+        m->len -= m->pos;
+        m->pos = 0;
+    }
+    if (m->len == sizeof(m->buf)) return 0;
+    ssize_t n;
+    do n = read(m->fd, m->buf + m->len, sizeof(m->buf) - m->len);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) return -1;
+    m->len += (size_t)n;
+    pthread_mutex_lock(&rmu);
+    last_io_ms = now_ms();
+    pthread_mutex_unlock(&rmu);
+    return 0;
+}
+
+/* One reply line without CRLF into out; empty lines (keepalives) skipped
+ * when skip_empty. */
+static int read_line(mconn *m, char *out, size_t cap, int skip_empty) {
+    for (;;) {
+        char *s = m->buf + m->pos;
+        char *nl = memchr(s, '\n', m->len - m->pos);
+        if (nl) {
+            size_t n = (size_t)(nl - s);
+            if (n && s[n - 1] == '\r') n--;
+            m->pos = (size_t)(nl - m->buf) + 1;
+            if (!n && skip_empty) continue;
+            if (n >= cap) n = cap - 1;
+            memcpy(out, s, n);
+            out[n] = '\0';
+            return 0;
+        }
+        if (m->len - m->pos == sizeof(m->buf)) return -1;
+        if (fill(m) != 0) return -1;
+    }
+}
+
+static int command_reply(mconn *m, int argc, const char *const *argv, char *line, size_t cap) {
+    if (send_cmd(m->fd, argc, argv) != 0) return -1;
+    return read_line(m, line, cap, 1);
+}
+
+/* ---- full sync -------------------------------------------------------------- */
+
+/* The RDB after +FULLRESYNC, into path. 0, or -1. */
+static int receive_rdb(mconn *m, const char *path) {
+    char line[256];
+    if (read_line(m, line, sizeof(line), 1) != 0) return -1;
+    if (line[0] == '-') {
+        log_warn("MASTER aborted replication with an error: %s", line + 1);
+        return -1;
+    }
+    if (line[0] != '$') {
+        log_warn("Bad protocol from MASTER, the first byte is not '$' (we received '%s'), are you sure the host and "
+                 "port are right?",
+                 line);
+        return -1;
+    }
+    int eofmark = !strncmp(line + 1, "EOF:", 4) && strlen(line + 5) == 40;
+    char mark[41] = "";
+    long long size = -1;
+    if (eofmark) {
+        memcpy(mark, line + 5, 41);
+        log_notice("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+    } else {
+        size = atoll(line + 1);
+        log_notice("MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", size);
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        log_warn("Opening the temp file needed for MASTER <-> REPLICA synchronization: %s", strerror(errno));
+        return -1;
+    }
+    long long got = 0;
+    int rc = 0;
+    char tail[40];
+    size_t tlen = 0; /* the last bytes written (the mark ends the payload) */
+    for (;;) {
+        if (m->pos == m->len && fill(m) != 0) {
+            rc = -1;
+            break;
+        }
+        size_t avail = m->len - m->pos;
+        if (!eofmark && (long long)avail > size - got) avail = (size_t)(size - got);
+        if (write(fd, m->buf + m->pos, avail) != (ssize_t)avail) {
+            rc = -1;
+            break;
+        }
+        /* Keep the last 40 bytes to spot the mark. */
+        if (avail >= 40) {
+            memcpy(tail, m->buf + m->pos + avail - 40, 40);
+            tlen = 40;
+        } else {
+            size_t keep = tlen + avail > 40 ? 40 - avail : tlen;
+            memmove(tail, tail + tlen - keep, keep);
+            memcpy(tail + keep, m->buf + m->pos, avail);
+            tlen = keep + avail;
+        }
+        m->pos += avail;
+        got += (long long)avail;
+        if (!eofmark && got == size) break;
+        if (eofmark && tlen == 40 && !memcmp(tail, mark, 40)) {
+            if (ftruncate(fd, got - 40) != 0) rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && fsync(fd) != 0) rc = -1;
+    close(fd);
+    return rc;
+}
+
+/* ---- the stream -------------------------------------------------------------- */
+
+static void send_ack(int fd) {
+    char off[32];
+    pthread_mutex_lock(&rmu);
+    snprintf(off, sizeof(off), "%llu", (unsigned long long)reploff);
+    pthread_mutex_unlock(&rmu);
+    const char *argv[3] = {"REPLCONF", "ACK", off};
+    send_cmd(fd, 3, argv);
+}
+
+/* Parse one command at m->pos (RESP array, or an inline PING/newline the
+ * primary may send). Returns its length in bytes and fills argv, 0 when
+ * incomplete, -1 on a protocol error. */
+static long parse_command(mconn *m, garg *argv, int *argc, int max) {
+    const char *s = m->buf + m->pos, *end = m->buf + m->len;
+    if (s == end) return 0;
+    if (*s == '\n' || *s == '\r') {
+        *argc = 0;
+        return 1;
+    }
+    if (*s != '*') return -1;
+    const char *nl = memchr(s, '\n', (size_t)(end - s));
+    if (!nl) return 0;
+    int n = atoi(s + 1);
+    if (n < 1 || n > max) return -1;
+    const char *q = nl + 1;
+    for (int i = 0; i < n; i++) {
+        if (q >= end) return 0;
+        if (*q != '$') return -1;
+        const char *e = memchr(q, '\n', (size_t)(end - q));
+        if (!e) return 0;
+        long len = atol(q + 1);
+        q = e + 1;
+        if (len < 0) return -1;
+        if (end - q < len + 2) return 0;
+        argv[i].p = (char *)q;
+        argv[i].n = (size_t)len;
+        ((char *)q)[len] = '\0'; /* over the CR */
+        q += len + 2;
+    }
+    *argc = n;
+    return (long)(q - s);
+}
+
+/* Apply the stream until the link fails. */
+static void stream_loop(mconn *m, unsigned mygen) {
+    garg *argv = malloc(sizeof(garg) * 4096);
+    if (!argv) return;
+    int64_t last_ack = 0;
+    for (;;) {
+        pthread_mutex_lock(&rmu);
+        int stale = gen != mygen || stop_all;
+        pthread_mutex_unlock(&rmu);
+        if (stale) break;
+        int64_t t = now_ms();
+        if (t - last_ack >= 1000) {
+            send_ack(m->fd);
+            last_ack = t;
+        }
+        int argc;
+        long used = parse_command(m, argv, &argc, 4096);
+        if (used < 0) {
+            log_warn("Protocol error from the master; closing the link");
+            break;
+        }
+        if (used == 0) {
+            /* A big command needs the buffer to itself: move to its start. */
+            if (m->pos && m->len == sizeof(m->buf)) {
+                memmove(m->buf, m->buf + m->pos, m->len - m->pos);
+                m->len -= m->pos;
+                m->pos = 0;
+            }
+            if (m->len == sizeof(m->buf)) {
+                log_warn("A command from the master is larger than the replica's buffer; closing the link");
+                break;
+            }
+            struct pollfd pf = {m->fd, POLLIN, 0};
+            int r = poll(&pf, 1, 200);
+            if (r < 0 && errno != EINTR) break;
+            if (r == 0) {
+                pthread_mutex_lock(&rmu);
+                int64_t idle = now_ms() - last_io_ms;
+                pthread_mutex_unlock(&rmu);
+                if (idle > (int64_t)repl_timeout_s * 1000) {
+                    log_warn("MASTER timeout: no data nor PING received...");
+                    break;
+                }
+                continue;
+            }
+            if (fill(m) != 0) {
+                log_notice("Connection with master lost.");
+                break;
+            }
+            continue;
+        }
+        const char *raw = m->buf + m->pos;
+        if (argc > 0) {
+            if (argc == 3 && argv[0].n == 8 && !strncasecmp(argv[0].p, "replconf", 8) && argv[1].n == 6 &&
+                !strncasecmp(argv[1].p, "getack", 6)) {
+                /* Counted before the answer, as Redis: the ACK includes it. */
+                pthread_mutex_lock(&rmu);
+                reploff += (uint64_t)used;
+                pthread_mutex_unlock(&rmu);
+                repl_feed_from_primary(raw, (size_t)used);
+                send_ack(m->fd);
+                m->pos += (size_t)used;
+                continue;
+            }
+            mc.argc = argc;
+            mc.argv = argv;
+            mc.olen = mc.osent = 0;
+            cmd_execute(&mc);
+            mc.olen = mc.osent = 0;
+            mc.argv = NULL;
+            mc.argc = 0;
+        }
+        /* The raw bytes before the buffer moves on (argv pointed into them;
+         * the NUL written over each CR is put back for the copy). */
+        for (int i = 0; i < argc; i++) argv[i].p[argv[i].n] = '\r';
+        repl_feed_from_primary(raw, (size_t)used);
+        pthread_mutex_lock(&rmu);
+        reploff += (uint64_t)used;
+        pthread_mutex_unlock(&rmu);
+        m->pos += (size_t)used;
+    }
+    free(argv);
+}
+
+/* ---- the thread ------------------------------------------------------------------ */
+
+static void set_state(int s) {
+    pthread_mutex_lock(&rmu);
+    if (rstate == RS_CONNECTED && s != RS_CONNECTED) down_since_ms = now_ms();
+    rstate = s;
+    pthread_mutex_unlock(&rmu);
+}
+
+/* One attempt: handshake, sync, stream. */
+static void follow_once(const char *host, int port, unsigned mygen) {
+    char err[256] = "", line[512];
+    set_state(RS_CONNECTING);
+    log_notice("Connecting to MASTER %s:%d", host, port);
+    mconn *m = calloc(1, sizeof(*m));
+    if (!m) return;
+    m->fd = dial(host, port, err, sizeof(err));
+    if (m->fd < 0) {
+        log_warn("Error condition on socket for SYNC: %s", err);
+        free(m);
+        return;
+    }
+    log_notice("MASTER <-> REPLICA sync started");
+    const char *ping[1] = {"PING"};
+    if (command_reply(m, 1, ping, line, sizeof(line)) != 0) goto out;
+    if (line[0] == '-' && strncmp(line, "-NOAUTH", 7) && strncmp(line, "-NOPERM", 7) && strncmp(line, "-ERR operation not permitted", 28)) {
+        log_warn("Error reply to PING from master: '%s'", line);
+        goto out;
+    }
+    log_notice("Master replied to PING, replication can continue...");
+    char *auth = config_value("masterauth"), *user = config_value("masteruser");
+    if (auth && auth[0]) {
+        const char *a2[3] = {"AUTH", user && user[0] ? user : auth, auth};
+        int rc = user && user[0] ? command_reply(m, 3, a2, line, sizeof(line))
+                                 : command_reply(m, 2, (const char *const[]){"AUTH", auth}, line, sizeof(line));
+        if (rc != 0 || line[0] == '-') {
+            log_warn("Unable to AUTH to MASTER: %s", line);
+            free(auth);
+            free(user);
+            goto out;
+        }
+    }
+    free(auth);
+    free(user);
+    char portstr[16];
+    char *ann = config_value("replica-announce-port");
+    int aport = ann ? atoi(ann) : 0;
+    free(ann);
+    snprintf(portstr, sizeof(portstr), "%d", aport ? aport : cfg.port);
+    const char *lp[3] = {"REPLCONF", "listening-port", portstr};
+    if (command_reply(m, 3, lp, line, sizeof(line)) != 0) goto out;
+    char *aip = config_value("replica-announce-ip");
+    if (aip && aip[0]) {
+        const char *ip[3] = {"REPLCONF", "ip-address", aip};
+        command_reply(m, 3, ip, line, sizeof(line));
+    }
+    free(aip);
+    const char *capa[5] = {"REPLCONF", "capa", "eof", "capa", "psync2"};
+    if (command_reply(m, 5, capa, line, sizeof(line)) != 0) goto out;
+    /* PSYNC with what we have. */
+    char id[41], id2[41], off[32];
+    long long soff;
+    uint64_t cur;
+    repl_ids(id, id2, &soff, &cur);
+    pthread_mutex_lock(&rmu);
+    int hist = have_history;
+    uint64_t ro = reploff;
+    pthread_mutex_unlock(&rmu);
+    snprintf(off, sizeof(off), "%llu", (unsigned long long)ro + 1);
+    const char *ps[3] = {"PSYNC", hist ? id : "?", hist ? off : "-1"};
+    if (hist) log_notice("Trying a partial resynchronization (request %s:%s).", id, off);
+    else log_notice("Partial resynchronization not possible (no cached master)");
+    if (command_reply(m, 3, ps, line, sizeof(line)) != 0) goto out;
+    if (!strncmp(line, "+FULLRESYNC", 11)) {
+        char newid[64] = "";
+        unsigned long long moff = 0;
+        if (sscanf(line, "+FULLRESYNC %63s %llu", newid, &moff) != 2 || strlen(newid) != 40) {
+            log_warn("Bad +FULLRESYNC from master: %s", line);
+            goto out;
+        }
+        log_notice("Full resync from master: %s:%llu", newid, moff);
+        set_state(RS_SYNC);
+        pthread_mutex_lock(&rmu);
+        sync_in_progress = 1;
+        pthread_mutex_unlock(&rmu);
+        char path[256];
+        snprintf(path, sizeof(path), "temp-%ld.%lld.rdb", (long)getpid(), (long long)now_ms());
+        int rc = receive_rdb(m, path);
+        if (rc == 0) {
+            log_notice("MASTER <-> REPLICA sync: Loading DB in memory");
+            uint64_t keys = 0;
+            char lerr[600];
+            rc = persist_load(path, &keys, lerr, sizeof(lerr)) == RDB_OK ? 0 : -1;
+            if (rc != 0) log_warn("Failed trying to load the MASTER synchronization DB from disk: %s", lerr);
+        }
+        unlink(path);
+        pthread_mutex_lock(&rmu);
+        sync_in_progress = 0;
+        pthread_mutex_unlock(&rmu);
+        if (rc != 0) goto out;
+        repl_set_ids(newid, "0000000000000000000000000000000000000000", -1, moff);
+        repl_drop_replicas(); /* they follow a history that is gone */
+        pthread_mutex_lock(&rmu);
+        reploff = moff;
+        have_history = 1;
+        pthread_mutex_unlock(&rmu);
+        mc.db = 0;
+        log_notice("MASTER <-> REPLICA sync: Finished with success");
+    } else if (!strncmp(line, "+CONTINUE", 9)) {
+        char newid[64] = "";
+        if (sscanf(line, "+CONTINUE %63s", newid) == 1 && strlen(newid) == 40 && strcasecmp(newid, id)) {
+            /* The primary's history goes on under a new id: ours becomes
+             * the second id, valid up to here. */
+            repl_set_ids(newid, id, (long long)ro + 1, ro);
+            repl_drop_replicas();
+            log_notice("Master replication ID changed to %s", newid);
+        }
+        log_notice("Successful partial resynchronization with master.");
+    } else {
+        log_warn("Unexpected reply to PSYNC from master: %s", line);
+        goto out;
+    }
+    set_state(RS_CONNECTED);
+    stream_loop(m, mygen);
+out:
+    set_state(RS_CONNECT);
+    close(m->fd);
+    free(m);
+}
+
+static void *replica_main(void *arg) {
+    (void)arg;
+    pthread_setname_np(pthread_self(), "goblin-follow");
+    db_set_primary_context(1);
+    pthread_mutex_lock(&rmu);
+    for (;;) {
+        if (!mhost || stop_all) break;
+        char host[256];
+        snprintf(host, sizeof(host), "%s", mhost);
+        int port = mport;
+        unsigned mygen = gen;
+        pthread_mutex_unlock(&rmu);
+        repl_timeout_s = settings_int("repl-timeout", 60);
+        follow_once(host, port, mygen);
+        pthread_mutex_lock(&rmu);
+        if (gen == mygen && mhost && !stop_all) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += 1;
+            pthread_cond_timedwait(&rcv, &rmu, &ts);
+        }
+    }
+    thread_on = 0;
+    pthread_mutex_unlock(&rmu);
+    return NULL;
+}
+
+int repl_replicaof(const char *host, int port, char *err, size_t errlen) {
+    pthread_mutex_lock(&rmu);
+    if (!host) {
+        if (!mhost) {
+            pthread_mutex_unlock(&rmu);
+            return 0;
+        }
+        free(mhost);
+        mhost = NULL;
+        __atomic_store_n(&replica_flag, 0, __ATOMIC_RELAXED);
+        gen++;
+        rstate = RS_CONNECT;
+        pthread_cond_broadcast(&rcv);
+        pthread_mutex_unlock(&rmu);
+        db_set_replica_mode(0);
+        repl_set_following(0);
+        repl_shift_replid();
+        log_notice("MASTER MODE enabled (user request)");
+        return 0;
+    }
+    int same = mhost && !strcasecmp(mhost, host) && mport == port;
+    if (same) {
+        pthread_mutex_unlock(&rmu);
+        return 1; /* already */
+    }
+    char *h = strdup(host);
+    if (!h) {
+        pthread_mutex_unlock(&rmu);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int was_primary = mhost == NULL;
+    free(mhost);
+    mhost = h;
+    __atomic_store_n(&replica_flag, 1, __ATOMIC_RELAXED);
+    mport = port;
+    gen++;
+    rstate = RS_CONNECT;
+    down_since_ms = now_ms();
+    if (was_primary) {
+        /* Our own history is where a PSYNC starts (Redis caches itself as
+         * the master). */
+        char id[41], id2[41];
+        long long soff;
+        uint64_t off;
+        repl_ids(id, id2, &soff, &off);
+        reploff = off;
+        have_history = 1;
+    }
+    pthread_cond_broadcast(&rcv);
+    int start = !thread_on;
+    if (start) thread_on = 1;
+    pthread_mutex_unlock(&rmu);
+    repl_set_following(1);
+    db_set_replica_mode(1);
+    repl_drop_replicas();
+    log_notice("REPLICAOF %s:%d enabled (user request from the configuration or a client)", host, port);
+    if (start) {
+        if (pthread_create(&rtid, NULL, replica_main, NULL) != 0) {
+            pthread_mutex_lock(&rmu);
+            thread_on = 0;
+            pthread_mutex_unlock(&rmu);
+            snprintf(err, errlen, "can't start the replication thread");
+            return -1;
+        }
+        pthread_detach(rtid);
+    }
+    return 0;
+}
+
+/* ---- INFO / ROLE --------------------------------------------------------------- */
+
+void repl_info_replica(strbuf *b) {
+    pthread_mutex_lock(&rmu);
+    int64_t t = now_ms();
+    strbuf_addf(b,
+                "master_host:%s\r\n"
+                "master_port:%d\r\n"
+                "master_link_status:%s\r\n"
+                "master_last_io_seconds_ago:%lld\r\n"
+                "master_sync_in_progress:%d\r\n"
+                "slave_read_repl_offset:%llu\r\n"
+                "slave_repl_offset:%llu\r\n",
+                mhost, mport, rstate == RS_CONNECTED ? "up" : "down",
+                rstate == RS_CONNECTED ? (long long)((t - last_io_ms) / 1000) : -1LL, sync_in_progress,
+                (unsigned long long)reploff, (unsigned long long)reploff);
+    if (rstate != RS_CONNECTED)
+        strbuf_addf(b, "master_link_down_since_seconds:%lld\r\n", (long long)((t - down_since_ms) / 1000));
+    pthread_mutex_unlock(&rmu);
+    char *prio = config_value("replica-priority");
+    char *ro = config_value("replica-read-only");
+    strbuf_addf(b, "slave_priority:%s\r\nslave_read_only:%d\r\nreplica_announced:1\r\n", prio ? prio : "100",
+                ro && !strcmp(ro, "yes"));
+    free(prio);
+    free(ro);
+}
+
+void repl_role_replica(client *c) {
+    pthread_mutex_lock(&rmu);
+    const char *st = rstate == RS_CONNECTED ? "connected" : rstate == RS_SYNC ? "sync"
+                                                          : rstate == RS_CONNECTING ? "connecting" : "connect";
+    char host[256];
+    snprintf(host, sizeof(host), "%s", mhost ? mhost : "");
+    int port = mport;
+    long long off = rstate == RS_CONNECTED ? (long long)reploff : -1;
+    pthread_mutex_unlock(&rmu);
+    reply_array(c, 5);
+    reply_bulk_cstr(c, "slave");
+    reply_bulk_cstr(c, host);
+    reply_int(c, port);
+    reply_bulk_cstr(c, st);
+    reply_int(c, off);
+}
+
+void repl_replica_init(void) {
+    mc.id = 0;
+    mc.fd = -1;
+    mc.worker_id = -1;
+    mc.resp = 2;
+    mc.flags = CLIENT_AUTHENTICATED | CLIENT_PRIMARY;
+    snprintf(mc.addr, sizeof(mc.addr), "master");
+    if (config_bind_int("replica-serve-stale-data", &serve_stale) || config_bind_int("replica-read-only", &read_only))
+        abort();
+    char *v = config_value("replicaof");
+    if (v && v[0]) {
+        char host[256];
+        int port;
+        if (sscanf(v, "%255s %d", host, &port) == 2) {
+            char err[128];
+            if (repl_replicaof(host, port, err, sizeof(err)) < 0) log_warn("replicaof %s: %s", v, err);
+        }
+    }
+    free(v);
+}
+
+void repl_replica_shutdown(void) {
+    pthread_mutex_lock(&rmu);
+    stop_all = 1;
+    pthread_cond_broadcast(&rcv);
+    pthread_mutex_unlock(&rmu);
+    for (int i = 0; i < 50; i++) {
+        pthread_mutex_lock(&rmu);
+        int on = thread_on;
+        pthread_mutex_unlock(&rmu);
+        if (!on) break;
+        usleep(20000);
+    }
+}
