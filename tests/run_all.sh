@@ -57,6 +57,8 @@ run diff-objstore sh tests/diff/run.sh --server ./build-release/goblin-core --se
 run persist python3 tests/persist/test_persist.py
 # The multi-part AOF: files, loading, torn tails, BGREWRITEAOF, against redis-server 7.0.
 run aof python3 tests/persist/test_aof.py
+# Replication both ways with redis-server 7.0: full and partial syncs, chains, promotion, WAIT.
+run repl python3 tests/repl/test_repl.py
 # DEBUG DIGEST / DIGEST-VALUE byte for byte against redis-server 7.0.
 run digest python3 tests/persist/test_digest.py --seed "$SEED"
 run numa sh tests/numa/run.sh

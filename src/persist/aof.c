@@ -1021,6 +1021,15 @@ static void turn_off(void) {
     log_notice("AOF turned off by CONFIG SET");
 }
 
+int aof_restart(char *err, size_t errlen) {
+    if (!__atomic_load_n(&on, __ATOMIC_RELAXED)) return 0;
+    db_wrlock_keyspace();
+    turn_off();
+    int rc = turn_on(err, errlen);
+    db_unlock_keyspace();
+    return rc;
+}
+
 /* ---- the persistence thread's tick -------------------------------------------------------- */
 
 /* After 3 failed rewrites in a row, automatic and scheduled ones wait 1

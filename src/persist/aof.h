@@ -56,6 +56,12 @@ int aof_first_base_pending(void);
 int aof_load_at_startup(char *err, size_t errlen);
 int aof_open_at_startup(char *err, size_t errlen);
 
+/* The dataset was replaced (a replica's full sync): when the AOF is on it
+ * starts over from a new base of the new dataset, as CONFIG SET appendonly
+ * no then yes would. Takes the keyspace write lock. 0, or -1 with err (the
+ * AOF is then off). */
+int aof_restart(char *err, size_t errlen);
+
 /* Flush what is buffered, fsync, stop the writer; kills a rewrite child. */
 void aof_stop(void);
 

@@ -132,17 +132,18 @@ void repl_shift_replid(void) {
                second_off, replid);
 }
 
+static int sink_ensure(void);
+
 void repl_set_ids(const char *id, const char *id2, long long soff, uint64_t off) {
+    /* A replica keeps a backlog of its primary's stream, so that after a
+     * promotion its own replicas can continue (as Redis). */
+    if (sink_ensure() != 0) log_warn("Can't attach the replication backlog to the write stream");
     pthread_mutex_lock(&mu);
     snprintf(replid, sizeof(replid), "%s", id);
     if (id2) snprintf(replid2, sizeof(replid2), "%s", id2);
     second_off = soff;
-    if (off != master_off && bl.buf) {
-        /* A new history: the backlog starts over at the new offset. */
-        size_t size = bl.size;
-        backlog_free(&bl);
-        if (backlog_init(&bl, size, off + 1) != 0) bl.buf = NULL;
-    }
+    if (off != master_off && bl.buf) backlog_free(&bl); /* a new history starts at off */
+    if (!bl.buf && backlog_init(&bl, (size_t)getll(&backlog_size), off + 1) != 0) bl.buf = NULL;
     master_off = off;
     pthread_mutex_unlock(&mu);
 }

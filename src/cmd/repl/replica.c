@@ -36,6 +36,7 @@
 #include "base/log.h"
 #include "cmd/command.h"
 #include "db/db.h"
+#include "persist/aof.h"
 #include "persist/persist.h"
 #include "session/reply.h"
 #include "util/strutil.h"
@@ -501,6 +502,8 @@ static void follow_once(const char *host, int port, unsigned mygen) {
         sync_in_progress = 0;
         pthread_mutex_unlock(&rmu);
         if (rc != 0) goto out;
+        char aerr[600];
+        if (aof_restart(aerr, sizeof(aerr)) != 0) log_warn("Can't restart the AOF after the full sync: %s", aerr);
         repl_set_ids(newid, "0000000000000000000000000000000000000000", -1, moff);
         repl_drop_replicas(); /* they follow a history that is gone */
         pthread_mutex_lock(&rmu);
@@ -558,7 +561,9 @@ static void *replica_main(void *arg) {
     return NULL;
 }
 
-int repl_replicaof(const char *host, int port, char *err, size_t errlen) {
+/* cache_self: a primary turning replica offers its own history to PSYNC
+ * (Redis's replicationCacheMasterUsingMyself). */
+static int replicaof(const char *host, int port, int cache_self, char *err, size_t errlen) {
     pthread_mutex_lock(&rmu);
     if (!host) {
         if (!mhost) {
@@ -597,7 +602,7 @@ int repl_replicaof(const char *host, int port, char *err, size_t errlen) {
     gen++;
     rstate = RS_CONNECT;
     down_since_ms = now_ms();
-    if (was_primary) {
+    if (was_primary && cache_self) {
         /* Our own history is where a PSYNC starts (Redis caches itself as
          * the master). */
         char id[41], id2[41];
@@ -626,6 +631,10 @@ int repl_replicaof(const char *host, int port, char *err, size_t errlen) {
         pthread_detach(rtid);
     }
     return 0;
+}
+
+int repl_replicaof(const char *host, int port, char *err, size_t errlen) {
+    return replicaof(host, port, 1, err, errlen);
 }
 
 /* ---- INFO / ROLE --------------------------------------------------------------- */
@@ -687,7 +696,9 @@ void repl_replica_init(void) {
         int port;
         if (sscanf(v, "%255s %d", host, &port) == 2) {
             char err[128];
-            if (repl_replicaof(host, port, err, sizeof(err)) < 0) log_warn("replicaof %s: %s", v, err);
+            /* At start-up there is no history to continue from (Redis
+             * would take it from the RDB's replication fields). */
+            if (replicaof(host, port, 0, err, sizeof(err)) < 0) log_warn("replicaof %s: %s", v, err);
         }
     }
     free(v);

@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Replication against redis-server 7.0, both directions, on loopback.
+
+Every type and encoding (tests/persist/dataset.py) plus writes during the
+sync in effect form (SPOP, INCRBYFLOAT, EXPIRE, scripts, MULTI) must reach
+the replica as the same dataset: compared with DEBUG DIGEST once the
+replica's offset equals the primary's. Also: goblin -> goblin -> redis
+chains, partial resync after a cut link (a TCP proxy in this file) and a
+full one after the backlog overflowed, promotion with REPLICAOF NO ONE and
+a second replica following it by the second replication id, WAIT, ROLE,
+READONLY, expiry on a replica, and a full sync without fork under
+--arena-hugetlb.
+
+  python3 tests/repl/test_repl.py [-v] [name-substring ...]
+
+Ends with "repl: N passed, M failed".
+"""
+import os
+import random
+import socket
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "persist"))
+from harness import ROOT, Err, Suite, info, wait_for  # noqa: E402
+import dataset  # noqa: E402
+
+TMP = os.path.join(ROOT, "tests", "tmp", "repl.%d" % os.getpid())
+VERBOSE = "-v" in sys.argv
+ARGS = [a for a in sys.argv[1:] if a != "-v"]
+SUITE = Suite("repl", TMP, VERBOSE)
+test, tdir, start = SUITE.test, SUITE.tdir, SUITE.start
+
+PRIMARY_ARGS = ("--repl-diskless-sync-delay", "0")
+
+
+def digest(s):
+    return s.c.ok("DEBUG", "DIGEST")
+
+
+def offset(s):
+    i = info(s.c, "replication")
+    return int(i["slave_repl_offset"] if i["role"] == "slave" else i["master_repl_offset"])
+
+
+def in_sync(primary, *replicas, timeout=30):
+    """Wait until every replica is up and at the primary's offset."""
+    def ok():
+        want = offset(primary)
+        for r in replicas:
+            i = info(r.c, "replication")
+            if i.get("master_link_status") != "up" or int(i["slave_repl_offset"]) != want:
+                return False
+        return True
+    assert wait_for(ok, timeout), [info(r.c, "replication") for r in (primary,) + replicas]
+
+
+def replica_of(kind, d, primary_port, *args):
+    return start(kind, d, "--replicaof", "127.0.0.1", str(primary_port), *args)
+
+
+def effect_form_writes(c, rng, n=300):
+    """Writes whose effect is not their text: what the stream must rewrite."""
+    for i in range(n):
+        k = rng.randrange(30)
+        op = rng.randrange(9)
+        if op == 0:
+            c.ok("SADD", "eff:set:%d" % k, *[str(rng.randrange(50)) for _ in range(5)])
+            c.ok("SPOP", "eff:set:%d" % k)
+        elif op == 1:
+            c.ok("INCRBYFLOAT", "eff:f:%d" % k, "%.3f" % rng.uniform(-10, 10))
+        elif op == 2:
+            c.ok("SET", "eff:t:%d" % k, "v", "EX", str(rng.randrange(100, 1000)))
+        elif op == 3:
+            c.ok("EVAL", "redis.call('incr', KEYS[1]); return redis.call('lpush', KEYS[2], ARGV[1])", "2",
+                 "eff:cnt:%d" % k, "eff:l:%d" % k, str(i))
+        elif op == 4:
+            c.ok("MULTI")
+            c.ok("HINCRBYFLOAT", "eff:h", "f%d" % k, "1.5")
+            c.ok("ZINCRBY", "eff:z", "2", "m%d" % k)
+            c.ok("EXEC")
+        elif op == 5:
+            c.ok("EXPIRE", "eff:t:%d" % k, "500")
+        elif op == 6:
+            c.ok("RPUSH", "eff:q", str(i))
+            c.ok("LPOP", "eff:q")
+        elif op == 7:
+            c.ok("SETEX", "eff:sx:%d" % k, "1000", str(i))
+        else:
+            c.ok("DEL", "eff:set:%d" % k)
+
+
+class Writer(threading.Thread):
+    """Writes in the background while a sync happens."""
+
+    def __init__(self, server, seed):
+        super().__init__(daemon=True)
+        self.c = server.client()
+        self.rng = random.Random(seed)
+        self.stop = False
+
+    def run(self):
+        while not self.stop:
+            effect_form_writes(self.c, self.rng, 20)
+
+
+def both_ways(primary_kind, replica_kind, hugetlb=False):
+    d = tdir("%s_to_%s%s" % (primary_kind, replica_kind, "_huge" if hugetlb else ""))
+    pargs = PRIMARY_ARGS + (("--arena-hugetlb",) if hugetlb and primary_kind == "goblin" else ())
+    p = start(primary_kind, os.path.join(d, "p"), *pargs)
+    dataset.build(p.c, big=True)
+    p.c.ok("SELECT", "0")
+    w = Writer(p, 1)
+    w.start()
+    r = replica_of(replica_kind, os.path.join(d, "r"), p.port)
+    time.sleep(1.0)
+    w.stop = True
+    w.join()
+    effect_form_writes(p.c, random.Random(2))
+    in_sync(p, r)
+    assert digest(r) == digest(p)
+    return p, r
+
+
+@test
+def goblin_primary_redis_replica():
+    p, r = both_ways("goblin", "redis")
+    assert "Synchronization with replica 127.0.0.1:%d succeeded" % r.port in p.log_text()
+
+
+@test
+def redis_primary_goblin_replica():
+    p, r = both_ways("redis", "goblin")
+    assert "MASTER <-> REPLICA sync: Finished with success" in r.log_text()
+    # A replica refuses writes, answers reads, and says so in ROLE.
+    e = r.c.call("SET", "x", "1")
+    assert isinstance(e, Err) and e.msg == "READONLY You can't write against a read only replica.", e
+    role = r.c.ok("ROLE")
+    assert role[0] == b"slave" and role[2] == p.port and role[3] == b"connected", role
+
+
+@test
+def goblin_to_goblin_to_redis_chain():
+    d = tdir("chain")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+    dataset.build(p.c, big=False)
+    p.c.ok("SELECT", "0")
+    m = replica_of("goblin", os.path.join(d, "m"), p.port, *PRIMARY_ARGS)
+    r = replica_of("redis", os.path.join(d, "r"), m.port)
+    effect_form_writes(p.c, random.Random(3))
+    in_sync(p, m)
+    in_sync(m, r)
+    want = digest(p)
+    assert digest(m) == want and digest(r) == want
+    # One history: the chain shares the primary's id and offsets.
+    assert info(r.c, "replication")["master_replid"] == info(p.c, "replication")["master_replid"]
+    role = p.c.ok("ROLE")
+    assert role[0] == b"master" and len(role[2]) == 1 and role[2][0][1] == str(m.port).encode(), role
+
+
+class Proxy(threading.Thread):
+    """A TCP proxy to a port that can cut every connection through it."""
+
+    def __init__(self, target):
+        super().__init__(daemon=True)
+        self.target = target
+        self.ls = socket.socket()
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(8)
+        self.port = self.ls.getsockname()[1]
+        self.conns = []
+        self.refuse = False
+        self.lock = threading.Lock()
+
+    def run(self):
+        while True:
+            try:
+                a, _ = self.ls.accept()
+            except OSError:
+                return
+            if self.refuse:
+                a.close()
+                continue
+            b = socket.create_connection(("127.0.0.1", self.target))
+            with self.lock:
+                self.conns += [a, b]
+            for x, y in ((a, b), (b, a)):
+                threading.Thread(target=self.pump, args=(x, y), daemon=True).start()
+
+    @staticmethod
+    def pump(x, y):
+        try:
+            while True:
+                data = x.recv(65536)
+                if not data:
+                    break
+                y.sendall(data)
+        except OSError:
+            pass
+        for s in (x, y):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self):
+        with self.lock:
+            for s in self.conns:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                    s.close()
+                except OSError:
+                    pass
+            self.conns = []
+
+
+@test
+def partial_resync_after_a_cut_and_full_after_overflow():
+    for replica_kind in ("goblin", "redis"):
+        d = tdir("cut_" + replica_kind)
+        p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS, "--repl-backlog-size", "64kb")
+        dataset.build(p.c, big=False)
+        p.c.ok("SELECT", "0")
+        px = Proxy(p.port)
+        px.start()
+        r = replica_of(replica_kind, os.path.join(d, "r"), px.port)
+        in_sync(p, r)
+        assert p.log_text().count("full resync") == 1
+        # A cut: the replica comes back and continues from its offset.
+        px.refuse = True
+        px.cut()
+        effect_form_writes(p.c, random.Random(4), 100)
+        px.refuse = False
+        in_sync(p, r)
+        assert digest(r) == digest(p)
+        assert "Partial resynchronization request from 127.0.0.1" in p.log_text(), p.log_tail(30)
+        assert p.log_text().count("full resync") == 1
+        # More than the backlog holds while cut: a full sync again.
+        px.refuse = True
+        px.cut()
+        p.c.ok("SET", "big", "x" * 100000)
+        px.refuse = False
+        in_sync(p, r)
+        assert digest(r) == digest(p)
+        assert p.log_text().count("full resync") == 2, p.log_tail(30)
+
+
+@test
+def promotion_keeps_the_history_for_the_other_replica():
+    d = tdir("promote")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+    dataset.build(p.c, big=False)
+    p.c.ok("SELECT", "0")
+    a = replica_of("goblin", os.path.join(d, "a"), p.port, *PRIMARY_ARGS)
+    b = replica_of("redis", os.path.join(d, "b"), p.port)
+    effect_form_writes(p.c, random.Random(5), 100)
+    in_sync(p, a, b)
+    old_id = info(p.c, "replication")["master_replid"]
+    p.stop()
+    # a becomes the primary; b follows it with PSYNC on the old id.
+    assert a.c.ok("REPLICAOF", "NO", "ONE") == b"OK"
+    ia = info(a.c, "replication")
+    assert ia["role"] == "master" and ia["master_replid2"] == old_id, ia
+    assert b.c.ok("REPLICAOF", "127.0.0.1", str(a.port)) == b"OK"
+    a.c.ok("SET", "after", "promotion")
+    in_sync(a, b)
+    assert digest(a) == digest(b)
+    assert "Partial resynchronization request from 127.0.0.1" in a.log_text(), a.log_tail(30)
+
+
+@test
+def wait_role_and_expiry_on_a_replica():
+    d = tdir("wait")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+    assert p.c.ok("WAIT", "1", "100") == 0
+    r = replica_of("goblin", os.path.join(d, "r"), p.port)
+    in_sync(p, r)
+    p.c.ok("SET", "k", "v")
+    assert p.c.ok("WAIT", "1", "5000") == 1
+    t0 = time.time()
+    assert p.c.ok("WAIT", "2", "300") == 1
+    assert time.time() - t0 >= 0.25
+    e = r.c.call("WAIT", "1", "0")
+    assert isinstance(e, Err) and e.msg.startswith("ERR WAIT cannot be used with replica instances"), e
+    # Expiry: the replica hides a logically expired key; the primary's DEL
+    # removes it. With active expiry off on the primary, the key stays in
+    # the replica until the primary touches it.
+    p.c.ok("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    p.c.ok("SET", "e", "v", "PX", "200")
+    in_sync(p, r)
+    assert r.c.ok("GET", "e") == b"v"
+    time.sleep(0.3)
+    assert r.c.ok("GET", "e") is None
+    assert r.c.ok("DBSIZE") == 2  # still there, just not visible
+    assert p.c.ok("GET", "e") is None  # the primary expires it and sends DEL
+    in_sync(p, r)
+    assert r.c.ok("DBSIZE") == 1
+    i = info(p.c, "replication")
+    assert i["connected_slaves"] == "1" and i["slave0"].startswith("ip=127.0.0.1,port=%d,state=online" % r.port), i
+
+
+@test
+def full_sync_without_fork_under_arena_hugetlb():
+    p, r = both_ways("goblin", "goblin", hugetlb=True)
+    assert "in the foreground: fork is refused" in p.log_text()
+
+
+def main():
+    return SUITE.main(ARGS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
