@@ -48,7 +48,7 @@ def doc_status():
 
 # A value that is not the default, by type (enums: one of Redis's values).
 ENUM_OTHER = {"supervised": "systemd", "oom-score-adj": "yes", "enable-protected-configs": "yes",
-              "enable-module-command": "yes"}
+              "enable-module-command": "yes", "repl-diskless-load": "swapdb"}
 
 
 def other_value(name, typ, dflt):
