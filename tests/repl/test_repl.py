@@ -24,7 +24,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "persist"))
-from harness import ROOT, Err, Suite, info, wait_for  # noqa: E402
+from harness import REDIS, ROOT, Conn, Err, Suite, free_port, info, wait_for  # noqa: E402
 import dataset  # noqa: E402
 
 TMP = os.path.join(ROOT, "tests", "tmp", "repl.%d" % os.getpid())
@@ -306,6 +306,89 @@ def wait_role_and_expiry_on_a_replica():
 def full_sync_without_fork_under_arena_hugetlb():
     p, r = both_ways("goblin", "goblin", hugetlb=True)
     assert "in the foreground: fork is refused" in p.log_text()
+
+
+@test
+def sentinel_fails_over_a_goblin_primary():
+    """Three redis-server --sentinel over a goblin primary and two goblin
+    replicas: after kill -9 of the primary one replica is promoted, the
+    other follows it, writes acknowledged with WAIT survive, and a redis-py
+    Sentinel client finds the new primary."""
+    import subprocess
+    d = tdir("sentinel")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+    a = replica_of("goblin", os.path.join(d, "a"), p.port, *PRIMARY_ARGS)
+    b = replica_of("goblin", os.path.join(d, "b"), p.port, *PRIMARY_ARGS)
+    in_sync(p, a, b)
+    sentinels = []
+    for i in range(3):
+        sd = os.path.join(d, "s%d" % i)
+        os.makedirs(sd)
+        port = free_port()
+        conf = os.path.join(sd, "sentinel.conf")
+        with open(conf, "w") as f:
+            f.write("port %d\nbind 127.0.0.1\nsentinel monitor mymaster 127.0.0.1 %d 2\n"
+                    "sentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 5000\n"
+                    % (port, p.port))
+        log = open(os.path.join(d, "s%d.log" % i), "wb")
+        proc = subprocess.Popen([REDIS, conf, "--sentinel"], cwd=sd, stdout=log, stderr=subprocess.STDOUT)
+        sentinels.append((proc, port))
+    try:
+        def sentinel_view():
+            try:
+                c = Conn(sentinels[0][1], timeout=5.0)
+            except OSError:
+                return None  # not listening yet
+            try:
+                m = c.call("SENTINEL", "MASTER", "mymaster")
+            finally:
+                c.close()
+            if isinstance(m, Err):
+                return None
+            return dict(zip(m[::2], m[1::2]))
+        assert wait_for(lambda: (sentinel_view() or {}).get(b"num-slaves") == b"2" and
+                        (sentinel_view() or {}).get(b"num-other-sentinels") == b"2", 20), sentinel_view()
+        for i in range(100):
+            p.c.ok("SET", "acked:%d" % i, str(i))
+        assert p.c.ok("WAIT", "2", "2000") == 2
+        p.stop()
+
+        def repl_info(s):
+            # A new connection each time: Sentinel kills the normal clients
+            # of the nodes it reconfigures (CLIENT KILL TYPE normal).
+            c = s.client()
+            try:
+                return info(c, "replication")
+            finally:
+                c.close()
+
+        def promoted():
+            for s in (a, b):
+                if repl_info(s)["role"] == "master":
+                    return s
+            return None
+        new = wait_for(promoted, 30, 0.2)
+        assert new, [repl_info(s) for s in (a, b)]
+        other = b if new is a else a
+        assert wait_for(lambda: repl_info(other).get("master_port") == str(new.port) and
+                        repl_info(other).get("master_link_status") == "up", 30, 0.2), repl_info(other)
+        for s in (new, other):
+            s.c = s.client()
+        assert new.c.ok("MGET", *["acked:%d" % i for i in range(100)]) == [str(i).encode() for i in range(100)]
+        # A Sentinel-aware client (redis-py) writes to the new primary.
+        code = ("from redis.sentinel import Sentinel\n"
+                "s = Sentinel([('127.0.0.1', %d), ('127.0.0.1', %d)], socket_timeout=2)\n"
+                "m = s.master_for('mymaster', socket_timeout=2)\n"
+                "m.set('via', 'sentinel')\nprint(s.discover_master('mymaster')[1])\n"
+                % (sentinels[0][1], sentinels[1][1]))
+        r = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.strip() == str(new.port).encode(), r.stdout + r.stderr
+        in_sync(new, other)
+        assert other.c.ok("GET", "via") == b"sentinel"
+    finally:
+        for proc, _ in sentinels:
+            proc.kill()
+            proc.wait()
 
 
 def main():

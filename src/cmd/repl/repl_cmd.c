@@ -20,10 +20,6 @@ static void replicaofCommand(client *c) {
         reply_ok(c);
         return;
     }
-    if (client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC)) {
-        reply_error(c, "ERR Command is not allowed in MULTI");
-        return;
-    }
     long long port;
     if (!str_to_ll(c->argv[2].p, c->argv[2].n, &port) || port < 0 || port > 65535) {
         reply_error(c, "ERR Invalid master port");
