@@ -13,6 +13,7 @@
 
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/repl/repl.h"
 #include "cmd/server/pubsub.h"
 #include "db/db.h"
 #include "db/object.h"
@@ -192,6 +193,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     cron_start();
+    repl_start(); /* a configured replicaof: follow the primary now */
 
     net_wait();
     log_warn("User requested shutdown...");

@@ -325,6 +325,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     prop_begin();
     cmd->proc(c);
     prop_end(c, cmd); /* the records enter the stream while the keys are locked */
+    if (client_flags_peek(c) & CLIENT_PRIMARY) repl_applied_locked();
     strval_end_command(); /* fold large-string views back while locked */
     db_count_lookups(0);
     unlock_for(c, mode, mask);

@@ -492,6 +492,7 @@ int aof_load_at_startup(char *err, size_t errlen) {
 
 static void fill_opts(rdb_save_opts *o) {
     persist_fill_save_opts(o);
+    o->repl_id[0] = '\0'; /* an AOF base carries no replication info, as Redis */
     o->aof_base = 1;
     o->incremental_fsync = setting(&rw_incr_fsync);
 }

@@ -123,8 +123,24 @@ int persist_writes_refused(void) {
     return points;
 }
 
+static persist_repl_info_fn *repl_info_fn;
+static char loaded_repl_id[41];
+static long long loaded_repl_offset = -1;
+static int loaded_repl_db = -1;
+
+void persist_set_repl_info(persist_repl_info_fn *fn) { repl_info_fn = fn; }
+
+int persist_loaded_repl_info(char id[41], long long *offset, int *stream_db) {
+    if (!loaded_repl_id[0] || loaded_repl_offset < 0) return 0;
+    memcpy(id, loaded_repl_id, 41);
+    *offset = loaded_repl_offset;
+    *stream_db = loaded_repl_db;
+    return 1;
+}
+
 void persist_fill_save_opts(rdb_save_opts *o) {
     memset(o, 0, sizeof(*o));
+    if (repl_info_fn && !repl_info_fn(o->repl_id, &o->repl_offset, &o->repl_stream_db)) o->repl_id[0] = '\0';
     o->compress = persist_compress();
     o->no_checksum = !__atomic_load_n(&rdb_checksum, __ATOMIC_RELAXED);
     o->used_mem = memusage_used();
@@ -698,6 +714,9 @@ int persist_load_at_startup(char *err, size_t errlen) {
     char msg[1024];
     int rc = load_into(path, "Loading", &ld, msg, sizeof(msg));
     if (rc == RDB_OK) {
+        memcpy(loaded_repl_id, ld.repl_id, sizeof(loaded_repl_id));
+        loaded_repl_offset = ld.repl_offset;
+        loaded_repl_db = ld.repl_stream_db;
         db_wrlock_keyspace();
         rdb_load_commit(&ld);
         __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);

@@ -25,6 +25,14 @@
 
 /* rdbcompression as configured now (SAVE's and DUMP's LZF strings). */
 int persist_compress(void);
+/* Replication info for a dump (a replica's replication id, the offset its
+ * dataset is at and the stream's database), from the command layer; the
+ * caller holds the keyspace write lock, so it matches the snapshot. 1 when
+ * there is something to write. */
+typedef int persist_repl_info_fn(char id[41], long long *offset, int *stream_db);
+void persist_set_repl_info(persist_repl_info_fn *fn);
+/* What the dump loaded at start-up said about replication (0: nothing). */
+int persist_loaded_repl_info(char id[41], long long *offset, int *stream_db);
 /* The options of a dump as configured now (compression, checksum,
  * incremental fsync, used-mem); safe under the config lock. */
 void persist_fill_save_opts(rdb_save_opts *o);

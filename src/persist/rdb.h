@@ -32,6 +32,11 @@ typedef struct rdb_save_opts {
     int aof_base;             /* the aof-base aux field: 1 in an AOF base file */
     int incremental_fsync;    /* fdatasync every RDB_AUTOSYNC_BYTES written, so the
                                  kernel never holds a whole dump in dirty pages */
+    /* Replication info (the repl-stream-db, repl-id and repl-offset aux
+     * fields of a replica's dump, as Redis): written when repl_id[0]. */
+    char repl_id[41];
+    long long repl_offset;
+    int repl_stream_db;
     rdb_progress_fn *progress;
     void *progress_arg;
 } rdb_save_opts;
@@ -81,6 +86,9 @@ typedef struct rdb_loaded {
     uint64_t bytes;           /* file size */
     int version;
     char redis_ver[32];       /* the redis-ver aux field, if any */
+    char repl_id[41];         /* repl-id aux field ("" when absent) */
+    long long repl_offset;    /* repl-offset, -1 when absent */
+    int repl_stream_db;       /* repl-stream-db, -1 when absent */
 } rdb_loaded;
 
 /* Read and verify path into ld (zeroed by the call). Safe to run while

@@ -1182,6 +1182,15 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
             if (in_string(in, &v) != 0) return -1;
             if (strcmp(name, "redis-ver") == 0)
                 snprintf(ld->redis_ver, sizeof(ld->redis_ver), "%.*s", (int)(v.n < 31 ? v.n : 31), (const char *)v.p);
+            else if (strcmp(name, "repl-id") == 0 && v.n == 40)
+                snprintf(ld->repl_id, sizeof(ld->repl_id), "%.*s", 40, (const char *)v.p);
+            else if (strcmp(name, "repl-offset") == 0 || strcmp(name, "repl-stream-db") == 0) {
+                long long x;
+                if (str_to_ll((const char *)v.p, v.n, &x)) {
+                    if (name[5] == 'o') ld->repl_offset = x;
+                    else ld->repl_stream_db = (int)x;
+                }
+            }
             continue;
         }
         case RDB_OPCODE_MODULE_AUX: {
@@ -1362,6 +1371,8 @@ int rdb_restore_value(const unsigned char *p, size_t n, gobj *o, char *err, size
 
 int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, char *err, size_t errlen) {
     memset(ld, 0, sizeof(*ld));
+    ld->repl_offset = -1;
+    ld->repl_stream_db = -1;
     ld->ndbs = db_count();
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {

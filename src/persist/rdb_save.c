@@ -557,6 +557,13 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
     out_aux(&o, "ctime", num);
     snprintf(num, sizeof(num), "%llu", (unsigned long long)opt->used_mem);
     out_aux(&o, "used-mem", num);
+    if (opt->repl_id[0]) {
+        snprintf(num, sizeof(num), "%d", opt->repl_stream_db);
+        out_aux(&o, "repl-stream-db", num);
+        out_aux(&o, "repl-id", opt->repl_id);
+        snprintf(num, sizeof(num), "%lld", opt->repl_offset);
+        out_aux(&o, "repl-offset", num);
+    }
     out_aux(&o, "aof-base", opt->aof_base ? "1" : "0");
 
     uint64_t keys = 0, next_report = 4096;

@@ -391,6 +391,31 @@ def sentinel_fails_over_a_goblin_primary():
             proc.wait()
 
 
+@test
+def a_restarted_replica_continues_from_its_dump():
+    """A replica's dump keeps its primary's replication id and offset
+    (repl-id, repl-offset aux fields): restarted, it continues with a
+    partial resync; Goblin reads redis-server's dump fields and writes its
+    own the same way."""
+    for replica_kind in ("goblin", "redis"):
+        d = tdir("restart_" + replica_kind)
+        p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+        dataset.build(p.c, big=False)
+        p.c.ok("SELECT", "0")
+        rd = os.path.join(d, "r")
+        r = replica_of(replica_kind, rd, p.port)
+        effect_form_writes(p.c, random.Random(6), 100)
+        in_sync(p, r)
+        r.c.ok("SAVE")
+        r.stop()
+        effect_form_writes(p.c, random.Random(7), 100)
+        r = replica_of(replica_kind, rd, p.port)
+        in_sync(p, r)
+        assert digest(r) == digest(p)
+        assert p.log_text().count("full resync") == 1, p.log_tail(20)
+        assert "Partial resynchronization request from 127.0.0.1" in p.log_text()
+
+
 def main():
     return SUITE.main(ARGS)
 

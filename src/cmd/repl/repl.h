@@ -74,6 +74,9 @@ int repl_replicas_each(repl_replica_fn *fn, void *arg);
 /* ---- replica.c ---------------------------------------------------------- */
 
 void repl_replica_init(void);        /* replicaof in the config file */
+/* Start-up is over (the dataset is loaded): a configured replica starts
+ * following its primary. */
+void repl_start(void);
 void repl_replica_shutdown(void);
 /* REPLICAOF host port (host NULL: NO ONE). 0, or -1 with err. */
 int repl_replicaof(const char *host, int port, char *err, size_t errlen);
@@ -87,6 +90,9 @@ int repl_primary_link_up(void);
 void repl_info(strbuf *b);
 /* The client applying the primary's stream runs this command. */
 int repl_is_primary_client(const client *c);
+/* cmd_call, for the primary's client, while the command holds its locks:
+ * the dataset now includes the command (see replica.c). */
+void repl_applied_locked(void);
 /* INFO replication / ROLE of a replica. */
 void repl_info_replica(strbuf *b);
 void repl_role_replica(client *c);

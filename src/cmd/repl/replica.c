@@ -49,6 +49,7 @@ static unsigned gen;           /* rmu: bumped by every REPLICAOF */
 static int thread_on;          /* rmu */
 static pthread_t rtid;
 static int stop_all;
+static int started;            /* rmu: start-up is over, the thread may run */
 
 enum { RS_CONNECT, RS_CONNECTING, RS_SYNC, RS_CONNECTED };
 static int rstate = RS_CONNECT;  /* rmu */
@@ -60,6 +61,11 @@ static int have_history;         /* rmu: replid/reploff are worth a PSYNC */
 static int serve_stale = 1;      /* replica-serve-stale-data */
 static int repl_timeout_s = 60;  /* read through config_value */
 static client mc;                /* the primary's client, only on the thread */
+/* The offset the dataset is at: published by cmd_call while the applied
+ * command still holds its locks (repl_applied_locked), so a snapshot taken
+ * under the keyspace write lock reads the offset that matches it. */
+static uint64_t pending_off;     /* the thread's: the offset after the command running */
+static uint64_t applied_off;     /* atomics */
 
 static int64_t now_ms(void) {
     struct timespec t;
@@ -376,6 +382,7 @@ static void stream_loop(mconn *m, unsigned mygen) {
                 /* Counted before the answer, as Redis: the ACK includes it. */
                 pthread_mutex_lock(&rmu);
                 reploff += (uint64_t)used;
+                __atomic_store_n(&applied_off, reploff, __ATOMIC_RELAXED);
                 pthread_mutex_unlock(&rmu);
                 repl_feed_from_primary(raw, (size_t)used);
                 send_ack(m->fd);
@@ -385,6 +392,9 @@ static void stream_loop(mconn *m, unsigned mygen) {
             mc.argc = argc;
             mc.argv = argv;
             mc.olen = mc.osent = 0;
+            pthread_mutex_lock(&rmu);
+            pending_off = reploff + (uint64_t)used;
+            pthread_mutex_unlock(&rmu);
             cmd_execute(&mc);
             mc.olen = mc.osent = 0;
             mc.argv = NULL;
@@ -396,6 +406,7 @@ static void stream_loop(mconn *m, unsigned mygen) {
         repl_feed_from_primary(raw, (size_t)used);
         pthread_mutex_lock(&rmu);
         reploff += (uint64_t)used;
+        if (!argc) __atomic_store_n(&applied_off, reploff, __ATOMIC_RELAXED); /* a newline changes nothing */
         pthread_mutex_unlock(&rmu);
         m->pos += (size_t)used;
     }
@@ -508,6 +519,7 @@ static void follow_once(const char *host, int port, unsigned mygen) {
         repl_drop_replicas(); /* they follow a history that is gone */
         pthread_mutex_lock(&rmu);
         reploff = moff;
+        __atomic_store_n(&applied_off, moff, __ATOMIC_RELAXED);
         have_history = 1;
         pthread_mutex_unlock(&rmu);
         mc.db = 0;
@@ -534,10 +546,47 @@ out:
     free(m);
 }
 
+void repl_applied_locked(void) { __atomic_store_n(&applied_off, pending_off, __ATOMIC_RELAXED); }
+
+/* The persistence layer's question when it writes a dump (keyspace write
+ * lock held): a replica's dump says where in its primary's stream it is,
+ * so that after a restart it can continue with PSYNC (as Redis). */
+static int save_repl_info(char id[41], long long *off, int *db) {
+    pthread_mutex_lock(&rmu);
+    int ok = mhost && have_history;
+    pthread_mutex_unlock(&rmu);
+    if (!ok) return 0;
+    char id2[41];
+    long long soff;
+    uint64_t cur;
+    repl_ids(id, id2, &soff, &cur);
+    *off = (long long)__atomic_load_n(&applied_off, __ATOMIC_RELAXED);
+    *db = __atomic_load_n(&mc.db, __ATOMIC_RELAXED);
+    return 1;
+}
+
 static void *replica_main(void *arg) {
     (void)arg;
     pthread_setname_np(pthread_self(), "goblin-follow");
     db_set_primary_context(1);
+    /* The start-up load is over (repl_start): the dump may say where this
+     * replica was in its primary's stream. */
+    char lid[41];
+    long long loff;
+    int ldb;
+    pthread_mutex_lock(&rmu);
+    int fresh = !have_history;
+    pthread_mutex_unlock(&rmu);
+    if (fresh && persist_loaded_repl_info(lid, &loff, &ldb)) {
+        repl_set_ids(lid, "0000000000000000000000000000000000000000", -1, (uint64_t)loff);
+        pthread_mutex_lock(&rmu);
+        reploff = (uint64_t)loff;
+        __atomic_store_n(&applied_off, reploff, __ATOMIC_RELAXED);
+        have_history = 1;
+        pthread_mutex_unlock(&rmu);
+        mc.db = ldb >= 0 ? ldb : 0;
+        log_notice("Using the replication id %s and offset %lld of the RDB to try a partial resync", lid, loff);
+    }
     pthread_mutex_lock(&rmu);
     for (;;) {
         if (!mhost || stop_all) break;
@@ -613,7 +662,7 @@ static int replicaof(const char *host, int port, int cache_self, char *err, size
         have_history = 1;
     }
     pthread_cond_broadcast(&rcv);
-    int start = !thread_on;
+    int start = !thread_on && started;
     if (start) thread_on = 1;
     pthread_mutex_unlock(&rmu);
     repl_set_following(1);
@@ -690,6 +739,7 @@ void repl_replica_init(void) {
     snprintf(mc.addr, sizeof(mc.addr), "master");
     if (config_bind_int("replica-serve-stale-data", &serve_stale) || config_bind_int("replica-read-only", &read_only))
         abort();
+    persist_set_repl_info(save_repl_info);
     char *v = config_value("replicaof");
     if (v && v[0]) {
         char host[256];
@@ -702,6 +752,22 @@ void repl_replica_init(void) {
         }
     }
     free(v);
+}
+
+void repl_start(void) {
+    pthread_mutex_lock(&rmu);
+    started = 1;
+    int start = mhost && !thread_on;
+    if (start) thread_on = 1;
+    pthread_mutex_unlock(&rmu);
+    if (start && pthread_create(&rtid, NULL, replica_main, NULL) == 0) {
+        pthread_detach(rtid);
+    } else if (start) {
+        log_warn("Can't start the replication thread");
+        pthread_mutex_lock(&rmu);
+        thread_on = 0;
+        pthread_mutex_unlock(&rmu);
+    }
 }
 
 void repl_replica_shutdown(void) {
