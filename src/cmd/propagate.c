@@ -99,6 +99,13 @@ static prop_op *ops_push(void) {
 
 void prop_count_change(void) { T.changes++; }
 
+void prop_thread_exit(void) {
+    for (int i = 0; i < T.nops; i++) op_free(&T.ops[i]);
+    free(T.ops);
+    T.ops = NULL;
+    T.nops = T.cap = 0;
+}
+
 void prop_begin(void) {
     assert(T.depth < PROP_MAX_DEPTH);
     prop_level *l = &T.lv[T.depth++];

@@ -49,6 +49,8 @@ enum { PROP_DEL_EXPIRED = 0, PROP_DEL_EVICTED = 1 };
 void prop_deletion(int dbid, int why, const char *key, size_t klen);
 /* Bind the lazyfree options prop_deletion reads. */
 void prop_config_register(void);
+/* A thread that ran calls ends: its record list goes. */
+void prop_thread_exit(void);
 /* Outside any call: one record, straight to the stream. */
 void prop_direct(int dbid, int argc, const char *const *p, const size_t *n);
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "session/reply.h"
+#include "cmd/propagate.h"
 #include "cmd/stream.h"
 #include "net/internal.h"
 #include "net/net.h"
@@ -284,6 +285,7 @@ static void *worker_main(void *arg) {
     event_base_dispatch(w->base);
     if (sev) event_free(sev);
     cmd_stream_thread_exit();
+    prop_thread_exit();
     reply_thread_exit();
     return NULL;
 }

@@ -92,6 +92,10 @@ typedef struct rlink {
     uint64_t ack;            /* last acknowledged offset (mu) */
     int64_t ack_ms;          /* when (mu) */
     int dead;                /* mu: the link goes away */
+    /* After a diskless sync the stream waits for the replica's first ACK:
+     * a replica reading the RDB up to the EOF mark may read past it (as
+     * Redis's repl_start_cmd_stream_on_ack). mu. */
+    int wait_ack;
     pthread_t tid;
     struct rlink *next;
 } rlink;
@@ -159,7 +163,7 @@ static void wake(rlink *l) {
 /* Append to a link (mu held); a link over its output limits dies, as
  * Redis's client-output-buffer-limit replica class. */
 static void link_append(rlink *l, const char *p, size_t n) {
-    if (l->dead) return;
+    if (l->dead || !n) return;
     if (l->olen + n > l->ocap) {
         size_t nc = l->ocap ? l->ocap : 16384;
         while (nc < l->olen + n) nc *= 2;
@@ -475,6 +479,11 @@ out:
     if (pfd[0] >= 0) close(pfd[0]);
     unlink(tmp);
     if (rc == 0) log_notice("Synchronization with replica %s:%d succeeded", l->ip, l->port);
+    if (rc == 0 && diskless && !nofork) {
+        pthread_mutex_lock(&mu);
+        l->wait_ack = 1;
+        pthread_mutex_unlock(&mu);
+    }
     return rc;
 }
 
@@ -524,6 +533,10 @@ static size_t parse_acks(rlink *l, char *p, size_t n) {
                 pthread_mutex_lock(&mu);
                 if ((uint64_t)v > l->ack) l->ack = (uint64_t)v;
                 l->ack_ms = now_ms();
+                if (l->wait_ack) {
+                    l->wait_ack = 0;
+                    wake(l);
+                }
                 pthread_mutex_unlock(&mu);
                 repl_wait_check();
             }
@@ -553,7 +566,7 @@ static void *link_main(void *arg) {
     for (;;) {
         pthread_mutex_lock(&mu);
         int dead = l->dead;
-        size_t pending = l->olen;
+        size_t pending = l->wait_ack ? 0 : l->olen;
         int64_t ack_ms = l->ack_ms;
         pthread_mutex_unlock(&mu);
         if (dead) break;

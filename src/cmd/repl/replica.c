@@ -35,6 +35,7 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "cmd/command.h"
+#include "cmd/propagate.h"
 #include "db/db.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
@@ -607,6 +608,8 @@ static void *replica_main(void *arg) {
     }
     thread_on = 0;
     pthread_mutex_unlock(&rmu);
+    prop_thread_exit();
+    reply_thread_exit();
     return NULL;
 }
 
