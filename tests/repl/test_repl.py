@@ -416,6 +416,38 @@ def a_restarted_replica_continues_from_its_dump():
         assert "Partial resynchronization request from 127.0.0.1" in p.log_text()
 
 
+@test
+def failover_command_both_ways():
+    """FAILOVER (Redis 7.0's coordinated failover): the primary pauses
+    writes, waits for the target to catch up, becomes its replica with
+    PSYNC ... FAILOVER; the target promotes itself. Goblin -> goblin, and a
+    redis-server primary failing over to a goblin replica."""
+    for primary_kind in ("goblin", "redis"):
+        d = tdir("failover_" + primary_kind)
+        p = start(primary_kind, os.path.join(d, "p"), *PRIMARY_ARGS)
+        dataset.build(p.c, big=False)
+        p.c.ok("SELECT", "0")
+        t = replica_of("goblin", os.path.join(d, "t"), p.port, *PRIMARY_ARGS)
+        effect_form_writes(p.c, random.Random(8), 100)
+        in_sync(p, t)
+        if primary_kind == "goblin":
+            e = p.c.call("FAILOVER", "TO", "127.0.0.1", "1")
+            assert isinstance(e, Err) and e.msg == "ERR FAILOVER target HOST and PORT is not a replica.", e
+            e = t.c.call("FAILOVER")
+            assert isinstance(e, Err) and e.msg == "ERR FAILOVER is not valid when server is a replica.", e
+        assert p.c.ok("FAILOVER", "TO", "127.0.0.1", str(t.port), "TIMEOUT", "5000") == b"OK"
+        assert wait_for(lambda: info(t.c, "replication")["role"] == "master" and
+                        info(p.c, "replication").get("master_link_status") == "up", 15), \
+            (info(p.c, "replication"), info(t.c, "replication"))
+        assert wait_for(lambda: info(p.c, "replication")["master_failover_state"] == "no-failover", 10)
+        assert info(p.c, "replication")["master_port"] == str(t.port)
+        t.c.ok("SET", "after", "failover")
+        in_sync(t, p)
+        assert digest(t) == digest(p)
+        e = p.c.call("SET", "x", "1")
+        assert isinstance(e, Err) and e.msg.startswith("READONLY"), e
+
+
 def main():
     return SUITE.main(ARGS)
 

@@ -110,6 +110,8 @@ static rlink *links;
 static int nlinks;
 static int sink_on;
 static int following;             /* this node is a replica: own records are not replicated */
+static int fo_state;              /* FAILOVER's state (below) */
+static const char *fo_name(int s);
 
 static void random_replid(char *out) {
     static const char hex[] = "0123456789abcdef";
@@ -648,13 +650,31 @@ static void start_link(int fd, void *arg) {
 }
 
 void repl_psync(client *c, int psync) {
-    if (repl_is_replica() && !repl_primary_link_up()) {
+    int failover = psync && c->argc == 4 && arg_is(&c->argv[3], "failover");
+    if (repl_is_replica() && !repl_primary_link_up() && !failover) {
         reply_error(c, "NOMASTERLINK Can't SYNC while not connected with my master");
         return;
     }
     if (client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC)) {
         reply_error(c, "ERR Replica can't be used inside MULTI");
         return;
+    }
+    if (psync && c->argc == 4) {
+        if (!arg_is(&c->argv[3], "failover")) {
+            reply_err_syntax(c);
+            return;
+        }
+        char id[41], id2[41];
+        long long soff;
+        uint64_t off;
+        repl_ids(id, id2, &soff, &off);
+        if (!repl_is_replica() || strcasecmp(c->argv[1].p, id)) {
+            reply_error(c, "ERR PSYNC FAILOVER replid must match my replid.");
+            return;
+        }
+        log_notice("Failover request received for replid %s.", id);
+        char err[64];
+        repl_replicaof(NULL, 0, err, sizeof(err));
     }
     hs *h = hs_of(c);
     rlink *l = calloc(1, sizeof(*l));
@@ -685,7 +705,7 @@ void repl_psync(client *c, int psync) {
     pthread_mutex_lock(&mu);
     int partial = 0;
     uint64_t from = 0;
-    if (psync && c->argc == 3) {
+    if (psync && c->argc >= 3) {
         long long off;
         const char *want = c->argv[1].p;
         if (str_to_ll(c->argv[2].p, c->argv[2].n, &off) && off > 0 && bl.buf &&
@@ -851,7 +871,7 @@ void repl_info_replicas(strbuf *b) {
 void repl_info_offsets(strbuf *b) {
     pthread_mutex_lock(&mu);
     strbuf_addf(b,
-                "master_failover_state:no-failover\r\n"
+                "master_failover_state:%s\r\n"
                 "master_replid:%s\r\n"
                 "master_replid2:%s\r\n"
                 "master_repl_offset:%llu\r\n"
@@ -860,7 +880,8 @@ void repl_info_offsets(strbuf *b) {
                 "repl_backlog_size:%lld\r\n"
                 "repl_backlog_first_byte_offset:%llu\r\n"
                 "repl_backlog_histlen:%llu\r\n",
-                replid, replid2, (unsigned long long)master_off, second_off, bl.buf != NULL, getll(&backlog_size),
+                fo_name(fo_state), replid, replid2, (unsigned long long)master_off, second_off, bl.buf != NULL,
+                getll(&backlog_size),
                 (unsigned long long)(bl.buf ? bl.first : 0), (unsigned long long)(bl.buf ? bl.histlen : 0));
     pthread_mutex_unlock(&mu);
 }
@@ -872,6 +893,136 @@ int repl_replicas_each(repl_replica_fn *fn, void *arg) {
         if (fn) fn(arg, l->ip, l->port, l->ack);
     pthread_mutex_unlock(&mu);
     return n;
+}
+
+/* ---- FAILOVER ---------------------------------------------------------------- */
+
+/* Redis 7.0's coordinated failover: writes are paused, the target replica
+ * (named, or the first one to catch up) acknowledges the whole stream,
+ * then this node becomes its replica with PSYNC ... FAILOVER, which makes
+ * the target promote itself first; writes resume once the link is made.
+ * A timeout aborts (or, with FORCE, goes ahead anyway). fo_* under mu. */
+enum { FO_NONE, FO_WAIT_SYNC, FO_IN_PROGRESS };
+static char fo_host[64];
+static int fo_port;            /* 0: any replica that catches up */
+static int64_t fo_deadline;    /* 0: none */
+static int fo_force;
+
+static const char *fo_name(int s) {
+    return s == FO_WAIT_SYNC ? "waiting-for-sync" : s == FO_IN_PROGRESS ? "failover-in-progress" : "no-failover";
+}
+
+int repl_failover_start(const char *host, int port, long long timeout_ms, int force, char *err, size_t errlen) {
+    pthread_mutex_lock(&mu);
+    int rc = -1;
+    if (fo_state != FO_NONE) {
+        snprintf(err, errlen, "FAILOVER already in progress.");
+        goto out;
+    }
+    if (!nlinks) {
+        snprintf(err, errlen, "FAILOVER requires connected replicas.");
+        goto out;
+    }
+    if (host) {
+        int found = 0;
+        for (rlink *l = links; l; l = l->next)
+            if (l->state == LINK_ONLINE && l->port == port && !strcasecmp(l->ip, host)) found = 1;
+        if (!found) {
+            snprintf(err, errlen, "FAILOVER target HOST and PORT is not a replica.");
+            goto out;
+        }
+        snprintf(fo_host, sizeof(fo_host), "%s", host);
+    }
+    fo_port = host ? port : 0;
+    fo_force = force;
+    fo_deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+    fo_state = FO_WAIT_SYNC;
+    rc = 0;
+    log_notice("FAILOVER requested to %s:%d.", host ? host : "any replica", host ? port : 0);
+out:
+    pthread_mutex_unlock(&mu);
+    if (rc == 0) {
+        session_pause(INT64_MAX, 1);
+        repl_request_acks();
+    }
+    return rc;
+}
+
+static void fo_abort_locked(const char *why) {
+    log_notice("FAILOVER to %s:%d aborted: %s", fo_host, fo_port, why);
+    fo_state = FO_NONE;
+    session_unpause();
+}
+
+int repl_failover_abort(void) {
+    pthread_mutex_lock(&mu);
+    int s = fo_state;
+    if (s == FO_WAIT_SYNC) fo_abort_locked("Failover manually aborted");
+    pthread_mutex_unlock(&mu);
+    if (s == FO_IN_PROGRESS) {
+        char err[64];
+        repl_replicaof(NULL, 0, err, sizeof(err));
+        repl_failover_done(0);
+    }
+    return s == FO_NONE ? -1 : 0;
+}
+
+void repl_failover_done(int ok) {
+    pthread_mutex_lock(&mu);
+    if (fo_state != FO_NONE) {
+        if (ok) log_notice("Failover target %s:%d is now the primary", fo_host, fo_port);
+        fo_state = FO_NONE;
+        session_unpause();
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* The cron's step: pick the target once it caught up, or time out. */
+static void fo_step(void) {
+    char host[64];
+    int port = 0;
+    pthread_mutex_lock(&mu);
+    if (fo_state != FO_WAIT_SYNC) {
+        pthread_mutex_unlock(&mu);
+        return;
+    }
+    for (rlink *l = links; l && !port; l = l->next) {
+        if (l->state != LINK_ONLINE || l->ack != master_off) continue;
+        if (fo_port && (l->port != fo_port || strcasecmp(l->ip, fo_host))) continue;
+        snprintf(host, sizeof(host), "%s", l->ip);
+        port = l->port;
+    }
+    int timed_out = fo_deadline && now_ms() >= fo_deadline;
+    if (!port && timed_out && fo_force && fo_port) {
+        snprintf(host, sizeof(host), "%s", fo_host);
+        port = fo_port;
+    }
+    if (!port && timed_out) {
+        fo_abort_locked("Replica never caught up before timeout");
+    } else if (port) {
+        snprintf(fo_host, sizeof(fo_host), "%s", host);
+        fo_port = port;
+        fo_state = FO_IN_PROGRESS;
+        log_notice("Failover target %s:%d is synced, failing over.", host, port);
+    }
+    pthread_mutex_unlock(&mu);
+    if (port) {
+        char err[128];
+        if (repl_replicaof_failover(host, port, err, sizeof(err)) != 0) {
+            pthread_mutex_lock(&mu);
+            fo_abort_locked(err);
+            pthread_mutex_unlock(&mu);
+        }
+    } else {
+        repl_request_acks();
+    }
+}
+
+const char *repl_failover_state(void) {
+    pthread_mutex_lock(&mu);
+    const char *s = fo_name(fo_state);
+    pthread_mutex_unlock(&mu);
+    return s;
 }
 
 /* ---- cron ---------------------------------------------------------------- */
@@ -902,6 +1053,7 @@ static void *cron_main(void *arg) {
             last_ping = t;
         }
         repl_wait_check();
+        fo_step();
     }
     return NULL;
 }

@@ -71,6 +71,14 @@ void repl_info_offsets(strbuf *b);
 typedef void repl_replica_fn(void *arg, const char *ip, int port, uint64_t ack);
 int repl_replicas_each(repl_replica_fn *fn, void *arg);
 
+/* FAILOVER [TO host port [FORCE]] [TIMEOUT ms]: 0, or -1 with err (Redis's
+ * text). repl_failover_abort: -1 when none runs. The replica side calls
+ * repl_failover_done when its PSYNC FAILOVER was answered (ok) or refused. */
+int repl_failover_start(const char *host, int port, long long timeout_ms, int force, char *err, size_t errlen);
+int repl_failover_abort(void);
+void repl_failover_done(int ok);
+const char *repl_failover_state(void);
+
 /* ---- replica.c ---------------------------------------------------------- */
 
 void repl_replica_init(void);        /* replicaof in the config file */
@@ -80,6 +88,9 @@ void repl_start(void);
 void repl_replica_shutdown(void);
 /* REPLICAOF host port (host NULL: NO ONE). 0, or -1 with err. */
 int repl_replicaof(const char *host, int port, char *err, size_t errlen);
+/* REPLICAOF host port whose PSYNC carries FAILOVER (the target promotes
+ * itself first). */
+int repl_replicaof_failover(const char *host, int port, char *err, size_t errlen);
 /* This node follows a primary. */
 int repl_is_replica(void);
 /* ... with replica-read-only yes. */

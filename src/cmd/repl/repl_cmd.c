@@ -14,6 +14,10 @@
 #include "util/strutil.h"
 
 static void replicaofCommand(client *c) {
+    if (strcmp(repl_failover_state(), "no-failover")) {
+        reply_error(c, "ERR REPLICAOF not allowed while failing over.");
+        return;
+    }
     if (arg_is(&c->argv[1], "no") && arg_is(&c->argv[2], "one")) {
         char err[128];
         repl_replicaof(NULL, 0, err, sizeof(err));
@@ -33,6 +37,59 @@ static void replicaofCommand(client *c) {
 }
 
 static void replconfCommand(client *c) { repl_replconf(c); }
+
+/* FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds] */
+static void failoverCommand(client *c) {
+    const char *host = NULL;
+    long long port = 0, timeout = 0;
+    int force = 0, abort_ = 0;
+    for (int i = 1; i < c->argc; i++) {
+        if (arg_is(&c->argv[i], "to") && i + 2 < c->argc && !host) {
+            host = c->argv[i + 1].p;
+            if (!str_to_ll(c->argv[i + 2].p, c->argv[i + 2].n, &port) || port < 0 || port > 65535) {
+                reply_error(c, "ERR Invalid port");
+                return;
+            }
+            i += 2;
+        } else if (arg_is(&c->argv[i], "force") && !force) {
+            force = 1;
+        } else if (arg_is(&c->argv[i], "abort") && !abort_) {
+            abort_ = 1;
+        } else if (arg_is(&c->argv[i], "timeout") && i + 1 < c->argc && !timeout) {
+            if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].n, &timeout) || timeout <= 0) {
+                reply_error(c, "ERR FAILOVER timeout must be greater than 0");
+                return;
+            }
+            i++;
+        } else {
+            reply_err_syntax(c);
+            return;
+        }
+    }
+    if (abort_) {
+        if (host || force || timeout) {
+            reply_error(c, "ERR FAILOVER abort should be used by itself");
+            return;
+        }
+        if (repl_failover_abort() != 0) reply_error(c, "ERR No failover in progress.");
+        else reply_ok(c);
+        return;
+    }
+    if (force && (!timeout || !host)) {
+        reply_error(c, "ERR FAILOVER with force option requires both a timeout and target HOST and IP.");
+        return;
+    }
+    if (repl_is_replica()) {
+        reply_error(c, "ERR FAILOVER is not valid when server is a replica.");
+        return;
+    }
+    char err[128];
+    if (repl_failover_start(host, (int)port, timeout, force, err, sizeof(err)) != 0) {
+        reply_errorf(c, "ERR %s", err);
+        return;
+    }
+    reply_ok(c);
+}
 
 static void psyncCommand(client *c) { repl_psync(c, 1); }
 
@@ -122,5 +179,6 @@ const cmd_handler repl_handlers[] = {
     {"sync", syncCommand, CMD_LOCK_NONE},
     {"role", roleCommand, CMD_LOCK_NONE},
     {"wait", waitCommand, CMD_LOCK_NONE},
+    {"failover", failoverCommand, CMD_LOCK_NONE},
     {NULL, NULL, 0},
 };

@@ -51,6 +51,7 @@ static int thread_on;          /* rmu */
 static pthread_t rtid;
 static int stop_all;
 static int started;            /* rmu: start-up is over, the thread may run */
+static int psync_failover;     /* rmu: the next PSYNC asks the primary to take over (FAILOVER) */
 
 enum { RS_CONNECT, RS_CONNECTING, RS_SYNC, RS_CONNECTED };
 static int rstate = RS_CONNECT;  /* rmu */
@@ -483,10 +484,29 @@ static void follow_once(const char *host, int port, unsigned mygen) {
     uint64_t ro = reploff;
     pthread_mutex_unlock(&rmu);
     snprintf(off, sizeof(off), "%llu", (unsigned long long)ro + 1);
-    const char *ps[3] = {"PSYNC", hist ? id : "?", hist ? off : "-1"};
+    pthread_mutex_lock(&rmu);
+    int fo = psync_failover;
+    pthread_mutex_unlock(&rmu);
+    const char *ps[4] = {"PSYNC", hist ? id : "?", hist ? off : "-1", "FAILOVER"};
     if (hist) log_notice("Trying a partial resynchronization (request %s:%s).", id, off);
     else log_notice("Partial resynchronization not possible (no cached master)");
-    if (command_reply(m, 3, ps, line, sizeof(line)) != 0) goto out;
+    if (command_reply(m, fo ? 4 : 3, ps, line, sizeof(line)) != 0) goto out;
+    if (fo) {
+        pthread_mutex_lock(&rmu);
+        psync_failover = 0;
+        pthread_mutex_unlock(&rmu);
+        if (line[0] == '-') {
+            log_warn("Failover target refused PSYNC FAILOVER: %s", line);
+            close(m->fd);
+            free(m);
+            set_state(RS_CONNECT);
+            char e[64];
+            repl_replicaof(NULL, 0, e, sizeof(e));
+            repl_failover_done(0);
+            return;
+        }
+        repl_failover_done(1);
+    }
     if (!strncmp(line, "+FULLRESYNC", 11)) {
         char newid[64] = "";
         unsigned long long moff = 0;
@@ -687,6 +707,21 @@ static int replicaof(const char *host, int port, int cache_self, char *err, size
 
 int repl_replicaof(const char *host, int port, char *err, size_t errlen) {
     return replicaof(host, port, 1, err, errlen);
+}
+
+int repl_replicaof_failover(const char *host, int port, char *err, size_t errlen) {
+    pthread_mutex_lock(&rmu);
+    psync_failover = 1;
+    pthread_mutex_unlock(&rmu);
+    int rc = replicaof(host, port, 1, err, errlen);
+    if (rc != 0) {
+        pthread_mutex_lock(&rmu);
+        psync_failover = 0;
+        pthread_mutex_unlock(&rmu);
+        if (rc > 0) snprintf(err, errlen, "already a replica of the target");
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- INFO / ROLE --------------------------------------------------------------- */
