@@ -33,7 +33,9 @@ class Server:
     def __init__(self, kind, d, args=(), env=None, wait=True):
         self.kind, self.dir = kind, d
         os.makedirs(d, exist_ok=True)
-        self.port = free_port()
+        args = list(args)
+        # An explicit --port (a restart on the same port) replaces the free one.
+        self.port = int(args[args.index("--port") + 1]) if "--port" in args else free_port()
         # Beside the directory, not in it: tests mount filesystems on it.
         self.log = "%s.%s.log" % (d.rstrip("/"), kind)
         binary = goblin_binary() if kind == "goblin" else REDIS

@@ -173,6 +173,7 @@ class Proxy(threading.Thread):
         self.port = self.ls.getsockname()[1]
         self.conns = []
         self.refuse = False
+        self.stalled = False
         self.lock = threading.Lock()
 
     def run(self):
@@ -190,13 +191,14 @@ class Proxy(threading.Thread):
             for x, y in ((a, b), (b, a)):
                 threading.Thread(target=self.pump, args=(x, y), daemon=True).start()
 
-    @staticmethod
-    def pump(x, y):
+    def pump(self, x, y):
         try:
             while True:
                 data = x.recv(65536)
                 if not data:
                     break
+                while self.stalled:
+                    time.sleep(0.01)
                 y.sendall(data)
         except OSError:
             pass
@@ -446,6 +448,55 @@ def failover_command_both_ways():
         assert digest(t) == digest(p)
         e = p.c.call("SET", "x", "1")
         assert isinstance(e, Err) and e.msg.startswith("READONLY"), e
+
+
+@test
+def a_stalled_link_times_out_and_recovers():
+    """Nothing moves through the link for longer than repl-timeout: both
+    sides close it; once it moves again the replica catches up."""
+    d = tdir("stall")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS, "--repl-timeout", "2", "--repl-ping-replica-period", "1")
+    px = Proxy(p.port)
+    px.start()
+    r = replica_of("goblin", os.path.join(d, "r"), px.port, "--repl-timeout", "2")
+    in_sync(p, r)
+    px.stalled = True
+    p.c.ok("SET", "during", "stall")
+    assert wait_for(lambda: "Disconnecting timedout replica" in p.log_text() and
+                    "MASTER timeout" in r.log_text(), 15), (p.log_tail(5), r.log_tail(5))
+    px.cut()
+    px.stalled = False
+    in_sync(p, r)
+    assert r.c.ok("GET", "during") == b"stall" and digest(r) == digest(p)
+
+
+@test
+def kill9_of_either_side_in_the_middle_of_a_sync():
+    d = tdir("kill9")
+    slow = {"GOBLIN_TEST_RDB_SAVE_SLOW_US": "2000"}
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS, env=slow)
+    for i in range(0, 50000, 1000):
+        p.c.ok("MSET", *[x for j in range(i, i + 1000) for x in ("k%d" % j, "v" * 50)])
+    # The replica dies half-way: the primary's link and child go away.
+    r = replica_of("goblin", os.path.join(d, "r"), p.port)
+    assert wait_for(lambda: "Starting BGSAVE for SYNC" in p.log_text(), 10)
+    time.sleep(0.3)
+    r.stop()
+    assert wait_for(lambda: info(p.c, "replication")["connected_slaves"] == "0", 30), info(p.c, "replication")
+    assert p.c.ok("SET", "still", "serving") == b"OK"
+    # The primary dies half-way: the replica keeps its old data and, once a
+    # primary is back on that port, syncs again.
+    r = replica_of("goblin", os.path.join(d, "r2"), p.port)
+    assert wait_for(lambda: p.log_text().count("Starting BGSAVE for SYNC") >= 2, 10)
+    time.sleep(0.3)
+    port = p.port
+    p.stop()
+    assert r.c.ok("PING") == b"PONG"
+    assert info(r.c, "replication")["master_link_status"] == "down"
+    p2 = start("goblin", os.path.join(d, "p2"), *PRIMARY_ARGS, "--port", str(port))
+    p2.c.ok("SET", "new", "primary")
+    in_sync(p2, r)
+    assert digest(r) == digest(p2)
 
 
 def main():

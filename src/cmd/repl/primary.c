@@ -441,6 +441,9 @@ static int full_sync(rlink *l) {
             rc = write_all(l->fd, buf, (size_t)n);
         }
         if (rc == 0) rc = write_all(l->fd, mark, 40);
+        /* A child still writing (the replica went away) gets EPIPE now. */
+        close(pfd[0]);
+        pfd[0] = -1;
     }
     if (pid > 0) {
         /* Disk: wait for the child, keeping the replica alive. */
