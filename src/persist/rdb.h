@@ -77,8 +77,9 @@ typedef struct rdb_loaded {
     char redis_ver[32];       /* the redis-ver aux field, if any */
 } rdb_loaded;
 
-/* Read and verify path into ld (zeroed by the call). Safe to run while
- * other threads serve the live dataset: nothing shared is touched. */
+/* Read and verify path into ld (zeroed by the call); opt may be NULL (no
+ * progress calls, no abort). Safe to run while other threads serve the
+ * live dataset: nothing shared is touched. */
 int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, char *err, size_t errlen);
 /* Make ld the live dataset, and leave the previous one in ld. The caller
  * holds the keyspace write lock. */

@@ -1374,7 +1374,8 @@ int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, ch
     in.fd = fd;
     in.emsg = err;
     in.elen = errlen;
-    in.opt = opt;
+    static const rdb_load_opts no_opts; /* opt NULL: no progress, no abort */
+    in.opt = opt ? opt : &no_opts;
     if (fstat(fd, &stt) == 0 && S_ISREG(stt.st_mode)) in.fsize = (uint64_t)stt.st_size;
     ld->bytes = in.fsize;
     in.cap = IN_CHUNK;
