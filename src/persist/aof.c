@@ -382,7 +382,9 @@ int aof_load_at_startup(char *err, size_t errlen) {
             uint64_t bs = 0, ts = 0;
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
+            db_pause_expiry(1); /* nothing expires while the files load */
             rc = aof_load_files(dirname_, &man, setting_yes("aof-load-truncated", 1), replay, &bs, &ts, err, errlen);
+            db_pause_expiry(0);
             clock_gettime(CLOCK_MONOTONIC, &t1);
             if (rc == 0) {
                 __atomic_store_n(&base_size, bs, __ATOMIC_RELAXED);

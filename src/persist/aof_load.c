@@ -231,7 +231,10 @@ static int load_one(const char *dir, const char *name, int load_truncated, repla
         log_notice("Reading RDB base file on AOF loading...");
         rdb_loaded ld;
         char msg[512];
-        int rc = rdb_load_file(path, NULL, &ld, msg, sizeof(msg));
+        /* Keys whose TTL has passed stay: a later incr command may extend
+         * or remove the TTL (they expire once the load is over). */
+        static const rdb_load_opts base_opts = {.keep_expired = 1};
+        int rc = rdb_load_file(path, &base_opts, &ld, msg, sizeof(msg));
         if (rc == RDB_OK) {
             db_wrlock_keyspace();
             rdb_load_commit(&ld);

@@ -64,6 +64,7 @@ typedef struct rdb_load_opts {
     rdb_progress_fn *progress;
     void *progress_arg;
     const int *abort;         /* non-zero (read atomically): stop with RDB_ERR_ABORTED */
+    int keep_expired;         /* keep keys whose TTL has passed (an AOF base, as Redis) */
 } rdb_load_opts;
 
 typedef struct rdb_loaded {

@@ -1215,7 +1215,7 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
         if (rc == LOAD_ERR) return -1;
         if (rc == LOAD_EMPTY) {
             ld->empty++;
-        } else if (expire != -1 && expire < now) {
+        } else if (expire != -1 && expire < now && !in->opt->keep_expired) {
             obj_free(&v);
             ld->expired++;
         } else {
