@@ -16,6 +16,7 @@
 
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/propagate.h"
 #include "session/reply.h"
 #include "db/strval.h"
 #include "ds/hll.h"
@@ -290,6 +291,7 @@ static int pfdebug_todense(client *c, gdb *db, dbentry *e, const unsigned char *
     hll_free(&h);
     if (!ok) return -1;
     count_dirty(1); /* Redis counts it without signalling the key */
+    prop_count_change(); /* and so propagates the PFDEBUG: the value changed */
     return 1;
 }
 
