@@ -111,6 +111,11 @@ static uint64_t cur_size, base_size, incr_size; /* atomics: INFO */
 static pthread_t writer_tid;
 static _Thread_local uint64_t tl_need;
 
+/* Pending and write buffers a burst made bigger than this are given back
+ * once written, as Redis frees its AOF buffer: kept, they would count
+ * against maxmemory for good. */
+#define AOF_BUF_KEEP (64 * 1024)
+
 static int64_t mono_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -240,7 +245,7 @@ static void *writer_main(void *arg) {
             wbuf = malloc(wcap);
             if (!wbuf) abort();
         }
-        memcpy(wbuf, pend, n);
+        if (n) memcpy(wbuf, pend, n); /* pend and wbuf may be NULL (given back) */
         plen = 0;
         uint64_t target = recv_off;
         int fd = wfd;
@@ -273,17 +278,29 @@ static void *writer_main(void *arg) {
             if (!__atomic_load_n(&write_ok, __ATOMIC_RELAXED))
                 log_warn("AOF write error looks solved, Redis can write again.");
             __atomic_store_n(&write_ok, 1, __ATOMIC_RELAXED);
+            if (!plen && pcap > AOF_BUF_KEEP) {
+                free(pend);
+                pend = NULL;
+                pcap = 0;
+            }
         } else {
             /* Put back what did not reach the file, ahead of what came since. */
             size_t left = n - done;
-            pend_reserve(left);
-            memmove(pend + left, pend, plen);
-            memcpy(pend, wbuf + done, left);
-            plen += left;
+            if (left) {
+                pend_reserve(left);
+                memmove(pend + left, pend, plen);
+                memcpy(pend, wbuf + done, left);
+                plen += left;
+            }
             written_off = target - left;
             if (done == n) written_off = target; /* only the fsync failed */
             set_error(e);
             if (stop_req) break;
+        }
+        if (wcap > AOF_BUF_KEEP) {
+            free(wbuf);
+            wbuf = NULL;
+            wcap = 0;
         }
         pthread_cond_broadcast(&cv_done);
     }
