@@ -57,6 +57,8 @@ run diff-objstore sh tests/diff/run.sh --server ./build-release/goblin-core --se
 run persist python3 tests/persist/test_persist.py
 # The multi-part AOF: files, loading, torn tails, BGREWRITEAOF, against redis-server 7.0.
 run aof python3 tests/persist/test_aof.py
+# kill -9 under load, a full disk, EIO, rewrites under load and random load, each restarted from its AOF.
+run aof-durability python3 tests/persist/test_aof_durability.py --seed "$SEED"
 # DEBUG DIGEST / DIGEST-VALUE byte for byte against redis-server 7.0.
 run digest python3 tests/persist/test_digest.py --seed "$SEED"
 run numa sh tests/numa/run.sh
