@@ -25,8 +25,9 @@
   * a TTL of 100 ms removed or extended before it passed (in the incr file
     or in the base) does not lose the key on a restart after the 100 ms,
     and changes made beside a reply (PFCOUNT's cache, PFDEBUG's dense
-    conversion, SPOP, INCRBYFLOAT, a script reading TIME) or by a BITFIELD
-    whose writes all failed reload to the same values;
+    conversion, SPOP, INCRBYFLOAT, a script reading TIME) or by commands
+    that failed (a BITFIELD whose writes all failed, a PFADD on a corrupt
+    sparse HLL) reload to the same values;
   * random mixed load on --cores 2 from the differential tester's command
     generator (every family, MULTI/EXEC, EVAL), plus scripts that write,
     keys with 1-50 ms TTLs, keys with TTLs of hours, and a run under a
@@ -827,8 +828,9 @@ def ttl_changed_before_it_passed_survives_restart():
 
 @test
 def changes_made_by_reads_and_failed_writes_reload():
-    """Commands that change a value beside their reply or that fail and
-    still change it: the restarted dataset is the live one."""
+    """Commands that change a value beside their reply, or that fail and
+    still change it (Redis 7.0 leaves those changes out of the AOF): the
+    restarted dataset is the live one."""
     d = tdir("odd_changes")
     args = ("--appendonly", "yes")
     g = start("goblin", d, *args)
@@ -843,6 +845,11 @@ def changes_made_by_reads_and_failed_writes_reload():
     assert c.ok("BITFIELD", "bf1", "OVERFLOW", "FAIL", "INCRBY", "u2", 312, 100) == [None]
     c.ok("SET", "bf2", "")
     assert c.ok("BITFIELD", "bf2", "OVERFLOW", "FAIL", "SET", "u1", 63, 2) == [None]
+    # A sparse HLL whose opcodes cover 8147 registers, not 16384: PFADD
+    # sets the registers it reaches, then fails with INVALIDOBJ.
+    c.ok("SET", "bad_hll", b"HYLL\x01\x00\x00\x00\xff7\xdb\x8d8\xe5\xa1\x7f\xf5\xf3\x9e\xff_\xce")
+    r = c.call("PFADD", "bad_hll", *["e%d" % i for i in range(20)])
+    assert isinstance(r, Err) and r.msg.startswith("INVALIDOBJ"), r
     c.ok("SADD", "s", *range(50))
     c.ok("SPOP", "s", 7)
     c.ok("INCRBYFLOAT", "f", "1.1")
