@@ -101,6 +101,7 @@ static pthread_cond_t cv_work = PTHREAD_COND_INITIALIZER; /* the writer waits */
 static pthread_cond_t cv_done = PTHREAD_COND_INITIALIZER; /* barrier waiters */
 static char *pend;
 static size_t plen, pcap;
+static size_t pcap_pub, wcap_pub; /* atomics: pcap and the writer's wcap */
 static uint64_t recv_off, written_off, synced_off;
 static int wfd = -1;               /* the current incr file */
 static int busy;                   /* the writer is between take and publish */
@@ -131,6 +132,7 @@ static void pend_reserve(size_t n) {
     if (!np) abort();
     pend = np;
     pcap = nc;
+    __atomic_store_n(&pcap_pub, pcap, __ATOMIC_RELAXED);
 }
 
 static void sink_write(void *arg, const char *p, size_t n) {
@@ -164,6 +166,10 @@ int aof_barrier(uint64_t offset) {
     int rc = synced_off >= offset ? 0 : -1;
     pthread_mutex_unlock(&mu);
     return rc;
+}
+
+size_t aof_buffer_bytes(void) {
+    return __atomic_load_n(&pcap_pub, __ATOMIC_RELAXED) + __atomic_load_n(&wcap_pub, __ATOMIC_RELAXED);
 }
 
 int aof_write_error(char *buf, size_t n) {
@@ -243,6 +249,7 @@ static void *writer_main(void *arg) {
             free(wbuf);
             wcap = pcap;
             wbuf = malloc(wcap);
+            __atomic_store_n(&wcap_pub, wcap, __ATOMIC_RELAXED);
             if (!wbuf) abort();
         }
         if (n) memcpy(wbuf, pend, n); /* pend and wbuf may be NULL (given back) */
@@ -282,6 +289,7 @@ static void *writer_main(void *arg) {
                 free(pend);
                 pend = NULL;
                 pcap = 0;
+                __atomic_store_n(&pcap_pub, 0, __ATOMIC_RELAXED);
             }
         } else {
             /* Put back what did not reach the file, ahead of what came since. */
@@ -301,12 +309,14 @@ static void *writer_main(void *arg) {
             free(wbuf);
             wbuf = NULL;
             wcap = 0;
+            __atomic_store_n(&wcap_pub, 0, __ATOMIC_RELAXED);
         }
         pthread_cond_broadcast(&cv_done);
     }
     pthread_cond_broadcast(&cv_done);
     pthread_mutex_unlock(&mu);
     free(wbuf);
+    __atomic_store_n(&wcap_pub, 0, __ATOMIC_RELAXED);
     return NULL;
 }
 
