@@ -18,6 +18,9 @@
     write and fdatasync calls; skipped without strace or ptrace): the same
     refusal and recovery, and with appendfsync always a failed fdatasync
     does not leave the server refusing writes for good;
+  * an fdatasync stalled for 2 s (strace) while the same keys are
+    overwritten: the AOF buffers grow but do not count against maxmemory,
+    so allkeys-lru evicts nothing;
   * BGREWRITEAOF three times while clients write: the live digest and
     expiry times equal those of a restart from the files, which
     redis-check-aof accepts and redis-server 7.0 loads to the same digest;
