@@ -364,8 +364,8 @@ def kill_under_load(name, fsync, nclients, window):
         probs += p
         lost += lo
     must = [x for x in lost if x[2]]
-    worst = max((a for _, a, _ in lost), default=0.0)
-    print("    %s: %d clients, %d acknowledged writes, %d lost (the oldest acknowledged %.3f s before the kill)"
+    worst = max([0.0] + [a for _, a, _ in lost])
+    print("    %s: %d clients, %d acknowledged writes, %d lost (acknowledged at most %.3f s before the kill)"
           % (fsync, nclients, ops, len(lost), worst), flush=True)
     assert not probs, probs[:5]
     if window is None:
