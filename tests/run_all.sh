@@ -59,6 +59,8 @@ run persist python3 tests/persist/test_persist.py
 run aof python3 tests/persist/test_aof.py
 # Replication both ways with redis-server 7.0: full and partial syncs, chains, promotion, WAIT.
 run repl python3 tests/repl/test_repl.py
+# kill -9 under load, a full disk, EIO, rewrites under load and random load, each restarted from its AOF.
+run aof-durability python3 tests/persist/test_aof_durability.py --seed "$SEED"
 # DEBUG DIGEST / DIGEST-VALUE byte for byte against redis-server 7.0.
 run digest python3 tests/persist/test_digest.py --seed "$SEED"
 run numa sh tests/numa/run.sh

@@ -38,6 +38,7 @@
 #include "db/db.h"
 #include "db/memusage.h"
 #include "db/strval.h"
+#include "persist/aof.h"
 #include "mem/objstore.h"
 #include "util/rand.h"
 #include "base/config.h"
@@ -72,6 +73,13 @@ static int64_t mono_us(void) {
 /* ---- Measuring ------------------------------------------------------------------ */
 
 static uint64_t measure(void) { return memusage_used(); }
+
+/* Used memory as eviction counts it: without the AOF buffers, as Redis
+ * (mem_not_counted_for_evict). */
+static uint64_t counted(uint64_t used) {
+    uint64_t nc = aof_buffer_bytes();
+    return used > nc ? used - nc : 0;
+}
 
 static uint64_t cached_used;
 static int64_t cached_at;
@@ -265,7 +273,7 @@ static int evicting;
 int evict_perform(void) {
     uint64_t max = (uint64_t)cfg.maxmemory;
     if (!max) return EVICT_OK;
-    uint64_t used = used_memory(0);
+    uint64_t used = counted(used_memory(0));
     if (used <= max) return EVICT_OK;
     int policy = cfg.maxmemory_policy;
     if (policy == POL_NOEVICTION) return EVICT_FAIL;
@@ -287,7 +295,7 @@ int evict_perform(void) {
         if (mono_us() - start > EVICT_TIME_CAP_US) break;
     }
     db_unlock_keyspace();
-    used = used_memory(1);
+    used = counted(used_memory(1));
     __atomic_store_n(&evicting, 0, __ATOMIC_RELEASE);
     return stuck && used > max ? EVICT_FAIL : EVICT_OK;
 }

@@ -14,6 +14,7 @@
 #include "cmd/propagate.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,11 @@ static void op_free(prop_op *o) {
     o->argc = 0;
 }
 
+/* The record array of a thread is freed when the thread exits. */
+static pthread_key_t ops_key;
+static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
+static void ops_key_init(void) { pthread_key_create(&ops_key, free); }
+
 static prop_op *ops_push(void) {
     if (T.nops == T.cap) {
         int ncap = T.cap ? T.cap * 2 : 8;
@@ -93,6 +99,8 @@ static prop_op *ops_push(void) {
         if (!n) abort();
         T.ops = n;
         T.cap = ncap;
+        pthread_once(&ops_once, ops_key_init);
+        pthread_setspecific(ops_key, n);
     }
     return &T.ops[T.nops++];
 }

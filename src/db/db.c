@@ -211,7 +211,17 @@ static int vol_add(shard *sh, dbentry *e) {
     return 0;
 }
 
-int db_is_expired(const dbentry *e, int64_t now) { return e->expire != -1 && e->expire <= now; }
+static int expiry_paused; /* atomics: set and cleared around the AOF load */
+
+void db_pause_expiry(int on) { __atomic_store_n(&expiry_paused, on, __ATOMIC_RELAXED); }
+
+int db_is_expired(const dbentry *e, int64_t now) {
+    return e->expire != -1 && e->expire <= now && !__atomic_load_n(&expiry_paused, __ATOMIC_RELAXED);
+}
+
+int db_time_passed(int64_t when_ms) {
+    return when_ms <= db_now_ms() && !__atomic_load_n(&expiry_paused, __ATOMIC_RELAXED);
+}
 
 static void entry_free(dbentry *e) {
     obj_free(&e->val);

@@ -110,6 +110,13 @@ int db_is_expired(const dbentry *e, int64_t now);
  * the primary's context (the replication stream's applier). */
 void db_set_replica_mode(int on);
 void db_set_primary_context(int on);
+/* While the append-only file loads nothing expires, as in Redis: a later
+ * command of the file may extend or remove a TTL that has passed since
+ * (db_is_expired is then false for every key). db_time_passed(when): the
+ * absolute time when_ms is over and expiry is not paused (the test of the
+ * commands that delete a key given a time in the past). */
+void db_pause_expiry(int on);
+int db_time_passed(int64_t when_ms);
 /* Expire e if its time has passed: returns 1 when it was deleted. */
 int db_expire_if_needed(gdb *db, dbentry *e);
 

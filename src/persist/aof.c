@@ -139,6 +139,7 @@ static pthread_cond_t cv_work = PTHREAD_COND_INITIALIZER; /* the writer waits */
 static pthread_cond_t cv_done = PTHREAD_COND_INITIALIZER; /* barrier waiters */
 static char *pend;
 static size_t plen, pcap;
+static size_t pcap_pub, wcap_pub; /* atomics: pcap and the writer's wcap */
 static uint64_t recv_off, written_off, synced_off;
 static int wfd = -1;               /* the current incr file */
 static int busy;                   /* the writer is between take and publish */
@@ -148,6 +149,11 @@ static int64_t last_fsync_ms, last_err_ms;
 static uint64_t cur_size, base_size, incr_size; /* atomics: INFO */
 static pthread_t writer_tid;
 static _Thread_local uint64_t tl_need;
+
+/* Pending and write buffers a burst made bigger than this are given back
+ * once written, as Redis frees its AOF buffer: kept, they would count
+ * against maxmemory for good. */
+#define AOF_BUF_KEEP (64 * 1024)
 
 static int64_t mono_ms(void) {
     struct timespec t;
@@ -164,6 +170,7 @@ static void pend_reserve(size_t n) {
     if (!np) abort();
     pend = np;
     pcap = nc;
+    __atomic_store_n(&pcap_pub, pcap, __ATOMIC_RELAXED);
 }
 
 static int64_t ts_last; /* unix second of the last #TS annotation (mu) */
@@ -219,6 +226,10 @@ int aof_barrier(uint64_t offset) {
     }
     pthread_mutex_unlock(&mu);
     return rc;
+}
+
+size_t aof_buffer_bytes(void) {
+    return __atomic_load_n(&pcap_pub, __ATOMIC_RELAXED) + __atomic_load_n(&wcap_pub, __ATOMIC_RELAXED);
 }
 
 int aof_write_error(char *buf, size_t n) {
@@ -326,9 +337,10 @@ static void *writer_main(void *arg) {
             free(wbuf);
             wcap = pcap;
             wbuf = malloc(wcap);
+            __atomic_store_n(&wcap_pub, wcap, __ATOMIC_RELAXED);
             if (!wbuf) abort();
         }
-        memcpy(wbuf, pend, n);
+        if (n) memcpy(wbuf, pend, n); /* pend and wbuf may be NULL (given back) */
         plen = 0;
         uint64_t target = recv_off;
         int fd = wfd;
@@ -374,23 +386,38 @@ static void *writer_main(void *arg) {
             if (!__atomic_load_n(&write_ok, __ATOMIC_RELAXED))
                 log_warn("AOF write error looks solved, Redis can write again.");
             __atomic_store_n(&write_ok, 1, __ATOMIC_RELAXED);
+            if (!plen && pcap > AOF_BUF_KEEP) {
+                free(pend);
+                pend = NULL;
+                pcap = 0;
+                __atomic_store_n(&pcap_pub, 0, __ATOMIC_RELAXED);
+            }
         } else {
             /* Put back what did not reach the file, ahead of what came since. */
             size_t left = n - done;
-            pend_reserve(left);
-            memmove(pend + left, pend, plen);
-            memcpy(pend, wbuf + done, left);
-            plen += left;
+            if (left) {
+                pend_reserve(left);
+                memmove(pend + left, pend, plen);
+                memcpy(pend, wbuf + done, left);
+                plen += left;
+            }
             written_off = target - left;
             if (done == n) written_off = target; /* only the fsync failed */
             set_error(e);
             if (stop_req) break;
+        }
+        if (wcap > AOF_BUF_KEEP) {
+            free(wbuf);
+            wbuf = NULL;
+            wcap = 0;
+            __atomic_store_n(&wcap_pub, 0, __ATOMIC_RELAXED);
         }
         pthread_cond_broadcast(&cv_done);
     }
     pthread_cond_broadcast(&cv_done);
     pthread_mutex_unlock(&mu);
     free(wbuf);
+    __atomic_store_n(&wcap_pub, 0, __ATOMIC_RELAXED);
     return NULL;
 }
 
@@ -476,8 +503,10 @@ int aof_load_at_startup(char *err, size_t errlen) {
             uint64_t bs = 0, ts = 0;
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
+            db_pause_expiry(1); /* nothing expires while the files load */
             rc = aof_load_files(dirname_, &man, setting(&load_truncated), replay, persist_loading_progress, &bs, &ts,
                                 err, errlen);
+            db_pause_expiry(0);
             clock_gettime(CLOCK_MONOTONIC, &t1);
             if (rc == 0) {
                 __atomic_store_n(&base_size, bs, __ATOMIC_RELAXED);
@@ -781,7 +810,6 @@ static int rewrite_start_locked(int may_schedule, char *err, size_t errlen) {
     }
     rw_base_seq = man.incr_seq;
     rw_rdb = setting(&use_preamble);
-    __atomic_fetch_add(&rw_count, 1, __ATOMIC_RELAXED);
     pid_t pid = fork();
     if (pid == 0) rw_child(rw_rdb);
     if (pid < 0) {
@@ -792,6 +820,7 @@ static int rewrite_start_locked(int may_schedule, char *err, size_t errlen) {
     }
     rw_pid = pid;
     __atomic_store_n(&rw_running, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&rw_count, 1, __ATOMIC_RELAXED); /* after rw_running: INFO never shows one done that runs */
     __atomic_store_n(&rw_start, (int64_t)time(NULL), __ATOMIC_RELAXED);
     __atomic_store_n(&rw_scheduled, 0, __ATOMIC_RELAXED);
     log_notice("Background append only file rewriting started by pid %ld", (long)pid);

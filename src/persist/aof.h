@@ -82,6 +82,11 @@ void aof_inject_faults(int writes, int fsyncs);
  * failed: buf receives "MISCONF Errors writing to the AOF file: <reason>". */
 int aof_write_error(char *buf, size_t n);
 
+/* Bytes held by the pending and write buffers. As in Redis they do not
+ * count against maxmemory: evicting keys cannot shrink them, and a slow
+ * fsync lets them grow by megabytes under write load. */
+size_t aof_buffer_bytes(void);
+
 /* BGREWRITEAOF. The caller holds the keyspace write lock (the child's copy
  * is a point in time). Returns 0 (started), 1 (scheduled: another child
  * runs), or -1 with err: AOF_RW_BUSY (a rewrite runs), AOF_RW_REFUSED

@@ -365,7 +365,9 @@ static int load_one(const char *dir, const char *name, int load_truncated, repla
         log_notice("Reading RDB base file on AOF loading...");
         rdb_loaded ld;
         char msg[512];
-        rdb_load_opts o = {prog->fn ? rdb_progress : NULL, prog, NULL};
+        /* Keys whose TTL has passed stay: a later incr command may extend
+         * or remove the TTL (they expire once the load is over). */
+        rdb_load_opts o = {.progress = prog->fn ? rdb_progress : NULL, .progress_arg = prog, .keep_expired = 1};
         int rc = rdb_load_file(path, &o, &ld, msg, sizeof(msg));
         if (rc == RDB_OK) {
             db_wrlock_keyspace();

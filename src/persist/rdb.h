@@ -75,6 +75,7 @@ typedef struct rdb_load_opts {
     rdb_progress_fn *progress;
     void *progress_arg;
     const int *abort;         /* non-zero (read atomically): stop with RDB_ERR_ABORTED */
+    int keep_expired;         /* keep keys whose TTL has passed (an AOF base, as Redis) */
 } rdb_load_opts;
 
 typedef struct rdb_loaded {
@@ -91,8 +92,9 @@ typedef struct rdb_loaded {
     int repl_stream_db;       /* repl-stream-db, -1 when absent */
 } rdb_loaded;
 
-/* Read and verify path into ld (zeroed by the call). Safe to run while
- * other threads serve the live dataset: nothing shared is touched. */
+/* Read and verify path into ld (zeroed by the call); opt may be NULL (no
+ * progress calls, no abort). Safe to run while other threads serve the
+ * live dataset: nothing shared is touched. */
 int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, char *err, size_t errlen);
 /* Make ld the live dataset, and leave the previous one in ld. The caller
  * holds the keyspace write lock. */

@@ -1225,7 +1225,7 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
         if (rc == LOAD_ERR) return -1;
         if (rc == LOAD_EMPTY) {
             ld->empty++;
-        } else if (expire != -1 && expire < now) {
+        } else if (expire != -1 && expire < now && !in->opt->keep_expired) {
             obj_free(&v);
             ld->expired++;
         } else {
@@ -1386,7 +1386,8 @@ int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, ch
     in.fd = fd;
     in.emsg = err;
     in.elen = errlen;
-    in.opt = opt;
+    static const rdb_load_opts no_opts; /* opt NULL: no progress, no abort */
+    in.opt = opt ? opt : &no_opts;
     if (fstat(fd, &stt) == 0 && S_ISREG(stt.st_mode)) in.fsize = (uint64_t)stt.st_size;
     ld->bytes = in.fsize;
     in.cap = IN_CHUNK;

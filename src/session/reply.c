@@ -74,7 +74,7 @@ static void obuf_reserve(client *c, size_t extra) {
 void reply_raw(client *c, const char *p, size_t n) {
     if (reply_muted(c)) return;
     obuf_reserve(c, n);
-    memcpy(c->obuf + c->olen, p, n);
+    if (n) memcpy(c->obuf + c->olen, p, n); /* p may be NULL when n is 0 (SCAN of an empty key name) */
     __atomic_store_n(&c->olen, c->olen + n, __ATOMIC_RELAXED);
     if (c->olen - c->osent > c->obuf_peak) __atomic_store_n(&c->obuf_peak, c->olen - c->osent, __ATOMIC_RELAXED);
 }

@@ -230,7 +230,7 @@ void memoryStatsCommand(client *c) {
     reply_bulk_cstr(c, "cluster.links");
     reply_int(c, 0);
     reply_bulk_cstr(c, "aof.buffer");
-    reply_int(c, 0);
+    reply_int(c, (long long)aof_buffer_bytes());
     reply_bulk_cstr(c, "lua.caches");
     reply_int(c, 0);
     reply_bulk_cstr(c, "functions.caches");

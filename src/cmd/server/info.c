@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd/server/admin_family.h"
+#include "persist/aof.h"
 #include "persist/persist.h"
 #include "cmd/evict.h"
 #include "cmd/families.h"
@@ -194,13 +195,13 @@ static void info_memory(strbuf *b) {
               "rss_overhead_bytes:%lld\r\n"
               "mem_fragmentation_ratio:%.2f\r\n"
               "mem_fragmentation_bytes:%lld\r\n"
-              "mem_not_counted_for_evict:0\r\n"
+              "mem_not_counted_for_evict:%zu\r\n"
               "mem_replication_backlog:0\r\n"
               "mem_total_replication_buffers:0\r\n"
               "mem_clients_slaves:0\r\n"
               "mem_clients_normal:%zu\r\n"
               "mem_cluster_links:0\r\n"
-              "mem_aof_buffer:0\r\n"
+              "mem_aof_buffer:%zu\r\n"
               "mem_allocator:%s\r\n"
               "active_defrag_running:0\r\n"
               "lazyfree_pending_objects:0\r\n"
@@ -211,7 +212,7 @@ static void info_memory(strbuf *b) {
               RATIO(al->active, al->allocated), (long long)al->active - (long long)al->allocated,
               RATIO(al->resident, al->active), (long long)al->resident - (long long)al->active,
               RATIO(m.rss, al->resident), (long long)m.rss - (long long)al->resident, RATIO(m.rss, m.used),
-              (long long)m.rss - (long long)m.used, m.clients, INFO_ALLOCATOR);
+              (long long)m.rss - (long long)m.used, aof_buffer_bytes(), m.clients, aof_buffer_bytes(), INFO_ALLOCATOR);
 #undef RATIO
 }
 

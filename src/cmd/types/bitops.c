@@ -577,6 +577,10 @@ static void bitfield_generic(client *c, int readonly_cmd) {
             reply_int(c, o->sign ? sign_extend(v, o->bits) : (long long)v);
         }
     }
+    /* Every write failed on OVERFLOW FAIL but the string was created or
+     * grown: that is a change too, or the AOF (and a replica) would miss it
+     * (Redis 7.0 misses it; fixed upstream in redis/redis#15699). */
+    if (!changes && grew) changes = 1;
     if (changes) {
         gdb *db = cmd_db(c);
         /* One dirty count per write that happened, as Redis counts them. */

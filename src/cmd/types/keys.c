@@ -336,7 +336,7 @@ static void restoreCommand(client *c) {
     }
     if (old) db_delete_entry(db, old);
     if (ttl && !absttl) ttl = ttl > LLONG_MAX - db_now_ms() ? LLONG_MAX : ttl + db_now_ms();
-    if (ttl && ttl <= db_now_ms()) {
+    if (ttl && db_time_passed(ttl)) {
         obj_free(&v);
         if (old) {
             cmd_key_modified(c, db, key->p, key->n);
@@ -408,7 +408,7 @@ static void expireGeneric(client *c, int64_t basetime, int seconds) {
         reply_int(c, 0);
         return;
     }
-    if (when <= db_now_ms()) {
+    if (db_time_passed(when)) {
         db_delete_entry(db, e);
         cmd_key_modified(c, db, k->p, k->n);
         cmd_notify(c, NOTIFY_GENERIC, "del", db, k->p, k->n);

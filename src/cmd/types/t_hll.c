@@ -16,6 +16,7 @@
 
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/propagate.h"
 #include "session/reply.h"
 #include "db/strval.h"
 #include "ds/hll.h"
@@ -143,10 +144,16 @@ static void pfaddCommand(client *c) {
         if (rc == 1) updated++;
     }
     if (rc < 0) {
-        /* Redis edits in place: what changed before the bad spot stays. */
-        if (updated && rc == HLL_ERR_INVALID && !hll_store(c, db, e, key, &h)) {
-            hll_free(&h);
-            return;
+        /* Redis edits in place: what changed before the bad spot stays.
+         * Unlike Redis 7.0 the call is then propagated (its replay makes
+         * the same change and fails the same way), or the AOF would miss
+         * the change. */
+        if (updated && rc == HLL_ERR_INVALID) {
+            if (!hll_store(c, db, e, key, &h)) {
+                hll_free(&h);
+                return;
+            }
+            cmd_key_modified(c, db, key->p, key->n);
         }
         reply_error(c, rc == HLL_ERR_INVALID ? err_invalid : err_oom);
         hll_free(&h);
@@ -290,6 +297,7 @@ static int pfdebug_todense(client *c, gdb *db, dbentry *e, const unsigned char *
     hll_free(&h);
     if (!ok) return -1;
     count_dirty(1); /* Redis counts it without signalling the key */
+    prop_count_change(); /* and so propagates the PFDEBUG: the value changed */
     return 1;
 }
 

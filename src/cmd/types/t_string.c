@@ -327,7 +327,7 @@ static void getexCommand(client *c) {
     if (exp && expire_arg_ms(c, exp, flags & SO_EXPIRE, &when) != 0) return;
     if (reply_strval(c, &e->val) != 0) return;
     /* Propagated as what it did: DEL, PEXPIREAT key ms or PERSIST key. */
-    if ((flags & (SO_EXAT | SO_PXAT)) && when <= db_now_ms()) {
+    if ((flags & (SO_EXAT | SO_PXAT)) && db_time_passed(when)) {
         db_delete_entry(db, e);
         cmd_key_modified(c, db, key->p, key->n);
         cmd_notify(c, NOTIFY_GENERIC, "del", db, key->p, key->n);
