@@ -281,7 +281,12 @@ static void *worker_main(void *arg) {
     struct event *sev = NULL;
     int sfd = cmd_stream_fd();
     if (sfd >= 0 && (sev = event_new(w->base, sfd, EV_READ | EV_PERSIST, on_stream, w))) event_add(sev, NULL);
-    event_base_dispatch(w->base);
+    /* One iteration at a time: after the callbacks of each, the replies
+     * held for the AOF fsync (appendfsync always) go out together. */
+    while (!event_base_got_break(w->base)) {
+        if (event_base_loop(w->base, EVLOOP_ONCE) != 0) break;
+        conn_durable_flush(w);
+    }
     if (sev) event_free(sev);
     cmd_stream_thread_exit();
     reply_thread_exit();

@@ -9,8 +9,9 @@
  * current incr file. appendfsync no: never fsync; everysec: fsync at most
  * once a second, on the writer thread; always: a worker flushes replies of
  * commands that appended only after aof_barrier() has seen the bytes
- * written and fsynced. Every worker waiting at once is served by one
- * write+fsync (group commit).
+ * written and fsynced. A worker holds such replies until the end of its
+ * loop iteration and waits once for all of them, and every worker waiting
+ * at once is served by one write+fsync (group commit).
  *
  * Entry points (lock needs stated at each):
  *   aof_load_at_startup / aof_open_at_startup
