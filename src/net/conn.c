@@ -2,7 +2,9 @@
  *
  * Reads append to the query buffer; every complete command in it runs in
  * order (pipelining), then the output buffer is written directly, and only
- * what the socket refuses waits for EV_WRITE. A protocol error gets Redis's
+ * what the socket refuses waits for EV_WRITE (with appendfsync always,
+ * replies wait for the AOF fsync at the end of the worker's loop
+ * iteration: conn_durable_flush). A protocol error gets Redis's
  * "-ERR Protocol error: ..." reply, then the connection closes once that
  * reply is flushed; no other connection is affected. */
 #include <errno.h>
@@ -44,8 +46,18 @@ static void publish_qbuf(conn *k) {
 static void conn_on_read(evutil_socket_t fd, short what, void *arg);
 static void conn_on_write(evutil_socket_t fd, short what, void *arg);
 
+static void durable_unlink(conn *k) {
+    conn **head = k->dwait == 1 ? &k->w->durable : &k->w->dbatch;
+    if (k->dprev) k->dprev->dnext = k->dnext;
+    else *head = k->dnext;
+    if (k->dnext) k->dnext->dprev = k->dprev;
+    k->dprev = k->dnext = NULL;
+    k->dwait = 0;
+}
+
 static void conn_free(conn *k) {
     worker *w = k->w;
+    if (k->dwait) durable_unlink(k);
     cmd_stream_client_gone(&k->c);
     cmd_client_gone(&k->c);
     session_unregister(&k->c);
@@ -127,14 +139,21 @@ void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, co
 static int conn_flush(conn *k) {
     client *c = &k->c;
     /* appendfsync always: replies of commands this thread appended to the
-     * stream go out only once their records are on disk. One wait covers
-     * every record this worker produced so far (group commit). */
-    uint64_t need = aof_durable_needed();
-    /* The AOF could not take them (a full disk, an I/O error): the change
-     * is applied but not durable, so it is not acknowledged; the client is
-     * disconnected without its replies (Redis exits instead). Later writes
-     * get MISCONF until the writer succeeds again. */
-    if (need && c->osent < c->olen && aof_barrier(need) != 0) return -1;
+     * stream go out only once their records are on disk. They wait for the
+     * end of the loop iteration, where one barrier covers every record this
+     * worker produced meanwhile, for all its clients (group commit, as
+     * Redis writes and fsyncs once in beforeSleep before sending replies). */
+    if (c->osent < c->olen && aof_durable_needed()) {
+        if (!k->dwait) {
+            worker *w = k->w;
+            k->dwait = 1;
+            k->dprev = NULL;
+            k->dnext = w->durable;
+            if (w->durable) w->durable->dprev = k;
+            w->durable = k;
+        }
+        return 0;
+    }
     while (c->osent < c->olen) {
         ssize_t n = write(c->fd, c->obuf + c->osent, c->olen - c->osent);
         if (n > 0) {
@@ -315,13 +334,40 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     conn_after_io(k);
 }
 
-static void conn_on_write(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    conn *k = arg;
+/* The socket may take more output. */
+static void conn_write_ready(conn *k) {
     if (conn_after_io(k) != 0) return;
     /* A streamed reply waits for its output to drain below the mark. */
     if ((client_flags_peek(&k->c) & CLIENT_STREAMING) && k->c.olen - k->c.osent < CMD_STREAM_OBUF_HIGH) cmd_stream_pump(&k->c);
+}
+
+static void conn_on_write(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    conn_write_ready(arg);
+}
+
+void conn_durable_flush(worker *w) {
+    while (w->durable) {
+        uint64_t need = aof_durable_needed();
+        /* The AOF could not take the records (a full disk, an I/O error):
+         * the changes are applied but not durable, so they are not
+         * acknowledged; the clients are disconnected without their replies
+         * (Redis exits instead). Later writes get MISCONF until the writer
+         * succeeds again. */
+        int lost = need && aof_barrier(need) != 0;
+        w->dbatch = w->durable;
+        w->durable = NULL;
+        for (conn *k = w->dbatch; k; k = k->dnext) k->dwait = 2;
+        /* Flushing can run commands (a finished stream resumes its client);
+         * replies they defer go to w->durable, for the next round. */
+        while (w->dbatch) {
+            conn *k = w->dbatch;
+            durable_unlink(k);
+            if (lost) conn_free(k);
+            else conn_write_ready(k);
+        }
+    }
 }
 
 void conn_tick(worker *w) {

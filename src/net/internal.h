@@ -35,6 +35,10 @@ typedef struct worker {
     pthread_mutex_t qlock;
     net_job *qhead, *qtail;
     struct conn *conns;      /* this worker's connections */
+    /* appendfsync always: connections whose replies wait for the fsync at
+     * the end of this loop iteration (conn_durable_flush); dbatch: the ones
+     * being flushed now. */
+    struct conn *durable, *dbatch;
 } worker;
 
 typedef struct conn {
@@ -47,6 +51,8 @@ typedef struct conn {
     const net_proto *proto;          /* the listener's protocol module */
     void *pstate;                    /* and its per-connection state */
     struct conn *prev, *next;        /* worker list */
+    struct conn *dprev, *dnext;      /* w->durable (dwait 1) or w->dbatch (2) */
+    int dwait;
     int paused;
     struct event *tev;               /* blocking timeout */
     void (*tfn)(client *c);
@@ -63,4 +69,6 @@ void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, co
 void conn_tick(worker *w);
 void conn_free_all(worker *w);
 void conn_drain_async(worker *w);
+/* End of a loop iteration: one fsync for every reply deferred during it. */
+void conn_durable_flush(worker *w);
 #endif

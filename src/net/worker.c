@@ -24,6 +24,7 @@
 #include "cmd/propagate.h"
 #include "cmd/stream.h"
 #include "net/internal.h"
+#include "persist/aof.h"
 #include "net/net.h"
 #include "session/session.h"
 #include "base/config.h"
@@ -282,7 +283,15 @@ static void *worker_main(void *arg) {
     struct event *sev = NULL;
     int sfd = cmd_stream_fd();
     if (sfd >= 0 && (sev = event_new(w->base, sfd, EV_READ | EV_PERSIST, on_stream, w))) event_add(sev, NULL);
-    event_base_dispatch(w->base);
+    /* One iteration at a time: after the callbacks of each, the AOF writer
+     * is woken once for the records they appended, and the replies held
+     * for the AOF fsync (appendfsync always) go out together. */
+    aof_batch_begin();
+    while (!event_base_got_break(w->base)) {
+        if (event_base_loop(w->base, EVLOOP_ONCE) != 0) break;
+        conn_durable_flush(w);
+        aof_batch_end();
+    }
     if (sev) event_free(sev);
     cmd_stream_thread_exit();
     prop_thread_exit();

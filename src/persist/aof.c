@@ -4,11 +4,12 @@
  *
  * The sink runs on the producer's thread under the stream lock: it copies
  * the bytes into `pend` and advances `recv_off` (the AOF offset: bytes the
- * sink has received). The writer thread takes the whole of `pend` at once,
- * writes it to the current incr file, fsyncs when the policy says so, then
- * publishes `written_off` / `synced_off` and wakes the waiters. So any
- * number of records that arrived while one write+fsync ran go out in the
- * next single write+fsync (group commit). Invariant: synced_off <=
+ * sink has received), and wakes the writer (a worker thread: once, at the
+ * end of its loop iteration, aof_batch_end). The writer thread takes the
+ * whole of `pend` at once, writes it to the current incr file, fsyncs when
+ * the policy says so, then publishes `written_off` / `synced_off` and wakes
+ * the waiters. So any number of records that arrived while one write+fsync
+ * ran go out in the next single write+fsync (group commit). Invariant: synced_off <=
  * written_off <= recv_off, and bytes reach the file in stream order.
  *
  * Lock order: stream lock -> mu (the sink); man_mu (the manifest) is taken
@@ -149,6 +150,7 @@ static int64_t last_fsync_ms, last_err_ms;
 static uint64_t cur_size, base_size, incr_size; /* atomics: INFO */
 static pthread_t writer_tid;
 static _Thread_local uint64_t tl_need;
+static _Thread_local int tl_batching, tl_kick;
 
 /* Pending and write buffers a burst made bigger than this are given back
  * once written, as Redis frees its AOF buffer: kept, they would count
@@ -198,11 +200,22 @@ static void sink_write(void *arg, const char *p, size_t n) {
     plen += n;
     recv_off += n;
     tl_need = recv_off;
-    pthread_cond_signal(&cv_work);
+    if (tl_batching) tl_kick = 1;
+    else pthread_cond_signal(&cv_work);
     pthread_mutex_unlock(&mu);
 }
 
 static const wstream_sink sink = {sink_write, NULL};
+
+void aof_batch_begin(void) { tl_batching = 1; }
+
+void aof_batch_end(void) {
+    if (!tl_kick) return;
+    tl_kick = 0;
+    pthread_mutex_lock(&mu);
+    pthread_cond_signal(&cv_work);
+    pthread_mutex_unlock(&mu);
+}
 
 uint64_t aof_durable_needed(void) {
     if (!tl_need) return 0;
@@ -216,6 +229,7 @@ uint64_t aof_durable_needed(void) {
 int aof_barrier(uint64_t offset) {
     static int64_t last_log;
     tl_need = 0;
+    tl_kick = 0; /* woken here */
     pthread_mutex_lock(&mu);
     pthread_cond_signal(&cv_work);
     while (synced_off < offset && on && __atomic_load_n(&write_ok, __ATOMIC_RELAXED)) pthread_cond_wait(&cv_done, &mu);

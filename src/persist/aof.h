@@ -9,8 +9,9 @@
  * current incr file. appendfsync no: never fsync; everysec: fsync at most
  * once a second, on the writer thread; always: a worker flushes replies of
  * commands that appended only after aof_barrier() has seen the bytes
- * written and fsynced. Every worker waiting at once is served by one
- * write+fsync (group commit).
+ * written and fsynced. A worker holds such replies until the end of its
+ * loop iteration and waits once for all of them, and every worker waiting
+ * at once is served by one write+fsync (group commit).
  *
  * Entry points (lock needs stated at each):
  *   aof_load_at_startup / aof_open_at_startup
@@ -69,6 +70,13 @@ void aof_stop(void);
  * appended since its last barrier, when appendfsync is always and they are
  * not yet fsynced; 0 when nothing needs waiting for. */
 uint64_t aof_durable_needed(void);
+/* A worker thread calls aof_batch_begin once: from then on its records
+ * wake the writer only when it calls aof_batch_end, at the end of each
+ * loop iteration (one wake-up and one write for the iteration, not one per
+ * record, as Redis writes once in beforeSleep). Other threads' records
+ * wake it at once. */
+void aof_batch_begin(void);
+void aof_batch_end(void);
 /* Block until everything up to offset is written and fsynced. 0, or -1 when
  * the AOF is in a write error or was turned off before they were: the
  * caller must not acknowledge those writes (later writes get MISCONF). */
