@@ -143,7 +143,9 @@ static int conn_flush(conn *k) {
      * end of the loop iteration, where one barrier covers every record this
      * worker produced meanwhile, for all its clients (group commit, as
      * Redis writes and fsyncs once in beforeSleep before sending replies). */
-    if (c->osent < c->olen && aof_durable_needed()) {
+    if (c->osent < c->olen && (aof_durable_needed() || k->dwait)) {
+        /* New records since it got its target: it waits for a later one. */
+        if (k->dwait == 2 && aof_durable_needed()) durable_unlink(k);
         if (!k->dwait) {
             worker *w = k->w;
             k->dwait = 1;
@@ -347,25 +349,56 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg) {
     conn_write_ready(arg);
 }
 
+/* The end of a loop iteration. The replies held during it get the offset
+ * of the last record this worker appended as their target; every held
+ * reply whose target is on disk goes out (group commit: one fsync covers
+ * all the workers' records up to it, and the worker never waits for it:
+ * the AOF writer's notification wakes it). A reply whose records cannot
+ * reach the disk is never sent: its client is disconnected. */
 void conn_durable_flush(worker *w) {
-    while (w->durable) {
-        uint64_t need = aof_durable_needed();
-        /* The AOF could not take the records (a full disk, an I/O error):
-         * the changes are applied but not durable, so they are not
-         * acknowledged; the clients are disconnected without their replies
-         * (Redis exits instead). Later writes get MISCONF until the writer
-         * succeeds again. */
-        int lost = need && aof_barrier(need) != 0;
-        w->dbatch = w->durable;
-        w->durable = NULL;
-        for (conn *k = w->dbatch; k; k = k->dnext) k->dwait = 2;
-        /* Flushing can run commands (a finished stream resumes its client);
-         * replies they defer go to w->durable, for the next round. */
-        while (w->dbatch) {
-            conn *k = w->dbatch;
+    for (int pass = 0; pass < 4; pass++) {
+        uint64_t need = aof_durable_take();
+        if (need) w->dlast = need;
+        while (w->durable) {
+            conn *k = w->durable;
             durable_unlink(k);
-            if (lost) conn_free(k);
+            k->dneed = w->dlast;
+            k->dwait = 2;
+            k->dprev = NULL;
+            k->dnext = w->dbatch;
+            if (w->dbatch) w->dbatch->dprev = k;
+            w->dbatch = k;
+        }
+        /* What may go now (collected first: flushing runs commands). */
+        conn *ready[64];
+        int nready = 0, more = 0;
+        for (conn *k = w->dbatch; k; k = k->dnext) {
+            if (!aof_durable_state(k->dneed)) continue;
+            if (nready == 64) {
+                more = 1;
+                break;
+            }
+            ready[nready++] = k;
+        }
+        for (int i = 0; i < nready; i++) {
+            conn *k = ready[i];
+            int st = aof_durable_state(k->dneed);
+            durable_unlink(k);
+            if (st < 0) conn_free(k);
             else conn_write_ready(k);
+        }
+        aof_batch_end(); /* records appended by resumed clients */
+        if (!more && !w->durable) break;
+    }
+}
+
+/* From the AOF writer thread after each write+fsync: wake the workers that
+ * hold replies. */
+void conn_durable_notify(void) {
+    for (int i = 0; i < net_nworkers(); i++) {
+        worker *w = &net_workers[i];
+        uint64_t one = 1;
+        if (write(w->efd, &one, sizeof(one)) < 0) { /* already signalled */
         }
     }
 }

@@ -35,10 +35,12 @@ typedef struct worker {
     pthread_mutex_t qlock;
     net_job *qhead, *qtail;
     struct conn *conns;      /* this worker's connections */
-    /* appendfsync always: connections whose replies wait for the fsync at
-     * the end of this loop iteration (conn_durable_flush); dbatch: the ones
-     * being flushed now. */
+    /* appendfsync always: connections whose replies wait for their records
+     * to be on disk. durable: held during this loop iteration, no target
+     * yet; dbatch: waiting for the fsync of their target offset (the worker
+     * keeps serving meanwhile). dlast: the last target given. */
     struct conn *durable, *dbatch;
+    uint64_t dlast;
 } worker;
 
 typedef struct conn {
@@ -53,6 +55,7 @@ typedef struct conn {
     struct conn *prev, *next;        /* worker list */
     struct conn *dprev, *dnext;      /* w->durable (dwait 1) or w->dbatch (2) */
     int dwait;
+    uint64_t dneed;                  /* dwait 2: the AOF offset to wait for */
     int paused;
     struct event *tev;               /* blocking timeout */
     void (*tfn)(client *c);
@@ -71,4 +74,5 @@ void conn_free_all(worker *w);
 void conn_drain_async(worker *w);
 /* End of a loop iteration: one fsync for every reply deferred during it. */
 void conn_durable_flush(worker *w);
+void conn_durable_notify(void);
 #endif

@@ -378,6 +378,7 @@ int net_start(int n) {
         }
     }
     for (int k = 0; k < n; k++) pthread_create(&net_workers[k].tid, NULL, worker_main, &net_workers[k]);
+    aof_set_sync_notify(conn_durable_notify);
     return 0;
 }
 

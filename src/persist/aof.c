@@ -217,6 +217,32 @@ void aof_batch_end(void) {
     pthread_mutex_unlock(&mu);
 }
 
+static uint64_t synced_pub;              /* atomics: synced_off, for readers without mu */
+static void (*sync_notify)(void);        /* set once at start-up */
+
+void aof_set_sync_notify(void (*fn)(void)) { __atomic_store_n(&sync_notify, fn, __ATOMIC_RELEASE); }
+
+uint64_t aof_durable_take(void) {
+    uint64_t need = aof_durable_needed();
+    tl_need = 0;
+    return need;
+}
+
+int aof_durable_state(uint64_t offset) {
+    if (__atomic_load_n(&synced_pub, __ATOMIC_ACQUIRE) >= offset) return 1;
+    if (!__atomic_load_n(&on, __ATOMIC_RELAXED) || !__atomic_load_n(&write_ok, __ATOMIC_RELAXED)) {
+        static int64_t last_log;
+        int64_t t = mono_ms();
+        if (t - __atomic_load_n(&last_log, __ATOMIC_RELAXED) > 10000) {
+            __atomic_store_n(&last_log, t, __ATOMIC_RELAXED);
+            log_warn("AOF write failed with appendfsync always: closing the connections whose writes are not on "
+                     "disk");
+        }
+        return -1;
+    }
+    return 0;
+}
+
 uint64_t aof_durable_needed(void) {
     if (!tl_need) return 0;
     if (__atomic_load_n(&fsync_mode, __ATOMIC_RELAXED) != AOF_FSYNC_ALWAYS || !__atomic_load_n(&on, __ATOMIC_RELAXED)) {
@@ -396,7 +422,10 @@ static void *writer_main(void *arg) {
         __atomic_fetch_add(&cur_size, done, __ATOMIC_RELAXED);
         if (rc == 0) {
             written_off = target;
-            if (synced) synced_off = target;
+            if (synced) {
+                synced_off = target;
+                __atomic_store_n(&synced_pub, target, __ATOMIC_RELEASE);
+            }
             if (!__atomic_load_n(&write_ok, __ATOMIC_RELAXED))
                 log_warn("AOF write error looks solved, Redis can write again.");
             __atomic_store_n(&write_ok, 1, __ATOMIC_RELAXED);
@@ -427,6 +456,8 @@ static void *writer_main(void *arg) {
             __atomic_store_n(&wcap_pub, 0, __ATOMIC_RELAXED);
         }
         pthread_cond_broadcast(&cv_done);
+        void (*notify)(void) = __atomic_load_n(&sync_notify, __ATOMIC_ACQUIRE);
+        if (notify) notify(); /* replies held for this fsync may go */
     }
     pthread_cond_broadcast(&cv_done);
     pthread_mutex_unlock(&mu);
@@ -659,7 +690,10 @@ static void writer_stop(void) {
         wfd = -1;
     }
     synced_off = written_off;
+    __atomic_store_n(&synced_pub, synced_off, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&cv_done);
+    void (*notify)(void) = __atomic_load_n(&sync_notify, __ATOMIC_ACQUIRE);
+    if (notify) notify();
     pthread_mutex_unlock(&mu);
 }
 

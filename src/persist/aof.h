@@ -66,6 +66,17 @@ int aof_restart(char *err, size_t errlen);
 /* Flush what is buffered, fsync, stop the writer; kills a rewrite child. */
 void aof_stop(void);
 
+/* Group commit without waiting: a worker takes the offset its held
+ * replies need (aof_durable_take: aof_durable_needed, then forgotten),
+ * keeps serving, and sends them once aof_durable_state(offset) is 1 (on
+ * disk); -1: they never will be (a write error, or the AOF was turned
+ * off): not acknowledged. The writer thread calls the notify function
+ * (installed once by the transport) after every write+fsync, so waiting
+ * workers look again. */
+uint64_t aof_durable_take(void);
+int aof_durable_state(uint64_t offset);
+void aof_set_sync_notify(void (*fn)(void));
+
 /* Group commit. The AOF offset after the records the calling thread has
  * appended since its last barrier, when appendfsync is always and they are
  * not yet fsynced; 0 when nothing needs waiting for. */

@@ -532,10 +532,16 @@ class Inject:
     def __init__(self, s, spec, logf):
         self.log = logf
         tid = None
-        for t in os.listdir("/proc/%d/task" % s.p.pid):
-            with open("/proc/%d/task/%s/comm" % (s.p.pid, t)) as f:
-                if f.read().strip() == "goblin-aof":
-                    tid = int(t)
+        # The thread names itself when it starts: on a busy machine that
+        # may be a moment after the server answers.
+        deadline = time.time() + 10
+        while not tid and time.time() < deadline:
+            for t in os.listdir("/proc/%d/task" % s.p.pid):
+                with open("/proc/%d/task/%s/comm" % (s.p.pid, t)) as f:
+                    if f.read().strip() == "goblin-aof":
+                        tid = int(t)
+            if not tid:
+                time.sleep(0.05)
         assert tid, "no goblin-aof thread"
         self.p = subprocess.Popen(["strace", "-p", str(tid), "-o", logf, "-e", "trace=write,fdatasync",
                                    "-e", "inject=" + spec], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
