@@ -499,6 +499,37 @@ def kill9_of_either_side_in_the_middle_of_a_sync():
     assert digest(r) == digest(p2)
 
 
+@test
+def random_generator_load_on_two_cores_reaches_the_replicas():
+    """Four clients pipeline the differential generator's commands (every
+    family, TTLs of 1-50 ms and of hours, writing scripts) into a primary
+    on --cores 2 with a goblin and a redis-server replica attached; once
+    the expired keys are gone on the primary and the replicas caught up,
+    all three have the same DEBUG DIGEST."""
+    import test_aof_durability as dur  # its generator-driven load
+    d = tdir("random")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS, "--cores", "2")
+    rg = replica_of("goblin", os.path.join(d, "rg"), p.port)
+    rr = replica_of("redis", os.path.join(d, "rr"), p.port)
+    in_sync(p, rg, rr)
+    ws = [dur.Random(p.port, "repl", i, False) for i in range(4)]
+    for w in ws:
+        w.start()
+    time.sleep(4.0)
+    for w in ws:
+        w.stop.set()
+    for w in ws:
+        w.join(60)
+    assert not [w.error for w in ws if w.error or w.is_alive()]
+    time.sleep(0.1)  # every short TTL is over
+    dur.settle(p.c)  # the primary deleted them, and sent the DELs
+    in_sync(p, rg, rr)
+    want = digest(p)
+    assert digest(rg) == want, "goblin replica differs"
+    assert digest(rr) == want, "redis replica differs"
+    print("    random: %d commands" % sum(w.cmds for w in ws), flush=True)
+
+
 def main():
     return SUITE.main(ARGS)
 

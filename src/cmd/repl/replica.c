@@ -106,8 +106,8 @@ const char *repl_stale_refusal(void) {
 
 typedef struct mconn {
     int fd;
-    char buf[1 << 16];
-    size_t len, pos;
+    char *buf;               /* grows to hold the largest command */
+    size_t len, pos, cap;
 } mconn;
 
 static int settings_int(const char *name, int dflt) {
@@ -174,9 +174,16 @@ static int fill(mconn *m) {
         m->len -= m->pos;
         m->pos = 0;
     }
-    if (m->len == sizeof(m->buf)) return 0;
+    if (m->len == m->cap) {
+        /* A command longer than the buffer: room for it (Redis takes
+         * arguments up to proto-max-bulk-len). */
+        char *nb = realloc(m->buf, m->cap * 2);
+        if (!nb) return -1;
+        m->buf = nb;
+        m->cap *= 2;
+    }
     ssize_t n;
-    do n = read(m->fd, m->buf + m->len, sizeof(m->buf) - m->len);
+    do n = read(m->fd, m->buf + m->len, m->cap - m->len);
     while (n < 0 && errno == EINTR);
     if (n <= 0) return -1;
     m->len += (size_t)n;
@@ -202,7 +209,7 @@ static int read_line(mconn *m, char *out, size_t cap, int skip_empty) {
             out[n] = '\0';
             return 0;
         }
-        if (m->len - m->pos == sizeof(m->buf)) return -1;
+        if (m->len - m->pos > 65536) return -1; /* no reply line is that long */
         if (fill(m) != 0) return -1;
     }
 }
@@ -295,7 +302,7 @@ static void send_ack(int fd) {
 /* Parse one command at m->pos (RESP array, or an inline PING/newline the
  * primary may send). Returns its length in bytes and fills argv, 0 when
  * incomplete, -1 on a protocol error. */
-static long parse_command(mconn *m, garg *argv, int *argc, int max) {
+static long parse_command(mconn *m, garg **argvp, int *cap, int *argc) {
     const char *s = m->buf + m->pos, *end = m->buf + m->len;
     if (s == end) return 0;
     if (*s == '\n' || *s == '\r') {
@@ -306,7 +313,14 @@ static long parse_command(mconn *m, garg *argv, int *argc, int max) {
     const char *nl = memchr(s, '\n', (size_t)(end - s));
     if (!nl) return 0;
     int n = atoi(s + 1);
-    if (n < 1 || n > max) return -1;
+    if (n < 1 || n > 1024 * 1024) return -1; /* Redis's limit for a multibulk */
+    if (n > *cap) {
+        garg *na = realloc(*argvp, sizeof(garg) * (size_t)n);
+        if (!na) return -1;
+        *argvp = na;
+        *cap = n;
+    }
+    garg *argv = *argvp;
     const char *q = nl + 1;
     for (int i = 0; i < n; i++) {
         if (q >= end) return 0;
@@ -328,7 +342,8 @@ static long parse_command(mconn *m, garg *argv, int *argc, int max) {
 
 /* Apply the stream until the link fails. */
 static void stream_loop(mconn *m, unsigned mygen) {
-    garg *argv = malloc(sizeof(garg) * 4096);
+    int cap = 64;
+    garg *argv = malloc(sizeof(garg) * (size_t)cap);
     if (!argv) return;
     int64_t last_ack = 0;
     for (;;) {
@@ -342,22 +357,12 @@ static void stream_loop(mconn *m, unsigned mygen) {
             last_ack = t;
         }
         int argc;
-        long used = parse_command(m, argv, &argc, 4096);
+        long used = parse_command(m, &argv, &cap, &argc);
         if (used < 0) {
             log_warn("Protocol error from the master; closing the link");
             break;
         }
         if (used == 0) {
-            /* A big command needs the buffer to itself: move to its start. */
-            if (m->pos && m->len == sizeof(m->buf)) {
-                memmove(m->buf, m->buf + m->pos, m->len - m->pos);
-                m->len -= m->pos;
-                m->pos = 0;
-            }
-            if (m->len == sizeof(m->buf)) {
-                log_warn("A command from the master is larger than the replica's buffer; closing the link");
-                break;
-            }
             struct pollfd pf = {m->fd, POLLIN, 0};
             int r = poll(&pf, 1, 200);
             if (r < 0 && errno != EINTR) break;
@@ -430,10 +435,17 @@ static void follow_once(const char *host, int port, unsigned mygen) {
     set_state(RS_CONNECTING);
     log_notice("Connecting to MASTER %s:%d", host, port);
     mconn *m = calloc(1, sizeof(*m));
+    if (m && !(m->buf = malloc(1 << 16))) {
+        free(m->buf);
+        free(m);
+        m = NULL;
+    }
     if (!m) return;
+    m->cap = 1 << 16;
     m->fd = dial(host, port, err, sizeof(err));
     if (m->fd < 0) {
         log_warn("Error condition on socket for SYNC: %s", err);
+        free(m->buf);
         free(m);
         return;
     }
@@ -498,6 +510,7 @@ static void follow_once(const char *host, int port, unsigned mygen) {
         if (line[0] == '-') {
             log_warn("Failover target refused PSYNC FAILOVER: %s", line);
             close(m->fd);
+            free(m->buf);
             free(m);
             set_state(RS_CONNECT);
             char e[64];
@@ -564,6 +577,7 @@ static void follow_once(const char *host, int port, unsigned mygen) {
 out:
     set_state(RS_CONNECT);
     close(m->fd);
+    free(m->buf);
     free(m);
 }
 
