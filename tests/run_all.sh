@@ -57,14 +57,15 @@ run diff-objstore sh tests/diff/run.sh --server ./build-release/goblin-core --se
 run persist python3 tests/persist/test_persist.py
 # The multi-part AOF: files, loading, torn tails, BGREWRITEAOF, against redis-server 7.0.
 run aof python3 tests/persist/test_aof.py
-# Replication both ways with redis-server 7.0: full and partial syncs, chains, promotion, WAIT.
-run repl python3 tests/repl/test_repl.py
 # kill -9 under load, a full disk, EIO, rewrites under load and random load, each restarted from its AOF.
 run aof-durability python3 tests/persist/test_aof_durability.py --seed "$SEED"
 # DEBUG DIGEST / DIGEST-VALUE byte for byte against redis-server 7.0.
 run digest python3 tests/persist/test_digest.py --seed "$SEED"
 run numa sh tests/numa/run.sh
 if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi
+# Replication both ways with redis-server 7.0: full and partial syncs, chains, promotion,
+# WAIT, FAILOVER, Sentinel (after the clients: its ioredis check uses their Node packages).
+run repl python3 tests/repl/test_repl.py
 # The soak (120 clients, --cores 2, every family, then a model check) runs
 # on the release build here and on the ASan and TSan builds below.
 run soak python3 tests/soak/soak.py --server ./build-release/goblin-core --duration "${SOAK_SECONDS:-60}" --seed "$SEED"

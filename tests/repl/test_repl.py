@@ -385,6 +385,23 @@ def sentinel_fails_over_a_goblin_primary():
                 % (sentinels[0][1], sentinels[1][1]))
         r = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, timeout=60)
         assert r.returncode == 0 and r.stdout.strip() == str(new.port).encode(), r.stdout + r.stderr
+        # And ioredis with sentinels (installed by tests/clients/run.sh, which
+        # make test runs first).
+        node_dir = os.path.join(ROOT, "tests", "clients", "node")
+        if os.path.isdir(os.path.join(node_dir, "node_modules", "ioredis")):
+            js = ("const Redis = require('ioredis');\n"
+                  "const r = new Redis({sentinels: [{host: '127.0.0.1', port: %d}, {host: '127.0.0.1', port: %d}],"
+                  " name: 'mymaster', enableOfflineQueue: true});\n"
+                  "(async () => { await r.set('via-ioredis', 'sentinel');"
+                  " console.log(r.stream.remotePort); r.disconnect(); })()"
+                  ".catch(e => { console.error(e); process.exit(1); });\n" % (sentinels[1][1], sentinels[2][1]))
+            r = subprocess.run(["node", "-e", js], capture_output=True, timeout=60, cwd=node_dir)
+            assert r.returncode == 0 and r.stdout.strip() == str(new.port).encode(), r.stdout + r.stderr
+            in_sync(new, other)
+            assert other.c.ok("GET", "via-ioredis") == b"sentinel"
+        else:
+            print("    ioredis part skipped: tests/clients/node/node_modules has no ioredis (run tests/clients/run.sh)",
+                  flush=True)
         in_sync(new, other)
         assert other.c.ok("GET", "via") == b"sentinel"
     finally:
