@@ -840,7 +840,27 @@ static void eval_generic(client *c, int by_sha, int ro) {
     client *s = &run.scratch;
     char *obuf = s->obuf;
     size_t ocap = s->ocap;
-    *s = *c;
+    /* Field by field, not *s = *c: the registry links of c change under
+     * the registry lock on other threads (a new connection). */
+    memset(s, 0, sizeof(*s));
+    s->id = c->id;
+    s->fd = c->fd;
+    s->conn = c->conn;
+    s->worker_id = c->worker_id;
+    s->db = c->db;
+    s->resp = c->resp;
+    s->argc = c->argc;
+    s->argv = c->argv;
+    s->name = c->name;
+    s->lib_name = c->lib_name;
+    s->lib_ver = c->lib_ver;
+    memcpy(s->addr, c->addr, sizeof(s->addr));
+    memcpy(s->laddr, c->laddr, sizeof(s->laddr));
+    s->ctime_ms = c->ctime_ms;
+    s->last_ms = c->last_ms;
+    s->user = c->user;
+    s->acl_user = c->acl_user;
+    s->commands_processed = c->commands_processed;
     s->obuf = obuf;
     s->ocap = ocap;
     s->olen = s->osent = 0;
