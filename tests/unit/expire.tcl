@@ -292,6 +292,22 @@ start_server {tags {expire}} {
         r debug set-active-expire 1
     }
 
+    test {SCAN deletes the expired keys it walks over, as Redis} {
+        needs_feature debug:set-active-expire
+        r flushdb
+        r debug set-active-expire 0
+        r set a v px 20
+        r set b v px 20
+        r set c v
+        after 100
+        set before [s expired_keys]
+        assert_equal 3 [r dbsize]
+        assert_equal {c} [lindex [r scan 0 count 100] 1]
+        assert_equal 1 [r dbsize]
+        assert_equal [expr {$before + 2}] [s expired_keys]
+        r debug set-active-expire 1
+    }
+
     test {Lazy expiry: writes treat an expired key as missing} {
         needs_feature debug:set-active-expire
         r flushdb

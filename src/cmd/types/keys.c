@@ -78,17 +78,56 @@ static void keysCommand(client *c) {
 
 /* SCAN's iteration (scan.c does the rest): the keys of one step of the
  * selected database, keys of another TYPE and expired keys counted but
- * left out. */
+ * left out. An expired key found is deleted after the step, as Redis's
+ * SCAN does (expired_keys, a DEL in the write stream). */
+typedef struct scan_ctx {
+    scan_acc *a;
+    char **gone;
+    size_t *gonen;
+    int ngone, capgone;
+} scan_ctx;
+
 static void scan_key(void *arg, dbentry *e) {
-    scan_acc *a = arg;
-    if ((a->type != SCAN_ANY_TYPE && e->val.type != a->type) || db_is_expired(e, db_now_ms())) scan_skip(a);
-    else scan_push(a, e->key, e->klen);
+    scan_ctx *x = arg;
+    scan_acc *a = x->a;
+    if (db_is_expired(e, db_now_ms())) {
+        scan_skip(a);
+        if (x->ngone == x->capgone) {
+            int nc = x->capgone ? x->capgone * 2 : 16;
+            char **ng = realloc(x->gone, sizeof(char *) * (size_t)nc);
+            size_t *nn = realloc(x->gonen, sizeof(size_t) * (size_t)nc);
+            if (ng) x->gone = ng;
+            if (nn) x->gonen = nn;
+            if (!ng || !nn) return; /* it stays: the next lookup expires it */
+            x->capgone = nc;
+        }
+        char *k = malloc(e->klen + 1);
+        if (!k) return;
+        memcpy(k, e->key, e->klen);
+        x->gone[x->ngone] = k;
+        x->gonen[x->ngone++] = e->klen;
+    } else if (a->type != SCAN_ANY_TYPE && e->val.type != a->type) {
+        scan_skip(a);
+    } else {
+        scan_push(a, e->key, e->klen);
+    }
 }
 
 static uint64_t scan_keyspace_step(void *db, uint64_t cursor, scan_acc *a) {
+    scan_ctx x = {a, NULL, NULL, 0, 0};
     db_rdlock_keyspace();
-    cursor = db_scan(db, cursor, scan_key, a);
+    cursor = db_scan(db, cursor, scan_key, &x);
+    for (int i = 0; i < x.ngone; i++) {
+        unsigned s = db_shard_of(x.gone[i], x.gonen[i]);
+        db_lock_shard(db, s);
+        dbentry *e = db_lookup_raw(db, x.gone[i], x.gonen[i]);
+        if (e) db_expire_if_needed(db, e);
+        db_unlock_shard(db, s);
+        free(x.gone[i]);
+    }
     db_unlock_keyspace();
+    free(x.gone);
+    free(x.gonen);
     return cursor;
 }
 
