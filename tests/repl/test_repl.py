@@ -497,7 +497,10 @@ def kill9_of_either_side_in_the_middle_of_a_sync():
     # The replica dies half-way: the primary's link and child go away.
     r = replica_of("goblin", os.path.join(d, "r"), p.port)
     assert wait_for(lambda: "Starting BGSAVE for SYNC" in p.log_text(), 10)
-    time.sleep(0.3)
+    # INFO shows the transfer, with Redis's fields.
+    assert wait_for(lambda: int(info(r.c, "replication").get("master_sync_read_bytes", "0")) > 0, 10)
+    i = info(r.c, "replication")
+    assert i["master_sync_in_progress"] == "1" and "master_sync_last_io_seconds_ago" in i, i
     r.stop()
     assert wait_for(lambda: info(p.c, "replication")["connected_slaves"] == "0", 30), info(p.c, "replication")
     assert p.c.ok("SET", "still", "serving") == b"OK"

@@ -58,6 +58,7 @@ static int rstate = RS_CONNECT;  /* rmu */
 static int64_t last_io_ms;       /* rmu: last byte from the primary */
 static int64_t down_since_ms;    /* rmu */
 static int sync_in_progress;     /* rmu */
+static long long sync_total, sync_read; /* rmu: bytes of the RDB being received (total 0: EOF framing) */
 static uint64_t reploff;         /* rmu: applied */
 static int have_history;         /* rmu: replid/reploff are worth a PSYNC */
 static int serve_stale = 1;      /* replica-serve-stale-data */
@@ -245,6 +246,10 @@ static int receive_rdb(mconn *m, const char *path) {
         size = atoll(line + 1);
         log_notice("MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", size);
     }
+    pthread_mutex_lock(&rmu);
+    sync_total = eofmark ? 0 : size;
+    sync_read = 0;
+    pthread_mutex_unlock(&rmu);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         log_warn("Opening the temp file needed for MASTER <-> REPLICA synchronization: %s", strerror(errno));
@@ -277,6 +282,9 @@ static int receive_rdb(mconn *m, const char *path) {
         }
         m->pos += avail;
         got += (long long)avail;
+        pthread_mutex_lock(&rmu);
+        sync_read = got;
+        pthread_mutex_unlock(&rmu);
         if (!eofmark && got == size) break;
         if (eofmark && tlen == 40 && !memcmp(tail, mark, 40)) {
             if (ftruncate(fd, got - 40) != 0) rc = -1;
@@ -754,6 +762,16 @@ void repl_info_replica(strbuf *b) {
                 mhost, mport, rstate == RS_CONNECTED ? "up" : "down",
                 rstate == RS_CONNECTED ? (long long)((t - last_io_ms) / 1000) : -1LL, sync_in_progress,
                 (unsigned long long)reploff, (unsigned long long)reploff);
+    if (sync_in_progress)
+        strbuf_addf(b,
+                    "master_sync_total_bytes:%lld\r\n"
+                    "master_sync_read_bytes:%lld\r\n"
+                    "master_sync_left_bytes:%lld\r\n"
+                    "master_sync_perc:%.2f\r\n"
+                    "master_sync_last_io_seconds_ago:%lld\r\n",
+                    sync_total, sync_read, sync_total - sync_read,
+                    sync_total ? (double)sync_read * 100 / (double)sync_total : 0.0,
+                    (long long)((t - last_io_ms) / 1000));
     if (rstate != RS_CONNECTED)
         strbuf_addf(b, "master_link_down_since_seconds:%lld\r\n", (long long)((t - down_since_ms) / 1000));
     pthread_mutex_unlock(&rmu);
