@@ -750,6 +750,16 @@ static _Noreturn void rw_child(int rdb) {
     _exit(write_base_now(path, rdb, err, sizeof(err)) == 0 ? 0 : 1);
 }
 
+/* The writer goes on in fd (the stream lock and mu held, the writer
+ * drained): the next record starts with SELECT. Returns the old one. */
+static int writer_swap_fd_locked(int fd) {
+    int old = wfd;
+    wfd = fd;
+    __atomic_store_n(&incr_size, 0, __ATOMIC_RELAXED);
+    wstream_force_select_locked();
+    return old;
+}
+
 /* Switch the writer to a new incr file; man_mu held. */
 static int switch_incr(char *err, size_t errlen) {
     aof_manifest nm;
@@ -773,10 +783,7 @@ static int switch_incr(char *err, size_t errlen) {
         aofm_free(&nm);
         return -1;
     }
-    int old = wfd;
-    wfd = fd;
-    __atomic_store_n(&incr_size, 0, __ATOMIC_RELAXED);
-    wstream_force_select_locked();
+    int old = writer_swap_fd_locked(fd);
     pthread_mutex_unlock(&mu);
     wstream_unlock();
     if (old >= 0) {
@@ -805,10 +812,7 @@ static int restart_temp_incr(char *err, size_t errlen) {
     pthread_mutex_lock(&mu);
     drain_locked();
     plen = 0;
-    int old = wfd;
-    wfd = fd;
-    __atomic_store_n(&incr_size, 0, __ATOMIC_RELAXED);
-    wstream_force_select_locked();
+    int old = writer_swap_fd_locked(fd);
     pthread_mutex_unlock(&mu);
     wstream_unlock();
     if (old >= 0) close(old);

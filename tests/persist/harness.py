@@ -142,6 +142,19 @@ class Skip(Exception):
     """Raised by a test that cannot run here: counted and printed as [skip]."""
 
 
+def mount_tmpfs(d, opts):
+    """A tmpfs on d (a full disk to order); Skip without root."""
+    if os.geteuid() != 0:
+        raise Skip("needs root for mount -t tmpfs")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", d], stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        raise Skip("mount failed: %s" % r.stderr.decode().strip())
+
+
+def umount(d):
+    subprocess.run(["umount", "-l", d], stderr=subprocess.DEVNULL)
+
+
 class Suite:
     """The tests of one script and their runner.
 

@@ -59,7 +59,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from harness import ROOT, Err, Skip, Suite, info, wait_for  # noqa: E402
+from harness import ROOT, Err, Skip, Suite, info, mount_tmpfs, umount, wait_for  # noqa: E402
 from resp import Conn  # noqa: E402  (tests/helpers, put on the path by harness)
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "diff"))
@@ -110,18 +110,6 @@ def log_size(d):
 def check_aof(d):
     r = subprocess.run([CHECK_AOF, os.path.join(d, MANIFEST)], capture_output=True)
     assert r.returncode == 0 and b"All AOF files and manifest are valid" in r.stdout, r.stdout + r.stderr
-
-
-def mount_tmpfs(d, opts):
-    if os.geteuid() != 0:
-        raise Skip("needs root for mount -t tmpfs")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", d], stderr=subprocess.PIPE)
-    if r.returncode != 0:
-        raise Skip("mount failed: %s" % r.stderr.decode().strip())
-
-
-def umount(d):
-    subprocess.run(["umount", "-l", d], stderr=subprocess.DEVNULL)
 
 
 def keyspace(c, values=False, sizes=None):

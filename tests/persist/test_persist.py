@@ -25,7 +25,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ROOT, Err, Skip, Suite, info, wait_for  # noqa: E402
+from harness import ROOT, Err, Skip, Suite, info, mount_tmpfs, umount, wait_for  # noqa: E402
 import dataset  # noqa: E402
 import rdbgen  # noqa: E402
 
@@ -713,18 +713,6 @@ def kill9_during_save_keeps_previous_dump():
     eq(g2.c.ok("GET", "old"), b"dump")
     eq(g2.c.ok("DBSIZE"), 1)
     g2.stop()
-
-
-def mount_tmpfs(d, opts):
-    if os.geteuid() != 0:
-        raise Skip("needs root for mount -t tmpfs")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", d], stderr=subprocess.PIPE)
-    if r.returncode != 0:
-        raise Skip("mount failed: %s" % r.stderr.decode().strip())
-
-
-def umount(d):
-    subprocess.run(["umount", "-l", d], stderr=subprocess.DEVNULL)
 
 
 @test

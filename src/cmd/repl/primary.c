@@ -51,6 +51,7 @@
 #include "session/reply.h"
 #include "session/session.h"
 #include "util/rand.h"
+#include "util/fdio.h"
 #include "util/strutil.h"
 
 /* ---- settings ------------------------------------------------------------ */
@@ -125,6 +126,19 @@ void repl_ids(char id[41], char id2[41], long long *soff, uint64_t *off) {
     memcpy(id2, replid2, 41);
     *soff = second_off;
     *off = master_off;
+    pthread_mutex_unlock(&mu);
+}
+
+uint64_t repl_offset(void) {
+    pthread_mutex_lock(&mu);
+    uint64_t off = master_off;
+    pthread_mutex_unlock(&mu);
+    return off;
+}
+
+void repl_replid(char id[41]) {
+    pthread_mutex_lock(&mu);
+    memcpy(id, replid, 41);
     pthread_mutex_unlock(&mu);
 }
 
@@ -310,17 +324,6 @@ int repl_replconf(client *c) {
 
 /* ---- the link thread ------------------------------------------------------ */
 
-static int write_all(int fd, const char *p, size_t n) {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void link_free(rlink *l) {
     pthread_mutex_lock(&mu);
     rlink **pp = &links;
@@ -425,22 +428,22 @@ static int full_sync(rlink *l) {
     if (l->psync) {
         char line[128];
         int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", id, (unsigned long long)off);
-        if (write_all(l->fd, line, (size_t)k) != 0) rc = -1;
+        if (fd_write_all(l->fd, line, (size_t)k) != 0) rc = -1;
     }
     if (rc == 0 && diskless && !nofork) {
         char mark[41];
         random_replid(mark);
         char head[64];
         int k = snprintf(head, sizeof(head), "$EOF:%s\r\n", mark);
-        rc = write_all(l->fd, head, (size_t)k);
+        rc = fd_write_all(l->fd, head, (size_t)k);
         char buf[65536];
         while (rc == 0) {
             ssize_t n = read(pfd[0], buf, sizeof(buf));
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) break;
-            rc = write_all(l->fd, buf, (size_t)n);
+            rc = fd_write_all(l->fd, buf, (size_t)n);
         }
-        if (rc == 0) rc = write_all(l->fd, mark, 40);
+        if (rc == 0) rc = fd_write_all(l->fd, mark, 40);
         /* A child still writing (the replica went away) gets EPIPE now. */
         close(pfd[0]);
         pfd[0] = -1;
@@ -470,7 +473,7 @@ static int full_sync(rlink *l) {
         } else {
             char head[64];
             int k = snprintf(head, sizeof(head), "$%lld\r\n", (long long)st.st_size);
-            rc = write_all(l->fd, head, (size_t)k);
+            rc = fd_write_all(l->fd, head, (size_t)k);
             off_t pos = 0;
             while (rc == 0 && pos < st.st_size) {
                 ssize_t n = sendfile(l->fd, fd, &pos, (size_t)(st.st_size - pos));
@@ -667,10 +670,8 @@ void repl_psync(client *c, int psync) {
             reply_err_syntax(c);
             return;
         }
-        char id[41], id2[41];
-        long long soff;
-        uint64_t off;
-        repl_ids(id, id2, &soff, &off);
+        char id[41];
+        repl_replid(id);
         if (!repl_is_replica() || strcasecmp(c->argv[1].p, id)) {
             reply_error(c, "ERR PSYNC FAILOVER replid must match my replid.");
             return;

@@ -40,6 +40,9 @@ void repl_psync(client *c, int psync);
 
 /* This node's replication id and offset (master_repl_offset). */
 void repl_ids(char replid[41], char replid2[41], long long *second_off, uint64_t *offset);
+/* Just the offset; just the replication id. */
+uint64_t repl_offset(void);
+void repl_replid(char id[41]);
 /* Replace the ids: a new random replid, the old one kept as replid2 valid
  * up to the current offset (promotion, as Redis's shiftReplicationId). */
 void repl_shift_replid(void);

@@ -111,13 +111,9 @@ static void roleCommand(client *c) {
         repl_role_replica(c);
         return;
     }
-    char id[41], id2[41];
-    long long soff;
-    uint64_t off;
-    repl_ids(id, id2, &soff, &off);
     reply_array(c, 3);
     reply_bulk_cstr(c, "master");
-    reply_int(c, (long long)off);
+    reply_int(c, (long long)repl_offset());
     size_t h = reply_defer(c);
     reply_defer_array(c, h, repl_replicas_each(role_replica_cb, c));
 }
@@ -141,10 +137,7 @@ static void waitCommand(client *c) {
                        "just local and are not propagated.");
         return;
     }
-    char id[41], id2[41];
-    long long soff;
-    uint64_t off;
-    repl_ids(id, id2, &soff, &off);
+    uint64_t off = repl_offset();
     int acked = repl_acked(off);
     if (acked >= n || (client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC))) {
         reply_int(c, acked);

@@ -40,6 +40,7 @@
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "session/reply.h"
+#include "util/fdio.h"
 #include "util/strutil.h"
 
 static pthread_mutex_t rmu = PTHREAD_MUTEX_INITIALIZER;
@@ -149,23 +150,12 @@ static int dial(const char *host, int port, char *err, size_t errlen) {
     return fd;
 }
 
-static int send_all(int fd, const char *p, size_t n) {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int send_cmd(int fd, int argc, const char *const *argv) {
     char buf[1024];
     size_t len = (size_t)snprintf(buf, sizeof(buf), "*%d\r\n", argc);
     for (int i = 0; i < argc && len < sizeof(buf); i++)
         len += (size_t)snprintf(buf + len, sizeof(buf) - len, "$%zu\r\n%s\r\n", strlen(argv[i]), argv[i]);
-    return len < sizeof(buf) ? send_all(fd, buf, len) : -1;
+    return len < sizeof(buf) ? fd_write_all(fd, buf, len) : -1;
 }
 
 /* More bytes into the buffer; -1 on EOF, error or timeout. */
@@ -599,10 +589,7 @@ static int save_repl_info(char id[41], long long *off, int *db) {
     int ok = mhost && have_history;
     pthread_mutex_unlock(&rmu);
     if (!ok) return 0;
-    char id2[41];
-    long long soff;
-    uint64_t cur;
-    repl_ids(id, id2, &soff, &cur);
+    repl_replid(id);
     *off = (long long)__atomic_load_n(&applied_off, __ATOMIC_RELAXED);
     *db = __atomic_load_n(&mc.db, __ATOMIC_RELAXED);
     return 1;
