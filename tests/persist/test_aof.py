@@ -75,6 +75,20 @@ def digest(s):
     return s.c.ok("DEBUG", "DIGEST")
 
 
+def loads_everywhere(g, d):
+    """Stop g; its appendonlydir passes redis-check-aof and loads into
+    redis-server and into goblin-core with g's DEBUG DIGEST."""
+    want = digest(g)
+    g.shutdown("NOSAVE")
+    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
+    assert r.returncode == 0 and b"All AOF files and manifest are valid" in r.stdout, r.stdout
+    rs = start("redis", d, "--appendonly", "yes")
+    assert digest(rs) == want
+    rs.shutdown("NOSAVE")
+    g = start("goblin", d, "--appendonly", "yes")
+    assert digest(g) == want
+
+
 @test
 def first_start_creates_dir_manifest_base_and_incr():
     d = tdir("first")
@@ -177,15 +191,7 @@ def bgrewriteaof_files_pass_redis_check_aof_and_load_in_redis():
     # The history files are gone.
     assert sorted(os.listdir(os.path.join(d, AOFDIR))) == sorted(
         ["appendonly.aof.2.base.rdb", "appendonly.aof.2.incr.aof", "appendonly.aof.manifest"])
-    want = digest(g)
-    g.shutdown("NOSAVE")
-    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
-    assert r.returncode == 0 and b"All AOF files and manifest are valid" in r.stdout, r.stdout
-    rs = start("redis", d, "--appendonly", "yes")
-    assert digest(rs) == want
-    rs.shutdown("NOSAVE")
-    g = start("goblin", d, "--appendonly", "yes")
-    assert digest(g) == want
+    loads_everywhere(g, d)
 
 
 @test
@@ -530,15 +536,7 @@ def rewrite_without_preamble_writes_commands_every_type():
     assert base.startswith(b"*2\r\n$6\r\nSELECT\r\n") and b"PEXPIREAT" in base and b"HMSET" in base, base[:80]
     # 200 elements: 64 + 64 + 64 + 8.
     assert base.count(b"\r\n$5\r\nRPUSH\r\n$5\r\nl:200\r\n") == 4
-    want = digest(g)
-    g.shutdown("NOSAVE")
-    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
-    assert r.returncode == 0 and b"All AOF files and manifest are valid" in r.stdout, r.stdout
-    rs = start("redis", d, "--appendonly", "yes")
-    assert digest(rs) == want
-    rs.shutdown("NOSAVE")
-    g = start("goblin", d, "--appendonly", "yes")
-    assert digest(g) == want
+    loads_everywhere(g, d)
 
 
 @test
