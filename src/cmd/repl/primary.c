@@ -347,9 +347,13 @@ static _Noreturn void sync_child(int fd, const rdb_save_opts *o) {
     if (fd > 3) syscall(SYS_close_range, 3u, (unsigned)fd - 1, 0u);
     syscall(SYS_close_range, (unsigned)fd + 1, ~0u, 0u);
 #endif
+    /* A pipe cannot be fdatasync'ed (EINVAL): no incremental fsync, or
+     * every dump past RDB_AUTOSYNC_BYTES would fail. */
+    rdb_save_opts so = *o;
+    so.incremental_fsync = 0;
     rdb_save_stats st;
     char err[256];
-    int rc = rdb_save_fd(fd, o, &st, err, sizeof(err));
+    int rc = rdb_save_fd(fd, &so, &st, err, sizeof(err));
     _exit(rc == RDB_OK ? 0 : 1);
 }
 
@@ -427,8 +431,8 @@ static int full_sync(rlink *l) {
         int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", id, (unsigned long long)off);
         if (write_all(l->fd, line, (size_t)k) != 0) rc = -1;
     }
+    char mark[41];
     if (rc == 0 && diskless && !nofork) {
-        char mark[41];
         random_replid(mark);
         char head[64];
         int k = snprintf(head, sizeof(head), "$EOF:%s\r\n", mark);
@@ -440,7 +444,6 @@ static int full_sync(rlink *l) {
             if (n <= 0) break;
             rc = write_all(l->fd, buf, (size_t)n);
         }
-        if (rc == 0) rc = write_all(l->fd, mark, 40);
         /* A child still writing (the replica went away) gets EPIPE now. */
         close(pfd[0]);
         pfd[0] = -1;
@@ -462,6 +465,9 @@ static int full_sync(rlink *l) {
             rc = -1;
         }
     }
+    /* The EOF mark only after a whole RDB: a failed child's partial one
+     * ends with the connection, which the replica takes as a failed sync. */
+    if (rc == 0 && diskless && !nofork) rc = write_all(l->fd, mark, 40);
     if (rc == 0 && (!diskless || nofork)) {
         int fd = open(tmp, O_RDONLY | O_CLOEXEC);
         struct stat st;
