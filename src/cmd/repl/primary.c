@@ -162,6 +162,10 @@ static void wake(rlink *l) {
     }
 }
 
+/* A worker thread's appends wake the links once, at the end of its loop
+ * iteration (repl_batch_end), not once per record. */
+static _Thread_local int tl_batching, tl_kick;
+
 /* Append to a link (mu held); a link over its output limits dies, as
  * Redis's client-output-buffer-limit replica class. */
 static void link_append(rlink *l, const char *p, size_t n) {
@@ -193,7 +197,21 @@ static void link_append(rlink *l, const char *p, size_t n) {
     } else {
         l->soft_since = 0;
     }
-    if (was_empty || l->dead) wake(l);
+    if (was_empty || l->dead) {
+        if (tl_batching) tl_kick = 1;
+        else wake(l);
+    }
+}
+
+void repl_batch_begin(void) { tl_batching = 1; }
+
+void repl_batch_end(void) {
+    if (!tl_kick) return;
+    tl_kick = 0;
+    pthread_mutex_lock(&mu);
+    for (rlink *l = links; l; l = l->next)
+        if (l->olen || l->dead) wake(l);
+    pthread_mutex_unlock(&mu);
 }
 
 /* The stream's bytes (mu held): backlog, links that take the stream. */
