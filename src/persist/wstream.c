@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strutil.h"
+
 static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static const wstream_sink *sinks[WSTREAM_MAX_SINKS];
 static int nsinks;          /* written under ws_lock, peeked relaxed */
@@ -57,13 +59,23 @@ static void reserve(size_t more) {
     cap = ncap;
 }
 
+/* "<type><v>\r\n" (sprintf's formatting cost a tenth of a replica's time
+ * applying SETs; the bytes are the same). */
+static size_t put_head(size_t len, char type, unsigned long long v) {
+    buf[len++] = type;
+    len += (size_t)ll_to_str(buf + len, 21, (long long)v);
+    buf[len++] = '\r';
+    buf[len++] = '\n';
+    return len;
+}
+
 static size_t put_array(size_t len, int argc, const char *const *p, const size_t *n) {
     size_t need = len + 24;
     for (int i = 0; i < argc; i++) need += n[i] + 24;
     reserve(need);
-    len += (size_t)sprintf(buf + len, "*%d\r\n", argc);
+    len = put_head(len, '*', (unsigned long long)argc);
     for (int i = 0; i < argc; i++) {
-        len += (size_t)sprintf(buf + len, "$%zu\r\n", n[i]);
+        len = put_head(len, '$', n[i]);
         memcpy(buf + len, p[i], n[i]);
         len += n[i];
         buf[len++] = '\r';
