@@ -25,6 +25,7 @@
 #include "net/net.h"
 #include "session/session.h"
 #include "persist/aof.h"
+#include "cmd/repl/repl.h"
 #include "base/config.h"
 #include "base/log.h"
 
@@ -388,6 +389,7 @@ void conn_durable_flush(worker *w) {
             else conn_write_ready(k);
         }
         aof_batch_end(); /* records appended by resumed clients */
+        repl_batch_end();
         if (!more && !w->durable) break;
     }
 }

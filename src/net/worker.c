@@ -25,6 +25,7 @@
 #include "cmd/stream.h"
 #include "net/internal.h"
 #include "persist/aof.h"
+#include "cmd/repl/repl.h"
 #include "net/net.h"
 #include "session/session.h"
 #include "base/config.h"
@@ -284,13 +285,16 @@ static void *worker_main(void *arg) {
     int sfd = cmd_stream_fd();
     if (sfd >= 0 && (sev = event_new(w->base, sfd, EV_READ | EV_PERSIST, on_stream, w))) event_add(sev, NULL);
     /* One iteration at a time: after the callbacks of each, the AOF writer
-     * is woken once for the records they appended, and the replies held
-     * for the AOF fsync (appendfsync always) go out together. */
+     * and the replicas' link threads are woken once for the records they
+     * appended, and the replies held for the AOF fsync (appendfsync always)
+     * go out together. */
     aof_batch_begin();
+    repl_batch_begin();
     while (!event_base_got_break(w->base)) {
         if (event_base_loop(w->base, EVLOOP_ONCE) != 0) break;
         conn_durable_flush(w);
         aof_batch_end();
+        repl_batch_end();
     }
     if (sev) event_free(sev);
     cmd_stream_thread_exit();

@@ -108,7 +108,7 @@ static void out_syswrite(rdb_out *o, const unsigned char *p, size_t n) {
         o->flushed += (uint64_t)w;
     }
     if (o->autosync && !o->err && o->flushed - o->synced >= RDB_AUTOSYNC_BYTES) {
-        if (fdatasync(o->fd) != 0) {
+        if (fdatasync(o->fd) != 0 && errno != EINVAL) { /* EINVAL: a pipe or socket, nothing to sync */
             o->errnum = errno;
             o->err = (errno == ENOSPC || errno == EDQUOT) ? RDB_ERR_NOSPACE : RDB_ERR_IO;
             return;

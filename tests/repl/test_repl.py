@@ -311,6 +311,22 @@ def full_sync_without_fork_under_arena_hugetlb():
 
 
 @test
+def diskless_sync_of_a_dump_over_4mb():
+    """rdb-save-incremental-fsync (yes) must not fdatasync the pipe of a
+    diskless sync: a dump past 4 MB (RDB_AUTOSYNC_BYTES) reaches the
+    replica whole, at the first attempt."""
+    d = tdir("diskless_big")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+    rng = random.Random(3)
+    for i in range(0, 60000, 1000):   # ~6.5 MB of incompressible values
+        p.c.pipeline([["SET", "big:%d" % j, "%0100x" % rng.getrandbits(400)] for j in range(i, i + 1000)])
+    r = replica_of("goblin", os.path.join(d, "r"), p.port)
+    in_sync(p, r)
+    assert r.c.ok("DBSIZE") == 60000 and digest(r) == digest(p)
+    assert p.log_text().count("Starting BGSAVE for SYNC") == 1, p.log_tail()
+
+
+@test
 def sentinel_fails_over_a_goblin_primary():
     """Three redis-server --sentinel over a goblin primary and two goblin
     replicas: after kill -9 of the primary one replica is promoted, the

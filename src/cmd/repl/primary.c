@@ -176,6 +176,10 @@ static void wake(rlink *l) {
     }
 }
 
+/* A worker thread's appends wake the links once, at the end of its loop
+ * iteration (repl_batch_end), not once per record. */
+static _Thread_local int tl_batching, tl_kick;
+
 /* Append to a link (mu held); a link over its output limits dies, as
  * Redis's client-output-buffer-limit replica class. */
 static void link_append(rlink *l, const char *p, size_t n) {
@@ -207,7 +211,21 @@ static void link_append(rlink *l, const char *p, size_t n) {
     } else {
         l->soft_since = 0;
     }
-    if (was_empty || l->dead) wake(l);
+    if (was_empty || l->dead) {
+        if (tl_batching) tl_kick = 1;
+        else wake(l);
+    }
+}
+
+void repl_batch_begin(void) { tl_batching = 1; }
+
+void repl_batch_end(void) {
+    if (!tl_kick) return;
+    tl_kick = 0;
+    pthread_mutex_lock(&mu);
+    for (rlink *l = links; l; l = l->next)
+        if (l->olen || l->dead) wake(l);
+    pthread_mutex_unlock(&mu);
 }
 
 /* The stream's bytes (mu held): backlog, links that take the stream. */
@@ -350,9 +368,13 @@ static _Noreturn void sync_child(int fd, const rdb_save_opts *o) {
     if (fd > 3) syscall(SYS_close_range, 3u, (unsigned)fd - 1, 0u);
     syscall(SYS_close_range, (unsigned)fd + 1, ~0u, 0u);
 #endif
+    /* A pipe cannot be fdatasync'ed (EINVAL): no incremental fsync, or
+     * every dump past RDB_AUTOSYNC_BYTES would fail. */
+    rdb_save_opts so = *o;
+    so.incremental_fsync = 0;
     rdb_save_stats st;
     char err[256];
-    int rc = rdb_save_fd(fd, o, &st, err, sizeof(err));
+    int rc = rdb_save_fd(fd, &so, &st, err, sizeof(err));
     _exit(rc == RDB_OK ? 0 : 1);
 }
 
@@ -430,8 +452,8 @@ static int full_sync(rlink *l) {
         int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", id, (unsigned long long)off);
         if (fd_write_all(l->fd, line, (size_t)k) != 0) rc = -1;
     }
+    char mark[41];
     if (rc == 0 && diskless && !nofork) {
-        char mark[41];
         random_replid(mark);
         char head[64];
         int k = snprintf(head, sizeof(head), "$EOF:%s\r\n", mark);
@@ -443,7 +465,6 @@ static int full_sync(rlink *l) {
             if (n <= 0) break;
             rc = fd_write_all(l->fd, buf, (size_t)n);
         }
-        if (rc == 0) rc = fd_write_all(l->fd, mark, 40);
         /* A child still writing (the replica went away) gets EPIPE now. */
         close(pfd[0]);
         pfd[0] = -1;
@@ -465,6 +486,9 @@ static int full_sync(rlink *l) {
             rc = -1;
         }
     }
+    /* The EOF mark only after a whole RDB: a failed child's partial one
+     * ends with the connection, which the replica takes as a failed sync. */
+    if (rc == 0 && diskless && !nofork) rc = fd_write_all(l->fd, mark, 40);
     if (rc == 0 && (!diskless || nofork)) {
         int fd = open(tmp, O_RDONLY | O_CLOEXEC);
         struct stat st;

@@ -51,6 +51,13 @@ void repl_set_ids(const char *replid, const char *replid2, long long second_off,
 /* Bytes of the primary's stream a replica applied: to the backlog and its
  * own replicas, unchanged. */
 void repl_feed_from_primary(const char *p, size_t n);
+/* A worker thread calls repl_batch_begin once: from then on the stream
+ * bytes it appends wake the replicas' link threads only when it calls
+ * repl_batch_end, after each loop iteration (as Redis writes to its
+ * replicas once per event-loop iteration). Other threads wake them at
+ * once. */
+void repl_batch_begin(void);
+void repl_batch_end(void);
 /* This node follows a primary: its own records are not replicated (the
  * primary's bytes are, through repl_feed_from_primary). */
 void repl_set_following(int on);
