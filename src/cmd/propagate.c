@@ -107,7 +107,16 @@ static prop_op *ops_push(void) {
 
 void prop_count_change(void) { T.changes++; }
 
+static _Thread_local const char **direct_p;
+static _Thread_local size_t *direct_n;
+static _Thread_local int direct_cap;
+
 void prop_thread_exit(void) {
+    free(direct_p);
+    free(direct_n);
+    direct_p = NULL;
+    direct_n = NULL;
+    direct_cap = 0;
     for (int i = 0; i < T.nops; i++) op_free(&T.ops[i]);
     free(T.ops);
     T.ops = NULL;
@@ -149,12 +158,39 @@ int prop_no_own_record(const char *fullname) {
     return 0;
 }
 
+/* The common case: a top-level call whose only record is itself, as
+ * sent. Its arguments go to the stream from the client's own buffers (no
+ * copy: they stay put until the call returns). */
+
+static int emit_call_direct(const client *c) {
+    if (c->argc > direct_cap) {
+        int nc = c->argc < 16 ? 16 : c->argc;
+        const char **np = realloc(direct_p, sizeof(char *) * (size_t)nc);
+        if (np) direct_p = np;
+        size_t *nn = realloc(direct_n, sizeof(size_t) * (size_t)nc);
+        if (nn) direct_n = nn;
+        if (!np || !nn) return -1;
+        direct_cap = nc;
+    }
+    for (int i = 0; i < c->argc; i++) {
+        direct_p[i] = c->argv[i].p;
+        direct_n[i] = c->argv[i].n;
+    }
+    wstream_lock();
+    wstream_append_locked(c->db, c->argc, direct_p, direct_n);
+    wstream_unlock();
+    return 0;
+}
+
 void prop_end(client *c, const cmd_def *cmd) {
     assert(T.depth > 0);
     prop_level *l = &T.lv[--T.depth];
     unsigned long total = T.changes - l->changes_at_begin;
     unsigned long mine = total - l->child_changes;
     if (T.depth > 0) T.lv[T.depth - 1].child_changes += total;
+    if (T.depth == 0 && T.nops == 0 && l->state == LEVEL_DEFAULT && mine > 0 &&
+        !(cmd->flags & CMDF_NO_OWN_RECORD) && wstream_active() && emit_call_direct(c) == 0)
+        return;
     if (l->state == LEVEL_REWRITTEN) {
         /* A rewrite stands for the call's changes: none, nothing to say. */
         if (mine > 0) *ops_push() = l->rewrite;
