@@ -62,7 +62,6 @@ dataset of aof_bench.py).
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import threading
@@ -82,8 +81,7 @@ GOALS = {"b/a": 0.9, "b/d": 1.0, "sync": 1.0}
 SYNC_LINE = "Starting BGSAVE for SYNC"
 
 
-def med(xs):
-    return statistics.median(xs) if xs else float("nan")
+med = aof_bench.med
 
 
 def proc_cpu_with_children(pid):
