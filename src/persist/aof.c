@@ -82,7 +82,7 @@ static void fsync_apply(const char *v) {
 static const config_hook fsync_hook = {NULL, fsync_apply};
 
 static int turn_on(char *err, size_t errlen);
-static void turn_off(void);
+static void turn_off(const char *why);
 
 /* CONFIG SET appendonly: runs under the config lock and the keyspace write
  * lock (CONFIG SET takes both), so no write is applied while the AOF
@@ -98,7 +98,7 @@ static int appendonly_check(const char *v, char *norm, size_t normlen, char *err
     int want = strcmp(v, "yes") == 0;
     if (want == __atomic_load_n(&on, __ATOMIC_RELAXED)) return 0;
     if (!want) {
-        turn_off();
+        turn_off("by CONFIG SET");
         return 0;
     }
     char why[600];
@@ -1088,7 +1088,7 @@ out:
 
 /* CONFIG SET appendonly no, as Redis's stopAppendOnly: what is buffered is
  * written and fsynced, a rewrite child is killed; the files stay. */
-static void turn_off(void) {
+static void turn_off(const char *why) {
     pthread_mutex_lock(&man_mu);
     rewrite_kill_locked();
     writer_stop();
@@ -1100,13 +1100,13 @@ static void turn_off(void) {
     }
     __atomic_store_n(&rw_scheduled, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&man_mu);
-    log_notice("AOF turned off by CONFIG SET");
+    log_notice("AOF turned off %s", why);
 }
 
 int aof_restart(char *err, size_t errlen) {
     if (!__atomic_load_n(&on, __ATOMIC_RELAXED)) return 0;
     db_wrlock_keyspace();
-    turn_off();
+    turn_off("to start over from the new dataset");
     int rc = turn_on(err, errlen);
     db_unlock_keyspace();
     return rc;

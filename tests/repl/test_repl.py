@@ -566,6 +566,30 @@ def random_generator_load_on_two_cores_reaches_the_replicas():
     print("    random: %d commands" % sum(w.cmds for w in ws), flush=True)
 
 
+@test
+def a_replica_with_aof_keeps_what_it_replicated():
+    """appendonly yes on a replica: the full sync restarts its AOF from the
+    loaded dataset and the applied stream is appended; restarted alone from
+    its AOF it has the primary's digest."""
+    d = tdir("replica_aof")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+    dataset.build(p.c, big=False)
+    p.c.ok("SELECT", "0")
+    rd = os.path.join(d, "r")
+    r = replica_of("goblin", rd, p.port, "--appendonly", "yes")
+    effect_form_writes(p.c, random.Random(9), 200)
+    in_sync(p, r)
+    want = digest(p)
+    assert digest(r) == want
+    # The AOF restarted from the synced dataset: its first base must be in
+    # before a shutdown is allowed (as Redis: "Writing initial AOF").
+    assert wait_for(lambda: info(r.c)["aof_rewrite_in_progress"] == "0" and
+                    info(r.c)["aof_rewrites"] == "1", 20), info(r.c)
+    assert r.shutdown("NOSAVE") == 0
+    r = start("goblin", rd, "--appendonly", "yes")
+    assert digest(r) == want
+
+
 def main():
     return SUITE.main(ARGS)
 

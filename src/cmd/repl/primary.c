@@ -157,7 +157,6 @@ static int sink_ensure(void);
 void repl_set_ids(const char *id, const char *id2, long long soff, uint64_t off) {
     /* A replica keeps a backlog of its primary's stream, so that after a
      * promotion its own replicas can continue (as Redis). */
-    if (sink_ensure() != 0) log_warn("Can't attach the replication backlog to the write stream");
     pthread_mutex_lock(&mu);
     snprintf(replid, sizeof(replid), "%s", id);
     if (id2) snprintf(replid2, sizeof(replid2), "%s", id2);
@@ -268,16 +267,26 @@ static void feed_own(int argc, const char *const *argv) {
 
 /* The first replica: the sink joins the write stream (no lock held; it
  * stays: with no backlog and no replica it only returns). */
+static pthread_mutex_t sink_mu_g = PTHREAD_MUTEX_INITIALIZER;
+
 static int sink_ensure(void) {
-    static pthread_mutex_t sink_mu = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&sink_mu);
+    pthread_mutex_lock(&sink_mu_g);
     int rc = 0;
     if (!__atomic_load_n(&sink_on, __ATOMIC_ACQUIRE)) {
         rc = wstream_add_sink(&sink);
         if (rc == 0) __atomic_store_n(&sink_on, 1, __ATOMIC_RELEASE);
     }
-    pthread_mutex_unlock(&sink_mu);
+    pthread_mutex_unlock(&sink_mu_g);
     return rc;
+}
+
+static void sink_drop(void) {
+    pthread_mutex_lock(&sink_mu_g);
+    if (__atomic_load_n(&sink_on, __ATOMIC_ACQUIRE)) {
+        wstream_remove_sink(&sink);
+        __atomic_store_n(&sink_on, 0, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&sink_mu_g);
 }
 
 /* ... and the backlog (mu held). */
@@ -724,7 +733,10 @@ void repl_psync(client *c, int psync) {
         char *colon = strrchr(l->ip, ':');
         if (colon) *colon = '\0';
     }
-    if (sink_ensure() != 0) {
+    pthread_mutex_lock(&mu);
+    int fol = following;
+    pthread_mutex_unlock(&mu);
+    if (!fol && sink_ensure() != 0) {
         close(l->efd);
         free(l);
         reply_error(c, "ERR can't attach to the write stream");
@@ -1107,8 +1119,14 @@ void repl_primary_shutdown(void) {
     repl_drop_replicas();
 }
 
+/* A replica passes its primary's bytes on and needs no sink: without it
+ * the write stream does not encode the applied commands at all (unless
+ * the AOF listens). A primary that was a replica gets it back before its
+ * own writes start. */
 void repl_set_following(int on) {
+    if (!on && sink_ensure() != 0) log_warn("Can't attach the replication backlog to the write stream");
     pthread_mutex_lock(&mu);
     following = on;
     pthread_mutex_unlock(&mu);
+    if (on) sink_drop();
 }

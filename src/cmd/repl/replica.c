@@ -53,6 +53,10 @@ static pthread_t rtid;
 static int stop_all;
 static int started;            /* rmu: start-up is over, the thread may run */
 static int psync_failover;     /* rmu: the next PSYNC asks the primary to take over (FAILOVER) */
+/* rmu: the thread is between two checks of gen in the stream loop (it may
+ * be applying a command of the primary). A promotion waits for it to be
+ * out before this node's own writes may start. */
+static int applying;
 
 enum { RS_CONNECT, RS_CONNECTING, RS_SYNC, RS_CONNECTED };
 static int rstate = RS_CONNECT;  /* rmu */
@@ -347,6 +351,8 @@ static void stream_loop(mconn *m, unsigned mygen) {
     for (;;) {
         pthread_mutex_lock(&rmu);
         int stale = gen != mygen || stop_all;
+        applying = !stale;
+        if (stale) pthread_cond_broadcast(&rcv);
         pthread_mutex_unlock(&rmu);
         if (stale) break;
         int64_t t = now_ms();
@@ -415,6 +421,10 @@ static void stream_loop(mconn *m, unsigned mygen) {
         pthread_mutex_unlock(&rmu);
         m->pos += (size_t)used;
     }
+    pthread_mutex_lock(&rmu);
+    applying = 0;
+    pthread_cond_broadcast(&rcv);
+    pthread_mutex_unlock(&rmu);
     free(argv);
 }
 
@@ -653,14 +663,17 @@ static int replicaof(const char *host, int port, int cache_self, char *err, size
         }
         free(mhost);
         mhost = NULL;
-        __atomic_store_n(&replica_flag, 0, __ATOMIC_RELAXED);
         gen++;
         rstate = RS_CONNECT;
         pthread_cond_broadcast(&rcv);
+        /* No command of the old primary may be half applied when this
+         * node's own writes (and their records) start. */
+        while (applying) pthread_cond_wait(&rcv, &rmu);
         pthread_mutex_unlock(&rmu);
-        db_set_replica_mode(0);
         repl_set_following(0);
         repl_shift_replid();
+        db_set_replica_mode(0);
+        __atomic_store_n(&replica_flag, 0, __ATOMIC_RELAXED);
         log_notice("MASTER MODE enabled (user request)");
         return 0;
     }
