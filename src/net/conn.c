@@ -388,7 +388,7 @@ void conn_durable_flush(worker *w) {
             if (st < 0) conn_free(k);
             else conn_write_ready(k);
         }
-        aof_batch_end(); /* records appended by resumed clients */
+        aof_batch_end(); /* wake the writer for what resumed clients wrote */
         repl_batch_end();
         if (!more && !w->durable) break;
     }

@@ -579,7 +579,7 @@ static void bitfield_generic(client *c, int readonly_cmd) {
     }
     /* Every write failed on OVERFLOW FAIL but the string was created or
      * grown: that is a change too, or the AOF (and a replica) would miss it
-     * (Redis 7.0 misses it; fixed upstream in redis/redis#15699). */
+     * (Redis 7.0 leaves it out of its AOF). */
     if (!changes && grew) changes = 1;
     if (changes) {
         gdb *db = cmd_db(c);
