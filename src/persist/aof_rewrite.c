@@ -93,8 +93,26 @@ static void rw_cmd(rw_out *o, int argc, const char *name, const dbentry *e) {
     rw_bulk(o, e->key, e->klen);
 }
 
-/* Elements are sent in batches: the number in the next command. */
-static int batch(uint64_t left) { return left > RW_ITEMS_PER_CMD ? RW_ITEMS_PER_CMD : (int)left; }
+/* The elements of a collection go out in commands of at most 64 of them
+ * (width arguments each): elem() before each element starts the next
+ * command when the last one is full. */
+typedef struct rw_batch {
+    rw_out *o;
+    const dbentry *e;
+    const char *name;
+    int width;
+    uint64_t left;
+    int in_cmd;
+} rw_batch;
+
+static void elem(rw_batch *b) {
+    if (!b->in_cmd) {
+        b->in_cmd = b->left > RW_ITEMS_PER_CMD ? RW_ITEMS_PER_CMD : (int)b->left;
+        rw_cmd(b->o, 2 + b->width * b->in_cmd, b->name, b->e);
+        b->left -= (uint64_t)b->in_cmd;
+    }
+    b->in_cmd--;
+}
 
 static void rw_string(rw_out *o, const dbentry *e) {
     rw_cmd(o, 3, "SET", e);
@@ -115,85 +133,61 @@ static void rw_string(rw_out *o, const dbentry *e) {
 
 static void rw_list(rw_out *o, const dbentry *e) {
     glist *l = e->val.u.p;
-    uint64_t left = list_len(l);
+    rw_batch b = {o, e, "RPUSH", 1, list_len(l), 0};
     list_iter it;
     list_elem el;
-    int in_cmd = 0;
     list_iter_init(&it, l, 0, 1);
     while (list_iter_next(&it, &el)) {
-        if (!in_cmd) {
-            in_cmd = batch(left);
-            rw_cmd(o, 2 + in_cmd, "RPUSH", e);
-            left -= (uint64_t)in_cmd;
-        }
+        elem(&b);
         if (el.isint) rw_bulk_ll(o, el.v);
         else rw_bulk(o, el.p, el.n);
-        in_cmd--;
     }
     list_iter_release(&it);
 }
 
 static void rw_set(rw_out *o, const dbentry *e) {
     gset *s = e->val.u.p;
-    uint64_t left = set_card(s);
+    rw_batch b = {o, e, "SADD", 1, set_card(s), 0};
     set_iter it;
     set_elem el;
-    int in_cmd = 0;
     set_iter_init(&it, s);
     while (set_iter_next(&it, &el)) {
-        if (!in_cmd) {
-            in_cmd = batch(left);
-            rw_cmd(o, 2 + in_cmd, "SADD", e);
-            left -= (uint64_t)in_cmd;
-        }
+        elem(&b);
         if (el.isint) rw_bulk_ll(o, el.v);
         else rw_bulk(o, el.p, el.n);
-        in_cmd--;
     }
     set_iter_done(&it);
 }
 
 static void rw_zset(rw_out *o, const dbentry *e) {
     zset *z = e->val.u.p;
-    uint64_t left = zset_card(z);
-    if (!left) return;
+    rw_batch b = {o, e, "ZADD", 2, zset_card(z), 0};
+    if (!b.left) return;
     zset_iter it;
     const char *m;
     size_t n;
     double sc;
-    int in_cmd = 0;
     zset_iter_init(&it, z, 0, 0);
     while (zset_iter_next(&it, &m, &n, &sc)) {
-        if (!in_cmd) {
-            in_cmd = batch(left);
-            rw_cmd(o, 2 + 2 * in_cmd, "ZADD", e);
-            left -= (uint64_t)in_cmd;
-        }
-        char b[64];
-        int k = snprintf(b, sizeof(b), "%.17g", sc); /* Redis's rioWriteBulkDouble */
-        rw_bulk(o, b, (size_t)k);
+        elem(&b);
+        char num[64];
+        int k = snprintf(num, sizeof(num), "%.17g", sc); /* Redis's rioWriteBulkDouble */
+        rw_bulk(o, num, (size_t)k);
         rw_bulk(o, m, n);
-        in_cmd--;
     }
 }
 
 static void rw_hash(rw_out *o, const dbentry *e) {
     hash *h = e->val.u.p;
-    uint64_t left = hash_len(h);
+    rw_batch b = {o, e, "HMSET", 2, hash_len(h), 0};
     hash_iter it;
     const char *f, *v;
     size_t fl, vl;
-    int in_cmd = 0;
     hash_iter_init(&it, h);
     while (hash_iter_next(&it, &f, &fl, &v, &vl)) {
-        if (!in_cmd) {
-            in_cmd = batch(left);
-            rw_cmd(o, 2 + 2 * in_cmd, "HMSET", e);
-            left -= (uint64_t)in_cmd;
-        }
+        elem(&b);
         rw_bulk(o, f, fl);
         rw_bulk(o, v, vl);
-        in_cmd--;
     }
     hash_iter_done(&it);
 }

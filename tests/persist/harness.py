@@ -155,6 +155,15 @@ def umount(d):
     subprocess.run(["umount", "-l", d], stderr=subprocess.DEVNULL)
 
 
+CHECK_AOF = "/usr/bin/redis-check-aof"
+
+
+def check_aof(d, manifest="appendonlydir/appendonly.aof.manifest"):
+    """redis-check-aof accepts the AOF directory under d."""
+    r = subprocess.run([CHECK_AOF, os.path.join(d, manifest)], capture_output=True)
+    assert r.returncode == 0 and b"All AOF files and manifest are valid" in r.stdout, r.stdout + r.stderr
+
+
 class Suite:
     """The tests of one script and their runner.
 

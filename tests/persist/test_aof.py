@@ -20,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ROOT, Err, Suite, info, wait_for  # noqa: E402
+from harness import CHECK_AOF, ROOT, Err, Suite, check_aof, info, wait_for  # noqa: E402
 import dataset  # noqa: E402
 
 TMP = os.path.join(ROOT, "tests", "tmp", "aof.%d" % os.getpid())
@@ -28,7 +28,6 @@ VERBOSE = "-v" in sys.argv
 ARGS = [a for a in sys.argv[1:] if a != "-v"]
 SUITE = Suite("aof", TMP, VERBOSE)
 test, tdir, start = SUITE.test, SUITE.tdir, SUITE.start
-CHECK_AOF = "/usr/bin/redis-check-aof"
 AOFDIR = "appendonlydir"
 
 
@@ -80,8 +79,13 @@ def loads_everywhere(g, d):
     redis-server and into goblin-core with g's DEBUG DIGEST."""
     want = digest(g)
     g.shutdown("NOSAVE")
-    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
-    assert r.returncode == 0 and b"All AOF files and manifest are valid" in r.stdout, r.stdout
+    files_load_everywhere(d, want)
+
+
+def files_load_everywhere(d, want):
+    """d's appendonlydir passes redis-check-aof and loads into redis-server
+    and into goblin-core with the DEBUG DIGEST want."""
+    check_aof(d)
     rs = start("redis", d, "--appendonly", "yes")
     assert digest(rs) == want
     rs.shutdown("NOSAVE")
@@ -106,8 +110,7 @@ def first_start_creates_dir_manifest_base_and_incr():
     assert "Creating AOF base file appendonly.aof.1.base.rdb on server start" in g.log_text()
     g.shutdown("NOSAVE")
     # The files pass redis-check-aof, and a restart reopens them.
-    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
-    assert r.returncode == 0 and b"valid" in r.stdout, r.stdout
+    check_aof(d)
     g = start("goblin", d, "--appendonly", "yes")
     assert "Opening AOF incr file appendonly.aof.1.incr.aof on server start" in g.log_text()
     assert len(manifest(d)) == 2
@@ -321,8 +324,7 @@ def stream_records_reach_the_file_with_group_commit():
                            capture_output=True, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         assert b"aof_buffer_length:0" in r.stdout, r.stdout
-        c = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
-        assert c.returncode == 0, c.stdout
+        check_aof(d)
         rs = start("redis", d, "--appendonly", "yes")
         sizes = [rs.c.ok("SELECT", n) and rs.c.ok("DBSIZE") for n in range(3)]
         assert sizes == [4000, 2000, 2000], sizes
@@ -380,8 +382,7 @@ def config_set_appendonly_yes_on_a_live_dataset():
     g.shutdown("NOSAVE")
     g = start("goblin", d, "--appendonly", "yes")
     assert digest(g) == want
-    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
-    assert r.returncode == 0, r.stdout
+    check_aof(d)
 
 
 @test
@@ -462,13 +463,7 @@ def timestamp_annotations_are_written_and_skipped():
         data = f.read()
     ts = [ln for ln in data.split(b"\r\n") if ln.startswith(b"#TS:")]
     assert len(ts) >= 2 and all(int(t[4:]) > 1700000000 for t in ts), data
-    r = subprocess.run([CHECK_AOF, os.path.join(d, AOFDIR, "appendonly.aof.manifest")], capture_output=True)
-    assert r.returncode == 0, r.stdout
-    rs = start("redis", d, "--appendonly", "yes")
-    assert digest(rs) == want
-    rs.shutdown("NOSAVE")
-    g = start("goblin", d, "--appendonly", "yes")
-    assert digest(g) == want
+    files_load_everywhere(d, want)
 
 
 @test

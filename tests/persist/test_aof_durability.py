@@ -59,7 +59,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from harness import ROOT, Err, Skip, Suite, info, mount_tmpfs, umount, wait_for  # noqa: E402
+from harness import CHECK_AOF, ROOT, Err, Skip, Suite, check_aof, info, mount_tmpfs, umount, wait_for  # noqa: E402
 from resp import Conn  # noqa: E402  (tests/helpers, put on the path by harness)
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "diff"))
@@ -79,7 +79,6 @@ SEL = [a for a in ARGS if not a.startswith("-")]
 TMP = os.path.join(ROOT, "tests", "tmp", "aof-durability.%d" % os.getpid())
 SUITE = Suite("aof-durability", TMP, VERBOSE)
 test, tdir, start = SUITE.test, SUITE.tdir, SUITE.start
-CHECK_AOF = "/usr/bin/redis-check-aof"
 AOFDIR = "appendonlydir"
 MANIFEST = os.path.join(AOFDIR, "appendonly.aof.manifest")
 
@@ -105,11 +104,6 @@ def log_size(d):
         return os.path.getsize("%s.goblin.log" % d.rstrip("/"))
     except OSError:
         return 0
-
-
-def check_aof(d):
-    r = subprocess.run([CHECK_AOF, os.path.join(d, MANIFEST)], capture_output=True)
-    assert r.returncode == 0 and b"All AOF files and manifest are valid" in r.stdout, r.stdout + r.stderr
 
 
 def keyspace(c, values=False, sizes=None):
