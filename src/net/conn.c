@@ -140,10 +140,10 @@ void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, co
 static int conn_flush(conn *k) {
     client *c = &k->c;
     /* appendfsync always: replies of commands this thread appended to the
-     * stream go out only once their records are on disk. They wait for the
-     * end of the loop iteration, where one barrier covers every record this
-     * worker produced meanwhile, for all its clients (group commit, as
-     * Redis writes and fsyncs once in beforeSleep before sending replies). */
+     * stream go out only once their records are on disk. They are held;
+     * at the end of the loop iteration they get the offset of the last
+     * record as their target (conn_durable_flush), and the worker serves
+     * others until the writer has fsynced that far (group commit). */
     if (c->osent < c->olen && (aof_durable_needed() || k->dwait)) {
         /* New records since it got its target: it waits for a later one. */
         if (k->dwait == 2 && aof_durable_needed()) durable_unlink(k);

@@ -137,7 +137,7 @@ int aof_first_base_pending(void) { return __atomic_load_n(&wait_rw, __ATOMIC_REL
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv_work = PTHREAD_COND_INITIALIZER; /* the writer waits */
-static pthread_cond_t cv_done = PTHREAD_COND_INITIALIZER; /* barrier waiters */
+static pthread_cond_t cv_done = PTHREAD_COND_INITIALIZER; /* drain_locked waits for a write */
 static char *pend;
 static size_t plen, pcap;
 static size_t pcap_pub, wcap_pub; /* atomics: pcap and the writer's wcap */
@@ -250,22 +250,6 @@ uint64_t aof_durable_needed(void) {
         return 0;
     }
     return tl_need;
-}
-
-int aof_barrier(uint64_t offset) {
-    static int64_t last_log;
-    tl_need = 0;
-    tl_kick = 0; /* woken here */
-    pthread_mutex_lock(&mu);
-    pthread_cond_signal(&cv_work);
-    while (synced_off < offset && on && __atomic_load_n(&write_ok, __ATOMIC_RELAXED)) pthread_cond_wait(&cv_done, &mu);
-    int rc = synced_off >= offset ? 0 : -1;
-    if (rc != 0 && mono_ms() - last_log > 10000) {
-        last_log = mono_ms();
-        log_warn("AOF write failed with appendfsync always: closing the connections whose writes are not on disk");
-    }
-    pthread_mutex_unlock(&mu);
-    return rc;
 }
 
 size_t aof_buffer_bytes(void) {

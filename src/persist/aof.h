@@ -7,15 +7,14 @@
  * Writing: a write-stream sink (wstream.h) copies every record into a
  * buffer under the stream lock; one writer thread writes the buffer to the
  * current incr file. appendfsync no: never fsync; everysec: fsync at most
- * once a second, on the writer thread; always: a worker flushes replies of
- * commands that appended only after aof_barrier() has seen the bytes
- * written and fsynced. A worker holds such replies until the end of its
- * loop iteration and waits once for all of them, and every worker waiting
- * at once is served by one write+fsync (group commit).
+ * once a second, on the writer thread; always: a worker holds the replies
+ * of commands that appended until their bytes are written and fsynced
+ * (aof_durable_take / aof_durable_state), serving others meanwhile; one
+ * write+fsync covers every record that arrived before it (group commit).
  *
  * Entry points (lock needs stated at each):
  *   aof_load_at_startup / aof_open_at_startup
- *   aof_durable_needed + aof_barrier     replies after fsync (always)
+ *   aof_durable_take + aof_durable_state replies after fsync (always)
  *   aof_write_error                      the dispatcher's MISCONF check
  *   aof_rewrite_start / aof_cron         BGREWRITEAOF and its child
  *   aof_info / aof_stop */
@@ -78,8 +77,8 @@ int aof_durable_state(uint64_t offset);
 void aof_set_sync_notify(void (*fn)(void));
 
 /* Group commit. The AOF offset after the records the calling thread has
- * appended since its last barrier, when appendfsync is always and they are
- * not yet fsynced; 0 when nothing needs waiting for. */
+ * appended since its last aof_durable_take, when appendfsync is always;
+ * 0 when nothing needs waiting for. */
 uint64_t aof_durable_needed(void);
 /* A worker thread calls aof_batch_begin once: from then on its records
  * wake the writer only when it calls aof_batch_end, at the end of each
@@ -88,11 +87,6 @@ uint64_t aof_durable_needed(void);
  * wake it at once. */
 void aof_batch_begin(void);
 void aof_batch_end(void);
-/* Block until everything up to offset is written and fsynced. 0, or -1 when
- * the AOF is in a write error or was turned off before they were: the
- * caller must not acknowledge those writes (later writes get MISCONF). */
-int aof_barrier(uint64_t offset);
-
 /* Fault injection (DEBUG AOF-FAULT): the writer's next `writes` writes and
  * `fsyncs` fsyncs fail with EIO. */
 void aof_inject_faults(int writes, int fsyncs);

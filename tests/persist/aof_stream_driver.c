@@ -1,6 +1,6 @@
 /* aof_stream_driver.c -- drives the write stream directly (the command
  * layer does not append yet): four threads append SET records for
- * databases 0..2 and, under appendfsync always, wait at aof_barrier() after
+ * databases 0..2 and, under appendfsync always, wait with aof_durable_state() after
  * each, as conn.c does before sending replies. Linked by test_aof.py
  * against the objects of build-release; run with goblin-core's flags. */
 #include <pthread.h>
@@ -18,8 +18,10 @@ static void *worker(void *arg) {
         snprintf(k, sizeof k, "k%ld:%d", id, i); snprintf(v, sizeof v, "%d", i);
         const char *p[3] = {"SET", k, v}; size_t n[3] = {3, strlen(k), strlen(v)};
         wstream_lock(); wstream_append_locked((int)(id % 3), 3, p, n); wstream_unlock();
-        uint64_t need = aof_durable_needed();
-        if (need && aof_barrier(need) != 0) { printf("barrier err\n"); }
+        uint64_t need = aof_durable_take();
+        int st;
+        while (need && (st = aof_durable_state(need)) == 0) usleep(50);
+        if (need && st < 0) { printf("durable err\n"); }
     }
     return NULL;
 }

@@ -152,8 +152,6 @@ void repl_shift_replid(void) {
                second_off, replid);
 }
 
-static int sink_ensure(void);
-
 void repl_set_ids(const char *id, const char *id2, long long soff, uint64_t off) {
     /* A replica keeps a backlog of its primary's stream, so that after a
      * promotion its own replicas can continue (as Redis). */
@@ -453,9 +451,8 @@ static int full_sync(rlink *l) {
     db_unlock_keyspace();
     if (pfd[1] >= 0) close(pfd[1]);
     if (rc != 0) goto out;
-    log_notice("Starting BGSAVE for SYNC with target: %s%s", nofork ? "disk (in the foreground: fork is refused)"
-                                                                     : diskless ? "replicas sockets" : "disk",
-               "");
+    log_notice("Starting BGSAVE for SYNC with target: %s",
+               nofork ? "disk (in the foreground: fork is refused)" : diskless ? "replicas sockets" : "disk");
     if (l->psync) {
         char line[128];
         int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", id, (unsigned long long)off);
