@@ -97,6 +97,16 @@ typedef struct client {
  * the fields they read are written with relaxed atomics by the command
  * layer: flags through these helpers, db/resp/cur/last with
  * __atomic_store_n. The owner may read its own fields plainly. */
+/* A client with no connection that runs commands for the server itself
+ * (the AOF loader, a replica's primary): id 0, RESP2, authenticated. */
+static inline void client_init_internal(client *c, uint32_t flags) {
+    c->id = 0;
+    c->fd = -1;
+    c->worker_id = -1;
+    c->resp = 2;
+    c->flags = CLIENT_AUTHENTICATED | flags;
+}
+
 static inline void client_flag_on(client *c, uint32_t f) { __atomic_fetch_or(&c->flags, f, __ATOMIC_RELAXED); }
 static inline void client_flag_off(client *c, uint32_t f) { __atomic_fetch_and(&c->flags, ~f, __ATOMIC_RELAXED); }
 static inline uint32_t client_flags_peek(const client *c) { return __atomic_load_n(&c->flags, __ATOMIC_RELAXED); }

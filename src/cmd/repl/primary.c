@@ -120,15 +120,6 @@ static void random_replid(char *out) {
     out[40] = '\0';
 }
 
-void repl_ids(char id[41], char id2[41], long long *soff, uint64_t *off) {
-    pthread_mutex_lock(&mu);
-    memcpy(id, replid, 41);
-    memcpy(id2, replid2, 41);
-    *soff = second_off;
-    *off = master_off;
-    pthread_mutex_unlock(&mu);
-}
-
 uint64_t repl_offset(void) {
     pthread_mutex_lock(&mu);
     uint64_t off = master_off;
@@ -143,13 +134,17 @@ void repl_replid(char id[41]) {
 }
 
 void repl_shift_replid(void) {
+    char id[41], id2[41];
     pthread_mutex_lock(&mu);
     memcpy(replid2, replid, 41);
     second_off = (long long)master_off + 1;
     random_replid(replid);
+    long long soff = second_off;
+    memcpy(id, replid, 41);
+    memcpy(id2, replid2, 41);
     pthread_mutex_unlock(&mu);
-    log_notice("Setting secondary replication ID to %s, valid up to offset: %lld. New replication ID is %s", replid2,
-               second_off, replid);
+    log_notice("Setting secondary replication ID to %s, valid up to offset: %lld. New replication ID is %s", id2, soff,
+               id);
 }
 
 void repl_set_ids(const char *id, const char *id2, long long soff, uint64_t off) {

@@ -38,9 +38,7 @@ int repl_replconf(client *c);       /* 0 handled (reply sent) */
 /* PSYNC replid offset / SYNC (psync 0): reply and take the connection. */
 void repl_psync(client *c, int psync);
 
-/* This node's replication id and offset (master_repl_offset). */
-void repl_ids(char replid[41], char replid2[41], long long *second_off, uint64_t *offset);
-/* Just the offset; just the replication id. */
+/* This node's offset (master_repl_offset) and replication id. */
 uint64_t repl_offset(void);
 void repl_replid(char id[41]);
 /* Replace the ids: a new random replid, the old one kept as replid2 valid

@@ -495,10 +495,8 @@ static void follow_once(const char *host, int port, unsigned mygen) {
     const char *capa[5] = {"REPLCONF", "capa", "eof", "capa", "psync2"};
     if (command_reply(m, 5, capa, line, sizeof(line)) != 0) goto out;
     /* PSYNC with what we have. */
-    char id[41], id2[41], off[32];
-    long long soff;
-    uint64_t cur;
-    repl_ids(id, id2, &soff, &cur);
+    char id[41], off[32];
+    repl_replid(id);
     pthread_mutex_lock(&rmu);
     int hist = have_history;
     uint64_t ro = reploff;
@@ -699,11 +697,7 @@ static int replicaof(const char *host, int port, int cache_self, char *err, size
     if (was_primary && cache_self) {
         /* Our own history is where a PSYNC starts (Redis caches itself as
          * the master). */
-        char id[41], id2[41];
-        long long soff;
-        uint64_t off;
-        repl_ids(id, id2, &soff, &off);
-        reploff = off;
+        reploff = repl_offset();
         have_history = 1;
     }
     pthread_cond_broadcast(&rcv);
@@ -801,11 +795,7 @@ void repl_role_replica(client *c) {
 }
 
 void repl_replica_init(void) {
-    mc.id = 0;
-    mc.fd = -1;
-    mc.worker_id = -1;
-    mc.resp = 2;
-    mc.flags = CLIENT_AUTHENTICATED | CLIENT_PRIMARY;
+    client_init_internal(&mc, CLIENT_PRIMARY);
     snprintf(mc.addr, sizeof(mc.addr), "master");
     if (config_bind_int("replica-serve-stale-data", &serve_stale) || config_bind_int("replica-read-only", &read_only))
         abort();

@@ -89,11 +89,7 @@ static void bgrewriteaofCommand(client *c) {
 }
 
 void aof_family_init(void) {
-    scratch.id = 0;
-    scratch.fd = -1;
-    scratch.worker_id = -1;
-    scratch.resp = 2;
-    scratch.flags = CLIENT_AUTHENTICATED | CLIENT_AOF_LOADER;
+    client_init_internal(&scratch, CLIENT_AOF_LOADER);
     aof_set_replay(aof_replay);
 }
 
