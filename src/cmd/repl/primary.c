@@ -664,10 +664,6 @@ static void *link_main(void *arg) {
 
 /* ---- PSYNC -------------------------------------------------------------- */
 
-typedef struct handoff_job {
-    rlink *l;
-} handoff_job;
-
 static void start_link(int fd, void *arg) {
     rlink *l = arg;
     l->fd = fd;
