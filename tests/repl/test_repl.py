@@ -57,6 +57,15 @@ def in_sync(primary, *replicas, timeout=30):
     assert wait_for(ok, timeout), [info(r.c, "replication") for r in (primary,) + replicas]
 
 
+def primary(kind, d, *args, big=False):
+    """A primary under d/p holding every type and encoding (dataset.py),
+    its client back on database 0."""
+    p = start(kind, os.path.join(d, "p"), *args)
+    dataset.build(p.c, big=big)
+    p.c.ok("SELECT", "0")
+    return p
+
+
 def replica_of(kind, d, primary_port, *args):
     return start(kind, d, "--replicaof", "127.0.0.1", str(primary_port), *args)
 
@@ -109,9 +118,7 @@ class Writer(threading.Thread):
 def both_ways(primary_kind, replica_kind, hugetlb=False):
     d = tdir("%s_to_%s%s" % (primary_kind, replica_kind, "_huge" if hugetlb else ""))
     pargs = PRIMARY_ARGS + (("--arena-hugetlb",) if hugetlb and primary_kind == "goblin" else ())
-    p = start(primary_kind, os.path.join(d, "p"), *pargs)
-    dataset.build(p.c, big=True)
-    p.c.ok("SELECT", "0")
+    p = primary(primary_kind, d, *pargs, big=True)
     w = Writer(p, 1)
     w.start()
     r = replica_of(replica_kind, os.path.join(d, "r"), p.port)
@@ -144,9 +151,7 @@ def redis_primary_goblin_replica():
 @test
 def goblin_to_goblin_to_redis_chain():
     d = tdir("chain")
-    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
-    dataset.build(p.c, big=False)
-    p.c.ok("SELECT", "0")
+    p = primary("goblin", d, *PRIMARY_ARGS)
     m = replica_of("goblin", os.path.join(d, "m"), p.port, *PRIMARY_ARGS)
     r = replica_of("redis", os.path.join(d, "r"), m.port)
     effect_form_writes(p.c, random.Random(3))
@@ -223,9 +228,7 @@ class Proxy(threading.Thread):
 def partial_resync_after_a_cut_and_full_after_overflow():
     for replica_kind in ("goblin", "redis"):
         d = tdir("cut_" + replica_kind)
-        p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS, "--repl-backlog-size", "64kb")
-        dataset.build(p.c, big=False)
-        p.c.ok("SELECT", "0")
+        p = primary("goblin", d, *PRIMARY_ARGS, "--repl-backlog-size", "64kb")
         px = Proxy(p.port)
         px.start()
         r = replica_of(replica_kind, os.path.join(d, "r"), px.port)
@@ -253,9 +256,7 @@ def partial_resync_after_a_cut_and_full_after_overflow():
 @test
 def promotion_keeps_the_history_for_the_other_replica():
     d = tdir("promote")
-    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
-    dataset.build(p.c, big=False)
-    p.c.ok("SELECT", "0")
+    p = primary("goblin", d, *PRIMARY_ARGS)
     a = replica_of("goblin", os.path.join(d, "a"), p.port, *PRIMARY_ARGS)
     b = replica_of("redis", os.path.join(d, "b"), p.port)
     effect_form_writes(p.c, random.Random(5), 100)
@@ -434,9 +435,7 @@ def a_restarted_replica_continues_from_its_dump():
     own the same way."""
     for replica_kind in ("goblin", "redis"):
         d = tdir("restart_" + replica_kind)
-        p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
-        dataset.build(p.c, big=False)
-        p.c.ok("SELECT", "0")
+        p = primary("goblin", d, *PRIMARY_ARGS)
         rd = os.path.join(d, "r")
         r = replica_of(replica_kind, rd, p.port)
         effect_form_writes(p.c, random.Random(6), 100)
@@ -459,9 +458,7 @@ def failover_command_both_ways():
     redis-server primary failing over to a goblin replica."""
     for primary_kind in ("goblin", "redis"):
         d = tdir("failover_" + primary_kind)
-        p = start(primary_kind, os.path.join(d, "p"), *PRIMARY_ARGS)
-        dataset.build(p.c, big=False)
-        p.c.ok("SELECT", "0")
+        p = primary(primary_kind, d, *PRIMARY_ARGS)
         t = replica_of("goblin", os.path.join(d, "t"), p.port, *PRIMARY_ARGS)
         effect_form_writes(p.c, random.Random(8), 100)
         in_sync(p, t)
@@ -572,9 +569,7 @@ def a_replica_with_aof_keeps_what_it_replicated():
     loaded dataset and the applied stream is appended; restarted alone from
     its AOF it has the primary's digest."""
     d = tdir("replica_aof")
-    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
-    dataset.build(p.c, big=False)
-    p.c.ok("SELECT", "0")
+    p = primary("goblin", d, *PRIMARY_ARGS)
     rd = os.path.join(d, "r")
     r = replica_of("goblin", rd, p.port, "--appendonly", "yes")
     effect_form_writes(p.c, random.Random(9), 200)
