@@ -313,11 +313,15 @@ int db_expire_if_needed(gdb *db, dbentry *e) {
     return 1;
 }
 
-dbentry *db_add(gdb *db, const char *k, size_t n) {
+dbentry *db_add(gdb *db, const char *k, size_t n) { return db_add_room(db, k, n, 0, NULL); }
+
+dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp) {
     uint64_t h = key_hash(k, n);
     shard *sh = shard_for(db, h);
-    dbentry *e = malloc(sizeof(dbentry) + n + 1);
+    size_t off = (sizeof(dbentry) + n + 1 + 3) & ~(size_t)3;
+    dbentry *e = malloc(room ? off + room : sizeof(dbentry) + n + 1);
     if (!e) return NULL;
+    if (roomp) *roomp = room ? (char *)e + off : NULL;
     memset(&e->val, 0, sizeof(e->val));
     e->val.type = OBJ_NONE;
     obj_init_access(&e->val);

@@ -98,6 +98,10 @@ dbentry *db_lookup_raw(gdb *db, const char *k, size_t n);
 int db_key_exists(gdb *db, const char *k, size_t n);
 /* Add an absent key; the caller sets e->val before releasing the shard. */
 dbentry *db_add(gdb *db, const char *k, size_t n);
+/* db_add with room bytes (4-byte aligned, at *roomp) after the key for
+ * the value to be embedded in (strval_set_embedded); they go with the
+ * entry. */
+dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp);
 void db_delete_entry(gdb *db, dbentry *e);
 int db_delete(gdb *db, const char *k, size_t n);
 /* Replace the value of e (freeing the old one). */

@@ -8,6 +8,18 @@
  *                      compressed when that makes the record smaller (a
  *                      raw record; len = COMP_BIT | clen << 16 | length),
  *                      and read back through a per-command scratch buffer;
+ *   embedded (u.p & 2) a record of the same layout as the arena's, but
+ *                      in the room its key's entry was allocated with
+ *                      (db_add_room): a value a write stores under a new
+ *                      key, up to EMBED_MAX bytes and unless a fixed
+ *                      small-object pool is set, lives right after the
+ *                      key, so a read touches one allocation instead of
+ *                      three (entry, handle cell, record). The entry owns
+ *                      the room: freeing the value frees nothing, a value
+ *                      that no longer fits moves to the arena (the room
+ *                      stays unused until the key goes), and a value that
+ *                      leaves its entry (RENAME, MOVE) is copied out first
+ *                      (strval_unembed);
  *   large  (u.p odd)   a bigval: one head slot of ram_head bytes in a block
  *                      of the head pool plus a tail (RAM or SSD extent).
  *
@@ -55,7 +67,16 @@ void strval_count_read_error(void) { __atomic_fetch_add(&tail_read_errors, 1, __
 
 #define IS_BIG(o) (((uintptr_t)(o)->u.p) & 1u)
 #define BIG(o) ((bigval *)((uintptr_t)(o)->u.p & ~(uintptr_t)1))
-#define SMALL(o) (*(smallrec **)(o)->u.p)
+#define IS_EMB(o) (((uintptr_t)(o)->u.p) & 2u)
+#define EMB(o) ((smallrec *)((uintptr_t)(o)->u.p & ~(uintptr_t)2))
+#define SMALL(o) (IS_EMB(o) ? EMB(o) : *(smallrec **)(o)->u.p)
+/* Values up to this size are embedded in a new key's entry: beyond it the
+ * allocator's size classes (a quarter of a power of two apart) waste more
+ * than the arena's 16-byte records and its handle cost. */
+#define EMBED_MAX 256
+/* An embedded record's header (the arena's layout: handle, cap, len). */
+#define EMB_HDR 12
+#define EMB_HANDLE 0xfffffffeu
 
 /* Compressed small values (see above). */
 #define COMP_BIT 0x80000000u
@@ -157,31 +178,43 @@ static smallrec **small_put_comp(const char *c, size_t clen, size_t n) {
     return h;
 }
 
-/* A compressed record for p[0..n), or NULL when compressing does not make
- * the record smaller (or no memory). */
-static smallrec **small_deflate(const char *p, size_t n) {
+/* The LZF form of p[0..n) in out (COMP_MAX bytes): its length, or 0 when
+ * compressing does not make the record smaller. */
+static size_t deflate_into(const char *p, size_t n, char *out) {
     /* Values that do not compress (random bytes, hex digests) cost a failed
      * attempt each: after failures, attempts thin out (every 2nd, 4th ...
      * up to every 64th value) until one succeeds. Per thread. */
     static _Thread_local unsigned skip_log, skipped;
-    if (n < COMP_MIN || n >= COMP_MAX) return NULL;
+    if (n < COMP_MIN || n >= COMP_MAX) return 0;
     if (skipped < (1u << skip_log) - 1) {
         skipped++;
-        return NULL;
+        return 0;
     }
     skipped = 0;
     if (!lzf_st) {
-        if (!(lzf_st = malloc(sizeof(*lzf_st)))) return NULL;
+        if (!(lzf_st = malloc(sizeof(*lzf_st)))) return 0;
         tls_register();
     }
-    char out[COMP_MAX];
     size_t cn = lzf_compress(lzf_st, p, n, out, n);
     if (!cn || !comp_saves(cn, n)) {
         if (skip_log < 6) skip_log++;
-        return NULL;
+        return 0;
     }
     skip_log = 0;
-    return small_put_comp(out, cn, n);
+    return cn;
+}
+
+/* A compressed record for p[0..n), or NULL when compressing does not make
+ * the record smaller (or no memory). */
+static smallrec **small_deflate(const char *p, size_t n) {
+    char out[COMP_MAX];
+    size_t cn = deflate_into(p, n, out);
+    return cn ? small_put_comp(out, cn, n) : NULL;
+}
+
+/* The record of o goes (an embedded one belongs to its entry). */
+static void small_release(gobj *o) {
+    if (!IS_EMB(o)) smallobj_free((smallrec **)o->u.p);
 }
 
 /* Views made during the current command on this thread (see
@@ -447,7 +480,7 @@ char *strval_resize(gobj *o, size_t newlen) {
         if (!h) return NULL;
         memcpy((*h)->data, raw, COMP_RAWLEN(c) + 1);
         (*h)->len = COMP_RAWLEN(c);
-        smallobj_free((smallrec **)o->u.p);
+        small_release(o);
         set_small(o, h);
     }
     if (!IS_BIG(o)) {
@@ -468,7 +501,7 @@ char *strval_resize(gobj *o, size_t newlen) {
             memcpy(nr->data, r->data, r->len);
             memset(nr->data + r->len, 0, newlen - r->len + 1);
             nr->len = (uint32_t)newlen;
-            smallobj_free((smallrec **)o->u.p);
+            small_release(o);
             set_small(o, nh);
             o->enc = ENC_RAW;
             return nr->data;
@@ -493,7 +526,7 @@ char *strval_resize(gobj *o, size_t newlen) {
         memset(b->view + r->len, 0, newlen - r->len + 1);
         b->len = newlen;
         b->dirty = 1;
-        smallobj_free((smallrec **)o->u.p);
+        small_release(o);
         o->u.p = (void *)((uintptr_t)b | 1u);
         o->enc = ENC_RAW;
         touch(b);
@@ -520,7 +553,7 @@ void strval_free(gobj *o) {
             objstore_head_free(&b->head);
             free(b);
         } else {
-            smallobj_free((smallrec **)o->u.p);
+            small_release(o);
         }
     }
     o->u.p = NULL;
@@ -542,6 +575,7 @@ int strval_dup(gobj *dst, const gobj *src) {
 
 size_t strval_mem_usage(const gobj *o) {
     if (o->enc == ENC_INT) return 0;
+    if (IS_EMB(o)) return EMB_HDR + SMALLOBJ_CAP(EMB(o)) + ((EMB(o)->cap & SMALLOBJ_RAW) ? 0 : 1);
     if (!IS_BIG(o)) return smallobj_record_size(SMALL(o)) + sizeof(void *);
     const bigval *b = BIG(o);
     size_t n = sizeof(*b) + objstore_ram_head() + b->viewcap;
@@ -575,10 +609,118 @@ int strval_pressure(void) {
 
 int strval_pressure_relieves(const gobj *o, int bits) {
     if (o->type != OBJ_STRING || o->enc == ENC_INT || !o->u.p) return 0;
+    if (IS_EMB(o)) return 0; /* in its entry, not in either pool */
     return IS_BIG(o) ? (bits & STRVAL_PRESSURE_HEADS) != 0 : (bits & STRVAL_PRESSURE_SMALL) != 0;
 }
 
 void strval_stats(uint64_t *read_errors, uint64_t *write_errors) {
     *read_errors = __atomic_load_n(&tail_read_errors, __ATOMIC_RELAXED);
     *write_errors = tail_write_errors;
+}
+
+/* ---- Values embedded in their entry ------------------------------------ */
+
+/* The LZF form strval_embed_size made, for strval_set_embedded to use. */
+static _Thread_local struct {
+    const char *p;
+    size_t n, clen;
+    char c[COMP_MAX];
+} emb_plan;
+
+size_t strval_embed_size(const char *p, size_t n) {
+    long long v;
+    emb_plan.p = NULL;
+    /* A fixed small-object pool (--small-memory) is where the user placed
+     * small values (its node, its capacity): they stay there. */
+    if (n > EMBED_MAX || n >= objstore_ram_head() || objstore_cfg.small_memory || (n <= 20 && str_to_ll(p, n, &v)))
+        return 0;
+    size_t cn = deflate_into(p, n, emb_plan.c);
+    emb_plan.p = p;
+    emb_plan.n = n;
+    emb_plan.clen = cn;
+    return cn ? EMB_HDR + cn : EMB_HDR + n + 1;
+}
+
+/* Writes p[0..n) into the embedded record r (room bytes in all), in the
+ * LZF form c[0..clen) when clen. */
+static void emb_write(smallrec *r, size_t room, const char *p, size_t n, const char *c, size_t clen) {
+    r->handle = EMB_HANDLE;
+    if (clen) {
+        assert(EMB_HDR + clen <= room);
+        r->cap = (uint32_t)(room - EMB_HDR) | SMALLOBJ_RAW;
+        memcpy(r->data, c, clen);
+        r->len = COMP_BIT | (uint32_t)clen << 16 | (uint32_t)n;
+    } else {
+        assert(EMB_HDR + n + 1 <= room);
+        r->cap = (uint32_t)(room - EMB_HDR - 1);
+        memcpy(r->data, p, n);
+        r->data[n] = '\0';
+        r->len = (uint32_t)n;
+    }
+}
+
+void strval_set_embedded(gobj *o, void *room, const char *p, size_t n) {
+    assert(emb_plan.p == p && emb_plan.n == n && ((uintptr_t)room & 3u) == 0);
+    smallrec *r = room;
+    size_t sz = emb_plan.clen ? EMB_HDR + emb_plan.clen : EMB_HDR + n + 1;
+    emb_write(r, sz, p, n, emb_plan.c, emb_plan.clen);
+    emb_plan.p = NULL;
+    o->type = OBJ_STRING;
+    o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
+    o->u.p = (void *)((uintptr_t)r | 2u);
+}
+
+int strval_set_in_place(gobj *o, const char *p, size_t n) {
+    long long v;
+    if (o->type != OBJ_STRING || o->enc == ENC_INT || !IS_EMB(o)) return 0;
+    if (n <= 20 && str_to_ll(p, n, &v)) return 0; /* kept as an integer */
+    smallrec *r = EMB(o);
+    size_t room = EMB_HDR + SMALLOBJ_CAP(r) + ((r->cap & SMALLOBJ_RAW) ? 0 : 1);
+    char c[COMP_MAX];
+    size_t cn = deflate_into(p, n, c);
+    if (cn ? EMB_HDR + cn > room : EMB_HDR + n + 1 > room) return 0;
+    emb_write(r, room, p, n, c, cn);
+    o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
+    return 1;
+}
+
+int strval_is_embedded(const gobj *o) { return o->type == OBJ_STRING && o->enc != ENC_INT && IS_EMB(o); }
+
+int strval_unembed(gobj *o) {
+    if (!strval_is_embedded(o)) return 0;
+    const smallrec *r = EMB(o);
+    smallrec **h = IS_COMP(r) ? smallobj_alloc_raw(COMP_CLEN(r)) : smallobj_alloc(r->len);
+    if (!h) return -1;
+    if (IS_COMP(r)) {
+        memcpy((*h)->data, r->data, COMP_CLEN(r));
+    } else {
+        memcpy((*h)->data, r->data, r->len);
+        (*h)->data[r->len] = '\0';
+    }
+    (*h)->len = r->len;
+    set_small(o, h);
+    return 0;
+}
+
+size_t strval_embed_size_of(const gobj *o) {
+    if (o->type != OBJ_STRING || o->enc == ENC_INT || IS_BIG(o) || IS_EMB(o) || objstore_cfg.small_memory) return 0;
+    const smallrec *r = SMALL(o);
+    if (small_len(r) > EMBED_MAX) return 0;
+    return IS_COMP(r) ? EMB_HDR + COMP_CLEN(r) : EMB_HDR + r->len + 1;
+}
+
+void strval_embed(gobj *o, void *room) {
+    assert(strval_embed_size_of(o) && ((uintptr_t)room & 3u) == 0);
+    const smallrec *r = SMALL(o);
+    smallrec *e = room;
+    if (IS_COMP(r)) {
+        e->handle = EMB_HANDLE;
+        e->cap = (uint32_t)COMP_CLEN(r) | SMALLOBJ_RAW;
+        memcpy(e->data, r->data, COMP_CLEN(r));
+        e->len = r->len;
+    } else {
+        emb_write(e, EMB_HDR + r->len + 1, r->data, r->len, NULL, 0);
+    }
+    smallobj_free((smallrec **)o->u.p);
+    o->u.p = (void *)((uintptr_t)e | 2u);
 }

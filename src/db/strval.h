@@ -44,6 +44,26 @@ const char *strval_io_error(void);
 int strval_dup(gobj *dst, const gobj *src);
 size_t strval_mem_usage(const gobj *o);
 
+/* Values embedded in their key's entry (strval.c). strval_embed_size: the
+ * room an entry needs to hold p[0..n) embedded, 0 when such a value is not
+ * embedded (integers, values over the embedding limit or --ram-head). It
+ * may compress p for strval_set_embedded, which must follow for the same
+ * p and n on the same thread: o (a value slot holding nothing) becomes
+ * the value, written into room (4-byte aligned, as large as asked). */
+size_t strval_embed_size(const char *p, size_t n);
+void strval_set_embedded(gobj *o, void *room, const char *p, size_t n);
+/* o is embedded and p[0..n) fits its room: it becomes the value there
+ * (1). 0: nothing changed (store the value another way). */
+int strval_set_in_place(gobj *o, const char *p, size_t n);
+int strval_is_embedded(const gobj *o);
+/* Before an embedded value leaves its entry: it moves to the arena. 0 ok
+ * (or not embedded), -1 no memory (nothing changed). */
+int strval_unembed(gobj *o);
+/* An existing value (a loaded one) into a new entry: the room it needs
+ * embedded (0: it stays where it is), and the move itself. */
+size_t strval_embed_size_of(const gobj *o);
+void strval_embed(gobj *o, void *room);
+
 /* Large values (>= --ram-head) hand out a contiguous view (head + tail
  * copied together) from strval_bytes/strval_resize. strval_end_command()
  * folds the views this thread made back into head and tail and frees them;

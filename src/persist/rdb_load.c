@@ -890,9 +890,11 @@ static void kb_apply(kbuilder *kb, kbatch *b) {
         gdb *db = ld->dbs[r->dbid];
         const char *k = (const char *)b->keys + r->koff;
         dbentry *e = NULL;
+        size_t room = strval_embed_size_of(&r->val); /* a small string moves into its entry */
+        void *at = NULL;
         if (db_lookup_raw(db, k, r->klen)) {
             kb->err = RDB_ERR_DUPLICATE;
-        } else if (!(e = db_add(db, k, r->klen))) {
+        } else if (!(e = db_add_room(db, k, r->klen, room, &at))) {
             kb->err = RDB_ERR_NOMEM;
         }
         if (!e) {
@@ -904,6 +906,7 @@ static void kb_apply(kbuilder *kb, kbatch *b) {
             obj_free(&r->val);
             continue;
         }
+        if (at) strval_embed(&r->val, at);
         r->val.lru = e->val.lru;
         e->val = r->val;
         if (r->expire != -1) db_set_expire(db, e, r->expire);

@@ -146,8 +146,12 @@ static void randomkeyCommand(client *c) {
  * or MOVE, ev[0] for the source and ev[1] for the destination. */
 static void move_entry(client *c, gdb *src, dbentry *e, const garg *from, gdb *dst, const garg *to,
                        const char *const ev[2]) {
-    dbentry *ne = db_add(dst, to->p, to->n);
+    /* An embedded string is copied out of its entry, into the new one. */
+    if (strval_unembed(&e->val) != 0) abort();
+    void *at;
+    dbentry *ne = db_add_room(dst, to->p, to->n, strval_embed_size_of(&e->val), &at);
     if (!ne) abort();
+    if (at) strval_embed(&e->val, at);
     ne->val = e->val;
     int64_t exp = e->expire;
     e->val.type = OBJ_NONE; /* ownership moved */
@@ -388,7 +392,10 @@ static void restoreCommand(client *c) {
     }
     obj_init_access(&v);
     obj_set_access(&v, idle, (int)freq);
-    dbentry *ne = db_add(db, key->p, key->n);
+    void *at;
+    dbentry *ne = db_add_room(db, key->p, key->n, strval_embed_size_of(&v), &at);
+    if (!ne) abort();
+    if (at) strval_embed(&v, at);
     ne->val = v;
     if (ttl) db_set_expire(db, ne, ttl);
     block_signal_key(db, key->p, key->n);

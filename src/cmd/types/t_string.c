@@ -121,6 +121,23 @@ static dbentry *string_install(client *c, gdb *db, dbentry *e, const garg *key, 
 /* Makes bytes p[0..n) the value of key (see string_install). */
 static dbentry *string_store(client *c, gdb *db, dbentry *e, const garg *key, const char *p, size_t n,
                              int keepttl) {
+    /* A small value is embedded in its entry: written over the old one
+     * when it fits there, or in a new key's entry. */
+    if (e && strval_set_in_place(&e->val, p, n)) {
+        if (!keepttl && e->expire != -1) db_persist(db, e);
+        return e;
+    }
+    size_t room;
+    if (!e && (room = strval_embed_size(p, n)) != 0) {
+        void *at;
+        e = db_add_room(db, key->p, key->n, room, &at);
+        if (!e) {
+            reply_oom(c);
+            return NULL;
+        }
+        strval_set_embedded(&e->val, at, p, n);
+        return e;
+    }
     gobj nv = {0};
     if (strval_set(&nv, p, n) != 0) {
         reply_resize_failed(c);
