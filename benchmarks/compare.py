@@ -14,6 +14,7 @@ the others. Before the first round both get the same preloaded data:
 
 Tests (redis-benchmark -t NAME, or a custom command):
 
+  PING_MBULK (the protocol floor)
   SET GET INCR MSET LPUSH RPUSH LPOP RPOP LRANGE_100 LRANGE_600 SADD SPOP
   HSET                                        (redis-benchmark's own)
   HGET    hget bench:hash field:__rand_int__  -r hash fields
@@ -27,7 +28,13 @@ round each (test, pipeline) runs on both servers back to back, the first
 server alternating from one round and one test to the next, so drift and
 neighbours' load hit both alike. Printed per test and pipeline: both
 servers' median req/s, and the median and range over rounds of the per-round
-ratio goblin/redis (above 1: goblin is faster).
+ratio goblin/redis (above 1: goblin is faster). Beside it: the server's CPU
+time per request (the run time of all the server's threads, summed from
+/proc/PID/task/*/schedstat, nanosecond resolution, before and after each
+redis-benchmark run, divided by the requests), medians in microseconds and the median of the per-round ratio
+goblin/redis (below 1: goblin spends less). On a shared machine this is the
+steady figure: it does not depend on the share of the CPU that neighbours
+leave the server. The geometric mean of the CPU ratios closes each table.
 
 Request counts: --requests for -P 1, --requests-pipelined for -P 16, scaled
 down for the slow tests (LRANGE_100 x0.25, LRANGE_600 x0.05, MSET x0.5).
@@ -40,6 +47,7 @@ Python 3 standard library only (imports the helpers of tlb_arena_benchmark.py).
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -50,7 +58,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tlb_arena_benchmark as tb  # noqa: E402
 
-TESTS = ["SET", "GET", "INCR", "MSET", "LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE_100",
+TESTS = ["PING_MBULK", "SET", "GET", "INCR", "MSET", "LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE_100",
          "LRANGE_600", "SADD", "SPOP", "HSET", "HGET", "ZADD", "ZSCORE", "ZRANGE_100"]
 SCALE = {"LRANGE_100": 0.25, "LRANGE_600": 0.05, "MSET": 0.5}
 
@@ -64,6 +72,23 @@ def custom_command(test, args):
     if test == "ZRANGE_100":
         return (["zrange", "bench:zset", "0", "99"], "zrange ")
     return (["-r", str(args.keyspace), "-t", test.lower()], None)
+
+
+def server_cpu_seconds(pid):
+    """CPU time of every thread of pid, seconds, from schedstat (ns, unlike
+    the 10 ms ticks of /proc/PID/stat); falls back to /proc/PID/stat."""
+    total, seen = 0, False
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                    total += int(f.read().split()[0])
+                    seen = True
+            except (OSError, ValueError, IndexError):
+                pass
+    except OSError:
+        pass
+    return total / 1e9 if seen else tb.proc_cpu_seconds(pid)
 
 
 def pick_row(out, test, prefix):
@@ -169,7 +194,8 @@ def run(args, tests, pipes, cleanup):
         if need_zset and s.conn.call("ZCARD", "bench:zset") != args.zset_members:
             raise RuntimeError("%s: bench:zset incomplete" % s.name)
 
-    res = {(t, p): {"goblin": [], "redis": [], "ratios": []} for t in tests for p in pipes}
+    res = {(t, p): {"goblin": [], "redis": [], "ratios": [], "cpu_goblin": [], "cpu_redis": [],
+                    "cpu_ratios": []} for t in tests for p in pipes}
     print("%d rounds x %d tests x -P %s, %d clients; A/B interleaved" % (
         args.rounds, len(tests), "/".join(map(str, pipes)), args.clients), flush=True)
     k = 0
@@ -182,13 +208,15 @@ def run(args, tests, pipes, cleanup):
                 n = max(1000, int(n * SCALE.get(t, 1.0)))
                 order = ["goblin", "redis"] if k % 2 == 0 else ["redis", "goblin"]
                 k += 1
-                got = {}
+                got, cpu = {}, {}
                 for name in order:
                     s = servers[name]
                     cmd = tb.taskset_prefix(cli_cpus) + [
                         args.redis_benchmark, "-h", "127.0.0.1", "-p", str(s.port), "-c", str(args.clients),
                         "-n", str(n), "-P", str(p), "--csv"] + extra
+                    c0 = server_cpu_seconds(s.pid)
                     out = tb.run_client(cmd, cleanup, timeout=args.timeout)
+                    cpu[name] = (server_cpu_seconds(s.pid) - c0) / n * 1e6
                     got[name] = pick_row(out, t, prefix)
                     if not s.alive():
                         raise RuntimeError("%s died during %s:\n%s" % (name, t, s.log_tail()))
@@ -196,23 +224,39 @@ def run(args, tests, pipes, cleanup):
                 cell["goblin"].append(got["goblin"])
                 cell["redis"].append(got["redis"])
                 cell["ratios"].append(got["goblin"] / got["redis"])
+                cell["cpu_goblin"].append(cpu["goblin"])
+                cell["cpu_redis"].append(cpu["redis"])
+                if cpu["redis"] > 0:
+                    cell["cpu_ratios"].append(cpu["goblin"] / cpu["redis"])
         print("  round %d/%d done in %.0f s" % (r + 1, args.rounds, time.time() - t0), flush=True)
 
     rows = []
     for p in pipes:
         print()
-        print("-P %d, %d clients, %d rounds (req/s medians; ratio = goblin/redis per round)" % (
-            p, args.clients, args.rounds))
-        print("%-11s %13s %13s %8s %17s" % ("test", "goblin", "redis", "ratio", "ratio range"))
+        print("-P %d, %d clients, %d rounds (req/s medians; ratio = goblin/redis per round; "
+              "server CPU us/request medians; cpu ratio = goblin/redis per round)" % (
+                  p, args.clients, args.rounds))
+        print("%-11s %11s %11s %6s %13s | %7s %7s %6s %13s" % (
+            "test", "goblin", "redis", "ratio", "ratio range", "cpu gob", "cpu red", "cpu", "cpu range"))
+        logs = []
         for t in tests:
             c = res[(t, p)]
             mg, mr, mq = (statistics.median(c["goblin"]), statistics.median(c["redis"]),
                           statistics.median(c["ratios"]))
-            print("%-11s %13.0f %13.0f %8.2f %8.2f - %6.2f" % (t, mg, mr, mq, min(c["ratios"]),
-                                                               max(c["ratios"])))
+            cg, cr = statistics.median(c["cpu_goblin"]), statistics.median(c["cpu_redis"])
+            cq = statistics.median(c["cpu_ratios"]) if c["cpu_ratios"] else float("nan")
+            if c["cpu_ratios"]:
+                logs.append(math.log(cq))
+            print("%-11s %11.0f %11.0f %6.2f %6.2f-%6.2f | %7.3f %7.3f %6.2f %6.2f-%6.2f" % (
+                t, mg, mr, mq, min(c["ratios"]), max(c["ratios"]), cg, cr, cq,
+                min(c["cpu_ratios"] or [cq]), max(c["cpu_ratios"] or [cq])))
             rows.append({"test": t, "pipeline": p, "goblin": c["goblin"], "redis": c["redis"],
                          "ratios": c["ratios"], "goblin_median": mg, "redis_median": mr,
-                         "ratio_median": mq})
+                         "ratio_median": mq, "cpu_us_goblin": c["cpu_goblin"],
+                         "cpu_us_redis": c["cpu_redis"], "cpu_ratios": c["cpu_ratios"],
+                         "cpu_us_goblin_median": cg, "cpu_us_redis_median": cr, "cpu_ratio_median": cq})
+        if logs:
+            print("geometric mean of the cpu ratios at -P %d: %.2f" % (p, math.exp(sum(logs) / len(logs))))
     result = {"date": date, "machine": tb.machine_description(), "redis_version": redis_version,
               "rounds": args.rounds, "clients": args.clients, "pinning": pin_note,
               "requests": args.requests, "requests_pipelined": args.requests_pipelined,
