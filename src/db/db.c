@@ -37,7 +37,6 @@ static const swiss_type keyspace_type = {sizeof(dbentry *), key_slot_hash, key_s
 
 static gdb *dbs[DB_MAX];
 static int ndbs;
-static pthread_rwlock_t keyspace_lock = PTHREAD_RWLOCK_INITIALIZER;
 static db_hooks hooks;
 volatile int db_active_expire_enabled = 1;
 uint64_t db_stat_expired_keys;
@@ -113,17 +112,90 @@ static inline uint64_t key_hash(const char *k, size_t n) {
     return hash_bytes(k, n);
 }
 
-/* A thread that holds the write lock (EXEC, whole-keyspace commands) may
- * call code that asks for the keyspace again; that nests instead of
- * deadlocking. */
-static _Thread_local int ks_write_held, ks_nested;
+/* ---- The keyspace lock ----------------------------------------------------
+ *
+ * Every command takes it for reading, a few (EXEC, scripts, whole-keyspace
+ * commands) for writing. A shared reader count would be a cache line every
+ * worker writes on every command, so readers announce themselves in a
+ * counter of their own instead (one cache line per thread, KS_SLOTS of
+ * them; a thread past the last shares the overflow counter), and a writer
+ * raises `ks_writer` under `ks_wlock`, then waits for every counter to
+ * read zero. A reader that finds a writer steps back and waits on
+ * ks_wlock, which the writer holds until it is done.
+ *
+ * Invariant: a thread reads the keyspace only while its counter is raised
+ * and it has seen ks_writer == 0 after raising it; a writer writes only
+ * after raising ks_writer and then seeing every counter at zero. Both
+ * sides store, then load the other's word, with sequentially consistent
+ * atomics, so at least one of them sees the other: never both inside.
+ *
+ * A thread that holds the lock for writing (EXEC, whole-keyspace commands)
+ * may call code that asks for the keyspace again; that nests instead of
+ * deadlocking. A reader may ask again for reading (it nests too). */
+#define KS_SLOTS 256
+typedef struct ks_slot {
+    _Alignas(64) int readers;
+} ks_slot;
+static ks_slot ks_slots[KS_SLOTS];
+static ks_slot ks_overflow;          /* shared by threads that found no free slot */
+static int ks_taken[KS_SLOTS];       /* slot owned by a live thread */
+static int ks_high;                  /* slots ever handed out: [0, ks_high) */
+static int ks_writer;
+static pthread_mutex_t ks_wlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t ks_key;
+static pthread_once_t ks_once = PTHREAD_ONCE_INIT;
+static _Thread_local ks_slot *ks_mine;
+static _Thread_local int ks_write_held, ks_nested, ks_depth;
+
+static void ks_release(void *arg) {
+    int i = (int)(intptr_t)arg - 1;
+    assert(__atomic_load_n(&ks_slots[i].readers, __ATOMIC_RELAXED) == 0);
+    __atomic_store_n(&ks_taken[i], 0, __ATOMIC_RELEASE);
+}
+static void ks_key_make(void) { pthread_key_create(&ks_key, ks_release); }
+
+/* The calling thread's counter, handed out on its first read (and given
+ * back when the thread exits). */
+static ks_slot *ks_slot_of_thread(void) {
+    if (ks_mine) return ks_mine;
+    pthread_once(&ks_once, ks_key_make);
+    for (int i = 0; i < KS_SLOTS; i++) {
+        int zero = 0;
+        if (!__atomic_compare_exchange_n(&ks_taken[i], &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) continue;
+        int h = __atomic_load_n(&ks_high, __ATOMIC_RELAXED);
+        while (h < i + 1 && !__atomic_compare_exchange_n(&ks_high, &h, i + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+        }
+        pthread_setspecific(ks_key, (void *)(intptr_t)(i + 1));
+        return ks_mine = &ks_slots[i];
+    }
+    return ks_mine = &ks_overflow;
+}
 
 void db_rdlock_keyspace(void) {
     if (ks_write_held) {
         ks_nested++;
         return;
     }
-    pthread_rwlock_rdlock(&keyspace_lock);
+    if (ks_depth++) return;
+    ks_slot *me = ks_slot_of_thread();
+    for (;;) {
+        __atomic_add_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&ks_writer, __ATOMIC_SEQ_CST)) return;
+        __atomic_sub_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_lock(&ks_wlock); /* the writer holds it until it is done */
+        pthread_mutex_unlock(&ks_wlock);
+    }
+}
+
+static void ks_wait_empty(const ks_slot *sl) {
+    for (unsigned spins = 0; __atomic_load_n(&sl->readers, __ATOMIC_SEQ_CST); spins++) {
+        if (spins < 64) {
+            __builtin_ia32_pause();
+        } else {
+            struct timespec ts = {0, spins < 1024 ? 0 : 50000};
+            nanosleep(&ts, NULL);
+        }
+    }
 }
 
 void db_wrlock_keyspace(void) {
@@ -131,7 +203,12 @@ void db_wrlock_keyspace(void) {
         ks_nested++;
         return;
     }
-    pthread_rwlock_wrlock(&keyspace_lock);
+    assert(ks_depth == 0); /* a reader asking to write would wait for itself */
+    pthread_mutex_lock(&ks_wlock);
+    __atomic_store_n(&ks_writer, 1, __ATOMIC_SEQ_CST);
+    int high = __atomic_load_n(&ks_high, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < high; i++) ks_wait_empty(&ks_slots[i]);
+    ks_wait_empty(&ks_overflow);
     ks_write_held = 1;
 }
 
@@ -140,8 +217,15 @@ void db_unlock_keyspace(void) {
         ks_nested--;
         return;
     }
-    ks_write_held = 0;
-    pthread_rwlock_unlock(&keyspace_lock);
+    if (ks_write_held) {
+        ks_write_held = 0;
+        __atomic_store_n(&ks_writer, 0, __ATOMIC_SEQ_CST);
+        pthread_mutex_unlock(&ks_wlock);
+        return;
+    }
+    assert(ks_depth > 0);
+    if (--ks_depth) return;
+    __atomic_sub_fetch(&ks_mine->readers, 1, __ATOMIC_RELEASE);
 }
 
 int db_keyspace_write_held(void) { return ks_write_held; }

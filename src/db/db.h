@@ -3,7 +3,7 @@
  * A database is DB_NSHARDS shards; a key lives in the shard chosen by the top
  * bits of its hash. Each shard is a swiss table of dbentry pointers with its
  * own mutex and its own array of keys that carry a TTL (for active expiry
- * sampling). Lock order (docs/locking.md): the keyspace rwlock first (read
+ * sampling). Lock order (docs/locking.md): the keyspace lock first (read
  * for ordinary commands, write for whole-keyspace ones), then shard mutexes
  * in ascending (db, shard) order. All db_* key functions expect the caller to
  * hold the key's shard (or the keyspace write lock). */
