@@ -210,7 +210,7 @@ static size_t evict_entry(gdb *db, dbentry *e) {
     char *key = n < sizeof(small) ? small : malloc(n + 1);
     if (!key) abort();
     memcpy(key, e->key, n);
-    size_t bytes = obj_mem_usage(&e->val) + sizeof(dbentry) + n + 1 + 16;
+    size_t bytes = obj_mem_usage(&e->val) + db_entry_size(e) + sizeof(dbentry *) + 1;
     db_delete_entry(db, e);
     multi_touch(db->id, key, n);
     prop_deletion(db->id, PROP_DEL_EVICTED, key, n);

@@ -7,6 +7,7 @@
 #include "db/db.h"
 
 #include <assert.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -422,6 +423,8 @@ dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp
     memcpy(slot, &e, sizeof(e));
     return e;
 }
+
+size_t db_entry_size(const dbentry *e) { return malloc_usable_size((void *)e); }
 
 void db_delete_entry(gdb *db, dbentry *e) {
     shard *sh;

@@ -103,6 +103,8 @@ dbentry *db_add(gdb *db, const char *k, size_t n);
  * entry. */
 dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp);
 void db_delete_entry(gdb *db, dbentry *e);
+/* Bytes of e's allocation: the entry, its key and an embedded value. */
+size_t db_entry_size(const dbentry *e);
 int db_delete(gdb *db, const char *k, size_t n);
 /* Replace the value of e (freeing the old one). */
 void db_replace_value(dbentry *e, const gobj *v);

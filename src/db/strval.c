@@ -575,7 +575,7 @@ int strval_dup(gobj *dst, const gobj *src) {
 
 size_t strval_mem_usage(const gobj *o) {
     if (o->enc == ENC_INT) return 0;
-    if (IS_EMB(o)) return EMB_HDR + SMALLOBJ_CAP(EMB(o)) + ((EMB(o)->cap & SMALLOBJ_RAW) ? 0 : 1);
+    if (IS_EMB(o)) return 0; /* in its entry's allocation (db_entry_size) */
     if (!IS_BIG(o)) return smallobj_record_size(SMALL(o)) + sizeof(void *);
     const bigval *b = BIG(o);
     size_t n = sizeof(*b) + objstore_ram_head() + b->viewcap;

@@ -42,6 +42,7 @@ void strval_free(gobj *o);
  * tail I/O error, NULL for no memory (the caller answers OOM). */
 const char *strval_io_error(void);
 int strval_dup(gobj *dst, const gobj *src);
+/* Bytes the value holds beyond its entry (an embedded one: 0). */
 size_t strval_mem_usage(const gobj *o);
 
 /* Values embedded in their key's entry (strval.c). strval_embed_size: the

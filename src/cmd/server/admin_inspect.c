@@ -126,7 +126,7 @@ void objectHelpCommand(client *c) {
 /* Bytes one key costs: its entry (key bytes included), its index slot and
  * control byte, and its value. */
 static size_t key_mem_usage(const dbentry *e) {
-    return malloc_usable_size((void *)e) + sizeof(dbentry *) + 1 + obj_mem_usage(&e->val);
+    return db_entry_size(e) + sizeof(dbentry *) + 1 + obj_mem_usage(&e->val);
 }
 
 void memoryUsageCommand(client *c) {
