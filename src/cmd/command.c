@@ -322,8 +322,10 @@ static long long now_us(void) {
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Lock what cmd needs; returns the shard mask taken (for unlock). */
-static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode) {
+/* Lock what cmd needs; returns the shard mask taken, and in *db the
+ * database whose shards those are, for unlock_for (the same database even
+ * if the handler changes c->db). */
+static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode, gdb **db) {
     int lock = cmd->lock;
     if (db_keyspace_write_held() && lock != CMD_LOCK_SELF) {
         /* Inside EXEC: the transaction holds the whole keyspace. */
@@ -348,22 +350,21 @@ static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode) {
     for (int i = cmd->first; i <= last && i < c->argc; i += cmd->step)
         mask |= 1ULL << db_remember_key(c->argv[i].p, c->argv[i].n);
     db_rdlock_keyspace();
-    gdb *db = cmd_db(c);
-    for (uint64_t m = mask; m; m &= m - 1) db_lock_shard(db, (unsigned)__builtin_ctzll(m));
+    *db = cmd_db(c);
+    for (uint64_t m = mask; m; m &= m - 1) db_lock_shard(*db, (unsigned)__builtin_ctzll(m));
     return mask;
 }
 
-static void unlock_for(client *c, int mode, uint64_t mask) {
+static void unlock_for(int mode, gdb *db, uint64_t mask) {
     if (mode == CMD_LOCK_NONE || mode == CMD_LOCK_SELF) return;
-    if (mode == CMD_LOCK_KEYS) {
-        gdb *db = cmd_db(c);
+    if (mode == CMD_LOCK_KEYS)
         for (uint64_t m = mask; m; m &= m - 1) db_unlock_shard(db, (unsigned)__builtin_ctzll(m));
-    }
     db_unlock_keyspace();
 }
 
 void cmd_call(client *c, const cmd_def *cmd) {
     int mode;
+    gdb *db = NULL;
     int retry = block_retrying(c);
     __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
     c->cmd_failed = 0;
@@ -378,7 +379,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     int counted = !(client_flags_peek(c) & CLIENT_AOF_LOADER);
     long long t0 = counted ? now_us() : 0;
     db_freeze_time();
-    uint64_t mask = lock_for(c, cmd, &mode);
+    uint64_t mask = lock_for(c, cmd, &mode, &db);
     db_count_lookups((cmd->flags & CMDF_READONLY) != 0);
     obj_set_lfu_mode(cfg.maxmemory_policy == 1 || cfg.maxmemory_policy == 5); /* volatile-lfu, allkeys-lfu */
     prop_begin();
@@ -387,7 +388,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     if (client_flags_peek(c) & CLIENT_PRIMARY) repl_applied_locked();
     strval_end_command(); /* fold large-string views back while locked */
     db_count_lookups(0);
-    unlock_for(c, mode, mask);
+    unlock_for(mode, db, mask);
     db_forget_key();
     db_unfreeze_time();
     if (!counted) return;
