@@ -29,9 +29,8 @@
 #include "session/reply.h"
 #include "cmd/slowlog.h"
 #include "db/strval.h"
-#include "util/hashfn.h"
+#include "util/endian.h"
 #include "util/strutil.h"
-#include "ds/swiss.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "base/config.h"
@@ -52,39 +51,108 @@ static const cmd_meta meta_table[] = {
 };
 #undef CMD_META
 
+#define NDEFS (sizeof(meta_table) / sizeof(meta_table[0]))
+
 static cmd_def *defs;          /* one per meta entry */
 static size_t ndefs;
-static swiss cmd_index;        /* fullname (lowercase) -> cmd_def*, implemented only */
 static size_t ntop;
 uint64_t cmd_stat_numcommands;
 static cmd_monitor_fn *monitor_hook;
 
-typedef struct namekey {
-    const char *p;
-    size_t n;
-} namekey;
+/* The command-name index: a full name in any case -> its implemented
+ * cmd_def. Open addressing with linear probing; a slot holds the defs[]
+ * position + 1 of a command (0: empty). NAME_SLOTS is at least four times
+ * the metadata rows, so the table stays under a quarter full and a lookup
+ * usually reads one slot. A name is read as NAME_WORDS 64-bit words, eight
+ * bytes each, zero-padded, with ASCII upper case folded to lower on the
+ * whole word at once (SWAR): the hash mixes the words and a probe compares
+ * the length and the words, so a lookup neither copies the name nor
+ * compares it byte by byte. Full names are lowercase and at most
+ * NAME_WORDS * 8 bytes (checked when added). Filled while the families
+ * register, before any worker runs; read-only after. */
+#define NAME_SLOTS 2048
+#define NAME_SLOT_BITS 11
+#define NAME_WORDS 4
+_Static_assert(NDEFS * 4 <= NAME_SLOTS && NAME_SLOTS == 1 << NAME_SLOT_BITS, "the name index must stay under a quarter full");
+static uint16_t name_slots[NAME_SLOTS];
+static struct {
+    uint64_t w[NAME_WORDS]; /* the full name, as name_words reads it */
+    size_t len;
+} name_keys[NDEFS];
+static size_t name_max; /* the longest name in the index */
 
-static uint64_t name_hash(const char *p, size_t n) {
-    char low[64];
-    if (n > sizeof(low)) n = sizeof(low);
-    for (size_t i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)p[i]);
-    return hash_bytes(low, n);
+/* p[0..n), 0 <= n <= 8, as a little-endian word, zero-padded, lowercase.
+ * Reads only p[0..n): from 4 bytes on, two 4-byte loads that may overlap
+ * (an overlapping byte lands on the same place twice); below, the first,
+ * middle and last bytes, which cover 1 to 3 bytes the same way. */
+static inline uint64_t name_word(const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
+    uint64_t w;
+    if (n >= 4) w = le_get32(p) | (uint64_t)le_get32(p + n - 4) << (8 * (n - 4));
+    else if (n) w = p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
+    else w = 0;
+    /* Per byte b below 0x80: b + 0x3f carries into bit 7 iff b >= 'A',
+     * b + 0x25 iff b > 'Z'; no carry crosses a byte. */
+    const uint64_t ones7 = 0x7f7f7f7f7f7f7f7fULL, high = 0x8080808080808080ULL;
+    uint64_t b7 = w & ones7;
+    uint64_t upper = (b7 + 0x3f3f3f3f3f3f3f3fULL) & ~(b7 + 0x2525252525252525ULL) & ~w & high;
+    return w | (upper >> 2);
 }
 
-static uint64_t cmd_slot_hash(void *ctx, const void *slot) {
-    (void)ctx;
-    const cmd_def *d = *(cmd_def *const *)slot;
-    return name_hash(d->fullname, strlen(d->fullname));
+#define NAME_MUL 0x9e3779b97f4a7c15ULL
+
+static inline size_t name_slot_of(uint64_t h) { return (size_t)(h >> (64 - NAME_SLOT_BITS)); }
+
+/* Fills w with the name's words (n <= NAME_WORDS * 8); returns the slot its
+ * hash points to. The hash of a name of one word is (n ^ w[0]) * NAME_MUL,
+ * which name_find computes on its own for those. */
+static size_t name_words(const char *p, size_t n, uint64_t w[NAME_WORDS]) {
+    w[0] = name_word(p, n < 8 ? n : 8);
+    w[1] = w[2] = w[3] = 0;
+    uint64_t h = (n ^ w[0]) * NAME_MUL;
+    for (size_t k = 1; k < NAME_WORDS && 8 * k < n; k++) {
+        size_t left = n - 8 * k;
+        w[k] = name_word(p + 8 * k, left < 8 ? left : 8);
+        h = (h ^ w[k]) * NAME_MUL;
+    }
+    return name_slot_of(h);
 }
 
-static int cmd_slot_match(void *ctx, const void *slot, const void *key) {
-    (void)ctx;
-    const cmd_def *d = *(cmd_def *const *)slot;
-    const namekey *k = key;
-    return strlen(d->fullname) == k->n && strncasecmp(d->fullname, k->p, k->n) == 0;
+static __attribute__((noinline)) const cmd_def *name_find_long(const char *p, size_t n) {
+    uint64_t w[NAME_WORDS];
+    for (size_t i = name_words(p, n, w); name_slots[i]; i = (i + 1) & (NAME_SLOTS - 1)) {
+        size_t k = name_slots[i] - 1u;
+        const uint64_t *kw = name_keys[k].w;
+        if (name_keys[k].len == n && !((w[0] ^ kw[0]) | (w[1] ^ kw[1]) | (w[2] ^ kw[2]) | (w[3] ^ kw[3])))
+            return &defs[k];
+    }
+    return NULL;
 }
 
-static const swiss_type cmd_index_type = {sizeof(cmd_def *), cmd_slot_hash, cmd_slot_match};
+/* Most names are one word (GET, HSET, ZRANGE): one load, one multiply. */
+static const cmd_def *name_find(const char *p, size_t n) {
+    if (n > 8) return n > name_max ? NULL : name_find_long(p, n);
+    uint64_t w = name_word(p, n);
+    for (size_t i = name_slot_of((n ^ w) * NAME_MUL); name_slots[i]; i = (i + 1) & (NAME_SLOTS - 1)) {
+        size_t k = name_slots[i] - 1u;
+        if (name_keys[k].w[0] == w && name_keys[k].len == n) return &defs[k];
+    }
+    return NULL;
+}
+
+/* Adds d unless its name is in the index already. */
+static void name_add(const cmd_def *d) {
+    size_t n = strlen(d->fullname);
+    assert(n > 0 && n <= NAME_WORDS * 8);
+    for (size_t j = 0; j < n; j++) assert(d->fullname[j] < 'A' || d->fullname[j] > 'Z');
+    if (name_find(d->fullname, n)) return;
+    size_t k = (size_t)(d - defs);
+    size_t i = name_words(d->fullname, n, name_keys[k].w);
+    name_keys[k].len = n;
+    while (name_slots[i]) i = (i + 1) & (NAME_SLOTS - 1);
+    name_slots[i] = (uint16_t)(k + 1);
+    if (n > name_max) name_max = n;
+}
 
 static uint32_t parse_flags(const char *s) {
     static const struct {
@@ -133,7 +201,7 @@ void cmd_table_init(void) {
     static const db_hooks hooks = {on_key_expired, on_key_modified};
     db_set_hooks(&hooks);
     prop_config_register();
-    ndefs = sizeof(meta_table) / sizeof(meta_table[0]);
+    ndefs = NDEFS;
     defs = calloc(ndefs, sizeof(cmd_def));
     assert(defs);
     for (size_t i = 0; i < ndefs; i++) {
@@ -157,7 +225,6 @@ void cmd_table_init(void) {
     }
     for (size_t i = 0; i < ndefs; i++)
         if (meta_table[i].parent) defs[i].parent = def_by_fullname(meta_table[i].parent);
-    swiss_init(&cmd_index, &cmd_index_type, NULL);
 }
 
 void cmd_register(const cmd_handler *h) {
@@ -170,9 +237,7 @@ void cmd_register(const cmd_handler *h) {
         assert(!d->proc);
         d->proc = h->proc;
         d->lock = h->lock;
-        namekey k = {d->fullname, strlen(d->fullname)};
-        void *slot = swiss_insert(&cmd_index, name_hash(k.p, k.n));
-        memcpy(slot, &d, sizeof(d));
+        name_add(d);
         if (d->parent) {
             cmd_def *p = (cmd_def *)d->parent;
             p->subs = realloc(p->subs, sizeof(cmd_def *) * (size_t)(p->nsubs + 2));
@@ -181,10 +246,8 @@ void cmd_register(const cmd_handler *h) {
             if (!p->proc) {
                 /* A container command is implemented once any subcommand is. */
                 p->proc = NULL;
-                namekey pk = {p->fullname, strlen(p->fullname)};
-                if (!swiss_find(&cmd_index, name_hash(pk.p, pk.n), &pk)) {
-                    void *ps = swiss_insert(&cmd_index, name_hash(pk.p, pk.n));
-                    memcpy(ps, &p, sizeof(p));
+                if (!name_find(p->fullname, strlen(p->fullname))) {
+                    name_add(p);
                     ntop++;
                 }
             }
@@ -194,11 +257,7 @@ void cmd_register(const cmd_handler *h) {
     }
 }
 
-const cmd_def *cmd_lookup(const char *name, size_t len) {
-    namekey k = {name, len};
-    void *slot = swiss_find(&cmd_index, name_hash(name, len), &k);
-    return slot ? *(cmd_def **)slot : NULL;
-}
+const cmd_def *cmd_lookup(const char *name, size_t len) { return name_find(name, len); }
 
 const cmd_def *cmd_lookup_full(garg *argv, int argc) {
     const cmd_def *d = cmd_lookup(argv[0].p, argv[0].n);
@@ -263,8 +322,10 @@ static long long now_us(void) {
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Lock what cmd needs; returns the shard mask taken (for unlock). */
-static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode) {
+/* Lock what cmd needs; returns the shard mask taken, and in *db the
+ * database whose shards those are, for unlock_for (the same database even
+ * if the handler changes c->db). */
+static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode, gdb **db) {
     int lock = cmd->lock;
     if (db_keyspace_write_held() && lock != CMD_LOCK_SELF) {
         /* Inside EXEC: the transaction holds the whole keyspace. */
@@ -289,22 +350,21 @@ static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode) {
     for (int i = cmd->first; i <= last && i < c->argc; i += cmd->step)
         mask |= 1ULL << db_remember_key(c->argv[i].p, c->argv[i].n);
     db_rdlock_keyspace();
-    gdb *db = cmd_db(c);
-    for (uint64_t m = mask; m; m &= m - 1) db_lock_shard(db, (unsigned)__builtin_ctzll(m));
+    *db = cmd_db(c);
+    for (uint64_t m = mask; m; m &= m - 1) db_lock_shard(*db, (unsigned)__builtin_ctzll(m));
     return mask;
 }
 
-static void unlock_for(client *c, int mode, uint64_t mask) {
+static void unlock_for(int mode, gdb *db, uint64_t mask) {
     if (mode == CMD_LOCK_NONE || mode == CMD_LOCK_SELF) return;
-    if (mode == CMD_LOCK_KEYS) {
-        gdb *db = cmd_db(c);
+    if (mode == CMD_LOCK_KEYS)
         for (uint64_t m = mask; m; m &= m - 1) db_unlock_shard(db, (unsigned)__builtin_ctzll(m));
-    }
     db_unlock_keyspace();
 }
 
 void cmd_call(client *c, const cmd_def *cmd) {
     int mode;
+    gdb *db = NULL;
     int retry = block_retrying(c);
     __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
     c->cmd_failed = 0;
@@ -319,7 +379,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     int counted = !(client_flags_peek(c) & CLIENT_AOF_LOADER);
     long long t0 = counted ? now_us() : 0;
     db_freeze_time();
-    uint64_t mask = lock_for(c, cmd, &mode);
+    uint64_t mask = lock_for(c, cmd, &mode, &db);
     db_count_lookups((cmd->flags & CMDF_READONLY) != 0);
     obj_set_lfu_mode(cfg.maxmemory_policy == 1 || cfg.maxmemory_policy == 5); /* volatile-lfu, allkeys-lfu */
     prop_begin();
@@ -328,7 +388,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     if (client_flags_peek(c) & CLIENT_PRIMARY) repl_applied_locked();
     strval_end_command(); /* fold large-string views back while locked */
     db_count_lookups(0);
-    unlock_for(c, mode, mask);
+    unlock_for(mode, db, mask);
     db_forget_key();
     db_unfreeze_time();
     if (!counted) return;

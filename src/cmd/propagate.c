@@ -182,10 +182,10 @@ static int emit_call_direct(const client *c) {
     return 0;
 }
 
-void prop_end(client *c, const cmd_def *cmd) {
-    assert(T.depth > 0);
-    prop_level *l = &T.lv[--T.depth];
-    unsigned long total = T.changes - l->changes_at_begin;
+/* What prop_end does once the level is closed and the call is not one of
+ * the common ones that have nothing to record (kept out of line so that
+ * those return without setting up a frame for it). */
+static __attribute__((noinline)) void end_level(client *c, const cmd_def *cmd, prop_level *l, unsigned long total) {
     unsigned long mine = total - l->child_changes;
     if (T.depth > 0) T.lv[T.depth - 1].child_changes += total;
     if (T.depth == 0 && T.nops == 0 && l->state == LEVEL_DEFAULT && mine > 0 &&
@@ -202,6 +202,17 @@ void prop_end(client *c, const cmd_def *cmd) {
     if (T.nops && wstream_active()) emit_all();
     for (int i = 0; i < T.nops; i++) op_free(&T.ops[i]);
     T.nops = 0;
+}
+
+void prop_end(client *c, const cmd_def *cmd) {
+    assert(T.depth > 0);
+    prop_level *l = &T.lv[--T.depth];
+    unsigned long total = T.changes - l->changes_at_begin;
+    /* The common top-level call with no record to put anywhere: it changed
+     * nothing (a read), or nothing is listening; nor did anything nested
+     * or added leave a record. end_level would find nothing to do. */
+    if (T.depth == 0 && T.nops == 0 && l->state != LEVEL_REWRITTEN && (total == 0 || !wstream_active())) return;
+    end_level(c, cmd, l, total);
 }
 
 void prop_rewrite(client *c, int argc, const char *const *p, const size_t *n) {

@@ -151,8 +151,82 @@ unbalanced:
     return -2;
 }
 
+/* The fast path: a whole multibulk request at buf[0], written the plain
+ * way clients write it -- "*<n>\r\n" then n times "$<len>\r\n<bytes>\r\n",
+ * decimal counts without sign or leading zero, 1 <= n <= RESP_FAST_ARGS,
+ * lengths of at most 15 digits within the limits, all of it in the buffer.
+ * Returns the bytes the request spans with p->argv[0..*argc) set, or 0 when
+ * the request is anything else: then the general parser takes it from its
+ * first byte, so errors, limits and partial reads stay in one place.
+ * Invariant: it accepts only what the general parser accepts, with the same
+ * result (the byte after each '\r' and the two after each argument are
+ * skipped unread, as there), and leaves the parser state untouched. The
+ * only byte it writes is the NUL over the '\r' after an argument whose
+ * bytes are all in the buffer, the byte the general parser writes there
+ * when the request completes and never reads. A digit loop stops at the
+ * first non-digit or at its bound e, which leaves room for the '\r' and the
+ * byte after it, so one comparison per digit covers the end of the buffer
+ * and the digit count (15 digits: no overflow). */
+#define RESP_FAST_ARGS 1024
+
+static inline size_t parse_fast(resp_parser *p, char *buf, size_t len, const resp_limits *lim, int *argc) {
+    unsigned n = (unsigned)(buf[1] - '0');
+    if (n - 1 > 8) return 0; /* no digit, or a leading zero */
+    size_t i = 2, e = len - 1 < 6 ? len - 1 : 6;
+    for (unsigned d; i < e && (d = (unsigned)(buf[i] - '0')) <= 9; i++) n = n * 10 + d;
+    if (i >= e || buf[i] != '\r' || n > RESP_FAST_ARGS || (n > 10 && !lim->authenticated)) return 0;
+    if ((int)n > p->cap && ensure_args(p, (int)n) != 0) return 0;
+    long long maxb = lim->max_bulk;
+    if (!lim->authenticated && maxb > 16384) maxb = 16384;
+    if (maxb < 0) return 0;
+    size_t pos = i + 2;
+    garg *a = p->argv;
+    for (unsigned k = 0; k < n; k++) {
+        /* pos <= len here. "$<digit>\r?" needs four bytes; a first digit
+         * then a second one take the loop, which reads from the third. */
+        if (len - pos < 4 || buf[pos] != '$') return 0;
+        unsigned long long bl = (unsigned)(buf[pos + 1] - '0');
+        if (bl > 9) return 0;
+        size_t j = pos + 2;
+        unsigned d = (unsigned)(buf[j] - '0');
+        if (d <= 9 && bl) {
+            bl = bl * 10 + d;
+            e = len - 1 < pos + 17 ? len - 1 : pos + 17;
+            for (j = pos + 3; j < e && (d = (unsigned)(buf[j] - '0')) <= 9; j++) bl = bl * 10 + d;
+            if (j >= e) return 0;
+        }
+        if (buf[j] != '\r' || bl > (unsigned long long)maxb) return 0;
+        pos = j + 2;
+        if (len - pos < bl + 2) return 0;
+        a[k].p = buf + pos;
+        a[k].n = (size_t)bl;
+        buf[pos + bl] = '\0'; /* a C string, over its '\r' */
+        pos += (size_t)bl + 2;
+    }
+    *argc = (int)n;
+    return pos;
+}
+
+static int parse_general(resp_parser *p, char *buf, size_t len, const resp_limits *lim, size_t *consumed, int *argc,
+                         garg **argv, const char **err);
+
 int resp_parse(resp_parser *p, char *buf, size_t len, const resp_limits *lim, size_t *consumed, int *argc,
                garg **argv, const char **err) {
+    if (p->type == 0 && len >= 4 && buf[0] == '*') {
+        size_t used = parse_fast(p, buf, len, lim, argc);
+        if (used) {
+            *consumed = used;
+            *argv = p->argv;
+            return RESP_COMMAND;
+        }
+    }
+    return parse_general(p, buf, len, lim, consumed, argc, argv, err);
+}
+
+/* Everything else, and any request the fast path turned down, from where
+ * the parser state says it stands. */
+static __attribute__((noinline)) int parse_general(resp_parser *p, char *buf, size_t len, const resp_limits *lim,
+                                                   size_t *consumed, int *argc, garg **argv, const char **err) {
     *consumed = 0;
     if (p->type == 0) {
         if (len == 0) return RESP_NEED_MORE;

@@ -45,8 +45,7 @@ void reply_thread_exit(void) {
     spare_cap = 0;
 }
 
-static void obuf_reserve(client *c, size_t extra) {
-    if (c->olen + extra <= c->ocap) return;
+static void obuf_grow(client *c, size_t extra) {
     if (c->olen == c->osent && spare && spare_cap >= extra && spare_cap > c->ocap) {
         free(c->obuf);
         c->obuf = spare;
@@ -71,29 +70,66 @@ static void obuf_reserve(client *c, size_t extra) {
     __atomic_store_n(&c->ocap, cap, __ATOMIC_RELAXED);
 }
 
-void reply_raw(client *c, const char *p, size_t n) {
-    if (reply_muted(c)) return;
-    obuf_reserve(c, n);
-    if (n) memcpy(c->obuf + c->olen, p, n); /* p may be NULL when n is 0 (SCAN of an empty key name) */
+static inline void obuf_reserve(client *c, size_t extra) {
+    if (c->olen + extra > c->ocap) obuf_grow(c, extra);
+}
+
+/* The n bytes written at obuf + olen become output. */
+static inline void obuf_commit(client *c, size_t n) {
     __atomic_store_n(&c->olen, c->olen + n, __ATOMIC_RELAXED);
     if (c->olen - c->osent > c->obuf_peak) __atomic_store_n(&c->obuf_peak, c->olen - c->osent, __ATOMIC_RELAXED);
 }
 
-static void reply_hdr(client *c, char type, long long n) {
-    char buf[32];
+/* Whether n more bytes fit the buffer as it is. A reply made of pieces is
+ * written in one go when they fit (no reserve, no commit per piece), and
+ * piece by piece through reply_raw otherwise, so the buffer grows exactly
+ * as it did piece by piece. */
+static inline int obuf_fits(const client *c, size_t n) { return c->olen + n <= c->ocap; }
+
+void reply_raw(client *c, const char *p, size_t n) {
+    if (reply_muted(c)) return;
+    obuf_reserve(c, n);
+    if (n) memcpy(c->obuf + c->olen, p, n); /* p may be NULL when n is 0 (SCAN of an empty key name) */
+    obuf_commit(c, n);
+}
+
+/* "<type><n>\r\n" into buf (32 bytes); returns its length. */
+static size_t hdr_format(char *buf, char type, long long n) {
+    size_t l;
     buf[0] = type;
-    int l = ll_to_str(buf + 1, sizeof(buf) - 3, n);
+    if ((unsigned long long)n < 10) {
+        buf[1] = (char)('0' + n);
+        l = 1;
+    } else {
+        l = (size_t)ll_to_str(buf + 1, 32 - 3, n);
+    }
     buf[l + 1] = '\r';
     buf[l + 2] = '\n';
-    reply_raw(c, buf, (size_t)l + 3);
+    return l + 3;
+}
+
+static void reply_hdr(client *c, char type, long long n) {
+    char buf[32];
+    reply_raw(c, buf, hdr_format(buf, type, n));
 }
 
 void reply_ok(client *c) { reply_raw(c, "+OK\r\n", 5); }
 
 void reply_simple(client *c, const char *s) {
-    reply_raw(c, "+", 1);
-    reply_raw(c, s, strlen(s));
-    reply_raw(c, "\r\n", 2);
+    if (reply_muted(c)) return;
+    size_t n = strlen(s);
+    if (!obuf_fits(c, n + 3)) {
+        reply_raw(c, "+", 1);
+        reply_raw(c, s, n);
+        reply_raw(c, "\r\n", 2);
+        return;
+    }
+    char *o = c->obuf + c->olen;
+    o[0] = '+';
+    memcpy(o + 1, s, n);
+    o[n + 1] = '\r';
+    o[n + 2] = '\n';
+    obuf_commit(c, n + 3);
 }
 
 /* Error statistics: a small table keyed by the error code (first word). */
@@ -173,9 +209,21 @@ void reply_errorf(client *c, const char *fmt, ...) {
 void reply_int(client *c, long long v) { reply_hdr(c, ':', v); }
 
 void reply_bulk(client *c, const char *p, size_t n) {
-    reply_hdr(c, '$', (long long)n);
-    reply_raw(c, p, n);
-    reply_raw(c, "\r\n", 2);
+    if (reply_muted(c)) return;
+    char hdr[32];
+    size_t hl = hdr_format(hdr, '$', (long long)n);
+    if (!obuf_fits(c, hl + n + 2)) {
+        reply_raw(c, hdr, hl);
+        reply_raw(c, p, n);
+        reply_raw(c, "\r\n", 2);
+        return;
+    }
+    char *o = c->obuf + c->olen;
+    memcpy(o, hdr, hl);
+    if (n) memcpy(o + hl, p, n);
+    o[hl + n] = '\r';
+    o[hl + n + 1] = '\n';
+    obuf_commit(c, hl + n + 2);
 }
 
 void reply_bulk_cstr(client *c, const char *s) {
