@@ -339,14 +339,12 @@ static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode, gdb **db) {
         db_wrlock_keyspace();
         return 0;
     }
-    int idx[64];
     uint64_t mask = 0;
     int last = cmd->last < 0 ? c->argc + cmd->last : cmd->last;
     if (cmd->first <= 0) {
         *mode = CMD_LOCK_NONE;
         return 0;
     }
-    (void)idx;
     for (int i = cmd->first; i <= last && i < c->argc; i += cmd->step)
         mask |= 1ULL << db_remember_key(c->argv[i].p, c->argv[i].n);
     db_rdlock_keyspace();
