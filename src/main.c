@@ -21,6 +21,7 @@
 #include "db/strval.h"
 #include "ds/arena.h"
 #include "util/hashfn.h"
+#include "util/monotime.h"
 #include "mem/hugetlb.h"
 #include "mem/objstore.h"
 #include "net/net.h"
@@ -107,6 +108,7 @@ int main(int argc, char **argv) {
     uint64_t seed;
     if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
     hash_set_seed(seed);
+    monotime_init();
     unsigned char rid[20];
     if (getrandom(rid, sizeof(rid), 0) != sizeof(rid)) memset(rid, 7, sizeof(rid));
     for (int i = 0; i < 20; i++) snprintf(srv.run_id + 2 * i, 3, "%02x", rid[i]);

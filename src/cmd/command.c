@@ -30,6 +30,7 @@
 #include "cmd/slowlog.h"
 #include "db/strval.h"
 #include "util/endian.h"
+#include "util/monotime.h"
 #include "util/strutil.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
@@ -316,11 +317,7 @@ void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key
 
 void cmd_set_monitor_hook(cmd_monitor_fn *fn) { monitor_hook = fn; }
 
-static long long now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
+static long long now_us(void) { return (long long)monotime_us(); }
 
 /* Lock what cmd needs; returns the shard mask taken, and in *db the
  * database whose shards those are, for unlock_for (the same database even

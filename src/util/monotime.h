@@ -1,0 +1,19 @@
+/* monotime.h -- a cheap monotonic clock in microseconds, for timing
+ * commands (INFO commandstats, SLOWLOG, LATENCY).
+ *
+ * With an invariant TSC (the CPU flags constant_tsc and nonstop_tsc, the
+ * check Redis 7's monotonic clock makes) a reading is one rdtsc scaled by
+ * a rate calibrated against CLOCK_MONOTONIC when monotime_init() runs,
+ * about half the cost of clock_gettime's vDSO path here; otherwise, and
+ * before monotime_init(), it is CLOCK_MONOTONIC. Readings are comparable
+ * only within one process. */
+#ifndef GOBLIN_UTIL_MONOTIME_H
+#define GOBLIN_UTIL_MONOTIME_H
+#include <stdint.h>
+
+/* Calibrate (sleeps about 10 ms). Call once at start-up, before threads. */
+void monotime_init(void);
+uint64_t monotime_us(void);
+/* "tsc" or "clock_gettime": what monotime_us reads. */
+const char *monotime_source(void);
+#endif
