@@ -198,6 +198,16 @@ static void on_key_expired(gdb *db, const char *key, size_t klen) {
     cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
 }
 
+/* Redis 7.0's MAY_REPLICATE commands: COMMAND INFO does not show the flag
+ * (so the stored metadata lacks it), CLIENT PAUSE WRITE holds them. */
+static int may_replicate(const char *name) {
+    static const char *const names[] = {"publish", "spublish", "pfcount", "eval", "evalsha", "fcall",
+                                        "script|load", "script|flush", NULL};
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(names[i], name)) return 1;
+    return 0;
+}
+
 void cmd_table_init(void) {
     static const db_hooks hooks = {on_key_expired, on_key_modified};
     db_set_hooks(&hooks);
@@ -214,6 +224,7 @@ void cmd_table_init(void) {
         d->arity = m->arity;
         d->flags = parse_flags(m->flags);
         if (prop_no_own_record(m->name)) d->flags |= CMDF_NO_OWN_RECORD;
+        if (may_replicate(m->name)) d->flags |= CMDF_MAY_REPLICATE;
         d->flags_str = m->flags;
         d->acl_str = m->acl;
         d->first = m->first;
@@ -602,6 +613,32 @@ void cmd_execute(client *c) {
     if (cmd_multi_queue_hook && cmd_multi_queue_hook(c, cmd)) return;
     cmd_call(c, cmd);
     block_handle_ready();
+}
+
+int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
+    if (argc == 0) return 0;
+    const cmd_def *cmd = cmd_lookup(argv[0].p, argv[0].n);
+    if (!cmd || cmd->parent) return 0;
+    if (cmd->subs && !(argc == 1 && cmd->proc)) {
+        cmd = argc < 2 ? NULL : cmd_lookup_full(argv, argc);
+        if (!cmd) return 0;
+    }
+    if ((cmd->arity > 0 && argc != cmd->arity) || (argc < -cmd->arity)) return 0;
+    uint32_t cf = client_flags_peek(c);
+    if (cf & CLIENT_PRIMARY) return 0;
+    if (acl_auth_required(c) && !(cmd->flags & CMDF_NO_AUTH)) return 0;
+    const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+    if ((cf & CLIENT_PUBSUB) && c->resp == 2) {
+        static const char *const ok[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
+                                          "sunsubscribe", "ping", "quit", "reset", NULL};
+        int allowed = 0;
+        for (int i = 0; ok[i]; i++) allowed |= strcmp(ok[i], n) == 0;
+        if (!allowed) return 0;
+    }
+    if (!write_only) return 1;
+    const uint32_t w = CMDF_WRITE | CMDF_MAY_REPLICATE;
+    if (cmd->flags & w) return 1;
+    return (cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & w);
 }
 
 int arg_is(const garg *a, const char *lit) {

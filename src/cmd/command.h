@@ -92,6 +92,12 @@ void cmd_redact_arg(client *c, int i);
 
 /* Execute argv of c: lookup, arity, auth, lock, call, statistics. */
 void cmd_execute(client *c);
+/* Under CLIENT PAUSE (write_only: WRITE, else ALL): 1 when this request
+ * must wait for the pause to end. As Redis 7.0's processCommand, errors
+ * found before the pause check (unknown command, arity, NOAUTH, the RESP2
+ * Pub/Sub context) are answered at once; WRITE holds write and
+ * may-replicate commands and an EXEC whose queue holds one. */
+int cmd_pause_holds(client *c, int argc, garg *argv, int write_only);
 /* Run a resolved command with locks (used by EXEC for queued commands). */
 void cmd_call(client *c, const cmd_def *cmd);
 

@@ -45,6 +45,7 @@
 #include "base/process.h"
 #include "cmd/multi.h"
 #include "cmd/propagate.h"
+#include "session/session.h"
 
 /* Positions in config.c's maxmemory-policy list. */
 enum {
@@ -270,9 +271,16 @@ static size_t evict_one(int policy, int samples) {
 
 static int evicting;
 
+/* Under CLIENT PAUSE the dataset stays as it is: no eviction (and no OOM
+ * refusal), as Redis 7.0's performEvictions. */
+static int evict_paused(void) {
+    int write_only;
+    return session_paused(db_now_ms(), &write_only) != 0;
+}
+
 int evict_perform(void) {
     uint64_t max = (uint64_t)cfg.maxmemory;
-    if (!max) return EVICT_OK;
+    if (!max || evict_paused()) return EVICT_OK;
     uint64_t used = counted(used_memory(0));
     if (used <= max) return EVICT_OK;
     int policy = cfg.maxmemory_policy;
@@ -302,7 +310,8 @@ int evict_perform(void) {
 
 int evict_store_pressure(void) {
     int policy = cfg.maxmemory_policy;
-    if (policy == POL_NOEVICTION || (objstore_cfg.memory <= 0 && objstore_cfg.small_memory <= 0)) return EVICT_OK;
+    if (policy == POL_NOEVICTION || (objstore_cfg.memory <= 0 && objstore_cfg.small_memory <= 0) || evict_paused())
+        return EVICT_OK;
     int bits = strval_pressure();
     if (!bits) return EVICT_OK;
     if (__atomic_exchange_n(&evicting, 1, __ATOMIC_ACQUIRE)) return EVICT_OK;

@@ -352,6 +352,19 @@ static int replica_mode;                /* atomics */
 static _Thread_local int primary_context;
 
 void db_set_replica_mode(int on) { __atomic_store_n(&replica_mode, on, __ATOMIC_RELAXED); }
+
+/* CLIENT PAUSE (WRITE or ALL) holds expiry as a replica does: a key whose
+ * time has passed is missing to reads but is not deleted until the pause
+ * ends (Redis 7.0's expireIfNeeded). 0: no pause. */
+static int64_t expiry_held_until;
+void db_hold_expiry(int64_t until_ms) { __atomic_store_n(&expiry_held_until, until_ms, __ATOMIC_RELAXED); }
+
+/* Expired keys stay (replica, or a pause in force). */
+static int keep_expired(void) {
+    if (__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) return 1;
+    int64_t until = __atomic_load_n(&expiry_held_until, __ATOMIC_RELAXED);
+    return until && db_now_ms() < until;
+}
 void db_set_primary_context(int on) { primary_context = on; }
 
 static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n) {
@@ -360,8 +373,8 @@ static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n) {
     if (!slot) return NULL;
     dbentry *e = *(dbentry **)slot;
     if (db_is_expired(e, db_now_ms())) {
-        if (__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) {
-            if (!primary_context) return NULL;
+        if (keep_expired()) {
+            if (!primary_context || !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) return NULL;
         } else {
             expire_now(db, sh, slot, e);
             return NULL;
@@ -390,7 +403,7 @@ dbentry *db_lookup_read(gdb *db, const char *k, size_t n) {
 int db_key_exists(gdb *db, const char *k, size_t n) { return db_lookup(db, k, n) != NULL; }
 
 int db_expire_if_needed(gdb *db, dbentry *e) {
-    if (!db_is_expired(e, db_now_ms()) || __atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) return 0;
+    if (!db_is_expired(e, db_now_ms()) || keep_expired()) return 0;
     shard *sh;
     void *slot = find_slot(db, e->key, e->klen, &sh);
     assert(slot);
@@ -438,7 +451,7 @@ int db_delete(gdb *db, const char *k, size_t n) {
     void *slot = find_slot(db, k, n, &sh);
     if (!slot) return 0;
     dbentry *e = *(dbentry **)slot;
-    if (db_is_expired(e, db_now_ms()) && !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) {
+    if (db_is_expired(e, db_now_ms()) && !keep_expired()) {
         expire_now(db, sh, slot, e);
         return 0;
     }
@@ -504,7 +517,7 @@ dbentry *db_random_key(gdb *db) {
         void *slot = swiss_random(&sh->keys, rand_next);
         if (!slot) continue;
         dbentry *e = *(dbentry **)slot;
-        if (db_is_expired(e, db_now_ms()) && !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) {
+        if (db_is_expired(e, db_now_ms()) && !keep_expired()) {
             /* Like Redis: a dataset of only volatile keys could loop; after
              * a few tries give back an expired key's neighbour instead. */
             if (db_expires(db) == total && tries > 50) return e;
@@ -551,7 +564,7 @@ static long long mono_us(void) {
  * of a sample was expired, as Redis does, within the time budget. */
 size_t db_active_expire_cycle(long long budget_us) {
     if (!__atomic_load_n(&db_active_expire_enabled, __ATOMIC_RELAXED)) return 0;
-    if (__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) return 0;
+    if (keep_expired()) return 0;
     long long start = mono_us();
     size_t expired = 0;
     db_rdlock_keyspace();

@@ -116,6 +116,9 @@ int db_is_expired(const dbentry *e, int64_t now);
  * the primary's context (the replication stream's applier). */
 void db_set_replica_mode(int on);
 void db_set_primary_context(int on);
+/* CLIENT PAUSE: until until_ms (0: now) expired keys are missing to reads
+ * but nothing deletes them. */
+void db_hold_expiry(int64_t until_ms);
 /* While the append-only file loads nothing expires, as in Redis: a later
  * command of the file may extend or remove a TTL that has passed since
  * (db_is_expired is then false for every key). db_time_passed(when): the

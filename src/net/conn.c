@@ -219,8 +219,7 @@ int conn_may_run(conn *k, int argc, garg *argv) {
     client *c = &k->c;
     int write_only = 0;
     if (argc && session_paused(now_ms(), &write_only)) {
-        const cmd_def *cmd = write_only ? cmd_lookup_full(argv, argc) : NULL;
-        if (!write_only || (cmd && (cmd->flags & CMDF_WRITE))) {
+        if (cmd_pause_holds(c, argc, argv, write_only)) {
             /* A paused client keeps its commands queued until the pause ends. */
             k->paused = 1;
             client_flag_on(c, CLIENT_PAUSED);

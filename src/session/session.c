@@ -2,6 +2,8 @@
  * state; see session.h for the contract. */
 #include "session/session.h"
 
+#include "db/db.h"
+
 #include <assert.h>
 #include <pthread.h>
 
@@ -73,9 +75,13 @@ void session_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c))
 void session_pause(int64_t until_ms, int write_only) {
     __atomic_store_n(&pause_write_only, write_only, __ATOMIC_RELAXED);
     __atomic_store_n(&pause_until_ms, until_ms, __ATOMIC_RELEASE);
+    db_hold_expiry(until_ms);
 }
 
-void session_unpause(void) { __atomic_store_n(&pause_until_ms, 0, __ATOMIC_RELAXED); }
+void session_unpause(void) {
+    __atomic_store_n(&pause_until_ms, 0, __ATOMIC_RELAXED);
+    db_hold_expiry(0);
+}
 
 int64_t session_paused(int64_t now_ms, int *write_only) {
     int64_t until = __atomic_load_n(&pause_until_ms, __ATOMIC_ACQUIRE);

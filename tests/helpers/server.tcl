@@ -198,6 +198,27 @@ proc ::srv::wait_ready {sid} {
     return "no PONG within $start_timeout ms"
 }
 
+# "" when the server answers PING on a new connection within ms
+# milliseconds (-NOAUTH counts: it answered), else what went wrong.
+proc ::srv::answers_ping {sid {ms 5000}} {
+    variable S
+    set saved $::resp::deadline
+    set ::resp::deadline ""
+    try {
+        if {[catch {::resp::client -port $S($sid,port) -timeout $ms} c]} {
+            return "no connection to the server at the end of the block: $c"
+        }
+        set code [catch {$c ping} reply]
+        catch {$c close}
+        if {$code == 0 && $reply eq "PONG"} {return ""}
+        if {$code != 0 && [string match {NOAUTH*} $reply]} {return ""}
+        if {$code != 0 && [string match {LOADING*} $reply]} {return ""}
+        return "PING at the end of the block answered '$reply' (within $ms ms)"
+    } finally {
+        set ::resp::deadline $saved
+    }
+}
+
 proc ::srv::stop {sid} {
     variable S
     set pid $S($sid,pid)
@@ -320,6 +341,14 @@ proc start_server {options body} {
             if {!$::srv::S($sid,expect_exit) && ![::srv::alive $::srv::S($sid,pid)]} {
                 ::t::record_err "server alive after $::t::file {$tg}" \
                     "server is not running at the end of the file\n[::srv::log_tail $sid]"
+            } elseif {!$::srv::S($sid,expect_exit)} {
+                # Liveness: a running server must still answer PING (a hung
+                # one fails the block instead of hanging the suite).
+                set why [::srv::answers_ping $sid]
+                if {$why ne ""} {
+                    ::t::record_err "server answers PING after $::t::file {$tg}" \
+                        "$why\n[::srv::log_tail $sid]"
+                }
             }
         } finally {
             set ::srv::stack [lrange $::srv::stack 0 end-1]

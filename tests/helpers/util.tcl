@@ -109,6 +109,11 @@ proc ::t::kind_skip {taglist} {
     if {$server_kind eq "redis" && [lsearch -exact $taglist goblin_only] >= 0} {
         return "goblin_only: not applicable to redis-server"
     }
+    # Redis 7.0 behaviour Goblin does not have yet: the test checks it
+    # against redis-server and is skipped, with this reason, against Goblin.
+    if {$server_kind eq "goblin" && [lsearch -exact $taglist goblin_pending] >= 0} {
+        return "goblin_pending: Goblin does not match Redis 7.0 here yet"
+    }
     return ""
 }
 

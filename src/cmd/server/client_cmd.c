@@ -45,7 +45,8 @@ void client_reset_state(client *c) {
     multi_discard_state(c);
     __atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
-    client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT |
+    /* CLIENT NO-EVICT survives RESET, as in Redis 7.0. */
+    client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT |
                            CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
     if (client_flags_peek(c) & CLIENT_MONITOR) {
         cmd_client_gone(c);
@@ -461,7 +462,9 @@ static void clientUnpauseCommand(client *c) {
 
 static void clientReplyCommand(client *c) {
     if (arg_is(&c->argv[2], "on")) {
-        client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT);
+        /* As Redis 7.0: ON lifts OFF and a SKIP in force (this reply goes
+         * out), but not a SKIP requested earlier in the same EXEC. */
+        client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
         reply_ok(c);
     } else if (arg_is(&c->argv[2], "off")) {
         client_flag_on(c, CLIENT_REPLY_OFF);

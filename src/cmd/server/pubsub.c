@@ -159,12 +159,16 @@ static void chan_del(swiss *tab, const char *p, size_t n, client *c) {
     }
 }
 
+/* Confirmations are pushes: CLIENT REPLY OFF/SKIP does not hold them back
+ * (Redis 7.0, in RESP2 too). */
 static void reply_sub(client *c, const char *kind, const char *p, size_t n, long count) {
+    uint32_t muted = client_reply_unmute(c);
     reply_push(c, 3);
     reply_bulk_cstr(c, kind);
     if (p) reply_bulk(c, p, n);
     else reply_null(c);
     reply_int(c, count);
+    client_flag_on(c, muted);
 }
 
 static void subscribeGeneric(client *c, int shard) {
