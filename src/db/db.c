@@ -367,7 +367,7 @@ static int keep_expired(void) {
 }
 void db_set_primary_context(int on) { primary_context = on; }
 
-static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n) {
+static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n, int touch) {
     shard *sh;
     void *slot = find_slot(db, k, n, &sh);
     if (!slot) return NULL;
@@ -380,7 +380,7 @@ static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n) {
             return NULL;
         }
     }
-    obj_touch(&e->val);
+    if (touch) obj_touch(&e->val);
     return e;
 }
 
@@ -389,13 +389,19 @@ void db_count_read(int hit) {
 }
 
 dbentry *db_lookup(gdb *db, const char *k, size_t n) {
-    dbentry *e = lookup_uncounted(db, k, n);
+    dbentry *e = lookup_uncounted(db, k, n, 1);
+    if (count_lookups) db_count_read(e != NULL);
+    return e;
+}
+
+dbentry *db_lookup_notouch(gdb *db, const char *k, size_t n) {
+    dbentry *e = lookup_uncounted(db, k, n, 0);
     if (count_lookups) db_count_read(e != NULL);
     return e;
 }
 
 dbentry *db_lookup_read(gdb *db, const char *k, size_t n) {
-    dbentry *e = lookup_uncounted(db, k, n);
+    dbentry *e = lookup_uncounted(db, k, n, 1);
     db_count_read(e != NULL);
     return e;
 }

@@ -90,6 +90,9 @@ void db_unfreeze_time(void);
  * command, for the keys a write command reads (GETDEL's key, SINTERSTORE's
  * sources); lookup counts only under a read-only command. */
 dbentry *db_lookup(gdb *db, const char *k, size_t n);
+/* db_lookup that leaves the access clock alone (Redis's LOOKUP_NOTOUCH:
+ * TTL, TYPE, EXISTS and the like). */
+dbentry *db_lookup_notouch(gdb *db, const char *k, size_t n);
 dbentry *db_lookup_read(gdb *db, const char *k, size_t n);
 /* Counts one read lookup answered without db_lookup_read: a key named twice
  * and looked up once, OBJECT's untouched lookup. */

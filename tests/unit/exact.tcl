@@ -468,7 +468,7 @@ start_server {tags {exact}} {
         r touch nl
         assert_lessthan [r object idletime nl] 2
         r config set maxmemory-policy noeviction
-    } {goblin_pending}
+    }
 
     test {TTL, TYPE, EXISTS, OBJECT do not change the LFU counter} {
         r flushall
@@ -482,7 +482,7 @@ start_server {tags {exact}} {
         for {set i 0} {$i < 20} {incr i} {r ttl f; r type f; r exists f}
         assert_equal $freq [r object freq f]
         r config set maxmemory-policy noeviction
-    } {goblin_pending}
+    }
 
     # --- MOVE / COPY -------------------------------------------------------
 

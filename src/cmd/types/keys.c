@@ -37,17 +37,19 @@ static void delGeneric(client *c, const char *event) {
 static void delCommand(client *c) { delGeneric(c, "del"); }
 static void unlinkCommand(client *c) { delGeneric(c, "del"); }
 
-static void existsCommand(client *c) {
+/* EXISTS leaves the keys' access clocks alone, TOUCH sets them. */
+static void count_keys(client *c, dbentry *(*lookup)(gdb *, const char *, size_t)) {
     gdb *db = cmd_db(c);
     long long n = 0;
-    for (int i = 1; i < c->argc; i++) n += db_lookup(db, c->argv[i].p, c->argv[i].n) != NULL;
+    for (int i = 1; i < c->argc; i++) n += lookup(db, c->argv[i].p, c->argv[i].n) != NULL;
     reply_int(c, n);
 }
 
-static void touchCommand(client *c) { existsCommand(c); }
+static void existsCommand(client *c) { count_keys(c, db_lookup_notouch); }
+static void touchCommand(client *c) { count_keys(c, db_lookup); }
 
 static void typeCommand(client *c) {
-    dbentry *e = db_lookup(cmd_db(c), c->argv[1].p, c->argv[1].n);
+    dbentry *e = db_lookup_notouch(cmd_db(c), c->argv[1].p, c->argv[1].n);
     reply_simple(c, e ? obj_type_name(e->val.type) : "none");
 }
 
@@ -482,7 +484,7 @@ static void pexpireatCommand(client *c) { expireGeneric(c, 0, 0); }
 
 /* mode: 0 TTL, 1 PTTL, 2 EXPIRETIME, 3 PEXPIRETIME */
 static void ttlGeneric(client *c, int mode) {
-    dbentry *e = db_lookup(cmd_db(c), c->argv[1].p, c->argv[1].n);
+    dbentry *e = db_lookup_notouch(cmd_db(c), c->argv[1].p, c->argv[1].n);
     if (!e) {
         reply_int(c, -2);
         return;
