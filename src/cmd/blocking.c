@@ -253,6 +253,42 @@ void block_signal_key(gdb *db, const char *key, size_t klen) {
     nready++;
 }
 
+void block_signal_db(gdb *db) {
+    if (!__atomic_load_n(&nblocked, __ATOMIC_RELAXED)) return;
+    /* The keys waited on in db, copied out: block_lock is not held while
+     * the keyspace is read. */
+    garg *keys = NULL;
+    size_t n = 0, cap = 0;
+    pthread_mutex_lock(&block_lock);
+    if (queues_ready) {
+        swiss_iter it;
+        swiss_iter_init(&it, &queues);
+        for (void *slot; (slot = swiss_iter_next(&it));) {
+            const bqueue *q = *(bqueue *const *)slot;
+            if (q->db != db->id) continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 8;
+                garg *nk = realloc(keys, cap * sizeof(*keys));
+                if (!nk) break;
+                keys = nk;
+            }
+            char *p = malloc(q->klen + 1);
+            if (!p) break;
+            memcpy(p, q->key, q->klen);
+            keys[n].p = p;
+            keys[n].n = q->klen;
+            n++;
+        }
+        swiss_iter_done(&it);
+    }
+    pthread_mutex_unlock(&block_lock);
+    for (size_t i = 0; i < n; i++) {
+        if (db_lookup_raw(db, keys[i].p, keys[i].n)) block_signal_key(db, keys[i].p, keys[i].n);
+        free(keys[i].p);
+    }
+    free(keys);
+}
+
 typedef struct retry_job {
     uint64_t id;
     int wid;

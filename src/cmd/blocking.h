@@ -41,6 +41,11 @@ int block_retrying(const client *c);
 /* A key may now serve waiters; cheap when nobody waits. */
 void block_signal_key(gdb *db, const char *key, size_t klen);
 
+/* Every key of db that has waiters and exists now is signalled (SWAPDB:
+ * the database under an index changed at once). The caller holds the
+ * keyspace write lock. */
+void block_signal_db(gdb *db);
+
 /* Called by the dispatcher after each top-level command (and after EXEC):
  * hands signalled keys' waiters a retry. */
 void block_handle_ready(void);

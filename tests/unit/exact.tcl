@@ -446,7 +446,7 @@ start_server {tags {exact}} {
         assert_equal "*-1\r\n" [$c read_raw_reply]
         $c close
         r flushall
-    } {goblin_pending}
+    }
 
     # --- no-touch commands -------------------------------------------------
 
