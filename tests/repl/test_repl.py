@@ -805,6 +805,65 @@ def forkless_sync_aborted_then_done_again():
     assert int(i["forkless_sync_buffer_peak"]) <= int(i["forkless_sync_buffer_limit"]) + (1 << 20), i
 
 
+@test
+def forkless_sync_with_whole_keyspace_commands():
+    """During fork-less syncs: SWAPDB, MOVE, COPY ... DB REPLACE, FLUSHDB
+    (the snapshot is completed first), SORT ... STORE and ZUNIONSTORE
+    (movable keys), and keys with TTLs of 20 ms to 2 s expiring under the
+    pass (saved before the db layer removes them): goblin and redis-server
+    replicas end with the primary's digest."""
+    d = tdir("forkless_whole")
+    p, per = forkless_primary(d)
+    rng = random.Random(5)
+    for db in (2, 3):
+        p.c.ok("SELECT", str(db))
+        p.c.ok("DEBUG", "POPULATE", "20000", "db%d" % db, "10")
+    p.c.ok("SELECT", "0")
+    for base in range(0, 20000, 2000):
+        p.c.pipeline([["SET", "ttl:%d" % i, "v", "PX", str(rng.randrange(20, 2000))] for i in range(base, base + 2000)])
+
+    def whole(c, n):
+        c.ok("SWAPDB", "2", "3")
+        c.ok("MOVE", "key:%d" % (n * 7), "4")
+        c.ok("COPY", "key:%d" % (n * 7 + 1), "db2:%d" % n, "DB", "2", "REPLACE")
+        c.ok("SORT", "fl:%d" % n, "ALPHA", "STORE", "fz:%d" % (n + 1))
+        c.ok("ZUNIONSTORE", "fz:%d" % (n + 2), "2", "fz:%d" % (n + 3), "fz:%d" % (n + 4))
+        c.ok("SELECT", "1")
+        c.ok("SET", "db1:%d" % n, str(n))
+        c.ok("SELECT", "0")
+
+    ws = [KeyWriter(p, 30, per)]
+    for w in ws:
+        w.start()
+    rg = replica_of("goblin", os.path.join(d, "rg"), p.port)
+    assert wait_for(lambda: info(p.c, "replication")["forkless_sync_in_progress"] == "1", 30)
+    for n in range(200):
+        whole(p.c, n)
+    assert wait_for(lambda: link_up(rg), 120), info(rg.c, "replication")
+    rr = replica_of("redis", os.path.join(d, "rr"), p.port)
+    assert wait_for(lambda: info(p.c, "replication")["forkless_sync_in_progress"] == "1", 30)
+    for n in range(200, 300):
+        whole(p.c, n)
+    p.c.ok("SELECT", "3")
+    p.c.ok("FLUSHDB")
+    p.c.ok("SELECT", "0")
+    for n in range(300, 350):
+        whole(p.c, n)
+    assert wait_for(lambda: link_up(rr), 120), info(rr.c, "replication")
+    for w in ws:
+        w.stop = True
+    for w in ws:
+        w.join(30)
+    assert not [w.error for w in ws if w.error], [w.error for w in ws]
+    time.sleep(2.1)  # every TTL is over: a lookup expires what is left and sends the DELs
+    p.c.pipeline([["EXISTS", "ttl:%d" % i] for i in range(20000)], check=False)
+    in_sync(p, rg, rr, timeout=60)
+    want = digest(p)
+    assert digest(rg) == want, "goblin replica differs"
+    assert digest(rr) == want, "redis replica differs"
+    assert info(p.c, "replication")["forkless_syncs_failed"] == "0"
+
+
 def main():
     return SUITE.main(ARGS)
 
