@@ -86,7 +86,9 @@ int rdb_membuf_error(const rdb_membuf *b, char *err, size_t errlen);
 
 /* Test hook: when set, every write(2) of the saver is cut to at most this
  * many bytes and the saver sleeps that many microseconds between writes
- * (to make a save slow enough to be killed in the middle). 0: off. */
+ * (to make a save slow enough to be killed in the middle); the pass of a
+ * fork-less snapshot (rdb_snap.h) sleeps that long after each step, with
+ * no lock held. 0: off. */
 extern volatile long rdb_save_slow_us;
 /* Test hook: the loader sleeps this many microseconds after every 4096
  * keys, and the AOF loader after every 1024 commands (to observe -LOADING

@@ -8,8 +8,9 @@ replica's offset equals the primary's. Also: goblin -> goblin -> redis
 chains, partial resync after a cut link (a TCP proxy in this file) and a
 full one after the backlog overflowed, promotion with REPLICAOF NO ONE and
 a second replica following it by the second replication id, WAIT, ROLE,
-READONLY, expiry on a replica, and a full sync without fork under
---arena-hugetlb.
+READONLY, expiry on a replica, and full syncs without fork under
+--arena-hugetlb (the versioned iteration: clients keep writing, no client
+waits 200 ms, a sync killed half-way, whole-keyspace commands meanwhile).
 
   python3 tests/repl/test_repl.py [-v] [name-substring ...]
 

@@ -12,9 +12,13 @@
  *
  * Each link has a thread: the full sync (a fork child writes the RDB into
  * a pipe for a diskless sync or into a file; under arena-hugetlb, where
- * fork is refused, the RDB is written in the foreground under the
- * keyspace write lock), then it sends the pending bytes and reads the
- * replica's REPLCONF ACKs until the link fails or times out.
+ * fork is refused, the thread itself writes it with a fork-less versioned
+ * iteration, persist/rdb_snap.h, while clients keep writing: each key's
+ * value as of the offset, written by the pass or, before its first change,
+ * by the command that changes it; the writers' buffer is bounded by
+ * repl-backlog-size; see full_sync_forkless and docs/replication.md),
+ * then it sends the pending bytes and reads the replica's REPLCONF ACKs
+ * until the link fails or times out.
  *
  * The cron thread feeds PING every repl-ping-replica-period, answers WAIT
  * deadlines and frees the backlog after repl-backlog-ttl without
