@@ -47,7 +47,8 @@ static struct {
     rdb_membuf *side;                  /* the writers' buffer */
     rdb_snap_stats st;
 } S;
-static int failed; /* atomic */
+static int failed;          /* atomic */
+static uint64_t out_bytes;  /* atomic: S.bytes for INFO */
 
 int rdb_snap_claim(void) {
     pthread_mutex_lock(&state_mu);
@@ -81,7 +82,7 @@ static void out_write(const unsigned char *p, size_t n) {
         return;
     }
     S.bytes += n;
-    __atomic_store_n(&S.st.bytes, S.bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&out_bytes, S.bytes, __ATOMIC_RELAXED);
 }
 
 /* A chunk of b to the output. */
@@ -193,7 +194,6 @@ int rdb_snap_begin(int fd, const rdb_save_opts *opt, size_t limit, char *err, si
     S.st.failed = nfailed;
     S.st.in_progress = 1;
     S.st.buffer_limit = limit;
-    S.st.bytes = S.bytes;
     pthread_mutex_unlock(&state_mu);
     db_snap_set_hooks(db_hook, rdb_snap_finish_locked);
     db_snap_start();
@@ -316,4 +316,5 @@ void rdb_snap_get_stats(rdb_snap_stats *st) {
     pthread_mutex_lock(&state_mu);
     *st = S.st;
     pthread_mutex_unlock(&state_mu);
+    st->bytes = __atomic_load_n(&out_bytes, __ATOMIC_RELAXED);
 }
