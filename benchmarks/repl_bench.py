@@ -34,9 +34,8 @@ first one alternating from round to round). Sections (--sections):
           commands over a raw socket. Primaries, kept for the whole run:
             goblin          goblin-core
             goblin-hugetlb  goblin-core --arena-hugetlb: fork is refused,
-                            the RDB is written in the foreground to a file
-                            (whatever repl-diskless-sync says; checked in
-                            its log: "fork is refused")
+                            the RDB comes from the fork-less versioned
+                            iteration (checked in its log: "fork-less")
             redis           redis-server
           For each mode of --modes (diskless = repl-diskless-sync yes, the
           default; disk = no; set with CONFIG SET on the primary), a fresh
@@ -309,7 +308,7 @@ def sync_run(name, kind, primary, mode, args, cpus, cleanup, check_digest):
         ptext = log_text(primary)
         if ptext.count(SYNC_LINE) != before + 1:
             raise RuntimeError("%s: expected one full sync in the primary's log" % name)
-        nofork = "fork is refused" in ptext.rsplit(SYNC_LINE, 1)[1].split("\n", 1)[0]
+        nofork = "fork-less" in ptext.rsplit(SYNC_LINE, 1)[1].split("\n", 1)[0]
         dig = None
         if check_digest:
             dig = (r.conn.call("DEBUG", "DIGEST"), primary.conn.call("DEBUG", "DIGEST"))
@@ -412,17 +411,15 @@ def run(args, sections, modes, cleanup):
         for rnd in range(args.rounds):
             got = {}
             order = SYNC_PRIMARIES if rnd % 2 == 0 else SYNC_PRIMARIES[::-1]
-            for mi, mode in enumerate(modes):
+            for mode in modes:
                 for name, kind, huge in order:
-                    if huge and mi > 0:
-                        continue
                     got[(name, mode)] = sync_run(name, kind, prims[name], mode, args, srv_cpus, cleanup, rnd == 0)
             syncs.append(got)
             print("round %d sync: %s" % (rnd + 1, "; ".join(
                 "%s %s %.2f s (up %.2f)" % (n, m, v["time"], v["link_up"]) for (n, m), v in sorted(got.items()))),
                 flush=True)
         if not all(x[("goblin-hugetlb", modes[0])]["nofork"] for x in syncs):
-            raise RuntimeError("goblin-hugetlb: the primary's log does not say \"fork is refused\"")
+            raise RuntimeError("goblin-hugetlb: the primary's log does not say \"fork-less\"")
         for name in prims:
             stop(prims[name], cleanup)
     print("(%.0f s)" % (time.time() - t_start))
@@ -474,7 +471,7 @@ def run(args, sections, modes, cleanup):
                     continue
                 rows = [x[k] for x in syncs]
                 ts = [x["time"] for x in rows]
-                label = "%s -> %s, %s" % (name, kind, "foreground file" if huge else mode)
+                label = "%s -> %s, %s" % (name, kind, "fork-less " + mode if huge else mode)
                 print("%-40s %9.3f %8.3f - %6.3f %9.3f %9.2f %9.2f" % (
                     label, med(ts), min(ts), max(ts), med([x["link_up"] for x in rows]),
                     med([x["primary_cpu"] for x in rows]), med([x["replica_cpu"] for x in rows])))
@@ -485,11 +482,11 @@ def run(args, sections, modes, cleanup):
                 q = [x[(name, mode)]["time"] / x[("redis", mode)]["time"] for x in syncs]
                 met = med(q) <= GOALS["sync"]
                 print("%s/redis, %s%s: %.2f (%.2f - %.2f)   goal <= 1.0: %s" % (
-                    name, mode, " (foreground file against redis's %s)" % mode if name != "goblin" else "",
+                    name, mode, " (fork-less against redis's %s)" % mode if name != "goblin" else "",
                     med(q), min(q), max(q), "met" if met else "NOT met"))
                 verdicts.append(("sync %s/redis %s" % (name, mode), med(q), GOALS["sync"], met))
         print("(times include the replica's load; DEBUG DIGEST of replica and primary equal in round 1; "
-              "goblin-hugetlb's primary log says \"fork is refused\")")
+              "goblin-hugetlb's primary log says \"fork-less\")")
     res["writes"] = writes
     res["syncs"] = [{"%s %s" % k: v for k, v in x.items()} for x in syncs]
     res["verdicts"] = verdicts

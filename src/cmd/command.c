@@ -386,6 +386,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     long long t0 = counted ? now_us() : 0;
     db_freeze_time();
     uint64_t mask = lock_for(c, cmd, &mode, &db);
+    if (db_snap_running()) repl_snap_before_call(c, cmd, mode); /* a fork-less sync: old values first */
     db_count_lookups((cmd->flags & CMDF_READONLY) != 0);
     obj_set_lfu_mode(cfg.maxmemory_policy == 1 || cfg.maxmemory_policy == 5); /* volatile-lfu, allkeys-lfu */
     prop_begin();

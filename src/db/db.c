@@ -1,7 +1,7 @@
 /* db.c -- the keyspace: databases split in shards of swiss tables.
  *
  * Invariants: an entry is in exactly one shard, the one its key hash names;
- * e->vidx == UINT32_MAX iff e->expire == -1, else shard->vol[e->vidx] == e.
+ * VIDX(e) == DB_VIDX_NONE iff e->expire == -1, else shard->vol[VIDX(e)] == e.
  * An expired entry may still be present until lazy or active expiry removes
  * it, but no lookup ever returns it. */
 #include "db/db.h"
@@ -263,17 +263,61 @@ int64_t db_now_ms(void) {
 
 static inline shard *shard_for(gdb *db, uint64_t h) { return &db->shards[db_shard_of_hash(h)]; }
 
+/* The low 31 bits of vbits: the entry's position in its shard's vol. */
+#define VIDX(e) ((e)->vbits & DB_VIDX_NONE)
+static inline void vidx_set(dbentry *e, uint32_t i) { e->vbits = (e->vbits & DB_SNAP_BIT) | i; }
+
+/* ---- snapshot marks (db.h) ---- */
+int db_snap_on;
+uint32_t db_snap_mark;
+static uint64_t snap_gen;
+static db_snap_save_fn *snap_hook;
+static void (*snap_finish)(void);
+
+void db_snap_set_hooks(db_snap_save_fn *save, void (*finish)(void)) {
+    snap_hook = save;
+    snap_finish = finish;
+}
+
+void db_snap_start(void) {
+    __atomic_store_n(&db_snap_mark, db_snap_mark ^ DB_SNAP_BIT, __ATOMIC_RELAXED);
+    __atomic_store_n(&db_snap_on, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&snap_gen, 1, __ATOMIC_RELEASE);
+}
+
+void db_snap_stop(void) { __atomic_store_n(&db_snap_on, 0, __ATOMIC_RELAXED); }
+
+uint64_t db_snap_generation(void) { return __atomic_load_n(&snap_gen, __ATOMIC_ACQUIRE); }
+
+void db_snap_adopt(gdb *db) {
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        swiss_iter it;
+        void *slot;
+        swiss_iter_init(&it, &db->shards[s].keys);
+        while ((slot = swiss_iter_next(&it))) {
+            dbentry *e = *(dbentry **)slot;
+            e->vbits = (e->vbits & ~DB_SNAP_BIT) | __atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
+        }
+        swiss_iter_done(&it);
+    }
+}
+
+/* Before the db layer removes e or changes its TTL. */
+static inline void snap_save(gdb *db, dbentry *e) {
+    if (__builtin_expect(db_entry_unsaved(e), 0) && snap_hook) snap_hook(db, e);
+}
+
 static void vol_remove(shard *sh, dbentry *e) {
-    if (e->vidx == UINT32_MAX) return;
-    assert(e->vidx < sh->nvol && sh->vol[e->vidx] == e);
+    if (VIDX(e) == DB_VIDX_NONE) return;
+    assert(VIDX(e) < sh->nvol && sh->vol[VIDX(e)] == e);
     size_t n = sh->nvol - 1;
     /* nvol: written under the shard lock, read without it by the expiry
      * cycle's skip test and by db_expires(): relaxed atomics. */
     __atomic_store_n(&sh->nvol, n, __ATOMIC_RELAXED);
     dbentry *last = sh->vol[n];
-    sh->vol[e->vidx] = last;
-    last->vidx = e->vidx;
-    e->vidx = UINT32_MAX;
+    sh->vol[VIDX(e)] = last;
+    vidx_set(last, VIDX(e));
+    vidx_set(e, DB_VIDX_NONE);
     if (sh->nvol == 0 && sh->capvol > 64) {
         free(sh->vol);
         sh->vol = NULL;
@@ -282,7 +326,8 @@ static void vol_remove(shard *sh, dbentry *e) {
 }
 
 static int vol_add(shard *sh, dbentry *e) {
-    if (e->vidx != UINT32_MAX) return 0;
+    if (VIDX(e) != DB_VIDX_NONE) return 0;
+    if (sh->nvol >= DB_VIDX_NONE) return -1;
     if (sh->nvol == sh->capvol) {
         size_t cap = sh->capvol ? sh->capvol * 2 : 8;
         dbentry **nv = realloc(sh->vol, cap * sizeof(*nv));
@@ -290,7 +335,7 @@ static int vol_add(shard *sh, dbentry *e) {
         sh->vol = nv;
         sh->capvol = cap;
     }
-    e->vidx = (uint32_t)sh->nvol;
+    vidx_set(e, (uint32_t)sh->nvol);
     sh->vol[sh->nvol] = e;
     __atomic_store_n(&sh->nvol, sh->nvol + 1, __ATOMIC_RELAXED);
     return 0;
@@ -314,7 +359,7 @@ static void entry_free(dbentry *e) {
 }
 
 static void shard_remove(gdb *db, shard *sh, void *slot, dbentry *e) {
-    (void)db;
+    snap_save(db, e);
     vol_remove(sh, e);
     swiss_delete(&sh->keys, slot);
     entry_free(e);
@@ -430,7 +475,8 @@ dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp
     e->val.type = OBJ_NONE;
     obj_init_access(&e->val);
     e->expire = -1;
-    e->vidx = UINT32_MAX;
+    /* A new key is not part of a snapshot that runs: it gets the mark. */
+    e->vbits = DB_VIDX_NONE | __atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
     e->klen = (uint32_t)n;
     memcpy(e->key, k, n);
     e->key[n] = '\0';
@@ -474,12 +520,14 @@ void db_replace_value(dbentry *e, const gobj *v) {
 
 void db_set_expire(gdb *db, dbentry *e, int64_t when) {
     shard *sh = shard_for(db, hash_bytes(e->key, e->klen));
+    snap_save(db, e);
     e->expire = when;
     if (vol_add(sh, e) != 0) abort();
 }
 
 void db_persist(gdb *db, dbentry *e) {
     shard *sh = shard_for(db, hash_bytes(e->key, e->klen));
+    snap_save(db, e);
     vol_remove(sh, e);
     e->expire = -1;
 }
@@ -497,6 +545,10 @@ size_t db_expires(gdb *db) {
 }
 
 void db_flush(gdb *db) {
+    /* A live database (not a detached one of a load): a snapshot that runs
+     * is completed first (simpler than saving each entry as it goes, and
+     * no slower: the whole database would be written). */
+    if (db_snap_running() && snap_finish && db->id >= 0 && db->id < ndbs && dbs[db->id] == db) snap_finish();
     for (int s = 0; s < DB_NSHARDS; s++) {
         shard *sh = &db->shards[s];
         swiss_iter it;

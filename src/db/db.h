@@ -19,11 +19,14 @@
 #define DB_NSHARDS 64
 #define DB_SHARD_BITS 6
 #define DB_MAX 64
+#define DB_SNAP_BIT 0x80000000u
+#define DB_VIDX_NONE 0x7fffffffu
 
 typedef struct dbentry {
     gobj val;
     int64_t expire;     /* unix ms, -1 when the key has no TTL */
-    uint32_t vidx;      /* position in shard->vol, UINT32_MAX when none */
+    uint32_t vbits;     /* bit 31: the snapshot mark (below); bits 0-30: the
+                           position in shard->vol, DB_VIDX_NONE when none */
     uint32_t klen;
     char key[];         /* NUL-terminated for convenience */
 } dbentry;
@@ -131,6 +134,46 @@ void db_pause_expiry(int on);
 int db_time_passed(int64_t when_ms);
 /* Expire e if its time has passed: returns 1 when it was deleted. */
 int db_expire_if_needed(gdb *db, dbentry *e);
+
+/* ---- Marks of the fork-less snapshot (persist/rdb_snap.c) -------------
+ *
+ * Every entry carries one mark bit. Invariant: while no snapshot runs,
+ * every entry's mark equals db_snap_mark (new entries are created with
+ * it). A snapshot starts under the keyspace write lock by flipping
+ * db_snap_mark: every entry is then unsaved; saving an entry (writing the
+ * value it had when the snapshot started) sets its mark. A snapshot ends
+ * only after a pass over every shard marked every entry (also when its
+ * output failed: the pass then only marks), so the invariant holds again
+ * and the next snapshot's flip makes every entry unsaved. One bit is
+ * enough: no snapshot starts before the previous one ended. */
+extern int db_snap_on;          /* a snapshot runs (relaxed atomic) */
+extern uint32_t db_snap_mark;   /* 0 or DB_SNAP_BIT (relaxed atomic) */
+static inline int db_snap_running(void) { return __atomic_load_n(&db_snap_on, __ATOMIC_RELAXED); }
+/* A snapshot runs and e's value as of its start is not in it yet. */
+static inline int db_entry_unsaved(const dbentry *e) {
+    return db_snap_running() && (e->vbits & DB_SNAP_BIT) != __atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
+}
+static inline void db_entry_mark_saved(dbentry *e) {
+    e->vbits = (e->vbits & ~DB_SNAP_BIT) | __atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
+}
+/* Hooks of the snapshot. save: called (shard lock or keyspace write lock
+ * held) before the db layer removes an unsaved entry (expiry, eviction,
+ * db_delete*) or changes its TTL, so that the old value is saved first;
+ * the value changes of commands are announced by the dispatcher
+ * (cmd_call). finish: called (keyspace write lock held) before db_flush
+ * empties a live database: the snapshot is completed first. */
+typedef void db_snap_save_fn(gdb *db, dbentry *e);
+void db_snap_set_hooks(db_snap_save_fn *save, void (*finish)(void));
+/* Start (flip the mark, count a generation) and stop a snapshot; the
+ * keyspace write lock is held for the start. */
+void db_snap_start(void);
+void db_snap_stop(void);
+/* Snapshots started since start-up: a dataset built while one started
+ * (a detached load) must adopt the current mark before it goes live. */
+uint64_t db_snap_generation(void);
+/* Every entry of db gets the current mark (a detached database, or the
+ * keyspace write lock held). */
+void db_snap_adopt(gdb *db);
 
 size_t db_size(gdb *db);
 size_t db_expires(gdb *db);

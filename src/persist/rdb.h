@@ -62,9 +62,33 @@ int rdb_save_file(const char *path, const rdb_save_opts *opt, rdb_save_stats *st
  * after a killed child). */
 void rdb_temp_path(char *buf, size_t len, const char *path, long pid);
 
+/* Records in memory, for writers that interleave them in one RDB (the
+ * fork-less snapshot, persist/rdb_snap.c): the caller writes the bytes
+ * (rdb_membuf_take) to the file and keeps its checksum. Each buffer starts
+ * with SELECTDB before its first record, and again after each take, so
+ * the chunks taken from several buffers may be written in any order. The
+ * caller holds what rdb_membuf_entry's entry needs (its shard lock). NULL
+ * when out of memory. */
+typedef struct rdb_membuf rdb_membuf;
+rdb_membuf *rdb_membuf_new(int compress);
+void rdb_membuf_free(rdb_membuf *b);
+void rdb_membuf_header(rdb_membuf *b, const rdb_save_opts *opt); /* magic and aux fields */
+void rdb_membuf_db(rdb_membuf *b, int dbid, uint64_t size, uint64_t expires); /* SELECTDB, RESIZEDB */
+/* fold: the thread holds no string bytes from strval (between commands,
+ * or before one runs); else large-string views wait for the command's end. */
+void rdb_membuf_entry(rdb_membuf *b, int dbid, const dbentry *e, int fold);
+size_t rdb_membuf_len(const rdb_membuf *b);
+/* The bytes so far (malloc'd, the caller frees; NULL and *n 0 when none). */
+unsigned char *rdb_membuf_take(rdb_membuf *b, size_t *n);
+/* RDB_OK, or the error that spoiled the buffer (a value that could not be
+ * read, no memory) with a message. */
+int rdb_membuf_error(const rdb_membuf *b, char *err, size_t errlen);
+
 /* Test hook: when set, every write(2) of the saver is cut to at most this
  * many bytes and the saver sleeps that many microseconds between writes
- * (to make a save slow enough to be killed in the middle). 0: off. */
+ * (to make a save slow enough to be killed in the middle); the pass of a
+ * fork-less snapshot (rdb_snap.h) sleeps that long after each step, with
+ * no lock held. 0: off. */
 extern volatile long rdb_save_slow_us;
 /* Test hook: the loader sleeps this many microseconds after every 4096
  * keys, and the AOF loader after every 1024 commands (to observe -LOADING
@@ -90,6 +114,7 @@ typedef struct rdb_loaded {
     char repl_id[41];         /* repl-id aux field ("" when absent) */
     long long repl_offset;    /* repl-offset, -1 when absent */
     int repl_stream_db;       /* repl-stream-db, -1 when absent */
+    uint64_t snap_gen;        /* db_snap_generation() when the load began */
 } rdb_loaded;
 
 /* Read and verify path into ld (zeroed by the call); opt may be NULL (no

@@ -42,6 +42,7 @@
 #include "util/lzf.h"
 #include "persist/packed.h"
 #include "persist/rdb.h"
+#include "persist/rdb_snap.h"
 #include "base/config.h"
 
 #define IN_CHUNK (1u << 20)
@@ -802,6 +803,14 @@ static void stage_exchange(gdb *live, gdb *st) {
 }
 
 void rdb_load_commit(rdb_loaded *ld) {
+    /* A fork-less snapshot that runs is finished first: the dataset it
+     * describes is about to go. And the new entries need the current
+     * snapshot mark, which they have unless a snapshot started (the mark
+     * flipped) while they were made. */
+    rdb_snap_finish_locked();
+    if (ld->snap_gen != db_snap_generation())
+        for (int i = 0; i < DB_MAX; i++)
+            if (ld->dbs[i]) db_snap_adopt(ld->dbs[i]);
     for (int i = 0; i < db_count(); i++) {
         if (!ld->dbs[i]) {
             ld->dbs[i] = stage_new(i);
@@ -1374,6 +1383,7 @@ int rdb_restore_value(const unsigned char *p, size_t n, gobj *o, char *err, size
 
 int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, char *err, size_t errlen) {
     memset(ld, 0, sizeof(*ld));
+    ld->snap_gen = db_snap_generation(); /* before any entry is made */
     ld->repl_offset = -1;
     ld->repl_stream_db = -1;
     ld->ndbs = db_count();

@@ -55,6 +55,8 @@ typedef struct rdb_out {
     uint64_t flushed;          /* bytes written to fd */
     uint64_t synced;           /* flushed at the last incremental fdatasync */
     int autosync;              /* fdatasync every RDB_AUTOSYNC_BYTES */
+    int nocrc;                 /* into mem for a later write: no checksum here */
+    int nofold;                /* leave large-string views to strval_end_command */
     int err;
     int errnum;
     int compress;
@@ -86,7 +88,7 @@ static void out_memwrite(rdb_out *o, const unsigned char *p, size_t n) {
 }
 
 static void out_syswrite(rdb_out *o, const unsigned char *p, size_t n) {
-    o->crc = crc64_update(o->crc, p, n);
+    if (!o->nocrc) o->crc = crc64_update(o->crc, p, n);
     if (o->fd < 0) {
         out_memwrite(o, p, n);
         return;
@@ -327,8 +329,10 @@ static void save_string(rdb_out *o, const gobj *v) {
     out_string(o, p, n);
     /* A large value's bytes came as a contiguous copy of head and tail
      * (a "view"); drop it now, or a SAVE would hold a copy of every large
-     * string until the command ends. A clean view is only freed. */
-    strval_fold((gobj *)v);
+     * string until the command ends. A clean view is only freed. (Not in
+     * the middle of a command: the fold also resets the thread's scratch,
+     * which the command may still be reading.) */
+    if (!o->nofold) strval_fold((gobj *)v);
 }
 
 /* Size of an element inside a listpack (entry + back length). */
@@ -536,6 +540,34 @@ static void save_entry(rdb_out *o, const dbentry *e) {
 
 /* ---- the file ---------------------------------------------------------------- */
 
+/* The magic and the aux fields. */
+static void out_header(rdb_out *o, const rdb_save_opts *opt) {
+    char magic[16];
+    snprintf(magic, sizeof(magic), "REDIS%04d", RDB_VERSION_WRITTEN);
+    out_bytes(o, magic, 9);
+    char num[32];
+    out_aux(o, "redis-ver", GOBLIN_REDIS_VERSION);
+    snprintf(num, sizeof(num), "%d", (int)(sizeof(void *) * 8));
+    out_aux(o, "redis-bits", num);
+    snprintf(num, sizeof(num), "%lld", (long long)time(NULL));
+    out_aux(o, "ctime", num);
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)opt->used_mem);
+    out_aux(o, "used-mem", num);
+    if (opt->repl_id[0]) {
+        snprintf(num, sizeof(num), "%d", opt->repl_stream_db);
+        out_aux(o, "repl-stream-db", num);
+        out_aux(o, "repl-id", opt->repl_id);
+        snprintf(num, sizeof(num), "%lld", opt->repl_offset);
+        out_aux(o, "repl-offset", num);
+    }
+    out_aux(o, "aof-base", opt->aof_base ? "1" : "0");
+}
+
+static void out_selectdb(rdb_out *o, int d) {
+    out_byte(o, RDB_OPCODE_SELECTDB);
+    out_len(o, (uint64_t)d);
+}
+
 int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err, size_t errlen) {
     rdb_out o;
     memset(st, 0, sizeof(*st));
@@ -546,33 +578,14 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
     }
     o.autosync = opt->incremental_fsync;
 
-    char magic[16];
-    snprintf(magic, sizeof(magic), "REDIS%04d", RDB_VERSION_WRITTEN);
-    out_bytes(&o, magic, 9);
-    char num[32];
-    out_aux(&o, "redis-ver", GOBLIN_REDIS_VERSION);
-    snprintf(num, sizeof(num), "%d", (int)(sizeof(void *) * 8));
-    out_aux(&o, "redis-bits", num);
-    snprintf(num, sizeof(num), "%lld", (long long)time(NULL));
-    out_aux(&o, "ctime", num);
-    snprintf(num, sizeof(num), "%llu", (unsigned long long)opt->used_mem);
-    out_aux(&o, "used-mem", num);
-    if (opt->repl_id[0]) {
-        snprintf(num, sizeof(num), "%d", opt->repl_stream_db);
-        out_aux(&o, "repl-stream-db", num);
-        out_aux(&o, "repl-id", opt->repl_id);
-        snprintf(num, sizeof(num), "%lld", opt->repl_offset);
-        out_aux(&o, "repl-offset", num);
-    }
-    out_aux(&o, "aof-base", opt->aof_base ? "1" : "0");
+    out_header(&o, opt);
 
     uint64_t keys = 0, next_report = 4096;
     for (int d = 0; d < db_count() && !o.err; d++) {
         gdb *db = db_get(d);
         size_t size = db_size(db);
         if (!size) continue;
-        out_byte(&o, RDB_OPCODE_SELECTDB);
-        out_len(&o, (uint64_t)d);
+        out_selectdb(&o, d);
         out_byte(&o, RDB_OPCODE_RESIZEDB);
         out_len(&o, size);
         out_len(&o, db_expires(db));
@@ -599,6 +612,71 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
     else if (rc) snprintf(err, errlen, "write error: %s", strerror(o.errnum));
     out_close(&o);
     return rc;
+}
+
+/* ---- records into memory (rdb.h: rdb_membuf) ------------------------------ */
+
+struct rdb_membuf {
+    rdb_out o;
+    int db;                    /* database of the last record, -1: none yet */
+};
+
+rdb_membuf *rdb_membuf_new(int compress) {
+    rdb_membuf *b = calloc(1, sizeof(*b));
+    if (!b) return NULL;
+    if (out_open(&b->o, -1, compress, DUMP_BUF) != 0) {
+        out_close(&b->o);
+        free(b);
+        return NULL;
+    }
+    b->o.nocrc = 1;
+    b->db = -1;
+    return b;
+}
+
+void rdb_membuf_free(rdb_membuf *b) {
+    if (!b) return;
+    out_close(&b->o);
+    free(b->o.mem);
+    free(b);
+}
+
+void rdb_membuf_header(rdb_membuf *b, const rdb_save_opts *opt) { out_header(&b->o, opt); }
+
+void rdb_membuf_db(rdb_membuf *b, int dbid, uint64_t size, uint64_t expires) {
+    out_selectdb(&b->o, dbid);
+    out_byte(&b->o, RDB_OPCODE_RESIZEDB);
+    out_len(&b->o, size);
+    out_len(&b->o, expires);
+    b->db = dbid;
+}
+
+void rdb_membuf_entry(rdb_membuf *b, int dbid, const dbentry *e, int fold) {
+    if (b->db != dbid) {
+        out_selectdb(&b->o, dbid);
+        b->db = dbid;
+    }
+    b->o.nofold = !fold;
+    save_entry(&b->o, e);
+}
+
+size_t rdb_membuf_len(const rdb_membuf *b) { return b->o.mlen + b->o.len; }
+
+unsigned char *rdb_membuf_take(rdb_membuf *b, size_t *n) {
+    out_flush(&b->o);
+    unsigned char *p = b->o.mem;
+    *n = b->o.mlen;
+    b->o.mem = NULL;
+    b->o.mlen = b->o.mcap = 0;
+    b->db = -1;
+    return p;
+}
+
+int rdb_membuf_error(const rdb_membuf *b, char *err, size_t errlen) {
+    if (!b->o.err) return RDB_OK;
+    if (b->o.err == RDB_ERR_NOMEM) snprintf(err, errlen, "out of memory");
+    else snprintf(err, errlen, "error reading a value: %s", strerror(b->o.errnum));
+    return b->o.err;
 }
 
 /* DUMP's payload, as Redis's createDumpPayload makes it: the value's type

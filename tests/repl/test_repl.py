@@ -8,8 +8,9 @@ replica's offset equals the primary's. Also: goblin -> goblin -> redis
 chains, partial resync after a cut link (a TCP proxy in this file) and a
 full one after the backlog overflowed, promotion with REPLICAOF NO ONE and
 a second replica following it by the second replication id, WAIT, ROLE,
-READONLY, expiry on a replica, and a full sync without fork under
---arena-hugetlb.
+READONLY, expiry on a replica, and full syncs without fork under
+--arena-hugetlb (the versioned iteration: clients keep writing, no client
+waits 200 ms, a sync killed half-way, whole-keyspace commands meanwhile).
 
   python3 tests/repl/test_repl.py [-v] [name-substring ...]
 
@@ -308,7 +309,7 @@ def wait_role_and_expiry_on_a_replica():
 @test
 def full_sync_without_fork_under_arena_hugetlb():
     p, r = both_ways("goblin", "goblin", hugetlb=True)
-    assert "in the foreground: fork is refused" in p.log_text()
+    assert "(fork-less: versioned iteration)" in p.log_text()
 
 
 @test
@@ -583,6 +584,285 @@ def a_replica_with_aof_keeps_what_it_replicated():
     assert r.shutdown("NOSAVE") == 0
     r = start("goblin", rd, "--appendonly", "yes")
     assert digest(r) == want
+
+
+# ---- the fork-less full sync (versioned iteration) ------------------------
+
+# The pass sleeps this long after each step (about 1,000 keys of a shard),
+# so a sync of a few hundred thousand keys lasts seconds (no lock is held
+# while it sleeps).
+SLOW_PASS = {"GOBLIN_TEST_RDB_SAVE_SLOW_US": "5000"}
+MIXED = 320000
+
+
+def fill_mixed(c, n=MIXED):
+    """About n keys: half strings (DEBUG POPULATE: key:0 ...), the rest
+    hashes, lists, sets and sorted sets (fh:i, fl:i, fs:i, fz:i), a fifth of
+    the collections with a TTL of an hour, plus dataset.py's every type
+    and encoding in databases 0, 1 and 9."""
+    dataset.build(c, big=True)
+    c.ok("SELECT", "0")
+    c.ok("DEBUG", "POPULATE", str(n // 2), "key", "20")
+    per = n // 8
+    for base in range(0, per, 2000):
+        cmds = []
+        for i in range(base, min(per, base + 2000)):
+            cmds.append(["HSET", "fh:%d" % i, "a", str(i), "b", "x" * (i % 60)])
+            cmds.append(["RPUSH", "fl:%d" % i, "1", "two", str(i)])
+            cmds.append(["SADD", "fs:%d" % i, str(i), "m%d" % i])
+            cmds.append(["ZADD", "fz:%d" % i, "1", "a", str(i), "b"])
+            if i % 5 == 0:
+                cmds.append(["EXPIRE", "fh:%d" % i, "3600"])
+        c.pipeline(cmds)
+    return per
+
+
+class KeyWriter(threading.Thread):
+    """Changes keys that exist before the sync (so that writers save old
+    values): INCR, HSET, LPUSH, DEL, EXPIRE, SET, APPEND, MULTI/EXEC and
+    EVAL, each a round trip."""
+
+    def __init__(self, server, seed, per):
+        super().__init__(daemon=True)
+        self.c = server.client()
+        self.rng = random.Random(seed)
+        self.per, self.stop, self.n, self.error = per, False, 0, None
+
+    def one(self):
+        c, rng = self.c, self.rng
+        i = rng.randrange(self.per)
+        op = rng.randrange(11)
+        if op == 0:
+            c.ok("INCR", "cnt:%d" % rng.randrange(100))
+        elif op == 1:
+            c.ok("HSET", "fh:%d" % i, "w", str(self.n))
+        elif op == 2:
+            c.ok("LPUSH", "fl:%d" % i, str(self.n))
+        elif op == 3:
+            c.ok("DEL", "fs:%d" % i, "key:%d" % rng.randrange(self.per * 4))
+        elif op == 4:
+            c.ok("EXPIRE", "fz:%d" % i, str(rng.randrange(1000, 5000)))
+        elif op == 5:
+            c.ok("SET", "key:%d" % rng.randrange(self.per * 4), "new%d" % self.n)
+        elif op == 6:
+            c.ok("APPEND", "key:%d" % rng.randrange(self.per * 4), "+")
+        elif op == 7:
+            c.ok("MULTI")
+            c.ok("HINCRBY", "fh:%d" % i, "a", "1")
+            c.ok("ZINCRBY", "fz:%d" % i, "2", "b")
+            c.ok("SELECT", "1")
+            c.ok("SET", "moved:%d" % i, "x")
+            c.ok("SELECT", "0")
+            c.ok("EXEC")
+        elif op == 8:
+            c.ok("EVAL", "redis.call('sadd', KEYS[1], ARGV[1]); return redis.call('rpop', KEYS[2])", "2",
+                 "fs:%d" % i, "fl:%d" % i, str(self.n))
+        elif op == 9:
+            if c.ok("EXISTS", "fh:%d" % i):
+                c.ok("RENAME", "fh:%d" % i, "fhr:%d" % i)
+        else:
+            c.ok("PERSIST", "fh:%d" % (i - i % 5))
+
+    def run(self):
+        try:
+            while not self.stop:
+                self.one()
+                self.n += 1
+        except Exception as e:  # noqa: BLE001
+            self.error = e
+
+
+class Pinger(threading.Thread):
+    """PING and INCR in turn; gaps[i] = (end time, time since the reply
+    before)."""
+
+    def __init__(self, server):
+        super().__init__(daemon=True)
+        self.c = server.client()
+        self.stop, self.gaps = False, []
+
+    def run(self):
+        last = time.monotonic()
+        i = 0
+        while not self.stop:
+            if i % 2:
+                self.c.ok("PING")
+            else:
+                self.c.ok("INCR", "ping:counter")
+            i += 1
+            now = time.monotonic()
+            self.gaps.append((now, now - last))
+            last = now
+
+    def longest(self, t0, t1):
+        return max([g for t, g in self.gaps if t0 <= t <= t1] or [0])
+
+
+def link_up(r):
+    return info(r.c, "replication").get("master_link_status") == "up"
+
+
+def forkless_primary(d, *args, env=SLOW_PASS):
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS, "--arena-hugetlb", *args, env=env)
+    per = fill_mixed(p.c)
+    return p, per
+
+
+@test
+def forkless_sync_keeps_serving_writes():
+    """--arena-hugetlb: a goblin and a redis-server replica attach at once
+    while four clients change existing keys (the second sync waits for the
+    first's snapshot); a client doing PING/INCR throughout never waits
+    200 ms; both replicas end with the primary's digest; INFO shows what
+    the writers saved and the buffer stayed within its bound."""
+    d = tdir("forkless")
+    p, per = forkless_primary(d)
+    size = sum(int(v.split(",")[0].split("=")[1]) for v in info(p.c, "keyspace").values())
+    ws = [KeyWriter(p, 10 + i, per) for i in range(4)]
+    ping = Pinger(p)
+    for w in ws + [ping]:
+        w.start()
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    rg = replica_of("goblin", os.path.join(d, "rg"), p.port)
+    rr = replica_of("redis", os.path.join(d, "rr"), p.port)
+    assert wait_for(lambda: link_up(rg), 120), info(rg.c, "replication")
+    t1 = time.monotonic()
+    assert wait_for(lambda: link_up(rr), 120), info(rr.c, "replication")
+    t2 = time.monotonic()
+    time.sleep(0.3)
+    for w in ws:
+        w.stop = True
+    ping.stop = True
+    for w in ws + [ping]:
+        w.join(30)
+    assert not [w.error for w in ws if w.error], [w.error for w in ws]
+    in_sync(p, rg, rr, timeout=60)
+    want = digest(p)
+    assert digest(rg) == want, "goblin replica differs"
+    assert digest(rr) == want, "redis replica differs"
+    i = info(p.c, "replication")
+    gap = ping.longest(t0, t2)
+    print("    forkless: %d keys, syncs %.2fs and %.2fs, %d writes, longest client gap %.1f ms, "
+          "writers saved %s keys, buffer peak %s bytes" %
+          (size, t1 - t0, t2 - t1, sum(w.n for w in ws), gap * 1000,
+           i["forkless_sync_keys_saved_by_writers"], i["forkless_sync_buffer_peak"]), flush=True)
+    assert t1 - t0 > 1.0, "the sync was too short to tell (%.2fs)" % (t1 - t0)
+    assert gap < 0.2, "a client waited %.0f ms during the sync" % (gap * 1000)
+    for f in ("forkless_sync_in_progress", "forkless_sync_buffer_bytes", "forkless_sync_buffer_peak",
+              "forkless_sync_buffer_limit", "forkless_sync_keys_saved", "forkless_sync_keys_saved_by_writers",
+              "forkless_sync_writer_flushes", "forkless_syncs_started", "forkless_syncs_failed"):
+        assert f in i, (f, i)
+    assert i["forkless_sync_in_progress"] == "0" and i["forkless_syncs_started"] == "2", i
+    assert i["forkless_syncs_failed"] == "0", i
+    assert int(i["forkless_sync_keys_saved_by_writers"]) > 0, i
+    assert int(i["forkless_sync_buffer_peak"]) <= int(i["forkless_sync_buffer_limit"]) + (1 << 20), i
+    log = p.log_text()
+    assert log.count("(fork-less: versioned iteration)") == 2, p.log_tail()
+
+
+@test
+def forkless_sync_aborted_then_done_again():
+    """A replica killed in the middle of a fork-less sync: the primary ends
+    the snapshot (marks only) and keeps serving; the next sync (to a file
+    this time: repl-diskless-sync no) gives a replica the primary's digest,
+    writes going on throughout. Then one command deleting 60,000 keys
+    during a sync: the writers' buffer passes its 1 MiB bound and that
+    writer writes it out itself."""
+    d = tdir("forkless_abort")
+    p, per = forkless_primary(d, "--repl-backlog-size", "1mb")
+    ws = [KeyWriter(p, 20 + i, per) for i in range(2)]
+    for w in ws:
+        w.start()
+    r1 = replica_of("goblin", os.path.join(d, "r1"), p.port)
+    assert wait_for(lambda: int(info(p.c, "replication")["forkless_sync_keys_saved"]) > 50000, 30)
+    assert info(p.c, "replication")["forkless_sync_in_progress"] == "1"
+    r1.stop()
+    assert wait_for(lambda: info(p.c, "replication")["forkless_syncs_failed"] == "1", 30), \
+        info(p.c, "replication")
+    assert wait_for(lambda: info(p.c, "replication")["forkless_sync_in_progress"] == "0", 30)
+    assert p.c.ok("SET", "still", "serving") == b"OK"
+    p.c.ok("CONFIG", "SET", "repl-diskless-sync", "no")
+    r2 = replica_of("goblin", os.path.join(d, "r2"), p.port)
+    assert wait_for(lambda: link_up(r2), 120), info(r2.c, "replication")
+    for w in ws:
+        w.stop = True
+    for w in ws:
+        w.join(30)
+    assert not [w.error for w in ws if w.error], [w.error for w in ws]
+    in_sync(p, r2, timeout=60)
+    assert digest(r2) == digest(p)
+    assert "Synchronization with replica 127.0.0.1:%d succeeded" % r2.port in p.log_text()
+    # The bound: a third replica, and one DEL of 60,000 strings during its sync.
+    r3 = replica_of("redis", os.path.join(d, "r3"), p.port)
+    assert wait_for(lambda: info(p.c, "replication")["forkless_sync_in_progress"] == "1", 30)
+    assert p.c.ok("DEL", *["key:%d" % j for j in range(60000, 120000)]) > 0
+    assert wait_for(lambda: link_up(r3), 120), info(r3.c, "replication")
+    in_sync(p, r2, r3, timeout=60)
+    want = digest(p)
+    assert digest(r2) == want and digest(r3) == want
+    i = info(p.c, "replication")
+    assert int(i["forkless_sync_writer_flushes"]) >= 1, i
+    assert int(i["forkless_sync_buffer_peak"]) <= int(i["forkless_sync_buffer_limit"]) + (1 << 20), i
+
+
+@test
+def forkless_sync_with_whole_keyspace_commands():
+    """During fork-less syncs: SWAPDB, MOVE, COPY ... DB REPLACE, FLUSHDB
+    (the snapshot is completed first), SORT ... STORE and ZUNIONSTORE
+    (movable keys), and keys with TTLs of 20 ms to 2 s expiring under the
+    pass (saved before the db layer removes them): goblin and redis-server
+    replicas end with the primary's digest."""
+    d = tdir("forkless_whole")
+    p, per = forkless_primary(d)
+    rng = random.Random(5)
+    for db in (2, 3):
+        p.c.ok("SELECT", str(db))
+        p.c.ok("DEBUG", "POPULATE", "20000", "db%d" % db, "10")
+    p.c.ok("SELECT", "0")
+    for base in range(0, 20000, 2000):
+        p.c.pipeline([["SET", "ttl:%d" % i, "v", "PX", str(rng.randrange(20, 2000))] for i in range(base, base + 2000)])
+
+    def whole(c, n):
+        c.ok("SWAPDB", "2", "3")
+        c.ok("MOVE", "key:%d" % (n * 7), "4")
+        c.ok("COPY", "key:%d" % (n * 7 + 1), "db2:%d" % n, "DB", "2", "REPLACE")
+        c.ok("SORT", "fl:%d" % n, "ALPHA", "STORE", "fz:%d" % (n + 1))
+        c.ok("ZUNIONSTORE", "fz:%d" % (n + 2), "2", "fz:%d" % (n + 3), "fz:%d" % (n + 4))
+        c.ok("SELECT", "1")
+        c.ok("SET", "db1:%d" % n, str(n))
+        c.ok("SELECT", "0")
+
+    ws = [KeyWriter(p, 30, per)]
+    for w in ws:
+        w.start()
+    rg = replica_of("goblin", os.path.join(d, "rg"), p.port)
+    assert wait_for(lambda: info(p.c, "replication")["forkless_sync_in_progress"] == "1", 30)
+    for n in range(200):
+        whole(p.c, n)
+    assert wait_for(lambda: link_up(rg), 120), info(rg.c, "replication")
+    rr = replica_of("redis", os.path.join(d, "rr"), p.port)
+    assert wait_for(lambda: info(p.c, "replication")["forkless_sync_in_progress"] == "1", 30)
+    for n in range(200, 300):
+        whole(p.c, n)
+    p.c.ok("SELECT", "3")
+    p.c.ok("FLUSHDB")
+    p.c.ok("SELECT", "0")
+    for n in range(300, 350):
+        whole(p.c, n)
+    assert wait_for(lambda: link_up(rr), 120), info(rr.c, "replication")
+    for w in ws:
+        w.stop = True
+    for w in ws:
+        w.join(30)
+    assert not [w.error for w in ws if w.error], [w.error for w in ws]
+    time.sleep(2.1)  # every TTL is over: a lookup expires what is left and sends the DELs
+    p.c.pipeline([["EXISTS", "ttl:%d" % i] for i in range(20000)], check=False)
+    in_sync(p, rg, rr, timeout=60)
+    want = digest(p)
+    assert digest(rg) == want, "goblin replica differs"
+    assert digest(rr) == want, "redis replica differs"
+    assert info(p.c, "replication")["forkless_syncs_failed"] == "0"
 
 
 def main():

@@ -12,9 +12,13 @@
  *
  * Each link has a thread: the full sync (a fork child writes the RDB into
  * a pipe for a diskless sync or into a file; under arena-hugetlb, where
- * fork is refused, the RDB is written in the foreground under the
- * keyspace write lock), then it sends the pending bytes and reads the
- * replica's REPLCONF ACKs until the link fails or times out.
+ * fork is refused, the thread itself writes it with a fork-less versioned
+ * iteration, persist/rdb_snap.h, while clients keep writing: each key's
+ * value as of the offset, written by the pass or, before its first change,
+ * by the command that changes it; the writers' buffer is bounded by
+ * repl-backlog-size; see full_sync_forkless and docs/replication.md),
+ * then it sends the pending bytes and reads the replica's REPLCONF ACKs
+ * until the link fails or times out.
  *
  * The cron thread feeds PING every repl-ping-replica-period, answers WAIT
  * deadlines and frees the backlog after repl-backlog-ttl without
@@ -33,6 +37,8 @@
 #include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -47,6 +53,7 @@
 #include "mem/hugetlb.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
+#include "persist/rdb_snap.h"
 #include "persist/wstream.h"
 #include "session/reply.h"
 #include "session/session.h"
@@ -386,13 +393,143 @@ static void keepalive(rlink *l) {
     }
 }
 
+/* The RDB file at path to the replica, with a $<length> header. */
+static int send_file(rlink *l, const char *path) {
+    int rc, fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        rc = -1;
+    } else {
+        char head[64];
+        int k = snprintf(head, sizeof(head), "$%lld\r\n", (long long)st.st_size);
+        rc = fd_write_all(l->fd, head, (size_t)k);
+        off_t pos = 0;
+        while (rc == 0 && pos < st.st_size) {
+            ssize_t n = sendfile(l->fd, fd, &pos, (size_t)(st.st_size - pos));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) rc = -1;
+        }
+    }
+    if (fd >= 0) close(fd);
+    return rc;
+}
+
+static int link_dead(rlink *l) {
+    pthread_mutex_lock(&mu);
+    int d = l->dead;
+    pthread_mutex_unlock(&mu);
+    return d;
+}
+
+/* rdb_snap_run's tick: a disk-based sync keeps the replica waiting for
+ * the file alive ("\n"); either way a dead link fails the snapshot. */
+typedef struct snap_tick {
+    rlink *l;
+    int diskless;
+} snap_tick;
+
+static int snap_tick_fn(void *arg) {
+    snap_tick *t = arg;
+    if (link_dead(t->l)) return -1;
+    if (!t->diskless && write(t->l->fd, "\n", 1) != 1) return -1;
+    return 0;
+}
+
+/* The writers' buffer of a fork-less sync is bounded by repl-backlog-size
+ * (at least 1 MiB): the memory an operator already gave the stream's
+ * recent history. */
+#define SNAP_BUFFER_MIN (1u << 20)
+
+/* The full sync without fork (--arena-hugetlb: persist/rdb_snap.h). At
+ * the offset, under the keyspace write lock and the stream lock, the
+ * snapshot starts (a flip of the entries' marks) and the replica gets
+ * +FULLRESYNC and the RDB's first bytes; the locks go at once. Then this
+ * thread walks the dataset shard by shard while clients go on writing
+ * (a write to a key not yet written out saves its old value first), into
+ * the socket ($EOF:<mark> framing) or a file sent afterwards. One
+ * snapshot at a time: a second replica waits for the first's to end. */
+static int full_sync_forkless(rlink *l) {
+    int diskless = get(&diskless_sync) && l->capa_eof;
+    for (int i = 0; rdb_snap_claim() != 0; i++) {
+        if (link_dead(l)) return -1;
+        if (i % 10 == 0) keepalive(l);
+        usleep(100000);
+    }
+    char tmp[PATH_MAX], mark[41], err[512], line[160];
+    snprintf(tmp, sizeof(tmp), "temp-repl-%ld-%d.rdb", (long)getpid(), l->fd);
+    random_replid(mark);
+    int fd = diskless ? l->fd : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        log_warn("Replica %s:%d: can't open %s for the full sync: %s", l->ip, l->port, tmp, strerror(errno));
+        rdb_snap_release();
+        return -1;
+    }
+    /* A replica that stops reading fails the sync after repl-timeout, not
+     * a writer that flushes into its socket forever. */
+    struct timeval tv = {get(&repl_timeout), 0};
+    setsockopt(l->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    size_t limit = (size_t)getll(&backlog_size);
+    if (limit < SNAP_BUFFER_MIN) limit = SNAP_BUFFER_MIN;
+    rdb_save_opts o;
+    int rc = 0;
+    db_wrlock_keyspace();
+    persist_fill_save_opts(&o);
+    o.incremental_fsync = 0;
+    wstream_lock();
+    pthread_mutex_lock(&mu);
+    uint64_t off = master_off;
+    int k = l->psync ? snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", replid, (unsigned long long)off) : 0;
+    l->state = LINK_SYNCING; /* the stream accumulates from here on */
+    l->olen = 0;
+    pthread_mutex_unlock(&mu);
+    wstream_force_select_locked();
+    /* A few bytes into the fresh socket's empty buffer: no wait here. */
+    if (diskless) k += snprintf(line + k, sizeof(line) - (size_t)k, "$EOF:%s\r\n", mark);
+    if (k && fd_write_all(l->fd, line, (size_t)k) != 0) rc = -1;
+    if (rc == 0 && rdb_snap_begin(fd, &o, limit, err, sizeof(err)) != RDB_OK) {
+        log_warn("Replica %s:%d: the fork-less snapshot can't start: %s", l->ip, l->port, err);
+        rc = -1;
+    } else if (rc != 0) {
+        rdb_snap_release();
+    }
+    wstream_unlock();
+    db_unlock_keyspace();
+    if (rc == 0) {
+        log_notice("Starting BGSAVE for SYNC with target: %s (fork-less: versioned iteration)",
+                   diskless ? "replicas sockets" : "disk");
+        snap_tick t = {l, diskless};
+        rdb_save_stats st;
+        rc = rdb_snap_run(snap_tick_fn, &t, &st, err, sizeof(err)) == RDB_OK ? 0 : -1;
+        if (rc) log_warn("Replica %s:%d: the fork-less RDB for the full sync failed: %s", l->ip, l->port, err);
+        else
+            log_notice("Fork-less RDB for replica %s:%d: %llu keys, %llu bytes", l->ip, l->port,
+                       (unsigned long long)st.keys, (unsigned long long)st.bytes);
+    }
+    if (!diskless) {
+        close(fd);
+        if (rc == 0) rc = send_file(l, tmp);
+        unlink(tmp);
+    } else if (rc == 0) {
+        rc = fd_write_all(l->fd, mark, 40);
+    }
+    tv.tv_sec = 0;
+    setsockopt(l->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    if (rc == 0) log_notice("Synchronization with replica %s:%d succeeded", l->ip, l->port);
+    if (rc == 0 && diskless) {
+        pthread_mutex_lock(&mu);
+        l->wait_ack = 1;
+        pthread_mutex_unlock(&mu);
+    }
+    return rc;
+}
+
 /* The full sync of l: snapshot at an offset under the keyspace write lock
  * and the stream lock, +FULLRESYNC, the RDB; then the link takes the
  * stream from that offset. 0, or -1 (the link dies). */
 static int full_sync(rlink *l) {
+    if (hugetlb_bgsave_refusal()) return full_sync_forkless(l);
     int diskless = get(&diskless_sync) && l->capa_eof;
-    int nofork = hugetlb_bgsave_refusal() != NULL;
-    if (diskless && !nofork) {
+    if (diskless) {
         int delay = get(&diskless_delay);
         for (int i = 0; i < delay * 10; i++) {
             if (i % 10 == 0) keepalive(l);
@@ -410,7 +547,7 @@ static int full_sync(rlink *l) {
     char id[41];
     db_wrlock_keyspace();
     persist_fill_save_opts(&o);
-    if (!nofork && diskless && pipe2(pfd, O_CLOEXEC) != 0) rc = -1;
+    if (diskless && pipe2(pfd, O_CLOEXEC) != 0) rc = -1;
     wstream_lock();
     pthread_mutex_lock(&mu);
     off = master_off;
@@ -419,11 +556,7 @@ static int full_sync(rlink *l) {
     l->olen = 0;
     pthread_mutex_unlock(&mu);
     wstream_force_select_locked();
-    if (rc == 0 && nofork) {
-        rdb_save_stats st;
-        rc = rdb_save_file(tmp, &o, &st, err, sizeof(err)) == RDB_OK ? 0 : -1;
-        if (rc) log_warn("Replica %s:%d: the foreground RDB for the full sync failed: %s", l->ip, l->port, err);
-    } else if (rc == 0) {
+    if (rc == 0) {
         pid = fork();
         if (pid == 0) {
             if (diskless) {
@@ -446,15 +579,14 @@ static int full_sync(rlink *l) {
     db_unlock_keyspace();
     if (pfd[1] >= 0) close(pfd[1]);
     if (rc != 0) goto out;
-    log_notice("Starting BGSAVE for SYNC with target: %s",
-               nofork ? "disk (in the foreground: fork is refused)" : diskless ? "replicas sockets" : "disk");
+    log_notice("Starting BGSAVE for SYNC with target: %s", diskless ? "replicas sockets" : "disk");
     if (l->psync) {
         char line[128];
         int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", id, (unsigned long long)off);
         if (fd_write_all(l->fd, line, (size_t)k) != 0) rc = -1;
     }
     char mark[41];
-    if (rc == 0 && diskless && !nofork) {
+    if (rc == 0 && diskless) {
         random_replid(mark);
         char head[64];
         int k = snprintf(head, sizeof(head), "$EOF:%s\r\n", mark);
@@ -491,30 +623,13 @@ static int full_sync(rlink *l) {
     }
     /* The EOF mark only after a whole RDB: a failed child's partial one
      * ends with the connection, which the replica takes as a failed sync. */
-    if (rc == 0 && diskless && !nofork) rc = fd_write_all(l->fd, mark, 40);
-    if (rc == 0 && (!diskless || nofork)) {
-        int fd = open(tmp, O_RDONLY | O_CLOEXEC);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) != 0) {
-            rc = -1;
-        } else {
-            char head[64];
-            int k = snprintf(head, sizeof(head), "$%lld\r\n", (long long)st.st_size);
-            rc = fd_write_all(l->fd, head, (size_t)k);
-            off_t pos = 0;
-            while (rc == 0 && pos < st.st_size) {
-                ssize_t n = sendfile(l->fd, fd, &pos, (size_t)(st.st_size - pos));
-                if (n < 0 && errno == EINTR) continue;
-                if (n <= 0) rc = -1;
-            }
-        }
-        if (fd >= 0) close(fd);
-    }
+    if (rc == 0 && diskless) rc = fd_write_all(l->fd, mark, 40);
+    if (rc == 0 && !diskless) rc = send_file(l, tmp);
 out:
     if (pfd[0] >= 0) close(pfd[0]);
     unlink(tmp);
     if (rc == 0) log_notice("Synchronization with replica %s:%d succeeded", l->ip, l->port);
-    if (rc == 0 && diskless && !nofork) {
+    if (rc == 0 && diskless) {
         pthread_mutex_lock(&mu);
         l->wait_ack = 1;
         pthread_mutex_unlock(&mu);
@@ -914,6 +1029,26 @@ void repl_info_offsets(strbuf *b) {
                 getll(&backlog_size),
                 (unsigned long long)(bl.buf ? bl.first : 0), (unsigned long long)(bl.buf ? bl.histlen : 0));
     pthread_mutex_unlock(&mu);
+    /* The fork-less full sync (this one or the last): the writers' buffer
+     * (now, its peak, its bound), the keys written and how many of them a
+     * writer saved before a change, the writers that flushed the buffer. */
+    rdb_snap_stats ss;
+    rdb_snap_get_stats(&ss);
+    strbuf_addf(b,
+                "forkless_sync_in_progress:%d\r\n"
+                "forkless_sync_buffer_bytes:%llu\r\n"
+                "forkless_sync_buffer_peak:%llu\r\n"
+                "forkless_sync_buffer_limit:%llu\r\n"
+                "forkless_sync_keys_saved:%llu\r\n"
+                "forkless_sync_keys_saved_by_writers:%llu\r\n"
+                "forkless_sync_writer_flushes:%llu\r\n"
+                "forkless_sync_bytes:%llu\r\n"
+                "forkless_syncs_started:%llu\r\n"
+                "forkless_syncs_failed:%llu\r\n",
+                ss.in_progress, (unsigned long long)ss.buffer_bytes, (unsigned long long)ss.buffer_peak,
+                (unsigned long long)ss.buffer_limit, (unsigned long long)ss.keys_saved,
+                (unsigned long long)ss.keys_saved_by_writers, (unsigned long long)ss.writer_flushes,
+                (unsigned long long)ss.bytes, (unsigned long long)ss.started, (unsigned long long)ss.failed);
 }
 
 int repl_replicas_each(repl_replica_fn *fn, void *arg) {

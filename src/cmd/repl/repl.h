@@ -72,6 +72,11 @@ int repl_min_replicas_refuse(void);
 /* WAIT: park c until n replicas acked off or the deadline (0: none). */
 void repl_wait(client *c, int n, uint64_t off, int64_t deadline_ms);
 
+/* A fork-less full sync runs (db_snap_running()): save the keys cmd may
+ * change before it runs (cmd/repl/forkless.c). After lock_for; mode is
+ * the lock it took. */
+void repl_snap_before_call(client *c, const struct cmd_def *cmd, int mode);
+
 /* INFO replication's lines after role/connected_slaves (both sides). */
 void repl_info_replicas(strbuf *b);
 void repl_info_offsets(strbuf *b);
