@@ -37,6 +37,7 @@
 #include "cmd/repl/repl.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/tstat.h"
 
 #define READ_CHUNK (16 * 1024)
 
@@ -173,7 +174,7 @@ static int conn_write(conn *k) {
         ssize_t n = write(c->fd, c->obuf + c->osent, c->olen - c->osent);
         if (n > 0) {
             __atomic_store_n(&c->osent, c->osent + (size_t)n, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&session_stat_net_output, (uint64_t)n, __ATOMIC_RELAXED);
+            tstat_add(TSTAT_NET_OUTPUT, (uint64_t)n);
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
@@ -390,7 +391,7 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
         return;
     }
     if (n < 0) return;
-    __atomic_fetch_add(&session_stat_net_input, (uint64_t)n, __ATOMIC_RELAXED);
+    tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
     publish_qbuf(k);
     if ((long long)k->qlen > cfg.client_query_buffer_limit) {
