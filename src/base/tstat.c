@@ -2,63 +2,71 @@
 #include "base/tstat.h"
 
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-static tstat_slot slots[TSTAT_SLOTS + 1]; /* the last one is shared */
-static int used;                          /* slots ever taken; atomic */
-static int free_list[TSTAT_SLOTS];        /* given back, to be taken again */
-static int nfree;
-static uint64_t zero[TSTAT_N];            /* the sums at the last reset; atomic */
+static tstat_slot *all;              /* every slot made; atomic (release / acquire) */
+static tstat_slot **free_slots;      /* given back by exited threads */
+static size_t nfree, capfree;
+static uint64_t zero[TSTAT_N];       /* the sums at the last reset; atomic */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 _Thread_local tstat_slot *tstat_self_slot;
 
-/* At thread exit: the slot goes back. Anything the thread still counts
- * from a later destructor goes to the shared slot. */
+/* At thread exit: the slot goes back for the next thread. */
 static void slot_release(void *arg) {
     tstat_slot *s = arg;
-    tstat_self_slot = &slots[TSTAT_SLOTS];
-    if (s->shared) return;
+    tstat_self_slot = NULL;
     pthread_mutex_lock(&lock);
-    free_list[nfree++] = s->index;
+    if (nfree == capfree) {
+        size_t nc = capfree ? capfree * 2 : 16;
+        tstat_slot **nf = realloc(free_slots, nc * sizeof(*nf));
+        if (!nf) { /* kept by nobody: its counts still add up */
+            pthread_mutex_unlock(&lock);
+            return;
+        }
+        free_slots = nf;
+        capfree = nc;
+    }
+    free_slots[nfree++] = s;
     pthread_mutex_unlock(&lock);
 }
 
 static void key_init(void) {
-    pthread_key_create(&exit_key, slot_release);
-    slots[TSTAT_SLOTS].index = TSTAT_SLOTS;
-    slots[TSTAT_SLOTS].shared = 1;
+    if (pthread_key_create(&exit_key, slot_release) != 0) abort();
 }
 
 tstat_slot *tstat_claim(void) {
     pthread_once(&key_once, key_init);
-    tstat_slot *s;
+    tstat_slot *s = NULL;
     pthread_mutex_lock(&lock);
-    int n = __atomic_load_n(&used, __ATOMIC_RELAXED);
-    if (nfree) {
-        s = &slots[free_list[--nfree]];
-    } else if (n < TSTAT_SLOTS) {
-        s = &slots[n];
-        s->index = n;
-        __atomic_store_n(&used, n + 1, __ATOMIC_RELEASE);
-    } else {
-        s = &slots[TSTAT_SLOTS];
-    }
+    if (nfree) s = free_slots[--nfree];
     pthread_mutex_unlock(&lock);
-    if (!s->shared) pthread_setspecific(exit_key, s);
+    if (!s) {
+        s = aligned_alloc(64, sizeof(*s));
+        if (!s) {
+            fprintf(stderr, "tstat: out of memory\n");
+            abort();
+        }
+        memset(s, 0, sizeof(*s));
+        pthread_mutex_lock(&lock);
+        s->next = all;
+        __atomic_store_n(&all, s, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&lock);
+    }
+    pthread_setspecific(exit_key, s);
     tstat_self_slot = s;
     return s;
 }
 
-int tstat_slots_used(void) { return __atomic_load_n(&used, __ATOMIC_ACQUIRE); }
-
-const tstat_slot *tstat_slot_at(int i) { return &slots[i]; }
+const tstat_slot *tstat_first(void) { return __atomic_load_n(&all, __ATOMIC_ACQUIRE); }
 
 uint64_t tstat_sum_raw(int id) {
-    int n = tstat_slots_used();
-    uint64_t sum = __atomic_load_n(&slots[TSTAT_SLOTS].v[id], __ATOMIC_RELAXED);
-    for (int i = 0; i < n; i++) sum += __atomic_load_n(&slots[i].v[id], __ATOMIC_RELAXED);
+    uint64_t sum = 0;
+    for (const tstat_slot *s = tstat_first(); s; s = s->next) sum += __atomic_load_n(&s->v[id], __ATOMIC_RELAXED);
     return sum;
 }
 

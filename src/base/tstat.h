@@ -3,19 +3,19 @@
  * Counters that every command adds to (bytes read and written, commands
  * processed, keyspace hits and misses, the dirty counter) are not one
  * shared word that all workers write: each thread adds to its own slot, a
- * 64-byte-aligned struct of a static array, and readers (INFO, the cron,
- * the save points) add the slots up. The owner writes its slot with a
- * relaxed atomic store of the incremented value (no lock prefix: nobody
- * else writes it); readers load each word with a relaxed atomic load.
+ * 64-byte-aligned struct that no other thread writes, and readers (INFO,
+ * the cron, the save points) add the slots up. The owner writes its slot
+ * with a relaxed atomic store of the incremented value (no lock prefix:
+ * nobody else writes it); readers load each word with a relaxed atomic
+ * load.
  *
- * A thread takes a slot on its first add and gives it back when it exits;
- * the next thread to take that slot adds on top of what it holds, so the
- * sums never go back. Past TSTAT_SLOTS live threads, the others share one
- * more slot with atomic adds. A reset (CONFIG RESETSTAT) does not touch
- * the slots: it records the current sum as the counter's zero. Sums are
- * taken slot by slot while others add: each is a value the counter had or
- * lies between two such values, as a relaxed load of one shared counter
- * would be. */
+ * A thread gets a slot on its first add and gives it back when it exits;
+ * the next thread to get that slot adds on top of what it holds, so the
+ * sums never go back. Slots are never freed: they are all on one list,
+ * which readers walk. A reset (CONFIG RESETSTAT) does not touch the slots:
+ * it records the current sum as the counter's zero. Sums are taken slot by
+ * slot while others add: each is a value the counter had or lies between
+ * two such values, as a relaxed load of one shared counter would be. */
 #ifndef GOBLIN_BASE_TSTAT_H
 #define GOBLIN_BASE_TSTAT_H
 #include <stdint.h>
@@ -30,12 +30,12 @@ enum {
     TSTAT_N
 };
 
-#define TSTAT_SLOTS 128
-
 typedef struct tstat_slot {
     _Alignas(64) uint64_t v[TSTAT_N];
-    int index;  /* 0 .. TSTAT_SLOTS - 1, or TSTAT_SLOTS: the shared slot */
-    int shared; /* several threads add here: atomic adds */
+    /* The command layer's per-slot counters (cmd/command.c): set once by
+     * an owner with a release store, read by others with acquire loads. */
+    void *ext;
+    struct tstat_slot *next; /* every slot made, newest first */
 } tstat_slot;
 
 extern _Thread_local tstat_slot *tstat_self_slot;
@@ -47,24 +47,13 @@ static inline tstat_slot *tstat_self(void) {
     return s ? s : tstat_claim();
 }
 
-/* Add n to one of this thread's counters. For a word of a slot: a plain
- * add when the slot is this thread's alone. */
-static inline void tstat_word_add(const tstat_slot *s, uint64_t *w, uint64_t n) {
-    if (__builtin_expect(s->shared, 0)) __atomic_fetch_add(w, n, __ATOMIC_RELAXED);
-    else __atomic_store_n(w, *w + n, __ATOMIC_RELAXED);
-}
+/* Add n to a word of this thread's slot (or of what hangs from it). */
+static inline void tstat_word_add(uint64_t *w, uint64_t n) { __atomic_store_n(w, *w + n, __ATOMIC_RELAXED); }
 
-static inline void tstat_add(int id, uint64_t n) {
-    tstat_slot *s = tstat_self();
-    tstat_word_add(s, &s->v[id], n);
-}
+static inline void tstat_add(int id, uint64_t n) { tstat_word_add(&tstat_self()->v[id], n); }
 
-/* How many slots have ever been taken (the shared one not included): the
- * slots a sum must read are 0 .. tstat_slots_used() - 1 and the shared
- * one. */
-int tstat_slots_used(void);
-/* Slot i (0 .. TSTAT_SLOTS, the last being the shared one). */
-const tstat_slot *tstat_slot_at(int i);
+/* The first slot of the list of all (NULL: none yet); then s->next. */
+const tstat_slot *tstat_first(void);
 
 /* The counter's value since its last reset. */
 uint64_t tstat_sum(int id);

@@ -60,36 +60,29 @@ static size_t ntop;
 static cmd_monitor_fn *monitor_hook;
 
 /* INFO commandstats, counted per thread: each tstat slot (base/tstat.h)
- * has an array of one cmd_tstat per defs entry, allocated by the first
- * thread that runs a command with that slot and kept for the slot's later
- * owners. Published with a release store, read with acquire loads. */
+ * has an array of one cmd_tstat per defs entry (its ext), made by the
+ * first thread that runs a command with that slot and kept for the slot's
+ * later owners. */
 typedef struct cmd_tstat {
     uint64_t calls, usec, failed;
 } cmd_tstat;
-static cmd_tstat *cmd_tstats[TSTAT_SLOTS + 1];
 
-static cmd_tstat *cmd_tstat_of(const tstat_slot *s) {
-    cmd_tstat *t = __atomic_load_n(&cmd_tstats[s->index], __ATOMIC_ACQUIRE);
+static cmd_tstat *cmd_tstat_of(tstat_slot *s) {
+    cmd_tstat *t = __atomic_load_n(&s->ext, __ATOMIC_RELAXED); /* the owner's own */
     if (__builtin_expect(t != NULL, 1)) return t;
     size_t bytes = (ndefs * sizeof(cmd_tstat) + 63) & ~(size_t)63;
-    cmd_tstat *n = aligned_alloc(64, bytes); /* no line shared with another slot's */
-    if (!n) return NULL;
-    memset(n, 0, bytes);
-    /* The shared slot's threads may race here: one array wins. */
-    if (!__atomic_compare_exchange_n(&cmd_tstats[s->index], &t, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        free(n);
-        return t;
-    }
-    return n;
+    t = aligned_alloc(64, bytes); /* no line shared with another slot's */
+    if (!t) return NULL;
+    memset(t, 0, bytes);
+    __atomic_store_n(&s->ext, t, __ATOMIC_RELEASE);
+    return t;
 }
 
 /* The sums over every slot of the counts of defs[i], from the start. */
 static void cmd_tstat_sum(size_t i, cmd_tstat *sum) {
     memset(sum, 0, sizeof(*sum));
-    int n = tstat_slots_used();
-    for (int k = 0; k <= TSTAT_SLOTS; k++) {
-        if (k == n) k = TSTAT_SLOTS; /* past the slots ever taken: the shared one */
-        const cmd_tstat *t = __atomic_load_n(&cmd_tstats[k], __ATOMIC_ACQUIRE);
+    for (const tstat_slot *s = tstat_first(); s; s = s->next) {
+        const cmd_tstat *t = __atomic_load_n(&s->ext, __ATOMIC_ACQUIRE);
         if (!t) continue;
         sum->calls += __atomic_load_n(&t[i].calls, __ATOMIC_RELAXED);
         sum->usec += __atomic_load_n(&t[i].usec, __ATOMIC_RELAXED);
@@ -402,11 +395,11 @@ void cmd_call(client *c, const cmd_def *cmd) {
         t += cmd - defs;
         /* A blocked command is one call, as in Redis: its re-runs when a
          * key it waits for changes add their time, not calls. */
-        if (!retry) tstat_word_add(ts, &t->calls, 1);
-        tstat_word_add(ts, &t->usec, (uint64_t)dur);
-        if (c->cmd_failed) tstat_word_add(ts, &t->failed, 1);
+        if (!retry) tstat_word_add(&t->calls, 1);
+        tstat_word_add(&t->usec, (uint64_t)dur);
+        if (c->cmd_failed) tstat_word_add(&t->failed, 1);
     }
-    if (!retry) tstat_word_add(ts, &ts->v[TSTAT_COMMANDS], 1);
+    if (!retry) tstat_word_add(&ts->v[TSTAT_COMMANDS], 1);
     __atomic_store_n(&c->last, cmd, __ATOMIC_RELAXED);
     c->commands_processed++;
     if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
