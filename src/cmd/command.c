@@ -35,6 +35,7 @@
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "base/config.h"
+#include "base/tstat.h"
 
 typedef struct cmd_meta {
     const char *name, *parent;
@@ -57,8 +58,62 @@ static const cmd_meta meta_table[] = {
 static cmd_def *defs;          /* one per meta entry */
 static size_t ndefs;
 static size_t ntop;
-uint64_t cmd_stat_numcommands;
 static cmd_monitor_fn *monitor_hook;
+
+/* INFO commandstats, counted per thread: each tstat slot (base/tstat.h)
+ * has an array of one cmd_tstat per defs entry (its ext), made by the
+ * first thread that runs a command with that slot and kept for the slot's
+ * later owners. */
+typedef struct cmd_tstat {
+    uint64_t calls, usec, failed;
+} cmd_tstat;
+
+static cmd_tstat *cmd_tstat_of(tstat_slot *s) {
+    cmd_tstat *t = __atomic_load_n(&s->ext, __ATOMIC_RELAXED); /* the owner's own */
+    if (__builtin_expect(t != NULL, 1)) return t;
+    size_t bytes = (ndefs * sizeof(cmd_tstat) + 63) & ~(size_t)63;
+    t = aligned_alloc(64, bytes); /* no line shared with another slot's */
+    if (!t) return NULL;
+    memset(t, 0, bytes);
+    __atomic_store_n(&s->ext, t, __ATOMIC_RELEASE);
+    return t;
+}
+
+/* The sums over every slot of the counts of defs[i], from the start. */
+static void cmd_tstat_sum(size_t i, cmd_tstat *sum) {
+    memset(sum, 0, sizeof(*sum));
+    for (const tstat_slot *s = tstat_first(); s; s = s->next) {
+        const cmd_tstat *t = __atomic_load_n(&s->ext, __ATOMIC_ACQUIRE);
+        if (!t) continue;
+        sum->calls += __atomic_load_n(&t[i].calls, __ATOMIC_RELAXED);
+        sum->usec += __atomic_load_n(&t[i].usec, __ATOMIC_RELAXED);
+        sum->failed += __atomic_load_n(&t[i].failed, __ATOMIC_RELAXED);
+    }
+}
+
+static uint64_t since(uint64_t sum, const uint64_t *base) {
+    uint64_t b = __atomic_load_n(base, __ATOMIC_RELAXED);
+    return sum > b ? sum - b : 0; /* a reset racing with the sum may have taken a larger one */
+}
+
+void cmd_stats_get(const cmd_def *d, cmd_stats *out) {
+    cmd_tstat sum;
+    cmd_tstat_sum((size_t)(d - defs), &sum);
+    out->calls = since(sum.calls, &d->base_calls);
+    out->usec = since(sum.usec, &d->base_usec);
+    out->failed = since(sum.failed, &d->base_failed);
+    out->rejected = __atomic_load_n(&d->rejected, __ATOMIC_RELAXED);
+}
+
+void cmd_stats_reset(const cmd_def *d) {
+    cmd_def *w = &defs[d - defs];
+    cmd_tstat sum;
+    cmd_tstat_sum((size_t)(d - defs), &sum);
+    __atomic_store_n(&w->base_calls, sum.calls, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->base_usec, sum.usec, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->base_failed, sum.failed, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->rejected, 0, __ATOMIC_RELAXED);
+}
 
 /* The command-name index: a full name in any case -> its implemented
  * cmd_def. Open addressing with linear probing; a slot holds the defs[]
@@ -400,15 +455,18 @@ void cmd_call(client *c, const cmd_def *cmd) {
     db_unfreeze_time();
     if (!counted) return;
     long long dur = now_us() - t0;
-    cmd_def *d = (cmd_def *)cmd;
-    /* A blocked command is one call, as in Redis: its re-runs when a key
-     * it waits for changes add their time, not calls. */
-    if (!retry) {
-        __atomic_fetch_add(&d->calls, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&cmd_stat_numcommands, 1, __ATOMIC_RELAXED);
+    /* Counted in this thread's slot: no word every worker writes. */
+    tstat_slot *ts = tstat_self();
+    cmd_tstat *t = cmd_tstat_of(ts);
+    if (t) {
+        t += cmd - defs;
+        /* A blocked command is one call, as in Redis: its re-runs when a
+         * key it waits for changes add their time, not calls. */
+        if (!retry) tstat_word_add(&t->calls, 1);
+        tstat_word_add(&t->usec, (uint64_t)dur);
+        if (c->cmd_failed) tstat_word_add(&t->failed, 1);
     }
-    __atomic_fetch_add(&d->usec, (uint64_t)dur, __ATOMIC_RELAXED);
-    if (c->cmd_failed) __atomic_fetch_add(&d->failed, 1, __ATOMIC_RELAXED);
+    if (!retry) tstat_word_add(&ts->v[TSTAT_COMMANDS], 1);
     __atomic_store_n(&c->last, cmd, __ATOMIC_RELAXED);
     c->commands_processed++;
     if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);

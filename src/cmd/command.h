@@ -69,8 +69,12 @@ typedef struct cmd_def {
     int lock;
     struct cmd_def **subs;   /* NULL-terminated, implemented ones only */
     int nsubs;
-    /* Statistics (INFO commandstats), updated atomically. */
-    uint64_t calls, usec, rejected, failed;
+    /* INFO commandstats: rejected calls (counted before a call, atomic
+     * adds); calls, usec and failed calls are counted per thread
+     * (cmd_stats_get). base_*: the per-thread sums at the last CONFIG
+     * RESETSTAT, read and written with relaxed atomics. */
+    uint64_t rejected;
+    uint64_t base_calls, base_usec, base_failed;
 } cmd_def;
 
 void cmd_table_init(void);
@@ -124,7 +128,14 @@ gdb *cmd_db(client *c);
 /* Per-change bookkeeping: db_signal_modified (dirty counter, WATCH). */
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen);
 void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen);
-extern uint64_t cmd_stat_numcommands;
+
+/* INFO commandstats of one command: the per-thread counts added up, since
+ * the last cmd_stats_reset. */
+typedef struct cmd_stats {
+    uint64_t calls, usec, rejected, failed;
+} cmd_stats;
+void cmd_stats_get(const cmd_def *d, cmd_stats *out);
+void cmd_stats_reset(const cmd_def *d);
 
 /* Hooks for later families (monitor, multi) */
 typedef void cmd_monitor_fn(client *c, const cmd_def *cmd, int dbid);

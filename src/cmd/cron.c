@@ -12,6 +12,7 @@
 
 #include "base/config.h"
 #include "base/process.h"
+#include "base/tstat.h"
 #include "cmd/command.h"
 #include "db/db.h"
 #include "db/memusage.h"
@@ -90,9 +91,11 @@ static void *cron_main(void *arg) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         double dt = (double)(now.tv_sec - last.tv_sec) + (double)(now.tv_nsec - last.tv_nsec) / 1e9;
         if (dt >= 1.0) {
-            uint64_t cmds = __atomic_load_n(&cmd_stat_numcommands, __ATOMIC_RELAXED);
-            uint64_t in = __atomic_load_n(&session_stat_net_input, __ATOMIC_RELAXED);
-            uint64_t out = __atomic_load_n(&session_stat_net_output, __ATOMIC_RELAXED);
+            /* Sums of the per-thread counters, from the start (a CONFIG
+             * RESETSTAT meanwhile must not make a difference negative). */
+            uint64_t cmds = tstat_sum_raw(TSTAT_COMMANDS);
+            uint64_t in = tstat_sum_raw(TSTAT_NET_INPUT);
+            uint64_t out = tstat_sum_raw(TSTAT_NET_OUTPUT);
             /* INFO reads these from other threads (relaxed atomic loads). */
             double ops = (double)(cmds - last_cmds) / dt;
             double kin = (double)(in - last_in) / dt / 1024;

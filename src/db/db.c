@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/tstat.h"
 #include "util/hashfn.h"
 #include "util/rand.h"
 
@@ -41,7 +42,6 @@ static int ndbs;
 static db_hooks hooks;
 volatile int db_active_expire_enabled = 1;
 uint64_t db_stat_expired_keys;
-uint64_t db_stat_keyspace_hits, db_stat_keyspace_misses;
 static _Thread_local int count_lookups;
 
 void db_count_lookups(int on) { count_lookups = on; }
@@ -63,10 +63,12 @@ void db_init_all(int n) {
 
 void db_set_hooks(const db_hooks *h) { hooks = *h; }
 
-uint64_t db_dirty;
+void db_dirty_add(uint64_t n) { tstat_add(TSTAT_DIRTY, n); }
+
+uint64_t db_dirty_now(void) { return tstat_sum_raw(TSTAT_DIRTY); }
 
 void db_signal_modified(gdb *db, const char *key, size_t klen) {
-    __atomic_fetch_add(&db_dirty, 1, __ATOMIC_RELAXED);
+    tstat_add(TSTAT_DIRTY, 1);
     if (hooks.modified) hooks.modified(db, key, klen);
 }
 int db_count(void) { return ndbs; }
@@ -430,7 +432,7 @@ static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n, int touch) {
 }
 
 void db_count_read(int hit) {
-    __atomic_fetch_add(hit ? &db_stat_keyspace_hits : &db_stat_keyspace_misses, 1, __ATOMIC_RELAXED);
+    tstat_add(hit ? TSTAT_KEYSPACE_HITS : TSTAT_KEYSPACE_MISSES, 1);
 }
 
 dbentry *db_lookup(gdb *db, const char *k, size_t n) {

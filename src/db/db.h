@@ -54,10 +54,12 @@ typedef struct db_hooks {
 } db_hooks;
 
 /* Changes since start-up (Redis's server.dirty): save points compare it
- * with its value at the last save. Relaxed atomics. */
-extern uint64_t db_dirty;
+ * with its value at the last save. Counted per thread (base/tstat.h):
+ * db_dirty_add adds to the calling thread's count, db_dirty_now sums. */
+void db_dirty_add(uint64_t n);
+uint64_t db_dirty_now(void);
 /* One change to key of db (key NULL: every key of db; db NULL: of every
- * db): counts one in db_dirty and tells the modified hook. */
+ * db): counts one in the dirty counter and tells the modified hook. */
 void db_signal_modified(gdb *db, const char *key, size_t klen);
 
 void db_init_all(int ndbs);
@@ -193,8 +195,8 @@ void db_rehash_cycle(void);
 extern volatile int db_active_expire_enabled;
 /* keyspace_hits / keyspace_misses: db_lookup counts them while the calling
  * thread runs a read-only command, db_lookup_read always (Redis counts read
- * lookups only). */
+ * lookups only). Per-thread counters: TSTAT_KEYSPACE_HITS / _MISSES of
+ * base/tstat.h. */
 void db_count_lookups(int on);
-extern uint64_t db_stat_keyspace_hits, db_stat_keyspace_misses;
 extern uint64_t db_stat_expired_keys;
 #endif

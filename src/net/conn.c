@@ -1,12 +1,21 @@
 /* conn.c -- connection life cycle: read, parse, execute, write.
  *
  * Reads append to the query buffer; every complete command in it runs in
- * order (pipelining), then the output buffer is written directly, and only
- * what the socket refuses waits for EV_WRITE (with appendfsync always,
- * replies wait for the AOF fsync at the end of the worker's loop
- * iteration: conn_durable_flush). A protocol error gets Redis's
- * "-ERR Protocol error: ..." reply, then the connection closes once that
- * reply is flushed; no other connection is affected. */
+ * order (pipelining). The replies are not written there: a connection
+ * with output waiting goes on its worker's pending-write list (once), and
+ * at the end of the worker's loop iteration, after every callback of that
+ * iteration ran, conn_write_pending writes each listed connection's output
+ * in one pass (Redis's beforeSleep / handleClientsWithPendingWrites). Only
+ * what the socket refuses waits for EV_WRITE, and the EV_WRITE handler
+ * writes at once. With appendfsync always, replies wait for the AOF fsync
+ * instead: a connection whose output follows records this thread has not
+ * yet handed to the writer is held from the start (conn_flush), and at the
+ * end of the iteration the held replies get their target offset
+ * (conn_durable_flush). A client.handoff, a close (CLOSE_ASAP) and output
+ * that is already held skip the list and are dealt with at once. A
+ * protocol error gets Redis's "-ERR Protocol error: ..." reply, then the
+ * connection closes once that reply is flushed; no other connection is
+ * affected. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -28,6 +37,7 @@
 #include "cmd/repl/repl.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/tstat.h"
 
 #define READ_CHUNK (16 * 1024)
 
@@ -56,9 +66,30 @@ static void durable_unlink(conn *k) {
     k->dwait = 0;
 }
 
+/* The pending-write list (w->pending): intrusive, each connection at
+ * most once (k->pwait). */
+static void pending_add(conn *k) {
+    if (k->pwait) return;
+    worker *w = k->w;
+    k->pwait = 1;
+    k->pprev = NULL;
+    k->pnext = w->pending;
+    if (w->pending) w->pending->pprev = k;
+    w->pending = k;
+}
+
+static void pending_unlink(conn *k) {
+    if (k->pprev) k->pprev->pnext = k->pnext;
+    else k->w->pending = k->pnext;
+    if (k->pnext) k->pnext->pprev = k->pprev;
+    k->pprev = k->pnext = NULL;
+    k->pwait = 0;
+}
+
 static void conn_free(conn *k) {
     worker *w = k->w;
     if (k->dwait) durable_unlink(k);
+    if (k->pwait) pending_unlink(k);
     cmd_stream_client_gone(&k->c);
     cmd_client_gone(&k->c);
     session_unregister(&k->c);
@@ -136,32 +167,14 @@ void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, co
     __atomic_fetch_add(&session_stat_connections, 1, __ATOMIC_RELAXED);
 }
 
-/* Write what we can; returns -1 when the connection must be closed now. */
-static int conn_flush(conn *k) {
+/* Write what we can, now; -1 when the connection must be closed now. */
+static int conn_write(conn *k) {
     client *c = &k->c;
-    /* appendfsync always: replies of commands this thread appended to the
-     * stream go out only once their records are on disk. They are held;
-     * at the end of the loop iteration they get the offset of the last
-     * record as their target (conn_durable_flush), and the worker serves
-     * others until the writer has fsynced that far (group commit). */
-    if (c->osent < c->olen && (aof_durable_needed() || k->dwait)) {
-        /* New records since it got its target: it waits for a later one. */
-        if (k->dwait == 2 && aof_durable_needed()) durable_unlink(k);
-        if (!k->dwait) {
-            worker *w = k->w;
-            k->dwait = 1;
-            k->dprev = NULL;
-            k->dnext = w->durable;
-            if (w->durable) w->durable->dprev = k;
-            w->durable = k;
-        }
-        return 0;
-    }
     while (c->osent < c->olen) {
         ssize_t n = write(c->fd, c->obuf + c->osent, c->olen - c->osent);
         if (n > 0) {
             __atomic_store_n(&c->osent, c->osent + (size_t)n, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&session_stat_net_output, (uint64_t)n, __ATOMIC_RELAXED);
+            tstat_add(TSTAT_NET_OUTPUT, (uint64_t)n);
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
@@ -181,6 +194,36 @@ static int conn_flush(conn *k) {
         k->wev_on = 1;
     }
     return 0;
+}
+
+/* 1 when k's output must wait for the AOF fsync (appendfsync always): it
+ * follows records this thread appended and has not handed to the writer
+ * yet, or it is held already. */
+static int conn_must_hold(conn *k) {
+    return k->c.osent < k->c.olen && (k->dwait || aof_durable_needed());
+}
+
+/* Write now, or hold; returns -1 when the connection must be closed now. */
+static int conn_flush(conn *k) {
+    /* appendfsync always: replies of commands this thread appended to the
+     * stream go out only once their records are on disk. They are held;
+     * at the end of the loop iteration they get the offset of the last
+     * record as their target (conn_durable_flush), and the worker serves
+     * others until the writer has fsynced that far (group commit). */
+    if (conn_must_hold(k)) {
+        /* New records since it got its target: it waits for a later one. */
+        if (k->dwait == 2 && aof_durable_needed()) durable_unlink(k);
+        if (!k->dwait) {
+            worker *w = k->w;
+            k->dwait = 1;
+            k->dprev = NULL;
+            k->dnext = w->durable;
+            if (w->durable) w->durable->dprev = k;
+            w->durable = k;
+        }
+        return 0;
+    }
+    return conn_write(k);
 }
 
 /* Redis fills a 16 KiB per-client buffer before it counts reply memory
@@ -281,7 +324,8 @@ static void conn_handoff(conn *k) {
     fn(fd, arg);
 }
 
-/* Flush, or close a connection marked for closing; -1 when k was freed. */
+/* Flush now, or close a connection marked for closing; -1 when k was
+ * freed. */
 static int conn_after_io(conn *k) {
     if (k->c.handoff) {
         conn_handoff(k);
@@ -294,7 +338,34 @@ static int conn_after_io(conn *k) {
     return 0;
 }
 
-void net_client_flush(client *c) { conn_after_io(c->conn); }
+/* After k ran commands or got output: output that can wait goes on the
+ * pending-write list, written at the end of the loop iteration
+ * (conn_write_pending). A handoff, a close, output held for the fsync and
+ * no output at all (conn_flush does no I/O then; it closes a
+ * CLOSE_AFTER_REPLY connection whose reply is out) are dealt with now.
+ * -1 when k was freed. */
+static int conn_after_input(conn *k) {
+    client *c = &k->c;
+    if (c->handoff || (client_flags_peek(c) & CLIENT_CLOSE_ASAP) || c->osent == c->olen || conn_must_hold(k))
+        return conn_after_io(k);
+    pending_add(k);
+    return 0;
+}
+
+/* The end of a loop iteration: write the output of every connection on the
+ * pending-write list. Writing runs no command, so nothing joins the list
+ * meanwhile; one held for the fsync since it was listed stays held
+ * (conn_durable_flush sends it). */
+void conn_write_pending(worker *w) {
+    while (w->pending) {
+        conn *k = w->pending;
+        pending_unlink(k);
+        if (k->dwait) continue;
+        if ((client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) || conn_write(k) != 0) conn_free(k);
+    }
+}
+
+void net_client_flush(client *c) { conn_after_input(c->conn); }
 
 static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     (void)what;
@@ -319,7 +390,7 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
         return;
     }
     if (n < 0) return;
-    __atomic_fetch_add(&session_stat_net_input, (uint64_t)n, __ATOMIC_RELAXED);
+    tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
     publish_qbuf(k);
     if ((long long)k->qlen > cfg.client_query_buffer_limit) {
@@ -333,7 +404,7 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
         return;
     }
     conn_process(k);
-    conn_after_io(k);
+    conn_after_input(k);
 }
 
 /* The socket may take more output. */
@@ -387,6 +458,9 @@ void conn_durable_flush(worker *w) {
             if (st < 0) conn_free(k);
             else conn_write_ready(k);
         }
+        /* The replies of what resumed clients (streams, pipelined commands)
+         * ran meanwhile, unless held for the next pass. */
+        conn_write_pending(w);
         aof_batch_end(); /* wake the writer for what resumed clients wrote */
         repl_batch_end();
         if (!more && !w->durable) break;
@@ -416,7 +490,7 @@ void conn_tick(worker *w) {
             k->paused = 0;
             client_flag_off(&k->c, CLIENT_PAUSED);
             conn_process(k);
-            conn_after_io(k);
+            conn_after_input(k);
         } else if (cfg.timeout > 0 && !(client_flags_peek(&k->c) & (CLIENT_MONITOR | CLIENT_PUBSUB | CLIENT_BLOCKED)) &&
                    now - k->c.last_ms > (int64_t)cfg.timeout * 1000) {
             log_verbose("Closing idle client");
@@ -469,7 +543,7 @@ void conn_drain_async(worker *w) {
             if (conn_obuf_over_limit(k)) {
                 conn_free(k);
             } else {
-                conn_after_io(k);
+                conn_after_input(k);
             }
         }
         k = next;
@@ -485,7 +559,7 @@ client *net_worker_find_client(int wid, uint64_t id) {
 void net_client_resume(client *c) {
     conn *k = c->conn;
     conn_process(k);
-    conn_after_io(k);
+    conn_after_input(k);
 }
 
 static void conn_on_timer(evutil_socket_t fd, short what, void *arg) {

@@ -41,6 +41,9 @@ typedef struct worker {
      * keeps serving meanwhile). dlast: the last target given. */
     struct conn *durable, *dbatch;
     uint64_t dlast;
+    /* Connections with output to write at the end of this loop iteration
+     * (conn_write_pending). */
+    struct conn *pending;
 } worker;
 
 typedef struct conn {
@@ -53,6 +56,8 @@ typedef struct conn {
     const net_proto *proto;          /* the listener's protocol module */
     void *pstate;                    /* and its per-connection state */
     struct conn *prev, *next;        /* worker list */
+    struct conn *pprev, *pnext;      /* w->pending, when pwait */
+    int pwait;
     struct conn *dprev, *dnext;      /* w->durable (dwait 1) or w->dbatch (2) */
     int dwait;
     uint64_t dneed;                  /* dwait 2: the AOF offset to wait for */
@@ -72,7 +77,10 @@ void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, co
 void conn_tick(worker *w);
 void conn_free_all(worker *w);
 void conn_drain_async(worker *w);
-/* End of a loop iteration: one fsync for every reply deferred during it. */
+/* End of a loop iteration: write the output of the connections that ran
+ * commands or got output during it (first), then send the replies that
+ * waited for the AOF fsync (one fsync for every reply held during it). */
+void conn_write_pending(worker *w);
 void conn_durable_flush(worker *w);
 void conn_durable_notify(void);
 #endif

@@ -284,14 +284,17 @@ static void *worker_main(void *arg) {
     struct event *sev = NULL;
     int sfd = cmd_stream_fd();
     if (sfd >= 0 && (sev = event_new(w->base, sfd, EV_READ | EV_PERSIST, on_stream, w))) event_add(sev, NULL);
-    /* One iteration at a time: after the callbacks of each, the AOF writer
-     * and the replicas' link threads are woken once for the records they
-     * appended, and the replies held for the AOF fsync (appendfsync always)
-     * go out together. */
+    /* One iteration at a time: its callbacks read and run commands and
+     * list the connections that have replies to write; after them, those
+     * replies are written in one pass (conn_write_pending), the replies
+     * held for the AOF fsync (appendfsync always) go out together once
+     * their records are on disk, and the AOF writer and the replicas' link
+     * threads are woken once for the records the iteration appended. */
     aof_batch_begin();
     repl_batch_begin();
     while (!event_base_got_break(w->base)) {
         if (event_base_loop(w->base, EVLOOP_ONCE) != 0) break;
+        conn_write_pending(w);
         conn_durable_flush(w);
         aof_batch_end();
         repl_batch_end();

@@ -66,7 +66,7 @@ static int bgsave_scheduled;
 static int last_bgsave_ok = 1;
 static int64_t last_bgsave_try;       /* unix seconds */
 static long long last_bgsave_secs = -1;
-static uint64_t dirty_at_save;        /* db_dirty at the last successful save */
+static uint64_t dirty_at_save;        /* db_dirty_now() at the last successful save */
 static uint64_t stat_saves;
 static uint64_t stat_last_cow;
 static uint64_t cur_keys_done, cur_keys_total;
@@ -86,7 +86,7 @@ static int cron_run;
 
 static int64_t now_ms(void) { return db_now_ms(); }
 
-static uint64_t dirty_now(void) { return __atomic_load_n(&db_dirty, __ATOMIC_RELAXED); }
+static uint64_t dirty_now(void) { return db_dirty_now(); }
 
 uint64_t persist_dirty(void) {
     uint64_t d = dirty_now(), base = __atomic_load_n(&dirty_at_save, __ATOMIC_RELAXED);
@@ -652,7 +652,7 @@ int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen) {
         /* The dataset now equals the dump when it came from it; otherwise
          * it is as many changes as keys, so save points notice. */
         if (same_file(path, cfg.dbfilename)) __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
-        else __atomic_fetch_add(&db_dirty, ld.keys, __ATOMIC_RELAXED);
+        else db_dirty_add(ld.keys);
         db_unlock_keyspace();
         *keys = ld.keys;
     } else {

@@ -9,7 +9,6 @@
 
 uint64_t session_stat_connections;
 uint64_t session_stat_rejected;
-uint64_t session_stat_net_input, session_stat_net_output;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static client *registry;

@@ -69,8 +69,9 @@ void session_unpause(void);
  * (unix ms) with *write_only set. */
 int64_t session_paused(int64_t now_ms, int *write_only);
 
-/* ---- counters (INFO stats; relaxed atomics) ------------------------------ */
+/* ---- counters (INFO stats; relaxed atomics) ------------------------------ *
+ * Per connection. The bytes read and written are counted per thread
+ * (TSTAT_NET_INPUT / TSTAT_NET_OUTPUT of base/tstat.h). */
 extern uint64_t session_stat_connections;
 extern uint64_t session_stat_rejected;
-extern uint64_t session_stat_net_input, session_stat_net_output;
 #endif

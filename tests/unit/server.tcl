@@ -1359,3 +1359,47 @@ tags {server startup} {
         assert_match "*block*" $out
     } {goblin_only}
 }
+
+# The counters of INFO stats and commandstats are kept per thread (goblin
+# --cores 2: the clients below land on both workers) and added up by INFO.
+if {[is_goblin]} {
+    set ::stats_server_args {--cores 2}
+} else {
+    set ::stats_server_args {}
+}
+
+start_server [list tags {server} args $::stats_server_args] {
+    test {INFO counters add up the commands of clients on every worker} {
+        set clients {}
+        for {set i 0} {$i < 8} {incr i} {lappend clients [redis_client]}
+        set dirty0 [getInfoProperty [r info persistence] rdb_changes_since_last_save]
+        r config resetstat
+        set in0 [s total_net_input_bytes]
+        set i 0
+        foreach c $clients {
+            for {set k 0} {$k < 25} {incr k} {
+                $c incr cnt:$i
+                $c get cnt:$i
+            }
+            $c get nokey:$i
+            incr i
+        }
+        set info [r info commandstats]
+        assert_match {calls=200,*} [getInfoProperty $info cmdstat_incr]
+        assert_match {calls=208,*} [getInfoProperty $info cmdstat_get]
+        set st [r info stats]
+        # resetstat, info stats, the commands above and info commandstats.
+        assert_equal [expr {1 + 1 + 408 + 1}] [getInfoProperty $st total_commands_processed]
+        assert_equal 200 [getInfoProperty $st keyspace_hits]
+        assert_equal 8 [getInfoProperty $st keyspace_misses]
+        assert_morethan [getInfoProperty $st total_net_input_bytes] [expr {$in0 + 408 * 20}]
+        assert_equal [expr {$dirty0 + 200}] [getInfoProperty [r info persistence] rdb_changes_since_last_save]
+        r config resetstat
+        set st [r info stats]
+        assert_equal 1 [getInfoProperty $st total_commands_processed]
+        assert_equal 0 [getInfoProperty $st keyspace_hits]
+        assert_no_match {*cmdstat_incr*} [r info commandstats]
+        # Not a statistic: the changes since the last save stay.
+        assert_equal [expr {$dirty0 + 200}] [getInfoProperty [r info persistence] rdb_changes_since_last_save]
+    }
+}

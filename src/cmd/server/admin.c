@@ -24,6 +24,7 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "base/process.h"
+#include "base/tstat.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -232,30 +233,23 @@ static void configSetCommand(client *c) {
     free(val);
 }
 
-static void reset_cmd_stats(cmd_def *d) {
-    __atomic_store_n(&d->calls, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&d->usec, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&d->rejected, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&d->failed, 0, __ATOMIC_RELAXED);
-}
-
 static void reset_stats_cb(void *arg, const cmd_def *d) {
     (void)arg;
-    reset_cmd_stats((cmd_def *)d);
-    for (int i = 0; i < d->nsubs; i++) reset_cmd_stats(d->subs[i]);
+    cmd_stats_reset(d);
+    for (int i = 0; i < d->nsubs; i++) cmd_stats_reset(d->subs[i]);
 }
 
 static void configResetstatCommand(client *c) {
     cmd_each(reset_stats_cb, NULL);
     reply_errorstats_reset();
-    __atomic_store_n(&cmd_stat_numcommands, 0, __ATOMIC_RELAXED);
+    tstat_reset(TSTAT_COMMANDS);
     __atomic_store_n(&db_stat_expired_keys, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&db_stat_keyspace_hits, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&db_stat_keyspace_misses, 0, __ATOMIC_RELAXED);
+    tstat_reset(TSTAT_KEYSPACE_HITS);
+    tstat_reset(TSTAT_KEYSPACE_MISSES);
     __atomic_store_n(&session_stat_connections, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&session_stat_rejected, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&session_stat_net_input, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&session_stat_net_output, 0, __ATOMIC_RELAXED);
+    tstat_reset(TSTAT_NET_INPUT);
+    tstat_reset(TSTAT_NET_OUTPUT);
     reply_ok(c);
 }
 
@@ -316,7 +310,7 @@ static void flush_db(client *c, gdb *db) {
     size_t removed = db_size(db);
     if (!removed) return;
     db_flush(db);
-    __atomic_fetch_add(&db_dirty, removed - 1, __ATOMIC_RELAXED);
+    db_dirty_add(removed - 1);
     cmd_key_modified(c, db, NULL, 0); /* the last one, and the WATCH touch */
 }
 

@@ -34,6 +34,7 @@
 #include "session/session.h"
 #include "base/config.h"
 #include "base/process.h"
+#include "base/tstat.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -279,16 +280,14 @@ static void info_stats(strbuf *b) {
               "reply_buffer_shrinks:0\r\n"
               "reply_buffer_expands:0\r\n",
               (unsigned long long)__atomic_load_n(&session_stat_connections, __ATOMIC_RELAXED),
-              (unsigned long long)__atomic_load_n(&cmd_stat_numcommands, __ATOMIC_RELAXED),
+              (unsigned long long)tstat_sum(TSTAT_COMMANDS),
               (long long)load_double(&srv.inst_ops_per_sec),
-              (unsigned long long)__atomic_load_n(&session_stat_net_input, __ATOMIC_RELAXED),
-              (unsigned long long)__atomic_load_n(&session_stat_net_output, __ATOMIC_RELAXED),
+              (unsigned long long)tstat_sum(TSTAT_NET_INPUT), (unsigned long long)tstat_sum(TSTAT_NET_OUTPUT),
               load_double(&srv.inst_input_kbps), load_double(&srv.inst_output_kbps),
               (unsigned long long)__atomic_load_n(&session_stat_rejected, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
-              (unsigned long long)__atomic_load_n(&db_stat_keyspace_hits, __ATOMIC_RELAXED),
-              (unsigned long long)__atomic_load_n(&db_stat_keyspace_misses, __ATOMIC_RELAXED),
+              (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
               (unsigned long long)reply_total_errors());
 }
 
@@ -317,10 +316,9 @@ static void info_cpu(strbuf *b) {
 static void info_modules(strbuf *b) { strbuf_addf(b, "# Modules\r\n"); }
 
 static void cmdstat_line(strbuf *b, const cmd_def *d) {
-    uint64_t calls = __atomic_load_n(&d->calls, __ATOMIC_RELAXED);
-    uint64_t usec = __atomic_load_n(&d->usec, __ATOMIC_RELAXED);
-    uint64_t rejected = __atomic_load_n(&d->rejected, __ATOMIC_RELAXED);
-    uint64_t failed = __atomic_load_n(&d->failed, __ATOMIC_RELAXED);
+    cmd_stats st;
+    cmd_stats_get(d, &st);
+    uint64_t calls = st.calls, usec = st.usec, rejected = st.rejected, failed = st.failed;
     if (!calls && !rejected && !failed) return;
     strbuf_addf(b, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
               d->fullname, (unsigned long long)calls, (unsigned long long)usec,

@@ -91,7 +91,7 @@ static void hll_unshare(dbentry *e) {
 }
 
 /* A change Redis counts in server.dirty without signalling the key. */
-static void count_dirty(uint64_t n) { __atomic_fetch_add(&db_dirty, n, __ATOMIC_RELAXED); }
+static void count_dirty(uint64_t n) { db_dirty_add(n); }
 
 /* What a write that changed registers tells: WATCH, one dirty per changed
  * element (PFMERGE: one), and the "pfadd" event (Redis 7.0 announces a
