@@ -115,12 +115,24 @@ typedef struct rdb_loaded {
     long long repl_offset;    /* repl-offset, -1 when absent */
     int repl_stream_db;       /* repl-stream-db, -1 when absent */
     uint64_t snap_gen;        /* db_snap_generation() when the load began */
+    /* Bytes read past the RDB's end (its checksum), which a reader load
+     * may take with the last read: ntail of them, the first
+     * min(ntail, sizeof tail) kept (a replica's $EOF: mark). */
+    size_t ntail;
+    unsigned char tail[64];
 } rdb_loaded;
 
 /* Read and verify path into ld (zeroed by the call); opt may be NULL (no
  * progress calls, no abort). Safe to run while other threads serve the
  * live dataset: nothing shared is touched. */
 int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, char *err, size_t errlen);
+/* The same from a stream (a replica's socket): rd reads up to n bytes
+ * into buf like read(2) (0: the end, -1 with errno: an error). Bytes past
+ * the RDB's end are left in ld->tail. Nothing but the checksum guards
+ * against damage: a stream has no trailer to diagnose from. */
+typedef long rdb_read_fn(void *arg, void *buf, size_t n);
+int rdb_load_reader(rdb_read_fn *rd, void *arg, const rdb_load_opts *opt, rdb_loaded *ld, char *err,
+                    size_t errlen);
 /* Make ld the live dataset, and leave the previous one in ld. The caller
  * holds the keyspace write lock. */
 void rdb_load_commit(rdb_loaded *ld);

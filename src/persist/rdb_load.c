@@ -115,6 +115,8 @@ typedef struct rdb_in {
     set_limits slim;
     list_limit llim;
     const rdb_load_opts *opt;
+    rdb_read_fn *rd;        /* a reader load (rdb_load_reader): bytes come from rd, not fd */
+    void *rd_arg;
 } rdb_in;
 
 static int gb_reserve(growbuf *g, size_t n) {
@@ -187,16 +189,18 @@ static int in_fill(rdb_in *in, size_t n) {
         in->buf = nb;
         in->cap = cap;
     }
-    if (in->fd < 0) /* RESTORE: the whole payload is in buf */
+    if (in->fd < 0 && !in->rd) /* RESTORE: the whole payload is in buf */
         return in_fail(in, RDB_ERR_TRUNCATED, "payload truncated: %zu more bytes needed, %zu left", n, in->end);
     while (in->end < n) {
-        ssize_t r = read(in->fd, in->buf + in->end, in->cap - in->end);
+        ssize_t r = in->rd ? in->rd(in->rd_arg, in->buf + in->end, in->cap - in->end)
+                           : read(in->fd, in->buf + in->end, in->cap - in->end);
         if (r < 0) {
             if (errno == EINTR) continue;
             return in_fail(in, RDB_ERR_IO, "read error: %s", strerror(errno));
         }
         if (r == 0)
-            return in_fail(in, RDB_ERR_TRUNCATED, "file truncated: %zu more bytes needed, %zu left", n, in->end);
+            return in_fail(in, RDB_ERR_TRUNCATED, "%s truncated: %zu more bytes needed, %zu left",
+                           in->rd ? "input" : "file", n, in->end);
         in->end += (size_t)r;
     }
     return 0;
@@ -1381,12 +1385,66 @@ int rdb_restore_value(const unsigned char *p, size_t n, gobj *o, char *err, size
     return rc;
 }
 
-int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, char *err, size_t errlen) {
+/* The part common to files and readers: in is set up (fd or rd, fsize). */
+static int load_in(rdb_in *in, const rdb_load_opts *opt, rdb_loaded *ld, char *err, size_t errlen) {
+    in->emsg = err;
+    in->elen = errlen;
+    static const rdb_load_opts no_opts; /* opt NULL: no progress, no abort */
+    in->opt = opt ? opt : &no_opts;
+    ld->bytes = in->fsize;
+    in->cap = IN_CHUNK;
+    in->buf = malloc(in->cap);
+    if (!in->buf) {
+        snprintf(err, errlen, "out of memory");
+        return RDB_ERR_NOMEM;
+    }
+    in_limits_from_cfg(in);
+
+    kbuilder kb;
+    crc_job cj;
+    memset(&cj, 0, sizeof(cj));
+    kb_init(&kb, ld);
+    int rc = load_stream(in, ld, &kb, &cj) == 0 ? RDB_OK : in->err;
+    crc_job_end(&cj);
+    kb_done(&kb);
+    /* A string running past the end is a truncated file, or a damaged
+     * length in a complete one: when the file still ends like a dump (EOF
+     * opcode and checksum), the checksum decides. */
+    if (rc == RDB_ERR_TYPE || rc == RDB_ERR_LENGTH || rc == RDB_ERR_ENCODING || rc == RDB_ERR_VALUE ||
+        rc == RDB_ERR_DUPLICATE || rc == RDB_ERR_UNSUPPORTED || (rc == RDB_ERR_TRUNCATED && in->overrun)) {
+        uint64_t stored, computed;
+        if (diagnose_checksum(in, &stored, &computed)) {
+            char first[512];
+            snprintf(first, sizeof(first), "%s", err);
+            snprintf(err, errlen, "bad checksum: the file says %016llx, the data gives %016llx; first damage seen: %s",
+                     (unsigned long long)stored, (unsigned long long)computed, first);
+            rc = RDB_ERR_CHECKSUM;
+        }
+    }
+    if (rc == RDB_OK) {
+        /* What was read past the RDB's end (a reader's framing). */
+        size_t rest = in->end - in->pos;
+        ld->ntail = rest;
+        memcpy(ld->tail, in->buf + in->pos, rest < sizeof(ld->tail) ? rest : sizeof(ld->tail));
+        if (in->rd) ld->bytes = in_offset(in);
+    }
+    free(in->buf);
+    free(in->tmp.p);
+    free(in->z.p);
+    if (rc != RDB_OK) rdb_load_discard(ld);
+    return rc;
+}
+
+static void loaded_init(rdb_loaded *ld) {
     memset(ld, 0, sizeof(*ld));
     ld->snap_gen = db_snap_generation(); /* before any entry is made */
     ld->repl_offset = -1;
     ld->repl_stream_db = -1;
     ld->ndbs = db_count();
+}
+
+int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, char *err, size_t errlen) {
+    loaded_init(ld);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
@@ -1397,46 +1455,19 @@ int rdb_load_file(const char *path, const rdb_load_opts *opt, rdb_loaded *ld, ch
     rdb_in in;
     memset(&in, 0, sizeof(in));
     in.fd = fd;
-    in.emsg = err;
-    in.elen = errlen;
-    static const rdb_load_opts no_opts; /* opt NULL: no progress, no abort */
-    in.opt = opt ? opt : &no_opts;
     if (fstat(fd, &stt) == 0 && S_ISREG(stt.st_mode)) in.fsize = (uint64_t)stt.st_size;
-    ld->bytes = in.fsize;
-    in.cap = IN_CHUNK;
-    in.buf = malloc(in.cap);
-    if (!in.buf) {
-        close(fd);
-        snprintf(err, errlen, "out of memory");
-        return RDB_ERR_NOMEM;
-    }
-    in_limits_from_cfg(&in);
-
-    kbuilder kb;
-    crc_job cj;
-    memset(&cj, 0, sizeof(cj));
-    kb_init(&kb, ld);
-    int rc = load_stream(&in, ld, &kb, &cj) == 0 ? RDB_OK : in.err;
-    crc_job_end(&cj);
-    kb_done(&kb);
-    /* A string running past the end is a truncated file, or a damaged
-     * length in a complete one: when the file still ends like a dump (EOF
-     * opcode and checksum), the checksum decides. */
-    if (rc == RDB_ERR_TYPE || rc == RDB_ERR_LENGTH || rc == RDB_ERR_ENCODING || rc == RDB_ERR_VALUE ||
-        rc == RDB_ERR_DUPLICATE || rc == RDB_ERR_UNSUPPORTED || (rc == RDB_ERR_TRUNCATED && in.overrun)) {
-        uint64_t stored, computed;
-        if (diagnose_checksum(&in, &stored, &computed)) {
-            char first[512];
-            snprintf(first, sizeof(first), "%s", err);
-            snprintf(err, errlen, "bad checksum: the file says %016llx, the data gives %016llx; first damage seen: %s",
-                     (unsigned long long)stored, (unsigned long long)computed, first);
-            rc = RDB_ERR_CHECKSUM;
-        }
-    }
+    int rc = load_in(&in, opt, ld, err, errlen);
     close(fd);
-    free(in.buf);
-    free(in.tmp.p);
-    free(in.z.p);
-    if (rc != RDB_OK) rdb_load_discard(ld);
     return rc;
+}
+
+int rdb_load_reader(rdb_read_fn *rd, void *arg, const rdb_load_opts *opt, rdb_loaded *ld, char *err,
+                    size_t errlen) {
+    loaded_init(ld);
+    rdb_in in;
+    memset(&in, 0, sizeof(in));
+    in.fd = -1;
+    in.rd = rd;
+    in.rd_arg = arg;
+    return load_in(&in, opt, ld, err, errlen);
 }
