@@ -75,6 +75,7 @@ static int shutting_down;
 
 /* Loading (atomics). */
 static int loading;
+static int async_loading;             /* a replica's swapdb load: the old data is served meanwhile */
 static int load_abort;
 static int load_busy;
 static int64_t loading_start_ms;
@@ -663,6 +664,48 @@ int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen) {
     return rc;
 }
 
+int persist_stream_load(rdb_read_fn *rd, void *arg, int async, long long total, persist_verify_fn *verify,
+                        void *varg, uint64_t *keys, char *err, size_t errlen) {
+    if (__atomic_exchange_n(&load_busy, 1, __ATOMIC_ACQUIRE)) {
+        snprintf(err, errlen, "another LOAD is in progress");
+        return RDB_ERR_BUSY;
+    }
+    progress_log pl = {"MASTER <-> REPLICA sync", now_ms(), now_ms(), 0, total > 0 ? (uint64_t)total : 0};
+    rdb_load_opts o = {load_progress_cb, &pl, NULL, 0};
+    __atomic_store_n(&loading_total, pl.total_bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&loading_loaded, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&loading_start_ms, pl.start, __ATOMIC_RELAXED);
+    __atomic_store_n(async ? &async_loading : &loading, 1, __ATOMIC_RELAXED);
+    rdb_loaded ld;
+    int rc = rdb_load_reader(rd, arg, &o, &ld, err, errlen);
+    if (rc == RDB_OK && verify && verify(varg, &ld, err, errlen) != 0) {
+        rc = RDB_ERR_TRUNCATED;
+        rdb_load_discard(&ld);
+    }
+    if (rc == RDB_OK) {
+        double secs = (double)(now_ms() - pl.start) / 1000.0;
+        log_notice("MASTER <-> REPLICA sync: done loading RDB%s%s from the socket, keys loaded: %llu, keys expired: "
+                   "%llu (%.1f MB in %.3f s)",
+                   ld.redis_ver[0] ? " produced by version " : "", ld.redis_ver, (unsigned long long)ld.keys,
+                   (unsigned long long)ld.expired, mb(ld.bytes), secs);
+        __atomic_store_n(&last_load_keys, ld.keys, __ATOMIC_RELAXED);
+        __atomic_store_n(&last_load_expired, ld.expired, __ATOMIC_RELAXED);
+        db_wrlock_keyspace();
+        rdb_load_commit(&ld);
+        db_signal_modified(NULL, NULL, 0); /* every WATCHed key changed */
+        db_dirty_add(ld.keys);
+        /* The loading state ends with the swap, under the lock: no client
+         * sees neither the old data nor -LOADING in between. */
+        __atomic_store_n(async ? &async_loading : &loading, 0, __ATOMIC_RELAXED);
+        db_unlock_keyspace();
+        *keys = ld.keys;
+        rdb_load_discard(&ld); /* the old dataset */
+    }
+    __atomic_store_n(async ? &async_loading : &loading, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&load_busy, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
 void persist_loading_begin(void) {
     if (aof_enabled()) {
         /* With appendonly yes the AOF is the dataset, not the dump. Even a
@@ -815,10 +858,11 @@ void persist_info(strbuf *b) {
     uint64_t total = __atomic_load_n(&cur_keys_total, __ATOMIC_RELAXED);
     uint64_t done = __atomic_load_n(&cur_keys_done, __ATOMIC_RELAXED);
     int is_loading = persist_loading();
+    int is_async = __atomic_load_n(&async_loading, __ATOMIC_RELAXED);
     strbuf_addf(b,
               "# Persistence\r\n"
               "loading:%d\r\n"
-              "async_loading:0\r\n"
+              "async_loading:%d\r\n"
               "current_cow_peak:0\r\n"
               "current_cow_size:0\r\n"
               "current_cow_size_age:0\r\n"
@@ -835,7 +879,7 @@ void persist_info(strbuf *b) {
               "rdb_last_cow_size:%llu\r\n"
               "rdb_last_load_keys_expired:%llu\r\n"
               "rdb_last_load_keys_loaded:%llu\r\n",
-              is_loading, total ? 100.0 * (double)done / (double)total : 0.0, (unsigned long long)done,
+              is_loading, is_async, total ? 100.0 * (double)done / (double)total : 0.0, (unsigned long long)done,
               (unsigned long long)total, (unsigned long long)persist_dirty(), in_progress,
               (long long)__atomic_load_n(&srv.lastsave, __ATOMIC_RELAXED),
               __atomic_load_n(&last_bgsave_ok, __ATOMIC_RELAXED) ? "ok" : "err",
@@ -848,7 +892,7 @@ void persist_info(strbuf *b) {
     aof_info(b);
     strbuf_addf(b, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
     aof_info_tail(b);
-    if (is_loading) {
+    if (is_loading || is_async) {
         int64_t start = __atomic_load_n(&loading_start_ms, __ATOMIC_RELAXED);
         uint64_t tot = __atomic_load_n(&loading_total, __ATOMIC_RELAXED);
         uint64_t got = __atomic_load_n(&loading_loaded, __ATOMIC_RELAXED);

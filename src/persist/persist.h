@@ -62,6 +62,17 @@ int persist_bgsave_in_progress(void);
  * names the problem. *keys receives the keys loaded. Takes its own locks. */
 int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen);
 
+/* A replica's load from the socket (repl-diskless-load): the RDB from rd
+ * into a detached dataset; verify (may be NULL) checks what follows it
+ * (the EOF mark) before the swap; then the new dataset replaces the old
+ * one under the keyspace write lock. async 1 (swapdb): clients keep
+ * reading the old data meanwhile and INFO says async_loading; 0: INFO
+ * says loading and commands get -LOADING. total: the payload's size when
+ * known (else 0). On any error the old dataset stays. Takes its locks. */
+typedef int persist_verify_fn(void *arg, const rdb_loaded *ld, char *err, size_t errlen);
+int persist_stream_load(rdb_read_fn *rd, void *arg, int async, long long total, persist_verify_fn *verify,
+                        void *varg, uint64_t *keys, char *err, size_t errlen);
+
 /* Start-up: load dir/dbfilename when it exists. 0 (loaded or no file),
  * -1 on a corrupt or unreadable file (err says why; the caller exits 1),
  * 1 when a shutdown request interrupted the load. Clients get -LOADING
