@@ -4,9 +4,13 @@
  * connect, PING, AUTH (masterauth/masteruser), REPLCONF listening-port and
  * capa eof psync2, then PSYNC with the id and offset it has (a partial
  * resync when the primary still holds them, "? -1" the first time). A full
- * sync's RDB (sized "$<len>" or diskless "$EOF:<mark>") goes to a temp
- * file and is loaded into a new dataset that replaces the old one at once
- * (readers see the old data meanwhile). Then the stream: each command is
+ * sync's RDB (sized "$<len>" or diskless "$EOF:<mark>") is loaded into a
+ * new, detached dataset that replaces the old one at once, either from a
+ * temp file (repl-diskless-load disabled, or on-empty-db with keys here;
+ * readers see the old data meanwhile) or straight from the socket (swapdb:
+ * readers see the old data meanwhile, INFO says async_loading;
+ * on-empty-db with no key: -LOADING meanwhile, INFO says loading). A
+ * failed transfer leaves the old dataset. Then the stream: each command is
  * run through the dispatcher by the primary's client (no READONLY, no
  * MISCONF, no ACL), and its bytes go on unchanged to this node's backlog
  * and replicas; REPLCONF GETACK is answered and an ACK is sent every
@@ -216,8 +220,9 @@ static int command_reply(mconn *m, int argc, const char *const *argv, char *line
 
 /* ---- full sync -------------------------------------------------------------- */
 
-/* The RDB after +FULLRESYNC, into path. 0, or -1. */
-static int receive_rdb(mconn *m, const char *path) {
+/* The "$<len>" or "$EOF:<mark>" line before the RDB (keepalive newlines
+ * skipped). 0 with *size (-1 for EOF framing) and mark, or -1. */
+static int read_bulk_header(mconn *m, long long *size, char mark[41]) {
     char line[256];
     if (read_line(m, line, sizeof(line), 1) != 0) return -1;
     if (line[0] == '-') {
@@ -230,20 +235,29 @@ static int receive_rdb(mconn *m, const char *path) {
                  line);
         return -1;
     }
-    int eofmark = !strncmp(line + 1, "EOF:", 4) && strlen(line + 5) == 40;
-    char mark[41] = "";
-    long long size = -1;
-    if (eofmark) {
+    if (!strncmp(line + 1, "EOF:", 4) && strlen(line + 5) == 40) {
         memcpy(mark, line + 5, 41);
-        log_notice("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+        *size = -1;
     } else {
-        size = atoll(line + 1);
-        log_notice("MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", size);
+        mark[0] = '\0';
+        *size = atoll(line + 1);
+        if (*size < 0) {
+            log_warn("Bad RDB size from MASTER: '%s'", line);
+            return -1;
+        }
     }
     pthread_mutex_lock(&rmu);
-    sync_total = eofmark ? 0 : size;
+    sync_total = *size < 0 ? 0 : *size;
     sync_read = 0;
     pthread_mutex_unlock(&rmu);
+    return 0;
+}
+
+/* The RDB after its header (size -1: up to the mark), into path. 0, or -1. */
+static int receive_rdb(mconn *m, const char *path, long long size, const char *mark) {
+    int eofmark = size < 0;
+    if (eofmark) log_notice("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+    else log_notice("MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", size);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         log_warn("Opening the temp file needed for MASTER <-> REPLICA synchronization: %s", strerror(errno));
@@ -254,6 +268,7 @@ static int receive_rdb(mconn *m, const char *path) {
     char tail[40];
     size_t tlen = 0; /* the last bytes written (the mark ends the payload) */
     for (;;) {
+        if (!eofmark && got == size) break;
         if (m->pos == m->len && fill(m) != 0) {
             rc = -1;
             break;
@@ -279,7 +294,6 @@ static int receive_rdb(mconn *m, const char *path) {
         pthread_mutex_lock(&rmu);
         sync_read = got;
         pthread_mutex_unlock(&rmu);
-        if (!eofmark && got == size) break;
         if (eofmark && tlen == 40 && !memcmp(tail, mark, 40)) {
             if (ftruncate(fd, got - 40) != 0) rc = -1;
             break;
@@ -287,6 +301,147 @@ static int receive_rdb(mconn *m, const char *path) {
     }
     if (rc == 0 && fsync(fd) != 0) rc = -1;
     close(fd);
+    return rc;
+}
+
+/* ---- full sync straight from the socket (repl-diskless-load) ------------------ */
+
+/* The loader's input: the connection's buffered bytes, then the socket;
+ * a sized payload ends after its size (the stream follows it at once).
+ * A REPLICAOF meanwhile stops the load. */
+typedef struct sockin {
+    mconn *m;
+    long long left;          /* bytes of a sized payload not yet handed out; -1: EOF framing */
+    long long got;
+    unsigned gen;
+    char mark[41];
+} sockin;
+
+static long sock_read(void *arg, void *buf, size_t n) {
+    sockin *si = arg;
+    mconn *m = si->m;
+    pthread_mutex_lock(&rmu);
+    int stale = gen != si->gen || stop_all;
+    pthread_mutex_unlock(&rmu);
+    if (stale) {
+        errno = ECANCELED;
+        return -1;
+    }
+    if (si->left == 0) return 0;
+    if (si->left > 0 && (long long)n > si->left) n = (size_t)si->left;
+    ssize_t r;
+    if (m->pos < m->len) {
+        r = (ssize_t)(m->len - m->pos < n ? m->len - m->pos : n);
+        memcpy(buf, m->buf + m->pos, (size_t)r);
+        m->pos += (size_t)r;
+    } else {
+        do r = read(m->fd, buf, n);
+        while (r < 0 && errno == EINTR);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) errno = ETIMEDOUT; /* SO_RCVTIMEO: repl-timeout */
+        if (r <= 0) return r;
+    }
+    if (si->left > 0) si->left -= r;
+    si->got += r;
+    pthread_mutex_lock(&rmu);
+    last_io_ms = now_ms();
+    sync_read = si->got;
+    pthread_mutex_unlock(&rmu);
+    return r;
+}
+
+/* After the RDB: the rest of a sized payload is skipped; an EOF-framed
+ * one must end with exactly the mark (the primary sends nothing after it
+ * before our first ACK). */
+static int sock_verify(void *arg, const rdb_loaded *ld, char *err, size_t errlen) {
+    sockin *si = arg;
+    if (si->left >= 0) {
+        char junk[4096];
+        while (si->left > 0)
+            if (sock_read(si, junk, sizeof(junk)) <= 0) {
+                snprintf(err, errlen, "the link failed after the RDB: %s", strerror(errno));
+                return -1;
+            }
+        return 0;
+    }
+    if (ld->ntail > 40) {
+        snprintf(err, errlen, "%zu bytes after the RDB's checksum, expected the 40-byte EOF mark", ld->ntail);
+        return -1;
+    }
+    char got[40];
+    memcpy(got, ld->tail, ld->ntail);
+    for (size_t have = ld->ntail; have < 40;) {
+        long r = sock_read(si, got + have, 40 - have);
+        if (r <= 0) {
+            snprintf(err, errlen, "the link failed before the EOF mark: %s", r < 0 ? strerror(errno) : "closed");
+            return -1;
+        }
+        have += (size_t)r;
+    }
+    if (memcmp(got, si->mark, 40) != 0) {
+        snprintf(err, errlen, "the RDB is not followed by the EOF mark");
+        return -1;
+    }
+    /* Anything buffered after the mark: none expected (see above). */
+    si->m->pos = si->m->len;
+    return 0;
+}
+
+/* repl-diskless-load as configured now: 0 disabled, 1 on-empty-db, 2 swapdb. */
+static int diskless_load_mode(void) {
+    char *v = config_value("repl-diskless-load");
+    int mode = v && !strcmp(v, "swapdb") ? 2 : v && !strcmp(v, "on-empty-db") ? 1 : 0;
+    free(v);
+    return mode;
+}
+
+static int dataset_empty(void) {
+    db_rdlock_keyspace();
+    int empty = 1;
+    for (int i = 0; i < db_count() && empty; i++)
+        if (db_size(db_get(i))) empty = 0;
+    db_unlock_keyspace();
+    return empty;
+}
+
+/* The full sync's RDB after +FULLRESYNC, loaded: from the socket
+ * (repl-diskless-load swapdb, or on-empty-db with no key here) or through
+ * a temporary file. 0, or -1 (the old dataset stays). */
+static int receive_and_load(mconn *m, unsigned mygen) {
+    long long size;
+    char mark[41];
+    if (read_bulk_header(m, &size, mark) != 0) return -1;
+    int mode = diskless_load_mode();
+    int socket_load = mode == 2 || (mode == 1 && dataset_empty());
+    char lerr[600];
+    if (socket_load) {
+        if (size < 0)
+            log_notice("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to parser");
+        else
+            log_notice("MASTER <-> REPLICA sync: receiving %lld bytes from master to parser", size);
+        log_notice("MASTER <-> REPLICA sync: Loading DB in memory%s",
+                   mode == 2 ? " (a new dataset; the old one is served meanwhile)" : "");
+        sockin si = {m, size, 0, mygen, ""};
+        memcpy(si.mark, mark, sizeof(si.mark));
+        uint64_t keys = 0;
+        int rc = persist_stream_load(sock_read, &si, mode == 2, size, sock_verify, &si, &keys, lerr, sizeof(lerr));
+        if (rc != RDB_OK) {
+            log_warn("Failed trying to load the MASTER synchronization DB from socket: %s", lerr);
+            if (mode == 2) log_notice("MASTER <-> REPLICA sync: the old dataset stays (the new one is discarded)");
+            return -1;
+        }
+        return 0;
+    }
+    if (mode == 1) log_notice("MASTER <-> REPLICA sync: the dataset is not empty: loading through a file");
+    char path[256];
+    snprintf(path, sizeof(path), "temp-%ld.%lld.rdb", (long)getpid(), (long long)now_ms());
+    int rc = receive_rdb(m, path, size, mark);
+    if (rc == 0) {
+        log_notice("MASTER <-> REPLICA sync: Loading DB in memory");
+        uint64_t keys = 0;
+        rc = persist_load(path, &keys, lerr, sizeof(lerr)) == RDB_OK ? 0 : -1;
+        if (rc != 0) log_warn("Failed trying to load the MASTER synchronization DB from disk: %s", lerr);
+    }
+    unlink(path);
     return rc;
 }
 
@@ -538,17 +693,7 @@ static void follow_once(const char *host, int port, unsigned mygen) {
         pthread_mutex_lock(&rmu);
         sync_in_progress = 1;
         pthread_mutex_unlock(&rmu);
-        char path[256];
-        snprintf(path, sizeof(path), "temp-%ld.%lld.rdb", (long)getpid(), (long long)now_ms());
-        int rc = receive_rdb(m, path);
-        if (rc == 0) {
-            log_notice("MASTER <-> REPLICA sync: Loading DB in memory");
-            uint64_t keys = 0;
-            char lerr[600];
-            rc = persist_load(path, &keys, lerr, sizeof(lerr)) == RDB_OK ? 0 : -1;
-            if (rc != 0) log_warn("Failed trying to load the MASTER synchronization DB from disk: %s", lerr);
-        }
-        unlink(path);
+        int rc = receive_and_load(m, mygen);
         pthread_mutex_lock(&rmu);
         sync_in_progress = 0;
         pthread_mutex_unlock(&rmu);
