@@ -69,6 +69,7 @@ static int ping_period = 10;             /* repl-ping-replica-period */
 static int repl_timeout = 60;            /* repl-timeout */
 static int diskless_sync = 1;            /* repl-diskless-sync */
 static int diskless_delay = 5;           /* repl-diskless-sync-delay */
+static int diskless_max = 0;             /* repl-diskless-sync-max-replicas */
 static int min_replicas = 0;             /* min-replicas-to-write */
 static int min_replicas_lag = 10;        /* min-replicas-max-lag */
 
@@ -104,6 +105,9 @@ typedef struct rlink {
      * a replica reading the RDB up to the EOF mark may read past it (as
      * Redis's repl_start_cmd_stream_on_ack). mu. */
     int wait_ack;
+    /* mu: in repl-diskless-sync-delay's wait, and released from it early
+     * (repl-diskless-sync-max-replicas replicas were waiting). */
+    int in_delay, delay_go;
     pthread_t tid;
     struct rlink *next;
 } rlink;
@@ -523,19 +527,48 @@ static int full_sync_forkless(rlink *l) {
     return rc;
 }
 
+/* repl-diskless-sync-delay: wait for more replicas to arrive, but no
+ * longer once repl-diskless-sync-max-replicas (if not 0) are waiting: then
+ * every waiting replica starts. Each still gets a fork and a transfer of
+ * its own (a shared one is not implemented). */
+static void diskless_wait(rlink *l) {
+    int delay = get(&diskless_delay);
+    pthread_mutex_lock(&mu);
+    l->in_delay = 1;
+    l->delay_go = 0;
+    pthread_mutex_unlock(&mu);
+    for (int i = 0; i < delay * 10; i++) {
+        int max = get(&diskless_max), go;
+        pthread_mutex_lock(&mu);
+        if (!l->delay_go && max > 0) {
+            int waiting = 0;
+            for (rlink *x = links; x; x = x->next) waiting += x->in_delay && !x->dead;
+            if (waiting >= max) {
+                for (rlink *x = links; x; x = x->next)
+                    if (x->in_delay) x->delay_go = 1;
+                log_notice("Starting the diskless sync early: %d replica(s) waiting, repl-diskless-sync-max-replicas "
+                           "is %d",
+                           waiting, max);
+            }
+        }
+        go = l->delay_go || l->dead;
+        pthread_mutex_unlock(&mu);
+        if (go) break;
+        if (i % 10 == 0) keepalive(l);
+        usleep(100000);
+    }
+    pthread_mutex_lock(&mu);
+    l->in_delay = 0;
+    pthread_mutex_unlock(&mu);
+}
+
 /* The full sync of l: snapshot at an offset under the keyspace write lock
  * and the stream lock, +FULLRESYNC, the RDB; then the link takes the
  * stream from that offset. 0, or -1 (the link dies). */
 static int full_sync(rlink *l) {
     if (hugetlb_bgsave_refusal()) return full_sync_forkless(l);
     int diskless = get(&diskless_sync) && l->capa_eof;
-    if (diskless) {
-        int delay = get(&diskless_delay);
-        for (int i = 0; i < delay * 10; i++) {
-            if (i % 10 == 0) keepalive(l);
-            usleep(100000);
-        }
-    }
+    if (diskless) diskless_wait(l);
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof(tmp), "temp-repl-%ld-%d.rdb", (long)getpid(), l->fd);
     rdb_save_opts o;
@@ -1229,6 +1262,7 @@ void repl_primary_init(void) {
         config_bind_int("repl-ping-replica-period", &ping_period) || config_bind_int("repl-timeout", &repl_timeout) ||
         config_bind_int("repl-diskless-sync", &diskless_sync) ||
         config_bind_int("repl-diskless-sync-delay", &diskless_delay) ||
+        config_bind_int("repl-diskless-sync-max-replicas", &diskless_max) ||
         config_bind_int("min-replicas-to-write", &min_replicas) ||
         config_bind_int("min-replicas-max-lag", &min_replicas_lag))
         abort(); /* the table lost a row */
