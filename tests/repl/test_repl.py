@@ -8,7 +8,9 @@ replica's offset equals the primary's. Also: goblin -> goblin -> redis
 chains, partial resync after a cut link (a TCP proxy in this file) and a
 full one after the backlog overflowed, promotion with REPLICAOF NO ONE and
 a second replica following it by the second replication id, WAIT, ROLE,
-READONLY, expiry on a replica, and full syncs without fork under
+READONLY, expiry on a replica, repl-diskless-load (disabled, on-empty-db,
+swapdb: from the socket, the old data served meanwhile and kept when the
+transfer fails), repl-diskless-sync-max-replicas, and full syncs without fork under
 --arena-hugetlb (the versioned iteration: clients keep writing, no client
 waits 200 ms, a sync killed half-way, whole-keyspace commands meanwhile).
 
@@ -180,6 +182,7 @@ class Proxy(threading.Thread):
         self.conns = []
         self.refuse = False
         self.stalled = False
+        self.slow = 0.0  # seconds to sleep after each 16 KB passed on (a slow link)
         self.lock = threading.Lock()
 
     def run(self):
@@ -200,12 +203,14 @@ class Proxy(threading.Thread):
     def pump(self, x, y):
         try:
             while True:
-                data = x.recv(65536)
+                data = x.recv(16384 if self.slow else 65536)
                 if not data:
                     break
                 while self.stalled:
                     time.sleep(0.01)
                 y.sendall(data)
+                if self.slow:
+                    time.sleep(self.slow)
         except OSError:
             pass
         for s in (x, y):
@@ -863,6 +868,173 @@ def forkless_sync_with_whole_keyspace_commands():
     assert digest(rg) == want, "goblin replica differs"
     assert digest(rr) == want, "redis replica differs"
     assert info(p.c, "replication")["forkless_syncs_failed"] == "0"
+
+
+# ---- repl-diskless-load and repl-diskless-sync-max-replicas ------------------
+
+def temp_files(d):
+    return [f for f in os.listdir(d) if f.startswith("temp-")]
+
+
+def watch_temp_files(d, seen, stop):
+    """Every temp-* name that shows up in d while stop is not set."""
+    while not stop.is_set():
+        seen.update(temp_files(d))
+        time.sleep(0.005)
+
+
+@test
+def diskless_load_modes_from_goblin_and_redis_primaries():
+    """A goblin replica with each repl-diskless-load (set with CONFIG SET
+    before REPLICAOF) of a goblin and a redis-server primary, each sending
+    the RDB both ways ($EOF: with repl-diskless-sync yes, $<len> with no):
+    the same digest; socket loads write no temp file and say "to parser";
+    on-empty-db over a non-empty dataset falls back to the file."""
+    for pk in ("goblin", "redis"):
+        for dsync in ("yes", "no"):
+            d = tdir("dload_%s_%s" % (pk, dsync))
+            p = primary(pk, d, *PRIMARY_ARGS, "--repl-diskless-sync", dsync)
+            effect_form_writes(p.c, random.Random(11), 100)
+            want = digest(p)
+            for mode, prefill in (("disabled", False), ("on-empty-db", False), ("on-empty-db", True),
+                                  ("swapdb", True)):
+                rd = os.path.join(d, "r_%s_%d" % (mode, prefill))
+                r = start("goblin", rd)
+                if prefill:
+                    r.c.ok("SET", "stale", "1")
+                assert r.c.ok("CONFIG", "SET", "repl-diskless-load", mode) == b"OK"
+                assert r.c.ok("CONFIG", "GET", "repl-diskless-load") == [b"repl-diskless-load", mode.encode()]
+                seen, stop = set(), threading.Event()
+                t = threading.Thread(target=watch_temp_files, args=(rd, seen, stop), daemon=True)
+                t.start()
+                r.c.ok("REPLICAOF", "127.0.0.1", str(p.port))
+                in_sync(p, r)
+                stop.set()
+                t.join()
+                what = (pk, dsync, mode, prefill)
+                assert digest(r) == want, what
+                log = r.log_text()
+                socket_load = mode == "swapdb" or (mode == "on-empty-db" and not prefill)
+                if socket_load:
+                    assert "from master to parser" in log or "with EOF to parser" in log, (what, r.log_tail(10))
+                    assert not seen, (what, seen)
+                else:
+                    assert "to disk" in log, (what, r.log_tail(10))
+                if mode == "on-empty-db" and prefill:
+                    assert "the dataset is not empty: loading through a file" in log
+                framing = "EOF" if dsync == "yes" else "bytes"
+                assert ("with EOF to" in log) == (framing == "EOF"), (what, r.log_tail(10))
+                assert temp_files(rd) == [], what
+                r.stop()
+
+
+def slow_primary(d, keys=200000):
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+    p.c.ok("DEBUG", "POPULATE", str(keys), "key", "20")
+    px = Proxy(p.port)
+    px.start()
+    px.slow = 0.01  # about 1.6 MB/s: the RDB of 200,000 keys takes seconds
+    return p, px
+
+
+@test
+def swapdb_serves_the_old_data_and_keeps_it_when_the_transfer_fails():
+    """swapdb over a slow link: while the RDB streams in, reads answer the
+    old data, INFO says async_loading:1 (loading:0) and
+    master_sync_in_progress:1, and no temp file is written; the link cut
+    half-way leaves the old dataset; the next transfer replaces it."""
+    d = tdir("swapdb")
+    p, px = slow_primary(d)
+    rd = os.path.join(d, "r")
+    r = start("goblin", rd, "--repl-diskless-load", "swapdb")
+    r.c.pipeline([["SET", "old:%d" % i, str(i)] for i in range(1000)])
+    r.c.ok("REPLICAOF", "127.0.0.1", str(px.port))
+    assert wait_for(lambda: info(r.c, "persistence")["async_loading"] == "1", 30), r.log_tail(10)
+    seen, stop = set(), threading.Event()
+    t = threading.Thread(target=watch_temp_files, args=(rd, seen, stop), daemon=True)
+    t.start()
+    for _ in range(5):
+        assert r.c.ok("GET", "old:7") == b"7"
+        assert r.c.ok("DBSIZE") == 1000
+        ip, ir = info(r.c, "persistence"), info(r.c, "replication")
+        assert ip["loading"] == "0" and ip["async_loading"] == "1", ip
+        assert ir["master_sync_in_progress"] == "1" and ir["replica_announced"] == "1", ir
+        assert "loading_loaded_bytes" in ip, ip
+        time.sleep(0.2)
+    # Cut the link in the middle: the partial new dataset is discarded.
+    px.refuse = True
+    px.cut()
+    assert wait_for(lambda: "Failed trying to load the MASTER synchronization DB from socket" in r.log_text(), 30), \
+        r.log_tail(10)
+    assert wait_for(lambda: info(r.c, "persistence")["async_loading"] == "0", 10)
+    assert r.c.ok("DBSIZE") == 1000 and r.c.ok("GET", "old:999") == b"999"
+    assert "the old dataset stays" in r.log_text()
+    # Now let it through, at full speed.
+    px.slow = 0
+    px.refuse = False
+    in_sync(p, r, timeout=60)
+    stop.set()
+    t.join()
+    assert not seen, seen
+    assert r.c.ok("GET", "old:7") is None and digest(r) == digest(p)
+
+
+@test
+def on_empty_db_loads_from_the_socket_with_loading_set():
+    """on-empty-db on an empty replica: the socket load answers -LOADING
+    and INFO says loading:1 meanwhile (as Redis)."""
+    d = tdir("onempty")
+    p, px = slow_primary(d, keys=100000)
+    r = start("goblin", os.path.join(d, "r"), "--repl-diskless-load", "on-empty-db")
+    r.c.ok("REPLICAOF", "127.0.0.1", str(px.port))
+    assert wait_for(lambda: info(r.c, "persistence")["loading"] == "1", 30), r.log_tail(10)
+    e = r.c.call("GET", "key:1")
+    assert isinstance(e, Err) and e.msg.startswith("LOADING"), e
+    assert info(r.c, "persistence")["async_loading"] == "0"
+    px.slow = 0
+    in_sync(p, r, timeout=60)
+    assert digest(r) == digest(p)
+
+
+@test
+def redis_replica_of_goblin_with_swapdb():
+    """redis-server 7.0 with its own repl-diskless-load swapdb, replica of
+    a goblin primary sending $EOF: and $<len>: same digest."""
+    for dsync in ("yes", "no"):
+        d = tdir("redis_swapdb_" + dsync)
+        p = primary("goblin", d, *PRIMARY_ARGS, "--repl-diskless-sync", dsync)
+        r = start("redis", os.path.join(d, "r"), "--repl-diskless-load", "swapdb")
+        r.c.ok("SET", "stale", "1")
+        r.c.ok("REPLICAOF", "127.0.0.1", str(p.port))
+        effect_form_writes(p.c, random.Random(12), 100)
+        in_sync(p, r)
+        assert digest(r) == digest(p), dsync
+        assert "to parser" in r.log_text(), r.log_tail(10)
+
+
+@test
+def diskless_sync_max_replicas_starts_early():
+    """repl-diskless-sync-delay 5: with max-replicas 1 a replica's sync
+    starts at once; with 2, the first waits until the second arrives, then
+    both start before the delay is over."""
+    d = tdir("maxrep")
+    p = primary("goblin", d, "--repl-diskless-sync-delay", "5", "--repl-diskless-sync-max-replicas", "1")
+    t0 = time.monotonic()
+    r1 = replica_of("goblin", os.path.join(d, "r1"), p.port)
+    assert wait_for(lambda: link_up(r1), 30)
+    assert time.monotonic() - t0 < 3.0, time.monotonic() - t0
+    assert "Starting the diskless sync early" in p.log_text()
+    assert p.c.ok("CONFIG", "SET", "repl-diskless-sync-max-replicas", "2") == b"OK"
+    t0 = time.monotonic()
+    r2 = replica_of("goblin", os.path.join(d, "r2"), p.port)
+    time.sleep(1.5)
+    assert not link_up(r2)
+    r3 = replica_of("redis", os.path.join(d, "r3"), p.port)
+    assert wait_for(lambda: link_up(r2) and link_up(r3), 30)
+    assert time.monotonic() - t0 < 4.5, time.monotonic() - t0
+    in_sync(p, r1, r2, r3)
+    want = digest(p)
+    assert digest(r1) == want and digest(r2) == want and digest(r3) == want
 
 
 def main():
