@@ -1013,6 +1013,22 @@ def redis_replica_of_goblin_with_swapdb():
 
 
 @test
+def swapdb_replica_of_a_forkless_primary():
+    """--arena-hugetlb: the fork-less RDB (chunks of several databases
+    interleaved) loads from the socket too, sent both ways."""
+    for dsync in ("yes", "no"):
+        d = tdir("forkless_swapdb_" + dsync)
+        p = primary("goblin", d, *PRIMARY_ARGS, "--arena-hugetlb", "--repl-diskless-sync", dsync)
+        r = start("goblin", os.path.join(d, "r"), "--repl-diskless-load", "swapdb")
+        r.c.ok("SET", "stale", "1")
+        r.c.ok("REPLICAOF", "127.0.0.1", str(p.port))
+        effect_form_writes(p.c, random.Random(13), 100)
+        in_sync(p, r)
+        assert digest(r) == digest(p), dsync
+        assert "to parser" in r.log_text(), r.log_tail(10)
+
+
+@test
 def diskless_sync_max_replicas_starts_early():
     """repl-diskless-sync-delay 5: with max-replicas 1 a replica's sync
     starts at once; with 2, the first waits until the second arrives, then
