@@ -444,6 +444,18 @@ static int snap_tick_fn(void *arg) {
  * recent history. */
 #define SNAP_BUFFER_MIN (1u << 20)
 
+/* The end of l's full sync (rc 0: the RDB went out). After a diskless
+ * transfer the link waits for the replica's first ACK before it streams:
+ * the replica has loaded the RDB then (Redis does the same). */
+static int sync_done(rlink *l, int rc, int diskless) {
+    if (rc == 0) log_notice("Synchronization with replica %s:%d succeeded", l->ip, l->port);
+    if (rc == 0 && diskless) {
+        pthread_mutex_lock(&mu);
+        l->wait_ack = 1;
+        pthread_mutex_unlock(&mu);
+    }
+    return rc;
+}
 /* The full sync without fork (--arena-hugetlb: persist/rdb_snap.h). At
  * the offset, under the keyspace write lock and the stream lock, the
  * snapshot starts (a flip of the entries' marks) and the replica gets
@@ -518,13 +530,7 @@ static int full_sync_forkless(rlink *l) {
     }
     tv.tv_sec = 0;
     setsockopt(l->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    if (rc == 0) log_notice("Synchronization with replica %s:%d succeeded", l->ip, l->port);
-    if (rc == 0 && diskless) {
-        pthread_mutex_lock(&mu);
-        l->wait_ack = 1;
-        pthread_mutex_unlock(&mu);
-    }
-    return rc;
+    return sync_done(l, rc, diskless);
 }
 
 /* repl-diskless-sync-delay: wait for more replicas to arrive, but no
@@ -661,13 +667,7 @@ static int full_sync(rlink *l) {
 out:
     if (pfd[0] >= 0) close(pfd[0]);
     unlink(tmp);
-    if (rc == 0) log_notice("Synchronization with replica %s:%d succeeded", l->ip, l->port);
-    if (rc == 0 && diskless) {
-        pthread_mutex_lock(&mu);
-        l->wait_ack = 1;
-        pthread_mutex_unlock(&mu);
-    }
-    return rc;
+    return sync_done(l, rc, diskless);
 }
 
 /* REPLCONF ACK <offset> [FACK <offset>] arrays in the replica's input. */
