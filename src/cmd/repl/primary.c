@@ -456,6 +456,7 @@ static int sync_done(rlink *l, int rc, int diskless) {
     }
     return rc;
 }
+
 /* The full sync without fork (--arena-hugetlb: persist/rdb_snap.h). At
  * the offset, under the keyspace write lock and the stream lock, the
  * snapshot starts (a flip of the entries' marks) and the replica gets
