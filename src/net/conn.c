@@ -86,10 +86,36 @@ static void pending_unlink(conn *k) {
     k->pwait = 0;
 }
 
+/* The paused list (w->phead): connections CLIENT PAUSE holds, oldest
+ * first, each at most once (k->paused). */
+static void paused_add(conn *k) {
+    worker *w = k->w;
+    k->paused = 1;
+    k->zseq = ++w->pseq;
+    k->znext = NULL;
+    k->zprev = w->ptail;
+    if (w->ptail) w->ptail->znext = k;
+    else w->phead = k;
+    w->ptail = k;
+    client_flag_on(&k->c, CLIENT_PAUSED);
+}
+
+static void paused_unlink(conn *k) {
+    worker *w = k->w;
+    if (k->zprev) k->zprev->znext = k->znext;
+    else w->phead = k->znext;
+    if (k->znext) k->znext->zprev = k->zprev;
+    else w->ptail = k->zprev;
+    k->zprev = k->znext = NULL;
+    k->paused = 0;
+    client_flag_off(&k->c, CLIENT_PAUSED);
+}
+
 static void conn_free(conn *k) {
     worker *w = k->w;
     if (k->dwait) durable_unlink(k);
     if (k->pwait) pending_unlink(k);
+    if (k->paused) paused_unlink(k);
     cmd_stream_client_gone(&k->c);
     cmd_client_gone(&k->c);
     session_unregister(&k->c);
@@ -258,18 +284,40 @@ static int conn_obuf_over_limit(conn *k) {
     return over;
 }
 
+/* The pause in force ends at until (unix ms, now is the time): wake the
+ * worker then, unless a wake-up is armed for then already (an earlier one
+ * finds the pause extended and holds the clients again, arming the next).
+ * A pause with no end in sight (FAILOVER) is ended by session_unpause,
+ * which posts conn_release_paused to every worker. */
+static void pause_timer_arm(worker *w, int64_t until, int64_t now) {
+    if (w->pause_at == until && evtimer_pending(w->pause_ev, NULL)) return;
+    w->pause_at = until;
+    int64_t d = until - now + 1;
+    if (d < 1) d = 1;
+    if (d > 86400000) return; /* the tick retries anyway */
+    struct timeval tv = {(time_t)(d / 1000), (suseconds_t)((d % 1000) * 1000)};
+    evtimer_add(w->pause_ev, &tv);
+}
+
 int conn_may_run(conn *k, int argc, garg *argv) {
     client *c = &k->c;
     int write_only = 0;
-    if (argc && session_paused(now_ms(), &write_only)) {
-        if (cmd_pause_holds(c, argc, argv, write_only)) {
-            /* A paused client keeps its commands queued until the pause ends. */
-            k->paused = 1;
-            client_flag_on(c, CLIENT_PAUSED);
+    int64_t until;
+    /* The clock is read only while a pause is in force (session_paused
+     * reads nothing else without one). */
+    if (argc && session_pause_pending()) {
+        int64_t now = now_ms();
+        if ((until = session_paused(now, &write_only)) && cmd_pause_holds(c, argc, argv, write_only)) {
+            /* A paused client keeps its commands queued until the pause
+             * ends; held clients are released in the order they came. */
+            if (!k->paused) paused_add(k);
+            pause_timer_arm(k->w, until, now);
             return 0;
         }
     }
-    __atomic_store_n(&c->last_ms, now_ms(), __ATOMIC_RELAXED);
+    /* Redis stamps the last interaction once per read; the batch's clock
+     * reading is as good at CLIENT LIST's resolution. */
+    __atomic_store_n(&c->last_ms, k->w->batch_ms, __ATOMIC_RELAXED);
     return 1;
 }
 
@@ -294,6 +342,8 @@ void conn_protocol_error(conn *k, const char *what) {
 
 /* Run every complete request in the query buffer through the protocol. */
 static void conn_process(conn *k) {
+    if (!k->qlen) return;
+    k->w->batch_ms = now_ms();
     size_t used = k->proto->process(k);
     if (used) {
         memmove(k->qbuf, k->qbuf + used, k->qlen - used);
@@ -478,19 +528,31 @@ void conn_durable_notify(void) {
     }
 }
 
+void conn_release_paused(worker *w) {
+    uint64_t last = w->pseq;
+    /* Those held again go to the tail with a later number: each runs once. */
+    while (w->phead && w->phead->zseq <= last) {
+        conn *k = w->phead;
+        paused_unlink(k);
+        conn_process(k);
+        conn_after_input(k);
+    }
+    if (!w->phead) evtimer_del(w->pause_ev);
+}
+
 void conn_tick(worker *w) {
     int64_t now = now_ms();
+    /* A pause that changed (a new CLIENT PAUSE replaced it) may let held
+     * clients go; an ALL pause lets none. */
+    int write_only = 0;
+    if (w->phead && (!session_paused(now, &write_only) || write_only)) conn_release_paused(w);
     conn *k = w->conns;
     while (k) {
         conn *next = k->next;
         if (client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) {
             conn_free(k);
         } else if (k->paused) {
-            /* Retry: conn_process pauses again if the pause still applies. */
-            k->paused = 0;
-            client_flag_off(&k->c, CLIENT_PAUSED);
-            conn_process(k);
-            conn_after_input(k);
+            /* Held until the pause ends. */
         } else if (cfg.timeout > 0 && !(client_flags_peek(&k->c) & (CLIENT_MONITOR | CLIENT_PUBSUB | CLIENT_BLOCKED)) &&
                    now - k->c.last_ms > (int64_t)cfg.timeout * 1000) {
             log_verbose("Closing idle client");
