@@ -18,6 +18,7 @@
  * affected. */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,10 +49,74 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* What CLIENT LIST shows of the query buffer, published by the owner. */
+/* What CLIENT LIST shows of the query buffer, published by the owner:
+ * qcap counts the byte kept for the parser's terminating NUL, as an sds
+ * string's alloc does not. */
 static void publish_qbuf(conn *k) {
     __atomic_store_n(&k->c.qbuf_len, k->qlen, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->c.qbuf_free, k->qcap - k->qlen, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->c.qbuf_free, k->qcap ? k->qcap - 1 - k->qlen : 0, __ATOMIC_RELAXED);
+}
+
+/* The query buffer grows as Redis 7.0's sds query buffer does, so CLIENT
+ * LIST's qbuf-free reads the same: exactly what is needed (non-greedy)
+ * for the first 16 KiB and for a big argument, else twice the need (up
+ * to 1 MiB more). The allocator's spare bytes count, less the header an
+ * sds string of that size has. */
+static size_t sds_hdr(size_t n) { return n < 256 ? 3 : n < 65536 ? 5 : n < 0xffffffffULL ? 9 : 17; }
+
+static int qbuf_room(conn *k, size_t add, int greedy) {
+    if (k->qcap && k->qcap - 1 - k->qlen >= add) return 0;
+    size_t len = k->qlen + add;
+    if (greedy) len = len < 1024 * 1024 ? len * 2 : len + 1024 * 1024;
+    size_t hdr = sds_hdr(len);
+    char *nb = realloc(k->qbuf, hdr + len + 1);
+    if (!nb) return -1;
+    k->qbuf = nb;
+    k->qcap = malloc_usable_size(nb) - hdr;
+    return 0;
+}
+
+/* To exactly size bytes of data (none: freed). */
+static void qbuf_resize(conn *k, size_t size) {
+    if (!size) {
+        free(k->qbuf);
+        k->qbuf = NULL;
+        k->qcap = 0;
+        return;
+    }
+    char *nb = realloc(k->qbuf, size + 1);
+    if (!nb) return;
+    k->qbuf = nb;
+    k->qcap = size + 1;
+}
+
+/* Redis 7.0's clientsCronResizeQueryBuffer, once per tick (Redis's hz 10
+ * cron visits a client as often): a buffer wasting more than 4 KiB loses
+ * its free space when no data came for more than 2 s (all of it, freed
+ * when empty), or is trimmed when over 32 KiB and more than twice its
+ * peak use since the last pass (not below that peak, what it holds, or
+ * the argument being read). */
+static void conn_qbuf_cron(conn *k, int64_t now) {
+    if (k->qreads != k->qreads_seen) {
+        k->qreads_seen = k->qreads;
+        k->qactive_ms = now;
+    }
+    size_t need = k->proto->pending_hint(k);
+    if (k->qcap) {
+        size_t alloc = k->qcap - 1;
+        if (alloc - k->qlen > 4096) {
+            if (now - k->qactive_ms > 2000) {
+                qbuf_resize(k, k->qlen);
+            } else if (alloc > 32 * 1024 && alloc / 2 > k->qpeak) {
+                size_t size = k->qlen;
+                if (size < k->qpeak) size = k->qpeak;
+                if (size < need) size = need;
+                qbuf_resize(k, size);
+            }
+            publish_qbuf(k);
+        }
+    }
+    k->qpeak = k->qlen > need ? k->qlen : need;
 }
 
 static void conn_on_read(evutil_socket_t fd, short what, void *arg);
@@ -350,6 +415,10 @@ static void conn_process(conn *k) {
         k->qlen -= used;
         publish_qbuf(k);
     }
+    /* A big argument begun: room for all of it now, as Redis's
+     * processMultibulkBuffer makes it. */
+    size_t hint = k->proto->pending_hint(k);
+    if (hint > k->qlen && qbuf_room(k, hint - k->qlen, 0) == 0) publish_qbuf(k);
 }
 
 /* A command took the connection over (client.handoff): its replies go out
@@ -420,19 +489,16 @@ void net_client_flush(client *c) { conn_after_input(c->conn); }
 static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     conn *k = arg;
+    /* Room as Redis's readQueryFromClient makes it: a big argument is read
+     * to its end into a buffer of just that size; otherwise 16 KiB, into a
+     * buffer that grows greedily once past 16 KiB. */
     size_t want = READ_CHUNK;
     size_t hint = k->proto->pending_hint(k);
-    if (hint > k->qlen && hint - k->qlen > want) want = hint - k->qlen;
-    if (k->qcap - k->qlen < want + 1) {
-        size_t cap = k->qcap ? k->qcap : READ_CHUNK;
-        while (cap - k->qlen < want + 1) cap *= 2;
-        char *nb = realloc(k->qbuf, cap);
-        if (!nb) {
-            conn_free(k);
-            return;
-        }
-        k->qbuf = nb;
-        k->qcap = cap;
+    int big = hint != 0;
+    if (hint > k->qlen) want = hint - k->qlen;
+    if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) {
+        conn_free(k);
+        return;
     }
     ssize_t n = read(fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -442,6 +508,8 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     if (n < 0) return;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
+    k->qreads++;
+    if (k->qlen > k->qpeak) k->qpeak = k->qlen;
     publish_qbuf(k);
     if ((long long)k->qlen > cfg.client_query_buffer_limit) {
         log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
@@ -553,10 +621,13 @@ void conn_tick(worker *w) {
             conn_free(k);
         } else if (k->paused) {
             /* Held until the pause ends. */
+            conn_qbuf_cron(k, now);
         } else if (cfg.timeout > 0 && !(client_flags_peek(&k->c) & (CLIENT_MONITOR | CLIENT_PUBSUB | CLIENT_BLOCKED)) &&
                    now - k->c.last_ms > (int64_t)cfg.timeout * 1000) {
             log_verbose("Closing idle client");
             conn_free(k);
+        } else {
+            conn_qbuf_cron(k, now);
         }
         k = next;
     }

@@ -387,7 +387,7 @@ start_server {tags {exact}} {
         assert_equal 400000 [r strlen big]
         r del big
         $c close
-    } {goblin_pending}
+    }
 
     # --- RESET -------------------------------------------------------------
 
@@ -706,6 +706,7 @@ start_server {tags {exact}} {
         r config set slowlog-log-slower-than 10000
         $c close
     }
+
 }
 
 if {[info exists ::exact_ref_pid]} {
