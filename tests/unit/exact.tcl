@@ -707,6 +707,32 @@ start_server {tags {exact}} {
         $c close
     }
 
+    test {SLOWLOG has a served blocking command once, when its reply arrives} {
+        r config set slowlog-log-slower-than 0
+        set c [redis_deferring_client]
+        set p [redis_client]
+        for {set i 0} {$i < 20} {incr i} {
+            r del q
+            r slowlog reset
+            $c blpop q 0
+            $c flush
+            # Blocking logs nothing: the entry comes when it is served.
+            wait_for_condition 50 10 {[s blocked_clients] == 1} else {fail "BLPOP did not block"}
+            set cmds {}
+            foreach e [r slowlog get 10] {lappend cmds [string tolower [lindex $e 3]]}
+            assert {[lsearch -exact $cmds {blpop q 0}] < 0} "slowlog while blocked: $cmds"
+            # The served client asks right after its reply: the entry is there.
+            $p rpush q v$i
+            assert_equal [list q v$i] [$c read]
+            $c slowlog get 10
+            set cmds {}
+            foreach e [$c read] {lappend cmds [string tolower [lindex $e 3]]}
+            assert_equal 1 [llength [lsearch -all -exact $cmds {blpop q 0}]] "slowlog after the reply: $cmds"
+        }
+        r config set slowlog-log-slower-than 10000
+        $c close
+        $p close
+    }
 }
 
 if {[info exists ::exact_ref_pid]} {
