@@ -124,6 +124,11 @@ int block_retrying(const client *c) {
     return b && b->retrying;
 }
 
+int block_waiting(const client *c) {
+    const bstate *b = c->bstate;
+    return b && (!b->retrying || b->reblocked);
+}
+
 int block_allowed(const client *c) { return !(client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC)); }
 
 long block_count(void) { return __atomic_load_n(&nblocked, __ATOMIC_RELAXED); }

@@ -38,6 +38,10 @@ int block_allowed(const client *c);
  * blocked clients only from keys of the type they wait for. */
 int block_retrying(const client *c);
 
+/* Non-zero when the command just run left c blocked (it blocked, or its
+ * re-run blocked again): Redis logs it in the slow log when it is served. */
+int block_waiting(const client *c);
+
 /* A key may now serve waiters; cheap when nobody waits. */
 void block_signal_key(gdb *db, const char *key, size_t klen);
 

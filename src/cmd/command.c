@@ -469,8 +469,13 @@ void cmd_call(client *c, const cmd_def *cmd) {
     if (!retry) tstat_word_add(&ts->v[TSTAT_COMMANDS], 1);
     __atomic_store_n(&c->last, cmd, __ATOMIC_RELAXED);
     c->commands_processed++;
-    if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
-    latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
+    /* As Redis's call(): a command that blocked is logged (slow log,
+     * latency) when it is served, by the run that replies. That run logs
+     * before its reply can go out (at the end of the loop iteration). */
+    if (!block_waiting(c)) {
+        if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
+        latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
+    }
     /* Redis feeds MONITOR after the call, with the db the client has then. */
     if (monitor_hook && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, c->db);
 }

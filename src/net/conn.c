@@ -18,6 +18,7 @@
  * affected. */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,10 +49,74 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* What CLIENT LIST shows of the query buffer, published by the owner. */
+/* What CLIENT LIST shows of the query buffer, published by the owner:
+ * qcap counts the byte kept for the parser's terminating NUL, as an sds
+ * string's alloc does not. */
 static void publish_qbuf(conn *k) {
     __atomic_store_n(&k->c.qbuf_len, k->qlen, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->c.qbuf_free, k->qcap - k->qlen, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->c.qbuf_free, k->qcap ? k->qcap - 1 - k->qlen : 0, __ATOMIC_RELAXED);
+}
+
+/* The query buffer grows as Redis 7.0's sds query buffer does, so CLIENT
+ * LIST's qbuf-free reads the same: exactly what is needed (non-greedy)
+ * for the first 16 KiB and for a big argument, else twice the need (up
+ * to 1 MiB more). The allocator's spare bytes count, less the header an
+ * sds string of that size has. */
+static size_t sds_hdr(size_t n) { return n < 256 ? 3 : n < 65536 ? 5 : n < 0xffffffffULL ? 9 : 17; }
+
+static int qbuf_room(conn *k, size_t add, int greedy) {
+    if (k->qcap && k->qcap - 1 - k->qlen >= add) return 0;
+    size_t len = k->qlen + add;
+    if (greedy) len = len < 1024 * 1024 ? len * 2 : len + 1024 * 1024;
+    size_t hdr = sds_hdr(len);
+    char *nb = realloc(k->qbuf, hdr + len + 1);
+    if (!nb) return -1;
+    k->qbuf = nb;
+    k->qcap = malloc_usable_size(nb) - hdr;
+    return 0;
+}
+
+/* To exactly size bytes of data (none: freed). */
+static void qbuf_resize(conn *k, size_t size) {
+    if (!size) {
+        free(k->qbuf);
+        k->qbuf = NULL;
+        k->qcap = 0;
+        return;
+    }
+    char *nb = realloc(k->qbuf, size + 1);
+    if (!nb) return;
+    k->qbuf = nb;
+    k->qcap = size + 1;
+}
+
+/* Redis 7.0's clientsCronResizeQueryBuffer, once per tick (Redis's hz 10
+ * cron visits a client as often): a buffer wasting more than 4 KiB loses
+ * its free space when no data came for more than 2 s (all of it, freed
+ * when empty), or is trimmed when over 32 KiB and more than twice its
+ * peak use since the last pass (not below that peak, what it holds, or
+ * the argument being read). */
+static void conn_qbuf_cron(conn *k, int64_t now) {
+    if (k->qreads != k->qreads_seen) {
+        k->qreads_seen = k->qreads;
+        k->qactive_ms = now;
+    }
+    size_t need = k->proto->pending_hint(k);
+    if (k->qcap) {
+        size_t alloc = k->qcap - 1;
+        if (alloc - k->qlen > 4096) {
+            if (now - k->qactive_ms > 2000) {
+                qbuf_resize(k, k->qlen);
+            } else if (alloc > 32 * 1024 && alloc / 2 > k->qpeak) {
+                size_t size = k->qlen;
+                if (size < k->qpeak) size = k->qpeak;
+                if (size < need) size = need;
+                qbuf_resize(k, size);
+            }
+            publish_qbuf(k);
+        }
+    }
+    k->qpeak = k->qlen > need ? k->qlen : need;
 }
 
 static void conn_on_read(evutil_socket_t fd, short what, void *arg);
@@ -86,10 +151,36 @@ static void pending_unlink(conn *k) {
     k->pwait = 0;
 }
 
+/* The paused list (w->phead): connections CLIENT PAUSE holds, oldest
+ * first, each at most once (k->paused). */
+static void paused_add(conn *k) {
+    worker *w = k->w;
+    k->paused = 1;
+    k->zseq = ++w->pseq;
+    k->znext = NULL;
+    k->zprev = w->ptail;
+    if (w->ptail) w->ptail->znext = k;
+    else w->phead = k;
+    w->ptail = k;
+    client_flag_on(&k->c, CLIENT_PAUSED);
+}
+
+static void paused_unlink(conn *k) {
+    worker *w = k->w;
+    if (k->zprev) k->zprev->znext = k->znext;
+    else w->phead = k->znext;
+    if (k->znext) k->znext->zprev = k->zprev;
+    else w->ptail = k->zprev;
+    k->zprev = k->znext = NULL;
+    k->paused = 0;
+    client_flag_off(&k->c, CLIENT_PAUSED);
+}
+
 static void conn_free(conn *k) {
     worker *w = k->w;
     if (k->dwait) durable_unlink(k);
     if (k->pwait) pending_unlink(k);
+    if (k->paused) paused_unlink(k);
     cmd_stream_client_gone(&k->c);
     cmd_client_gone(&k->c);
     session_unregister(&k->c);
@@ -258,18 +349,40 @@ static int conn_obuf_over_limit(conn *k) {
     return over;
 }
 
+/* The pause in force ends at until (unix ms, now is the time): wake the
+ * worker then, unless a wake-up is armed for then already (an earlier one
+ * finds the pause extended and holds the clients again, arming the next).
+ * A pause with no end in sight (FAILOVER) is ended by session_unpause,
+ * which posts conn_release_paused to every worker. */
+static void pause_timer_arm(worker *w, int64_t until, int64_t now) {
+    if (w->pause_at == until && evtimer_pending(w->pause_ev, NULL)) return;
+    w->pause_at = until;
+    int64_t d = until - now + 1;
+    if (d < 1) d = 1;
+    if (d > 86400000) return; /* the tick retries anyway */
+    struct timeval tv = {(time_t)(d / 1000), (suseconds_t)((d % 1000) * 1000)};
+    evtimer_add(w->pause_ev, &tv);
+}
+
 int conn_may_run(conn *k, int argc, garg *argv) {
     client *c = &k->c;
     int write_only = 0;
-    if (argc && session_paused(now_ms(), &write_only)) {
-        if (cmd_pause_holds(c, argc, argv, write_only)) {
-            /* A paused client keeps its commands queued until the pause ends. */
-            k->paused = 1;
-            client_flag_on(c, CLIENT_PAUSED);
+    int64_t until;
+    /* The clock is read only while a pause is in force (session_paused
+     * reads nothing else without one). */
+    if (argc && session_pause_pending()) {
+        int64_t now = now_ms();
+        if ((until = session_paused(now, &write_only)) && cmd_pause_holds(c, argc, argv, write_only)) {
+            /* A paused client keeps its commands queued until the pause
+             * ends; held clients are released in the order they came. */
+            if (!k->paused) paused_add(k);
+            pause_timer_arm(k->w, until, now);
             return 0;
         }
     }
-    __atomic_store_n(&c->last_ms, now_ms(), __ATOMIC_RELAXED);
+    /* Redis stamps the last interaction once per read; the batch's clock
+     * reading is as good at CLIENT LIST's resolution. */
+    __atomic_store_n(&c->last_ms, k->w->batch_ms, __ATOMIC_RELAXED);
     return 1;
 }
 
@@ -294,12 +407,18 @@ void conn_protocol_error(conn *k, const char *what) {
 
 /* Run every complete request in the query buffer through the protocol. */
 static void conn_process(conn *k) {
+    if (!k->qlen) return;
+    k->w->batch_ms = now_ms();
     size_t used = k->proto->process(k);
     if (used) {
         memmove(k->qbuf, k->qbuf + used, k->qlen - used);
         k->qlen -= used;
         publish_qbuf(k);
     }
+    /* A big argument begun: room for all of it now, as Redis's
+     * processMultibulkBuffer makes it. */
+    size_t hint = k->proto->pending_hint(k);
+    if (hint > k->qlen && qbuf_room(k, hint - k->qlen, 0) == 0) publish_qbuf(k);
 }
 
 /* A command took the connection over (client.handoff): its replies go out
@@ -370,19 +489,16 @@ void net_client_flush(client *c) { conn_after_input(c->conn); }
 static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     conn *k = arg;
+    /* Room as Redis's readQueryFromClient makes it: a big argument is read
+     * to its end into a buffer of just that size; otherwise 16 KiB, into a
+     * buffer that grows greedily once past 16 KiB. */
     size_t want = READ_CHUNK;
     size_t hint = k->proto->pending_hint(k);
-    if (hint > k->qlen && hint - k->qlen > want) want = hint - k->qlen;
-    if (k->qcap - k->qlen < want + 1) {
-        size_t cap = k->qcap ? k->qcap : READ_CHUNK;
-        while (cap - k->qlen < want + 1) cap *= 2;
-        char *nb = realloc(k->qbuf, cap);
-        if (!nb) {
-            conn_free(k);
-            return;
-        }
-        k->qbuf = nb;
-        k->qcap = cap;
+    int big = hint != 0;
+    if (hint > k->qlen) want = hint - k->qlen;
+    if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) {
+        conn_free(k);
+        return;
     }
     ssize_t n = read(fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -392,6 +508,8 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     if (n < 0) return;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
+    k->qreads++;
+    if (k->qlen > k->qpeak) k->qpeak = k->qlen;
     publish_qbuf(k);
     if ((long long)k->qlen > cfg.client_query_buffer_limit) {
         log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
@@ -478,23 +596,38 @@ void conn_durable_notify(void) {
     }
 }
 
+void conn_release_paused(worker *w) {
+    uint64_t last = w->pseq;
+    /* Those held again go to the tail with a later number: each runs once. */
+    while (w->phead && w->phead->zseq <= last) {
+        conn *k = w->phead;
+        paused_unlink(k);
+        conn_process(k);
+        conn_after_input(k);
+    }
+    if (!w->phead) evtimer_del(w->pause_ev);
+}
+
 void conn_tick(worker *w) {
     int64_t now = now_ms();
+    /* A pause that changed (a new CLIENT PAUSE replaced it) may let held
+     * clients go; an ALL pause lets none. */
+    int write_only = 0;
+    if (w->phead && (!session_paused(now, &write_only) || write_only)) conn_release_paused(w);
     conn *k = w->conns;
     while (k) {
         conn *next = k->next;
         if (client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) {
             conn_free(k);
         } else if (k->paused) {
-            /* Retry: conn_process pauses again if the pause still applies. */
-            k->paused = 0;
-            client_flag_off(&k->c, CLIENT_PAUSED);
-            conn_process(k);
-            conn_after_input(k);
+            /* Held until the pause ends. */
+            conn_qbuf_cron(k, now);
         } else if (cfg.timeout > 0 && !(client_flags_peek(&k->c) & (CLIENT_MONITOR | CLIENT_PUBSUB | CLIENT_BLOCKED)) &&
                    now - k->c.last_ms > (int64_t)cfg.timeout * 1000) {
             log_verbose("Closing idle client");
             conn_free(k);
+        } else {
+            conn_qbuf_cron(k, now);
         }
         k = next;
     }

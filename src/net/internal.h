@@ -44,6 +44,17 @@ typedef struct worker {
     /* Connections with output to write at the end of this loop iteration
      * (conn_write_pending). */
     struct conn *pending;
+    /* Connections CLIENT PAUSE holds, in the order they were held (Redis's
+     * paused-clients list): released in that order when the pause ends
+     * (conn_release_paused). pseq numbers them; pause_ev fires when the
+     * pause in force ends. */
+    struct conn *phead, *ptail;
+    uint64_t pseq;
+    struct event *pause_ev;
+    int64_t pause_at;        /* the end pause_ev was armed for */
+    /* The wall clock (unix ms) read when the connection being served
+     * started its batch of commands (conn_process). */
+    int64_t batch_ms;
 } worker;
 
 typedef struct conn {
@@ -61,7 +72,16 @@ typedef struct conn {
     struct conn *dprev, *dnext;      /* w->durable (dwait 1) or w->dbatch (2) */
     int dwait;
     uint64_t dneed;                  /* dwait 2: the AOF offset to wait for */
-    int paused;
+    int paused;                      /* held by CLIENT PAUSE: on w->phead */
+    struct conn *zprev, *znext;      /* w->phead list, when paused */
+    uint64_t zseq;                   /* w->pseq when it was held */
+    /* Query buffer housekeeping (conn_qbuf_cron, Redis's
+     * clientsCronResizeQueryBuffer): the largest qlen since the last cron
+     * pass, the reads so far and as last seen by the cron, and the cron
+     * time of the last pass that saw a read. */
+    size_t qpeak;
+    uint64_t qreads, qreads_seen;
+    int64_t qactive_ms;
     struct event *tev;               /* blocking timeout */
     void (*tfn)(client *c);
     /* Async output from other threads (MONITOR). */
@@ -75,6 +95,9 @@ extern worker *net_workers;
  * protected mode: the peer is on this host). */
 void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, const char *local, int unix_sock);
 void conn_tick(worker *w);
+/* Run the connections CLIENT PAUSE held, in the order they were held;
+ * those the pause still applies to are held again, in the same order. */
+void conn_release_paused(worker *w);
 void conn_free_all(worker *w);
 void conn_drain_async(worker *w);
 /* End of a loop iteration: write the output of the connections that ran

@@ -35,8 +35,9 @@ typedef struct net_proto {
     int (*open)(struct conn *k);
     void (*close)(struct conn *k);
     size_t (*process)(struct conn *k);
-    /* Bytes the request being read is known to need (0: unknown), so one
-     * read can take a large argument whole. */
+    /* Bytes the request being read is known to need (0: unknown or
+     * small), so one read can take a large argument whole; also the size
+     * below which the query buffer is not trimmed while it is read. */
     size_t (*pending_hint)(const struct conn *k);
 } net_proto;
 

@@ -345,6 +345,8 @@ static __attribute__((noinline)) int parse_general(resp_parser *p, char *buf, si
 }
 
 size_t resp_pending_hint(const resp_parser *p) {
-    if (p->type == 1 && p->bulklen >= 0) return p->pos + (size_t)p->bulklen + 2;
+    /* Only a big argument (Redis's PROTO_MBULK_BIG_ARG, 32 KiB) is read
+     * whole; smaller ones come with the ordinary reads. */
+    if (p->type == 1 && p->bulklen >= 32 * 1024) return p->pos + (size_t)p->bulklen + 2;
     return 0;
 }

@@ -243,6 +243,19 @@ static void on_jobs(evutil_socket_t fd, short what, void *arg) {
     if (__atomic_load_n(&shutdown_requested, __ATOMIC_ACQUIRE)) event_base_loopbreak(w->base);
 }
 
+static void release_paused_job(void *arg) { conn_release_paused(arg); }
+
+/* session_unpause, from any thread. */
+static void net_pause_ended(void) {
+    for (int i = 0; i < nworkers; i++) net_post(i, release_paused_job, &net_workers[i]);
+}
+
+static void on_pause_end(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    conn_release_paused(arg);
+}
+
 static void on_stream(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
@@ -316,6 +329,7 @@ static const session_transport net_transport = {
     .client_resume = net_client_resume,
     .client_flush = net_client_flush,
     .client_timer = net_client_timer,
+    .pause_ended = net_pause_ended,
 };
 
 int net_start(int n) {
@@ -358,6 +372,7 @@ int net_start(int n) {
         w->tick_ev = event_new(w->base, -1, EV_PERSIST, on_tick, w);
         struct timeval tv = {0, 100000};
         event_add(w->tick_ev, &tv);
+        w->pause_ev = evtimer_new(w->base, on_pause_end, w);
         w->listeners = calloc((size_t)na + 1, sizeof(listener));
         if (k == 0 && unix_fd >= 0) {
             listener *l = &w->listeners[w->nlisten++];

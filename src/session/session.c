@@ -80,7 +80,11 @@ void session_pause(int64_t until_ms, int write_only) {
 void session_unpause(void) {
     __atomic_store_n(&pause_until_ms, 0, __ATOMIC_RELAXED);
     db_hold_expiry(0);
+    /* As Redis's unpauseClients: the held clients run now, not at a tick. */
+    if (transport && transport->pause_ended) transport->pause_ended();
 }
+
+int session_pause_pending(void) { return __atomic_load_n(&pause_until_ms, __ATOMIC_RELAXED) != 0; }
 
 int64_t session_paused(int64_t now_ms, int *write_only) {
     int64_t until = __atomic_load_n(&pause_until_ms, __ATOMIC_ACQUIRE);

@@ -48,6 +48,9 @@ typedef struct session_transport {
     void (*client_flush)(client *c);
     /* Arm (deadline_ms > 0) or clear (0) c's timer; fn(c) runs on expiry. */
     void (*client_timer)(client *c, int64_t deadline_ms, void (*fn)(client *c));
+    /* From any thread: the pause ended (session_unpause); every worker
+     * runs the clients it held, in the order they were held. */
+    void (*pause_ended)(void);
 } session_transport;
 
 void session_set_transport(const session_transport *t);
@@ -68,6 +71,9 @@ void session_unpause(void);
 /* 0 when no pause is in force (an expired one is cleared), else its end
  * (unix ms) with *write_only set. */
 int64_t session_paused(int64_t now_ms, int *write_only);
+/* Non-zero when a pause was set and not yet cleared (it may have expired):
+ * one load, no clock; session_paused tells. */
+int session_pause_pending(void);
 
 /* ---- counters (INFO stats; relaxed atomics) ------------------------------ *
  * Per connection. The bytes read and written are counted per thread

@@ -285,7 +285,7 @@ start_server {tags {exact}} {
         set n 0
         foreach c $cs {assert_equal [incr n] [$c read]}
         assert_equal {0 1 2 3} [r lrange ord 0 -1]
-    } {goblin_pending}
+    }
 
     test {CLIENT PAUSE WRITE ends by itself after its timeout} {
         r set t 0
@@ -387,7 +387,7 @@ start_server {tags {exact}} {
         assert_equal 400000 [r strlen big]
         r del big
         $c close
-    } {goblin_pending}
+    }
 
     # --- RESET -------------------------------------------------------------
 
@@ -705,6 +705,33 @@ start_server {tags {exact}} {
         assert {[lsearch -exact $cmds {blmove q q2 left right 0}] >= 0} "slowlog: $cmds"
         r config set slowlog-log-slower-than 10000
         $c close
+    }
+
+    test {SLOWLOG has a served blocking command once, when its reply arrives} {
+        r config set slowlog-log-slower-than 0
+        set c [redis_deferring_client]
+        set p [redis_client]
+        for {set i 0} {$i < 20} {incr i} {
+            r del q
+            r slowlog reset
+            $c blpop q 0
+            $c flush
+            # Blocking logs nothing: the entry comes when it is served.
+            wait_for_condition 50 10 {[s blocked_clients] == 1} else {fail "BLPOP did not block"}
+            set cmds {}
+            foreach e [r slowlog get 10] {lappend cmds [string tolower [lindex $e 3]]}
+            assert {[lsearch -exact $cmds {blpop q 0}] < 0} "slowlog while blocked: $cmds"
+            # The served client asks right after its reply: the entry is there.
+            $p rpush q v$i
+            assert_equal [list q v$i] [$c read]
+            $c slowlog get 10
+            set cmds {}
+            foreach e [$c read] {lappend cmds [string tolower [lindex $e 3]]}
+            assert_equal 1 [llength [lsearch -all -exact $cmds {blpop q 0}]] "slowlog after the reply: $cmds"
+        }
+        r config set slowlog-log-slower-than 10000
+        $c close
+        $p close
     }
 }
 
