@@ -43,6 +43,38 @@ def digest(s):
     return s.c.ok("DEBUG", "DIGEST")
 
 
+def digest_diff(a, b, most=10):
+    """Why two servers' digests differ: up to most keys (db, key) whose
+    DEBUG DIGEST-VALUE, type or expire time differs, or that only one side has,
+    with what each side holds: a failure names the keys it is about."""
+    out = []
+    for db in range(16):
+        keys = {}
+        for side, s in (("a", a), ("b", b)):
+            s.c.ok("SELECT", db)
+            cur = b"0"
+            while True:
+                cur, batch = s.c.ok("SCAN", cur, "COUNT", 1000)
+                for k in batch:
+                    keys.setdefault(k, set()).add(side)
+                if cur in (b"0", "0", 0):
+                    break
+        for k in sorted(keys):
+            got = []
+            for s in (a, b):
+                s.c.ok("SELECT", db)
+                got.append((s.c.call("TYPE", k), s.c.call("PEXPIRETIME", k), s.c.call("DEBUG", "DIGEST-VALUE", k)))
+            if got[0] != got[1]:
+                out.append((db, k, got[0], got[1]))
+                if len(out) >= most:
+                    break
+        if len(out) >= most:
+            break
+    for s in (a, b):
+        s.c.ok("SELECT", 0)
+    return out
+
+
 def offset(s):
     i = info(s.c, "replication")
     return int(i["slave_repl_offset"] if i["role"] == "slave" else i["master_repl_offset"])
@@ -564,8 +596,8 @@ def random_generator_load_on_two_cores_reaches_the_replicas():
     dur.settle(p.c)  # the primary deleted them, and sent the DELs
     in_sync(p, rg, rr)
     want = digest(p)
-    assert digest(rg) == want, "goblin replica differs"
-    assert digest(rr) == want, "redis replica differs"
+    assert digest(rg) == want, ("goblin replica differs", digest_diff(p, rg))
+    assert digest(rr) == want, ("redis replica differs", digest_diff(p, rr))
     print("    random: %d commands" % sum(w.cmds for w in ws), flush=True)
 
 
