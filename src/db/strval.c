@@ -12,7 +12,8 @@
  *                      in the room its key's entry was allocated with
  *                      (db_add_room): a value a write stores under a new
  *                      key, up to EMBED_MAX bytes and unless a fixed
- *                      small-object pool is set, lives right after the
+ *                      small-object pool or --perverse placement is
+ *                      set, lives right after the
  *                      key, so a read touches one allocation instead of
  *                      three (entry, handle cell, record). The entry owns
  *                      the room: freeing the value frees nothing, a value
@@ -627,13 +628,15 @@ static _Thread_local struct {
     char c[COMP_MAX];
 } emb_plan;
 
+/* Where the user placed small values, they stay: a fixed small-object
+ * pool (--small-memory: its node, its capacity) or the far node of
+ * --perverse (remote placement on purpose). */
+static int embed_allowed(void) { return !objstore_cfg.small_memory && !objstore_cfg.perverse; }
+
 size_t strval_embed_size(const char *p, size_t n) {
     long long v;
     emb_plan.p = NULL;
-    /* A fixed small-object pool (--small-memory) is where the user placed
-     * small values (its node, its capacity): they stay there. */
-    if (n > EMBED_MAX || n >= objstore_ram_head() || objstore_cfg.small_memory || (n <= 20 && str_to_ll(p, n, &v)))
-        return 0;
+    if (n > EMBED_MAX || n >= objstore_ram_head() || !embed_allowed() || (n <= 20 && str_to_ll(p, n, &v))) return 0;
     size_t cn = deflate_into(p, n, emb_plan.c);
     emb_plan.p = p;
     emb_plan.n = n;
@@ -703,7 +706,7 @@ int strval_unembed(gobj *o) {
 }
 
 size_t strval_embed_size_of(const gobj *o) {
-    if (o->type != OBJ_STRING || o->enc == ENC_INT || IS_BIG(o) || IS_EMB(o) || objstore_cfg.small_memory) return 0;
+    if (o->type != OBJ_STRING || o->enc == ENC_INT || IS_BIG(o) || IS_EMB(o) || !embed_allowed()) return 0;
     const smallrec *r = SMALL(o);
     if (small_len(r) > EMBED_MAX) return 0;
     return IS_COMP(r) ? EMB_HDR + COMP_CLEN(r) : EMB_HDR + r->len + 1;
