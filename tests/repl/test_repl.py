@@ -1028,36 +1028,34 @@ def on_empty_db_loads_from_the_socket_with_loading_set():
     assert digest(r) == digest(p)
 
 
+def swapdb_replica_takes_both_framings(kind, name, seed, *primary_args):
+    """A replica of kind with repl-diskless-load swapdb (holding a stale
+    key) syncs from a goblin primary sending $EOF: and then $<len>:, loads
+    from the socket and ends with the primary's digest."""
+    for dsync in ("yes", "no"):
+        d = tdir(name + dsync)
+        p = primary("goblin", d, *PRIMARY_ARGS, *primary_args, "--repl-diskless-sync", dsync)
+        r = start(kind, os.path.join(d, "r"), "--repl-diskless-load", "swapdb")
+        r.c.ok("SET", "stale", "1")
+        r.c.ok("REPLICAOF", "127.0.0.1", str(p.port))
+        effect_form_writes(p.c, random.Random(seed), 100)
+        in_sync(p, r)
+        assert digest(r) == digest(p), dsync
+        assert "to parser" in r.log_text(), r.log_tail(10)
+
+
 @test
 def redis_replica_of_goblin_with_swapdb():
     """redis-server 7.0 with its own repl-diskless-load swapdb, replica of
     a goblin primary sending $EOF: and $<len>: same digest."""
-    for dsync in ("yes", "no"):
-        d = tdir("redis_swapdb_" + dsync)
-        p = primary("goblin", d, *PRIMARY_ARGS, "--repl-diskless-sync", dsync)
-        r = start("redis", os.path.join(d, "r"), "--repl-diskless-load", "swapdb")
-        r.c.ok("SET", "stale", "1")
-        r.c.ok("REPLICAOF", "127.0.0.1", str(p.port))
-        effect_form_writes(p.c, random.Random(12), 100)
-        in_sync(p, r)
-        assert digest(r) == digest(p), dsync
-        assert "to parser" in r.log_text(), r.log_tail(10)
+    swapdb_replica_takes_both_framings("redis", "redis_swapdb_", 12)
 
 
 @test
 def swapdb_replica_of_a_forkless_primary():
     """--arena-hugetlb: the fork-less RDB (chunks of several databases
     interleaved) loads from the socket too, sent both ways."""
-    for dsync in ("yes", "no"):
-        d = tdir("forkless_swapdb_" + dsync)
-        p = primary("goblin", d, *PRIMARY_ARGS, "--arena-hugetlb", "--repl-diskless-sync", dsync)
-        r = start("goblin", os.path.join(d, "r"), "--repl-diskless-load", "swapdb")
-        r.c.ok("SET", "stale", "1")
-        r.c.ok("REPLICAOF", "127.0.0.1", str(p.port))
-        effect_form_writes(p.c, random.Random(13), 100)
-        in_sync(p, r)
-        assert digest(r) == digest(p), dsync
-        assert "to parser" in r.log_text(), r.log_tail(10)
+    swapdb_replica_takes_both_framings("goblin", "forkless_swapdb_", 13, "--arena-hugetlb")
 
 
 @test
