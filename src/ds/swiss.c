@@ -70,6 +70,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mem/reclaim.h"
+
 #define CTRL_EMPTY ((uint8_t)0x00)
 #define CTRL_DELETED ((uint8_t)0x01)
 #define CTRL_FULL_BIT 0x80
@@ -175,7 +177,9 @@ static void tab_mem_free(void *p, size_t bytes) {
         free(p);
         return;
     }
-    munmap(p, map_len(bytes));
+    /* A big old table's pages are freed by a background thread (a 10M-key
+     * index's parts are several MB each). */
+    reclaim_unmap(p, map_len(bytes));
     atomic_fetch_sub_explicit(&swiss_mapped, map_len(bytes), memory_order_relaxed);
 }
 
