@@ -42,17 +42,18 @@
  * is rebuilt. Load (live + deleted) stays at most 13/16, so a chain always
  * ends. Lookups and the scan rely on this.
  *
- * Resize. A part resizes into its t[1], moving t[0] a group at a time: every
+ * Resize. A part resizes into its t[1], moving t[0] a group at a time: a
  * find/insert/delete moves one group (of the part it touches if that one is
- * resizing, else of the lowest resizing part), and the server's cron calls
+ * resizing, else of the lowest resizing part) -- while that part grows, only
+ * one operation in the type's grow_pace does -- and the server's cron calls
  * swiss_rehash_step() when idle. New tables are zeroed memory (EMPTY is
  * 0x00) that costs no O(capacity) work to get (see tab_mem_alloc). Moved
- * slots become
- * DELETED in t[0], so its chains stay intact until it is freed. New elements
- * go to t[1]. No call pays for more than one group plus a probe, except: the
- * insert that starts a part's next resize finishes its previous one (by then
- * nearly done), the one-off split/merge (bounded by SWISS_SPLIT_GROUPS), and
- * freeing a part's old table (1/16 of the index).
+ * slots become DELETED in t[0], so its chains stay intact until it is freed.
+ * New elements go to t[1]. No call pays for more than one group plus a
+ * probe, except: the insert that starts a part's next resize finishes its
+ * previous one (when one is still in flight), the one-off split/merge
+ * (bounded by SWISS_SPLIT_GROUPS), and freeing a part's old table (1/16 of
+ * the index; a big one is unmapped by mem/reclaim's thread).
  *
  * Scan. The cursor is a hash position (0 .. 2^32-1; 0 also means done). A
  * call visits the home group that contains the cursor in the cursor's part,
@@ -332,11 +333,16 @@ int swiss_rehash_step(swiss *s, size_t n) {
     return s->resizing != 0;
 }
 
+
 /* The incremental work of one find/insert/delete that touched part p (out
  * of line: the common case is no resize in flight). */
 static __attribute__((noinline)) void op_step_slow(swiss *s, swiss_part *p) {
     if (s->paused) return;
     if (p->rehash_idx == SWISS_IDLE) p = part_at(s, (unsigned)__builtin_ctz(s->resizing));
+    /* A growing part of a paced type steps on one operation in grow_pace
+     * (swiss.h); a same-size rebuild or a shrink, on every one. */
+    uint32_t pace = s->type->grow_pace;
+    if (pace > 1 && p->t[1].ngroups > p->t[0].ngroups && ++s->pace % pace) return;
     part_step(s, p, 1);
 }
 
