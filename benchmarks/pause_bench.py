@@ -632,16 +632,18 @@ def summary(results, kinds, scen_order, a):
           "server CPU in a PING; over the runs: PINGs over 2 ms and of them those overlapping a stall, "
           "per-batch minimum of the worst PING and of the server CPU in a PING, slowest command by "
           "the slow log, min over runs)" % a.runs)
-    print("| scenario | server | PINGs | max ms | p99.9 ms | > 2 ms (stall) | worst unexplained ms "
-          "| server CPU in a PING, max ms | per-batch min: PING ms (at) | per-batch min: server CPU ms "
-          "| slow log, min over runs ms |")
+    print("| scenario | server | PINGs | max ms | p99.9 ms | > 2 ms (overlapping a stall) "
+          "| worst not overlapping a stall, ms | server CPU in one PING, max ms (PINGs > 2 ms) "
+          "| per-batch min: worst PING, ms (at) | per-batch min: server CPU in a PING, ms (at) "
+          "| slow log, min over runs, ms |")
     print("| --- | --- | ---: | --- | --- | --- | --- | --- | --- | --- | --- |")
     for w in rows:
-        print("| %s | %s | %d | %s | %s | %d (%d) | %s | %s | %s (%s) | %s | %s |"
+        print("| %s | %s | %d | %s | %s | %d (%d) | %s | %s (%d) | %s (%s) | %s (%s) | %s |"
               % (w["scenario"], w["server"], w["pings"], " / ".join(ms(x) for x in w["max"]),
                  " / ".join(ms(x) for x in w["p999"]), w["over"], w["over_stall"],
                  " / ".join(ms(x) for x in w["unexplained"]), " / ".join(ms(x) for x in w["own_max"]),
-                 ms(w["batch_min_rtt"]), w["batch_min_rtt_at"], ms(w["batch_min_own"]),
+                 w["own_over"], ms(w["batch_min_rtt"]), w["batch_min_rtt_at"], ms(w["batch_min_own"]),
+                 w["batch_min_own_at"],
                  ms(w["slow_min"]) + (" (%s)" % w["slow_min_cmd"][:40] if w["slow_min_cmd"] else "")))
     return rows
 
