@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct rlink {
@@ -25,6 +26,7 @@ static rlink *head;
 static size_t pending;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pid_t owner; /* 0: no thread */
+#define RECLAIM_PIECE ((size_t)512 << 10)
 
 static void *run(void *arg) {
     (void)arg;
@@ -42,7 +44,18 @@ static void *run(void *arg) {
         while (l) {
             rlink *next = l->next;
             size_t len = l->len;
-            munmap(l, len);
+            /* In pieces, with a short sleep after each: SCHED_IDLE is a
+             * small weight, not a strict priority, so on a busy CPU the
+             * scheduler still picks this thread over a runnable worker now
+             * and then (a worker waited 6 ms behind it, the first DEL of a
+             * 10M-field hash at nice 19 beside a nice-0 neighbour). Off the
+             * run queue between pieces, it takes the CPU from a worker for
+             * one piece at most (~50 us of page freeing). */
+            for (size_t off = 0; off < len; off += RECLAIM_PIECE) {
+                munmap((char *)l + off, len - off < RECLAIM_PIECE ? len - off : RECLAIM_PIECE);
+                struct timespec ts = {0, 20000};
+                nanosleep(&ts, NULL);
+            }
             freed += len;
             l = next;
         }

@@ -56,6 +56,16 @@ TEST(reclaim, big_mappings_are_unmapped_in_the_background) {
               inplace * 1e3);
 }
 
+TEST(reclaim, unmapped_in_pieces_to_the_last_page) {
+    /* The thread unmaps in pieces; a length that is no multiple of a piece
+     * is unmapped to its last page. */
+    size_t len = ((size_t)3 << 20) + 3 * 4096;
+    unsigned char *p = touched_map(len);
+    reclaim_unmap(p, len);
+    reclaim_drain();
+    for (size_t off = 0; off < len; off += 4096) CHECK_MSG(!mapped(p + off), "page at %zu still mapped", off);
+}
+
 TEST(reclaim, small_mappings_and_forked_children_unmap_in_place) {
     void *s = touched_map(RECLAIM_MIN / 2);
     reclaim_unmap(s, RECLAIM_MIN / 2);
