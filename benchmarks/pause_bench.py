@@ -35,10 +35,14 @@ servers alternating which goes first. While a scenario is measured:
   * the server runs alone on --server-cpu (taskset), goblin with --cores 1;
   * the pinger, a SCHED_FIFO process on --client-cpu, sends PING (--probe)
     on its own connection, sleeps --ping-interval, and records the start and
-    round trip of every PING, and the CPU time every server thread used
-    during it (/proc/PID/task/*/schedstat read right before and after);
+    round trip of every PING;
   * the machine's stall meters of hash_throughput.py, one SCHED_FIFO
     process per CPU, sleep 1 ms in a loop and record every late wake-up;
+    the one on the server's CPU also reads every server thread's CPU time
+    (/proc/PID/task/*/schedstat) after each wake-up. It runs on the CPU
+    the whole server is confined to, so no server thread is running when
+    it reads and the counters are exact (read from another CPU, a running
+    thread's counter lags by up to a scheduler tick, 4 ms here);
   * the loader (this process, on --client-cpu) sends the batches;
   * the server's slow log keeps every command over 1 ms.
 
@@ -49,11 +53,13 @@ Reported per scenario and server, per run and over the runs:
   the whole late sleep); the worst PING that overlaps no such stall;
 
   server CPU in a PING: the CPU time all server threads used on the
-  server's CPU while that PING was out. It is what the server's own work
-  made the PING wait (alone on its CPU the server would have answered in
-  about that time); a neighbour's time slices and the host's stalls are not
-  in it. On this shared machine the neighbours run at the same nice level,
-  so it tells the server's pauses from theirs;
+  server's CPU while that PING was out (interpolated between the meter's
+  samples, ~1 ms apart). It is what the server's own work made the PING
+  wait (alone on its CPU the server would have answered in about that
+  time); a neighbour's time slices and the host's stalls are not in it. On
+  a shared machine, and with the server at nice 19 as the house rules want,
+  neighbours take CPU 0 for milliseconds at a time: this tells the server's
+  pauses from theirs;
 
   per-batch minimum (section 9): the batches of every run are aligned (the
   same batch index holds the same keys in every run; for an event, the
@@ -79,6 +85,7 @@ Python 3 standard library only (plus taskset).
 """
 
 import argparse
+import array
 import bisect
 import json
 import multiprocessing as mp
@@ -148,38 +155,105 @@ class ThreadCPU:
         return list(out)
 
 
-def pinger(port, pid, stop, out, cpu, interval, probe):
-    """Send the probe every interval until stop; put back the records
-    (start, round trip, server CPU during it, busiest thread, its CPU) and
-    the thread names. Its own process, SCHED_FIFO on the client CPU."""
+def pinger(port, stop, out, cpu, interval, probe):
+    """Send the probe every interval until stop; put back the (start, round
+    trip) of every one. Its own process, SCHED_FIFO on the client CPU."""
     realtime(cpu)
     c = Conn(port)
     cmd = enc("PING") if probe == "ping" else enc("GET", "pause:probe")
-    tc = ThreadCPU(pid)
     rec = []
-    n = 0
     while not stop.is_set():
-        if n % 50 == 0:
-            tc.rescan()
-        n += 1
-        a = tc.read()
         t0 = time.monotonic()
         c.sock.sendall(cmd)
         r = c.read_reply()
-        t1 = time.monotonic()
-        b = tc.read()
+        rec.append((t0, time.monotonic() - t0))
         if isinstance(r, RespError):
             raise r
-        top, topv, own = 0, 0, 0
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = y - x
-            own += d
-            if d > topv:
-                top, topv = i, d
-        rec.append((t0, t1 - t0, own / 1e9, top, topv / 1e9))
         time.sleep(interval)
     c.close()
-    out.put((rec, tc.names))
+    out.put(rec)
+
+
+def server_cpu_meter(stop, out, cpu, pid):
+    """hash_throughput.hiccups() on the server's CPU, which after every
+    wake-up also reads the CPU time of every server thread. A thread's
+    schedstat counter advances only when the kernel updates it (a context
+    switch, a tick: 4 ms at HZ=250), so read from elsewhere it lags a
+    running thread by up to a tick. This process runs SCHED_FIFO on the CPU
+    the whole server is confined to: when it reads, no server thread is
+    running and every counter is exact. Puts back the late wake-ups as
+    hiccups() does, the sample times, the threads' cumulative CPU (ns) per
+    sample and their names."""
+    realtime(cpu)
+    tc = ThreadCPU(pid)
+    tc.rescan()
+    late, times, series = [], [], []   # series[k]: (first sample, array of ns)
+    n = 0
+    while not stop.is_set():
+        t0 = time.monotonic()
+        time.sleep(0.001)
+        t1 = time.monotonic()
+        over = t1 - t0 - 0.001
+        if over > 0.0005:
+            late.append((t0, over))
+        if n % 5 == 0:
+            tc.rescan()
+        n += 1
+        v = tc.read()
+        times.append(t1)
+        while len(series) < len(v):
+            series.append((len(times) - 1, array.array("q")))
+        for k, x in enumerate(v):
+            series[k][1].append(x)
+    out.put((late, times, [(f, a.tobytes()) for f, a in series], tc.names))
+
+
+class ServerCPU:
+    """The server threads' CPU time between two moments, interpolated
+    linearly between the meter's samples (about 1 ms apart)."""
+
+    def __init__(self, times, series, names):
+        self.t = times
+        self.names = names
+        self.series = []
+        for f, b in series:
+            a = array.array("q")
+            a.frombytes(b)
+            self.series.append((f, a))
+        # a thread is taken to have had its first sampled value before it
+        # was first seen (the meter looks for new threads every 5 ms)
+        self.total = [0] * len(times)
+        for f, a in self.series:
+            for i in range(len(times)):
+                self.total[i] += a[i - f] if i >= f else a[0]
+
+    def _at(self, vals, first, t):
+        """A cumulative series (from sample `first` on) at time t."""
+        def v(i):
+            return vals[i - first] if i >= first else vals[0]
+        j = bisect.bisect_right(self.t, t) - 1
+        if j < 0:
+            return v(0)
+        if j >= len(self.t) - 1:
+            return v(len(self.t) - 1)
+        t0, t1 = self.t[j], self.t[j + 1]
+        x0, x1 = v(j), v(j + 1)
+        return x0 + (x1 - x0) * (t - t0) / (t1 - t0) if t1 > t0 else x1
+
+    def during(self, a, b):
+        """Seconds of CPU all server threads used in [a, b]."""
+        if len(self.t) < 2:
+            return 0.0
+        return max(0.0, (self._at(self.total, 0, b) - self._at(self.total, 0, a)) / 1e9)
+
+    def busiest(self, a, b):
+        """(thread name, seconds) of the thread that used most CPU in [a, b]."""
+        best, name = 0.0, ""
+        for k, (f, vals) in enumerate(self.series):
+            d = (self._at(vals, f, b) - self._at(vals, f, a)) / 1e9
+            if d > best:
+                best, name = d, self.names[k]
+        return name, best
 
 
 class Meters:
@@ -190,9 +264,12 @@ class Meters:
         self.pq = mp.Queue()
         self.cpus = sorted({a.server_cpu, a.client_cpu})
         self.hq = {cpu: mp.Queue() for cpu in self.cpus}
-        self.procs = [mp.Process(target=pinger, args=(srv.port, srv.pid, self.stop, self.pq, a.client_cpu,
+        self.procs = [mp.Process(target=pinger, args=(srv.port, self.stop, self.pq, a.client_cpu,
                                                       a.ping_interval, a.probe))]
-        self.procs += [mp.Process(target=hiccups, args=(self.stop, self.hq[cpu], cpu)) for cpu in self.cpus]
+        self.procs += [mp.Process(target=server_cpu_meter, args=(self.stop, self.hq[cpu], cpu, srv.pid))
+                       if cpu == a.server_cpu else mp.Process(target=hiccups, args=(self.stop, self.hq[cpu], cpu))
+                       for cpu in self.cpus]
+        self.server_cpu = a.server_cpu
 
     def __enter__(self):
         for p in self.procs:
@@ -204,8 +281,11 @@ class Meters:
         self.stop.set()
         try:
             if exc[0] is None:
-                self.pings, self.names = self.pq.get(timeout=60)
+                self.pings = self.pq.get(timeout=60)
                 self.late = {cpu: self.hq[cpu].get(timeout=60) for cpu in self.cpus}
+                late, times, series, names = self.late[self.server_cpu]
+                self.late[self.server_cpu] = late
+                self.cpu = (times, series, names)
         finally:
             for p in self.procs:
                 p.join(5)
@@ -373,7 +453,7 @@ def measured(srv, a, body):
         t1 = time.monotonic()
         time.sleep(0.05)
     extra["seconds"] = t1 - t0
-    return {"pings": m.pings, "names": m.names, "late": m.late, "steps": steps,
+    return {"pings": m.pings, "cpu": m.cpu, "late": m.late, "steps": steps,
             "slow": get_slowlog(c), "extra": extra, "window": (t0, t1)}
 
 
@@ -491,7 +571,9 @@ def analyse(raw):
     """Per-run figures, and per-step worst PING / server CPU (for the
     per-batch minimum over runs)."""
     w0, w1 = raw["window"]
-    pings = [p for p in raw["pings"] if w0 <= p[0] <= w1]
+    sc = ServerCPU(*raw["cpu"])
+    # (start, round trip, server CPU during it)
+    pings = [(t, r, sc.during(t, t + r)) for t, r in raw["pings"] if w0 <= t <= w1]
     rtt = sorted(p[1] for p in pings)
     n = len(rtt)
     stalls = sorted((t, t + 0.001 + o) for l in raw["late"].values() for t, o in l if o > STALL)
@@ -504,8 +586,8 @@ def analyse(raw):
         if not overlapping(p[0], p[0] + p[1], stalls, starts, longest):
             unexplained = p[1]
             break
-    own = sorted(pings, key=lambda p: -p[2])
-    top_own = own[0] if own else (0, 0, 0, 0, 0)
+    top_own = max(pings, key=lambda p: p[2]) if pings else (0.0, 0.0, 0.0)
+    busiest = sc.busiest(top_own[0], top_own[0] + top_own[1]) if pings else ("", 0.0)
     # per step: the worst PING (round trip, server CPU) outstanding during it
     by_start = sorted(pings)
     t0s = [p[0] for p in by_start]
@@ -534,9 +616,11 @@ def analyse(raw):
         "over_stall": hit,
         "unexplained": unexplained,
         "own_max": top_own[2],
-        "own_max_thread": raw["names"][top_own[3]] if own else "",
-        "own_max_thread_cpu": top_own[4],
+        "own_max_rtt": top_own[1],
+        "own_max_thread": busiest[0],
+        "own_max_thread_cpu": busiest[1],
         "own_over": sum(1 for p in pings if p[2] > PAUSE),
+        "server_cpu_seconds": sc.during(w0, w1),
         "stalls": {cpu: {"over1": sum(1 for o in l if o > 0.001), "over2": sum(1 for o in l if o > 0.002),
                          "worst": l[0] if l else 0.0} for cpu, l in late.items()},
         "slowest": sorted(rtt[-5:], reverse=True),
@@ -581,10 +665,10 @@ def print_run(scen, kind, r, i, a):
     e = r["extra"]
     print("  run %d %-6s %-9s %6.1fs  %6d PINGs: median %s, p99.9 %s, max %s ms; over 2 ms: %d "
           "(%d overlap a stall > 1 ms); worst not overlapping a stall %s ms; server CPU in a PING: max %s ms "
-          "(%s %s), %d over 2 ms"
+          "(in a %s ms PING; %s %s), %d over 2 ms; server CPU %.2f s"
           % (i + 1, kind, scen, e["seconds"], r["pings"], ms(r["median"]), ms(r["p999"]), ms(r["max"]),
-             r["over"], r["over_stall"], ms(r["unexplained"]), ms(r["own_max"]), r["own_max_thread"],
-             ms(r["own_max_thread_cpu"]), r["own_over"]))
+             r["over"], r["over_stall"], ms(r["unexplained"]), ms(r["own_max"]), ms(r["own_max_rtt"]),
+             r["own_max_thread"], ms(r["own_max_thread_cpu"]), r["own_over"], r["server_cpu_seconds"]))
     st = "; ".join("CPU %d: %d over 1 ms, %d over 2 ms, worst %s ms" % (cpu, s["over1"], s["over2"], ms(s["worst"]))
                    for cpu, s in sorted(r["stalls"].items()))
     print("      machine stalls: %s" % st)
