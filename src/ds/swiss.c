@@ -42,17 +42,18 @@
  * is rebuilt. Load (live + deleted) stays at most 13/16, so a chain always
  * ends. Lookups and the scan rely on this.
  *
- * Resize. A part resizes into its t[1], moving t[0] a group at a time: every
+ * Resize. A part resizes into its t[1], moving t[0] a group at a time: a
  * find/insert/delete moves one group (of the part it touches if that one is
- * resizing, else of the lowest resizing part), and the server's cron calls
+ * resizing, else of the lowest resizing part) -- while that part grows, only
+ * one operation in the type's grow_pace does -- and the server's cron calls
  * swiss_rehash_step() when idle. New tables are zeroed memory (EMPTY is
  * 0x00) that costs no O(capacity) work to get (see tab_mem_alloc). Moved
- * slots become
- * DELETED in t[0], so its chains stay intact until it is freed. New elements
- * go to t[1]. No call pays for more than one group plus a probe, except: the
- * insert that starts a part's next resize finishes its previous one (by then
- * nearly done), the one-off split/merge (bounded by SWISS_SPLIT_GROUPS), and
- * freeing a part's old table (1/16 of the index).
+ * slots become DELETED in t[0], so its chains stay intact until it is freed.
+ * New elements go to t[1]. No call pays for more than one group plus a
+ * probe, except: the insert that starts a part's next resize finishes its
+ * previous one (when one is still in flight), the one-off split/merge
+ * (bounded by SWISS_SPLIT_GROUPS), and freeing a part's old table (1/16 of
+ * the index; a big one is unmapped by mem/reclaim's thread).
  *
  * Scan. The cursor is a hash position (0 .. 2^32-1; 0 also means done). A
  * call visits the home group that contains the cursor in the cursor's part,
@@ -69,6 +70,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include "mem/reclaim.h"
 
 #define CTRL_EMPTY ((uint8_t)0x00)
 #define CTRL_DELETED ((uint8_t)0x01)
@@ -175,7 +178,9 @@ static void tab_mem_free(void *p, size_t bytes) {
         free(p);
         return;
     }
-    munmap(p, map_len(bytes));
+    /* A big old table's pages are freed by a background thread (a 10M-key
+     * index's parts are several MB each). */
+    reclaim_unmap(p, map_len(bytes));
     atomic_fetch_sub_explicit(&swiss_mapped, map_len(bytes), memory_order_relaxed);
 }
 
@@ -328,11 +333,16 @@ int swiss_rehash_step(swiss *s, size_t n) {
     return s->resizing != 0;
 }
 
+
 /* The incremental work of one find/insert/delete that touched part p (out
  * of line: the common case is no resize in flight). */
 static __attribute__((noinline)) void op_step_slow(swiss *s, swiss_part *p) {
     if (s->paused) return;
     if (p->rehash_idx == SWISS_IDLE) p = part_at(s, (unsigned)__builtin_ctz(s->resizing));
+    /* A growing part of a paced type steps on one operation in grow_pace
+     * (swiss.h); a same-size rebuild or a shrink, on every one. */
+    uint32_t pace = s->type->grow_pace;
+    if (pace > 1 && p->t[1].ngroups > p->t[0].ngroups && ++s->pace % pace) return;
     part_step(s, p, 1);
 }
 
@@ -384,9 +394,13 @@ static int split(swiss *s) {
     swiss_tab *from = &s->one.t[0];
     assert(!s->parts && s->one.rehash_idx == SWISS_IDLE && from->ngroups <= SWISS_SPLIT_GROUPS);
     size_t cnt[SWISS_NPARTS] = {0};
+    /* Each element's hash once (it reads the element: a cache miss apiece). */
+    uint64_t hv[SWISS_SPLIT_GROUPS * SWISS_GROUP];
     for (size_t i = 0; i < tab_cap(from); i++)
-        if (ctrl_full(*ctrl_at(s, from, i)))
-            cnt[hash_pos(s->type->hash_slot(s->ctx, slot_at(s, from, i))) >> (32 - SWISS_PART_BITS)]++;
+        if (ctrl_full(*ctrl_at(s, from, i))) {
+            hv[i] = s->type->hash_slot(s->ctx, slot_at(s, from, i));
+            cnt[hash_pos(hv[i]) >> (32 - SWISS_PART_BITS)]++;
+        }
     /* Room for each part's share plus a quarter: the loads come out spread
      * between ~0.35 and ~0.7 by the staggered sizes. */
     for (unsigned i = 0; i < SWISS_NPARTS; i++) cnt[i] += cnt[i] / 4 + SWISS_GROUP;
@@ -395,9 +409,8 @@ static int split(swiss *s) {
     s->parts = parts;
     for (size_t i = 0; i < tab_cap(from); i++) {
         if (!ctrl_full(*ctrl_at(s, from, i))) continue;
-        unsigned char *src = slot_at(s, from, i);
-        uint64_t h = s->type->hash_slot(s->ctx, src);
-        place_moved(s, &parts[hash_pos(h) >> (32 - SWISS_PART_BITS)].t[0], h, src);
+        uint64_t h = hv[i];
+        place_moved(s, &parts[hash_pos(h) >> (32 - SWISS_PART_BITS)].t[0], h, slot_at(s, from, i));
     }
     part_reset(s, &s->one, 1);
     return 0;

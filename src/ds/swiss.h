@@ -18,6 +18,14 @@ typedef struct swiss_type {
     uint64_t (*hash_slot)(void *ctx, const void *slot);
     /* Non-zero when the element in slot equals the lookup key. */
     int (*match)(void *ctx, const void *slot, const void *key);
+    /* While a part grows, one find/insert/delete in grow_pace moves one of
+     * its groups (0 or 1: every one). A group holds ~13 elements and the
+     * doubled table has room for 13 groups' worth of inserts per group to
+     * move, so up to 8 the move still ends long before the new table fills
+     * (each insert is an operation). A bigger pace spreads a resize over
+     * more operations: fewer groups moved inside one big command. Same-size
+     * rebuilds and shrinks have less room and step on every operation. */
+    uint32_t grow_pace;
 } swiss_type;
 
 typedef struct swiss_tab {
@@ -47,6 +55,7 @@ typedef struct swiss {
     uint32_t resizing;     /* bit i: part i (bit 0: one) is mid-resize */
     uint32_t hint;         /* part of the last slot found (delete's guess) */
     int paused;            /* >0: iterators alive, no resize steps */
+    uint32_t pace;         /* operations counted for grow_pace */
     uint64_t moved_groups; /* groups moved by resize steps (statistics) */
 } swiss;
 

@@ -257,6 +257,36 @@ TEST(lform, compaction_waits_while_the_index_resizes) {
     free(s.side);
 }
 
+/* A large form's index is paced (LF_GROW_PACE): growing by find + put in
+ * batches of 1000, as a 1000-field HSET does, no batch moves more than
+ * 2000 / LF_GROW_PACE index groups, however big the form (one group per
+ * operation moved up to 2000 groups, ~26K elements, in one such batch). */
+TEST(lform, growth_spreads_index_resizes) {
+    CHECK_EQ(whole_type.index.grow_pace, LF_GROW_PACE);
+    lform l;
+    lf_init(&l, &whole_type);
+    char k[32];
+    uint32_t n = (uint32_t)unit_scaled(1000000, 200000);
+    uint64_t worst = 0, last = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t kn = key_of(i, k);
+        uint64_t hv = hash_bytes(k, kn);
+        CHECK(lf_find(&l, k, kn, hv) == NULL);
+        CHECK_EQ(lf_put(&l, k, kn, hv, NULL), LF_OK);
+        if (i % 1000 == 999) {
+            uint64_t d = l.idx.moved_groups - last;
+            if (d > worst) worst = d;
+            last = l.idx.moved_groups;
+        }
+    }
+    unit_log("%u keys, %llu index groups moved, most in a batch of 1000: %llu", n,
+             (unsigned long long)l.idx.moved_groups, (unsigned long long)worst);
+    CHECK(l.idx.moved_groups > 10000);
+    CHECK(worst <= 2000 / LF_GROW_PACE + 1);
+    CHECK_EQ(lf_check(&l), 0);
+    lf_destroy(&l);
+}
+
 /* ---- sampling ---- */
 
 typedef struct pick_log {

@@ -13,7 +13,7 @@
 #include "ds/swiss.h"
 #include "unit.h"
 
-enum { M4, M8, MCOL };
+enum { M4, M8, MCOL, M4P };
 
 typedef struct th {
     swiss s;
@@ -60,6 +60,9 @@ static int th_match(void *ctx, const void *slot, const void *key) {
 
 static const swiss_type type4 = {4, th_hash_slot, th_match};
 static const swiss_type type8 = {8, th_hash_slot, th_match};
+/* Paced as a collection's index (lform): a growing part steps on one
+ * operation in 8. */
+static const swiss_type type4p = {4, th_hash_slot, th_match, 8};
 
 static void th_init(th *t, int mode, uint32_t universe) {
     memset(t, 0, sizeof(*t));
@@ -67,7 +70,7 @@ static void th_init(th *t, int mode, uint32_t universe) {
     t->universe = universe;
     t->present = calloc(universe, 1);
     CHECK(t->present);
-    swiss_init(&t->s, mode == M8 ? &type8 : &type4, t);
+    swiss_init(&t->s, mode == M8 ? &type8 : mode == M4P ? &type4p : &type4, t);
 }
 
 static void th_free(th *t) {
@@ -171,6 +174,8 @@ TEST(swiss, random_ops_slot4) {
 TEST(swiss, random_ops_slot8) { random_ops(M8, 200000, unit_scaled(2000000, 100000), 3); }
 
 TEST(swiss, random_ops_colliding_hashes) { random_ops(MCOL, 20000, unit_scaled(300000, 30000), 4); }
+
+TEST(swiss, random_ops_paced) { random_ops(M4P, 200000, unit_scaled(2000000, 100000), 5); }
 
 TEST(swiss, small_tables) {
     /* Tiny universes keep the table at one or two groups, the edge of the
@@ -487,6 +492,61 @@ TEST(swiss, resize_is_incremental) {
     CHECK_EQ(swiss_size(&t.s), 0);
     th_free(&t);
 }
+
+/* A paced type (grow_pace 8) spreads a growing part's resize over eight
+ * times as many operations, and still finishes it before the part next
+ * fills: the insert that starts a resize finds the previous one done. In
+ * batches of 1000 find+insert pairs (a 1000-field HSET) no batch moves more
+ * than 2000 / 8 groups, besides the one-off split. */
+static void paced_growth(int with_finds) {
+    uint32_t n = (uint32_t)unit_scaled(3000000, 300000);
+    th t;
+    th_init(&t, M4P, n);
+    uint64_t resizes = 0, batch_worst = 0, batch_moved = 0, ops = 0, paced_moved = 0;
+    for (uint32_t id = 0; id < n; id++) {
+        uint64_t moved = t.s.moved_groups;
+        size_t cap = swiss_capacity(&t.s);
+        int split = t.s.parts == NULL;
+        if (with_finds) {
+            CHECK(th_find(&t, id) == NULL);
+            ops++;
+        }
+        uint64_t before_insert = t.s.moved_groups;
+        th_insert(&t, id);
+        ops++;
+        uint64_t d = t.s.moved_groups - moved;
+        if (swiss_capacity(&t.s) > cap) {
+            resizes++;
+            /* the previous resize of the part is finished: at most the
+             * insert's own paced step (the split moves its elements without
+             * counting groups) */
+            CHECK_MSG(t.s.moved_groups - before_insert <= 1, "a resize start at %u elements moved %llu groups", id,
+                      (unsigned long long)(t.s.moved_groups - before_insert));
+            if (!split) batch_moved += d;
+        } else {
+            CHECK_MSG(d <= 2, "find+insert moved %llu groups", (unsigned long long)d);
+            paced_moved += d;
+            batch_moved += d;
+        }
+        if (id % 1000 == 999) {
+            if (batch_moved > batch_worst) batch_worst = batch_moved;
+            batch_moved = 0;
+        }
+    }
+    unit_log("%s: %u inserts, %llu resize starts, %llu groups moved by %llu operations; most in a batch of 1000: "
+             "%llu",
+             with_finds ? "find+insert" : "insert only", n, (unsigned long long)resizes,
+             (unsigned long long)paced_moved, (unsigned long long)ops, (unsigned long long)batch_worst);
+    CHECK(resizes >= 10);
+    CHECK(paced_moved <= ops / 8 + 1);
+    CHECK(batch_worst <= (with_finds ? 2000 : 1000) / 8 + 1);
+    for (uint32_t id = 0; id < n; id += 3) CHECK(th_find(&t, id) != NULL);
+    th_verify(&t);
+    th_free(&t);
+}
+
+TEST(swiss, paced_growth_with_finds) { paced_growth(1); }
+TEST(swiss, paced_growth_inserts_only) { paced_growth(0); }
 
 /* Split into parts and merge back, with scans and lookups in between. */
 TEST(swiss, split_and_merge) {
