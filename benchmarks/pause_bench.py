@@ -605,6 +605,12 @@ def analyse(raw):
         step_rtt.append(wr)
         step_own.append(wo)
         labels.append(lab)
+    # compact: the delete batches and the wait for the compaction apart
+    phases = {}
+    for v, lab in zip(step_own, labels):
+        if lab.startswith(("del ", "wait ")):
+            ph = lab.split(" ")[0]
+            phases[ph] = max(phases.get(ph, 0.0), v)
     late = {cpu: sorted((o for _, o in l), reverse=True) for cpu, l in raw["late"].items()}
     batch = [e - s for s, e, _ in raw["steps"]]
     return {
@@ -630,6 +636,7 @@ def analyse(raw):
         "step_labels": labels,
         "batch_seconds": batch,
         "extra": raw["extra"],
+        "phase_cpu_max": phases,
     }
 
 
@@ -676,6 +683,10 @@ def print_run(scen, kind, r, i, a):
     print("      slowest PINGs (ms): %s; slow log: %d commands over 1 ms%s"
           % (" ".join(ms(x) for x in r["slowest"]), len(r["slow"]),
              ("; slowest: " + ", ".join("%s ms %s" % (ms(d), k) for k, d in slow)) if slow else ""))
+    if r["phase_cpu_max"]:
+        print("      server CPU in a PING, max: %s" % ", ".join(
+            "%s %s ms" % ({"del": "during the deletes", "wait": "during the compaction wait"}[k], ms(v))
+            for k, v in sorted(r["phase_cpu_max"].items())))
     keep = {k: v for k, v in e.items() if k != "seconds"}
     if r["batch_seconds"] and scen not in ("flushall", "compact") and not scen.startswith("del"):
         b = sorted(r["batch_seconds"])

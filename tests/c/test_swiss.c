@@ -539,7 +539,7 @@ static void paced_growth(int with_finds) {
              (unsigned long long)paced_moved, (unsigned long long)ops, (unsigned long long)batch_worst);
     CHECK(resizes >= 10);
     CHECK(paced_moved <= ops / 8 + 1);
-    CHECK(batch_worst <= (with_finds ? 2000 : 1000) / 8 + 1);
+    CHECK(batch_worst <= (uint64_t)(with_finds ? 2000 : 1000) / 8 + 1);
     for (uint32_t id = 0; id < n; id += 3) CHECK(th_find(&t, id) != NULL);
     th_verify(&t);
     th_free(&t);
