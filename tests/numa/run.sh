@@ -55,7 +55,7 @@ fi
 # --- build ---------------------------------------------------------------
 CC=${CC:-gcc}
 if ! $CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers -Isrc -static \
-    -o "$OUT/placement_test" tests/numa/placement_test.c src/mem/objstore.c src/mem/numa.c src/mem/hugetlb.c \
+    -o "$OUT/placement_test" tests/numa/placement_test.c src/mem/objstore.c src/mem/numa.c src/mem/hugetlb.c src/mem/reclaim.c \
     src/mem/smallobj.c src/mem/ssdtail.c -lnuma -luring -lpthread >"$OUT/build.log" 2>&1; then
     grep -v -e getaddrinfo -e 'affinity' "$OUT/build.log" | head -20
     give_up "cannot build the static placement_test (log: $OUT/build.log)"
