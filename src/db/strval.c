@@ -633,6 +633,10 @@ static _Thread_local struct {
  * --perverse (remote placement on purpose). */
 static int embed_allowed(void) { return !objstore_cfg.small_memory && !objstore_cfg.perverse; }
 
+/* Bytes of an embedded record holding n bytes, or their LZF form of clen
+ * bytes when clen (no NUL then). */
+static size_t emb_size(size_t n, size_t clen) { return clen ? EMB_HDR + clen : EMB_HDR + n + 1; }
+
 size_t strval_embed_size(const char *p, size_t n) {
     long long v;
     emb_plan.p = NULL;
@@ -641,7 +645,7 @@ size_t strval_embed_size(const char *p, size_t n) {
     emb_plan.p = p;
     emb_plan.n = n;
     emb_plan.clen = cn;
-    return cn ? EMB_HDR + cn : EMB_HDR + n + 1;
+    return emb_size(n, cn);
 }
 
 /* Writes p[0..n) into the embedded record r (room bytes in all), in the
@@ -665,8 +669,7 @@ static void emb_write(smallrec *r, size_t room, const char *p, size_t n, const c
 void strval_set_embedded(gobj *o, void *room, const char *p, size_t n) {
     assert(emb_plan.p == p && emb_plan.n == n && ((uintptr_t)room & 3u) == 0);
     smallrec *r = room;
-    size_t sz = emb_plan.clen ? EMB_HDR + emb_plan.clen : EMB_HDR + n + 1;
-    emb_write(r, sz, p, n, emb_plan.c, emb_plan.clen);
+    emb_write(r, emb_size(n, emb_plan.clen), p, n, emb_plan.c, emb_plan.clen);
     emb_plan.p = NULL;
     o->type = OBJ_STRING;
     o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
@@ -681,7 +684,7 @@ int strval_set_in_place(gobj *o, const char *p, size_t n) {
     size_t room = EMB_HDR + SMALLOBJ_CAP(r) + ((r->cap & SMALLOBJ_RAW) ? 0 : 1);
     char c[COMP_MAX];
     size_t cn = deflate_into(p, n, c);
-    if (cn ? EMB_HDR + cn > room : EMB_HDR + n + 1 > room) return 0;
+    if (emb_size(n, cn) > room) return 0;
     emb_write(r, room, p, n, c, cn);
     o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
     return 1;
@@ -709,7 +712,7 @@ size_t strval_embed_size_of(const gobj *o) {
     if (o->type != OBJ_STRING || o->enc == ENC_INT || IS_BIG(o) || IS_EMB(o) || !embed_allowed()) return 0;
     const smallrec *r = SMALL(o);
     if (small_len(r) > EMBED_MAX) return 0;
-    return IS_COMP(r) ? EMB_HDR + COMP_CLEN(r) : EMB_HDR + r->len + 1;
+    return emb_size(r->len, IS_COMP(r) ? COMP_CLEN(r) : 0);
 }
 
 void strval_embed(gobj *o, void *room) {
