@@ -1071,6 +1071,12 @@ def random_load(name, extra_args, fill, seconds):
     stats = info(g.c, "stats")
     # From here on nothing may change the data but what the AOF records.
     g.c.ok("CONFIG", "SET", "maxmemory", "0")
+    # Eviction may have taken every key with a TTL: a few more, in the
+    # forms the load uses, so that the restart has expiry times to keep.
+    for j in range(4):
+        g.c.ok("SET", "end:%d" % j, "v", "EX", 3600 + j)
+        g.c.ok("HSET", "end:h%d" % j, "f", "v")
+        g.c.ok("PEXPIREAT", "end:h%d" % j, int(time.time() * 1000) + 7200000 + j)
     time.sleep(0.1)  # every 1-50 ms TTL is over
     ks = settle(g.c, values=True)
     want = g.c.ok("DEBUG", "DIGEST")
