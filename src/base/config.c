@@ -227,8 +227,9 @@ static config_entry table[] = {
      "Goblin does not evict clients by their memory"},
     {"maxmemory-eviction-tenacity", NULL, T_INT, F_DEFONLY | F_NOPLAN, NULL, "10", 0, 100, NULL,
      "Goblin's eviction has no time budget to tune"},
-    {"latency-tracking", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
-     "Goblin keeps no per-command latency histograms"},
+    {"latency-tracking", NULL, T_BOOL, 0, &cfg.latency_tracking, "yes", 0, 0, NULL, NULL},
+    {"latency-tracking-info-percentiles", NULL, T_STRING, F_MULTIARG, &cfg.latency_tracking_info_percentiles,
+     "50 99 99.9", 0, 0, NULL, NULL},
     /* Replication credentials: sensitive, as in Redis. */
     {"masterauth", NULL, T_STRING, F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},
     {"masteruser", NULL, T_STRING, F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},

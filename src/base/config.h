@@ -40,6 +40,8 @@ typedef struct goblin_config {
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;
+    int latency_tracking;     /* per-command latency histograms */
+    char *latency_tracking_info_percentiles;
     char *notify_keyspace_events;
     /* encodings (honoured by the data types) */
     long long hash_max_listpack_entries, hash_max_listpack_value;

@@ -30,6 +30,7 @@
 #include "cmd/slowlog.h"
 #include "db/strval.h"
 #include "util/endian.h"
+#include "util/lathist.h"
 #include "util/monotime.h"
 #include "util/strutil.h"
 #include "persist/aof.h"
@@ -66,7 +67,41 @@ static cmd_monitor_fn *monitor_hook;
  * later owners. */
 typedef struct cmd_tstat {
     uint64_t calls, usec, failed;
+    /* The latency histogram (util/lathist.h) of this thread's calls, made
+     * on the first call counted in it: LATHIST_LEN counters, then their
+     * total. hist_gen: the reset generation its counts belong to (a
+     * CONFIG RESETSTAT makes every older histogram count as empty). */
+    uint64_t *hist;
+    uint64_t hist_gen;
 } cmd_tstat;
+
+/* Bumped by every CONFIG RESETSTAT (cmd_latency_reset). */
+static uint64_t hist_gen_now = 1;
+
+#define HIST_WORDS (LATHIST_LEN + 1)
+
+/* Count one call of dur_us microseconds in this thread's histogram of t.
+ * Only the owner writes the words (relaxed stores, as tstat_word_add);
+ * readers sum them with relaxed loads. */
+static void cmd_hist_add(cmd_tstat *t, long long dur_us) {
+    uint64_t gen = __atomic_load_n(&hist_gen_now, __ATOMIC_RELAXED);
+    uint64_t *h = t->hist;
+    if (__builtin_expect(h == NULL, 0)) {
+        h = calloc(HIST_WORDS, sizeof(uint64_t));
+        if (!h) return;
+        __atomic_store_n(&t->hist_gen, gen, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->hist, h, __ATOMIC_RELEASE);
+    } else if (t->hist_gen != gen) {
+        /* Counts of before the reset: readers already skip them. */
+        for (int i = 0; i < HIST_WORDS; i++) __atomic_store_n(&h[i], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->hist_gen, gen, __ATOMIC_RELEASE);
+    }
+    int64_t ns = (int64_t)dur_us * 1000;
+    if (ns < LATHIST_MIN) ns = LATHIST_MIN;
+    if (ns > LATHIST_MAX) ns = LATHIST_MAX;
+    tstat_word_add(&h[lathist_index(ns)], 1);
+    tstat_word_add(&h[LATHIST_LEN], 1);
+}
 
 static cmd_tstat *cmd_tstat_of(tstat_slot *s) {
     cmd_tstat *t = __atomic_load_n(&s->ext, __ATOMIC_RELAXED); /* the owner's own */
@@ -90,6 +125,29 @@ static void cmd_tstat_sum(size_t i, cmd_tstat *sum) {
         sum->failed += __atomic_load_n(&t[i].failed, __ATOMIC_RELAXED);
     }
 }
+
+int cmd_latency_hist(const cmd_def *d, uint64_t *counts, uint64_t *total) {
+    size_t i = (size_t)(d - defs);
+    uint64_t gen = __atomic_load_n(&hist_gen_now, __ATOMIC_RELAXED);
+    int found = 0;
+    memset(counts, 0, LATHIST_LEN * sizeof(uint64_t));
+    *total = 0;
+    for (const tstat_slot *s = tstat_first(); s; s = s->next) {
+        const cmd_tstat *t = __atomic_load_n(&s->ext, __ATOMIC_ACQUIRE);
+        if (!t) continue;
+        const uint64_t *h = __atomic_load_n(&t[i].hist, __ATOMIC_ACQUIRE);
+        if (!h || __atomic_load_n(&t[i].hist_gen, __ATOMIC_ACQUIRE) != gen) continue;
+        found = 1;
+        for (int j = 0; j < LATHIST_LEN; j++) counts[j] += __atomic_load_n(&h[j], __ATOMIC_RELAXED);
+    }
+    if (!found) return 0;
+    /* The total is the counters' own sum, so that the distribution always
+     * ends at it even while owners add. */
+    for (int j = 0; j < LATHIST_LEN; j++) *total += counts[j];
+    return 1;
+}
+
+void cmd_latency_reset(void) { __atomic_add_fetch(&hist_gen_now, 1, __ATOMIC_RELAXED); }
 
 static uint64_t since(uint64_t sum, const uint64_t *base) {
     uint64_t b = __atomic_load_n(base, __ATOMIC_RELAXED);
@@ -473,6 +531,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
      * latency) when it is served, by the run that replies. That run logs
      * before its reply can go out (at the end of the loop iteration). */
     if (!block_waiting(c)) {
+        if (t && cfg.latency_tracking) cmd_hist_add(t, dur);
         if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
         latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
     }

@@ -136,6 +136,12 @@ typedef struct cmd_stats {
 } cmd_stats;
 void cmd_stats_get(const cmd_def *d, cmd_stats *out);
 void cmd_stats_reset(const cmd_def *d);
+/* The latency histogram of d's calls since the last cmd_latency_reset
+ * (latency-tracking): every thread's counts added into counts
+ * (LATHIST_LEN words, util/lathist.h) and their sum into total. Returns 0
+ * when no call was counted (Redis then has no histogram for it). */
+int cmd_latency_hist(const cmd_def *d, uint64_t *counts, uint64_t *total);
+void cmd_latency_reset(void);
 
 /* Hooks for later families (monitor, multi) */
 typedef void cmd_monitor_fn(client *c, const cmd_def *cmd, int dbid);

@@ -15,7 +15,7 @@ static const struct {
     {keys_handlers, NULL, NULL},
     {string_handlers, NULL, NULL},
     {bitops_handlers, NULL, NULL},
-    {admin_handlers, NULL, NULL},
+    {admin_handlers, admin_family_init, NULL},
     {info_handlers, NULL, NULL},
     {hash_handlers, hash_family_init, NULL},
     {zset_handlers, zset_family_init, NULL},

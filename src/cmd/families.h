@@ -32,6 +32,7 @@ void zset_family_init(void);
 extern const cmd_handler connection_handlers[];
 extern const cmd_handler client_handlers[];
 extern const cmd_handler admin_handlers[];
+void admin_family_init(void);                    /* admin_latency.c: the latency directives */
 extern const cmd_handler info_handlers[];
 extern const cmd_handler pubsub_handlers[];
 extern const cmd_handler persist_handlers[];

@@ -241,6 +241,7 @@ static void reset_stats_cb(void *arg, const cmd_def *d) {
 
 static void configResetstatCommand(client *c) {
     cmd_each(reset_stats_cb, NULL);
+    cmd_latency_reset();
     reply_errorstats_reset();
     tstat_reset(TSTAT_COMMANDS);
     __atomic_store_n(&db_stat_expired_keys, 0, __ATOMIC_RELAXED);
@@ -378,6 +379,34 @@ static void shutdownCommand(client *c) {
 
 /* ---- The family -------------------------------------------------------- */
 
+/* ---- MODULE ------------------------------------------------------------ */
+
+/* Goblin has no module API. MODULE answers as Redis 7.0 does with its
+ * default enable-module-command no (which Goblin's table fixes): nothing
+ * loaded, and loading or unloading refused with Redis's error. */
+static void moduleListCommand(client *c) { reply_array(c, 0); }
+
+static void moduleRefusedCommand(client *c) {
+    reply_error(c, "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you "
+                   "can run it from a local connection, otherwise you need to set this option in the configuration "
+                   "file, and then restart the server.");
+}
+
+static void moduleHelpCommand(client *c) {
+    static const char *const help[] = {
+        "LIST",
+        "    Return a list of loaded modules.",
+        "LOAD <path> [<arg> ...]",
+        "    Load a module library from <path>, passing to it any optional arguments.",
+        "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+        "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+        "UNLOAD <name>",
+        "    Unload a module.",
+        NULL,
+    };
+    admin_reply_help(c, "MODULE", help);
+}
+
 const cmd_handler admin_handlers[] = {
     /* "command" itself first: it is a container with its own handler. */
     {"command", commandCommand, CMD_LOCK_NONE},
@@ -422,5 +451,12 @@ const cmd_handler admin_handlers[] = {
     {"latency|reset", latencyResetCommand, CMD_LOCK_NONE},
     {"latency|doctor", latencyDoctorCommand, CMD_LOCK_NONE},
     {"latency|help", latencyHelpCommand, CMD_LOCK_NONE},
+    {"latency|histogram", latencyHistogramCommand, CMD_LOCK_NONE},
+    {"lolwut", lolwutCommand, CMD_LOCK_NONE},
+    {"module|list", moduleListCommand, CMD_LOCK_NONE},
+    {"module|load", moduleRefusedCommand, CMD_LOCK_NONE},
+    {"module|loadex", moduleRefusedCommand, CMD_LOCK_NONE},
+    {"module|unload", moduleRefusedCommand, CMD_LOCK_NONE},
+    {"module|help", moduleHelpCommand, CMD_LOCK_NONE},
     {NULL, NULL, 0},
 };

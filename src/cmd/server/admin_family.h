@@ -96,4 +96,9 @@ void latencyGraphCommand(client *c);
 void latencyResetCommand(client *c);
 void latencyDoctorCommand(client *c);
 void latencyHelpCommand(client *c);
+void latencyHistogramCommand(client *c);
+void lolwutCommand(client *c); /* lolwut.c */
+/* INFO latencystats (admin_latency.c). */
+struct strbuf;
+void latency_info_latencystats(struct strbuf *b);
 #endif

@@ -10,7 +10,7 @@
  * info_register_goblin().
  *
  * Sections: INFO with no argument or "default" gives the default set; "all"
- * adds commandstats; "everything" is "all" (there are no modules); names are
+ * adds commandstats and latencystats; "everything" is "all" (there are no modules); names are
  * case-insensitive; unknown names select nothing. */
 #include <pthread.h>
 #include <stdarg.h>
@@ -423,6 +423,7 @@ static const info_section sections[] = {
     {"module_list", info_modules, 1},
     {"commandstats", info_commandstats, 0},
     {"errorstats", info_errorstats, 1},
+    {"latencystats", latency_info_latencystats, 0},
     {"cluster", info_cluster, 1},
     {"keyspace", info_keyspace, 1},
     {"goblin", info_goblin, 1},
