@@ -162,9 +162,10 @@ static config_entry table[] = {
     {"stop-writes-on-bgsave-error", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbcompression", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbchecksum", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL},
-    /* Goblin frees values inline: the lazyfree switches change only which
-     * thread returns memory in Redis, never a reply; both values work.
-     * -expire and -eviction also pick DEL or UNLINK in the write stream. */
+    /* The lazyfree switches choose which thread returns memory, never a
+     * reply: -user-del and -user-flush hand large values and flushed
+     * databases to the lazy-free thread (db/lazyfree.c); -expire and
+     * -eviction pick DEL or UNLINK in the write stream. */
     {"lazyfree-lazy-eviction", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
     {"lazyfree-lazy-expire", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
     {"lazyfree-lazy-server-del", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},

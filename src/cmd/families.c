@@ -12,7 +12,7 @@ static const struct {
 } all_families[] = {
     {connection_handlers, NULL, NULL},
     {client_handlers, NULL, NULL},
-    {keys_handlers, NULL, NULL},
+    {keys_handlers, keys_family_init, NULL},
     {string_handlers, NULL, NULL},
     {bitops_handlers, NULL, NULL},
     {admin_handlers, admin_family_init, NULL},

@@ -5,6 +5,7 @@
  * An expired entry may still be present until lazy or active expiry removes
  * it, but no lookup ever returns it. */
 #include "db/db.h"
+#include "db/lazyfree.h"
 
 #include <assert.h>
 #include <malloc.h>
@@ -513,6 +514,26 @@ int db_delete(gdb *db, const char *k, size_t n) {
     return 1;
 }
 
+int db_unlink(gdb *db, const char *k, size_t n) {
+    shard *sh;
+    void *slot = find_slot(db, k, n, &sh);
+    if (!slot) return 0;
+    dbentry *e = *(dbentry **)slot;
+    if (db_is_expired(e, db_now_ms()) && !keep_expired()) {
+        expire_now(db, sh, slot, e);
+        return 0;
+    }
+    if (!lazyfree_worth(e)) {
+        shard_remove(db, sh, slot, e);
+        return 1;
+    }
+    snap_save(db, e);
+    vol_remove(sh, e);
+    swiss_delete(&sh->keys, slot);
+    lazyfree_entry(e);
+    return 1;
+}
+
 void db_replace_value(dbentry *e, const gobj *v) {
     obj_free(&e->val);
     uint32_t lru = e->val.lru;
@@ -560,6 +581,21 @@ void db_flush(gdb *db) {
         swiss_iter_done(&it);
         swiss_clear(&sh->keys);
         free(sh->vol);
+        sh->vol = NULL;
+        __atomic_store_n(&sh->nvol, 0, __ATOMIC_RELAXED);
+        sh->capvol = 0;
+    }
+}
+
+void db_flush_async(gdb *db) {
+    if (db_snap_running() && snap_finish && db->id >= 0 && db->id < ndbs && dbs[db->id] == db) snap_finish();
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        shard *sh = &db->shards[s];
+        if (!swiss_size(&sh->keys)) continue;
+        /* The index moves to the freeing thread whole; the shard starts
+         * over with an empty one. */
+        lazyfree_index(&sh->keys, sh->vol);
+        swiss_init(&sh->keys, &keyspace_type, NULL);
         sh->vol = NULL;
         __atomic_store_n(&sh->nvol, 0, __ATOMIC_RELAXED);
         sh->capvol = 0;

@@ -114,6 +114,9 @@ void db_delete_entry(gdb *db, dbentry *e);
 /* Bytes of e's allocation: the entry, its key and an embedded value. */
 size_t db_entry_size(const dbentry *e);
 int db_delete(gdb *db, const char *k, size_t n);
+/* db_delete whose large collection values a background thread frees
+ * (UNLINK; DEL under lazyfree-lazy-user-del). */
+int db_unlink(gdb *db, const char *k, size_t n);
 /* Replace the value of e (freeing the old one). */
 void db_replace_value(dbentry *e, const gobj *v);
 void db_set_expire(gdb *db, dbentry *e, int64_t when_ms);
@@ -180,6 +183,9 @@ void db_snap_adopt(gdb *db);
 size_t db_size(gdb *db);
 size_t db_expires(gdb *db);
 void db_flush(gdb *db);
+/* db_flush whose entries a background thread frees (FLUSHALL ASYNC); the
+ * database is empty when it returns. */
+void db_flush_async(gdb *db);
 /* Random live key (lazy-expiring what it meets); NULL when empty. */
 dbentry *db_random_key(gdb *db);
 

@@ -297,33 +297,43 @@ static void dbsizeCommand(client *c) {
     reply_int(c, (long long)o.keys);
 }
 
-/* [ASYNC|SYNC]: both free at once here (there is no lazy-free thread). */
-static int flush_args_ok(client *c) {
-    if (c->argc == 1 || (c->argc == 2 && (arg_is(&c->argv[1], "sync") || arg_is(&c->argv[1], "async")))) return 1;
+/* [ASYNC|SYNC]: 1 async (the lazy-free thread frees the entries), 0 sync,
+ * -1 after a syntax error reply. Without either, lazyfree-lazy-user-flush
+ * decides, as in Redis. */
+static int lazy_user_flush;
+static int flush_mode(client *c) {
+    if (c->argc == 1) return __atomic_load_n(&lazy_user_flush, __ATOMIC_RELAXED) != 0;
+    if (c->argc == 2 && arg_is(&c->argv[1], "sync")) return 0;
+    if (c->argc == 2 && arg_is(&c->argv[1], "async")) return 1;
     reply_err_syntax(c);
-    return 0;
+    return -1;
 }
 
 /* Empty db; as in Redis the dirty counter grows by the number of keys
  * removed, and WATCHers of the db are touched when there was something to
  * remove. Keyspace write lock held (CMD_LOCK_ALL). */
-static void flush_db(client *c, gdb *db) {
+static void flush_db(client *c, gdb *db, int async) {
     size_t removed = db_size(db);
     if (!removed) return;
-    db_flush(db);
+    if (async) db_flush_async(db);
+    else db_flush(db);
     db_dirty_add(removed - 1);
     cmd_key_modified(c, db, NULL, 0); /* the last one, and the WATCH touch */
 }
 
+void admin_flush_config_register(void) { config_bind_int("lazyfree-lazy-user-flush", &lazy_user_flush); }
+
 static void flushdbCommand(client *c) {
-    if (!flush_args_ok(c)) return;
-    flush_db(c, cmd_db(c));
+    int async = flush_mode(c);
+    if (async < 0) return;
+    flush_db(c, cmd_db(c), async);
     reply_ok(c);
 }
 
 static void flushallCommand(client *c) {
-    if (!flush_args_ok(c)) return;
-    for (int i = 0; i < db_count(); i++) flush_db(c, db_get(i));
+    int async = flush_mode(c);
+    if (async < 0) return;
+    for (int i = 0; i < db_count(); i++) flush_db(c, db_get(i), async);
     /* As Redis: kill a BGSAVE child, and snapshot the empty dataset when
      * save points are configured. */
     persist_after_flushall();

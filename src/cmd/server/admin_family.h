@@ -98,6 +98,8 @@ void latencyDoctorCommand(client *c);
 void latencyHelpCommand(client *c);
 void latencyHistogramCommand(client *c);
 void lolwutCommand(client *c); /* lolwut.c */
+/* Binds lazyfree-lazy-user-flush (FLUSHALL/FLUSHDB without SYNC|ASYNC). */
+void admin_flush_config_register(void);
 /* INFO latencystats (admin_latency.c). */
 struct strbuf;
 void latency_info_latencystats(struct strbuf *b);

@@ -608,6 +608,7 @@ static void percentiles_apply(const char *v) {
 
 void admin_family_init(void) {
     static const config_hook hook = {percentiles_check, percentiles_apply};
+    admin_flush_config_register();
     config_register_hook("latency-tracking-info-percentiles", &hook);
 }
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd/server/admin_family.h"
+#include "db/lazyfree.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "cmd/evict.h"
@@ -205,15 +206,16 @@ static void info_memory(strbuf *b) {
               "mem_aof_buffer:%zu\r\n"
               "mem_allocator:%s\r\n"
               "active_defrag_running:0\r\n"
-              "lazyfree_pending_objects:0\r\n"
-              "lazyfreed_objects:0\r\n",
+              "lazyfree_pending_objects:%llu\r\n"
+              "lazyfreed_objects:%llu\r\n",
               m.used, used_h, m.rss, rss_h, m.peak, peak_h, 100.0 * RATIO(m.used, m.peak), m.overhead, m.startup,
               m.dataset, 100.0 * RATIO(m.dataset, net), al->allocated, al->active, al->resident, sysmem, sys_h,
               cfg.maxmemory, maxmem_h, config_string("maxmemory-policy", policy, sizeof(policy)),
               RATIO(al->active, al->allocated), (long long)al->active - (long long)al->allocated,
               RATIO(al->resident, al->active), (long long)al->resident - (long long)al->active,
               RATIO(m.rss, al->resident), (long long)m.rss - (long long)al->resident, RATIO(m.rss, m.used),
-              (long long)m.rss - (long long)m.used, aof_buffer_bytes(), m.clients, aof_buffer_bytes(), INFO_ALLOCATOR);
+              (long long)m.rss - (long long)m.used, aof_buffer_bytes(), m.clients, aof_buffer_bytes(), INFO_ALLOCATOR,
+              (unsigned long long)lazyfree_pending(), (unsigned long long)lazyfree_freed());
 #undef RATIO
 }
 
