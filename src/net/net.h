@@ -13,6 +13,7 @@
 
 int net_start(int nworkers);          /* bind + spawn; -1 with a message on error */
 void net_stop(void);                  /* stop loops and join */
+void net_remove_socket_file(void);    /* the unixsocket's file, when leaving without net_stop */
 void net_wait(void);                  /* block until shutdown requested */
 void net_request_shutdown(void);
 int net_nworkers(void);
