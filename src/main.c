@@ -208,8 +208,8 @@ int main(int argc, char **argv) {
          * inside it): the script's worker and whoever waits for the
          * keyspace will never be joined. Leave now, the AOF written. */
         aof_stop();
+        net_stop_within(200);
         if (cfg.pidfile && cfg.pidfile[0]) unlink(cfg.pidfile);
-        net_remove_socket_file();
         log_warn("Goblin is now ready to exit, bye bye...");
         fflush(NULL);
         _exit(0);

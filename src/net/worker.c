@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "session/reply.h"
@@ -472,19 +473,30 @@ void net_wait(void) {
     pthread_mutex_unlock(&shut_lock);
 }
 
-void net_remove_socket_file(void) {
-    if (unix_path) unlink(unix_path);
-}
-
 static void noop_job(void *arg) { (void)arg; }
 
-void net_stop(void) {
+/* ms < 0: wait for every worker. */
+static void stop_workers(int ms) {
     __atomic_store_n(&shutdown_requested, 1, __ATOMIC_RELEASE);
     for (int k = 0; k < nworkers; k++) {
         worker *w = &net_workers[k];
         for (int i = 0; i < w->nlisten; i++) close(w->listeners[i].fd);
         net_post(k, noop_job, NULL);
     }
-    for (int k = 0; k < nworkers; k++) pthread_join(net_workers[k].tid, NULL);
-    net_remove_socket_file(); /* Redis removes the socket file at shutdown */
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += ms / 1000;
+    dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    for (int k = 0; k < nworkers; k++) {
+        if (ms < 0) pthread_join(net_workers[k].tid, NULL);
+        else pthread_timedjoin_np(net_workers[k].tid, NULL, &dl);
+    }
+    if (unix_path) unlink(unix_path); /* Redis removes the socket file at shutdown */
 }
+
+void net_stop(void) { stop_workers(-1); }
+void net_stop_within(int ms) { stop_workers(ms); }
