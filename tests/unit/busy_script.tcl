@@ -186,6 +186,28 @@ start_server [list tags {scripting busy} args $::busy_server_args] {
         assert_error {NOTBUSY*} {r script kill}
     }
 
+    test {A blocked client times out only once the script has ended} {
+        r del nolist
+        set cs {}
+        for {set i 0} {$i < 4} {incr i} {
+            set bl [redis_deferring_client]
+            $bl blpop nolist 0.2
+            lappend cs $bl
+        }
+        wait_for_condition 100 5 {[s blocked_clients] == 4} else {fail "clients not blocked"}
+        set rd [redis_deferring_client]
+        $rd eval {while true do end} 0
+        busy_wait
+        after 500
+        foreach bl $cs {
+            assert_equal {} [$bl read_all 20]
+        }
+        busy_kill $rd
+        foreach bl $cs {
+            assert_equal "*-1\r\n" [$bl read_all 300]
+        }
+    }
+
     test {A short script is never busy} {
         assert_equal 10 [r eval {local i = 0 while i < 10 do i = i + 1 end return i} 0]
         assert_error {NOTBUSY*} {r script kill}
