@@ -10,7 +10,13 @@
  * cmd_call() on a scratch client (CLIENT_IN_EXEC: no blocking, no locks
  * since the write lock is held), and parse the RESP2/RESP3 bytes the
  * handler wrote back into Lua values. The script's return value is turned
- * into a reply on the calling client with Redis's conversion rules. */
+ * into a reply on the calling client with Redis's conversion rules.
+ *
+ * A long script (script.h): the Lua count hook calls script_run_interrupt
+ * every 100000 instructions; past busy-reply-threshold the script is busy,
+ * other clients get -BUSY, and the hook serves this worker's other
+ * connections. SCRIPT KILL raises a flag the hook turns into an error; a
+ * script that wrote cannot be killed. */
 #include "cmd/server/script.h"
 
 #include <assert.h>
