@@ -208,6 +208,35 @@ start_server [list tags {scripting busy} args $::busy_server_args] {
         }
     }
 
+    test {Connections opened while busy are served: -BUSY, allowed commands} {
+        set rd [redis_deferring_client]
+        $rd eval {while true do end} 0
+        busy_wait
+        set cs [busy_clients]
+        foreach c $cs {
+            assert_error $::busy_err {$c get x}
+            assert_equal OK [$c multi]
+            assert_equal OK [$c discard]
+        }
+        busy_kill $rd
+        foreach c $cs {assert_equal 1 [$c get x]}
+    }
+
+    test {CLIENT PAUSE: -BUSY comes first while busy} {
+        set c [redis_client]
+        r client pause 5000 write
+        set rd [redis_deferring_client]
+        $rd eval_ro {while true do end} 0
+        busy_wait
+        assert_error $::busy_err {$c set x 2}
+        assert_error $::busy_err {$c client unpause}
+        assert_equal OK [$c multi]
+        assert_equal OK [$c discard]
+        busy_kill $rd
+        r client unpause
+        assert_equal OK [$c set x 1]
+    }
+
     test {A short script is never busy} {
         assert_equal 10 [r eval {local i = 0 while i < 10 do i = i + 1 end return i} 0]
         assert_error {NOTBUSY*} {r script kill}
