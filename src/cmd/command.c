@@ -24,6 +24,7 @@
 
 #include "cmd/server/acl.h"
 #include "cmd/server/admin_family.h"
+#include "cmd/server/script.h"
 #include "cmd/blocking.h"
 #include "cmd/evict.h"
 #include "session/reply.h"
@@ -454,6 +455,13 @@ static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode, gdb **db) {
         return 0;
     }
     if (lock == CMD_LOCK_KEYS && (cmd->flags & CMDF_MOVABLEKEYS)) lock = CMD_LOCK_ALL;
+    const char *busy;
+    if ((cmd->flags & CMDF_ALLOW_BUSY) && script_busy(&busy)) {
+        /* A busy script holds the keyspace: what may run meanwhile (WATCH)
+         * takes no lock; the script's own writes still dirty a WATCH. */
+        *mode = CMD_LOCK_NONE;
+        return 0;
+    }
     *mode = lock;
     if (lock == CMD_LOCK_NONE || lock == CMD_LOCK_SELF) return 0;
     if (lock == CMD_LOCK_ALL) {
@@ -597,6 +605,9 @@ int (*cmd_multi_queue_hook)(client *c, const cmd_def *cmd);
 
 void cmd_execute(client *c) {
     if (c->argc == 0) return;
+    /* Behind a running script the command waits, as behind Redis's one
+     * thread: until the script ends, or turns busy (then checked below). */
+    script_gate_wait(c);
     const cmd_def *cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
     if (cmd && cmd->parent) cmd = NULL; /* "config|get" is not a command name */
     __atomic_store_n(&c->cur, NULL, __ATOMIC_RELAXED);
@@ -664,8 +675,12 @@ void cmd_execute(client *c) {
         reject_with(c, cmd, denied);
         return;
     }
-    if (cmd->flags & CMDF_DENYOOM) evict_store_pressure();
-    if (cfg.maxmemory > 0 && !repl_is_replica() && evict_perform() == EVICT_FAIL) {
+    /* While a script is busy nothing is evicted (as Redis: the script
+     * holds the keyspace) and nothing is refused for memory. */
+    const char *busy_err = NULL;
+    int busy = script_busy(&busy_err);
+    if ((cmd->flags & CMDF_DENYOOM) && !busy) evict_store_pressure();
+    if (cfg.maxmemory > 0 && !busy && !repl_is_replica() && evict_perform() == EVICT_FAIL) {
         /* Over maxmemory with nothing to evict: refuse what would grow it,
          * any queuing inside MULTI (but EXEC, DISCARD, QUIT, RESET), and an
          * EXEC whose queue holds a denyoom command (reject_with turns that
@@ -733,9 +748,16 @@ void cmd_execute(client *c) {
             return;
         }
     }
+    /* A busy script: only allow_busy commands (MULTI and the queue
+     * commands too, so a pipelined transaction is not half refused). */
+    if (busy && !(cmd->flags & CMDF_ALLOW_BUSY)) {
+        reject_with(c, cmd, busy_err);
+        return;
+    }
     if (cmd_multi_queue_hook && cmd_multi_queue_hook(c, cmd)) return;
     cmd_call(c, cmd);
-    block_handle_ready();
+    /* Clients blocked on keys the script is writing wait for its end. */
+    if (!busy) block_handle_ready();
 }
 
 int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
@@ -758,6 +780,9 @@ int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
         for (int i = 0; ok[i]; i++) allowed |= strcmp(ok[i], n) == 0;
         if (!allowed) return 0;
     }
+    /* Redis checks for a busy script before the pause: -BUSY at once. */
+    const char *busy_err;
+    if (!(cmd->flags & CMDF_ALLOW_BUSY) && script_busy(&busy_err)) return 0;
     if (!write_only) return 1;
     const uint32_t w = CMDF_WRITE | CMDF_MAY_REPLICATE;
     if (cmd->flags & w) return 1;

@@ -175,6 +175,32 @@ static ks_slot *ks_slot_of_thread(void) {
     return ks_mine = &ks_overflow;
 }
 
+static void (*ks_wait_hook)(void);
+
+void db_set_keyspace_wait_hook(void (*fn)(void)) { ks_wait_hook = fn; }
+
+/* Take ks_wlock; while a writer holds it, run the wait hook every
+ * KS_WAIT_NS. */
+#define KS_WAIT_NS 5000000L
+static void ks_wlock_take(void) {
+    if (!ks_wait_hook) {
+        pthread_mutex_lock(&ks_wlock);
+        return;
+    }
+    if (pthread_mutex_trylock(&ks_wlock) == 0) return;
+    for (;;) {
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += KS_WAIT_NS;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        if (pthread_mutex_timedlock(&ks_wlock, &dl) == 0) return;
+        ks_wait_hook();
+    }
+}
+
 void db_rdlock_keyspace(void) {
     if (ks_write_held) {
         ks_nested++;
@@ -186,7 +212,7 @@ void db_rdlock_keyspace(void) {
         __atomic_add_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
         if (!__atomic_load_n(&ks_writer, __ATOMIC_SEQ_CST)) return;
         __atomic_sub_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
-        pthread_mutex_lock(&ks_wlock); /* the writer holds it until it is done */
+        ks_wlock_take(); /* the writer holds it until it is done */
         pthread_mutex_unlock(&ks_wlock);
     }
 }
@@ -208,7 +234,7 @@ void db_wrlock_keyspace(void) {
         return;
     }
     assert(ks_depth == 0); /* a reader asking to write would wait for itself */
-    pthread_mutex_lock(&ks_wlock);
+    ks_wlock_take();
     __atomic_store_n(&ks_writer, 1, __ATOMIC_SEQ_CST);
     int high = __atomic_load_n(&ks_high, __ATOMIC_SEQ_CST);
     for (int i = 0; i < high; i++) ks_wait_empty(&ks_slots[i]);

@@ -81,6 +81,11 @@ void db_rdlock_keyspace(void);
 void db_wrlock_keyspace(void);
 void db_unlock_keyspace(void);
 int db_keyspace_write_held(void);
+/* fn runs every few milliseconds on a thread waiting for the keyspace lock
+ * while another thread holds it for writing (a long script: the waiting
+ * worker serves its other connections meanwhile). It must not take the
+ * keyspace lock. Set once at start-up. */
+void db_set_keyspace_wait_hook(void (*fn)(void));
 void db_lock_shard(gdb *db, unsigned s);
 void db_unlock_shard(gdb *db, unsigned s);
 

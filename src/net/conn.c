@@ -409,7 +409,9 @@ void conn_protocol_error(conn *k, const char *what) {
 static void conn_process(conn *k) {
     if (!k->qlen) return;
     k->w->batch_ms = now_ms();
+    k->running++;
     size_t used = k->proto->process(k);
+    k->running--;
     if (used) {
         memmove(k->qbuf, k->qbuf + used, k->qlen - used);
         k->qlen -= used;
@@ -486,9 +488,9 @@ void conn_write_pending(worker *w) {
 
 void net_client_flush(client *c) { conn_after_input(c->conn); }
 
-static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
-    (void)what;
-    conn *k = arg;
+/* Read what the socket has: 1 when bytes came and are to be run, 0 when
+ * nothing is to be done now, -1 when the connection must be closed. */
+static int conn_read(conn *k) {
     /* Room as Redis's readQueryFromClient makes it: a big argument is read
      * to its end into a buffer of just that size; otherwise 16 KiB, into a
      * buffer that grows greedily once past 16 KiB. */
@@ -496,16 +498,10 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     size_t hint = k->proto->pending_hint(k);
     int big = hint != 0;
     if (hint > k->qlen) want = hint - k->qlen;
-    if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) {
-        conn_free(k);
-        return;
-    }
-    ssize_t n = read(fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-        conn_free(k);
-        return;
-    }
-    if (n < 0) return;
+    if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) return -1;
+    ssize_t n = read(k->c.fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return -1;
+    if (n < 0) return 0;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
     k->qreads++;
@@ -514,15 +510,40 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     if ((long long)k->qlen > cfg.client_query_buffer_limit) {
         log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
                  (unsigned long long)k->c.id, k->c.addr);
-        conn_free(k);
-        return;
+        return -1;
     }
     if (client_flags_peek(&k->c) & CLIENT_CLOSE_AFTER_REPLY) {
         k->qlen = 0;
+        return 0;
+    }
+    return 1;
+}
+
+static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    conn *k = arg;
+    int r = conn_read(k);
+    if (r < 0) {
+        conn_free(k);
         return;
     }
+    if (!r) return;
     conn_process(k);
     conn_after_input(k);
+}
+
+void conn_busy_serve(conn *k) {
+    int r = conn_read(k);
+    if (r < 0) {
+        k->busy_eof = 1;
+        client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
+        return;
+    }
+    if (!r) return;
+    conn_process(k);
+    if (k->c.handoff) return; /* the loop deals with it later */
+    if (conn_flush(k) != 0) client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
 }
 
 /* The socket may take more output. */

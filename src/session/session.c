@@ -68,6 +68,9 @@ void session_client_flush(client *c) { T()->client_flush(c); }
 void session_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c)) {
     T()->client_timer(c, deadline_ms, fn);
 }
+void session_events_while_busy(void) {
+    if (transport && transport->events_while_busy) transport->events_while_busy();
+}
 
 /* Set by CLIENT PAUSE on one worker, read by every worker before it runs
  * a command: relaxed atomics, the end time written last. */

@@ -17,6 +17,7 @@
 #include <sys/time.h>
 
 #include "cmd/server/admin_family.h"
+#include "cmd/server/script.h"
 #include "cmd/families.h"
 #include "session/reply.h"
 #include "session/session.h"
@@ -373,6 +374,12 @@ static void shutdownCommand(client *c) {
         /* Shutdown never waits (no replicas to catch up), so none is ever
          * in progress when this runs. */
         reply_error(c, "ERR No shutdown in progress.");
+        return;
+    }
+    /* A busy script: only SHUTDOWN NOSAVE may stop the server. */
+    const char *busy_err;
+    if (!nosave && script_busy(&busy_err)) {
+        reply_error(c, busy_err);
         return;
     }
     char err[600];

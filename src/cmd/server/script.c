@@ -10,19 +10,29 @@
  * cmd_call() on a scratch client (CLIENT_IN_EXEC: no blocking, no locks
  * since the write lock is held), and parse the RESP2/RESP3 bytes the
  * handler wrote back into Lua values. The script's return value is turned
- * into a reply on the calling client with Redis's conversion rules. */
+ * into a reply on the calling client with Redis's conversion rules.
+ *
+ * A long script (script.h): the Lua count hook calls script_run_interrupt
+ * every 100000 instructions; past busy-reply-threshold the script is busy,
+ * other clients get -BUSY, and the hook serves this worker's other
+ * connections. SCRIPT KILL raises a flag the hook turns into an error; a
+ * script that wrote cannot be killed. */
 #include "cmd/server/script.h"
 
+#include <assert.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "session/reply.h"
+#include "session/session.h"
+#include "util/monotime.h"
 #include "util/sha1.h"
 #include "util/strutil.h"
 #include "base/config.h"
@@ -42,14 +52,139 @@ static struct {
 
 #define SCRIPTS_KEY "goblin_scripts"
 
-/* SCRIPT KILL arrives on another worker while a script runs (the script's
- * own worker is busy running it): these are shared through atomics. A
- * script counts as busy after BUSY_MS (busy-reply-threshold's default), as
- * Redis only reads SCRIPT KILL then; one that wrote cannot be killed. */
-#define BUSY_MS 5000
-static int64_t busy_since_ms; /* 0: no script running */
-static int script_wrote;
-static int kill_requested;
+/* The running script, shared with every worker (script.h). run_state
+ * moves IDLE -> RUNNING -> (BUSY ->) IDLE under gate_mu, which waiters of
+ * script_gate_wait sleep on; it and the other run_* words are read with
+ * atomics. The running thread alone reads run_start_us and run_name. */
+enum { RUN_IDLE, RUN_RUNNING, RUN_BUSY };
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static _Alignas(64) int run_state;
+static int run_is_eval, run_from_primary, run_wrote, run_killed;
+static int64_t run_start_ms;
+static uint64_t run_start_us;
+static char run_name[64];
+static long long busy_threshold = 5000; /* busy-reply-threshold (lua-time-limit) */
+static _Thread_local int tl_running;    /* this thread runs the script */
+static _Thread_local int tl_pumping;    /* this thread serves connections while busy */
+static _Thread_local int tl_kill_logged;
+
+#define BUSY_EVAL "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+#define BUSY_FUNCTION "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+
+static void run_set_state(int st) {
+    pthread_mutex_lock(&gate_mu);
+    __atomic_store_n(&run_state, st, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+void script_run_begin(client *caller, int is_eval, const char *name) {
+    assert(!tl_running);
+    pthread_mutex_lock(&gate_mu);
+    assert(__atomic_load_n(&run_state, __ATOMIC_RELAXED) == RUN_IDLE);
+    __atomic_store_n(&run_is_eval, is_eval, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_from_primary, (client_flags_peek(caller) & CLIENT_PRIMARY) != 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_wrote, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_killed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_start_ms, db_now_ms(), __ATOMIC_RELAXED);
+    __atomic_store_n(&run_state, RUN_RUNNING, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&gate_mu);
+    tl_running = 1;
+    tl_kill_logged = 0;
+    run_start_us = monotime_us();
+    snprintf(run_name, sizeof(run_name), "%s", name);
+}
+
+void script_run_end(void) {
+    assert(tl_running);
+    tl_running = 0;
+    run_set_state(RUN_IDLE);
+}
+
+void script_run_wrote(void) { __atomic_store_n(&run_wrote, 1, __ATOMIC_RELAXED); }
+
+/* Serve this worker's connections while busy (nothing off a worker). */
+static void serve_while_busy(void) {
+    tl_pumping = 1;
+    session_events_while_busy();
+    tl_pumping = 0;
+}
+
+int script_run_interrupt(void) {
+    assert(tl_running);
+    if (__atomic_load_n(&run_state, __ATOMIC_RELAXED) != RUN_BUSY) {
+        /* Read under the keyspace write lock, as CONFIG SET writes it. */
+        long long limit = busy_threshold;
+        uint64_t elapsed = (monotime_us() - run_start_us) / 1000;
+        if (limit <= 0 || elapsed < (uint64_t)limit) return 0;
+        int is_eval = __atomic_load_n(&run_is_eval, __ATOMIC_RELAXED);
+        log_warn("Slow script detected: still in execution after %llu milliseconds. You can try killing the script "
+                 "using the %s command. Script name is: %s.",
+                 (unsigned long long)elapsed, is_eval ? "SCRIPT KILL" : "FUNCTION KILL", run_name);
+        run_set_state(RUN_BUSY);
+    }
+    serve_while_busy();
+    if (!__atomic_load_n(&run_killed, __ATOMIC_RELAXED)) return 0;
+    if (!tl_kill_logged) log_warn("Lua script killed by user with SCRIPT KILL.");
+    tl_kill_logged = 1;
+    return 1;
+}
+
+/* The keyspace wait hook: a worker waiting for the lock a busy script
+ * holds serves its other connections. */
+static void wait_hook(void) {
+    if (tl_running || tl_pumping || __atomic_load_n(&run_state, __ATOMIC_ACQUIRE) != RUN_BUSY) return;
+    serve_while_busy();
+}
+
+int script_busy(const char **err) {
+    if (!tl_pumping && __atomic_load_n(&run_state, __ATOMIC_ACQUIRE) != RUN_BUSY) return 0;
+    *err = __atomic_load_n(&run_is_eval, __ATOMIC_RELAXED) ? BUSY_EVAL : BUSY_FUNCTION;
+    return 1;
+}
+
+void script_gate_wait(const client *c) {
+    if (__atomic_load_n(&run_state, __ATOMIC_ACQUIRE) != RUN_RUNNING) return;
+    if (tl_running || tl_pumping || (client_flags_peek(c) & (CLIENT_PRIMARY | CLIENT_AOF_LOADER))) return;
+    pthread_mutex_lock(&gate_mu);
+    while (__atomic_load_n(&run_state, __ATOMIC_RELAXED) == RUN_RUNNING) pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+int script_running(int *is_eval, int64_t *start_ms) {
+    pthread_mutex_lock(&gate_mu);
+    int on = __atomic_load_n(&run_state, __ATOMIC_RELAXED) != RUN_IDLE;
+    *is_eval = __atomic_load_n(&run_is_eval, __ATOMIC_RELAXED);
+    *start_ms = __atomic_load_n(&run_start_ms, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&gate_mu);
+    return on;
+}
+
+/* Under gate_mu: the script cannot end and another begin meanwhile. */
+void script_kill(client *c, int is_eval) {
+    pthread_mutex_lock(&gate_mu);
+    int on = __atomic_load_n(&run_state, __ATOMIC_RELAXED) != RUN_IDLE;
+    int eval = __atomic_load_n(&run_is_eval, __ATOMIC_RELAXED);
+    if (!on) {
+        reply_error(c, "NOTBUSY No scripts in execution right now.");
+    } else if (__atomic_load_n(&run_from_primary, __ATOMIC_RELAXED)) {
+        reply_error(c, "UNKILLABLE The busy script was sent by a master instance in the context of replication and "
+                       "cannot be killed.");
+    } else if (__atomic_load_n(&run_wrote, __ATOMIC_RELAXED)) {
+        reply_error(c, "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
+                       "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
+                       "NOSAVE command.");
+    } else if (is_eval && !eval) {
+        reply_error(c, BUSY_FUNCTION);
+    } else if (!is_eval && eval) {
+        reply_error(c, BUSY_EVAL);
+    } else {
+        __atomic_store_n(&run_killed, 1, __ATOMIC_RELAXED);
+        reply_ok(c);
+    }
+    pthread_mutex_unlock(&gate_mu);
+}
 
 /* ------------------------------------------------------------------------ */
 /* RESP -> Lua */
@@ -429,7 +564,7 @@ static int redis_generic_call(lua_State *l, int raise) {
         push_error(l, err);
         return raise ? raise_error(l) : 1;
     }
-    if (cmd->flags & CMDF_WRITE) __atomic_store_n(&script_wrote, 1, __ATOMIC_RELAXED);
+    if (cmd->flags & CMDF_WRITE) script_run_wrote();
     client *s = &run.scratch;
     s->argc = argc;
     s->argv = argv;
@@ -629,12 +764,13 @@ static int script_pcall(lua_State *l) {
     return lua_gettop(l);
 }
 
-/* Every 100000 instructions: stop the script if SCRIPT KILL asked. */
+/* Every 100000 instructions: turn busy past the threshold, serve the
+ * worker's other connections, stop the script if SCRIPT KILL asked. */
 static void kill_hook(lua_State *l, lua_Debug *ar) {
     (void)ar;
     /* The flag stays up until the script ends, and the hook then fires on
      * every line: a pcall cannot swallow the kill (as Redis). */
-    if (__atomic_load_n(&kill_requested, __ATOMIC_RELAXED)) {
+    if (script_run_interrupt()) {
         lua_sethook(l, kill_hook, LUA_MASKLINE, 0);
         push_error(l, "Script killed by user with SCRIPT KILL...");
         lua_error(l);
@@ -736,7 +872,11 @@ static void lua_setup(void) {
     if (luaL_loadbuffer(L, lua_protect, sizeof(lua_protect) - 1, "=goblin_protect") || lua_pcall(L, 0, 0, 0)) abort();
 }
 
-void script_family_init(void) { lua_setup(); }
+void script_family_init(void) {
+    config_bind_ll("busy-reply-threshold", &busy_threshold);
+    db_set_keyspace_wait_hook(wait_hook);
+    lua_setup();
+}
 
 void script_family_shutdown(void) {
     if (L) lua_close(L);
@@ -874,12 +1014,9 @@ static void eval_generic(client *c, int by_sha, int ro) {
     run.resp = 2;
 
     const cmd_def *self = c->cur;
-    __atomic_store_n(&script_wrote, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&kill_requested, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&busy_since_ms, db_now_ms(), __ATOMIC_RELEASE);
+    script_run_begin(c, 1, sha);
     int rc = lua_pcall(L, 0, 1, base);
-    __atomic_store_n(&busy_since_ms, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&kill_requested, 0, __ATOMIC_RELAXED);
+    script_run_end();
     lua_sethook(L, kill_hook, LUA_MASKCOUNT, 100000);
     c->cur = self;
     if (rc) {
@@ -957,22 +1094,9 @@ static void scriptFlushCommand(client *c) {
     reply_ok(c);
 }
 
-/* Runs without locks, usually while another worker runs the script. */
-static void scriptKillCommand(client *c) {
-    int64_t since = __atomic_load_n(&busy_since_ms, __ATOMIC_ACQUIRE);
-    if (!since || db_now_ms() - since < BUSY_MS) {
-        reply_error(c, "NOTBUSY No scripts in execution right now.");
-        return;
-    }
-    if (__atomic_load_n(&script_wrote, __ATOMIC_RELAXED)) {
-        reply_error(c, "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
-                       "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
-                       "NOSAVE command.");
-        return;
-    }
-    __atomic_store_n(&kill_requested, 1, __ATOMIC_RELAXED);
-    reply_ok(c);
-}
+/* Runs without locks, usually while the script runs on another worker or
+ * further up this worker's stack. */
+static void scriptKillCommand(client *c) { script_kill(c, 1); }
 
 static void scriptHelpCommand(client *c) {
     static const char *const lines[] = {
