@@ -18,6 +18,7 @@
 
 #include "cmd/server/admin_family.h"
 #include "cmd/families.h"
+#include "cmd/tracking.h"
 #include "session/reply.h"
 #include "session/session.h"
 #include "persist/persist.h"
@@ -314,14 +315,22 @@ static void flush_db(client *c, gdb *db) {
     cmd_key_modified(c, db, NULL, 0); /* the last one, and the WATCH touch */
 }
 
+/* As Redis: every tracking client hears that all its keys are invalid,
+ * once per command, even when nothing was removed. */
+static void flush_tracking(void) {
+    if (tracking_active()) tracking_invalidate_all();
+}
+
 static void flushdbCommand(client *c) {
     if (!flush_args_ok(c)) return;
+    flush_tracking();
     flush_db(c, cmd_db(c));
     reply_ok(c);
 }
 
 static void flushallCommand(client *c) {
     if (!flush_args_ok(c)) return;
+    flush_tracking();
     for (int i = 0; i < db_count(); i++) flush_db(c, db_get(i));
     /* As Redis: kill a BGSAVE child, and snapshot the empty dataset when
      * save points are configured. */
