@@ -208,6 +208,7 @@ static config_entry table[] = {
     {"lfu-decay-time", NULL, T_INT, 0, NULL, "1", 0, INT_MAX, NULL, NULL},
     {"stream-node-max-bytes", NULL, T_SIZE, F_DEFONLY, NULL, "4096", 0, LLONG_MAX, NULL, NOTYET_STREAMS},
     {"stream-node-max-entries", NULL, T_LL, F_DEFONLY, NULL, "100", 0, LLONG_MAX, NULL, NOTYET_STREAMS},
+    {"tracking-table-max-keys", NULL, T_LL, 0, &cfg.tracking_table_max_keys, "1000000", 0, LONG_MAX, NULL, NULL},
     {"hll-sparse-max-bytes", NULL, T_SIZE, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
     {"syslog-enabled", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL,
      "Goblin logs to logfile or standard output only"},

@@ -63,6 +63,7 @@ typedef struct goblin_config {
     /* client-output-buffer-limit, per CONFIG_OBL_* class; 0 = no limit */
     char *client_output_buffer_limit;
     long long obl_hard[3], obl_soft[3], obl_soft_secs[3];
+    long long tracking_table_max_keys; /* relaxed atomic: CONFIG SET, read by any thread */
 } goblin_config;
 
 enum { CONFIG_ACL_PUBSUB_ALLCHANNELS = 0, CONFIG_ACL_PUBSUB_RESETCHANNELS = 1 };

@@ -12,6 +12,7 @@
 #include "cmd/propagate.h"
 #include "cmd/repl/repl.h"
 #include "cmd/server/pubsub.h"
+#include "cmd/tracking.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -308,8 +309,14 @@ static void on_key_modified(gdb *db, const char *key, size_t klen) {
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
     /* Redis does not count expiry in the dirty counter. */
     multi_touch(db->id, key, klen);
+    if (tracking_active()) tracking_key_modified(NULL, key, klen);
     prop_deletion(db->id, PROP_DEL_EXPIRED, key, klen);
     cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
+}
+
+/* A load replaced the dataset: as after FLUSHALL, no cached key holds. */
+static void on_dataset_replaced(void) {
+    if (tracking_active()) tracking_invalidate_all();
 }
 
 /* Redis 7.0's MAY_REPLICATE commands: COMMAND INFO does not show the flag
@@ -323,7 +330,7 @@ static int may_replicate(const char *name) {
 }
 
 void cmd_table_init(void) {
-    static const db_hooks hooks = {on_key_expired, on_key_modified};
+    static const db_hooks hooks = {on_key_expired, on_key_modified, on_dataset_replaced};
     db_set_hooks(&hooks);
     prop_config_register();
     ndefs = NDEFS;
@@ -431,7 +438,7 @@ dbentry *cmd_lookup_typed(client *c, gdb *db, const garg *key, int type, int *wr
 }
 
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen) {
-    (void)c;
+    if (key && tracking_active()) tracking_key_modified(c, key, klen);
     db_signal_modified(db, key, klen);
 }
 
@@ -505,6 +512,14 @@ void cmd_call(client *c, const cmd_def *cmd) {
     }
     int counted = !(client_flags_peek(c) & CLIENT_AOF_LOADER);
     long long t0 = counted ? now_us() : 0;
+    /* Client-side caching: one load when nobody tracks. A call inside EXEC
+     * or a script (CLIENT_IN_EXEC) is nested in its client's call. */
+    int track = tracking_active(), nested = 0;
+    tracking_frame tf;
+    if (track) {
+        nested = (client_flags_peek(c) & CLIENT_IN_EXEC) != 0;
+        tracking_call_begin(c, nested, &tf);
+    }
     db_freeze_time();
     uint64_t mask = lock_for(c, cmd, &mode, &db);
     if (db_snap_running()) repl_snap_before_call(c, cmd, mode); /* a fork-less sync: old values first */
@@ -512,6 +527,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     obj_set_lfu_mode(cfg.maxmemory_policy == 1 || cfg.maxmemory_policy == 5); /* volatile-lfu, allkeys-lfu */
     prop_begin();
     cmd->proc(c);
+    if (track) tracking_after_proc(c, cmd, nested); /* keys read, remembered while locked */
     prop_end(c, cmd); /* the records enter the stream while the keys are locked */
     if (client_flags_peek(c) & CLIENT_PRIMARY) repl_applied_locked();
     strval_end_command(); /* fold large-string views back while locked */
@@ -519,6 +535,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     unlock_for(mode, db, mask);
     db_forget_key();
     db_unfreeze_time();
+    if (track) tracking_call_end(c, cmd, nested, &tf);
     if (!counted) return;
     long long dur = now_us() - t0;
     /* Counted in this thread's slot: no word every worker writes. */
@@ -603,7 +620,22 @@ static void reject_with(client *c, const cmd_def *cmd, const char *err) {
 /* Hook points filled by later families; NULL until then. */
 int (*cmd_multi_queue_hook)(client *c, const cmd_def *cmd);
 
+static void execute(client *c);
+
 void cmd_execute(client *c) {
+    if (__builtin_expect(tracking_active(), 0)) {
+        /* Invalidations for c caused before its call (tracking table
+         * limit, eviction) go out before its reply, as in Redis. */
+        tracking_frame tf;
+        tracking_command_begin(c, &tf);
+        execute(c);
+        tracking_command_end(&tf);
+        return;
+    }
+    execute(c);
+}
+
+static void execute(client *c) {
     if (c->argc == 0) return;
     /* Behind a running script the command waits, as behind Redis's one
      * thread: until the script ends, or turns busy (then checked below). */

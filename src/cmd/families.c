@@ -2,6 +2,7 @@
  * family's init runs before its handlers are registered, and shutdown runs
  * in the same order. */
 #include "cmd/families.h"
+#include "cmd/tracking.h"
 
 #include <stddef.h>
 
@@ -34,6 +35,7 @@ static const struct {
     {hll_handlers, NULL, NULL},
     {aof_handlers, aof_family_init, aof_family_shutdown},
     {repl_handlers, repl_family_init, repl_family_shutdown},
+    {tracking_handlers, tracking_init, NULL}, /* after the scripts: it looks EVAL_RO up */
 };
 
 #define NFAMILIES (sizeof(all_families) / sizeof(all_families[0]))

@@ -72,6 +72,12 @@ void db_signal_modified(gdb *db, const char *key, size_t klen) {
     tstat_add(TSTAT_DIRTY, 1);
     if (hooks.modified) hooks.modified(db, key, klen);
 }
+
+void db_signal_replaced(void) {
+    db_signal_modified(NULL, NULL, 0);
+    if (hooks.replaced) hooks.replaced();
+}
+
 int db_count(void) { return ndbs; }
 gdb *db_get(int id) { return id >= 0 && id < ndbs ? dbs[id] : NULL; }
 

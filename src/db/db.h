@@ -51,6 +51,7 @@ typedef struct gdb {
 typedef struct db_hooks {
     void (*expired)(gdb *db, const char *key, size_t klen);
     void (*modified)(gdb *db, const char *key, size_t klen);
+    void (*replaced)(void);
 } db_hooks;
 
 /* Changes since start-up (Redis's server.dirty): save points compare it
@@ -61,6 +62,10 @@ uint64_t db_dirty_now(void);
 /* One change to key of db (key NULL: every key of db; db NULL: of every
  * db): counts one in the dirty counter and tells the modified hook. */
 void db_signal_modified(gdb *db, const char *key, size_t klen);
+/* The whole dataset was replaced by a load (LOAD, DEBUG RELOAD, a
+ * replica's full sync): db_signal_modified of every key of every db, and
+ * the replaced hook (client-side caching forgets every key). */
+void db_signal_replaced(void);
 
 void db_init_all(int ndbs);
 void db_set_hooks(const db_hooks *h);

@@ -405,10 +405,16 @@ void conn_protocol_error(conn *k, const char *what) {
     log_verbose("Protocol error (%s) from client: id=%llu addr=%s", what, (unsigned long long)c->id, c->addr);
 }
 
-/* Run every complete request in the query buffer through the protocol. */
+static void conn_take_async(conn *k);
+
+/* Run every complete request in the query buffer through the protocol.
+ * Messages other threads queued for k before these requests arrived (an
+ * invalidation, a published message) precede their replies, as they do in
+ * Redis's single output buffer. */
 static void conn_process(conn *k) {
     if (!k->qlen) return;
     k->w->batch_ms = now_ms();
+    if (__atomic_load_n(&k->alen, __ATOMIC_RELAXED)) conn_take_async(k);
     k->running++;
     size_t used = k->proto->process(k);
     k->running--;
@@ -677,6 +683,21 @@ void net_client_send_async(client *c, const char *p, size_t n) {
     }
 }
 
+/* What other threads queued for k (pushes, MONITOR lines) joins its
+ * output. */
+static void conn_take_async(conn *k) {
+    pthread_mutex_lock(&k->alock);
+    char *b = k->abuf;
+    size_t n = k->alen;
+    k->abuf = NULL;
+    __atomic_store_n(&k->alen, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&k->alock);
+    uint32_t muted = client_reply_unmute(&k->c);
+    reply_raw(&k->c, b, n);
+    client_flag_on(&k->c, muted);
+    free(b);
+}
+
 void conn_drain_async(worker *w) {
     conn *k = w->conns;
     while (k) {
@@ -684,16 +705,7 @@ void conn_drain_async(worker *w) {
         if (client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) {
             conn_free(k);
         } else if (__atomic_load_n(&k->alen, __ATOMIC_RELAXED)) {
-            pthread_mutex_lock(&k->alock);
-            char *b = k->abuf;
-            size_t n = k->alen;
-            k->abuf = NULL;
-            __atomic_store_n(&k->alen, 0, __ATOMIC_RELAXED);
-            pthread_mutex_unlock(&k->alock);
-            uint32_t muted = client_reply_unmute(&k->c);
-            reply_raw(&k->c, b, n);
-            client_flag_on(&k->c, muted);
-            free(b);
+            conn_take_async(k);
             if (conn_obuf_over_limit(k)) {
                 conn_free(k);
             } else {

@@ -25,6 +25,7 @@
 #include "session/reply.h"
 #include "cmd/propagate.h"
 #include "cmd/stream.h"
+#include "cmd/tracking.h"
 #include "net/internal.h"
 #include "persist/aof.h"
 #include "cmd/repl/repl.h"
@@ -313,6 +314,9 @@ static void *worker_main(void *arg) {
     repl_batch_begin();
     while (!event_base_got_break(w->base)) {
         if (event_base_loop(w->base, EVLOOP_ONCE) != 0) break;
+        /* BCAST invalidations of this iteration's changes, queued before
+         * the writers' replies go out (Redis's beforeSleep order). */
+        if (tracking_active()) tracking_bcast_flush();
         conn_write_pending(w);
         conn_durable_flush(w);
         aof_batch_end();

@@ -23,6 +23,9 @@ void session_registry_unlock(void);
 typedef void session_client_fn(void *arg, client *c);
 void session_clients_each(session_client_fn *fn, void *arg);   /* lock held */
 long session_clients_count(void);
+/* The registered client with this id, NULL when none (lock held; the
+ * pointer is valid while it is). */
+client *session_find_client(uint64_t id);
 /* The transport's side: c is not yet / no longer reachable from its worker. */
 void session_register(client *c);
 void session_unregister(client *c);

@@ -530,6 +530,54 @@ def connection_pool_threads():
     pool.disconnect()
 
 
+@scenario
+def client_tracking_redirect():
+    # redis-py 4.3.4 speaks RESP2 only and has no client-side cache; its
+    # client_tracking_on / client_trackinginfo / client_getredir commands
+    # drive the RESP2 form of tracking: invalidations redirected to a
+    # connection subscribed to __redis__:invalidate.
+    print("note: redis-py 4.3.4 has no client-side cache API (RESP2 only, added in 5.x): "
+          "CLIENT TRACKING with REDIRECT is exercised instead", flush=True)
+    sub_conn = client(client_name="py-csc-sub")
+    ps = sub_conn.pubsub()
+    ps.subscribe("__redis__:invalidate")
+    msg = ps.get_message(timeout=5)
+    eq(msg["type"], "subscribe", "subscribe confirmation")
+    writer = client()
+    redir = int(next(c["id"] for c in writer.client_list() if c.get("name") == "py-csc-sub"))
+    tracker = client(single_connection_client=True)
+    eq(tracker.client_tracking_on(clientid=redir), "OK", "CLIENT TRACKING ON REDIRECT")
+    eq(tracker.client_getredir(), redir, "CLIENT GETREDIR")
+    info = tracker.client_trackinginfo()
+    check("on" in info[1] and info[3] == redir, f"CLIENT TRACKINGINFO {info!r}")
+    writer.set("py:csc:k", "1")
+    eq(tracker.get("py:csc:k"), "1", "tracked GET")
+    writer.set("py:csc:k", "2")
+    got = None
+    deadline = time.time() + 5
+    while time.time() < deadline and got is None:
+        m = ps.get_message(timeout=1)
+        if m and m["type"] == "message":
+            got = m
+    check(got is not None, "no invalidation message")
+    eq(got["channel"], "__redis__:invalidate", "channel")
+    eq(got["data"], ["py:csc:k"], "invalidated keys")
+    # FLUSHDB: a null invalidation (all keys).
+    tracker.get("py:csc:k")
+    writer.flushdb()
+    got = None
+    deadline = time.time() + 5
+    while time.time() < deadline and got is None:
+        m = ps.get_message(timeout=1)
+        if m and m["type"] == "message":
+            got = m
+    check(got is not None and got["data"] is None, f"flush invalidation {got!r}")
+    eq(tracker.client_tracking_off(), "OK", "CLIENT TRACKING OFF")
+    eq(tracker.client_getredir(), -1, "GETREDIR after OFF")
+    tracker.close()
+    ps.close()
+
+
 def main():
     try:
         client().ping()

@@ -19,6 +19,7 @@
 #include "cmd/server/admin_family.h"
 #include "cmd/server/script.h"
 #include "cmd/families.h"
+#include "cmd/tracking.h"
 #include "session/reply.h"
 #include "session/session.h"
 #include "persist/persist.h"
@@ -324,9 +325,16 @@ static void flush_db(client *c, gdb *db, int async) {
 
 void admin_flush_config_register(void) { config_bind_int("lazyfree-lazy-user-flush", &lazy_user_flush); }
 
+/* As Redis: every tracking client hears that all its keys are invalid,
+ * once per command, even when nothing was removed. */
+static void flush_tracking(void) {
+    if (tracking_active()) tracking_invalidate_all();
+}
+
 static void flushdbCommand(client *c) {
     int async = flush_mode(c);
     if (async < 0) return;
+    flush_tracking();
     flush_db(c, cmd_db(c), async);
     reply_ok(c);
 }
@@ -334,6 +342,7 @@ static void flushdbCommand(client *c) {
 static void flushallCommand(client *c) {
     int async = flush_mode(c);
     if (async < 0) return;
+    flush_tracking();
     for (int i = 0; i < db_count(); i++) flush_db(c, db_get(i), async);
     /* As Redis: kill a BGSAVE child, and snapshot the empty dataset when
      * save points are configured. */

@@ -36,6 +36,7 @@
 #include "base/config.h"
 #include "base/process.h"
 #include "base/tstat.h"
+#include "cmd/tracking.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -119,6 +120,8 @@ static void clients_cb(void *arg, client *c) {
 
 static void info_clients(strbuf *b) {
     clients_acc a = {0};
+    tracking_stats ts;
+    tracking_stats_get(&ts);
     session_registry_lock();
     session_clients_each(clients_cb, &a);
     session_registry_unlock();
@@ -130,9 +133,9 @@ static void info_clients(strbuf *b) {
               "client_recent_max_input_buffer:%zu\r\n"
               "client_recent_max_output_buffer:%zu\r\n"
               "blocked_clients:%ld\r\n"
-              "tracking_clients:0\r\n"
+              "tracking_clients:%lld\r\n"
               "clients_in_timeout_table:0\r\n",
-              session_clients_count(), cfg.maxclients, a.max_in, a.max_out, a.blocked);
+              session_clients_count(), cfg.maxclients, a.max_in, a.max_out, a.blocked, ts.clients);
 }
 
 static unsigned long long total_system_memory(void) {
@@ -229,6 +232,8 @@ static double load_double(const double *p) {
 }
 
 static void info_stats(strbuf *b) {
+    tracking_stats ts;
+    tracking_stats_get(&ts);
     strbuf_addf(b,
               "# Stats\r\n"
               "total_connections_received:%llu\r\n"
@@ -269,9 +274,9 @@ static void info_stats(strbuf *b) {
               "active_defrag_key_misses:0\r\n"
               "total_active_defrag_time:0\r\n"
               "current_active_defrag_time:0\r\n"
-              "tracking_total_keys:0\r\n"
-              "tracking_total_items:0\r\n"
-              "tracking_total_prefixes:0\r\n"
+              "tracking_total_keys:%lld\r\n"
+              "tracking_total_items:%lld\r\n"
+              "tracking_total_prefixes:%lld\r\n"
               "unexpected_error_replies:0\r\n"
               "total_error_replies:%llu\r\n"
               "dump_payload_sanitizations:0\r\n"
@@ -290,7 +295,7 @@ static void info_stats(strbuf *b) {
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
-              (unsigned long long)reply_total_errors());
+              ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors());
 }
 
 static void info_replication(strbuf *b) { repl_info(b); }
