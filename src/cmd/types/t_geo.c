@@ -360,9 +360,14 @@ enum { SORT_NONE, SORT_ASC, SORT_DESC };
 
 static void georadiusGeneric(client *c, int srckey, int flags) {
     gdb *db = cmd_db(c);
-    int wrong;
-    dbentry *e = cmd_lookup_typed(c, db, &c->argv[srckey], OBJ_ZSET, &wrong);
-    if (wrong) return;
+    /* A read lookup (keyspace hits and misses count), also for the forms
+     * that write. */
+    const garg *src = &c->argv[srckey];
+    dbentry *e = db_lookup_read(db, src->p, src->n);
+    if (e && e->val.type != OBJ_ZSET) {
+        reply_err_wrongtype(c);
+        return;
+    }
     zset *z = e ? obj_zset(e) : NULL;
 
     const garg *storekey = NULL;

@@ -643,6 +643,22 @@ start_server {tags {geo}} {
         r acl deluser geouser
     }
 
+    test {Source lookups count keyspace hits and misses, also in the forms that write} {
+        r del eu nokey dst
+        r geoadd eu 2.2944813 48.8583701 eiffel -0.1246254 51.5007292 bigben
+        r config resetstat
+        r georadius eu 2.35 48.85 500 km store dst
+        r georadius nokey 2.35 48.85 500 km store dst
+        r geosearchstore dst eu frommember eiffel byradius 10 km
+        r geosearch eu frommember eiffel byradius 10 km
+        r geopos eu eiffel
+        r geodist nokey a b
+        r georadiusbymember_ro eu eiffel 10 km
+        # GEOADD's lookup is a write lookup: not counted.
+        r geoadd eu 1 1 x
+        assert_equal {5 2} [list [s keyspace_hits] [s keyspace_misses]]
+    }
+
     test {MULTI/EXEC and scripts run the geo commands} {
         geo_load_eu
         r multi
