@@ -535,14 +535,18 @@ static void georadiusGeneric(client *c, int srckey, int flags) {
     if (returned) {
         zset_limits lim = zset_cmd_limits();
         dst = zset_new_hint(returned, &lim);
-        for (size_t i = 0; i < returned && dst; i++) {
+        if (!dst) {
+            free(ga.v);
+            tc_reply_oom(c);
+            return;
+        }
+        for (size_t i = 0; i < returned; i++) {
             const geo_point *p = &ga.v[i];
             int out;
             double score = storedist ? p->dist / shape.conversion : p->score;
             int rc = zset_add(dst, score, p->m, p->n, 0, &out, NULL, &lim);
             if (rc != ZSET_OK) {
                 zset_free(dst);
-                dst = NULL;
                 free(ga.v);
                 tc_reply_write_error(c, rc == ZSET_EFULL, "sorted set");
                 return;
