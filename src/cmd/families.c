@@ -20,6 +20,7 @@ static const struct {
     {info_handlers, NULL, NULL},
     {hash_handlers, hash_family_init, NULL},
     {zset_handlers, zset_family_init, NULL},
+    {geo_handlers, NULL, NULL},
     {list_handlers, list_family_init, NULL},
     {set_handlers, set_family_init, NULL},
     {multi_handlers, multi_family_init, NULL},

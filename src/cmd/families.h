@@ -22,6 +22,7 @@ extern const cmd_handler hash_handlers[];
 extern const cmd_handler list_handlers[];
 extern const cmd_handler set_handlers[];
 extern const cmd_handler zset_handlers[];
+extern const cmd_handler geo_handlers[];          /* t_geo.c: positions kept in zsets */
 extern const cmd_handler hll_handlers[];
 extern const cmd_handler sort_handlers[];
 void hash_family_init(void);
