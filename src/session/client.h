@@ -36,6 +36,7 @@ enum {
     CLIENT_PRIMARY = 1 << 19,     /* applies the replication stream of this replica's primary */
     CLIENT_AOF_LOADER = 1 << 18,  /* replays the AOF: counted nowhere (no stats, slowlog or MONITOR), as
                                      Redis's fake AOF client */
+    CLIENT_SCRIPT = 1 << 20,      /* runs a script's redis.call: MONITOR shows it as "lua" */
 };
 
 struct cmd_def;

@@ -98,6 +98,18 @@ static int lcjson_decode(lua_State *l) {
     return lua_tocfunction(l, lua_upvalueindex(2))(l);
 }
 
+static void lcjson_wrap(lua_State *l, const char *name, lua_CFunction guard);
+
+/* cjson.new: a fresh module, its encode, decode and new guarded in turn.
+ * Upvalue 2: the original. */
+static int lcjson_new(lua_State *l) {
+    int n = lua_tocfunction(l, lua_upvalueindex(2))(l);
+    lcjson_wrap(l, "encode", lcjson_encode);
+    lcjson_wrap(l, "decode", lcjson_decode);
+    lcjson_wrap(l, "new", lcjson_new);
+    return n;
+}
+
 /* Replace field name of the table on top by guard, keeping the upvalue. */
 static void lcjson_wrap(lua_State *l, const char *name, lua_CFunction guard) {
     lua_getfield(l, -1, name);
@@ -125,6 +137,7 @@ void lualibs_open(lua_State *l) {
     lua_getglobal(l, "cjson");
     lcjson_wrap(l, "encode", lcjson_encode);
     lcjson_wrap(l, "decode", lcjson_decode);
+    lcjson_wrap(l, "new", lcjson_new);
     lua_pop(l, 1);
     load_lib(l, "struct", lstruct_open);
     load_lib(l, "cmsgpack", lmsgpack_open);

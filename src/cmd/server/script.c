@@ -589,7 +589,12 @@ static int redis_noop(lua_State *l) {
 
 static int redis_set_repl(lua_State *l) {
     if (lua_gettop(l) != 1) {
-        lua_pushstring(l, "redis.set_repl() requires one argument.");
+        lua_pushstring(l, "redis.set_repl() requires two arguments.");
+        return lua_error(l);
+    }
+    int flags = (int)lua_tonumber(l, -1);
+    if (flags & ~3) { /* REPL_AOF | REPL_REPLICA */
+        lua_pushstring(l, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
         return lua_error(l);
     }
     return 0;
@@ -837,6 +842,7 @@ static void set_array_global(const char *name, garg *a, int n) {
 
 static void eval_generic(client *c, int by_sha, int ro) {
     long long numkeys;
+    cmd_feed_monitor(c);
     if (by_sha && c->argv[1].n != 40) {
         reply_error(c, "NOSCRIPT No matching script. Please use EVAL.");
         return;
@@ -900,7 +906,7 @@ static void eval_generic(client *c, int by_sha, int ro) {
     s->ocap = ocap;
     s->olen = s->osent = 0;
     s->obuf_peak = 0;
-    s->flags = CLIENT_IN_EXEC | (client_flags_peek(c) & CLIENT_AUTHENTICATED);
+    s->flags = CLIENT_IN_EXEC | CLIENT_SCRIPT | (client_flags_peek(c) & CLIENT_AUTHENTICATED);
     s->mstate = s->bstate = s->pstate = NULL;
     s->cur = s->last = NULL;
     run.caller = c;
