@@ -9,7 +9,8 @@
  * overflow the int lengths of the 2.1.0 buffer code: Redis patched those
  * (size_t lengths); with Debian's build a string over LCJSON_MAX_STRING
  * bytes, or an encode output bound over LCJSON_MAX_OUTPUT, is an error
- * instead.
+ * instead. bit.tohex is guarded against the width that overflows in
+ * LuaBitOp 1.0.2 (Redis patched its copy; see lbit_tohex).
  *
  * Read-only tables. Redis 7.0 patches its Lua VM with a readonly flag on
  * tables; the Debian Lua has none, so protection is built from proxies:
@@ -121,6 +122,27 @@ static void lcjson_wrap(lua_State *l, const char *name, lua_CFunction guard) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* bit guard */
+
+/* bit.tohex with a width of -2^31: LuaBitOp 1.0.2 negates it (overflow)
+ * and writes far outside its buffer; Redis's copy clamps it to -(2^31-1),
+ * and so does this guard before running the original in the same frame.
+ * The width is converted as LuaBitOp does: the low 32 bits of the number
+ * rounded through 2^52 + 2^51. Upvalue 1: the original. */
+static int lbit_tohex(lua_State *l) {
+    if (!lua_isnone(l, 2) && lua_isnumber(l, 2)) {
+        double d = lua_tonumber(l, 2) + 6755399441055744.0;
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof(bits));
+        if ((uint32_t)bits == 0x80000000u) {
+            lua_pushnumber(l, -2147483647.0);
+            lua_replace(l, 2);
+        }
+    }
+    return lua_tocfunction(l, lua_upvalueindex(1))(l);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Libraries */
 
 static void load_lib(lua_State *l, const char *name, lua_CFunction open) {
@@ -142,6 +164,11 @@ void lualibs_open(lua_State *l) {
     load_lib(l, "struct", lstruct_open);
     load_lib(l, "cmsgpack", lmsgpack_open);
     load_lib(l, "bit", luaopen_bit);
+    lua_getglobal(l, "bit");
+    lua_getfield(l, -1, "tohex");
+    lua_pushcclosure(l, lbit_tohex, 1);
+    lua_setfield(l, -2, "tohex");
+    lua_pop(l, 1);
 }
 
 /* ------------------------------------------------------------------------ */
