@@ -449,6 +449,10 @@ void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key
 
 void cmd_set_monitor_hook(cmd_monitor_fn *fn) { monitor_hook = fn; }
 
+void cmd_feed_monitor(client *c) {
+    if (monitor_hook) monitor_hook(c, c->cur, c->db);
+}
+
 static long long now_us(void) { return (long long)monotime_us(); }
 
 /* Lock what cmd needs; returns the shard mask taken, and in *db the

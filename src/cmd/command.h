@@ -146,6 +146,9 @@ void cmd_latency_reset(void);
 /* Hooks for later families (monitor, multi) */
 typedef void cmd_monitor_fn(client *c, const cmd_def *cmd, int dbid);
 void cmd_set_monitor_hook(cmd_monitor_fn *fn);
+/* Feed MONITOR with c's current command now: EVAL is skip_monitor and shows
+ * itself before its script's commands, as Redis does. */
+void cmd_feed_monitor(client *c);
 
 /* The key's entry when it holds a value of type; NULL when absent. When it
  * holds another type, WRONGTYPE is replied and *wrong set. */

@@ -46,6 +46,7 @@ enum {
     CLIENT_TRACKING_OPTOUT = 1 << 24,
     CLIENT_TRACKING_NOLOOP = 1 << 25,
     CLIENT_TRACKING_CACHING = 1 << 26, /* CLIENT CACHING given for the next command (owner only) */
+    CLIENT_SCRIPT = 1 << 27,      /* runs a script's redis.call: MONITOR shows it as "lua" */
 };
 
 struct cmd_def;

@@ -110,7 +110,8 @@ static void monitor_feed(client *c, const cmd_def *cmd, int dbid) {
     clock_gettime(CLOCK_REALTIME, &ts);
     size_t cap = 256, len = 0;
     char *buf = malloc(cap);
-    len = (size_t)snprintf(buf, cap, "+%ld.%06ld [%d %s]", (long)ts.tv_sec, ts.tv_nsec / 1000, dbid, c->addr);
+    len = (size_t)snprintf(buf, cap, "+%ld.%06ld [%d %s]", (long)ts.tv_sec, ts.tv_nsec / 1000, dbid,
+                           (client_flags_peek(c) & CLIENT_SCRIPT) ? "lua" : c->addr);
     for (int i = 0; i < c->argc; i++) {
         if (cap - len < 2) buf = realloc(buf, cap *= 2);
         buf[len++] = ' ';

@@ -30,6 +30,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cmd/server/acl.h"
+#include "cmd/server/lua_libs.h"
 #include "session/reply.h"
 #include "session/session.h"
 #include "util/monotime.h"
@@ -37,6 +39,7 @@
 #include "util/strutil.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/process.h"
 
 static lua_State *L;
 
@@ -517,11 +520,17 @@ static void reply_error_cstr(client *c, const char *s) {
 
 static int raise_error(lua_State *l) { return lua_error(l); }
 
-static int redis_generic_call(lua_State *l, int raise) {
-    int argc = lua_gettop(l);
+static void free_argv(garg *argv, int argc) {
+    for (int j = 0; j < argc; j++) free(argv[j].p);
+    free(argv);
+}
+
+/* The arguments of a redis lib call as an argv (numbers as %.17g), or NULL
+ * with the error table pushed. */
+static garg *script_argv(lua_State *l, int argc) {
     if (argc == 0) {
         push_error(l, "Please specify at least one argument for this redis lib call");
-        return raise ? raise_error(l) : 1;
+        return NULL;
     }
     garg *argv = calloc((size_t)argc, sizeof(garg));
     for (int i = 0; i < argc; i++) {
@@ -535,16 +544,22 @@ static int redis_generic_call(lua_State *l, int raise) {
         } else if (t == LUA_TSTRING) {
             s = lua_tolstring(l, i + 1, &n);
         } else {
-            for (int j = 0; j < i; j++) free(argv[j].p);
-            free(argv);
+            free_argv(argv, i);
             push_error(l, "Lua redis lib command arguments must be strings or integers");
-            return raise ? raise_error(l) : 1;
+            return NULL;
         }
         argv[i].p = malloc(n + 1);
         memcpy(argv[i].p, s, n);
         argv[i].p[n] = '\0';
         argv[i].n = n;
     }
+    return argv;
+}
+
+static int redis_generic_call(lua_State *l, int raise) {
+    int argc = lua_gettop(l);
+    garg *argv = script_argv(l, argc);
+    if (!argv) return raise ? raise_error(l) : 1;
     const char *err = NULL;
     const cmd_def *cmd = cmd_lookup(argv[0].p, argv[0].n);
     if (cmd && cmd->parent) cmd = NULL;
@@ -559,8 +574,7 @@ static int redis_generic_call(lua_State *l, int raise) {
         err = "Write commands are not allowed from read-only scripts.";
     }
     if (err) {
-        for (int j = 0; j < argc; j++) free(argv[j].p);
-        free(argv);
+        free_argv(argv, argc);
         push_error(l, err);
         return raise ? raise_error(l) : 1;
     }
@@ -571,8 +585,7 @@ static int redis_generic_call(lua_State *l, int raise) {
     s->olen = s->osent = 0;
     s->resp = run.resp;
     cmd_call(s, cmd);
-    for (int j = 0; j < argc; j++) free(argv[j].p);
-    free(argv);
+    free_argv(argv, argc);
     s->argv = NULL;
     s->argc = 0;
     const char *p = s->obuf, *end = s->obuf + s->olen;
@@ -592,6 +605,34 @@ static int redis_generic_call(lua_State *l, int raise) {
 
 static int redis_call(lua_State *l) { return redis_generic_call(l, 1); }
 static int redis_pcall(lua_State *l) { return redis_generic_call(l, 0); }
+
+/* redis.acl_check_cmd: may the caller's user run this command? */
+static int redis_acl_check_cmd(lua_State *l) {
+    int argc = lua_gettop(l);
+    garg *argv = script_argv(l, argc);
+    if (!argv) return raise_error(l);
+    const cmd_def *cmd = cmd_lookup(argv[0].p, argv[0].n);
+    if (cmd && cmd->parent) cmd = NULL; /* "config|get" names nothing */
+    if (cmd) cmd = cmd_lookup_full(argv, argc);
+    int ok = cmd ? acl_allows(run.caller, cmd, argv, argc) : -1;
+    free_argv(argv, argc);
+    if (ok < 0) {
+        push_error(l, "Invalid command passed to redis.acl_check_cmd()");
+        return raise_error(l);
+    }
+    lua_pushboolean(l, ok);
+    return 1;
+}
+
+/* redis.REDIS_VERSION and REDIS_VERSION_NUM (0x00MMmmpp). */
+static void set_version(lua_State *l) {
+    int ma = 0, mi = 0, pa = 0;
+    sscanf(GOBLIN_REDIS_VERSION, "%d.%d.%d", &ma, &mi, &pa);
+    lua_pushnumber(l, (ma << 16) | (mi << 8) | pa);
+    lua_setfield(l, -2, "REDIS_VERSION_NUM");
+    lua_pushstring(l, GOBLIN_REDIS_VERSION);
+    lua_setfield(l, -2, "REDIS_VERSION");
+}
 
 static int redis_sha1hex(lua_State *l) {
     if (lua_gettop(l) != 1) {
@@ -683,7 +724,12 @@ static int redis_noop(lua_State *l) {
 
 static int redis_set_repl(lua_State *l) {
     if (lua_gettop(l) != 1) {
-        lua_pushstring(l, "redis.set_repl() requires one argument.");
+        lua_pushstring(l, "redis.set_repl() requires two arguments.");
+        return lua_error(l);
+    }
+    int flags = (int)lua_tonumber(l, -1);
+    if (flags & ~3) { /* REPL_AOF | REPL_REPLICA */
+        lua_pushstring(l, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
         return lua_error(l);
     }
     return 0;
@@ -810,12 +856,6 @@ static const char lua_prelude[] =
     "  return err\n"
     "end\n";
 
-static const char lua_protect[] =
-    "setmetatable(_G, {\n"
-    "  __newindex = function(t, k, v) error('Attempt to modify a readonly table', 2) end,\n"
-    "  __index = function(t, k) error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. \"'\", 2) end,\n"
-    "})\n";
-
 static void lua_setup(void) {
     L = luaL_newstate();
     static const luaL_Reg libs[] = {{"", luaopen_base},         {LUA_TABLIBNAME, luaopen_table},
@@ -826,6 +866,7 @@ static void lua_setup(void) {
         lua_pushstring(L, r->name);
         lua_call(L, 1, 0);
     }
+    lualibs_open(L);
     lua_pushnil(L);
     lua_setglobal(L, "loadfile");
     lua_pushnil(L);
@@ -860,6 +901,8 @@ static void lua_setup(void) {
     set_num(L, "REPL_SLAVE", 2);
     set_num(L, "REPL_REPLICA", 2);
     set_num(L, "REPL_ALL", 3);
+    set_func(L, "acl_check_cmd", redis_acl_check_cmd);
+    set_version(L);
     lua_setglobal(L, "redis");
 
     if (luaL_dostring(L, lua_prelude)) abort();
@@ -869,7 +912,7 @@ static void lua_setup(void) {
     lua_pushnil(L);
     lua_setglobal(L, "KEYS");
     lua_sethook(L, kill_hook, LUA_MASKCOUNT, 100000);
-    if (luaL_loadbuffer(L, lua_protect, sizeof(lua_protect) - 1, "=goblin_protect") || lua_pcall(L, 0, 0, 0)) abort();
+    lualibs_protect(L);
 }
 
 void script_family_init(void) {
@@ -907,7 +950,7 @@ static int cache_add(client *c, const char *body, size_t n, char sha[41]) {
         lua_pop(L, 1);
         return 0;
     }
-    if (luaL_loadbuffer(L, body, n, "@user_script")) {
+    if (lualibs_load(L, body, n, "@user_script")) {
         if (c) reply_errorf(c, "ERR Error compiling script (new function): %s", lua_tostring(L, -1));
         lua_pop(L, 1);
         return -1;
@@ -934,14 +977,12 @@ static void set_array_global(const char *name, garg *a, int n) {
         lua_pushlstring(L, a[i].p, a[i].n);
         lua_rawseti(L, -2, i + 1);
     }
-    /* rawset: the globals table refuses ordinary assignments. */
-    lua_pushstring(L, name);
-    lua_insert(L, -2);
-    lua_rawset(L, LUA_GLOBALSINDEX);
+    lualibs_set_global(L, name);
 }
 
 static void eval_generic(client *c, int by_sha, int ro) {
     long long numkeys;
+    cmd_feed_monitor(c);
     if (by_sha && c->argv[1].n != 40) {
         reply_error(c, "NOSCRIPT No matching script. Please use EVAL.");
         return;
@@ -1005,7 +1046,7 @@ static void eval_generic(client *c, int by_sha, int ro) {
     s->ocap = ocap;
     s->olen = s->osent = 0;
     s->obuf_peak = 0;
-    s->flags = CLIENT_IN_EXEC | (client_flags_peek(c) & CLIENT_AUTHENTICATED);
+    s->flags = CLIENT_IN_EXEC | CLIENT_SCRIPT | (client_flags_peek(c) & CLIENT_AUTHENTICATED);
     s->mstate = s->bstate = s->pstate = NULL;
     s->cur = s->last = NULL;
     run.caller = c;

@@ -31,6 +31,7 @@ REGISTRY = [
     "sort",
     "multi",
     "scripting",
+    "lualibs",
     "hll",
     "geo",
 ]
