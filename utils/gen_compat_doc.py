@@ -160,6 +160,26 @@ def info_of(conn, names):
     return out
 
 
+def norm_docs(body):
+    """A COMMAND DOCS entry with its subcommands sorted by name (Redis lists
+    them in its hash table's order, which changes from run to run)."""
+    out = []
+    for k, v in pairs(body):
+        if k == "subcommands" and isinstance(v, list):
+            v = sorted((sub, norm_docs(sb)) for sub, sb in pairs(v))
+        out.append((k, v))
+    return out
+
+
+def docs_of(conn, names):
+    """COMMAND DOCS for each name, normalised (None: no entry)."""
+    out = {}
+    for name in sorted(names):
+        reply = conn.call("COMMAND", "DOCS", name)
+        out[name] = norm_docs(reply[1]) if reply else None
+    return out
+
+
 def describe_diff(a, b):
     fields = ["name", "arity", "flags", "first key", "last key", "step", "ACL categories", "tips", "key specs"]
     return ", ".join(f for f, x, y in zip(fields, a, b) if x != y) or "length"
@@ -213,6 +233,8 @@ def main():
         listed = {n.lower() for n in gc.call("COMMAND", "LIST")}
         rinfo = info_of(rc, all_names)
         ginfo = info_of(gc, all_names & listed)
+        rdocs = docs_of(rc, all_names & listed)
+        gdocs = docs_of(gc, all_names & listed)
         extra = sorted(listed - all_names)
     finally:
         for p in procs:
@@ -231,6 +253,8 @@ def main():
             notes.append("in COMMAND LIST but COMMAND INFO is nil")
         elif impl and ginfo[name] != rinfo[name]:
             notes.append("COMMAND INFO differs from Redis (%s)" % describe_diff(ginfo[name], rinfo[name]))
+        if impl and gdocs.get(name) != rdocs.get(name):
+            notes.append("COMMAND DOCS differs from Redis")
         return impl, "| `%s` | %s | %s | %s | %s |" % (label, "yes" if impl else "**no**", d["since"],
                                                       esc(d["summary"]), "; ".join(notes))
 

@@ -153,7 +153,7 @@ fail_all() { # SUITE "SCENARIOS" CAUSE
 # --- the suites --------------------------------------------------------------
 suite_compat_doc() {
     if ! "$PY" utils/gen_compat_doc.py --goblin "$SERVER" --goblin-port "$PORT" >"$TMP/compat.md" 2>"$TMP/compat.err"; then
-        fail_all compat-doc "up-to-date command-info-matches" "utils/gen_compat_doc.py failed: $(tail -1 "$TMP/compat.err")"
+        fail_all compat-doc "up-to-date command-info-matches command-docs-match" "utils/gen_compat_doc.py failed: $(tail -1 "$TMP/compat.err")"
         return
     fi
     FAMILY_DOC=$TMP/compat.md
@@ -170,6 +170,12 @@ suite_compat_doc() {
         record "passed: compat-doc/command-info-matches"
     else
         record "failed: compat-doc/command-info-matches: Goblin's COMMAND INFO differs from Redis 7.0 for $diffs"
+    fi
+    diffs=$(grep 'COMMAND DOCS differs' "$TMP/compat.md" | grep -o '^| `[^`]*`' | sed 's/^| //' | head -8 | tr '\n' ' ')
+    if [ -z "$diffs" ]; then
+        record "passed: compat-doc/command-docs-match"
+    else
+        record "failed: compat-doc/command-docs-match: Goblin's COMMAND DOCS differs from Redis 7.0 for $diffs"
     fi
 }
 
