@@ -51,10 +51,10 @@ static pthread_mutex_t rmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t rcv = PTHREAD_COND_INITIALIZER;
 static char *mhost;            /* rmu: the primary, NULL: this node is a primary */
 static int mport;
-static unsigned gen;           /* rmu: bumped by every REPLICAOF */
+static unsigned gen;           /* bumped by every REPLICAOF, under rmu; atomics */
 static int thread_on;          /* rmu */
 static pthread_t rtid;
-static int stop_all;
+static int stop_all;           /* set under rmu; atomics */
 static int started;            /* rmu: start-up is over, the thread may run */
 static int psync_failover;     /* rmu: the next PSYNC asks the primary to take over (FAILOVER) */
 /* rmu: the thread is between two checks of gen in the stream loop (it may
@@ -68,7 +68,8 @@ static int64_t last_io_ms;       /* rmu: last byte from the primary */
 static int64_t down_since_ms;    /* rmu */
 static int sync_in_progress;     /* rmu */
 static long long sync_total, sync_read; /* rmu: bytes of the RDB being received (total 0: EOF framing) */
-static uint64_t reploff;         /* rmu: applied */
+static uint64_t reploff;         /* applied; written by the thread (or while it is not
+                                    applying) under rmu or alone, with atomics */
 static int have_history;         /* rmu: replid/reploff are worth a PSYNC */
 static int serve_stale = 1;      /* replica-serve-stale-data */
 static int repl_timeout_s = 60;  /* read through config_value */
@@ -450,7 +451,7 @@ static int receive_and_load(mconn *m, unsigned mygen) {
 static void send_ack(int fd) {
     char off[32];
     pthread_mutex_lock(&rmu);
-    snprintf(off, sizeof(off), "%llu", (unsigned long long)reploff);
+    snprintf(off, sizeof(off), "%llu", (unsigned long long)__atomic_load_n(&reploff, __ATOMIC_RELAXED));
     pthread_mutex_unlock(&rmu);
     const char *argv[3] = {"REPLCONF", "ACK", off};
     send_cmd(fd, 3, argv);
@@ -503,13 +504,17 @@ static void stream_loop(mconn *m, unsigned mygen) {
     garg *argv = malloc(sizeof(garg) * (size_t)cap);
     if (!argv) return;
     int64_t last_ack = 0;
+    /* applying stays set from here to the end of the loop: a promotion
+     * that bumps gen waits for the loop to see it at its next check, so no
+     * command of the old primary runs after the promotion's wait. The
+     * checks themselves are atomic loads: no lock per command. */
+    pthread_mutex_lock(&rmu);
+    applying = 1;
+    pthread_mutex_unlock(&rmu);
+    /* Only this thread writes reploff while the loop runs. */
+    uint64_t off = __atomic_load_n(&reploff, __ATOMIC_RELAXED);
     for (;;) {
-        pthread_mutex_lock(&rmu);
-        int stale = gen != mygen || stop_all;
-        applying = !stale;
-        if (stale) pthread_cond_broadcast(&rcv);
-        pthread_mutex_unlock(&rmu);
-        if (stale) break;
+        if (__atomic_load_n(&gen, __ATOMIC_ACQUIRE) != mygen || __atomic_load_n(&stop_all, __ATOMIC_ACQUIRE)) break;
         int64_t t = now_ms();
         if (t - last_ack >= 1000) {
             send_ack(m->fd);
@@ -546,10 +551,9 @@ static void stream_loop(mconn *m, unsigned mygen) {
             if (argc == 3 && argv[0].n == 8 && !strncasecmp(argv[0].p, "replconf", 8) && argv[1].n == 6 &&
                 !strncasecmp(argv[1].p, "getack", 6)) {
                 /* Counted before the answer, as Redis: the ACK includes it. */
-                pthread_mutex_lock(&rmu);
-                reploff += (uint64_t)used;
-                __atomic_store_n(&applied_off, reploff, __ATOMIC_RELAXED);
-                pthread_mutex_unlock(&rmu);
+                off += (uint64_t)used;
+                __atomic_store_n(&reploff, off, __ATOMIC_RELAXED);
+                __atomic_store_n(&applied_off, off, __ATOMIC_RELAXED);
                 repl_feed_from_primary(raw, (size_t)used);
                 send_ack(m->fd);
                 m->pos += (size_t)used;
@@ -558,9 +562,7 @@ static void stream_loop(mconn *m, unsigned mygen) {
             mc.argc = argc;
             mc.argv = argv;
             mc.olen = mc.osent = 0;
-            pthread_mutex_lock(&rmu);
-            pending_off = reploff + (uint64_t)used;
-            pthread_mutex_unlock(&rmu);
+            pending_off = off + (uint64_t)used;
             cmd_execute(&mc);
             mc.olen = mc.osent = 0;
             mc.argv = NULL;
@@ -570,10 +572,9 @@ static void stream_loop(mconn *m, unsigned mygen) {
          * the NUL written over each CR is put back for the copy). */
         for (int i = 0; i < argc; i++) argv[i].p[argv[i].n] = '\r';
         repl_feed_from_primary(raw, (size_t)used);
-        pthread_mutex_lock(&rmu);
-        reploff += (uint64_t)used;
-        if (!argc) __atomic_store_n(&applied_off, reploff, __ATOMIC_RELAXED); /* a newline changes nothing */
-        pthread_mutex_unlock(&rmu);
+        off += (uint64_t)used;
+        __atomic_store_n(&reploff, off, __ATOMIC_RELAXED);
+        if (!argc) __atomic_store_n(&applied_off, off, __ATOMIC_RELAXED); /* a newline changes nothing */
         m->pos += (size_t)used;
     }
     pthread_mutex_lock(&rmu);
@@ -654,7 +655,7 @@ static void follow_once(const char *host, int port, unsigned mygen) {
     repl_replid(id);
     pthread_mutex_lock(&rmu);
     int hist = have_history;
-    uint64_t ro = reploff;
+    uint64_t ro = __atomic_load_n(&reploff, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&rmu);
     snprintf(off, sizeof(off), "%llu", (unsigned long long)ro + 1);
     pthread_mutex_lock(&rmu);
@@ -703,7 +704,7 @@ static void follow_once(const char *host, int port, unsigned mygen) {
         repl_set_ids(newid, "0000000000000000000000000000000000000000", -1, moff);
         repl_drop_replicas(); /* they follow a history that is gone */
         pthread_mutex_lock(&rmu);
-        reploff = moff;
+        __atomic_store_n(&reploff, moff, __ATOMIC_RELAXED);
         __atomic_store_n(&applied_off, moff, __ATOMIC_RELAXED);
         have_history = 1;
         pthread_mutex_unlock(&rmu);
@@ -763,8 +764,8 @@ static void *replica_main(void *arg) {
     if (fresh && persist_loaded_repl_info(lid, &loff, &ldb)) {
         repl_set_ids(lid, "0000000000000000000000000000000000000000", -1, (uint64_t)loff);
         pthread_mutex_lock(&rmu);
-        reploff = (uint64_t)loff;
-        __atomic_store_n(&applied_off, reploff, __ATOMIC_RELAXED);
+        __atomic_store_n(&reploff, (uint64_t)loff, __ATOMIC_RELAXED);
+        __atomic_store_n(&applied_off, (uint64_t)loff, __ATOMIC_RELAXED);
         have_history = 1;
         pthread_mutex_unlock(&rmu);
         mc.db = ldb >= 0 ? ldb : 0;
@@ -806,7 +807,7 @@ static int replicaof(const char *host, int port, int cache_self, char *err, size
         }
         free(mhost);
         mhost = NULL;
-        gen++;
+        __atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
         rstate = RS_CONNECT;
         pthread_cond_broadcast(&rcv);
         /* No command of the old primary may be half applied when this
@@ -836,13 +837,13 @@ static int replicaof(const char *host, int port, int cache_self, char *err, size
     mhost = h;
     __atomic_store_n(&replica_flag, 1, __ATOMIC_RELAXED);
     mport = port;
-    gen++;
+    __atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
     rstate = RS_CONNECT;
     down_since_ms = now_ms();
     if (was_primary && cache_self) {
         /* Our own history is where a PSYNC starts (Redis caches itself as
          * the master). */
-        reploff = repl_offset();
+        __atomic_store_n(&reploff, repl_offset(), __ATOMIC_RELAXED);
         have_history = 1;
     }
     pthread_cond_broadcast(&rcv);
@@ -900,7 +901,8 @@ void repl_info_replica(strbuf *b) {
                 "slave_repl_offset:%llu\r\n",
                 mhost, mport, rstate == RS_CONNECTED ? "up" : "down",
                 rstate == RS_CONNECTED ? (long long)((t - last_io_ms) / 1000) : -1LL, sync_in_progress,
-                (unsigned long long)reploff, (unsigned long long)reploff);
+                (unsigned long long)__atomic_load_n(&reploff, __ATOMIC_RELAXED),
+                (unsigned long long)__atomic_load_n(&reploff, __ATOMIC_RELAXED));
     if (sync_in_progress)
         strbuf_addf(b,
                     "master_sync_total_bytes:%lld\r\n"
@@ -929,7 +931,7 @@ void repl_role_replica(client *c) {
     char host[256];
     snprintf(host, sizeof(host), "%s", mhost ? mhost : "");
     int port = mport;
-    long long off = rstate == RS_CONNECTED ? (long long)reploff : -1;
+    long long off = rstate == RS_CONNECTED ? (long long)__atomic_load_n(&reploff, __ATOMIC_RELAXED) : -1;
     pthread_mutex_unlock(&rmu);
     reply_array(c, 5);
     reply_bulk_cstr(c, "slave");
@@ -977,7 +979,7 @@ void repl_start(void) {
 
 void repl_replica_shutdown(void) {
     pthread_mutex_lock(&rmu);
-    stop_all = 1;
+    __atomic_store_n(&stop_all, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&rcv);
     pthread_mutex_unlock(&rmu);
     for (int i = 0; i < 50; i++) {
