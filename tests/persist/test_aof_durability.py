@@ -795,8 +795,10 @@ def kill9_during_rewrite_loses_nothing():
     file opened for it: a restart has everything."""
     d = tdir("rewrite_kill")
     args = ("--appendonly", "yes", "--cores", "2")
-    # The child writes 2 KB every 2 ms: about 1 MB/s.
-    g = start("goblin", d, *args, env={"GOBLIN_TEST_RDB_SAVE_SLOW_US": "2000"})
+    # The child writes 2 KB every 8 ms: about 250 KB/s, so the rewrite of
+    # these 2 MB lasts several seconds even when the checks below run
+    # slowly on a loaded machine.
+    g = start("goblin", d, *args, env={"GOBLIN_TEST_RDB_SAVE_SLOW_US": "8000"})
     for b in range(40):
         g.c.ok("MSET", *[x for i in range(1000) for x in ("base:%d:%d" % (b, i), "v%d" % i * 5)])
     ws = [Mixed(g.port, i) for i in range(4)]
