@@ -34,6 +34,7 @@ enum {
     CLIENT_STREAMING = 1 << 16,   /* a streamed reply is in progress (cmd/stream.c) */
     CLIENT_UNIX_SOCKET = 1 << 17, /* connected through the unixsocket listener */
     CLIENT_PRIMARY = 1 << 19,     /* applies the replication stream of this replica's primary */
+    CLIENT_SCRIPT = 1 << 20,      /* the scratch client of a running script */
     CLIENT_AOF_LOADER = 1 << 18,  /* replays the AOF: counted nowhere (no stats, slowlog or MONITOR), as
                                      Redis's fake AOF client */
 };

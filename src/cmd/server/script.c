@@ -865,7 +865,7 @@ static void eval_generic(client *c, int by_sha, int ro) {
     s->ocap = ocap;
     s->olen = s->osent = 0;
     s->obuf_peak = 0;
-    s->flags = CLIENT_IN_EXEC | (client_flags_peek(c) & CLIENT_AUTHENTICATED);
+    s->flags = CLIENT_IN_EXEC | CLIENT_SCRIPT | (client_flags_peek(c) & CLIENT_AUTHENTICATED);
     s->mstate = s->bstate = s->pstate = NULL;
     s->cur = s->last = NULL;
     run.caller = c;
