@@ -52,7 +52,7 @@ static void xgroupCommand(client *c) {
                 }
                 i += 2;
             } else {
-                reply_err_subcommand(c);
+                admin_reply_subcommand_syntax(c, "XGROUP");
                 return;
             }
         }
@@ -155,7 +155,7 @@ static void xgroupCommand(client *c) {
         }
         reply_int(c, pending);
     } else {
-        reply_err_subcommand(c);
+        admin_reply_subcommand_syntax(c, "XGROUP");
     }
 }
 
@@ -585,12 +585,12 @@ static void xinfo_stream(client *c, gstream *s) {
         full = 0;
     } else {
         if ((optc != 1 && optc != 3) || !arg_is(&c->argv[3], "full")) {
-            reply_err_subcommand(c);
+            admin_reply_subcommand_syntax(c, "XINFO");
             return;
         }
         if (optc == 3) {
             if (!arg_is(&c->argv[4], "count")) {
-                reply_err_subcommand(c);
+                admin_reply_subcommand_syntax(c, "XINFO");
                 return;
             }
             if (arg_ll(c, &c->argv[5], &count) != 0) return;
@@ -690,7 +690,7 @@ static void xinfo_stream(client *c, gstream *s) {
 static void xinfoCommand(client *c) {
     if (arg_is(&c->argv[1], "help")) {
         if (c->argc != 2) {
-            reply_err_subcommand(c);
+            admin_reply_subcommand_syntax(c, "XINFO");
             return;
         }
         static const char *const help[] = {"CONSUMERS <key> <groupname>",
@@ -704,7 +704,7 @@ static void xinfoCommand(client *c) {
         return;
     }
     if (c->argc < 3) {
-        reply_err_subcommand(c);
+        admin_reply_subcommand_syntax(c, "XINFO");
         return;
     }
     const garg *opt = &c->argv[1], *key = &c->argv[2];
@@ -756,7 +756,7 @@ static void xinfoCommand(client *c) {
     } else if (arg_is(opt, "stream")) {
         xinfo_stream(c, s);
     } else {
-        reply_err_subcommand(c);
+        admin_reply_subcommand_syntax(c, "XINFO");
     }
 }
 
