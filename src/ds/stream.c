@@ -333,6 +333,12 @@ int stream_load_entry(gstream *s, int new_run, const stream_id *first, const str
     return STREAM_OK;
 }
 
+static void run_remove(gstream *s, size_t i);
+
+void stream_load_end_run(gstream *s) {
+    if (s->nruns && s->runs[s->nruns - 1].live == 0) run_remove(s, s->nruns - 1);
+}
+
 gstream *stream_new(void) {
     gstream *s = calloc(1, sizeof(*s));
     if (!s) return NULL;

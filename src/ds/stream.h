@@ -80,6 +80,9 @@ int stream_append(gstream *s, const stream_id *id, const stream_str *fv, size_t 
  * master fields mf[0..nmaster) and master ID first; deleted marks it. */
 int stream_load_entry(gstream *s, int new_run, const stream_id *first, const stream_str *mf, size_t nmaster,
                       const stream_id *id, const stream_str *fv, size_t nfields, int deleted);
+/* A loaded run whose entries are all deleted goes (a run always has a
+ * live entry). */
+void stream_load_end_run(gstream *s);
 /* Seal the open run (loading ends, or before a dump). */
 int stream_seal(gstream *s);
 

@@ -574,8 +574,32 @@ static void reply_entries_read(client *c, stream_group *g) {
     else reply_null(c);
 }
 
-/* The rax of Redis holding n 16-byte keys has about this many nodes. */
-static long long rax_nodes_estimate(size_t n) { return n ? (long long)n + 1 : 1; }
+/* XINFO's radix-tree-nodes: the nodes Redis's rax has for the runs' master
+ * IDs (16-byte big-endian keys) in its canonical compressed shape: a node
+ * that all keys below share a next byte with is a compressed node over the
+ * common bytes, a node where they differ branches, and each key ends in a
+ * node of its own. Keys [lo, hi) share their first d bytes. */
+static unsigned char key_byte(const gstream *s, size_t i, int d) {
+    const stream_id *id = &s->runs[i].first;
+    return (unsigned char)(d < 8 ? id->ms >> (56 - 8 * d) : id->seq >> (56 - 8 * (d - 8)));
+}
+
+static long long rax_nodes(const gstream *s, size_t lo, size_t hi, int d) {
+    if (d == 16) return 1;
+    int e = d;
+    while (e < 16 && key_byte(s, lo, e) == key_byte(s, hi - 1, e)) e++; /* sorted: first and last bound it */
+    if (e > d) return 1 + rax_nodes(s, lo, hi, e);
+    long long n = 1;
+    for (size_t i = lo; i < hi;) {
+        size_t j = i + 1;
+        while (j < hi && key_byte(s, j, d) == key_byte(s, i, d)) j++;
+        n += rax_nodes(s, i, j, d + 1);
+        i = j;
+    }
+    return n;
+}
+
+static long long rax_nodes_of(const gstream *s) { return s->nruns ? rax_nodes(s, 0, s->nruns, 0) : 1; }
 
 static void xinfo_stream(client *c, gstream *s) {
     int full = 1;
@@ -603,7 +627,7 @@ static void xinfo_stream(client *c, gstream *s) {
     reply_bulk_cstr(c, "radix-tree-keys");
     reply_int(c, (long long)stream_nruns(s));
     reply_bulk_cstr(c, "radix-tree-nodes");
-    reply_int(c, rax_nodes_estimate(stream_nruns(s)));
+    reply_int(c, rax_nodes_of(s));
     reply_bulk_cstr(c, "last-generated-id");
     xs_reply_id(c, &s->last_id);
     reply_bulk_cstr(c, "max-deleted-entry-id");
