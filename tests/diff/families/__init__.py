@@ -32,6 +32,7 @@ REGISTRY = [
     "multi",
     "scripting",
     "hll",
+    "streams",
 ]
 
 
