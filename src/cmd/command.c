@@ -262,6 +262,7 @@ static void on_key_expired(gdb *db, const char *key, size_t klen) {
     multi_touch(db->id, key, klen);
     prop_deletion(db->id, PROP_DEL_EXPIRED, key, klen);
     cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
+    if (block_count() && prop_in_call()) block_signal_key(db, key, klen);
 }
 
 /* Redis 7.0's MAY_REPLICATE commands: COMMAND INFO does not show the flag
