@@ -16,7 +16,7 @@
 typedef struct rent {
     stream_id id;
     int nf;
-    char f[3][16], v[3][24];
+    char f[3][24], v[3][48];
     int live;
 } rent;
 
