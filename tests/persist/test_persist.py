@@ -333,7 +333,11 @@ def restore_of_damaged_payloads_never_crashes():
         if rep == b"OK":
             ok += 1
             t = g.c.ok("TYPE", "fz")
-            assert t in (b"string", b"list", b"set", b"zset", b"hash"), t
+            assert t in (b"string", b"list", b"set", b"zset", b"hash", b"stream"), t
+            if t == b"stream":
+                for cmd in (["XRANGE", "fz", "-", "+"], ["XREVRANGE", "fz", "+", "-"], ["XINFO", "STREAM", "fz", "FULL"],
+                            ["XADD", "fz", "*", "f", "v"], ["XTRIM", "fz", "MAXLEN", "1"]):
+                    g.c.call(*cmd)
             assert isinstance(g.c.call("DUMP", "fz"), bytes)
             g.c.ok("DEL", "fz")
         else:
@@ -489,7 +493,9 @@ def each_kind_of_damage_has_its_error():
         "nan": (crafted(rg.record(rg.T_ZSET_2, "k", rg.length(1) + s("m") + b"\x00\x00\x00\x00\x00\x00\xf8\x7f")),
                 "bad value"),
         "dbindex": (rg.rdb_file(rg.selectdb(200) + rg.record(rg.T_STRING, "k", s("v"))), "bad value"),
-        "stream": (crafted(rg.record(rg.T_STREAM, "mystream", b"\x00")), "unsupported"),
+        "stream": (crafted(rg.record(rg.T_STREAM, "mystream", b"\x00")), "bad length"),
+        "stream-nodekey": (crafted(rg.record(rg.T_STREAM, "k", rg.length(1) + s("short") + s(bytes(rg.listpack(["1"]))))),
+                           "corrupt encoding"),
         "module": (crafted(rg.record(rg.T_MODULE_2, "mymod", rg.length((12345 << 10) | 3))), "unsupported"),
         "function": (crafted(b"\xf5" + s("#!lua name=x\nredis.register_function('f', function() end)")),
                      "unsupported"),
