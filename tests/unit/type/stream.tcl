@@ -319,6 +319,13 @@ start_server [list tags {stream} args $::stream_server_args] {
         foreach rd $rds {assert_equal {{s {{1-0 {a 1}}}}} [$rd read]}
     }
 
+    test {XREAD BLOCK is served when the script that adds ends} {
+        r del s
+        set rd [blocked_client xread block 0 streams s $]
+        r eval {redis.call('xadd', KEYS[1], '1-0', 'a', '1'); return redis.call('xadd', KEYS[1], '2-0', 'b', '2')} 1 s
+        assert_equal {{s {{1-0 {a 1}} {2-0 {b 2}}}}} [$rd read]
+    }
+
     test {XREAD BLOCK inside MULTI and from scripts} {
         r del s
         r multi
