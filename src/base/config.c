@@ -67,7 +67,6 @@ static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb"
 
 #define NOTYET_HTTP "the memcache/HTTP front-ends"
 #define NOTYET_REPL "replication"
-#define NOTYET_STREAMS "streams"
 
 static const char *const supervised_modes[] = {"upstart", "systemd", "auto", "no", NULL};
 static const char *const protected_actions[] = {"no", "yes", "local", NULL};
@@ -206,8 +205,8 @@ static config_entry table[] = {
     {"rdb-del-sync-files", NULL, T_BOOL, F_DEFONLY, NULL, "no", 0, 0, NULL, NOTYET_REPL},
     {"lfu-log-factor", NULL, T_INT, 0, NULL, "10", 0, INT_MAX, NULL, NULL},
     {"lfu-decay-time", NULL, T_INT, 0, NULL, "1", 0, INT_MAX, NULL, NULL},
-    {"stream-node-max-bytes", NULL, T_SIZE, F_DEFONLY, NULL, "4096", 0, LLONG_MAX, NULL, NOTYET_STREAMS},
-    {"stream-node-max-entries", NULL, T_LL, F_DEFONLY, NULL, "100", 0, LLONG_MAX, NULL, NOTYET_STREAMS},
+    {"stream-node-max-bytes", NULL, T_SIZE, 0, &cfg.stream_node_max_bytes, "4096", 0, LLONG_MAX, NULL, NULL},
+    {"stream-node-max-entries", NULL, T_LL, 0, &cfg.stream_node_max_entries, "100", 0, LLONG_MAX, NULL, NULL},
     {"tracking-table-max-keys", NULL, T_LL, 0, &cfg.tracking_table_max_keys, "1000000", 0, LONG_MAX, NULL, NULL},
     {"hll-sparse-max-bytes", NULL, T_SIZE, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
     {"syslog-enabled", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL,

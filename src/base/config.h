@@ -49,6 +49,7 @@ typedef struct goblin_config {
     long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
     long long list_max_listpack_size;
     long long list_compress_depth;
+    long long stream_node_max_bytes, stream_node_max_entries;
     long long hll_sparse_max_bytes;
     /* goblin */
     int arena_hugetlb;

@@ -51,6 +51,7 @@ typedef struct bstate {
     int retrying;        /* the command is being re-run */
     int timeout_zero;    /* timeout replies :0 (WAIT) instead of a null array */
     int reblocked;       /* ... and asked to block again */
+    int pass_on;         /* block_pass_on */
 } bstate;
 
 static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -235,6 +236,23 @@ void block_forget_client(client *c) {
     if (c->bstate) finish_block(c);
 }
 
+void block_pass_on(client *c) {
+    bstate *b = c->bstate;
+    if (b) b->pass_on = 1;
+}
+
+void block_set_arg(client *c, int i, const char *p, size_t n) {
+    bstate *b = c->bstate;
+    if (!b || i < 0 || i >= b->argc) return;
+    char *np = malloc(n + 1);
+    if (!np) return;
+    memcpy(np, p, n);
+    np[n] = '\0';
+    free(b->argv[i].p);
+    b->argv[i].p = np;
+    b->argv[i].n = n;
+}
+
 static void on_timeout(client *c) {
     if (!c->bstate) return;
     /* As Redis, which handles timeouts outside a running script: a
@@ -267,7 +285,12 @@ void block_signal_key(gdb *db, const char *key, size_t klen) {
     nready++;
 }
 
-void block_signal_db(gdb *db) {
+static void signal_db(gdb *db, int all);
+
+void block_signal_db(gdb *db) { signal_db(db, 0); }
+void block_signal_db_all(gdb *db) { signal_db(db, 1); }
+
+static void signal_db(gdb *db, int all) {
     if (!__atomic_load_n(&nblocked, __ATOMIC_RELAXED)) return;
     /* The keys waited on in db, copied out: block_lock is not held while
      * the keyspace is read. */
@@ -297,7 +320,7 @@ void block_signal_db(gdb *db) {
     }
     pthread_mutex_unlock(&block_lock);
     for (size_t i = 0; i < n; i++) {
-        if (db_lookup_raw(db, keys[i].p, keys[i].n)) block_signal_key(db, keys[i].p, keys[i].n);
+        if (all || db_lookup_raw(db, keys[i].p, keys[i].n)) block_signal_key(db, keys[i].p, keys[i].n);
         free(keys[i].p);
     }
     free(keys);
@@ -306,13 +329,44 @@ void block_signal_db(gdb *db) {
 typedef struct retry_job {
     uint64_t id;
     int wid;
+    int db;
+    size_t klen;
+    char key[];          /* the signalled key */
 } retry_job;
+
+static retry_job *new_job(const waiter *w, int db, const char *key, size_t klen) {
+    retry_job *j = malloc(sizeof(*j) + klen + 1);
+    if (!j) abort();
+    j->id = w->c->id;
+    j->wid = w->c->worker_id;
+    j->db = db;
+    j->klen = klen;
+    memcpy(j->key, key, klen);
+    j->key[klen] = '\0';
+    return j;
+}
+
+static void retry_in_worker(void *arg);
+
+/* The turn of the waiter after c's in the queue of the job's key (pass-on
+ * mode, c not served): NULL when c is the last. block_lock held. */
+static retry_job *pass_turn_locked(bstate *b, const retry_job *j) {
+    for (int i = 0; i < b->nkeys; i++) {
+        bqueue *q = b->w[i].q;
+        if (!q || q->db != j->db || q->klen != j->klen || memcmp(q->key, j->key, j->klen) != 0) continue;
+        waiter *next = b->w[i].next;
+        return next ? new_job(next, j->db, j->key, j->klen) : NULL;
+    }
+    return NULL;
+}
 
 static void retry_in_worker(void *arg) {
     retry_job *j = arg;
     client *c = session_worker_find_client(j->wid, j->id);
-    free(j);
-    if (!c || !c->bstate) return;
+    if (!c || !c->bstate) {
+        free(j);
+        return;
+    }
     bstate *b = c->bstate;
     b->retrying = 1;
     b->reblocked = 0;
@@ -325,7 +379,17 @@ static void retry_in_worker(void *arg) {
     c->argv = NULL;
     __atomic_store_n(&c->db, saved_db, __ATOMIC_RELAXED);
     b->retrying = 0;
-    if (b->reblocked) return;
+    if (b->reblocked) {
+        if (b->pass_on) {
+            pthread_mutex_lock(&block_lock);
+            retry_job *nj = pass_turn_locked(b, j);
+            pthread_mutex_unlock(&block_lock);
+            if (nj) session_post(nj->wid, retry_in_worker, nj);
+        }
+        free(j);
+        return;
+    }
+    free(j);
     /* Served: give the next waiter of each key a turn. */
     gdb *db = db_get(b->db);
     int nk = b->nkeys;
@@ -360,11 +424,10 @@ void block_handle_ready(void) {
         if (slot) {
             bqueue *q = *(bqueue **)slot;
             if (q->head) {
-                retry_job *j = malloc(sizeof(*j));
-                j->id = q->head->c->id;
-                j->wid = q->head->c->worker_id;
+                retry_job *j = new_job(q->head, rk.db, rk.p, rk.n);
+                int wid = j->wid;
                 pthread_mutex_unlock(&block_lock);
-                session_post(j->wid, retry_in_worker, j);
+                session_post(wid, retry_in_worker, j);
                 free(rk.p);
                 continue;
             }

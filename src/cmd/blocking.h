@@ -32,6 +32,15 @@ int block_parse_timeout(client *c, const garg *a, int64_t *deadline_ms);
 void block_on_keys(client *c, const garg *keys, int nkeys, int64_t deadline_ms);
 int block_allowed(const client *c);
 
+/* After block_on_keys: a signal on one of the keys gives every waiter of
+ * the key a turn, in FIFO order, whether or not the ones before it were
+ * served (Redis serves all the stream readers of a key at once); without
+ * it the turns stop at the first waiter that cannot be served (the pops). */
+void block_pass_on(client *c);
+/* After block_on_keys: argument i of the re-run command becomes p[0..n)
+ * (XREAD's "$" becomes the ID it stood for). */
+void block_set_arg(client *c, int i, const char *p, size_t n);
+
 /* Non-zero while a blocked client's command is being re-run after a
  * signal. A key of the wrong type must then keep the client blocked
  * (block_on_keys again) instead of replying WRONGTYPE, as Redis 7.0 serves
@@ -44,6 +53,10 @@ int block_waiting(const client *c);
 
 /* A key may now serve waiters; cheap when nobody waits. */
 void block_signal_key(gdb *db, const char *key, size_t klen);
+
+/* Every key of db that has waiters is signalled, existing or not
+ * (FLUSHDB, SWAPDB: a stream reader of a group learns its key went). */
+void block_signal_db_all(gdb *db);
 
 /* Every key of db that has waiters and exists now is signalled (SWAPDB:
  * the database under an index changed at once). The caller holds the

@@ -301,9 +301,20 @@ static cmd_def *def_by_fullname(const char *name) {
 }
 
 /* Every signalled change dirties the clients that WATCH the key. */
+/* It also signals the key to blocked clients: a stream reader of a group
+ * learns that its key was deleted or overwritten (Redis signals a stream
+ * key that goes); other waiters re-check and keep waiting. */
 static void on_key_modified(gdb *db, const char *key, size_t klen) {
     multi_touch(db ? db->id : -1, key, klen);
     prop_count_change();
+    if (!block_count() || !prop_in_call()) return;
+    if (db && key) {
+        block_signal_key(db, key, klen);
+    } else if (db) {
+        block_signal_db_all(db);
+    } else {
+        for (int i = 0; i < db_count(); i++) block_signal_db_all(db_get(i));
+    }
 }
 
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
@@ -312,6 +323,7 @@ static void on_key_expired(gdb *db, const char *key, size_t klen) {
     if (tracking_active()) tracking_key_modified(NULL, key, klen);
     prop_deletion(db->id, PROP_DEL_EXPIRED, key, klen);
     cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
+    if (block_count() && prop_in_call()) block_signal_key(db, key, klen);
 }
 
 /* A load replaced the dataset: as after FLUSHALL, no cached key holds. */

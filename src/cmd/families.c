@@ -23,6 +23,8 @@ static const struct {
     {geo_handlers, NULL, NULL},
     {list_handlers, list_family_init, NULL},
     {set_handlers, set_family_init, NULL},
+    {stream_handlers, stream_family_init, NULL},
+    {stream_cg_handlers, NULL, NULL},
     {multi_handlers, multi_family_init, NULL},
     {pubsub_handlers, pubsub_family_init, NULL},
     {blocking_handlers, NULL, NULL},

@@ -20,6 +20,8 @@ extern const cmd_handler string_handlers[];
 extern const cmd_handler bitops_handlers[];
 extern const cmd_handler hash_handlers[];
 extern const cmd_handler list_handlers[];
+extern const cmd_handler stream_handlers[];
+extern const cmd_handler stream_cg_handlers[];
 extern const cmd_handler set_handlers[];
 extern const cmd_handler zset_handlers[];
 extern const cmd_handler geo_handlers[];          /* t_geo.c: positions kept in zsets */
@@ -27,6 +29,7 @@ extern const cmd_handler hll_handlers[];
 extern const cmd_handler sort_handlers[];
 void hash_family_init(void);
 void list_family_init(void);
+void stream_family_init(void);
 void set_family_init(void);
 void zset_family_init(void);
 

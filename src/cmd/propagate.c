@@ -125,6 +125,8 @@ void prop_thread_exit(void) {
     T.nops = T.cap = 0;
 }
 
+int prop_in_call(void) { return T.depth > 0; }
+
 void prop_begin(void) {
     assert(T.depth < PROP_MAX_DEPTH);
     prop_level *l = &T.lv[T.depth++];

@@ -31,6 +31,8 @@ struct cmd_def;
  * record of its own on the stream; the table marks it CMDF_NO_OWN_RECORD. */
 int prop_no_own_record(const char *fullname);
 
+/* Non-zero while the calling thread runs a command (cmd_call). */
+int prop_in_call(void);
 /* Around the handler in cmd_call (prop_end before the locks go). */
 void prop_begin(void);
 void prop_end(client *c, const struct cmd_def *cmd);

@@ -7,7 +7,9 @@
  *   zset    xor, per element, of a signature (20 bytes) started at zero
  *           that mixes the member and then the score as "%.17g" text;
  *   hash    xor, per pair, of a signature started at zero that mixes the
- *           field and then the value.
+ *           field and then the value;
+ *   stream  mix, per entry in ID order, of its ID as "ms.seq" and then of
+ *           each field and value (groups are not part of it, as in Redis).
  * The dataset: for each non-empty database in id order, mix its id (4
  * bytes, big endian) into the result, then xor in each key's signature
  * (20 bytes): a zero start, a mix of the key name, then the value's as
@@ -28,6 +30,7 @@
 #include "ds/hash.h"
 #include "ds/list.h"
 #include "ds/set.h"
+#include "ds/stream.h"
 #include "ds/zset.h"
 #include "util/sha1.h"
 #include "util/strutil.h"
@@ -150,6 +153,25 @@ static void hash_xor(unsigned char d[DIGEST_BYTES], const gobj *o) {
     hash_iter_done(&it);
 }
 
+static void stream_mix(unsigned char d[DIGEST_BYTES], const gobj *o) {
+    stream_iter it;
+    stream_id id;
+    size_t nf;
+    stream_iter_init(&it, o->u.p, NULL, NULL, 0);
+    while (stream_iter_next(&it, &id, &nf)) {
+        char buf[48];
+        int bl = snprintf(buf, sizeof(buf), "%llu.%llu", (unsigned long long)id.ms, (unsigned long long)id.seq);
+        fold_mix(d, buf, (size_t)bl);
+        for (size_t i = 0; i < nf; i++) {
+            stream_str f, v;
+            stream_iter_field(&it, &f, &v);
+            fold_mix(d, f.p, f.n);
+            fold_mix(d, v.p, v.n);
+        }
+    }
+    stream_iter_done(&it);
+}
+
 int digest_entry(const dbentry *e, unsigned char d[DIGEST_BYTES]) {
     const gobj *o = &e->val;
     if (o->type == OBJ_NONE) return 0; /* a key being created: no value yet */
@@ -162,6 +184,7 @@ int digest_entry(const dbentry *e, unsigned char d[DIGEST_BYTES]) {
     case OBJ_SET: set_xor(d, o); break;
     case OBJ_ZSET: zset_xor(d, o); break;
     case OBJ_HASH: hash_xor(d, o); break;
+    case OBJ_STREAM: stream_mix(d, o); break;
     default: assert(!"unknown value type"); break;
     }
     if (e->expire != -1) fold_xor(d, "!!expire!!", 10);

@@ -11,17 +11,17 @@
 #include "util/rand.h"
 #include "strval.h"
 
-static const obj_type_ops *type_ops[5];
+static const obj_type_ops *type_ops[OBJ_NTYPES];
 
 void obj_register_type(int type, const obj_type_ops *ops) {
-    assert(type >= 0 && type < 5);
+    assert(type >= 0 && type < OBJ_NTYPES);
     type_ops[type] = ops;
 }
 
 void obj_free(gobj *o) {
     if (o->type == OBJ_STRING) {
         strval_free(o);
-    } else if (o->type < 5 && type_ops[o->type]) {
+    } else if (o->type < OBJ_NTYPES && type_ops[o->type]) {
         type_ops[o->type]->free(o);
     }
     o->type = OBJ_NONE;
@@ -29,13 +29,13 @@ void obj_free(gobj *o) {
 
 int obj_dup(gobj *dst, const gobj *src) {
     if (src->type == OBJ_STRING) return strval_dup(dst, src);
-    assert(src->type < 5 && type_ops[src->type]);
+    assert(src->type < OBJ_NTYPES && type_ops[src->type]);
     return type_ops[src->type]->dup(dst, src);
 }
 
 size_t obj_mem_usage(const gobj *o) {
     if (o->type == OBJ_STRING) return strval_mem_usage(o);
-    if (o->type < 5 && type_ops[o->type] && type_ops[o->type]->mem_usage) return type_ops[o->type]->mem_usage(o);
+    if (o->type < OBJ_NTYPES && type_ops[o->type] && type_ops[o->type]->mem_usage) return type_ops[o->type]->mem_usage(o);
     return sizeof(gobj);
 }
 
@@ -52,6 +52,7 @@ const char *obj_type_name(int type) {
     case OBJ_SET: return "set";
     case OBJ_ZSET: return "zset";
     case OBJ_HASH: return "hash";
+    case OBJ_STREAM: return "stream";
     default: return "none";
     }
 }
@@ -66,6 +67,7 @@ const char *obj_encoding_name(const gobj *o) {
     case ENC_INTSET: return "intset";
     case ENC_SKIPLIST: return "skiplist";
     case ENC_QUICKLIST: return "quicklist";
+    case ENC_STREAM: return "stream";
     default: return "unknown";
     }
 }

@@ -5,7 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_NONE = 255 };
+enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_STREAM = 6, OBJ_NONE = 255 };
+#define OBJ_NTYPES 7
 
 enum {
     ENC_INT = 1,     /* string: int64 inline */
@@ -16,6 +17,7 @@ enum {
     ENC_INTSET = 12,
     ENC_SKIPLIST = 13,
     ENC_QUICKLIST = 14,
+    ENC_STREAM = 15,
 };
 
 typedef struct gobj {

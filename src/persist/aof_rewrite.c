@@ -1,8 +1,11 @@
 /* aof_rewrite.c -- an AOF base in command form, as Redis 7.0's
  * rewriteAppendOnlyFile writes it when aof-use-rdb-preamble is no: per
  * database a SELECT, then per key the commands that rebuild it (SET;
- * RPUSH, SADD, ZADD and HMSET with at most 64 elements per command) and a
- * PEXPIREAT for a key with a TTL.
+ * RPUSH, SADD, ZADD and HMSET with at most 64 elements per command; a
+ * stream as one XADD per entry, XSETID, and per group XGROUP CREATE with
+ * its consumers' pending entries as XCLAIM ... FORCE, or XGROUP
+ * CREATECONSUMER for a consumer with none) and a PEXPIREAT for a key with
+ * a TTL.
  *
  * It runs in the rewrite child (a fork: the dataset cannot change under
  * it) or under the keyspace write lock, so it reads the keyspace without
@@ -23,6 +26,7 @@
 #include "ds/hash.h"
 #include "ds/list.h"
 #include "ds/set.h"
+#include "ds/stream.h"
 #include "ds/zset.h"
 #include "persist/rdb.h"
 #include "util/strutil.h"
@@ -192,6 +196,86 @@ static void rw_hash(rw_out *o, const dbentry *e) {
     hash_iter_done(&it);
 }
 
+static void rw_stream_id(rw_out *o, const stream_id *id) {
+    char b[48];
+    int n = snprintf(b, sizeof(b), "%llu-%llu", (unsigned long long)id->ms, (unsigned long long)id->seq);
+    rw_bulk(o, b, (size_t)n);
+}
+
+/* Redis's rewriteStreamObject. */
+static void rw_stream(rw_out *o, const dbentry *e) {
+    gstream *s = e->val.u.p;
+    if (s->length) {
+        stream_iter it;
+        stream_id id;
+        size_t nf;
+        stream_iter_init(&it, s, NULL, NULL, 0);
+        while (stream_iter_next(&it, &id, &nf)) {
+            rw_cmd(o, 3 + (int)nf * 2, "XADD", e);
+            rw_stream_id(o, &id);
+            for (size_t i = 0; i < nf; i++) {
+                stream_str f, v;
+                stream_iter_field(&it, &f, &v);
+                rw_bulk(o, f.p, f.n);
+                rw_bulk(o, v.p, v.n);
+            }
+        }
+        stream_iter_done(&it);
+    } else {
+        /* an empty stream: XADD an entry and trim it away */
+        stream_id one = {0, 1};
+        rw_cmd(o, 7, "XADD", e);
+        rw_bulk(o, "MAXLEN", 6);
+        rw_bulk(o, "0", 1);
+        rw_stream_id(o, &one);
+        rw_bulk(o, "x", 1);
+        rw_bulk(o, "y", 1);
+    }
+    rw_cmd(o, 7, "XSETID", e);
+    rw_stream_id(o, &s->last_id);
+    rw_bulk(o, "ENTRIESADDED", 12);
+    rw_bulk_ll(o, (long long)s->entries_added);
+    rw_bulk(o, "MAXDELETEDID", 12);
+    rw_stream_id(o, &s->max_deleted_id);
+    for (size_t i = 0; i < s->ngroups; i++) {
+        const stream_group *g = s->groups[i];
+        rw_head(o, '*', 7);
+        rw_bulk(o, "XGROUP", 6);
+        rw_bulk(o, "CREATE", 6);
+        rw_bulk(o, e->key, e->klen);
+        rw_bulk(o, g->name, g->nlen);
+        rw_stream_id(o, &g->last_id);
+        rw_bulk(o, "ENTRIESREAD", 11);
+        rw_bulk_ll(o, g->entries_read);
+        for (size_t k = 0; k < g->ncons; k++) {
+            const stream_consumer *c = g->cons[k];
+            if (!c->pel.n) {
+                rw_head(o, '*', 5);
+                rw_bulk(o, "XGROUP", 6);
+                rw_bulk(o, "CREATECONSUMER", 14);
+                rw_bulk(o, e->key, e->klen);
+                rw_bulk(o, g->name, g->nlen);
+                rw_bulk(o, c->name, c->nlen);
+                continue;
+            }
+            for (size_t m = 0; m < c->pel.n; m++) {
+                const stream_nack *na = c->pel.v[m];
+                rw_cmd(o, 12, "XCLAIM", e);
+                rw_bulk(o, g->name, g->nlen);
+                rw_bulk(o, c->name, c->nlen);
+                rw_bulk(o, "0", 1);
+                rw_stream_id(o, &na->id);
+                rw_bulk(o, "TIME", 4);
+                rw_bulk_ll(o, na->delivery_time);
+                rw_bulk(o, "RETRYCOUNT", 10);
+                rw_bulk_ll(o, (long long)na->delivery_count);
+                rw_bulk(o, "JUSTID", 6);
+                rw_bulk(o, "FORCE", 5);
+            }
+        }
+    }
+}
+
 static void rw_entry(rw_out *o, const dbentry *e) {
     switch (e->val.type) {
     case OBJ_STRING: rw_string(o, e); break;
@@ -199,6 +283,7 @@ static void rw_entry(rw_out *o, const dbentry *e) {
     case OBJ_SET: rw_set(o, e); break;
     case OBJ_ZSET: rw_zset(o, e); break;
     case OBJ_HASH: rw_hash(o, e); break;
+    case OBJ_STREAM: rw_stream(o, e); break;
     default: return; /* a key being created (no value yet) */
     }
     if (e->expire != -1) {

@@ -42,6 +42,7 @@
 #include "util/lzf.h"
 #include "persist/packed.h"
 #include "persist/rdb.h"
+#include "persist/rdb_in.h"
 #include "persist/rdb_snap.h"
 #include "base/config.h"
 
@@ -73,51 +74,6 @@ const char *rdb_err_name(int err) {
     default: return "error";
     }
 }
-
-typedef struct rstr {
-    const unsigned char *p;
-    size_t n;
-    int isint;
-    int64_t v;
-    const unsigned char *zp; /* LZF in the file: the compressed bytes (else NULL) */
-    size_t zn;
-} rstr;
-
-typedef struct growbuf {
-    unsigned char *p;
-    size_t n, cap;
-} growbuf;
-
-typedef struct rdb_in {
-    int fd;
-    unsigned char *buf;
-    size_t cap, pos, end;
-    uint64_t base;          /* file offset of buf[0] */
-    uint64_t crc;
-    size_t crcpos;          /* buf[crcpos..pos) not yet in crc */
-    int crc_async;          /* the checksum thread covers the file instead */
-    uint64_t fsize;
-    int version;
-    int err;
-    char *emsg;
-    size_t elen;
-    int have_key;
-    int overrun;            /* a length claimed more bytes than the file has */
-    struct {
-        const unsigned char *p;
-        size_t n;
-    } key;                  /* the current key (in the builder's batch) */
-    growbuf tmp, z;         /* field/member copy, LZF output */
-    char itext[24];         /* an int-encoded string's text */
-    /* building */
-    hash_limits hlim;
-    zset_limits zlim;
-    set_limits slim;
-    list_limit llim;
-    const rdb_load_opts *opt;
-    rdb_read_fn *rd;        /* a reader load (rdb_load_reader): bytes come from rd, not fd */
-    void *rd_arg;
-} rdb_in;
 
 static int gb_reserve(growbuf *g, size_t n) {
     if (n <= g->cap) return 0;
@@ -153,7 +109,7 @@ static void key_shown(char *out, size_t cap, const unsigned char *k, size_t kn) 
 }
 
 /* Record the first error; the message gets the key and offset appended. */
-__attribute__((format(printf, 3, 4))) static int in_fail(rdb_in *in, int code, const char *fmt, ...) {
+int in_fail(rdb_in *in, int code, const char *fmt, ...) {
     if (in->err) return -1;
     in->err = code;
     char msg[512];
@@ -172,7 +128,7 @@ __attribute__((format(printf, 3, 4))) static int in_fail(rdb_in *in, int code, c
 }
 
 /* Make n bytes available at buf[pos]. */
-static int in_fill(rdb_in *in, size_t n) {
+int in_fill(rdb_in *in, size_t n) {
     if (in->err) return -1;
     /* Checksum what was consumed, then drop it. */
     if (!in->crc_async) in->crc = crc64_update(in->crc, in->buf + in->crcpos, in->pos - in->crcpos);
@@ -204,13 +160,6 @@ static int in_fill(rdb_in *in, size_t n) {
         in->end += (size_t)r;
     }
     return 0;
-}
-
-static inline const unsigned char *in_take(rdb_in *in, size_t n) {
-    if (in->end - in->pos < n && in_fill(in, n) != 0) return NULL;
-    const unsigned char *p = in->buf + in->pos;
-    in->pos += n;
-    return p;
 }
 
 static int in_byte(rdb_in *in, unsigned *b) {
@@ -253,7 +202,7 @@ static int in_len_enc(rdb_in *in, uint64_t *len, int *enc) {
     }
 }
 
-static int in_len(rdb_in *in, uint64_t *len) {
+int in_len(rdb_in *in, uint64_t *len) {
     int enc;
     if (in_len_enc(in, len, &enc) != 0) return -1;
     if (enc) return in_fail(in, RDB_ERR_LENGTH, "string encoding 0x%02x where a length was expected",
@@ -269,7 +218,7 @@ static uint64_t in_remaining(const rdb_in *in) {
     return off < in->fsize ? in->fsize - off : 0;
 }
 
-static int in_string(rdb_in *in, rstr *s) {
+int in_string(rdb_in *in, rstr *s) {
     uint64_t len;
     int enc;
     if (in_len_enc(in, &len, &enc) != 0) return -1;
@@ -338,9 +287,7 @@ static int in_string(rdb_in *in, rstr *s) {
 
 /* ---- value builders -------------------------------------------------------- */
 
-enum { LOAD_OK = 0, LOAD_ERR = -1, LOAD_EMPTY = 1 };
-
-static int nomem(rdb_in *in) { return in_fail(in, RDB_ERR_NOMEM, "out of memory building the value"); }
+int in_nomem(rdb_in *in) { return in_fail(in, RDB_ERR_NOMEM, "out of memory building the value"); }
 
 static int push_elem(rdb_in *in, glist *l, const pk_elem *e) {
     list_val v;
@@ -354,7 +301,7 @@ static int push_elem(rdb_in *in, glist *l, const pk_elem *e) {
     }
     int rc = list_push(l, LIST_TAIL, &v, &in->llim);
     if (rc == LIST_ETOOBIG) return in_fail(in, RDB_ERR_LENGTH, "list element of %zu bytes is too large", e->n);
-    if (rc != LIST_OK) return nomem(in);
+    if (rc != LIST_OK) return in_nomem(in);
     return 0;
 }
 
@@ -380,7 +327,7 @@ static int push_blob_zl(rdb_in *in, glist *l, const rstr *b) {
 
 static int load_list(rdb_in *in, int type, gobj *o) {
     glist *l = list_new();
-    if (!l) return nomem(in);
+    if (!l) return in_nomem(in);
     uint64_t n;
     rstr s;
     if (type == RDB_TYPE_LIST_ZIPLIST) {
@@ -432,7 +379,7 @@ static int set_add_checked(rdb_in *in, gset **s, const pk_elem *e) {
     int rc = set_add(s, p, n, &in->slim);
     if (rc == 1) return 0;
     if (rc == 0) return in_fail(in, RDB_ERR_DUPLICATE, "duplicate set member");
-    return nomem(in);
+    return in_nomem(in);
 }
 
 static int load_set(rdb_in *in, int type, gobj *o) {
@@ -447,7 +394,7 @@ static int load_set(rdb_in *in, int type, gobj *o) {
         /* Presize for n members (each takes at least a byte of the file). */
         uint64_t hint = n < in_remaining(in) ? n : in_remaining(in);
         s = n > in->slim.max_intset ? set_new_reserve((size_t)hint) : set_new();
-        if (!s) return nomem(in);
+        if (!s) return in_nomem(in);
         for (uint64_t i = 0; i < n; i++) {
             if (in_string(in, &b) != 0) goto fail;
             e = (pk_elem){b.p, b.n, b.v, b.isint};
@@ -459,7 +406,7 @@ static int load_set(rdb_in *in, int type, gobj *o) {
         if (is_iter_init(&it, b.p, b.n) != 0) return in_fail(in, RDB_ERR_ENCODING, "corrupt intset header");
         if (is_count(&it) == 0) return LOAD_EMPTY;
         s = is_count(&it) > in->slim.max_intset ? set_new_reserve(is_count(&it)) : set_new();
-        if (!s) return nomem(in);
+        if (!s) return in_nomem(in);
         int64_t v;
         while ((r = is_iter_next(&it, &v)) > 0) {
             e = (pk_elem){NULL, 0, v, 1};
@@ -473,7 +420,7 @@ static int load_set(rdb_in *in, int type, gobj *o) {
         lp_iter it;
         if (in_string(in, &b) != 0) return LOAD_ERR;
         if (lp_iter_init(&it, b.p, b.n) != 0) return in_fail(in, RDB_ERR_ENCODING, "corrupt listpack header");
-        if (!(s = set_new())) return nomem(in);
+        if (!(s = set_new())) return in_nomem(in);
         while ((r = lp_iter_next(&it, &e)) > 0)
             if (set_add_checked(in, &s, &e) != 0) goto fail;
         if (r < 0) {
@@ -528,7 +475,7 @@ static int zadd_checked(rdb_in *in, zset *z, const unsigned char *m, size_t n, d
     if (isnan(score)) return in_fail(in, RDB_ERR_VALUE, "NaN score");
     int out = 0;
     int rc = zset_add(z, score, m, n, ZADD_IN_NX, &out, NULL, &in->zlim);
-    if (rc != ZSET_OK) return nomem(in);
+    if (rc != ZSET_OK) return in_nomem(in);
     if (!(out & ZADD_OUT_ADDED)) return in_fail(in, RDB_ERR_DUPLICATE, "duplicate sorted set member");
     return 0;
 }
@@ -559,7 +506,7 @@ static int load_zset(rdb_in *in, int type, gobj *o) {
          * writes members from the highest score down, so every insert lands
          * at the same (cached) end of the tree. */
         uint64_t hint = n < in_remaining(in) ? n : in_remaining(in);
-        if (!(z = zset_new_reserve((size_t)hint, &in->zlim))) return nomem(in);
+        if (!(z = zset_new_reserve((size_t)hint, &in->zlim))) return in_nomem(in);
         for (uint64_t i = 0; i < n; i++) {
             double sc = 0;
             if (in_string(in, &b) != 0 || gb_set(&in->tmp, b.p, b.n) != 0) goto fail_io;
@@ -575,7 +522,7 @@ static int load_zset(rdb_in *in, int type, gobj *o) {
         zl_iter zi;
         if (zl ? zl_iter_init(&zi, b.p, b.n) : lp_iter_init(&li, b.p, b.n))
             return in_fail(in, RDB_ERR_ENCODING, "corrupt %s header", zl ? "ziplist" : "listpack");
-        if (!(z = zset_new(&in->zlim))) return nomem(in);
+        if (!(z = zset_new(&in->zlim))) return in_nomem(in);
         for (;;) {
             r1 = zl ? zl_iter_next(&zi, &m) : lp_iter_next(&li, &m);
             if (r1 <= 0) break;
@@ -605,7 +552,7 @@ static int load_zset(rdb_in *in, int type, gobj *o) {
     o->u.p = z;
     return LOAD_OK;
 fail_io:
-    if (!in->err) nomem(in);
+    if (!in->err) in_nomem(in);
 fail:
     zset_free(z);
     return LOAD_ERR;
@@ -615,7 +562,7 @@ static int hset_checked(rdb_in *in, hash **h, const unsigned char *f, size_t fl,
     int rc = hash_set(h, f, fl, v, vl, &in->hlim);
     if (rc == 1) return 0;
     if (rc == 0) return in_fail(in, RDB_ERR_DUPLICATE, "duplicate hash field");
-    return nomem(in);
+    return in_nomem(in);
 }
 
 static int load_hash(rdb_in *in, int type, gobj *o) {
@@ -629,11 +576,11 @@ static int load_hash(rdb_in *in, int type, gobj *o) {
          * so a corrupt length cannot make this reserve more than the file
          * could fill). */
         uint64_t hint = n < in_remaining(in) / 2 ? n : in_remaining(in) / 2;
-        if (!(h = hash_new_hint((size_t)hint, &in->hlim))) return nomem(in);
+        if (!(h = hash_new_hint((size_t)hint, &in->hlim))) return in_nomem(in);
         for (uint64_t i = 0; i < n; i++) {
             if (in_string(in, &b) != 0) goto fail;
             if (gb_set(&in->tmp, b.p, b.n) != 0) {
-                nomem(in);
+                in_nomem(in);
                 goto fail;
             }
             if (in_string(in, &b) != 0) goto fail;
@@ -642,7 +589,7 @@ static int load_hash(rdb_in *in, int type, gobj *o) {
     } else {
         const char *what = type == RDB_TYPE_HASH_ZIPMAP ? "zipmap" : type == RDB_TYPE_HASH_ZIPLIST ? "ziplist"
                                                                                                  : "listpack";
-        if (!(h = hash_new())) return nomem(in);
+        if (!(h = hash_new())) return in_nomem(in);
         if (in_string(in, &b) != 0) goto fail;
         lp_iter li;
         zl_iter zi;
@@ -707,7 +654,7 @@ static int load_value(rdb_in *in, int type, gobj *o) {
             strval_set_int(o, s.v);
         } else if (s.zp ? strval_set_packed(o, (const char *)s.p, s.n, (const char *)s.zp, s.zn)
                         : strval_set(o, (const char *)s.p, s.n)) {
-            return nomem(in);
+            return in_nomem(in);
         }
         return LOAD_OK;
     }
@@ -729,7 +676,7 @@ static int load_value(rdb_in *in, int type, gobj *o) {
     case RDB_TYPE_STREAM_LISTPACKS:
     case RDB_TYPE_STREAM_LISTPACKS_2:
     case RDB_TYPE_STREAM_LISTPACKS_3:
-        return in_fail(in, RDB_ERR_UNSUPPORTED, "stream value (RDB type %d): Goblin has no stream type", type);
+        return rdb_load_stream(in, type, o);
     case RDB_TYPE_MODULE_PRE_GA:
     case RDB_TYPE_MODULE_2: {
         uint64_t id;

@@ -30,6 +30,7 @@
 #include "ds/hash.h"
 #include "ds/list.h"
 #include "ds/set.h"
+#include "ds/stream.h"
 #include "util/strutil.h"
 #include "ds/zset.h"
 #include "util/crc64.h"
@@ -297,6 +298,7 @@ static int value_rdb_type(const gobj *v) {
     case OBJ_SET: return set_is_intset(v->u.p) ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
     case OBJ_ZSET: return zset_is_packed(v->u.p) ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
     case OBJ_HASH: return hash_form(v->u.p) == HASH_SMALL ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
+    case OBJ_STREAM: return RDB_TYPE_STREAM_LISTPACKS_2;
     default: return -1;
     }
 }
@@ -511,6 +513,103 @@ static void save_hash(rdb_out *o, const gobj *v) {
     hash_iter_done(&it);
 }
 
+/* Streams as Redis 7.0 writes them: each run as a radix-tree node, its
+ * master ID (16 bytes, big endian) and its listpack (the master entry,
+ * then every entry, deleted ones included), then the stream's metadata
+ * and its groups with their PELs and consumers. */
+typedef struct sv_run {
+    lp_builder *lp;
+    const stream_run_view *v;
+    int started;
+} sv_run;
+
+static void sv_entry(void *arg, const stream_id *id, int deleted, int same, const stream_str *fv, size_t nf) {
+    sv_run *r = arg;
+    lp_builder *lp = r->lp;
+    if (!r->started) {
+        r->started = 1;
+        lpb_add_int(lp, r->v->live);
+        lpb_add_int(lp, r->v->dead);
+        lpb_add_int(lp, (int64_t)r->v->nmaster);
+        for (size_t i = 0; i < r->v->nmaster; i++) lpb_add_str(lp, r->v->master[i].p, r->v->master[i].n);
+        lpb_add_int(lp, 0);
+    }
+    lpb_add_int(lp, (deleted ? 1 : 0) | (same ? 2 : 0));
+    lpb_add_int(lp, (int64_t)(id->ms - r->v->first.ms));
+    lpb_add_int(lp, (int64_t)(id->seq - r->v->first.seq));
+    if (!same) lpb_add_int(lp, (int64_t)nf);
+    for (size_t i = 0; i < nf; i++) {
+        if (!same) lpb_add_str(lp, fv[2 * i].p, fv[2 * i].n);
+        lpb_add_str(lp, fv[2 * i + 1].p, fv[2 * i + 1].n);
+    }
+    lpb_add_int(lp, (int64_t)nf + 3 + (same ? 0 : (int64_t)nf + 1));
+}
+
+static void out_stream_id_raw(rdb_out *o, const stream_id *id) {
+    unsigned char b[16];
+    for (int i = 0; i < 8; i++) {
+        b[i] = (unsigned char)(id->ms >> (56 - 8 * i));
+        b[8 + i] = (unsigned char)(id->seq >> (56 - 8 * i));
+    }
+    out_bytes(o, b, 16);
+}
+
+static void out_ms(rdb_out *o, int64_t t) {
+    unsigned char b[8];
+    le_put64(b, (uint64_t)t);
+    out_bytes(o, b, 8);
+}
+
+static void save_stream(rdb_out *o, const gobj *v) {
+    gstream *s = v->u.p;
+    out_len(o, stream_nruns(s));
+    for (size_t i = 0; i < stream_nruns(s); i++) {
+        stream_run_view view;
+        sv_run r = {&o->lp, &view, 0};
+        lpb_reset(&o->lp);
+        unsigned char key[16];
+        const stream_id *first = &s->runs[i].first;
+        for (int k = 0; k < 8; k++) {
+            key[k] = (unsigned char)(first->ms >> (56 - 8 * k));
+            key[8 + k] = (unsigned char)(first->seq >> (56 - 8 * k));
+        }
+        out_len(o, 16);
+        out_bytes(o, key, 16);
+        stream_run_walk(s, i, &view, sv_entry, &r);
+        out_lp_blob(o);
+    }
+    out_len(o, s->length);
+    out_len(o, s->last_id.ms);
+    out_len(o, s->last_id.seq);
+    out_len(o, s->first_id.ms);
+    out_len(o, s->first_id.seq);
+    out_len(o, s->max_deleted_id.ms);
+    out_len(o, s->max_deleted_id.seq);
+    out_len(o, s->entries_added);
+    out_len(o, s->ngroups);
+    for (size_t i = 0; i < s->ngroups; i++) {
+        const stream_group *g = s->groups[i];
+        out_string(o, g->name, g->nlen);
+        out_len(o, g->last_id.ms);
+        out_len(o, g->last_id.seq);
+        out_len(o, (uint64_t)g->entries_read);
+        out_len(o, g->pel.n);
+        for (size_t k = 0; k < g->pel.n; k++) {
+            out_stream_id_raw(o, &g->pel.v[k]->id);
+            out_ms(o, g->pel.v[k]->delivery_time);
+            out_len(o, g->pel.v[k]->delivery_count);
+        }
+        out_len(o, g->ncons);
+        for (size_t k = 0; k < g->ncons; k++) {
+            const stream_consumer *c = g->cons[k];
+            out_string(o, c->name, c->nlen);
+            out_ms(o, c->seen_time);
+            out_len(o, c->pel.n);
+            for (size_t m = 0; m < c->pel.n; m++) out_stream_id_raw(o, &c->pel.v[m]->id);
+        }
+    }
+}
+
 /* The body of a value (after its type byte), in a file or a DUMP. */
 static void save_value(rdb_out *o, const gobj *v) {
     switch (v->type) {
@@ -519,6 +618,7 @@ static void save_value(rdb_out *o, const gobj *v) {
     case OBJ_SET: save_set(o, v); break;
     case OBJ_ZSET: save_zset(o, v); break;
     case OBJ_HASH: save_hash(o, v); break;
+    case OBJ_STREAM: save_stream(o, v); break;
     default: break;
     }
 }

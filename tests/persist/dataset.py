@@ -60,6 +60,27 @@ def build(c, rng=None, big=True):
         for i in range(700):
             args += ["field:%d" % i, "value:%d" % (i * 7)]
         a(args)
+    # streams: several nodes, deleted entries, groups with pending entries
+    a(["XADD", "x:small", "1-1", "f", "v", "n", "12"])
+    a(["XADD", "x:small", "1-2", "f", "w", "n", "-5"])
+    a(["XADD", "x:small", "2-0", "other", "", "bin", b"\x00\xff"])
+    a(["XDEL", "x:small", "1-2"])
+    for i in range(1, 260 if big else 60):
+        if i % 9 == 0:
+            a(["XADD", "x:multi", "%d-%d" % (i, i % 3), "a", str(i), "extra", "e" * (i % 50)])
+        else:
+            a(["XADD", "x:multi", "%d-%d" % (i, i % 3), "a", str(i), "b", "value-%d" % i])
+    a(["XDEL", "x:multi", "3-0", "4-1", "50-2"])
+    a(["XGROUP", "CREATE", "x:multi", "g1", "0"])
+    a(["XGROUP", "CREATE", "x:multi", "g2", "$", "ENTRIESREAD", "7"])
+    a(["XREADGROUP", "GROUP", "g1", "alice", "COUNT", "5", "STREAMS", "x:multi", ">"])
+    a(["XREADGROUP", "GROUP", "g1", "bob", "COUNT", "3", "STREAMS", "x:multi", ">"])
+    a(["XACK", "x:multi", "g1", "1-1"])
+    a(["XGROUP", "CREATECONSUMER", "x:multi", "g2", "carol"])
+    a(["XADD", "x:empty", "1-0", "f", "v"])
+    a(["XDEL", "x:empty", "1-0"])
+    a(["XSETID", "x:empty", "5-5", "ENTRIESADDED", "3", "MAXDELETEDID", "4-0"])
+    a(["XADD", "x:bigval", "7-0", "f", "V" * 20000])
     # expiry
     a(["SET", "ttl:str", "v"])
     a(["PEXPIREAT", "ttl:str", "4102444800123"])  # 2100-01-01, ms precision
@@ -74,6 +95,25 @@ def build(c, rng=None, big=True):
     c.ok("SELECT", 9)
     c.pipeline([["ZADD", "db9:z", "1", "a"], ["HSET", "db9:h", "k", "v"]])
     c.ok("SELECT", 0)
+
+
+def _pairs(r):
+    return dict(zip(r[0::2], r[1::2]))
+
+
+def _stream_view(full):
+    """XINFO STREAM FULL without what depends on time or node layout."""
+    s = _pairs(full)
+    groups = []
+    for g in s[b"groups"]:
+        g = _pairs(g)
+        cons = tuple((_pairs(x)[b"name"], tuple((p[0], p[2]) for p in _pairs(x)[b"pending"]))
+                     for x in g[b"consumers"])
+        groups.append((g[b"name"], g[b"last-delivered-id"], g[b"entries-read"], g[b"lag"],
+                       tuple((p[0], p[1], p[3]) for p in g[b"pending"]), cons))
+    entries = tuple((e[0], tuple(e[1])) for e in s[b"entries"])
+    return (s[b"length"], s[b"last-generated-id"], s[b"max-deleted-entry-id"], s[b"entries-added"],
+            s[b"recorded-first-entry-id"], entries, tuple(groups))
 
 
 def _keys(c):
@@ -105,6 +145,8 @@ def snapshot(c, dbs=range(16), encodings=True):
             elif t == b"hash":
                 r = c.ok("HGETALL", k)
                 v = tuple(sorted(zip(r[0::2], r[1::2])))
+            elif t == b"stream":
+                v = _stream_view(c.ok("XINFO", "STREAM", k, "FULL", "COUNT", 0))
             else:
                 v = None
             enc = c.ok("OBJECT", "ENCODING", k) if encodings else None

@@ -333,7 +333,11 @@ def restore_of_damaged_payloads_never_crashes():
         if rep == b"OK":
             ok += 1
             t = g.c.ok("TYPE", "fz")
-            assert t in (b"string", b"list", b"set", b"zset", b"hash"), t
+            assert t in (b"string", b"list", b"set", b"zset", b"hash", b"stream"), t
+            if t == b"stream":
+                for cmd in (["XRANGE", "fz", "-", "+"], ["XREVRANGE", "fz", "+", "-"], ["XINFO", "STREAM", "fz", "FULL"],
+                            ["XADD", "fz", "*", "f", "v"], ["XTRIM", "fz", "MAXLEN", "1"]):
+                    g.c.call(*cmd)
             assert isinstance(g.c.call("DUMP", "fz"), bytes)
             g.c.ok("DEL", "fz")
         else:
@@ -403,6 +407,15 @@ def old_encodings_file(version=9):
         rg.record(rg.T_HASH_ZIPMAP, "hash:zipmap", s(rg.zipmap([("k1", "v1"), ("k2", b"x" * 300), ("3", "4")]))),
         rg.record(rg.T_HASH_ZIPLIST, "hash:ziplist", s(rg.ziplist(["a", "1", "b", 2, 3, "c"]))),
         rg.record(rg.T_HASH_LISTPACK, "hash:listpack", s(rg.listpack(["f", "v", "n", 5, 6, b"q" * 100]))),
+        # a Redis 5/6 stream (type 15): one node, entries 5-0 and 6-0 with
+        # the master's field, a group whose PEL holds 5-0 for consumer c
+        rg.record(rg.T_STREAM, "stream:v1",
+                  rg.length(1) + s(rdbgen.struct.pack(">QQ", 5, 0)) +
+                  s(rg.listpack([2, 0, 1, "f", 0, 2, 0, 0, "v1", 4, 2, 1, 0, "v2", 4])) +
+                  rg.length(2) + rg.length(6) + rg.length(0) + rg.length(1) + s("g") + rg.length(5) +
+                  rg.length(0) + rg.length(1) + rdbgen.struct.pack(">QQ", 5, 0) + rdbgen.struct.pack("<q", 1000) +
+                  rg.length(3) + rg.length(1) + s("c") + rdbgen.struct.pack("<q", 2000) + rg.length(1) +
+                  rdbgen.struct.pack(">QQ", 5, 0)),
         rg.selectdb(3),
         rg.record(rg.T_STRING, "db3:key", s("three")),
     ]
@@ -420,7 +433,7 @@ def old_encodings_match_redis():
         r = redis(d)
         want = dataset.snapshot(r.c, encodings=False)
         r.stop()
-        eq(len([k for k in want if k[0] == 0]), 27, "redis-server loaded the hand-made file")
+        eq(len([k for k in want if k[0] == 0]), 28, "redis-server loaded the hand-made file")
         g = goblin(d)
         eq(g.c.call("LOAD"), b"OK")
         assert_same(want, dataset.snapshot(g.c, encodings=False), "old encodings (v%d) Redis vs Goblin" % ver)
@@ -489,7 +502,9 @@ def each_kind_of_damage_has_its_error():
         "nan": (crafted(rg.record(rg.T_ZSET_2, "k", rg.length(1) + s("m") + b"\x00\x00\x00\x00\x00\x00\xf8\x7f")),
                 "bad value"),
         "dbindex": (rg.rdb_file(rg.selectdb(200) + rg.record(rg.T_STRING, "k", s("v"))), "bad value"),
-        "stream": (crafted(rg.record(rg.T_STREAM, "mystream", b"\x00")), "unsupported"),
+        "stream": (crafted(rg.record(rg.T_STREAM, "mystream", b"\x00")), "bad length"),
+        "stream-nodekey": (crafted(rg.record(rg.T_STREAM, "k", rg.length(1) + s("short") + s(bytes(rg.listpack(["1"]))))),
+                           "corrupt encoding"),
         "module": (crafted(rg.record(rg.T_MODULE_2, "mymod", rg.length((12345 << 10) | 3))), "unsupported"),
         "function": (crafted(b"\xf5" + s("#!lua name=x\nredis.register_function('f', function() end)")),
                      "unsupported"),

@@ -98,6 +98,7 @@ void scan_reply_empty(client *c) {
 static int type_by_name(const garg *a) {
     for (int t = OBJ_STRING; t <= OBJ_HASH; t++)
         if (arg_is(a, obj_type_name(t))) return t;
+    if (arg_is(a, "stream")) return OBJ_STREAM;
     return SCAN_NO_TYPE;
 }
 

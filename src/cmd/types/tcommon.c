@@ -17,15 +17,15 @@ int tc_obj_dup(gobj *dst, const gobj *src, void *copy) {
     return 0;
 }
 
-static size_t (*len_of[OBJ_HASH + 1])(const gobj *v);
+static size_t (*len_of[OBJ_NTYPES])(const gobj *v);
 
 void tc_register_len(int type, size_t (*len)(const gobj *v)) {
-    assert(type >= 0 && type <= OBJ_HASH);
+    assert(type >= 0 && type < OBJ_NTYPES);
     len_of[type] = len;
 }
 
 size_t tc_value_len(const gobj *v) {
-    assert(v->type <= OBJ_HASH && len_of[v->type]);
+    assert(v->type < OBJ_NTYPES && len_of[v->type]);
     return len_of[v->type](v);
 }
 
@@ -88,6 +88,7 @@ static int notify_class(int type) {
     case OBJ_SET: return NOTIFY_SET;
     case OBJ_ZSET: return NOTIFY_ZSET;
     case OBJ_HASH: return NOTIFY_HASH;
+    case OBJ_STREAM: return NOTIFY_STREAM;
     default: assert(0 && "not a value type"); return NOTIFY_GENERIC;
     }
 }

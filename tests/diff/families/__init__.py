@@ -34,6 +34,7 @@ REGISTRY = [
     "lualibs",
     "hll",
     "geo",
+    "streams",
 ]
 
 
