@@ -253,11 +253,6 @@ static int get_node_by_query(client *c, const cmd_def *cmd, int argc, garg *argv
         q_command(&q, cmd, argc, argv);
     }
     int code = R_NONE;
-    if (q.cross) {
-        *is_myself = 0;
-        code = R_CROSS_SLOT;
-        goto out;
-    }
     if (q.nkeys == 0) goto out;
     int slot = q.slot, migrating = 0, importing = 0, myself_is_slave_of_owner = 0, state, owner_is_me;
     char ask_addr[CL_IPLEN + 300] = {0}, owner_addr[CL_IPLEN + 300] = {0};
@@ -285,9 +280,16 @@ static int get_node_by_query(client *c, const cmd_def *cmd, int argc, garg *argv
     }
     cl_unlock();
     *slotp = slot;
+    /* As Redis: the first key's slot unowned stops the check there, before
+     * the other keys are compared with it. */
     if (!n) {
         *is_myself = 0;
         code = R_DOWN_UNBOUND;
+        goto out;
+    }
+    if (q.cross) {
+        *is_myself = 0;
+        code = R_CROSS_SLOT;
         goto out;
     }
     int missing = 0, existing = 0;
