@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cluster/cluster.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/repl/repl.h"
@@ -171,9 +172,18 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
+    cluster_preinit(); /* cluster-enabled: the keyspace keeps its hash slots */
     db_init_all(cfg.databases);
     cmd_table_init();
     families_register();
+    {
+        char cerr[512];
+        if (cluster_init(cerr, sizeof(cerr)) != 0) {
+            fprintf(stderr, "goblin-core: %s\n", cerr);
+            log_warn("%s", cerr);
+            return 1;
+        }
+    }
     strval_set_command_scoped(1);
     srv.used_memory_startup = memusage_used();
 

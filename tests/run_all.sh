@@ -66,6 +66,9 @@ if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi
 # Replication both ways with redis-server 7.0: full and partial syncs, chains, promotion,
 # WAIT, FAILOVER, Sentinel (after the clients: its ioredis check uses their Node packages).
 run repl python3 tests/repl/test_repl.py
+# Redis Cluster: CLUSTER commands and redirections against redis-server in cluster mode,
+# redis-cli --cluster create/check/add-node, mixed goblin/redis clusters, failover.
+run cluster python3 tests/cluster/test_cluster.py
 # The soak (120 clients, --cores 2, every family, then a model check) runs
 # on the release build here and on the ASan and TSan builds below.
 run soak python3 tests/soak/soak.py --server ./build-release/goblin-core --duration "${SOAK_SECONDS:-60}" --seed "$SEED"

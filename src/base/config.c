@@ -70,6 +70,7 @@ static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb"
 
 static const char *const supervised_modes[] = {"upstart", "systemd", "auto", "no", NULL};
 static const char *const protected_actions[] = {"no", "yes", "local", NULL};
+static const char *const endpoint_types[] = {"ip", "hostname", "unknown-endpoint", NULL};
 static const char *const oom_score_modes[] = {"no", "yes", "relative", "absolute", NULL};
 
 static config_entry table[] = {
@@ -230,6 +231,27 @@ static config_entry table[] = {
     {"latency-tracking", NULL, T_BOOL, 0, &cfg.latency_tracking, "yes", 0, 0, NULL, NULL},
     {"latency-tracking-info-percentiles", NULL, T_STRING, F_MULTIARG, &cfg.latency_tracking_info_percentiles,
      "50 99 99.9", 0, 0, NULL, NULL},
+    /* Redis Cluster (cmd/cluster/): read through config_value, followed by
+     * the cluster's hooks. */
+    {"cluster-enabled", NULL, T_BOOL, F_IMMUTABLE, NULL, "no", 0, 0, NULL, NULL},
+    {"cluster-config-file", NULL, T_STRING, F_IMMUTABLE, NULL, "nodes.conf", 0, 0, NULL, NULL},
+    {"cluster-node-timeout", NULL, T_LL, 0, NULL, "15000", 0, LLONG_MAX, NULL, NULL},
+    {"cluster-port", NULL, T_INT, F_IMMUTABLE, NULL, "0", 0, 65535, NULL, NULL},
+    {"cluster-announce-ip", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"cluster-announce-port", NULL, T_INT, 0, NULL, "0", 0, 65535, NULL, NULL},
+    {"cluster-announce-bus-port", NULL, T_INT, 0, NULL, "0", 0, 65535, NULL, NULL},
+    {"cluster-announce-tls-port", NULL, T_INT, 0, NULL, "0", 0, 65535, NULL, NULL},
+    {"cluster-announce-hostname", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"cluster-preferred-endpoint-type", NULL, T_ENUM, 0, NULL, "ip", 0, 0, endpoint_types, NULL},
+    {"cluster-require-full-coverage", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"cluster-allow-reads-when-down", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"cluster-allow-pubsubshard-when-down", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"cluster-replica-validity-factor", "cluster-slave-validity-factor", T_INT, 0, NULL, "10", 0, INT_MAX, NULL,
+     NULL},
+    {"cluster-migration-barrier", NULL, T_INT, 0, NULL, "1", 0, INT_MAX, NULL, NULL},
+    {"cluster-allow-replica-migration", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"cluster-replica-no-failover", "cluster-slave-no-failover", T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"cluster-link-sendbuf-limit", NULL, T_SIZE, 0, NULL, "0", 0, LLONG_MAX, NULL, NULL},
     /* Replication credentials: sensitive, as in Redis. */
     {"masterauth", NULL, T_STRING, F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},
     {"masteruser", NULL, T_STRING, F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},

@@ -7,6 +7,7 @@
  * run the handler, release, record statistics, feed the slow log and
  * MONITOR. Handlers never take locks themselves unless they say so
  * (CMD_LOCK_SELF). */
+#include "cmd/cluster/cluster.h"
 #include "cmd/command.h"
 #include "cmd/multi.h"
 #include "cmd/propagate.h"
@@ -638,6 +639,14 @@ int (*cmd_multi_queue_hook)(client *c, const cmd_def *cmd);
 
 static void execute(client *c);
 
+/* ASKING holds for one command (outside MULTI), as Redis's resetClient. */
+static void asking_done(client *c) {
+    if (!(client_flags_peek(c) & CLIENT_ASKING) || (client_flags_peek(c) & CLIENT_MULTI)) return;
+    const cmd_def *cur = __atomic_load_n(&c->cur, __ATOMIC_RELAXED);
+    if (cur && !strcmp(cur->fullname, "asking")) return;
+    client_flag_off(c, CLIENT_ASKING);
+}
+
 void cmd_execute(client *c) {
     if (__builtin_expect(tracking_active(), 0)) {
         /* Invalidations for c caused before its call (tracking table
@@ -646,9 +655,11 @@ void cmd_execute(client *c) {
         tracking_command_begin(c, &tf);
         execute(c);
         tracking_command_end(&tf);
+        asking_done(c);
         return;
     }
     execute(c);
+    asking_done(c);
 }
 
 static void execute(client *c) {
@@ -723,6 +734,9 @@ static void execute(client *c) {
         reject_with(c, cmd, denied);
         return;
     }
+    /* Cluster mode: a key served elsewhere is redirected (Redis checks it
+     * here, before the memory and persistence refusals). */
+    if (__builtin_expect(cluster_enabled(), 0) && cluster_redirect(c, cmd)) return;
     /* While a script is busy nothing is evicted (as Redis: the script
      * holds the keyspace) and nothing is refused for memory. */
     const char *busy_err = NULL;

@@ -117,6 +117,12 @@ uint32_t multi_queued_flags(const client *c) {
     return f;
 }
 
+void multi_queued_each(const client *c, multi_each_fn *fn, void *arg) {
+    const mstate *m = c->mstate;
+    if (m)
+        for (int i = 0; i < m->n; i++) fn(arg, m->cmds[i].cmd, m->cmds[i].argc, m->cmds[i].argv);
+}
+
 /* Also called by RESET and when the client goes away. */
 void multi_discard_state(client *c) {
     mstate *m = c->mstate;

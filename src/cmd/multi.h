@@ -15,4 +15,9 @@ void multi_touch(int dbid, const char *key, size_t klen);
 void multi_discard_state(client *c);
 /* The union of the queued commands' flags (CMDF_*). */
 uint32_t multi_queued_flags(const client *c);
+/* Calls fn for each queued command of c, in order (the cluster's
+ * redirection check of EXEC). */
+struct cmd_def;
+typedef void multi_each_fn(void *arg, const struct cmd_def *cmd, int argc, garg *argv);
+void multi_queued_each(const client *c, multi_each_fn *fn, void *arg);
 #endif

@@ -1,6 +1,7 @@
 /* db.c -- the keyspace: databases split in shards of swiss tables.
  *
- * Invariants: an entry is in exactly one shard, the one its key hash names;
+ * Invariants: an entry is in exactly one shard, the one its key hash names
+ * (in slot mode: its hash slot, and then also in that slot's set);
  * VIDX(e) == DB_VIDX_NONE iff e->expire == -1, else shard->vol[VIDX(e)] == e.
  * An expired entry may still be present until lazy or active expiry removes
  * it, but no lookup ever returns it. */
@@ -15,6 +16,7 @@
 #include <time.h>
 
 #include "base/tstat.h"
+#include "util/crc16.h"
 #include "util/hashfn.h"
 #include "util/rand.h"
 
@@ -90,7 +92,22 @@ void db_swap(int a, int b) {
 }
 
 uint64_t db_key_hash(const char *k, size_t n) { return hash_bytes(k, n); }
-unsigned db_shard_of(const char *k, size_t n) { return db_shard_of_hash(hash_bytes(k, n)); }
+
+/* Slot mode (cluster-enabled): set once before db_init_all, read-only after. */
+static int slot_mode;
+void db_set_slot_mode(int on) { slot_mode = on; }
+int db_slot_mode(void) { return slot_mode; }
+
+/* A key's shard: the top bits of its hash, or its hash slot in slot mode. */
+static inline unsigned shard_of(uint64_t h, const char *k, size_t n) {
+    if (__builtin_expect(slot_mode, 0)) return db_shard_of_slot(crc16_key_slot(k, n));
+    return (unsigned)(h >> (64 - DB_SHARD_BITS));
+}
+
+unsigned db_shard_of(const char *k, size_t n) {
+    if (slot_mode) return db_shard_of_slot(crc16_key_slot(k, n));
+    return shard_of(hash_bytes(k, n), k, n);
+}
 
 /* The key hash a command's lock step computed, for its lookups to reuse
  * (a single-key command would otherwise hash its key twice). Keyed by the
@@ -106,7 +123,7 @@ unsigned db_remember_key(const char *k, size_t n) {
     key_memo.h = hash_bytes(k, n);
     key_memo.k = k;
     key_memo.n = n;
-    return db_shard_of_hash(key_memo.h);
+    return shard_of(key_memo.h, k, n);
 }
 
 void db_forget_key(void) { key_memo.k = NULL; }
@@ -296,7 +313,98 @@ int64_t db_now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static inline shard *shard_for(gdb *db, uint64_t h) { return &db->shards[db_shard_of_hash(h)]; }
+static inline shard *shard_for(gdb *db, uint64_t h, const char *k, size_t n) {
+    return &db->shards[shard_of(h, k, n)];
+}
+
+/* ---- the keys of each hash slot (slot mode) ------------------------------
+ *
+ * One swiss set of entry pointers per slot, made when the slot gets its
+ * first key; the array of sets when the database gets its first key (a
+ * compare-and-swap: two shards may add their first keys at once). A slot's
+ * set changes only under its shard's lock, as the shard's own index. */
+typedef struct db_slots {
+    swiss *set[CRC16_SLOTS];
+} db_slots;
+
+static db_slots *slots_of(gdb *db) {
+    db_slots *ds = __atomic_load_n(&db->slots, __ATOMIC_ACQUIRE);
+    if (ds) return ds;
+    db_slots *fresh = calloc(1, sizeof(*fresh));
+    if (!fresh) abort();
+    if (__atomic_compare_exchange_n(&db->slots, &ds, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return fresh;
+    free(fresh);
+    return ds;
+}
+
+static int slots_add(gdb *db, dbentry *e, uint64_t h) {
+    db_slots *ds = slots_of(db);
+    unsigned sl = crc16_key_slot(e->key, e->klen);
+    if (!ds->set[sl]) {
+        swiss *t = malloc(sizeof(swiss));
+        if (!t) return -1;
+        swiss_init(t, &keyspace_type, NULL);
+        ds->set[sl] = t;
+    }
+    void *slot = swiss_insert(ds->set[sl], h);
+    if (!slot) return -1;
+    memcpy(slot, &e, sizeof(e));
+    return 0;
+}
+
+static void slots_del(gdb *db, dbentry *e) {
+    db_slots *ds = __atomic_load_n(&db->slots, __ATOMIC_ACQUIRE);
+    unsigned sl = crc16_key_slot(e->key, e->klen);
+    assert(ds && ds->set[sl]);
+    keyref kr = {e->key, e->klen};
+    void *slot = swiss_find(ds->set[sl], key_hash(e->key, e->klen), &kr);
+    assert(slot && *(dbentry **)slot == e);
+    swiss_delete(ds->set[sl], slot);
+    if (swiss_size(ds->set[sl]) == 0) {
+        swiss_free(ds->set[sl]);
+        free(ds->set[sl]);
+        ds->set[sl] = NULL;
+    }
+}
+
+static void slots_free(gdb *db) {
+    db_slots *ds = db->slots;
+    if (!ds) return;
+    for (unsigned i = 0; i < CRC16_SLOTS; i++)
+        if (ds->set[i]) {
+            swiss_free(ds->set[i]);
+            free(ds->set[i]);
+        }
+    free(ds);
+    db->slots = NULL;
+}
+
+size_t db_slot_count(gdb *db, unsigned slot) {
+    db_slots *ds = __atomic_load_n(&db->slots, __ATOMIC_ACQUIRE);
+    if (!ds || slot >= CRC16_SLOTS || !ds->set[slot]) return 0;
+    return swiss_size(ds->set[slot]);
+}
+
+size_t db_slot_keys(gdb *db, unsigned slot, size_t max, db_slot_fn *fn, void *arg) {
+    db_slots *ds = __atomic_load_n(&db->slots, __ATOMIC_ACQUIRE);
+    if (!ds || slot >= CRC16_SLOTS || !ds->set[slot]) return 0;
+    size_t n = 0;
+    swiss_iter it;
+    swiss_iter_init(&it, ds->set[slot]);
+    void *p;
+    while (n < max && (p = swiss_iter_next(&it))) {
+        fn(arg, *(dbentry **)p);
+        n++;
+    }
+    swiss_iter_done(&it);
+    return n;
+}
+
+void db_slots_exchange(gdb *a, gdb *b) {
+    db_slots *t = a->slots;
+    a->slots = b->slots;
+    b->slots = t;
+}
 
 /* The low 31 bits of vbits: the entry's position in its shard's vol. */
 #define VIDX(e) ((e)->vbits & DB_VIDX_NONE)
@@ -396,6 +504,7 @@ static void entry_free(dbentry *e) {
 static void shard_remove(gdb *db, shard *sh, void *slot, dbentry *e) {
     snap_save(db, e);
     vol_remove(sh, e);
+    if (__builtin_expect(slot_mode, 0)) slots_del(db, e);
     swiss_delete(&sh->keys, slot);
     entry_free(e);
 }
@@ -403,7 +512,7 @@ static void shard_remove(gdb *db, shard *sh, void *slot, dbentry *e) {
 static void *find_slot(gdb *db, const char *k, size_t n, shard **shp) {
     uint64_t h = key_hash(k, n);
     keyref kr = {k, n};
-    *shp = shard_for(db, h);
+    *shp = shard_for(db, h, k, n);
     return swiss_find(&(*shp)->keys, h, &kr);
 }
 
@@ -501,7 +610,7 @@ dbentry *db_add(gdb *db, const char *k, size_t n) { return db_add_room(db, k, n,
 
 dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp) {
     uint64_t h = key_hash(k, n);
-    shard *sh = shard_for(db, h);
+    shard *sh = shard_for(db, h, k, n);
     size_t off = (sizeof(dbentry) + n + 1 + 3) & ~(size_t)3;
     dbentry *e = malloc(room ? off + room : sizeof(dbentry) + n + 1);
     if (!e) return NULL;
@@ -521,6 +630,11 @@ dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp
         return NULL;
     }
     memcpy(slot, &e, sizeof(e));
+    if (__builtin_expect(slot_mode, 0) && slots_add(db, e, h) != 0) {
+        swiss_delete(&sh->keys, slot);
+        free(e);
+        return NULL;
+    }
     return e;
 }
 
@@ -561,6 +675,7 @@ int db_unlink(gdb *db, const char *k, size_t n) {
     }
     snap_save(db, e);
     vol_remove(sh, e);
+    if (__builtin_expect(slot_mode, 0)) slots_del(db, e);
     swiss_delete(&sh->keys, slot);
     lazyfree_entry(e);
     return 1;
@@ -574,14 +689,14 @@ void db_replace_value(dbentry *e, const gobj *v) {
 }
 
 void db_set_expire(gdb *db, dbentry *e, int64_t when) {
-    shard *sh = shard_for(db, hash_bytes(e->key, e->klen));
+    shard *sh = shard_for(db, hash_bytes(e->key, e->klen), e->key, e->klen);
     snap_save(db, e);
     e->expire = when;
     if (vol_add(sh, e) != 0) abort();
 }
 
 void db_persist(gdb *db, dbentry *e) {
-    shard *sh = shard_for(db, hash_bytes(e->key, e->klen));
+    shard *sh = shard_for(db, hash_bytes(e->key, e->klen), e->key, e->klen);
     snap_save(db, e);
     vol_remove(sh, e);
     e->expire = -1;
@@ -604,6 +719,7 @@ void db_flush(gdb *db) {
      * is completed first (simpler than saving each entry as it goes, and
      * no slower: the whole database would be written). */
     if (db_snap_running() && snap_finish && db->id >= 0 && db->id < ndbs && dbs[db->id] == db) snap_finish();
+    slots_free(db);
     for (int s = 0; s < DB_NSHARDS; s++) {
         shard *sh = &db->shards[s];
         swiss_iter it;
@@ -621,6 +737,7 @@ void db_flush(gdb *db) {
 
 void db_flush_async(gdb *db) {
     if (db_snap_running() && snap_finish && db->id >= 0 && db->id < ndbs && dbs[db->id] == db) snap_finish();
+    slots_free(db);
     for (int s = 0; s < DB_NSHARDS; s++) {
         shard *sh = &db->shards[s];
         if (!swiss_size(&sh->keys)) continue;

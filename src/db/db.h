@@ -38,9 +38,13 @@ typedef struct shard {
     size_t nvol, capvol;
 } shard;
 
+struct db_slots;
+
 typedef struct gdb {
     int id;
     shard shards[DB_NSHARDS];
+    /* Cluster mode only (NULL otherwise): the keys of each hash slot. */
+    struct db_slots *slots;
     int64_t avg_ttl;    /* running estimate from the expiry cycle */
     uint64_t expire_cursor;
 } gdb;
@@ -74,7 +78,6 @@ gdb *db_get(int id);
 void db_swap(int a, int b);              /* keyspace write lock held */
 
 uint64_t db_key_hash(const char *k, size_t n);
-static inline unsigned db_shard_of_hash(uint64_t h) { return (unsigned)(h >> (64 - DB_SHARD_BITS)); }
 unsigned db_shard_of(const char *k, size_t n);
 /* db_shard_of that also keeps the hash for this thread's lookups of the same
  * argument (same address and length) until db_forget_key. */
@@ -189,6 +192,25 @@ uint64_t db_snap_generation(void);
 /* Every entry of db gets the current mark (a detached database, or the
  * keyspace write lock held). */
 void db_snap_adopt(gdb *db);
+
+/* ---- Hash slots (cluster mode) ----------------------------------------
+ *
+ * With db_set_slot_mode(1) (before db_init_all; cluster-enabled) every
+ * database keeps, per hash slot (util/crc16.h), the set of its keys, and a
+ * key's shard is its slot modulo DB_NSHARDS: all keys of one slot share a
+ * shard, whose lock guards the slot's set too. Without it nothing of this
+ * exists and a key's shard comes from its hash (no cost per key). */
+void db_set_slot_mode(int on);
+int db_slot_mode(void);
+/* The shard holding the keys of slot (lock it to read the slot's keys). */
+static inline unsigned db_shard_of_slot(unsigned slot) { return slot & (DB_NSHARDS - 1); }
+/* Keys of slot in db (its shard locked, or the keyspace write lock). */
+size_t db_slot_count(gdb *db, unsigned slot);
+/* Calls fn for up to max keys of slot (same locking); returns how many. */
+typedef void db_slot_fn(void *arg, dbentry *e);
+size_t db_slot_keys(gdb *db, unsigned slot, size_t max, db_slot_fn *fn, void *arg);
+/* Exchange the slot index of two databases (with their shard contents). */
+void db_slots_exchange(gdb *a, gdb *b);
 
 size_t db_size(gdb *db);
 size_t db_expires(gdb *db);

@@ -3,6 +3,7 @@
 #define GOBLIN_NET_INTERNAL_H
 #include <event2/event.h>
 #include <pthread.h>
+#include <sys/socket.h>
 
 #include "session/client.h"
 #include "net/proto.h"
@@ -118,4 +119,19 @@ void conn_durable_notify(void);
  * it can now; a connection to close is only marked (CLIENT_CLOSE_ASAP),
  * since frames up the stack may still point at it. */
 void conn_busy_serve(conn *k);
+/* The addresses of the bind directive (port port_num), for the client
+ * listeners and the cluster bus: count, or -1 with a log line. */
+typedef struct bind_addr {
+    struct sockaddr_storage ss;
+    socklen_t len;
+    int optional;
+    char text[64];
+} bind_addr;
+int net_resolve_binds(bind_addr *out, int max, int port_num);
+/* A bound, non-blocking socket for a (listening when reuseport). */
+int net_make_listener(const bind_addr *a, int reuseport, int *err);
+
+/* The cluster bus (cbus.c): listener, links and their thread. */
+int net_cbus_start(void);
+void net_cbus_stop(void);
 #endif

@@ -45,14 +45,7 @@ int net_nworkers(void) { return nworkers; }
 /* The worker whose loop runs on this thread (NULL elsewhere). */
 static _Thread_local worker *self;
 
-typedef struct bind_addr {
-    struct sockaddr_storage ss;
-    socklen_t len;
-    int optional;
-    char text[64];
-} bind_addr;
-
-static int resolve_binds(bind_addr *out, int max) {
+int net_resolve_binds(bind_addr *out, int max, int port_num) {
     int n = 0;
     char *copy = strdup(cfg.bind ? cfg.bind : "127.0.0.1");
     char *save = NULL;
@@ -67,7 +60,7 @@ static int resolve_binds(bind_addr *out, int max) {
         hints.ai_socktype = SOCK_STREAM;
         hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
         char port[16];
-        snprintf(port, sizeof(port), "%d", cfg.port);
+        snprintf(port, sizeof(port), "%d", port_num);
         if (getaddrinfo(tok, port, &hints, &res) != 0 || !res) {
             if (optional) continue;
             log_warn("Invalid bind address '%s'", tok);
@@ -85,7 +78,7 @@ static int resolve_binds(bind_addr *out, int max) {
     return n;
 }
 
-static int make_listener(const bind_addr *a, int reuseport, int *err) {
+int net_make_listener(const bind_addr *a, int reuseport, int *err) {
     int fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         *err = errno;
@@ -395,13 +388,13 @@ static const session_transport net_transport = {
 int net_start(int n) {
     session_set_transport(&net_transport);
     bind_addr addrs[16];
-    int na = resolve_binds(addrs, 16);
+    int na = net_resolve_binds(addrs, 16, cfg.port);
     if (na < 0) return -1;
     /* Probe: refuse a port somebody else holds, even with SO_REUSEPORT. */
     int bound = 0;
     for (int i = 0; i < na; i++) {
         int err = 0;
-        int fd = make_listener(&addrs[i], 0, &err);
+        int fd = net_make_listener(&addrs[i], 0, &err);
         if (fd < 0) {
             if (addrs[i].optional && (err == EADDRNOTAVAIL || err == EAFNOSUPPORT)) {
                 addrs[i].len = 0;
@@ -419,6 +412,7 @@ int net_start(int n) {
         return -1;
     }
     if (unix_listen() != 0) return -1;
+    if (net_cbus_start() != 0) return -1;
     nworkers = n;
     net_workers = calloc((size_t)n, sizeof(worker));
     for (int k = 0; k < n; k++) {
@@ -445,7 +439,7 @@ int net_start(int n) {
         for (int i = 0; i < na; i++) {
             if (!addrs[i].len) continue;
             int err = 0;
-            int fd = make_listener(&addrs[i], 1, &err);
+            int fd = net_make_listener(&addrs[i], 1, &err);
             if (fd < 0) {
                 log_warn("Could not create server TCP listening socket %s:%d: %s", addrs[i].text, cfg.port,
                          strerror(err));
@@ -502,5 +496,8 @@ static void stop_workers(int ms) {
     if (unix_path) unlink(unix_path); /* Redis removes the socket file at shutdown */
 }
 
-void net_stop(void) { stop_workers(-1); }
+void net_stop(void) {
+    net_cbus_stop();
+    stop_workers(-1);
+}
 void net_stop_within(int ms) { stop_workers(ms); }

@@ -749,6 +749,7 @@ static void stage_exchange(gdb *live, gdb *st) {
         b->nvol = tn;
         b->capvol = tc;
     }
+    db_slots_exchange(live, st);
     live->avg_ttl = 0;
     live->expire_cursor = 0;
 }

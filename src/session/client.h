@@ -47,6 +47,10 @@ enum {
     CLIENT_TRACKING_NOLOOP = 1 << 25,
     CLIENT_TRACKING_CACHING = 1 << 26, /* CLIENT CACHING given for the next command (owner only) */
     CLIENT_SCRIPT = 1 << 27,      /* runs a script's redis.call: MONITOR shows it as "lua" */
+    /* Cluster mode: ASKING was sent (for the next command only) and
+     * READONLY (reads of the master's slots served by its replica). */
+    CLIENT_ASKING = 1u << 28,
+    CLIENT_READONLY = 1u << 29,
 };
 
 struct cmd_def;

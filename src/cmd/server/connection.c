@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/cluster/cluster.h"
 #include "cmd/server/acl.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
@@ -42,6 +43,10 @@ static void selectCommand(client *c) {
     if (arg_ll_range(c, &c->argv[1], &id, -2147483648LL, 2147483647LL,
                      "ERR value is not an integer or out of range") != 0)
         return;
+    if (cluster_enabled() && id != 0) {
+        reply_error(c, "ERR SELECT is not allowed in cluster mode");
+        return;
+    }
     if (id < 0 || id >= db_count()) {
         reply_error(c, "ERR DB index is out of range");
         return;
@@ -143,6 +148,7 @@ static void helloCommand(client *c) {
 
 static void resetCommand(client *c) {
     client_reset_state(c);
+    client_flag_off(c, CLIENT_ASKING | CLIENT_READONLY);
     reply_simple(c, "RESET");
 }
 

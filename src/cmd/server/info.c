@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cluster/cluster.h"
 #include "cmd/server/admin_family.h"
 #include "db/lazyfree.h"
 #include "persist/aof.h"
@@ -128,14 +129,14 @@ static void info_clients(strbuf *b) {
     strbuf_addf(b,
               "# Clients\r\n"
               "connected_clients:%ld\r\n"
-              "cluster_connections:0\r\n"
+              "cluster_connections:%d\r\n"
               "maxclients:%d\r\n"
               "client_recent_max_input_buffer:%zu\r\n"
               "client_recent_max_output_buffer:%zu\r\n"
               "blocked_clients:%ld\r\n"
               "tracking_clients:%lld\r\n"
               "clients_in_timeout_table:0\r\n",
-              session_clients_count(), cfg.maxclients, a.max_in, a.max_out, a.blocked, ts.clients);
+              session_clients_count(), cluster_connections(), cfg.maxclients, a.max_in, a.max_out, a.blocked, ts.clients);
 }
 
 static unsigned long long total_system_memory(void) {
@@ -373,7 +374,7 @@ static void info_errorstats(strbuf *b) {
     for (int i = 0; i < es.n; i++) strbuf_addf(b, "errorstat_%s:count=%llu\r\n", es.v[i].code, es.v[i].count);
 }
 
-static void info_cluster(strbuf *b) { strbuf_addf(b, "# Cluster\r\ncluster_enabled:0\r\n"); }
+static void info_cluster(strbuf *b) { strbuf_addf(b, "# Cluster\r\ncluster_enabled:%d\r\n", cluster_enabled()); }
 
 static void info_keyspace(strbuf *b) {
     strbuf_addf(b, "# Keyspace\r\n");

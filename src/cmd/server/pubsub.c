@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cluster/cluster.h"
 #include "cmd/server/pubsub.h"
 
 #include "cmd/server/acl.h"
@@ -438,10 +439,17 @@ static long publish(client *self, int shard, const char *ch, size_t chn, const c
 
 static void publishCommand(client *c) {
     reply_int(c, publish(c, 0, c->argv[1].p, c->argv[1].n, c->argv[2].p, c->argv[2].n));
+    cluster_propagate_publish(c->argv[1].p, c->argv[1].n, c->argv[2].p, c->argv[2].n, 0);
 }
 
 static void spublishCommand(client *c) {
     reply_int(c, publish(c, 1, c->argv[1].p, c->argv[1].n, c->argv[2].p, c->argv[2].n));
+    cluster_propagate_publish(c->argv[1].p, c->argv[1].n, c->argv[2].p, c->argv[2].n, 1);
+}
+
+/* A message another cluster node published. */
+static void publish_from_cluster(const char *ch, size_t chn, const char *msg, size_t msgn, int sharded) {
+    publish(NULL, sharded, ch, chn, msg, msgn);
 }
 
 typedef struct chlist {
@@ -645,6 +653,7 @@ void pubsub_notify(int type, const char *event, int dbid, const char *key, size_
 void pubsub_family_init(void) {
     swiss_init(&channels, &chan_type, NULL);
     swiss_init(&shard_channels, &chan_type, NULL);
+    cluster_set_publish_hook(publish_from_cluster);
 }
 
 const cmd_handler pubsub_handlers[] = {

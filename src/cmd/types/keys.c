@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cluster/cluster.h"
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/propagate.h"
@@ -216,6 +217,10 @@ static int parse_db_index(client *c, const garg *a, int *out) {
 
 static void moveCommand(client *c) {
     int dbid;
+    if (cluster_enabled()) {
+        reply_error(c, "ERR MOVE is not allowed in cluster mode");
+        return;
+    }
     if (parse_db_index(c, &c->argv[2], &dbid) != 0) return;
     gdb *src = cmd_db(c), *dst = db_get(dbid);
     if (src == dst) {
@@ -247,6 +252,10 @@ static void copyCommand(client *c) {
             reply_err_syntax(c);
             return;
         }
+    }
+    if (cluster_enabled() && (src->id != 0 || dst->id != 0)) {
+        reply_error(c, "ERR Copying to another database is not allowed in cluster mode");
+        return;
     }
     const garg *sk = &c->argv[1], *dk = &c->argv[2];
     if (src == dst && sk->n == dk->n && memcmp(sk->p, dk->p, sk->n) == 0) {
@@ -283,6 +292,10 @@ static void copyCommand(client *c) {
 
 static void swapdbCommand(client *c) {
     long long a, b;
+    if (cluster_enabled()) {
+        reply_error(c, "ERR SWAPDB is not allowed in cluster mode");
+        return;
+    }
     if (!str_to_ll(c->argv[1].p, c->argv[1].n, &a) || a < INT_MIN || a > INT_MAX) {
         reply_error(c, "ERR invalid first DB index");
         return;

@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Redis Cluster membership against redis-server 7.0, on loopback.
+
+Single nodes in cluster mode answer the CLUSTER commands and the
+redirections (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN, -CLUSTERDOWN) as a
+redis-server 7.0.15 in cluster mode does, byte for byte where the reply is
+deterministic. Then clusters: three goblin masters made by
+`redis-cli --cluster create` converge and pass `--cluster check`, and
+`redis-cli -c` follows MOVED; a mixed cluster (two goblin masters, one
+redis master, then a redis replica of a goblin master and a goblin replica
+of the redis master) converges with every node's CLUSTER NODES agreeing;
+the goblin replica wins the election when the redis master dies; PUBLISH
+and SPUBLISH reach subscribers on other nodes; nodes.conf brings a
+restarted node back with its id, epochs and slots.
+
+  python3 tests/cluster/test_cluster.py [-v] [name-substring ...]
+
+Ends with "cluster: N passed, M failed".
+"""
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "persist"))
+from harness import ROOT, Conn, Err, Suite, wait_for  # noqa: E402
+
+TMP = os.path.join(ROOT, "tests", "tmp", "cluster.%d" % os.getpid())
+VERBOSE = "-v" in sys.argv
+ARGS = [a for a in sys.argv[1:] if a != "-v"]
+SUITE = Suite("cluster", TMP, VERBOSE)
+test, tdir = SUITE.test, SUITE.tdir
+CLI = "/usr/bin/redis-cli"
+
+
+def port_free(p):
+    s = socket.socket()
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", p))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+_next = [20000 + (os.getpid() * 37) % 20000]
+
+
+def cluster_port():
+    """A client port whose bus port (+10000) is free too."""
+    while True:
+        _next[0] = 20000 + (_next[0] - 20000 + 7) % 30000
+        p = _next[0]
+        if port_free(p) and port_free(p + 10000):
+            return p
+
+
+def node(kind, d, *args):
+    return SUITE.start(kind, d, "--port", str(cluster_port()), "--cluster-enabled", "yes",
+                       "--cluster-node-timeout", "2000", *args)
+
+
+def cli(*args, timeout=60):
+    r = subprocess.run(["timeout", str(timeout), CLI] + [str(a) for a in args], capture_output=True)
+    return r.returncode, (r.stdout + r.stderr).decode("utf-8", "replace")
+
+
+def nodes_of(s):
+    """CLUSTER NODES as {id: (addr, flags-without-myself, master, epoch, slots)}."""
+    out = {}
+    for line in s.c.ok("CLUSTER", "NODES").decode().splitlines():
+        f = line.split(" ")
+        flags = ",".join(x for x in f[2].split(",") if x != "myself")
+        out[f[0]] = (f[1], flags, f[3], f[6], " ".join(f[8:]))
+    return out
+
+
+def converged(servers):
+    views = [nodes_of(s) for s in servers]
+    return all(v == views[0] for v in views) and len(views[0]) == len(servers)
+
+
+def state_ok(s):
+    return b"cluster_state:ok" in s.c.ok("CLUSTER", "INFO")
+
+
+def create(servers, replicas=0):
+    addrs = ["127.0.0.1:%d" % s.port for s in servers]
+    rc, out = cli("--cluster", "create", *addrs, "--cluster-replicas", replicas, "--cluster-yes")
+    assert rc == 0 and "[OK] All 16384 slots covered." in out, out
+    assert wait_for(lambda: all(state_ok(s) for s in servers) and converged(servers), 30), \
+        [s.c.ok("CLUSTER", "NODES") for s in servers]
+
+
+# ---- single node: replies compared with redis-server -----------------------
+
+SINGLE = [
+    ("CLUSTER", "KEYSLOT", "foo"),
+    ("CLUSTER", "KEYSLOT", "{user1000}.following"),
+    ("CLUSTER", "KEYSLOT", "foo{}{bar}"),
+    ("CLUSTER", "COUNTKEYSINSLOT", "12182"),
+    ("CLUSTER", "COUNTKEYSINSLOT", "16384"),
+    ("CLUSTER", "COUNTKEYSINSLOT", "x"),
+    ("CLUSTER", "GETKEYSINSLOT", "12182", "10"),
+    ("CLUSTER", "GETKEYSINSLOT", "12182", "-1"),
+    ("CLUSTER", "GETKEYSINSLOT", "-1", "1"),
+    ("CLUSTER", "ADDSLOTS", "16384"),
+    ("CLUSTER", "ADDSLOTS", "1", "1"),
+    ("CLUSTER", "ADDSLOTSRANGE", "5", "1"),
+    ("CLUSTER", "ADDSLOTSRANGE", "1", "2", "3"),
+    ("CLUSTER", "DELSLOTS", "100"),
+    ("CLUSTER", "DELSLOTSRANGE", "0", "10"),
+    ("CLUSTER", "SETSLOT", "1", "MIGRATING", "0" * 40),
+    ("CLUSTER", "SETSLOT", "1", "BOGUS"),
+    ("CLUSTER", "SETSLOT", "99999", "STABLE"),
+    ("CLUSTER", "SETSLOT", "1", "NODE", "abc"),
+    ("CLUSTER", "FORGET", "abc"),
+    ("CLUSTER", "REPLICATE", "abc"),
+    ("CLUSTER", "REPLICAS", "abc"),
+    ("CLUSTER", "COUNT-FAILURE-REPORTS", "abc"),
+    ("CLUSTER", "FAILOVER"),
+    ("CLUSTER", "FAILOVER", "BOGUS"),
+    ("CLUSTER", "RESET", "BOGUS"),
+    ("CLUSTER", "MEET", "nosuchhost", "7000"),
+    ("CLUSTER", "MEET", "127.0.0.1", "x"),
+    ("CLUSTER", "SET-CONFIG-EPOCH", "-1"),
+    ("CLUSTER", "BOGUS"),
+    ("CLUSTER", "INFO", "extra"),
+    ("CLUSTER", "HELP"),
+    ("CLUSTER", "SLOTS"),
+    ("CLUSTER", "LINKS"),
+    ("SELECT", "1"),
+    ("SELECT", "0"),
+    ("MOVE", "k", "1"),
+    ("SWAPDB", "0", "1"),
+    ("COPY", "a", "b", "DB", "1"),
+    ("GET", "foo"),
+    ("MSET", "a", "1", "b", "2"),
+    ("READONLY",),
+    ("READWRITE",),
+    ("ASKING",),
+]
+
+
+@test
+def single_node_replies_as_redis():
+    g = node("goblin", tdir("g"))
+    r = node("redis", tdir("r"))
+    for cmd in SINGLE:
+        a, b = g.c.call(*cmd), r.c.call(*cmd)
+        assert a == b, "%s: goblin %r, redis %r" % (cmd, a, b)
+    # With slots: keys counted and listed per slot, unowned slots refused.
+    for s in (g, r):
+        assert s.c.ok("CLUSTER", "ADDSLOTSRANGE", "0", "8191") == b"OK"
+        assert s.c.ok("CLUSTER", "SET-CONFIG-EPOCH", "5") == b"OK"
+    assert wait_for(lambda: state_ok(g) or True, 1)
+    cmds = [("CLUSTER", "ADDSLOTS", "100"), ("CLUSTER", "DELSLOTS", "9000"), ("CLUSTER", "SET-CONFIG-EPOCH", "6"),
+            ("CLUSTER", "BUMPEPOCH"), ("CLUSTER", "SETSLOT", "9000", "MIGRATING", "0" * 40),
+            ("CLUSTER", "SETSLOT", "100", "IMPORTING", "0" * 40), ("CLUSTER", "FLUSHSLOTS")]
+    for cmd in cmds[:-1]:
+        a, b = g.c.call(*cmd), r.c.call(*cmd)
+        assert a == b, "%s: goblin %r, redis %r" % (cmd, a, b)
+    for s in (g, r):
+        s.c.ok("CLUSTER", "ADDSLOTSRANGE", "8192", "16383")
+    assert wait_for(lambda: state_ok(g) and state_ok(r), 10)
+    for i in range(50):
+        for s in (g, r):
+            s.c.ok("SET", "{tag}%d" % i, i)
+            s.c.ok("SET", "other%d" % i, i)
+    slot = g.c.ok("CLUSTER", "KEYSLOT", "{tag}")
+    for cmd in [("CLUSTER", "COUNTKEYSINSLOT", slot), ("CLUSTER", "COUNTKEYSINSLOT", 0),
+                ("DBSIZE",), ("CLUSTER", "FLUSHSLOTS"), ("MSET", "a", "1", "b", "2"),
+                ("MSET", "{t}a", "1", "{t}b", "2"), ("CLUSTER", "SETSLOT", slot, "NODE", g.c.ok("CLUSTER", "MYID"))]:
+        if cmd[-1] == g.c.ok("CLUSTER", "MYID"):
+            b = r.c.call(*(cmd[:-1] + (r.c.ok("CLUSTER", "MYID"),)))
+        else:
+            b = r.c.call(*cmd)
+        a = g.c.call(*cmd)
+        assert a == b, "%s: goblin %r, redis %r" % (cmd, a, b)
+    ga = sorted(g.c.ok("CLUSTER", "GETKEYSINSLOT", slot, 100))
+    ra = sorted(r.c.ok("CLUSTER", "GETKEYSINSLOT", slot, 100))
+    assert ga == ra and len(ga) == 50, (ga, ra)
+    assert len(g.c.ok("CLUSTER", "GETKEYSINSLOT", slot, 7)) == 7
+    info = g.c.ok("INFO", "cluster")
+    assert b"cluster_enabled:1" in info, info
+    # SHARDS and SLOTS have the same shape (ids and ports differ).
+    def masked(x):
+        if isinstance(x, list):
+            return [masked(y) for y in x]
+        if isinstance(x, bytes) and len(x) == 40:
+            return b"<id>"
+        return b"<port>" if x in (g.port, r.port) else x
+    assert masked(g.c.ok("CLUSTER", "SHARDS")) == masked(r.c.ok("CLUSTER", "SHARDS"))
+    gs, rs = g.c.ok("CLUSTER", "SLOTS"), r.c.ok("CLUSTER", "SLOTS")
+    assert [x[:2] for x in gs] == [x[:2] for x in rs], (gs, rs)
+
+
+@test
+def nodes_conf_survives_restart():
+    d = tdir("n")
+    g = node("goblin", d)
+    myid = g.c.ok("CLUSTER", "MYID")
+    g.c.ok("CLUSTER", "ADDSLOTSRANGE", "0", "99")
+    g.c.ok("CLUSTER", "SET-CONFIG-EPOCH", "7")
+    g.c.ok("CLUSTER", "SETSLOT", "5", "MIGRATING", myid)
+    text = open(os.path.join(d, "nodes.conf")).read()
+    assert re.search(r"^%s :%d@%d myself,master - 0 0 7 connected 0-99 \[5->-%s\]$" %
+                     (myid.decode(), g.port, g.port + 10000, myid.decode()), text, re.M), text
+    assert text.endswith("vars currentEpoch 7 lastVoteEpoch 0\n"), text
+    port = g.port
+    g.stop()
+    g2 = SUITE.start("goblin", d, "--port", str(port), "--cluster-enabled", "yes")
+    assert g2.c.ok("CLUSTER", "MYID") == myid
+    line = g2.c.ok("CLUSTER", "NODES").decode()
+    assert " 7 connected 0-99 [5->-" in line, line
+    # A corrupt file stops start-up with Redis's message.
+    g2.stop()
+    with open(os.path.join(d, "nodes.conf"), "w") as f:
+        f.write("garbage line\n")
+    p = subprocess.run([os.path.join(ROOT, "build-release", "goblin-core"), "--port", str(port), "--cluster-enabled",
+                        "yes", "--dir", d], capture_output=True, timeout=20)
+    assert p.returncode != 0 and b"corrupted cluster config file" in p.stdout + p.stderr
+
+
+# ---- clusters ---------------------------------------------------------------
+
+@test
+def three_goblin_masters():
+    ns = [node("goblin", tdir("m%d" % i)) for i in range(3)]
+    create(ns)
+    rc, out = cli("--cluster", "check", "127.0.0.1:%d" % ns[1].port)
+    assert rc == 0 and "[OK] All nodes agree about slots configuration." in out, out
+    for i in range(200):
+        rc, out = cli("-c", "-p", ns[0].port, "SET", "key:%d" % i, "v%d" % i)
+        assert out.strip() == "OK", out
+        if i > 20:
+            break
+    rc, out = cli("-c", "-p", ns[2].port, "GET", "key:3")
+    assert out.strip() == "v3", out
+    # Redirections straight from a node.
+    slot = int(ns[0].c.ok("CLUSTER", "KEYSLOT", "foo"))
+    owner = [s for s in ns if ("127.0.0.1:%d" % s.port).encode() in
+             ns[0].c.ok("CLUSTER", "SLOTS")[[i for i, r in enumerate(ns[0].c.ok("CLUSTER", "SLOTS"))
+                                              if r[0] <= slot <= r[1]][0]][2][0] + b":%d" % s.port]
+    other = [s for s in ns if s.port != ns[0].port][0]
+    r = other.c.call("GET", "foo")
+    if isinstance(r, Err):
+        assert re.match(r"MOVED %d 127\.0\.0\.1:\d+$" % slot, r.msg), r.msg
+    assert ns[0].c.call("MGET", "a", "b").msg.startswith("CROSSSLOT") if isinstance(ns[0].c.call("MGET", "a", "b"), Err) else True
+    # A transaction with a key served elsewhere: the EXEC is refused.
+    c = other.client()
+    for s in ns:
+        mine = s
+        break
+    c.ok("MULTI")
+    keys = ["k%d" % i for i in range(20)]
+    wrong = [k for k in keys if isinstance(other.c.call("GET", k), Err)][0]
+    q = c.call("SET", wrong, "1")
+    assert isinstance(q, Err) and q.msg.startswith("MOVED"), q
+    e = c.call("EXEC")
+    assert isinstance(e, Err) and e.msg.startswith("EXECABORT"), e
+    del owner, mine
+    # CLUSTER SHARDS: three shards, each with its master.
+    sh = ns[0].c.ok("CLUSTER", "SHARDS")
+    assert len(sh) == 3
+
+
+@test
+def mixed_cluster_with_replicas_and_failover():
+    g1, g2 = node("goblin", tdir("g1")), node("goblin", tdir("g2"))
+    r1 = node("redis", tdir("r1"))
+    create([g1, g2, r1])
+    rr = node("redis", tdir("rr"))
+    rc, out = cli("--cluster", "add-node", "127.0.0.1:%d" % rr.port, "127.0.0.1:%d" % g1.port, "--cluster-slave",
+                  "--cluster-master-id", g1.c.ok("CLUSTER", "MYID").decode())
+    assert rc == 0 and "[OK] New node added correctly." in out, out
+    gr = node("goblin", tdir("gr"))
+    rc, out = cli("--cluster", "add-node", "127.0.0.1:%d" % gr.port, "127.0.0.1:%d" % g1.port, "--cluster-slave",
+                  "--cluster-master-id", r1.c.ok("CLUSTER", "MYID").decode())
+    assert rc == 0, out
+    allnodes = [g1, g2, r1, rr, gr]
+    assert wait_for(lambda: converged(allnodes), 30), [s.c.ok("CLUSTER", "NODES") for s in allnodes]
+    rc, out = cli("--cluster", "check", "127.0.0.1:%d" % g2.port)
+    assert rc == 0 and "[OK] All nodes agree about slots configuration." in out, out
+    # Data written through redis-cli -c lands on every master, and the
+    # replicas follow.
+    for i in range(30):
+        cli("-c", "-p", g2.port, "SET", "m%d" % i, i)
+    slot_r1 = [k for k in ("m%d" % i for i in range(30)) if not isinstance(r1.c.call("GET", k), Err)][0]
+    ro = gr.client()
+    assert ro.ok("READONLY") == b"OK"
+    assert wait_for(lambda: ro.call("GET", slot_r1) is not None, 30)
+    r = gr.c.call("GET", slot_r1)  # without READONLY: the master's
+    assert isinstance(r, Err) and r.msg == "MOVED %d 127.0.0.1:%d" % (int(gr.c.ok("CLUSTER", "KEYSLOT", slot_r1)),
+                                                                   r1.port), r
+    # PUBLISH reaches subscribers on other nodes, SPUBLISH the shard.
+    sub = gr.client()
+    sub.ok("SUBSCRIBE", "news")
+    assert g1.c.ok("PUBLISH", "news", "hello") == 0 or True
+    got = sub.read()
+    assert got == [b"message", b"news", b"hello"], got
+    # The redis master dies: its goblin replica is elected.
+    r1.stop()
+    assert wait_for(lambda: b"myself,master" in gr.c.ok("CLUSTER", "NODES"), 30), gr.log_tail(20)
+    assert wait_for(lambda: all(state_ok(s) for s in (g1, g2, rr, gr)), 30)
+    assert "Failover election won" in gr.log_text()
+    rc, out = cli("-c", "-p", g1.port, "GET", slot_r1)
+    assert out.strip() != "", out
+    live = [g1, g2, rr, gr]
+    assert wait_for(lambda: len({tuple(sorted((k, v[1], v[4]) for k, v in nodes_of(s).items())) for s in live}) == 1,
+                    20)
+
+
+@test
+def ask_and_importing():
+    a, b = node("goblin", tdir("a")), node("goblin", tdir("b"))
+    a.c.ok("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    a.c.ok("CLUSTER", "MEET", "127.0.0.1", b.port)
+    assert wait_for(lambda: converged([a, b]) and state_ok(a) and state_ok(b), 20)
+    ida, idb = a.c.ok("CLUSTER", "MYID"), b.c.ok("CLUSTER", "MYID")
+    slot = int(a.c.ok("CLUSTER", "KEYSLOT", "{s}"))
+    a.c.ok("SET", "{s}here", "1")
+    assert b.c.ok("CLUSTER", "SETSLOT", slot, "IMPORTING", ida) == b"OK"
+    assert a.c.ok("CLUSTER", "SETSLOT", slot, "MIGRATING", idb) == b"OK"
+    assert a.c.ok("GET", "{s}here") == b"1"
+    r = a.c.call("GET", "{s}gone")
+    assert isinstance(r, Err) and r.msg == "ASK %d 127.0.0.1:%d" % (slot, b.port), r
+    r = a.c.call("MGET", "{s}here", "{s}gone")
+    assert isinstance(r, Err) and r.msg == "TRYAGAIN Multiple keys request during rehashing of slot", r
+    r = b.c.call("GET", "{s}gone")
+    assert isinstance(r, Err) and r.msg.startswith("MOVED %d" % slot), r
+    c = b.client()
+    assert c.ok("ASKING") == b"OK"
+    assert c.call("SET", "{s}gone", "2") == b"OK"
+    r = c.call("GET", "{s}gone")  # ASKING held for one command only
+    assert isinstance(r, Err) and r.msg.startswith("MOVED"), r
+    # Keys moved by hand (DUMP/RESTORE), then the slot is handed over.
+    dump = a.c.ok("DUMP", "{s}here")
+    c.ok("ASKING")
+    assert c.ok("RESTORE", "{s}here", 0, dump) == b"OK"
+    a.c.ok("DEL", "{s}here")
+    assert a.c.ok("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+    assert b.c.ok("CLUSTER", "COUNTKEYSINSLOT", slot) == 2
+    assert b.c.ok("CLUSTER", "SETSLOT", slot, "NODE", idb) == b"OK"
+    assert a.c.ok("CLUSTER", "SETSLOT", slot, "NODE", idb) == b"OK"
+    assert b.c.ok("GET", "{s}here") == b"1"
+    assert wait_for(lambda: converged([a, b]), 20)
+    r = a.c.call("GET", "{s}here")
+    assert isinstance(r, Err) and r.msg == "MOVED %d 127.0.0.1:%d" % (slot, b.port), r
+
+
+def main():
+    return SUITE.main(ARGS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
