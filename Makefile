@@ -29,8 +29,8 @@ endif
 STD   := -std=c11 -D_GNU_SOURCE
 WARN  := -Wall -Wextra -Werror -Wno-missing-field-initializers
 DEPFL := -MMD -MP
-INC   := -Isrc $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1)
-LIBS  := -levent_core -levent_pthreads -ljemalloc -lnuma -luring -llua5.1 -lm -lpthread
+INC   := -Isrc $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1) $(shell pkg-config --cflags openssl 2>/dev/null)
+LIBS  := $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto) -levent_core -levent_pthreads -ljemalloc -lnuma -luring -llua5.1 -lm -lpthread
 # The sanitizers and libFuzzer need the libc allocator: without jemalloc,
 # and with -DGOBLIN_NO_JEMALLOC so that the code does not call it.
 LIBS_LIBC := $(filter-out -ljemalloc,$(LIBS))
