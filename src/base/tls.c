@@ -328,3 +328,68 @@ const char *tls_error_text(int err, char *buf, size_t len) {
     ERR_error_string_n(ERR_get_error(), buf, len);
     return buf;
 }
+
+static ssize_t io_result(SSL *ssl, int r, int want, int *want_other) {
+    int e = SSL_get_error(ssl, r);
+    if (want_other) *want_other = 0;
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        if (want_other) *want_other = e != want;
+        errno = EAGAIN;
+        return -1;
+    }
+    if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && !errno)) {
+        ERR_clear_error();
+        if (want == SSL_ERROR_WANT_READ) return 0;
+        errno = EPIPE;
+        return -1;
+    }
+    if (e != SSL_ERROR_SYSCALL) errno = EIO;
+    ERR_clear_error();
+    return -1;
+}
+
+ssize_t tls_read(SSL *ssl, void *buf, size_t n, int *want_other) {
+    ERR_clear_error();
+    int r = SSL_read(ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
+    return r > 0 ? r : io_result(ssl, r, SSL_ERROR_WANT_READ, want_other);
+}
+
+ssize_t tls_write(SSL *ssl, const void *buf, size_t n, int *want_other) {
+    ERR_clear_error();
+    int r = SSL_write(ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
+    return r > 0 ? r : io_result(ssl, r, SSL_ERROR_WANT_WRITE, want_other);
+}
+
+int tls_write_all(SSL *ssl, const void *buf, size_t n) {
+    const char *p = buf;
+    while (n) {
+        ssize_t w = tls_write(ssl, p, n, NULL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int tls_connect_blocking(SSL *ssl, char *err, size_t errlen) {
+    ERR_clear_error();
+    int r = SSL_connect(ssl);
+    if (r == 1) return 0;
+    int e = SSL_get_error(ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) snprintf(err, errlen, "%s", strerror(ETIMEDOUT));
+    else {
+        char eb[256];
+        snprintf(err, errlen, "%s", tls_error_text(e, eb, sizeof(eb)));
+    }
+    ERR_clear_error();
+    return -1;
+}
+
+void tls_close(SSL *ssl) {
+    if (!ssl) return;
+    ERR_clear_error();
+    SSL_shutdown(ssl);
+    ERR_clear_error();
+    SSL_free(ssl);
+}

@@ -18,6 +18,7 @@
 #ifndef GOBLIN_BASE_TLS_H
 #define GOBLIN_BASE_TLS_H
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <openssl/ssl.h>
 
@@ -49,4 +50,19 @@ SSL *tls_connect_new(int fd);
  * SSL_get_error code err: OpenSSL's error string, strerror(errno) for a
  * system call error, "(null)" for a bare EOF. */
 const char *tls_error_text(int err, char *buf, size_t len);
+
+/* read(2) and write(2) over an established ssl, for the replication
+ * links' own threads: bytes moved (>0); for a read 0 when the peer closed;
+ * -1 with errno EAGAIN when OpenSSL waits for the socket (*want_other set
+ * to 1 when it needs the other direction: a read that must write, a
+ * write that must read), else errno as the system call left it or EIO. */
+ssize_t tls_read(SSL *ssl, void *buf, size_t n, int *want_other);
+ssize_t tls_write(SSL *ssl, const void *buf, size_t n, int *want_other);
+/* All n bytes over ssl on a blocking socket: 0, or -1. */
+int tls_write_all(SSL *ssl, const void *buf, size_t n);
+/* The client handshake on a blocking socket (its timeouts apply): 0, or
+ * -1 with Redis's error text in err. */
+int tls_connect_blocking(SSL *ssl, char *err, size_t errlen);
+/* close_notify (best effort), then free. */
+void tls_close(SSL *ssl);
 #endif

@@ -465,12 +465,14 @@ static void conn_handoff(conn *k) {
         if (n <= 0) break;
         c->osent += (size_t)n;
     }
-    void (*fn)(int, void *) = c->handoff;
+    void (*fn)(int, void *, void *) = c->handoff;
     void *arg = c->handoff_arg;
+    SSL *ssl = k->ssl;
     c->handoff = NULL;
     c->fd = -1; /* conn_free must not close it */
+    k->ssl = NULL; /* nor end its TLS */
     conn_free(k);
-    fn(fd, arg);
+    fn(fd, ssl, arg);
 }
 
 /* Flush now, or close a connection marked for closing; -1 when k was

@@ -576,10 +576,11 @@ def missing_certificate_at_start_up_as_redis():
         assert not ok, kind
 
 
-def replica_over_tls(primary_kind, name):
+def replica_over_tls(primary_kind, name, *primary_args):
     d = tdir(name)
     pport = free_port()
-    p = start(primary_kind, os.path.join(d, "p"), *tls_args(pport), "--repl-diskless-sync-delay", "0")
+    p = start(primary_kind, os.path.join(d, "p"), *tls_args(pport), "--repl-diskless-sync-delay", "0",
+              *primary_args)
     for i in range(2000):
         p.c.ok("SET", "k%d" % i, "v%d" % i)
     p.c.ok("SET", "big", os.urandom(3 * 1024 * 1024))
@@ -603,6 +604,14 @@ def replica_over_tls(primary_kind, name):
 @test
 def replication_over_tls_goblin_to_goblin():
     replica_over_tls("goblin", "repl-gg")
+
+
+@test
+def replication_over_tls_goblin_to_goblin_through_a_file():
+    """repl-diskless-sync no: the RDB file goes out through SSL_write
+    (no sendfile), and with --arena-hugetlb the fork-less snapshot too."""
+    replica_over_tls("goblin", "repl-gg-disk", "--repl-diskless-sync", "no")
+    replica_over_tls("goblin", "repl-gg-forkless", "--arena-hugetlb", "yes")
 
 
 @test
