@@ -280,6 +280,30 @@ print(repr(out))
     assert "True, True" in outs[0], outs[0]
 
 
+NODE_DIR = os.path.join(ROOT, "tests", "clients", "node")
+
+
+@test
+def node_redis_and_ioredis_with_tls():
+    """node-redis 4.7.1 and ioredis 5.9.2 (the pinned packages of
+    tests/clients/node, installed with npm ci when missing)."""
+    mods = os.path.join(NODE_DIR, "node_modules")
+    if not os.path.isdir(os.path.join(mods, "ioredis")) or not os.path.isdir(os.path.join(mods, "redis")):
+        r = subprocess.run(["timeout", "300", "npm", "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, "npm ci failed: " + r.stderr[-500:]
+    g, r = pair("node")
+    outs = []
+    for s in (g, r):
+        p = subprocess.run(["node", os.path.join(HERE, "node_tls.js"), str(s.tls), cert("ca.crt"),
+                            cert("client.crt"), cert("client.key")], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, NODE_PATH=mods))
+        assert p.returncode == 0, p.stderr[-1000:]
+        outs.append(p.stdout.strip())
+    assert outs[0] == outs[1], outs
+    assert "error" not in outs[0], outs[0]
+
+
 def accept_matrix(mode):
     """(no cert, good cert, other-CA cert, expired cert) accepted? on both."""
     g, r = pair("auth-" + mode, "--tls-auth-clients", mode)
