@@ -66,6 +66,9 @@ if [ -x tests/clients/run.sh ]; then run clients sh tests/clients/run.sh; fi
 # Replication both ways with redis-server 7.0: full and partial syncs, chains, promotion,
 # WAIT, FAILOVER, Sentinel (after the clients: its ioredis check uses their Node packages).
 run repl python3 tests/repl/test_repl.py
+# TLS against redis-server 7.0 with the same options: clients (redis-cli, redis-py, node-redis,
+# ioredis), certificates, reloading, hostile peers, replication over TLS.
+run tls python3 tests/tls/test_tls.py
 # The soak (120 clients, --cores 2, every family, then a model check) runs
 # on the release build here and on the ASan and TSan builds below.
 run soak python3 tests/soak/soak.py --server ./build-release/goblin-core --duration "${SOAK_SECONDS:-60}" --seed "$SEED"

@@ -229,6 +229,19 @@ def directives_and_defaults_as_redis():
 
 
 @test
+def tls_only_server_and_info_as_redis():
+    """port 0: no plaintext listener; INFO's tcp_port shows the TLS port."""
+    d = tdir("tlsonly")
+    for kind in ("goblin", "redis"):
+        tport = free_port()
+        s = start(kind, os.path.join(d, kind), *tls_args(tport), "--port", "0", wait=False)
+        assert wait_for(lambda: tls_call(tport, "PING") == b"+PONG\r\n", 20), (kind, s.log_tail())
+        got = tls_call(tport, "INFO", "server")
+        assert ("tcp_port:%d" % tport).encode() in got, (kind, got[:400])
+        s.stop()
+
+
+@test
 def redis_cli_over_tls_as_redis():
     g, r = pair("cli")
     for args in (("PING",), ("SET", "k", "v"), ("GET", "k"), ("INCR", "n"), ("LPUSH", "l", "a", "b"),
