@@ -87,6 +87,10 @@ ssize_t tlsio_read(conn *k, char *buf, size_t n) {
 }
 
 ssize_t tlsio_write(conn *k, const char *buf, size_t n) {
+    if (k->tls_hs) { /* output before the handshake ended: it waits for it */
+        errno = EAGAIN;
+        return -1;
+    }
     ERR_clear_error();
     int r = SSL_write(k->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
     if (r > 0) return r;
