@@ -406,6 +406,21 @@ def a_silent_or_slow_handshake_holds_up_nobody():
 
 
 @test
+def client_renegotiation_is_refused_as_redis():
+    """TLSv1.2 renegotiation asked by the client (openssl s_client's R):
+    refused by both (OpenSSL 3's default, Redis's setting)."""
+    g, r = pair("reneg")
+    for s in (g, r):
+        script = "printf 'PING\\r\\n'; sleep 0.5; printf 'R\\n'; sleep 0.5; printf 'PING\\r\\n'; sleep 0.5"
+        p = subprocess.run("(%s) | timeout 10 openssl s_client -connect 127.0.0.1:%d -tls1_2 -cert %s -key %s "
+                           "-CAfile %s" % (script, s.tls, cert("client.crt"), cert("client.key"), cert("ca.crt")),
+                           shell=True, capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        assert "+PONG" in out and "RENEGOTIATING" in out and "no renegotiation" in out, (s.kind, out[-600:])
+        assert tls_call(s.tls, "PING") == b"+PONG\r\n" and s.c.ok("PING") == b"PONG"
+
+
+@test
 def half_closed_connections_as_redis():
     g, r = pair("halfclose")
     for s in (g, r):
