@@ -305,6 +305,8 @@ SSL *tls_accept_new(int fd) {
     }
     SSL_set_fd(ssl, fd);
     SSL_set_accept_state(ssl);
+    /* Records read ahead: net/ reads while SSL_has_pending says so. */
+    SSL_set_read_ahead(ssl, 1);
     return ssl;
 }
 

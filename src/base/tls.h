@@ -40,8 +40,9 @@ int tls_port(void);
 int tls_replication(void);
 
 /* A server-side SSL for an accepted socket, in accept state, with the
- * peer verification tls-auth-clients asks for; NULL when TLS is not
- * configured or OpenSSL fails. */
+ * peer verification tls-auth-clients asks for, reading ahead (its reader
+ * must go on while SSL_has_pending); NULL when TLS is not configured or
+ * OpenSSL fails. */
 SSL *tls_accept_new(int fd);
 /* A client-side SSL for a connected socket (replication), in connect
  * state: the client context, else the server one. NULL as above. */

@@ -519,7 +519,7 @@ void conn_write_pending(worker *w) {
 void net_client_flush(client *c) { conn_after_input(c->conn); }
 
 /* Read what the socket (or OpenSSL) has and run the requests it
- * completes; -1 when k was freed. */
+ * completes; -1 when k was freed, 1 when there was nothing to read. */
 static int conn_read(conn *k) {
     /* Room as Redis's readQueryFromClient makes it: a big argument is read
      * to its end into a buffer of just that size; otherwise 16 KiB, into a
@@ -538,7 +538,7 @@ static int conn_read(conn *k) {
         conn_free(k);
         return -1;
     }
-    if (n < 0) return 0;
+    if (n < 0) return 1;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
     k->qreads++;
@@ -558,12 +558,15 @@ static int conn_read(conn *k) {
     return conn_after_input(k);
 }
 
-/* A TLS connection's reads: until OpenSSL holds no decrypted byte more,
- * since those will not raise another read event. -1 when k was freed. */
+/* A TLS connection's reads: until OpenSSL holds no byte more (decrypted,
+ * or records it read ahead), since those will not raise another read
+ * event; a partial record there ends the loop with nothing to read. -1
+ * when k was freed. */
 static int conn_tls_read(conn *k) {
+    int r;
     do {
-        if (conn_read(k) != 0) return -1;
-    } while (k->ssl && !(k->tls_want & TLSIO_READ_WANTS_WRITE) && tlsio_pending(k) > 0);
+        if ((r = conn_read(k)) < 0) return -1;
+    } while (r == 0 && k->ssl && !(k->tls_want & TLSIO_READ_WANTS_WRITE) && tlsio_pending(k));
     return 0;
 }
 

@@ -134,7 +134,8 @@ enum { TLSIO_READ_WANTS_WRITE = 1, TLSIO_WRITE_WANTS_READ = 2 };
 int tlsio_handshake(conn *k, int first);
 ssize_t tlsio_read(conn *k, char *buf, size_t n);
 ssize_t tlsio_write(conn *k, const char *buf, size_t n);
-/* Bytes OpenSSL holds decrypted for the next tlsio_read. */
+/* Whether OpenSSL holds bytes for the next tlsio_read (decrypted, or
+ * records read ahead; a partial record counts too). */
 int tlsio_pending(conn *k);
 /* close_notify when the handshake was done (best effort), then free. */
 void tlsio_free(conn *k);

@@ -9,8 +9,10 @@
  * update answer) marks TLSIO_READ_WANTS_WRITE and adds the write event; an
  * SSL_write that needs to read marks TLSIO_WRITE_WANTS_READ; conn.c
  * retries the call from the other event. Decrypted bytes OpenSSL still
- * holds (SSL_pending) are read by conn.c before it leaves the read event,
- * so no request waits for a socket event that will not come. Writes are
+ * holds (SSL_has_pending: decrypted bytes, and whole records read ahead:
+ * client connections read ahead, one recv for many records instead of
+ * two per record) are read by conn.c before it leaves the read event, so
+ * no request waits for a socket event that will not come. Writes are
  * partial (SSL_MODE_ENABLE_PARTIAL_WRITE, base/tls.c), so a large reply
  * goes out as the socket takes it, like a plaintext write. */
 #include <errno.h>
@@ -111,7 +113,7 @@ ssize_t tlsio_write(conn *k, const char *buf, size_t n) {
     }
 }
 
-int tlsio_pending(conn *k) { return SSL_pending(k->ssl); }
+int tlsio_pending(conn *k) { return SSL_has_pending(k->ssl); }
 
 void tlsio_free(conn *k) {
     if (!k->tls_hs) {

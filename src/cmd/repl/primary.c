@@ -842,6 +842,9 @@ static void start_link(int fd, void *tls, void *arg) {
     rlink *l = arg;
     l->fd = fd;
     l->ssl = tls;
+    /* No reading ahead here: SSL_pending then covers all that OpenSSL
+     * holds (nothing was sent after PSYNC before this). */
+    if (l->ssl) SSL_set_read_ahead(l->ssl, 0);
     if (pthread_create(&l->tid, NULL, link_main, l) != 0) {
         log_warn("Can't start a replica thread");
         pthread_mutex_lock(&mu);
