@@ -71,13 +71,6 @@ typedef struct conn {
     char *qbuf;
     size_t qlen, qcap;
     const net_proto *proto;          /* the listener's protocol module */
-    /* TLS (net/tlsio.c): the connection's SSL, NULL for plaintext; the
-     * handshake is running while tls_hs; tls_want records that the last
-     * SSL_read needed the socket writable or the last SSL_write needed it
-     * readable (TLSIO_*), so the other event retries it. */
-    SSL *ssl;
-    int tls_hs;
-    int tls_want;
     void *pstate;                    /* and its per-connection state */
     struct conn *prev, *next;        /* worker list */
     struct conn *pprev, *pnext;      /* w->pending, when pwait */
@@ -101,6 +94,13 @@ typedef struct conn {
     pthread_mutex_t alock;
     char *abuf;
     size_t alen;
+    /* TLS (net/tlsio.c): the connection's SSL, NULL for plaintext; the
+     * handshake is running while tls_hs; tls_want records that the last
+     * SSL_read needed the socket writable or the last SSL_write needed it
+     * readable (TLSIO_*), so the other event retries it. */
+    SSL *ssl;
+    int tls_hs;
+    int tls_want;
 } conn;
 
 extern worker *net_workers;
