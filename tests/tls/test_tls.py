@@ -587,6 +587,40 @@ def config_set_tls_port():
 
 
 @test
+def session_resumption_as_redis():
+    """tls-session-caching yes/no and TLSv1.2/1.3: a client offering its
+    last session resumes it exactly when Redis's does."""
+    got = {}
+    for caching in ("yes", "no"):
+        g, r = pair("sessions-" + caching, "--tls-session-caching", caching)
+        for s in (g, r):
+            for maxv in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+                ctx = context(maxv=maxv)
+                k = ctx.wrap_socket(socket.create_connection(("127.0.0.1", s.tls)), server_hostname="localhost")
+                k.sendall(cmd("PING"))
+                assert read_reply(k) == b"+PONG\r\n"
+                sess = k.session
+                k.close()
+                # With caching off, OpenSSL refuses the offered session with
+                # an internal error alert (no session id context): Redis 7.0
+                # does exactly that too.
+                try:
+                    k = ctx.wrap_socket(socket.create_connection(("127.0.0.1", s.tls)), server_hostname="localhost",
+                                        session=sess)
+                    k.sendall(cmd("PING"))
+                    assert read_reply(k) == b"+PONG\r\n"
+                    got[(s.kind, caching, str(maxv))] = k.session_reused
+                    k.close()
+                except ssl.SSLError as e:
+                    got[(s.kind, caching, str(maxv))] = e.reason
+            assert tls_call(s.tls, "PING") == b"+PONG\r\n"
+    for key, v in got.items():
+        if key[0] == "goblin":
+            assert v == got[("redis",) + key[1:]], got
+    assert got[("goblin", "yes", str(ssl.TLSVersion.TLSv1_2))], got
+
+
+@test
 def tls_protocols_and_ciphers():
     g, r = pair("protocols", "--tls-protocols", "TLSv1.2", "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256")
     for s in (g, r):
