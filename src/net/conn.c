@@ -15,7 +15,10 @@
  * that is already held skip the list and are dealt with at once. A
  * protocol error gets Redis's "-ERR Protocol error: ..." reply, then the
  * connection closes once that reply is flushed; no other connection is
- * affected. */
+ * affected. A connection from a TLS listener (k->ssl) does the same
+ * through OpenSSL (tlsio.c): its handshake runs from its events first,
+ * and its reads go on while OpenSSL holds bytes no socket event will
+ * announce; the plaintext path only tests k->ssl. */
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
