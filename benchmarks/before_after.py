@@ -56,6 +56,7 @@ def main():
 
     builds = {"before": args.before, "after": args.after}
     speed = {b: {} for b in builds}   # (test, pipeline) -> [ratio goblin/redis per round]
+    cpu = {b: {} for b in builds}     # (test, pipeline) -> [goblin CPU us/request per round]
     mem = {b: {} for b in builds}     # set -> [ratio goblin/redis per round]
     with tempfile.TemporaryDirectory(prefix="goblin-ba-") as tmp:
         for r in range(args.rounds):
@@ -66,6 +67,7 @@ def main():
                     res = run_json("compare.py", builds[b], ["--rounds", "1"] + shlex.split(args.compare_args), tmp)
                     for row in res["rows"]:
                         speed[b].setdefault((row["test"], row["pipeline"]), []).extend(row["ratios"])
+                        cpu[b].setdefault((row["test"], row["pipeline"]), []).extend(row.get("cpu_us_goblin", []))
                 if not args.skip_memory:
                     res = run_json("memory.py", builds[b], ["--rounds", "1"] + shlex.split(args.memory_args), tmp)
                     for row in res["rows"]:
@@ -76,11 +78,18 @@ def main():
     if speed["before"]:
         print()
         print("req/s, goblin/redis per round (medians of %d rounds); after/before above 1: faster" % args.rounds)
-        print("%-11s %4s %8s %8s %13s" % ("test", "-P", "before", "after", "after/before"))
+        print("(goblin's server CPU per request, us, medians: the steadier figure on a shared machine; "
+              "after/before below 1: cheaper)")
+        print("%-11s %4s %8s %8s %13s | %8s %8s %13s" % ("test", "-P", "before", "after", "after/before",
+                                                       "cpu bef", "cpu aft", "after/before"))
         for key in speed["before"]:
             mb, ma = statistics.median(speed["before"][key]), statistics.median(speed["after"][key])
-            print("%-11s %4d %8.2f %8.2f %13.2f" % (key[0], key[1], mb, ma, ma / mb))
-            out["speed"].append({"test": key[0], "pipeline": key[1], "before": mb, "after": ma})
+            cb = statistics.median(cpu["before"][key]) if cpu["before"].get(key) else float("nan")
+            ca = statistics.median(cpu["after"][key]) if cpu["after"].get(key) else float("nan")
+            print("%-11s %4d %8.2f %8.2f %13.2f | %8.3f %8.3f %13.2f" % (key[0], key[1], mb, ma, ma / mb,
+                                                                       cb, ca, ca / cb))
+            out["speed"].append({"test": key[0], "pipeline": key[1], "before": mb, "after": ma,
+                                 "cpu_us_before": cb, "cpu_us_after": ca})
         ratios = [ma["after"] / ma["before"] for ma in out["speed"]]
         print("geometric mean of after/before: %.3f" % statistics.geometric_mean(ratios))
     if mem["before"]:

@@ -40,6 +40,12 @@ Request counts: --requests for -P 1, --requests-pipelined for -P 16, scaled
 down for the slow tests (LRANGE_100 x0.25, LRANGE_600 x0.05, MSET x0.5).
 A quick look: --rounds 1 --requests 20000 --requests-pipelined 100000.
 
+--tls: both servers also listen on a TLS port (tls-port, a CA, a server
+and a client certificate made with the openssl CLI in a temporary folder,
+tls-auth-clients yes), and redis-benchmark runs with --tls --cert --key
+--cacert against it: the same tables, over TLS. The preloading still goes
+through the plaintext port.
+
   ./benchmarks/compare.py --pin [--rounds 5] [--chart docs/img/compare.png]
 
 Python 3 standard library only (imports the helpers of tlb_arena_benchmark.py).
@@ -120,6 +126,28 @@ def zset_batches(n, per_cmd=1000, per_batch=50):
         yield b"".join(parts), ncmd
 
 
+def make_certs(cleanup):
+    """A CA, a server certificate for localhost/127.0.0.1 and a client
+    certificate, made with the openssl CLI in a temporary folder."""
+    import tempfile
+    d = tempfile.mkdtemp(prefix="goblin-bench-tls-")
+    cleanup.actions.append(lambda: shutil.rmtree(d, ignore_errors=True))
+
+    def ossl(*a):
+        subprocess.run(["openssl"] + list(a), cwd=d, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    ossl("req", "-x509", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", "ca.key", "-out", "ca.crt",
+         "-days", "30", "-subj", "/CN=Goblin Bench CA")
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    for who, cn in (("server", "localhost"), ("client", "client")):
+        ossl("req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", who + ".key", "-out", who + ".csr",
+             "-subj", "/CN=" + cn)
+        ossl("x509", "-req", "-in", who + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-out", who + ".crt", "-days", "30", *(["-extfile", "san.ext"] if who == "server" else []))
+    return {n: os.path.join(d, n) for n in ("ca.crt", "server.crt", "server.key", "client.crt", "client.key")}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -141,6 +169,7 @@ def main():
     ap.add_argument("--server-cpus")
     ap.add_argument("--client-cpus")
     ap.add_argument("--timeout", type=float, default=300, help="seconds allowed for one redis-benchmark run")
+    ap.add_argument("--tls", action="store_true", help="benchmark over TLS (tls-port, client certificates)")
     ap.add_argument("--chart", metavar="FILE.png")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
@@ -175,8 +204,20 @@ def run(args, tests, pipes, cleanup):
     print("machine: %s" % tb.machine_description())
     print("redis-server %s; goblin-core %s --cores %d; pinning: %s" % (
         redis_version, args.goblin, args.cores, pin_note))
-    gob = cleanup.server(tb.Server(args.goblin, ["--cores", str(args.cores)], srv_cpus, name="goblin"))
-    red = cleanup.server(tb.Server(args.redis, ["--appendonly", "no"], srv_cpus, name="redis"))
+    tls_cli = []
+    extra_gob, extra_red = [], []
+    tls_ports = {}
+    if args.tls:
+        certs = make_certs(cleanup)
+        tls_cli = ["--tls", "--cert", certs["client.crt"], "--key", certs["client.key"],
+                   "--cacert", certs["ca.crt"]]
+        for name, extra in (("goblin", extra_gob), ("redis", extra_red)):
+            tls_ports[name] = tb.free_port()
+            extra += ["--tls-port", str(tls_ports[name]), "--tls-cert-file", certs["server.crt"],
+                      "--tls-key-file", certs["server.key"], "--tls-ca-cert-file", certs["ca.crt"]]
+        print("over TLS: redis-benchmark %s" % " ".join(tls_cli))
+    gob = cleanup.server(tb.Server(args.goblin, ["--cores", str(args.cores)] + extra_gob, srv_cpus, name="goblin"))
+    red = cleanup.server(tb.Server(args.redis, ["--appendonly", "no"] + extra_red, srv_cpus, name="redis"))
     gob.start()
     red.start()
     servers = {"goblin": gob, "redis": red}
@@ -211,9 +252,10 @@ def run(args, tests, pipes, cleanup):
                 got, cpu = {}, {}
                 for name in order:
                     s = servers[name]
+                    port = tls_ports.get(name, s.port)
                     cmd = tb.taskset_prefix(cli_cpus) + [
-                        args.redis_benchmark, "-h", "127.0.0.1", "-p", str(s.port), "-c", str(args.clients),
-                        "-n", str(n), "-P", str(p), "--csv"] + extra
+                        args.redis_benchmark, "-h", "127.0.0.1", "-p", str(port), "-c", str(args.clients),
+                        "-n", str(n), "-P", str(p), "--csv"] + tls_cli + extra
                     c0 = server_cpu_seconds(s.pid)
                     out = tb.run_client(cmd, cleanup, timeout=args.timeout)
                     cpu[name] = (server_cpu_seconds(s.pid) - c0) / n * 1e6
@@ -257,7 +299,7 @@ def run(args, tests, pipes, cleanup):
                          "cpu_us_goblin_median": cg, "cpu_us_redis_median": cr, "cpu_ratio_median": cq})
         if logs:
             print("geometric mean of the cpu ratios at -P %d: %.2f" % (p, math.exp(sum(logs) / len(logs))))
-    result = {"date": date, "machine": tb.machine_description(), "redis_version": redis_version,
+    result = {"date": date, "tls": args.tls, "machine": tb.machine_description(), "redis_version": redis_version,
               "rounds": args.rounds, "clients": args.clients, "pinning": pin_note,
               "requests": args.requests, "requests_pipelined": args.requests_pipelined,
               "cores": args.cores, "rows": rows}

@@ -29,6 +29,7 @@
 #include "persist/persist.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/tls.h"
 #include "base/process.h"
 #include "cmd/cron.h"
 #include "cmd/server/script.h"
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     config_owners_register();
+    tls_config_register();
     cron_config_register();
     obj_config_register();
     if (config_load(argc, argv) != 0) return 1;
@@ -191,6 +193,7 @@ int main(int argc, char **argv) {
                GOBLIN_REDIS_VERSION);
     /* A dump to load: -LOADING from the first command the workers get. */
     persist_loading_begin();
+    if (tls_init() != 0) return 1;
     if (net_start(cfg.cores) != 0) return 1;
     log_notice("Ready to accept connections tcp on port %d with %d worker(s)", cfg.port, cfg.cores);
     pthread_t st;

@@ -69,9 +69,13 @@ run repl python3 tests/repl/test_repl.py
 # Redis Cluster: CLUSTER commands and redirections against redis-server in cluster mode,
 # redis-cli --cluster create/check/add-node, mixed goblin/redis clusters, failover.
 run cluster python3 tests/cluster/test_cluster.py
-# The soak (120 clients, --cores 2, every family, then a model check) runs
+# TLS against redis-server 7.0 with the same options: clients (redis-cli, redis-py, node-redis,
+# ioredis), certificates, reloading, hostile peers, replication over TLS.
+run tls python3 tests/tls/test_tls.py
+# The soak (120 clients, a quarter of them over TLS, --cores 2, every family, then a model check) runs
 # on the release build here and on the ASan and TSan builds below.
-run soak python3 tests/soak/soak.py --server ./build-release/goblin-core --duration "${SOAK_SECONDS:-60}" --seed "$SEED"
+run soak python3 tests/soak/soak.py --server ./build-release/goblin-core --duration "${SOAK_SECONDS:-60}" --seed "$SEED" \
+    --tls-fraction 0.25
 
 # build NAME TARGETS...: make them; a failure counts as one and names its log.
 build() {

@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "util/strutil.h"
 
 goblin_config cfg;
@@ -72,6 +73,8 @@ static const char *const supervised_modes[] = {"upstart", "systemd", "auto", "no
 static const char *const protected_actions[] = {"no", "yes", "local", NULL};
 static const char *const endpoint_types[] = {"ip", "hostname", "unknown-endpoint", NULL};
 static const char *const oom_score_modes[] = {"no", "yes", "relative", "absolute", NULL};
+/* tls-auth-clients, in the order of base/tls.h TLS_AUTH_*. */
+static const char *const tls_auth_modes[] = {"no", "yes", "optional", NULL};
 
 static config_entry table[] = {
     {"port", NULL, T_INT, 0, &cfg.port, "6379", 0, 65535, NULL, NULL},
@@ -255,6 +258,30 @@ static config_entry table[] = {
     /* Replication credentials: sensitive, as in Redis. */
     {"masterauth", NULL, T_STRING, F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},
     {"masteruser", NULL, T_STRING, F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},
+    /* TLS (base/tls.c binds them). The certificate, key, CA and cipher
+     * settings take effect together once a CONFIG SET stored them all
+     * (base/tls.c's commit hook rebuilds the context; a failure keeps the
+     * old one and restores the old values). */
+    {"tls-port", NULL, T_INT, 0, NULL, "0", 0, 65535, NULL, NULL},
+    {"tls-cert-file", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-key-file", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-key-file-pass", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-client-cert-file", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-client-key-file", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-client-key-file-pass", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-dh-params-file", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-ca-cert-file", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-ca-cert-dir", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-auth-clients", NULL, T_ENUM, 0, NULL, "yes", 0, 0, tls_auth_modes, NULL},
+    {"tls-protocols", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-ciphers", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-ciphersuites", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
+    {"tls-prefer-server-ciphers", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"tls-session-caching", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
+    {"tls-session-cache-size", NULL, T_INT, 0, NULL, "20480", 0, INT_MAX, NULL, NULL},
+    {"tls-session-cache-timeout", NULL, T_INT, 0, NULL, "300", 0, INT_MAX, NULL, NULL},
+    {"tls-replication", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"tls-cluster", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
 };
 
 #define NTABLE (sizeof(table) / sizeof(table[0]))
@@ -827,6 +854,28 @@ int config_set(const char *name, const char *value, char *err, size_t errlen) {
     if (check_supported(e, value, why, sizeof(why)) != 0 || set_value(e, value, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "CONFIG SET failed (possibly related to argument '%s') - %s", name, why);
         return -1;
+    }
+    return 0;
+}
+
+int config_commit(const char *const *names, int n, char *err, size_t errlen) {
+    for (int i = 0; i < n; i++) {
+        const config_entry *e = names[i] ? find_entry(names[i]) : NULL;
+        if (!e || !e->hook || !e->hook->commit) continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) {
+            const config_entry *f = names[j] ? find_entry(names[j]) : NULL;
+            seen = f && f->hook && f->hook->commit == e->hook->commit;
+        }
+        if (seen) continue;
+        char why[400];
+        if (e->hook->commit(why, sizeof(why)) != 0) {
+            log_warn("Failed applying new configuration. Possibly related to new %s setting. Restoring previous "
+                     "settings.",
+                     e->name);
+            snprintf(err, errlen, "CONFIG SET failed (possibly related to argument '%s') - %s", e->name, why);
+            return -1;
+        }
     }
     return 0;
 }

@@ -113,7 +113,19 @@ typedef struct config_hook {
     /* The value was stored (default, config file, flag, CONFIG SET): value
      * is how CONFIG GET shows it. */
     void (*apply)(const char *value);
+    /* Settings that take effect together (TLS certificate and key): after a
+     * CONFIG SET stored every value it was given, each distinct commit of
+     * the directives it set runs once (config_commit); -1 refuses the whole
+     * CONFIG SET with err set, and the caller sets the old values back and
+     * commits them. Not run for the config file and flags: the owner reads
+     * its values once at start-up. */
+    int (*commit)(char *err, size_t errlen);
 } config_hook;
+/* Run the commit hooks of the n directives names (each distinct hook once,
+ * in the order of first appearance). 0 ok; -1 with err set to Redis's
+ * "CONFIG SET failed (possibly related to argument '<name>') - <why>" and a
+ * log line naming the first directive of the failed hook. */
+int config_commit(const char *const *names, int n, char *err, size_t errlen);
 /* Attach hook (static storage; one per directive, a later one replaces it)
  * to the directive name (or alias). Once values are loaded, apply runs at
  * once with the current value, so an owner registering after config_load()

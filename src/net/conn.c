@@ -15,7 +15,10 @@
  * that is already held skip the list and are dealt with at once. A
  * protocol error gets Redis's "-ERR Protocol error: ..." reply, then the
  * connection closes once that reply is flushed; no other connection is
- * affected. */
+ * affected. A connection from a TLS listener (k->ssl) does the same
+ * through OpenSSL (tlsio.c): its handshake runs from its events first,
+ * and its reads go on while OpenSSL holds bytes no socket event will
+ * announce; the plaintext path only tests k->ssl. */
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -38,6 +41,7 @@
 #include "cmd/repl/repl.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/tls.h"
 #include "base/tstat.h"
 
 #define READ_CHUNK (16 * 1024)
@@ -190,6 +194,7 @@ static void conn_free(conn *k) {
     event_free(k->rev);
     event_free(k->wev);
     if (k->tev) event_free(k->tev);
+    if (k->ssl) tlsio_free(k);
     if (k->c.fd >= 0) close(k->c.fd);
     k->proto->close(k);
     free(k->qbuf);
@@ -216,23 +221,42 @@ static void conn_refuse(int fd, const char *msg) {
     __atomic_fetch_add(&session_stat_rejected, 1, __ATOMIC_RELAXED);
 }
 
-void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, const char *local, int unix_sock) {
+static int conn_tls_handshake(conn *k, int first);
+
+/* A TLS connection (tls) gets its refusals as Redis sends them: the
+ * maxclients one cannot go out before the handshake (the connection just
+ * closes); the protected-mode one goes out through TLS once the handshake
+ * is done. */
+void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char *peer, const char *local,
+                 int unix_sock) {
     if (cfg.maxclients > 0 && session_clients_count() >= cfg.maxclients) {
-        conn_refuse(fd, proto->refusal(NET_REFUSE_MAXCLIENTS));
+        conn_refuse(fd, tls ? "" : proto->refusal(NET_REFUSE_MAXCLIENTS));
         return;
     }
-    if (!unix_sock && cfg.protected_mode && acl_default_nopass() && !peer_is_loopback(peer)) {
+    int refused = !unix_sock && cfg.protected_mode && acl_default_nopass() && !peer_is_loopback(peer);
+    if (refused && !tls) {
         conn_refuse(fd, proto->refusal(NET_REFUSE_PROTECTED));
+        return;
+    }
+    SSL *ssl = NULL;
+    if (tls && !(ssl = tls_accept_new(fd))) {
+        char eb[256];
+        log_warn("Error accepting a client connection: %s", tls_error_text(SSL_ERROR_SSL, eb, sizeof(eb)));
+        close(fd);
         return;
     }
     conn *k = calloc(1, sizeof(conn));
     if (!k) {
+        if (ssl) SSL_free(ssl);
         close(fd);
         return;
     }
+    k->ssl = ssl;
+    k->tls_hs = ssl != NULL;
     k->w = w;
     k->proto = proto;
     if (proto->open(k) != 0) {
+        if (ssl) SSL_free(ssl);
         free(k);
         close(fd);
         return;
@@ -256,13 +280,21 @@ void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, co
     w->conns = k;
     session_register(&k->c);
     __atomic_fetch_add(&session_stat_connections, 1, __ATOMIC_RELAXED);
+    if (refused) {
+        const char *msg = proto->refusal(NET_REFUSE_PROTECTED);
+        reply_raw(&k->c, msg, strlen(msg));
+        client_flag_on(&k->c, CLIENT_CLOSE_AFTER_REPLY);
+        __atomic_fetch_add(&session_stat_rejected, 1, __ATOMIC_RELAXED);
+    }
+    if (ssl) conn_tls_handshake(k, 1);
 }
 
 /* Write what we can, now; -1 when the connection must be closed now. */
 static int conn_write(conn *k) {
     client *c = &k->c;
     while (c->osent < c->olen) {
-        ssize_t n = write(c->fd, c->obuf + c->osent, c->olen - c->osent);
+        ssize_t n = k->ssl ? tlsio_write(k, c->obuf + c->osent, c->olen - c->osent)
+                           : write(c->fd, c->obuf + c->osent, c->olen - c->osent);
         if (n > 0) {
             __atomic_store_n(&c->osent, c->osent + (size_t)n, __ATOMIC_RELAXED);
             tstat_add(TSTAT_NET_OUTPUT, (uint64_t)n);
@@ -275,12 +307,12 @@ static int conn_write(conn *k) {
     if (c->osent == c->olen) {
         client_set_out(c, 0, 0);
         if (c->ocap > 64 * 1024) reply_obuf_release(c);
-        if (k->wev_on) {
+        if (k->wev_on && !(k->tls_want & TLSIO_READ_WANTS_WRITE)) {
             event_del(k->wev);
             k->wev_on = 0;
         }
         if (client_flags_peek(c) & CLIENT_CLOSE_AFTER_REPLY) return -1;
-    } else if (!k->wev_on) {
+    } else if (!k->wev_on && !(k->tls_want & TLSIO_WRITE_WANTS_READ)) {
         event_add(k->wev, NULL);
         k->wev_on = 1;
     }
@@ -438,17 +470,20 @@ static void conn_handoff(conn *k) {
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     while (c->osent < c->olen) {
-        ssize_t n = write(fd, c->obuf + c->osent, c->olen - c->osent);
+        ssize_t n = k->ssl ? tlsio_write(k, c->obuf + c->osent, c->olen - c->osent)
+                           : write(fd, c->obuf + c->osent, c->olen - c->osent);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         c->osent += (size_t)n;
     }
-    void (*fn)(int, void *) = c->handoff;
+    void (*fn)(int, void *, void *) = c->handoff;
     void *arg = c->handoff_arg;
+    SSL *ssl = k->ssl;
     c->handoff = NULL;
     c->fd = -1; /* conn_free must not close it */
+    k->ssl = NULL; /* nor end its TLS */
     conn_free(k);
-    fn(fd, arg);
+    fn(fd, ssl, arg);
 }
 
 /* Flush now, or close a connection marked for closing; -1 when k was
@@ -494,8 +529,9 @@ void conn_write_pending(worker *w) {
 
 void net_client_flush(client *c) { conn_after_input(c->conn); }
 
-/* Read what the socket has: 1 when bytes came and are to be run, 0 when
- * nothing is to be done now, -1 when the connection must be closed. */
+/* Read what the socket (or OpenSSL) has: 1 when bytes came and are to be
+ * run, 0 when nothing is to be done now, -1 when the connection must be
+ * closed. */
 static int conn_read(conn *k) {
     /* Room as Redis's readQueryFromClient makes it: a big argument is read
      * to its end into a buffer of just that size; otherwise 16 KiB, into a
@@ -505,7 +541,8 @@ static int conn_read(conn *k) {
     int big = hint != 0;
     if (hint > k->qlen) want = hint - k->qlen;
     if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) return -1;
-    ssize_t n = read(k->c.fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
+    ssize_t n = k->ssl ? tlsio_read(k, k->qbuf + k->qlen, k->qcap - k->qlen - 1)
+                       : read(k->c.fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return -1;
     if (n < 0) return 0;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
@@ -525,21 +562,21 @@ static int conn_read(conn *k) {
     return 1;
 }
 
-static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    conn *k = arg;
+/* Read and run the requests that completes: -1 when k was freed, 1 when
+ * there was nothing to read, 0 otherwise. */
+static int conn_read_run(conn *k) {
     int r = conn_read(k);
     if (r < 0) {
         conn_free(k);
-        return;
+        return -1;
     }
-    if (!r) return;
+    if (!r) return 1;
     conn_process(k);
-    conn_after_input(k);
+    return conn_after_input(k);
 }
 
 void conn_busy_serve(conn *k) {
+    if (k->ssl && k->tls_hs) return; /* the handshake waits for the loop */
     int r = conn_read(k);
     if (r < 0) {
         k->busy_eof = 1;
@@ -552,17 +589,80 @@ void conn_busy_serve(conn *k) {
     if (conn_flush(k) != 0) client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
 }
 
-/* The socket may take more output. */
-static void conn_write_ready(conn *k) {
-    if (conn_after_io(k) != 0) return;
+/* A TLS connection's reads: until OpenSSL holds no byte more (decrypted,
+ * or records it read ahead), since those will not raise another read
+ * event; a partial record there ends the loop with nothing to read. -1
+ * when k was freed. */
+static int conn_tls_read(conn *k) {
+    int r;
+    do {
+        if ((r = conn_read_run(k)) < 0) return -1;
+    } while (r == 0 && k->ssl && !(k->tls_want & TLSIO_READ_WANTS_WRITE) && tlsio_pending(k));
+    return 0;
+}
+
+static int conn_write_ready(conn *k);
+
+/* The handshake's next step; once it is done, what the peer sent with it
+ * is read and what waits to go out (a protected-mode refusal) is sent.
+ * -1 when k was freed. */
+static int conn_tls_handshake(conn *k, int first) {
+    int r = tlsio_handshake(k, first);
+    if (r < 0) {
+        conn_free(k);
+        return -1;
+    }
+    if (r == 0) return 0;
+    if (conn_tls_read(k) != 0) return -1;
+    return k->c.osent < k->c.olen ? conn_after_input(k) : 0;
+}
+
+/* A TLS connection's socket events: the handshake first; then the read or
+ * write OpenSSL wanted the other event for, then the event's own work. */
+static void conn_tls_event(conn *k, short what) {
+    if (k->tls_hs) {
+        conn_tls_handshake(k, 0);
+        return;
+    }
+    if (what & EV_READ) {
+        if (k->tls_want & TLSIO_WRITE_WANTS_READ) {
+            k->tls_want &= ~TLSIO_WRITE_WANTS_READ;
+            if (conn_write_ready(k) != 0) return;
+        }
+        conn_tls_read(k);
+        return;
+    }
+    if (k->tls_want & TLSIO_READ_WANTS_WRITE) {
+        k->tls_want &= ~TLSIO_READ_WANTS_WRITE;
+        if (conn_tls_read(k) != 0) return;
+    }
+    conn_write_ready(k);
+}
+
+static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    conn *k = arg;
+    if (k->ssl) conn_tls_event(k, what);
+    else conn_read_run(k);
+}
+
+/* The socket may take more output; -1 when k was freed (a stream pump
+ * may free it too: 1 then, k must not be used either). */
+static int conn_write_ready(conn *k) {
+    if (conn_after_io(k) != 0) return -1;
     /* A streamed reply waits for its output to drain below the mark. */
-    if ((client_flags_peek(&k->c) & CLIENT_STREAMING) && k->c.olen - k->c.osent < CMD_STREAM_OBUF_HIGH) cmd_stream_pump(&k->c);
+    if ((client_flags_peek(&k->c) & CLIENT_STREAMING) && k->c.olen - k->c.osent < CMD_STREAM_OBUF_HIGH) {
+        cmd_stream_pump(&k->c);
+        return 1;
+    }
+    return 0;
 }
 
 static void conn_on_write(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
-    (void)what;
-    conn_write_ready(arg);
+    conn *k = arg;
+    if (k->ssl) conn_tls_event(k, what);
+    else conn_write_ready(k);
 }
 
 /* The end of a loop iteration. The replies held during it get the offset

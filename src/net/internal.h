@@ -4,6 +4,9 @@
 #include <event2/event.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/types.h>
+
+#include <openssl/ssl.h>
 
 #include "session/client.h"
 #include "net/proto.h"
@@ -21,6 +24,7 @@ typedef struct listener {
     int fd;
     struct event *ev;
     const net_proto *proto;
+    int tls;                 /* its connections speak TLS (tls-port) */
     struct worker *w;
 } listener;
 
@@ -36,6 +40,8 @@ typedef struct worker {
     pthread_mutex_t qlock;
     net_job *qhead, *qtail;
     struct conn *conns;      /* this worker's connections */
+    listener *tls_listeners; /* on tls-port (replaced when it changes) */
+    int ntls;
     /* appendfsync always: connections whose replies wait for their records
      * to be on disk. durable: held during this loop iteration, no target
      * yet; dbatch: waiting for the fsync of their target offset (the worker
@@ -97,12 +103,20 @@ typedef struct conn {
     pthread_mutex_t alock;
     char *abuf;
     size_t alen;
+    /* TLS (net/tlsio.c): the connection's SSL, NULL for plaintext; the
+     * handshake is running while tls_hs; tls_want records that the last
+     * SSL_read needed the socket writable or the last SSL_write needed it
+     * readable (TLSIO_*), so the other event retries it. */
+    SSL *ssl;
+    int tls_hs;
+    int tls_want;
 } conn;
 
 extern worker *net_workers;
 /* unix_sock: from the unixsocket listener (flag U, never refused by
  * protected mode: the peer is on this host). */
-void conn_accept(worker *w, const net_proto *proto, int fd, const char *peer, const char *local, int unix_sock);
+void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char *peer, const char *local,
+                 int unix_sock);
 void conn_tick(worker *w);
 /* Run the connections CLIENT PAUSE held, in the order they were held;
  * those the pause still applies to are held again, in the same order. */
@@ -134,4 +148,23 @@ int net_make_listener(const bind_addr *a, int reuseport, int *err);
 /* The cluster bus (cbus.c): listener, links and their thread. */
 int net_cbus_start(void);
 void net_cbus_stop(void);
+
+/* ---- tlsio.c: a TLS connection's I/O through OpenSSL ---------------------
+ *
+ * Each call returns as read(2)/write(2) do, with errno EAGAIN when OpenSSL
+ * needs the socket readable or writable first (the wait is armed: the
+ * write event is added when it needs writable; the read event is always
+ * on). A failure is logged as Redis logs it. */
+enum { TLSIO_READ_WANTS_WRITE = 1, TLSIO_WRITE_WANTS_READ = 2 };
+/* One step of the server handshake: 1 done, 0 waiting for the socket, -1
+ * failed (logged "Error accepting a client connection: ..."; first: the
+ * step run at accept time, whose log line names the descriptor too). */
+int tlsio_handshake(conn *k, int first);
+ssize_t tlsio_read(conn *k, char *buf, size_t n);
+ssize_t tlsio_write(conn *k, const char *buf, size_t n);
+/* Whether OpenSSL holds bytes for the next tlsio_read (decrypted, or
+ * records read ahead; a partial record counts too). */
+int tlsio_pending(conn *k);
+/* close_notify when the handshake was done (best effort), then free. */
+void tlsio_free(conn *k);
 #endif

@@ -33,6 +33,7 @@
 #include "session/session.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/tls.h"
 
 worker *net_workers;
 static int nworkers;
@@ -140,7 +141,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg) {
             setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
             setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
         }
-        conn_accept(w, l->proto, fd, peer, local, 0);
+        conn_accept(w, l->proto, l->tls, fd, peer, local, 0);
     }
 }
 
@@ -166,7 +167,7 @@ static void unix_adopt(void *arg) {
     unix_handoff *h = arg;
     char addr[80];
     snprintf(addr, sizeof(addr), "%.70s:0", unix_path);
-    conn_accept(&net_workers[h->wid], h->proto, h->fd, addr, addr, 1);
+    conn_accept(&net_workers[h->wid], h->proto, 0, h->fd, addr, addr, 1);
     free(h);
 }
 
@@ -385,12 +386,10 @@ static const session_transport net_transport = {
     .events_while_busy = net_events_while_busy,
 };
 
-int net_start(int n) {
-    session_set_transport(&net_transport);
-    bind_addr addrs[16];
-    int na = net_resolve_binds(addrs, 16, cfg.port);
-    if (na < 0) return -1;
-    /* Probe: refuse a port somebody else holds, even with SO_REUSEPORT. */
+/* Refuse a port somebody else holds, even with SO_REUSEPORT: one bind of
+ * each address without it. Addresses that are optional and missing here
+ * are dropped (len 0). 0 ok, -1 with a log line. */
+static int probe_binds(bind_addr *addrs, int na, int port) {
     int bound = 0;
     for (int i = 0; i < na; i++) {
         int err = 0;
@@ -400,7 +399,7 @@ int net_start(int n) {
                 addrs[i].len = 0;
                 continue;
             }
-            log_warn("Could not create server TCP listening socket %s:%d: bind: %s", addrs[i].text, cfg.port,
+            log_warn("Could not create server TCP listening socket %s:%d: bind: %s", addrs[i].text, port,
                      strerror(err));
             return -1;
         }
@@ -408,8 +407,153 @@ int net_start(int n) {
         bound++;
     }
     if (!bound) {
-        log_warn("Failed listening on port %d (tcp), aborting.", cfg.port);
+        log_warn("Failed listening on port %d (tcp), aborting.", port);
         return -1;
+    }
+    return 0;
+}
+
+/* One worker's SO_REUSEPORT sockets for the probed addresses, into out
+ * (events not yet made). Returns how many, -1 with a log line. */
+static int open_listeners(const bind_addr *addrs, int na, int port, const net_proto *proto, int tls, listener *out) {
+    int n = 0;
+    for (int i = 0; i < na; i++) {
+        if (!addrs[i].len) continue;
+        int err = 0;
+        int fd = net_make_listener(&addrs[i], 1, &err);
+        if (fd < 0) {
+            log_warn("Could not create server TCP listening socket %s:%d: %s", addrs[i].text, port, strerror(err));
+            while (n) close(out[--n].fd);
+            return -1;
+        }
+        out[n].fd = fd;
+        out[n].proto = proto;
+        out[n].tls = tls;
+        n++;
+    }
+    return n;
+}
+
+static void arm_listeners(worker *w, listener *l, int n) {
+    for (int i = 0; i < n; i++) {
+        l[i].w = w;
+        l[i].ev = event_new(w->base, l[i].fd, EV_READ | EV_PERSIST, on_accept, &l[i]);
+        event_add(l[i].ev, NULL);
+    }
+}
+
+static void close_listeners(listener *l, int n) {
+    for (int i = 0; i < n; i++) {
+        if (l[i].ev) event_free(l[i].ev);
+        close(l[i].fd);
+    }
+    free(l);
+}
+
+/* ---- tls-port ------------------------------------------------------------
+ *
+ * Every worker has its own TLS listeners beside the plaintext ones, serving
+ * the same protocol module through the shared TLS context (base/tls.h);
+ * the memcache and HTTP front-ends, when they come, add their TLS
+ * listeners the same way (open_listeners with tls set). CONFIG SET
+ * tls-port opens the new port's sockets at once (so the reply tells
+ * whether it could) and hands each worker its set to swap in on its own
+ * loop. */
+static int tls_bound_port; /* the port the workers' TLS listeners are on; config lock */
+
+typedef struct tls_swap {
+    listener *l;
+    int n;
+} tls_swap;
+
+static void tls_install(void *arg) {
+    tls_swap *sw = arg;
+    worker *w = sw->l ? sw->l[0].w : NULL;
+    if (!w) return;
+    if (w->tls_listeners) close_listeners(w->tls_listeners, w->ntls);
+    w->tls_listeners = sw->n ? sw->l : NULL;
+    w->ntls = sw->n;
+    if (sw->n) arm_listeners(w, sw->l, sw->n);
+    else free(sw->l);
+    free(sw);
+}
+
+/* Open tls-port's listeners (port 0: none) for every worker; at start-up
+ * (running 0) install them directly, else post each worker its set. 0 ok,
+ * -1 with a log line. */
+static int tls_listen(int port, int running) {
+    bind_addr addrs[16];
+    int na = 0;
+    if (port) {
+        na = net_resolve_binds(addrs, 16, port);
+        if (na < 0 || probe_binds(addrs, na, port) != 0) return -1;
+    }
+    listener **sets = calloc((size_t)nworkers, sizeof(*sets));
+    int *counts = calloc((size_t)nworkers, sizeof(int));
+    int ok = sets && counts;
+    for (int k = 0; ok && k < nworkers; k++) {
+        sets[k] = calloc((size_t)na + 1, sizeof(listener));
+        counts[k] = sets[k] ? open_listeners(addrs, na, port, &resp_proto, 1, sets[k]) : -1;
+        if (counts[k] < 0) {
+            free(sets[k]);
+            sets[k] = NULL;
+            while (k--) close_listeners(sets[k], counts[k]);
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        free(sets);
+        free(counts);
+        return -1;
+    }
+    for (int k = 0; k < nworkers; k++) {
+        worker *w = &net_workers[k];
+        for (int i = 0; i < counts[k]; i++) sets[k][i].w = w;
+        if (!running) {
+            w->tls_listeners = sets[k];
+            w->ntls = counts[k];
+            arm_listeners(w, sets[k], counts[k]);
+            continue;
+        }
+        tls_swap *sw = malloc(sizeof(*sw));
+        if (!sw) abort();
+        sw->l = sets[k];
+        sw->n = counts[k];
+        /* An empty set still names its worker through its first slot. */
+        sets[k][0].w = w;
+        net_post(k, tls_install, sw);
+    }
+    free(sets);
+    free(counts);
+    tls_bound_port = port;
+    return 0;
+}
+
+/* CONFIG SET tls-port, as Redis's applyTLSPort. */
+static int tls_port_commit(char *err, size_t errlen) {
+    int port = tls_port();
+    if (port == tls_bound_port) return 0;
+    if (!tls_configured() && tls_configure() != 0) {
+        snprintf(err, errlen, "Unable to update TLS configuration. Check server logs.");
+        return -1;
+    }
+    if (tls_listen(port, 1) != 0) {
+        snprintf(err, errlen, "Unable to listen on this port. Check server logs.");
+        return -1;
+    }
+    return 0;
+}
+
+static const config_hook tls_port_hook = {.commit = tls_port_commit};
+
+int net_start(int n) {
+    session_set_transport(&net_transport);
+    bind_addr addrs[16];
+    int na = 0;
+    /* port 0: no plaintext TCP listener (TLS or the unix socket only). */
+    if (cfg.port) {
+        na = net_resolve_binds(addrs, 16, cfg.port);
+        if (na < 0 || probe_binds(addrs, na, cfg.port) != 0) return -1;
     }
     if (unix_listen() != 0) return -1;
     if (net_cbus_start() != 0) return -1;
@@ -436,23 +580,15 @@ int net_start(int n) {
             l->ev = event_new(w->base, unix_fd, EV_READ | EV_PERSIST, on_accept_unix, l);
             event_add(l->ev, NULL);
         }
-        for (int i = 0; i < na; i++) {
-            if (!addrs[i].len) continue;
-            int err = 0;
-            int fd = net_make_listener(&addrs[i], 1, &err);
-            if (fd < 0) {
-                log_warn("Could not create server TCP listening socket %s:%d: %s", addrs[i].text, cfg.port,
-                         strerror(err));
-                return -1;
-            }
-            listener *l = &w->listeners[w->nlisten++];
-            l->fd = fd;
-            l->proto = &resp_proto;
-            l->w = w;
-            l->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, on_accept, l);
-            event_add(l->ev, NULL);
-        }
+        /* The RESP listeners; the memcache and HTTP front-ends add theirs
+         * here (their protocol module, plaintext and TLS). */
+        int got = open_listeners(addrs, na, cfg.port, &resp_proto, 0, w->listeners + w->nlisten);
+        if (got < 0) return -1;
+        arm_listeners(w, w->listeners + w->nlisten, got);
+        w->nlisten += got;
     }
+    if (tls_port() && tls_listen(tls_port(), 0) != 0) return -1;
+    config_register_hook("tls-port", &tls_port_hook);
     for (int k = 0; k < n; k++) pthread_create(&net_workers[k].tid, NULL, worker_main, &net_workers[k]);
     aof_set_sync_notify(conn_durable_notify);
     return 0;
@@ -479,6 +615,7 @@ static void stop_workers(int ms) {
     for (int k = 0; k < nworkers; k++) {
         worker *w = &net_workers[k];
         for (int i = 0; i < w->nlisten; i++) close(w->listeners[i].fd);
+        for (int i = 0; i < w->ntls; i++) close(w->tls_listeners[i].fd);
         net_post(k, noop_job, NULL);
     }
     struct timespec dl;

@@ -104,9 +104,11 @@ typedef struct client {
     int64_t obuf_soft_since_ms;
     /* Set by a command that takes the connection over (PSYNC): once the
      * command's replies are sent, the transport gives the socket to
-     * handoff(fd, handoff_arg) on the client's worker and frees the rest
-     * of the client. */
-    void (*handoff)(int fd, void *arg);
+     * handoff(fd, tls, handoff_arg) on the client's worker and frees the
+     * rest of the client. tls: the connection's OpenSSL SSL (NULL for
+     * plaintext), the new owner's from then on, with the socket left
+     * blocking. */
+    void (*handoff)(int fd, void *tls, void *arg);
     void *handoff_arg;
     /* Registry links (session/session.c, under its lock). */
     struct client *rprev, *rnext;

@@ -5,6 +5,7 @@ then a check of the final dataset against a model.
 
     python3 tests/soak/soak.py [--server build-release/goblin-core]
         [--cores 2] [--clients 120] [--duration 150] [--port N] [--seed S]
+        [--tls-fraction F]
 
 Without --port a server is started (--cores 2 by default) on a free port and
 stopped at the end; its stderr is scanned for sanitizer reports, so the same
@@ -25,6 +26,10 @@ How consistency is checked:
   * ACLs: clients run as a user whose rules another thread keeps rewriting
     (their commands stay allowed, a key outside their patterns never is),
     and a user deleted while its client is connected disconnects it.
+--tls-fraction F (with a server it starts): the server also listens on a
+TLS port (certificates made with the openssl CLI, client certificates
+required) and that fraction of the command workers, subscribers and ACL
+clients connect over TLS (Python's ssl module) instead of plaintext.
 Exit status 0 when everything holds; the last line is
 "soak: N passed, M failed".
 """
@@ -43,6 +48,52 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers"))
 from resp import Conn, Err, free_port  # noqa: E402
+
+# ----------------------------------------------------------------- TLS --
+
+# Set by main with --tls-fraction: {"port", "ctx", "every"}.
+TLS = {}
+
+
+class TlsConn(Conn):
+    """Conn over TLS (the same reads and writes on an SSLSocket)."""
+
+    def __init__(self, port, ctx, timeout=30.0):
+        Conn.__init__(self, port, timeout=timeout, name="tls:127.0.0.1:%d" % port)
+        self.sock = ctx.wrap_socket(self.sock, server_hostname="localhost")
+
+
+def open_conn(port, slot, timeout=30.0):
+    """Slot's connection: TLS for one slot in TLS["every"], else plaintext."""
+    if TLS and slot % TLS["every"] == 0:
+        return TlsConn(TLS["port"], TLS["ctx"], timeout=timeout)
+    return Conn(port, timeout=timeout)
+
+
+def make_tls(workdir, fraction):
+    import ssl
+    d = os.path.join(workdir, "certs")
+    os.makedirs(d)
+
+    def ossl(*a):
+        subprocess.run(["openssl"] + list(a), cwd=d, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    ossl("req", "-x509", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", "ca.key", "-out", "ca.crt", "-days",
+         "2", "-subj", "/CN=soak CA")
+    for who in ("server", "client"):
+        ossl("req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", who + ".key", "-out", who + ".csr",
+             "-subj", "/CN=" + who)
+        ossl("x509", "-req", "-in", who + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out",
+             who + ".crt", "-days", "2")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.load_verify_locations(os.path.join(d, "ca.crt"))
+    ctx.load_cert_chain(os.path.join(d, "client.crt"), os.path.join(d, "client.key"))
+    TLS.update(port=free_port(), ctx=ctx, every=max(1, int(round(1 / fraction))))
+    return ["--tls-port", str(TLS["port"])] + [
+        a for n, f in (("cert", "server.crt"), ("key", "server.key"), ("ca-cert", "ca.crt"))
+        for a in ("--tls-%s-file" % n, os.path.join(d, f))]
+
 
 # ------------------------------------------------------------- results --
 
@@ -373,7 +424,7 @@ class Worker(threading.Thread):
                (self.op_bank, 5), (self.op_queue, 6), (self.op_publish, 5), (self.op_dump, 4)]
         table = [f for f, w in ops for _ in range(w)]
         try:
-            self.c = Conn(self.port)
+            self.c = open_conn(self.port, self.wid)
             while time.time() < self.deadline:
                 self.rng.choice(table)()
                 # Forget short-TTL keys once they are surely gone.
@@ -415,7 +466,7 @@ class Subscriber(threading.Thread):
 
     def run(self):
         try:
-            c = Conn(self.port, timeout=1)
+            c = open_conn(self.port, self.sid, timeout=1)
             c.send("SUBSCRIBE", *self.channels)
             for _ in self.channels:
                 c.read()
@@ -503,7 +554,7 @@ class AclClient(threading.Thread):
 
     def run(self):
         try:
-            c = Conn(self.port)
+            c = open_conn(self.port, self.cid)
             for _ in range(100):
                 if c.call("AUTH", "soak-acl", "pw") == b"OK":
                     break
@@ -533,9 +584,9 @@ class AclClient(threading.Thread):
 
 
 
-def start_server(binary, cores, port, workdir):
+def start_server(binary, cores, port, workdir, extra=()):
     errlog = open(os.path.join(workdir, "stderr"), "w")
-    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", workdir]
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", workdir] + list(extra)
     if "redis-server" in os.path.basename(binary):
         argv += ["--daemonize", "no", "--appendonly", "no"]  # validating the soak itself
     else:
@@ -634,6 +685,8 @@ def main():
     ap.add_argument("--duration", type=float, default=150)
     ap.add_argument("--port", type=int, default=0, help="use a running server instead")
     ap.add_argument("--seed", type=int, default=int(time.time()))
+    ap.add_argument("--tls-fraction", type=float, default=0,
+                    help="this fraction of the clients over TLS (a server the soak starts)")
     a = ap.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="goblin-soak-")
@@ -641,9 +694,11 @@ def main():
     port = a.port
     if not port:
         port = free_port()
-        proc = start_server(a.server, a.cores, port, workdir)
-    print("soak: %d clients + %d subscribers for %.0f s against %s (port %d, --cores %d), seed %d" %
-          (a.clients, a.subscribers, a.duration, a.server if proc else "a running server", port, a.cores, a.seed))
+        extra = make_tls(workdir, a.tls_fraction) if a.tls_fraction > 0 else []
+        proc = start_server(a.server, a.cores, port, workdir, extra)
+    print("soak: %d clients + %d subscribers for %.0f s against %s (port %d, --cores %d), seed %d%s" %
+          (a.clients, a.subscribers, a.duration, a.server if proc else "a running server", port, a.cores, a.seed,
+           ", one client in %d over TLS (port %d)" % (TLS["every"], TLS["port"]) if TLS else ""))
     sys.stdout.flush()
 
     res = Results()

@@ -47,6 +47,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "base/tls.h"
 #include "cmd/command.h"
 #include "cmd/repl/backlog.h"
 #include "db/db.h"
@@ -88,6 +89,7 @@ enum { LINK_WAIT_START, LINK_SYNCING, LINK_ONLINE };
 
 typedef struct rlink {
     int fd;
+    SSL *ssl;                /* a replica on tls-port: the link over TLS */
     int efd;                 /* eventfd: pending bytes arrived */
     int state;               /* mu */
     int full;                /* needs a full sync */
@@ -363,10 +365,17 @@ static void link_free(rlink *l) {
     nlinks--;
     if (!nlinks) no_replicas_since = now_ms();
     pthread_mutex_unlock(&mu);
+    tls_close(l->ssl);
     close(l->fd);
     close(l->efd);
     free(l->out);
     free(l);
+}
+
+/* All of p to the replica, on the blocking socket of the sync: through
+ * TLS when the link has it. 0, or -1. */
+static int link_write_all(rlink *l, const void *p, size_t n) {
+    return l->ssl ? tls_write_all(l->ssl, p, n) : fd_write_all(l->fd, p, n);
 }
 
 static _Noreturn void sync_child(int fd, const rdb_save_opts *o) {
@@ -393,7 +402,7 @@ static _Noreturn void sync_child(int fd, const rdb_save_opts *o) {
 
 /* Keep a replica waiting for its RDB from timing out (Redis sends "\n"). */
 static void keepalive(rlink *l) {
-    if (write(l->fd, "\n", 1) < 0) { /* the next write will tell */
+    if (link_write_all(l, "\n", 1) < 0) { /* the next write will tell */
     }
 }
 
@@ -406,8 +415,16 @@ static int send_file(rlink *l, const char *path) {
     } else {
         char head[64];
         int k = snprintf(head, sizeof(head), "$%lld\r\n", (long long)st.st_size);
-        rc = fd_write_all(l->fd, head, (size_t)k);
+        rc = link_write_all(l, head, (size_t)k);
         off_t pos = 0;
+        /* TLS: the file's bytes go through OpenSSL, read in chunks. */
+        char buf[65536];
+        while (rc == 0 && l->ssl && pos < st.st_size) {
+            ssize_t n = pread(fd, buf, sizeof(buf), pos);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0 || link_write_all(l, buf, (size_t)n) != 0) rc = -1;
+            else pos += n;
+        }
         while (rc == 0 && pos < st.st_size) {
             ssize_t n = sendfile(l->fd, fd, &pos, (size_t)(st.st_size - pos));
             if (n < 0 && errno == EINTR) continue;
@@ -435,7 +452,7 @@ typedef struct snap_tick {
 static int snap_tick_fn(void *arg) {
     snap_tick *t = arg;
     if (link_dead(t->l)) return -1;
-    if (!t->diskless && write(t->l->fd, "\n", 1) != 1) return -1;
+    if (!t->diskless && link_write_all(t->l, "\n", 1) != 0) return -1;
     return 0;
 }
 
@@ -466,7 +483,9 @@ static int sync_done(rlink *l, int rc, int diskless) {
  * the socket ($EOF:<mark> framing) or a file sent afterwards. One
  * snapshot at a time: a second replica waits for the first's to end. */
 static int full_sync_forkless(rlink *l) {
-    int diskless = get(&diskless_sync) && l->capa_eof;
+    /* The snapshot writes into a descriptor: a TLS link gets it through a
+     * file. */
+    int diskless = get(&diskless_sync) && l->capa_eof && !l->ssl;
     for (int i = 0; rdb_snap_claim() != 0; i++) {
         if (link_dead(l)) return -1;
         if (i % 10 == 0) keepalive(l);
@@ -502,7 +521,7 @@ static int full_sync_forkless(rlink *l) {
     wstream_force_select_locked();
     /* A few bytes into the fresh socket's empty buffer: no wait here. */
     if (diskless) k += snprintf(line + k, sizeof(line) - (size_t)k, "$EOF:%s\r\n", mark);
-    if (k && fd_write_all(l->fd, line, (size_t)k) != 0) rc = -1;
+    if (k && link_write_all(l, line, (size_t)k) != 0) rc = -1;
     if (rc == 0 && rdb_snap_begin(fd, &o, limit, err, sizeof(err)) != RDB_OK) {
         log_warn("Replica %s:%d: the fork-less snapshot can't start: %s", l->ip, l->port, err);
         rc = -1;
@@ -527,7 +546,7 @@ static int full_sync_forkless(rlink *l) {
         if (rc == 0) rc = send_file(l, tmp);
         unlink(tmp);
     } else if (rc == 0) {
-        rc = fd_write_all(l->fd, mark, 40);
+        rc = link_write_all(l, mark, 40);
     }
     tv.tv_sec = 0;
     setsockopt(l->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -623,20 +642,20 @@ static int full_sync(rlink *l) {
     if (l->psync) {
         char line[128];
         int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", id, (unsigned long long)off);
-        if (fd_write_all(l->fd, line, (size_t)k) != 0) rc = -1;
+        if (link_write_all(l, line, (size_t)k) != 0) rc = -1;
     }
     char mark[41];
     if (rc == 0 && diskless) {
         random_replid(mark);
         char head[64];
         int k = snprintf(head, sizeof(head), "$EOF:%s\r\n", mark);
-        rc = fd_write_all(l->fd, head, (size_t)k);
+        rc = link_write_all(l, head, (size_t)k);
         char buf[65536];
         while (rc == 0) {
             ssize_t n = read(pfd[0], buf, sizeof(buf));
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) break;
-            rc = fd_write_all(l->fd, buf, (size_t)n);
+            rc = link_write_all(l, buf, (size_t)n);
         }
         /* A child still writing (the replica went away) gets EPIPE now. */
         close(pfd[0]);
@@ -663,7 +682,7 @@ static int full_sync(rlink *l) {
     }
     /* The EOF mark only after a whole RDB: a failed child's partial one
      * ends with the connection, which the replica takes as a failed sync. */
-    if (rc == 0 && diskless) rc = fd_write_all(l->fd, mark, 40);
+    if (rc == 0 && diskless) rc = link_write_all(l, mark, 40);
     if (rc == 0 && !diskless) rc = send_file(l, tmp);
 out:
     if (pfd[0] >= 0) close(pfd[0]);
@@ -759,8 +778,11 @@ static void *link_main(void *arg) {
             break;
         }
         struct pollfd pf[2] = {{l->fd, (short)(POLLIN | (pending ? POLLOUT : 0)), 0}, {l->efd, POLLIN, 0}};
-        int r = poll(pf, 2, 100);
+        /* ACK bytes OpenSSL decrypted already raise no poll event. */
+        int buffered = l->ssl && SSL_pending(l->ssl) > 0;
+        int r = poll(pf, 2, buffered ? 0 : 100);
         if (r < 0 && errno != EINTR) break;
+        if (buffered) pf[0].revents |= POLLIN;
         if (pf[1].revents & POLLIN) {
             uint64_t v;
             if (read(l->efd, &v, sizeof(v)) < 0) { /* nothing */
@@ -768,7 +790,8 @@ static void *link_main(void *arg) {
         }
         if (pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) break;
         if (pf[0].revents & POLLIN) {
-            ssize_t n = read(l->fd, in + inlen, sizeof(in) - inlen);
+            ssize_t n = l->ssl ? tls_read(l->ssl, in + inlen, sizeof(in) - inlen, NULL)
+                               : read(l->fd, in + inlen, sizeof(in) - inlen);
             if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
             if (n > 0) {
                 inlen += (size_t)n;
@@ -788,14 +811,16 @@ static void *link_main(void *arg) {
             pthread_mutex_unlock(&mu);
             size_t sent = 0;
             while (sent < n) {
-                ssize_t w = write(l->fd, chunk + sent, n - sent);
+                int want_read = 0;
+                ssize_t w = l->ssl ? tls_write(l->ssl, chunk + sent, n - sent, &want_read)
+                                   : write(l->fd, chunk + sent, n - sent);
                 if (w > 0) {
                     sent += (size_t)w;
                     continue;
                 }
                 if (w < 0 && errno == EINTR) continue;
                 if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-                    struct pollfd wp = {l->fd, POLLOUT, 0};
+                    struct pollfd wp = {l->fd, (short)(want_read ? POLLIN : POLLOUT), 0};
                     if (poll(&wp, 1, 1000) < 0 && errno != EINTR) break;
                     continue;
                 }
@@ -813,9 +838,13 @@ static void *link_main(void *arg) {
 
 /* ---- PSYNC -------------------------------------------------------------- */
 
-static void start_link(int fd, void *arg) {
+static void start_link(int fd, void *tls, void *arg) {
     rlink *l = arg;
     l->fd = fd;
+    l->ssl = tls;
+    /* No reading ahead here: SSL_pending then covers all that OpenSSL
+     * holds (nothing was sent after PSYNC before this). */
+    if (l->ssl) SSL_set_read_ahead(l->ssl, 0);
     if (pthread_create(&l->tid, NULL, link_main, l) != 0) {
         log_warn("Can't start a replica thread");
         pthread_mutex_lock(&mu);

@@ -38,6 +38,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "base/tls.h"
 #include "cmd/command.h"
 #include "cmd/propagate.h"
 #include "db/db.h"
@@ -117,6 +118,7 @@ const char *repl_stale_refusal(void) {
 
 typedef struct mconn {
     int fd;
+    SSL *ssl;                /* tls-replication: the link over TLS */
     char *buf;               /* grows to hold the largest command */
     size_t len, pos, cap;
 } mconn;
@@ -159,12 +161,18 @@ static int dial(const char *host, int port, char *err, size_t errlen) {
     return fd;
 }
 
-static int send_cmd(int fd, int argc, const char *const *argv) {
+/* The link's bytes: the socket's, or TLS over it. */
+static ssize_t link_read(mconn *m, void *buf, size_t n) {
+    return m->ssl ? tls_read(m->ssl, buf, n, NULL) : read(m->fd, buf, n);
+}
+
+static int send_cmd(mconn *m, int argc, const char *const *argv) {
     char buf[1024];
     size_t len = (size_t)snprintf(buf, sizeof(buf), "*%d\r\n", argc);
     for (int i = 0; i < argc && len < sizeof(buf); i++)
         len += (size_t)snprintf(buf + len, sizeof(buf) - len, "$%zu\r\n%s\r\n", strlen(argv[i]), argv[i]);
-    return len < sizeof(buf) ? fd_write_all(fd, buf, len) : -1;
+    if (len >= sizeof(buf)) return -1;
+    return m->ssl ? tls_write_all(m->ssl, buf, len) : fd_write_all(m->fd, buf, len);
 }
 
 /* More bytes into the buffer; -1 on EOF, error or timeout. */
@@ -183,7 +191,7 @@ static int fill(mconn *m) {
         m->cap *= 2;
     }
     ssize_t n;
-    do n = read(m->fd, m->buf + m->len, m->cap - m->len);
+    do n = link_read(m, m->buf + m->len, m->cap - m->len);
     while (n < 0 && errno == EINTR);
     if (n <= 0) return -1;
     m->len += (size_t)n;
@@ -215,7 +223,7 @@ static int read_line(mconn *m, char *out, size_t cap, int skip_empty) {
 }
 
 static int command_reply(mconn *m, int argc, const char *const *argv, char *line, size_t cap) {
-    if (send_cmd(m->fd, argc, argv) != 0) return -1;
+    if (send_cmd(m, argc, argv) != 0) return -1;
     return read_line(m, line, cap, 1);
 }
 
@@ -336,7 +344,7 @@ static long sock_read(void *arg, void *buf, size_t n) {
         memcpy(buf, m->buf + m->pos, (size_t)r);
         m->pos += (size_t)r;
     } else {
-        do r = read(m->fd, buf, n);
+        do r = link_read(m, buf, n);
         while (r < 0 && errno == EINTR);
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) errno = ETIMEDOUT; /* SO_RCVTIMEO: repl-timeout */
         if (r <= 0) return r;
@@ -448,13 +456,13 @@ static int receive_and_load(mconn *m, unsigned mygen) {
 
 /* ---- the stream -------------------------------------------------------------- */
 
-static void send_ack(int fd) {
+static void send_ack(mconn *m) {
     char off[32];
     pthread_mutex_lock(&rmu);
     snprintf(off, sizeof(off), "%llu", (unsigned long long)__atomic_load_n(&reploff, __ATOMIC_RELAXED));
     pthread_mutex_unlock(&rmu);
     const char *argv[3] = {"REPLCONF", "ACK", off};
-    send_cmd(fd, 3, argv);
+    send_cmd(m, 3, argv);
 }
 
 /* Parse one command at m->pos (RESP array, or an inline PING/newline the
@@ -517,7 +525,7 @@ static void stream_loop(mconn *m, unsigned mygen) {
         if (__atomic_load_n(&gen, __ATOMIC_ACQUIRE) != mygen || __atomic_load_n(&stop_all, __ATOMIC_ACQUIRE)) break;
         int64_t t = now_ms();
         if (t - last_ack >= 1000) {
-            send_ack(m->fd);
+            send_ack(m);
             last_ack = t;
         }
         int argc;
@@ -527,8 +535,9 @@ static void stream_loop(mconn *m, unsigned mygen) {
             break;
         }
         if (used == 0) {
+            /* Bytes OpenSSL decrypted already raise no poll event. */
             struct pollfd pf = {m->fd, POLLIN, 0};
-            int r = poll(&pf, 1, 200);
+            int r = m->ssl && SSL_pending(m->ssl) > 0 ? 1 : poll(&pf, 1, 200);
             if (r < 0 && errno != EINTR) break;
             if (r == 0) {
                 pthread_mutex_lock(&rmu);
@@ -555,7 +564,7 @@ static void stream_loop(mconn *m, unsigned mygen) {
                 __atomic_store_n(&reploff, off, __ATOMIC_RELAXED);
                 __atomic_store_n(&applied_off, off, __ATOMIC_RELAXED);
                 repl_feed_from_primary(raw, (size_t)used);
-                send_ack(m->fd);
+                send_ack(m);
                 m->pos += (size_t)used;
                 continue;
             }
@@ -607,6 +616,19 @@ static void follow_once(const char *host, int port, unsigned mygen) {
     if (!m) return;
     m->cap = 1 << 16;
     m->fd = dial(host, port, err, sizeof(err));
+    if (m->fd >= 0 && tls_replication()) {
+        /* tls-replication: the handshake first, as Redis's TLS
+         * connection does before the replication handshake. */
+        if (!(m->ssl = tls_connect_new(m->fd))) snprintf(err, sizeof(err), "TLS is not configured");
+        else if (tls_connect_blocking(m->ssl, err, sizeof(err)) != 0) {
+            SSL_free(m->ssl);
+            m->ssl = NULL;
+        }
+        if (!m->ssl) {
+            close(m->fd);
+            m->fd = -1;
+        }
+    }
     if (m->fd < 0) {
         log_warn("Error condition on socket for SYNC: %s", err);
         free(m->buf);
@@ -671,6 +693,7 @@ static void follow_once(const char *host, int port, unsigned mygen) {
         pthread_mutex_unlock(&rmu);
         if (line[0] == '-') {
             log_warn("Failover target refused PSYNC FAILOVER: %s", line);
+            tls_close(m->ssl);
             close(m->fd);
             free(m->buf);
             free(m);
@@ -728,6 +751,7 @@ static void follow_once(const char *host, int port, unsigned mygen) {
     stream_loop(m, mygen);
 out:
     set_state(RS_CONNECT);
+    tls_close(m->ssl);
     close(m->fd);
     free(m->buf);
     free(m);

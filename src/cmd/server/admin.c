@@ -221,6 +221,15 @@ static void configSetCommand(client *c) {
             bad = 1;
             break;
         }
+        /* Settings that take effect together (the TLS context) now. */
+        if (!bad && config_commit((const char *const *)lname, n, why, sizeof(why)) != 0) {
+            snprintf(err, sizeof(err), "ERR %s", why);
+            char ignored[256];
+            for (int j = 0; j < n; j++)
+                if (old[j]) config_set(lname[j], old[j], ignored, sizeof(ignored));
+            config_commit((const char *const *)lname, n, ignored, sizeof(ignored));
+            bad = 1;
+        }
     }
     config_unlock();
     if (unknown) reply_errorf(c, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", unknown);

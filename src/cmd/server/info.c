@@ -36,6 +36,7 @@
 #include "session/session.h"
 #include "base/config.h"
 #include "base/process.h"
+#include "base/tls.h"
 #include "base/tstat.h"
 #include "cmd/tracking.h"
 
@@ -100,7 +101,7 @@ static void info_server(strbuf *b) {
 #else
               0, 0, 0,
 #endif
-              (long)getpid(), srv.run_id, cfg.port, now_us, uptime, uptime / 86400, run_hz, hz,
+              (long)getpid(), srv.run_id, cfg.port ? cfg.port : tls_port(), now_us, uptime, uptime / 86400, run_hz, hz,
               (unsigned)(tv.tv_sec & 0xffffff), srv.executable, cfg.config_file ? cfg.config_file : "");
 }
 
