@@ -508,13 +508,6 @@ void cmd_redact_arg(client *c, int i) {
     copy[i].n = 10;
 }
 
-/* Redis 7.0's shared.bgsaveerr, word for word. */
-#define MISCONF_RDB                                                                                                   \
-    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that " \
-    "may modify the data set are disabled, because this instance is configured to report errors during writes if "  \
-    "RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the " \
-    "RDB error."
-
 static void reject(client *c, const cmd_def *cmd) {
     (void)c;
     if (cmd) __atomic_fetch_add(&((cmd_def *)cmd)->rejected, 1, __ATOMIC_RELAXED);
