@@ -24,6 +24,7 @@
 
 #include "cmd/server/acl.h"
 #include "cmd/server/admin_family.h"
+#include "cmd/server/function.h"
 #include "cmd/blocking.h"
 #include "cmd/evict.h"
 #include "session/reply.h"
@@ -598,7 +599,9 @@ void cmd_execute(client *c) {
         reject_with(c, cmd, denied);
         return;
     }
-    if (cmd->flags & CMDF_DENYOOM) evict_store_pressure();
+    /* A script declares its own write, denyoom and stale flags. */
+    uint32_t flags = (cmd->flags & CMDF_NO_OWN_RECORD) ? script_dispatch_flags(c, cmd) : cmd->flags;
+    if (flags & CMDF_DENYOOM) evict_store_pressure();
     if (cfg.maxmemory > 0 && !repl_is_replica() && evict_perform() == EVICT_FAIL) {
         /* Over maxmemory with nothing to evict: refuse what would grow it,
          * any queuing inside MULTI (but EXEC, DISCARD, QUIT, RESET), and an
@@ -609,7 +612,7 @@ void cmd_execute(client *c) {
                       strcmp(n, "reset");
         int exec_denyoom = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") &&
                            (multi_queued_flags(c) & CMDF_DENYOOM);
-        if ((cmd->flags & CMDF_DENYOOM) || queuing || exec_denyoom) {
+        if ((flags & CMDF_DENYOOM) || queuing || exec_denyoom) {
             reject_with(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
             return;
         }
@@ -624,7 +627,7 @@ void cmd_execute(client *c) {
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;
         int exec_write = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") &&
                          (multi_queued_flags(c) & CMDF_WRITE);
-        if ((cmd->flags & CMDF_WRITE) || exec_write || !strcmp(n, "ping")) {
+        if ((flags & CMDF_WRITE) || exec_write || !strcmp(n, "ping")) {
             reject_with(c, cmd, disk_err);
             return;
         }
@@ -632,16 +635,16 @@ void cmd_execute(client *c) {
     if (repl_is_replica()) {
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;
         int exec_write = (cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & CMDF_WRITE);
-        if (repl_read_only() && ((cmd->flags & CMDF_WRITE) || exec_write)) {
+        if (repl_read_only() && ((flags & CMDF_WRITE) || exec_write)) {
             reject_with(c, cmd, "READONLY You can't write against a read only replica.");
             return;
         }
         const char *stale = repl_stale_refusal();
-        if (stale && !(cmd->flags & CMDF_STALE)) {
+        if (stale && !(flags & CMDF_STALE)) {
             reject_with(c, cmd, stale);
             return;
         }
-    } else if ((cmd->flags & CMDF_WRITE) && repl_min_replicas_refuse()) {
+    } else if ((flags & CMDF_WRITE) && repl_min_replicas_refuse()) {
         reject_with(c, cmd, "NOREPLICAS Not enough good replicas to write.");
         return;
     }

@@ -825,6 +825,10 @@ void rdb_load_commit(rdb_loaded *ld) {
         }
         stage_exchange(db_get(i), ld->dbs[i]);
     }
+    /* The file's libraries replace the live ones (Redis empties them
+     * before a load). */
+    const rdb_func_hooks *h = rdb_func_hooks_get();
+    if (h && h->swap) ld->funcs = h->swap(ld->funcs);
 }
 
 void rdb_load_discard(rdb_loaded *ld) {
@@ -832,6 +836,13 @@ void rdb_load_discard(rdb_loaded *ld) {
         stage_free(ld->dbs[i]);
         ld->dbs[i] = NULL;
     }
+    rdb_free_codes(ld->fcodes, ld->flens, ld->nfuncs);
+    ld->fcodes = NULL;
+    ld->flens = NULL;
+    ld->nfuncs = 0;
+    const rdb_func_hooks *h = rdb_func_hooks_get();
+    if (h && h->release && ld->funcs) h->release(ld->funcs);
+    ld->funcs = NULL;
 }
 
 /* ---- the key builder --------------------------------------------------------------
@@ -1108,6 +1119,161 @@ static int diagnose_checksum(rdb_in *in, uint64_t *stored, uint64_t *computed) {
 
 static int checksum_verified(void);
 
+/* ---- function libraries ------------------------------------------------------------ */
+
+static int codes_push(char ***codes, size_t **lens, int *n, char *code, size_t len) {
+    char **nc = realloc(*codes, sizeof(char *) * (size_t)(*n + 1));
+    if (nc) *codes = nc;
+    size_t *nl = realloc(*lens, sizeof(size_t) * (size_t)(*n + 1));
+    if (nl) *lens = nl;
+    if (!nc || !nl) {
+        free(code);
+        return -1;
+    }
+    (*codes)[*n] = code;
+    (*lens)[*n] = len;
+    (*n)++;
+    return 0;
+}
+
+void rdb_free_codes(char **codes, size_t *lens, int n) {
+    for (int i = 0; i < n; i++) free(codes[i]);
+    free(codes);
+    free(lens);
+}
+
+/* One string as a malloc'd, NUL-terminated copy. */
+static int in_string_dup(rdb_in *in, char **out, size_t *n) {
+    rstr v;
+    if (in_string(in, &v) != 0) return -1;
+    char num[24];
+    const void *p = v.p;
+    size_t len = v.n;
+    if (v.isint) {
+        len = (size_t)snprintf(num, sizeof(num), "%lld", (long long)v.v);
+        p = num;
+    }
+    char *c = malloc(len + 1);
+    if (!c) return in_fail(in, RDB_ERR_NOMEM, "out of memory for a function library");
+    memcpy(c, p, len);
+    c[len] = '\0';
+    *out = c;
+    *n = len;
+    return 0;
+}
+
+/* The body of a function record (the opcode read): FUNCTION2 is the
+ * library's code; the 7.0 release candidates' FUNCTION wrote name, engine,
+ * an optional description and the code without its "#!" line, which is
+ * put back as Redis does. */
+static int in_function(rdb_in *in, unsigned t, char **code, size_t *n) {
+    if (t == RDB_OPCODE_FUNCTION2) return in_string_dup(in, code, n);
+    char *name = NULL, *engine = NULL, *desc = NULL, *blob = NULL;
+    size_t nn, en, dn, bn;
+    uint64_t has_desc = 0;
+    int rc = -1;
+    if (in_string_dup(in, &name, &nn) == 0 && in_string_dup(in, &engine, &en) == 0 && in_len(in, &has_desc) == 0 &&
+        (!has_desc || in_string_dup(in, &desc, &dn) == 0) && in_string_dup(in, &blob, &bn) == 0) {
+        size_t len = 2 + en + 6 + nn + 1 + bn;
+        char *c = malloc(len + 1);
+        if (!c) {
+            in_fail(in, RDB_ERR_NOMEM, "out of memory for a function library");
+        } else {
+            snprintf(c, len + 1, "#!%s name=%s\n", engine, name);
+            memcpy(c + 2 + en + 6 + nn + 1, blob, bn);
+            c[len] = '\0';
+            *code = c;
+            *n = len;
+            rc = 0;
+        }
+    }
+    free(name);
+    free(engine);
+    free(desc);
+    free(blob);
+    return rc;
+}
+
+/* The file's libraries become a set (rdb_func_hooks.build). */
+static int build_functions(rdb_loaded *ld, char *err, size_t errlen) {
+    const rdb_func_hooks *h = rdb_func_hooks_get();
+    int rc = RDB_OK;
+    if (h && h->build) {
+        char why[512];
+        if (h->build(ld->fcodes, ld->flens, ld->nfuncs, &ld->funcs, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "Failed loading library, %s", why);
+            rc = RDB_ERR_VALUE;
+        }
+    }
+    rdb_free_codes(ld->fcodes, ld->flens, ld->nfuncs);
+    ld->fcodes = NULL;
+    ld->flens = NULL;
+    ld->nfuncs = 0;
+    return rc;
+}
+
+int rdb_restore_functions(const unsigned char *p, size_t len, char ***codes, size_t **lens, int *n, char *err,
+                          size_t errlen) {
+    *codes = NULL;
+    *lens = NULL;
+    *n = 0;
+    if (len < 10) {
+        snprintf(err, errlen, "payload too short");
+        return RDB_ERR_CHECKSUM;
+    }
+    const unsigned char *foot = p + len - 10;
+    int ver = le_get16(foot);
+    if (ver > RDB_VERSION_WRITTEN || crc64_update(0, p, len - 8) != le_get64(foot + 2)) {
+        snprintf(err, errlen, "payload version or checksum wrong");
+        return RDB_ERR_CHECKSUM;
+    }
+    rdb_in in;
+    memset(&in, 0, sizeof(in));
+    in.fd = -1;
+    in.emsg = err;
+    in.elen = errlen;
+    in.version = ver;
+    in.fsize = len;
+    in.cap = in.end = len;
+    in.buf = malloc(len);
+    if (!in.buf) {
+        snprintf(err, errlen, "out of memory");
+        return RDB_ERR_NOMEM;
+    }
+    memcpy(in.buf, p, len);
+    int rc = RDB_OK;
+    /* Up to the footer, as Redis: each record a function. */
+    while (rc == RDB_OK && len - in.pos > 10) {
+        unsigned t;
+        char *code;
+        size_t cn;
+        if (in_byte(&in, &t) != 0) {
+            snprintf(err, errlen, "can not read data type");
+            rc = RDB_ERR_TYPE;
+        } else if (t != RDB_OPCODE_FUNCTION2 && t != RDB_OPCODE_FUNCTION_PRE_GA) {
+            snprintf(err, errlen, "given type is not a function");
+            rc = RDB_ERR_TYPE;
+        } else if (in_function(&in, t, &code, &cn) != 0) {
+            snprintf(err, errlen, "%s", t == RDB_OPCODE_FUNCTION2 ? "Failed loading library payload"
+                                                                 : "failed loading the given functions payload");
+            rc = RDB_ERR_VALUE;
+        } else if (codes_push(codes, lens, n, code, cn) != 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = RDB_ERR_NOMEM;
+        }
+    }
+    free(in.buf);
+    free(in.tmp.p);
+    free(in.z.p);
+    if (rc != RDB_OK) {
+        rdb_free_codes(*codes, *lens, *n);
+        *codes = NULL;
+        *lens = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
 static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
     const unsigned char *p = in_take(in, 9);
     if (!p) {
@@ -1218,11 +1384,14 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
                            name);
         }
         case RDB_OPCODE_FUNCTION2:
-        case RDB_OPCODE_FUNCTION_PRE_GA:
-            return in_fail(in, RDB_ERR_UNSUPPORTED,
-                           "function library (opcode %u): Goblin has no FUNCTION support; delete the functions "
-                           "(FUNCTION FLUSH) in Redis and save again",
-                           t);
+        case RDB_OPCODE_FUNCTION_PRE_GA: {
+            char *code;
+            size_t n;
+            if (in_function(in, t, &code, &n) != 0) return -1;
+            if (codes_push(&ld->fcodes, &ld->flens, &ld->nfuncs, code, n) != 0)
+                return in_fail(in, RDB_ERR_NOMEM, "out of memory for a function library");
+            continue;
+        }
         case RDB_OPCODE_EOF: goto eof;
         default: break;
         }
@@ -1421,6 +1590,7 @@ static int load_in(rdb_in *in, const rdb_load_opts *opt, rdb_loaded *ld, char *e
             rc = RDB_ERR_CHECKSUM;
         }
     }
+    if (rc == RDB_OK) rc = build_functions(ld, err, errlen);
     if (rc == RDB_OK) {
         /* What was read past the RDB's end (a reader's framing). */
         size_t rest = in->end - in->pos;
