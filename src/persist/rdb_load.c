@@ -42,6 +42,7 @@
 #include "util/lzf.h"
 #include "persist/packed.h"
 #include "persist/rdb.h"
+#include "persist/rdb_kbuild.h"
 #include "persist/rdb_snap.h"
 #include "base/config.h"
 
@@ -140,18 +141,6 @@ static int gb_set(growbuf *g, const void *p, size_t n) {
 
 static inline uint64_t in_offset(const rdb_in *in) { return in->base + in->pos; }
 
-/* A key as shown in messages: printable bytes as they are, others as \xNN,
- * at most 64 bytes. */
-static void key_shown(char *out, size_t cap, const unsigned char *k, size_t kn) {
-    size_t n = kn < 64 ? kn : 64, o = 0;
-    for (size_t i = 0; i < n && o + 5 < cap; i++) {
-        unsigned char c = k[i];
-        if (c >= 32 && c < 127 && c != '\'' && c != '\\') out[o++] = (char)c;
-        else o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
-    }
-    snprintf(out + o, cap - o, "%s", kn > 64 ? "..." : "");
-}
-
 /* Record the first error; the message gets the key and offset appended. */
 __attribute__((format(printf, 3, 4))) static int in_fail(rdb_in *in, int code, const char *fmt, ...) {
     if (in->err) return -1;
@@ -163,7 +152,7 @@ __attribute__((format(printf, 3, 4))) static int in_fail(rdb_in *in, int code, c
     va_end(ap);
     if (in->have_key) {
         char shown[300];
-        key_shown(shown, sizeof(shown), in->key.p, in->key.n);
+        rdb_key_shown(shown, sizeof(shown), in->key.p, in->key.n);
         snprintf(in->emsg, in->elen, "%s (key '%s', offset %llu)", msg, shown, (unsigned long long)in_offset(in));
     } else {
         snprintf(in->emsg, in->elen, "%s (offset %llu)", msg, (unsigned long long)in_offset(in));
@@ -843,212 +832,6 @@ void rdb_load_discard(rdb_loaded *ld) {
     const rdb_func_hooks *h = rdb_func_hooks_get();
     if (h && h->release && ld->funcs) h->release(ld->funcs);
     ld->funcs = NULL;
-}
-
-/* ---- the key builder --------------------------------------------------------------
- *
- * Inserting keys into the key index is about half the work of loading many
- * small keys, and it is independent of parsing: the parser (the calling
- * thread) reads, checks and builds each value and queues finished records
- * in a batch; a builder thread inserts whole batches into the detached
- * databases. Two batches alternate, so each side works while the other
- * does. Only the builder touches the databases' key indexes once it runs;
- * the parser only creates missing databases before queuing records for
- * them (the hand-over under mu orders the two). A file too small to fill
- * one batch never starts the thread. */
-
-#define BATCH_RECS 4096
-#define BATCH_KEYBYTES (1u << 20)
-
-typedef struct krec {
-    gobj val;
-    int64_t expire;
-    uint64_t off;          /* file offset after the record, for messages */
-    uint32_t koff, klen;
-    int dbid;
-} krec;
-
-typedef struct kbatch {
-    krec *r;
-    size_t n, cap;
-    unsigned char *keys;
-    size_t klen, kcap;
-} kbatch;
-
-typedef struct kbuilder {
-    rdb_loaded *ld;
-    kbatch bufs[2];
-    int cur;               /* parser's batch */
-    pthread_t tid;
-    int started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    kbatch *todo;          /* handed to the builder; NULL when it is idle */
-    int stop;
-    int err;               /* first failure of an insert */
-    char msg[512];
-} kbuilder;
-
-/* Insert b's records (builder thread, or the parser when none runs), shard
- * by shard: consecutive inserts then touch one shard's index, which stays
- * in cache, instead of a random one of 64 per key. */
-static void kb_apply(kbuilder *kb, kbatch *b) {
-    rdb_loaded *ld = kb->ld;
-    uint32_t start[DB_NSHARDS + 1] = {0};
-    uint32_t *order = malloc(b->n * sizeof(uint32_t));
-    uint8_t *sh = malloc(b->n);
-    if (order && sh) {
-        for (size_t i = 0; i < b->n; i++) {
-            sh[i] = (uint8_t)db_shard_of((const char *)b->keys + b->r[i].koff, b->r[i].klen);
-            start[sh[i] + 1]++;
-        }
-        for (int s = 0; s < DB_NSHARDS; s++) start[s + 1] += start[s];
-        for (size_t i = 0; i < b->n; i++) order[start[sh[i]]++] = (uint32_t)i;
-    }
-    for (size_t j = 0; j < b->n; j++) {
-        krec *r = &b->r[order && sh ? order[j] : j];
-        if (kb->err) {
-            obj_free(&r->val);
-            continue;
-        }
-        gdb *db = ld->dbs[r->dbid];
-        const char *k = (const char *)b->keys + r->koff;
-        dbentry *e = NULL;
-        size_t room = strval_embed_size_of(&r->val); /* a small string moves into its entry */
-        void *at = NULL;
-        if (db_lookup_raw(db, k, r->klen)) {
-            kb->err = RDB_ERR_DUPLICATE;
-        } else if (!(e = db_add_room(db, k, r->klen, room, &at))) {
-            kb->err = RDB_ERR_NOMEM;
-        }
-        if (!e) {
-            char shown[300];
-            key_shown(shown, sizeof(shown), (const unsigned char *)k, r->klen);
-            snprintf(kb->msg, sizeof(kb->msg), "%s in database %d (key '%s', offset %llu)",
-                     kb->err == RDB_ERR_DUPLICATE ? "duplicate key" : "out of memory adding a key", r->dbid, shown,
-                     (unsigned long long)r->off);
-            obj_free(&r->val);
-            continue;
-        }
-        if (at) strval_embed(&r->val, at);
-        r->val.lru = e->val.lru;
-        e->val = r->val;
-        if (r->expire != -1) db_set_expire(db, e, r->expire);
-        ld->keys++;
-    }
-    free(order);
-    free(sh);
-    b->n = 0;
-    b->klen = 0;
-}
-
-static void *kb_main(void *arg) {
-    kbuilder *kb = arg;
-    pthread_setname_np(pthread_self(), "goblin-rdbload");
-    pthread_mutex_lock(&kb->mu);
-    for (;;) {
-        while (!kb->todo && !kb->stop) pthread_cond_wait(&kb->cv, &kb->mu);
-        if (!kb->todo) break;
-        kbatch *b = kb->todo;
-        pthread_mutex_unlock(&kb->mu);
-        kb_apply(kb, b);
-        pthread_mutex_lock(&kb->mu);
-        kb->todo = NULL;
-        pthread_cond_broadcast(&kb->cv);
-    }
-    pthread_mutex_unlock(&kb->mu);
-    return NULL;
-}
-
-static void kb_init(kbuilder *kb, rdb_loaded *ld) {
-    memset(kb, 0, sizeof(*kb));
-    kb->ld = ld;
-    pthread_mutex_init(&kb->mu, NULL);
-    pthread_cond_init(&kb->cv, NULL);
-}
-
-/* Hand the parser's batch over (or apply it here when no thread runs or
- * none can be started). Returns the builder's error so far, read while the
- * builder is idle (it writes err only while it works on a batch). */
-static int kb_flush(kbuilder *kb, int final) {
-    kbatch *b = &kb->bufs[kb->cur];
-    if (!kb->started && b->n && !final) {
-        if (pthread_create(&kb->tid, NULL, kb_main, kb) == 0) kb->started = 1;
-    }
-    if (!kb->started) {
-        kb_apply(kb, b);
-        return kb->err;
-    }
-    pthread_mutex_lock(&kb->mu);
-    while (kb->todo) pthread_cond_wait(&kb->cv, &kb->mu);
-    int err = kb->err;
-    if (b->n && !err) {
-        kb->todo = b;
-        pthread_cond_broadcast(&kb->cv);
-        kb->cur ^= 1;
-        if (final) {
-            while (kb->todo) pthread_cond_wait(&kb->cv, &kb->mu);
-            err = kb->err;
-        }
-    }
-    pthread_mutex_unlock(&kb->mu);
-    return err;
-}
-
-/* Stop the thread and free what was never inserted. */
-static void kb_done(kbuilder *kb) {
-    if (kb->started) {
-        pthread_mutex_lock(&kb->mu);
-        while (kb->todo) pthread_cond_wait(&kb->cv, &kb->mu);
-        kb->stop = 1;
-        pthread_cond_broadcast(&kb->cv);
-        pthread_mutex_unlock(&kb->mu);
-        pthread_join(kb->tid, NULL);
-    }
-    for (int i = 0; i < 2; i++) {
-        kbatch *b = &kb->bufs[i];
-        for (size_t j = 0; j < b->n; j++) obj_free(&b->r[j].val);
-        free(b->r);
-        free(b->keys);
-    }
-    pthread_mutex_destroy(&kb->mu);
-    pthread_cond_destroy(&kb->cv);
-}
-
-/* Append a key to the parser's batch; the record is completed by kb_push. */
-static int kb_key(kbuilder *kb, const unsigned char *k, size_t n) {
-    kbatch *b = &kb->bufs[kb->cur];
-    if (b->klen + n > b->kcap) {
-        size_t cap = b->kcap ? b->kcap : BATCH_KEYBYTES;
-        while (cap < b->klen + n) cap *= 2;
-        unsigned char *nk = realloc(b->keys, cap);
-        if (!nk) return -1;
-        b->keys = nk;
-        b->kcap = cap;
-    }
-    if (n) memcpy(b->keys + b->klen, k, n);
-    return 0;
-}
-
-/* Queue the record whose key kb_key just stored. 1 when the batch is full. */
-static int kb_push(kbuilder *kb, size_t klen, int dbid, const gobj *v, int64_t expire, uint64_t off) {
-    kbatch *b = &kb->bufs[kb->cur];
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        krec *nr = realloc(b->r, cap * sizeof(krec));
-        if (!nr) return -1;
-        b->r = nr;
-        b->cap = cap;
-    }
-    krec *r = &b->r[b->n++];
-    r->val = *v;
-    r->expire = expire;
-    r->off = off;
-    r->koff = (uint32_t)b->klen;
-    r->klen = (uint32_t)klen;
-    r->dbid = dbid;
-    b->klen += klen;
-    return b->n >= BATCH_RECS || b->klen >= BATCH_KEYBYTES;
 }
 
 /* ---- the file ---------------------------------------------------------------- */
