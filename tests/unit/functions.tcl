@@ -220,6 +220,8 @@ redis.register_function('f6', function(keys, args) return 7 end)}}} [r function 
         r function load "#!lua name=test1\nredis.register_function('f1', function() return 1 end)\nredis.register_function('f2', function() return 1 end)"
         r function load "#!lua name=test2\nredis.register_function('f3', function() return 1 end)"
         assert_equal {running_script {} engines {LUA {libraries_count 2 functions_count 3}}} [r function stats]
+        assert_equal 3 [s number_of_functions]
+        assert_equal 2 [s number_of_libraries]
         r function delete test1
         assert_equal {running_script {} engines {LUA {libraries_count 1 functions_count 1}}} [r function stats]
         catch {r function load "#!lua name=test2\nredis.register_function('f4', function() return 1 end)"}

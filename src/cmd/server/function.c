@@ -624,6 +624,11 @@ uint32_t script_dispatch_flags(const client *c, const cmd_def *cmd) {
     return sf < 0 ? flags : script_cmd_flags(flags, sf);
 }
 
+void function_counts(long *libs, long *funcs) {
+    *libs = __atomic_load_n(&stat_libs, __ATOMIC_RELAXED);
+    *funcs = __atomic_load_n(&stat_funcs, __ATOMIC_RELAXED);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Commands */
 

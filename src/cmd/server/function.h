@@ -14,4 +14,7 @@
  * fcallGetCommandFlags / evalGetCommandFlags); any other call cmd's own.
  * Called before any lock. */
 uint32_t script_dispatch_flags(const client *c, const cmd_def *cmd);
+
+/* The live libraries and functions (INFO memory), without locks. */
+void function_counts(long *libs, long *funcs);
 #endif
