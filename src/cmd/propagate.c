@@ -119,6 +119,7 @@ void prop_thread_exit(void) {
     direct_cap = 0;
     for (int i = 0; i < T.nops; i++) op_free(&T.ops[i]);
     free(T.ops);
+    if (T.ops) pthread_setspecific(ops_key, NULL); /* freed here, not again at thread exit */
     T.ops = NULL;
     T.nops = T.cap = 0;
 }
