@@ -30,7 +30,12 @@ STD   := -std=c11 -D_GNU_SOURCE
 WARN  := -Wall -Wextra -Werror -Wno-missing-field-initializers
 DEPFL := -MMD -MP
 INC   := -Isrc $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1)
-LIBS  := -levent_core -levent_pthreads -ljemalloc -lnuma -luring -llua5.1 -lm -lpthread
+# Debian's lua-cjson and lua-bitop (the scripting libraries cjson and bit),
+# linked from their static archives: their helper symbols (strbuf_*,
+# fpconv_*) then clash at link time with any of ours instead of silently
+# interposing at run time.
+LUALIBS := -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a
+LIBS  := -levent_core -levent_pthreads -ljemalloc -lnuma -luring $(LUALIBS) -llua5.1 -lm -lpthread
 # The sanitizers and libFuzzer need the libc allocator: without jemalloc,
 # and with -DGOBLIN_NO_JEMALLOC so that the code does not call it.
 LIBS_LIBC := $(filter-out -ljemalloc,$(LIBS))

@@ -30,6 +30,8 @@
 #include "base/log.h"
 #include "base/process.h"
 #include "cmd/cron.h"
+#include "cmd/server/script.h"
+#include "persist/aof.h"
 
 static void *signal_thread(void *arg) {
     sigset_t *set = arg;
@@ -199,6 +201,19 @@ int main(int argc, char **argv) {
 
     net_wait();
     log_warn("User requested shutdown...");
+    int is_eval;
+    int64_t since;
+    if (script_running(&is_eval, &since)) {
+        /* SHUTDOWN NOSAVE while a script runs (as Redis, which exits from
+         * inside it): the script's worker and whoever waits for the
+         * keyspace will never be joined. Leave now, the AOF written. */
+        aof_stop();
+        net_stop_within(200);
+        if (cfg.pidfile && cfg.pidfile[0]) unlink(cfg.pidfile);
+        log_warn("Goblin is now ready to exit, bye bye...");
+        fflush(NULL);
+        _exit(0);
+    }
     cron_stop();
     families_shutdown();
     net_stop();

@@ -162,9 +162,10 @@ static config_entry table[] = {
     {"stop-writes-on-bgsave-error", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbcompression", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbchecksum", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL},
-    /* Goblin frees values inline: the lazyfree switches change only which
-     * thread returns memory in Redis, never a reply; both values work.
-     * -expire and -eviction also pick DEL or UNLINK in the write stream. */
+    /* The lazyfree switches choose which thread returns memory, never a
+     * reply: -user-del and -user-flush hand large values and flushed
+     * databases to the lazy-free thread (db/lazyfree.c); -expire and
+     * -eviction pick DEL or UNLINK in the write stream. */
     {"lazyfree-lazy-eviction", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
     {"lazyfree-lazy-expire", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
     {"lazyfree-lazy-server-del", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
@@ -196,8 +197,7 @@ static config_entry table[] = {
      "a replica never evicts: its primary's DELs keep it equal"},
     {"client-output-buffer-limit", NULL, T_STRING, F_MULTIARG, &cfg.client_output_buffer_limit,
      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, NULL, NULL},
-    {"busy-reply-threshold", "lua-time-limit", T_LL, F_DEFONLY, NULL, "5000", 0, LONG_MAX, NULL,
-     "scripts that can be stopped"},
+    {"busy-reply-threshold", "lua-time-limit", T_LL, 0, NULL, "5000", 0, LONG_MAX, NULL, NULL},
     {"activedefrag", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL,
      "Goblin's arenas compact themselves; there is no active defragmentation"},
     {"jemalloc-bg-thread", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
@@ -208,6 +208,7 @@ static config_entry table[] = {
     {"lfu-decay-time", NULL, T_INT, 0, NULL, "1", 0, INT_MAX, NULL, NULL},
     {"stream-node-max-bytes", NULL, T_SIZE, F_DEFONLY, NULL, "4096", 0, LLONG_MAX, NULL, NOTYET_STREAMS},
     {"stream-node-max-entries", NULL, T_LL, F_DEFONLY, NULL, "100", 0, LLONG_MAX, NULL, NOTYET_STREAMS},
+    {"tracking-table-max-keys", NULL, T_LL, 0, &cfg.tracking_table_max_keys, "1000000", 0, LONG_MAX, NULL, NULL},
     {"hll-sparse-max-bytes", NULL, T_SIZE, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
     {"syslog-enabled", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL,
      "Goblin logs to logfile or standard output only"},
@@ -227,8 +228,9 @@ static config_entry table[] = {
      "Goblin does not evict clients by their memory"},
     {"maxmemory-eviction-tenacity", NULL, T_INT, F_DEFONLY | F_NOPLAN, NULL, "10", 0, 100, NULL,
      "Goblin's eviction has no time budget to tune"},
-    {"latency-tracking", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
-     "Goblin keeps no per-command latency histograms"},
+    {"latency-tracking", NULL, T_BOOL, 0, &cfg.latency_tracking, "yes", 0, 0, NULL, NULL},
+    {"latency-tracking-info-percentiles", NULL, T_STRING, F_MULTIARG, &cfg.latency_tracking_info_percentiles,
+     "50 99 99.9", 0, 0, NULL, NULL},
     /* Replication credentials: sensitive, as in Redis. */
     {"masterauth", NULL, T_STRING, F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},
     {"masteruser", NULL, T_STRING, F_SENSITIVE, NULL, "", 0, 0, NULL, NULL},

@@ -40,6 +40,8 @@ typedef struct goblin_config {
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;
+    int latency_tracking;     /* per-command latency histograms */
+    char *latency_tracking_info_percentiles;
     char *notify_keyspace_events;
     /* encodings (honoured by the data types) */
     long long hash_max_listpack_entries, hash_max_listpack_value;
@@ -61,6 +63,7 @@ typedef struct goblin_config {
     /* client-output-buffer-limit, per CONFIG_OBL_* class; 0 = no limit */
     char *client_output_buffer_limit;
     long long obl_hard[3], obl_soft[3], obl_soft_secs[3];
+    long long tracking_table_max_keys; /* relaxed atomic: CONFIG SET, read by any thread */
 } goblin_config;
 
 enum { CONFIG_ACL_PUBSUB_ALLCHANNELS = 0, CONFIG_ACL_PUBSUB_RESETCHANNELS = 1 };

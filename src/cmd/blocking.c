@@ -21,6 +21,7 @@
 
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/server/script.h"
 #include "session/reply.h"
 #include "util/hashfn.h"
 #include "util/strutil.h"
@@ -236,6 +237,14 @@ void block_forget_client(client *c) {
 
 static void on_timeout(client *c) {
     if (!c->bstate) return;
+    /* As Redis, which handles timeouts outside a running script: a
+     * blocked client times out once the script has ended. */
+    int is_eval;
+    int64_t since;
+    if (script_running(&is_eval, &since)) {
+        session_client_timer(c, db_now_ms() + 10, on_timeout);
+        return;
+    }
     int zero = ((bstate *)c->bstate)->timeout_zero;
     finish_block(c);
     if (zero) reply_int(c, 0);

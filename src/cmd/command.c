@@ -12,6 +12,7 @@
 #include "cmd/propagate.h"
 #include "cmd/repl/repl.h"
 #include "cmd/server/pubsub.h"
+#include "cmd/tracking.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -25,12 +26,14 @@
 #include "cmd/server/acl.h"
 #include "cmd/server/admin_family.h"
 #include "cmd/server/function.h"
+#include "cmd/server/script.h"
 #include "cmd/blocking.h"
 #include "cmd/evict.h"
 #include "session/reply.h"
 #include "cmd/slowlog.h"
 #include "db/strval.h"
 #include "util/endian.h"
+#include "util/lathist.h"
 #include "util/monotime.h"
 #include "util/strutil.h"
 #include "persist/aof.h"
@@ -67,7 +70,41 @@ static cmd_monitor_fn *monitor_hook;
  * later owners. */
 typedef struct cmd_tstat {
     uint64_t calls, usec, failed;
+    /* The latency histogram (util/lathist.h) of this thread's calls, made
+     * on the first call counted in it: LATHIST_LEN counters, then their
+     * total. hist_gen: the reset generation its counts belong to (a
+     * CONFIG RESETSTAT makes every older histogram count as empty). */
+    uint64_t *hist;
+    uint64_t hist_gen;
 } cmd_tstat;
+
+/* Bumped by every CONFIG RESETSTAT (cmd_latency_reset). */
+static uint64_t hist_gen_now = 1;
+
+#define HIST_WORDS (LATHIST_LEN + 1)
+
+/* Count one call of dur_us microseconds in this thread's histogram of t.
+ * Only the owner writes the words (relaxed stores, as tstat_word_add);
+ * readers sum them with relaxed loads. */
+static void cmd_hist_add(cmd_tstat *t, long long dur_us) {
+    uint64_t gen = __atomic_load_n(&hist_gen_now, __ATOMIC_RELAXED);
+    uint64_t *h = t->hist;
+    if (__builtin_expect(h == NULL, 0)) {
+        h = calloc(HIST_WORDS, sizeof(uint64_t));
+        if (!h) return;
+        __atomic_store_n(&t->hist_gen, gen, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->hist, h, __ATOMIC_RELEASE);
+    } else if (t->hist_gen != gen) {
+        /* Counts of before the reset: readers already skip them. */
+        for (int i = 0; i < HIST_WORDS; i++) __atomic_store_n(&h[i], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->hist_gen, gen, __ATOMIC_RELEASE);
+    }
+    int64_t ns = (int64_t)dur_us * 1000;
+    if (ns < LATHIST_MIN) ns = LATHIST_MIN;
+    if (ns > LATHIST_MAX) ns = LATHIST_MAX;
+    tstat_word_add(&h[lathist_index(ns)], 1);
+    tstat_word_add(&h[LATHIST_LEN], 1);
+}
 
 static cmd_tstat *cmd_tstat_of(tstat_slot *s) {
     cmd_tstat *t = __atomic_load_n(&s->ext, __ATOMIC_RELAXED); /* the owner's own */
@@ -91,6 +128,29 @@ static void cmd_tstat_sum(size_t i, cmd_tstat *sum) {
         sum->failed += __atomic_load_n(&t[i].failed, __ATOMIC_RELAXED);
     }
 }
+
+int cmd_latency_hist(const cmd_def *d, uint64_t *counts, uint64_t *total) {
+    size_t i = (size_t)(d - defs);
+    uint64_t gen = __atomic_load_n(&hist_gen_now, __ATOMIC_RELAXED);
+    int found = 0;
+    memset(counts, 0, LATHIST_LEN * sizeof(uint64_t));
+    *total = 0;
+    for (const tstat_slot *s = tstat_first(); s; s = s->next) {
+        const cmd_tstat *t = __atomic_load_n(&s->ext, __ATOMIC_ACQUIRE);
+        if (!t) continue;
+        const uint64_t *h = __atomic_load_n(&t[i].hist, __ATOMIC_ACQUIRE);
+        if (!h || __atomic_load_n(&t[i].hist_gen, __ATOMIC_ACQUIRE) != gen) continue;
+        found = 1;
+        for (int j = 0; j < LATHIST_LEN; j++) counts[j] += __atomic_load_n(&h[j], __ATOMIC_RELAXED);
+    }
+    if (!found) return 0;
+    /* The total is the counters' own sum, so that the distribution always
+     * ends at it even while owners add. */
+    for (int j = 0; j < LATHIST_LEN; j++) *total += counts[j];
+    return 1;
+}
+
+void cmd_latency_reset(void) { __atomic_add_fetch(&hist_gen_now, 1, __ATOMIC_RELAXED); }
 
 static uint64_t since(uint64_t sum, const uint64_t *base) {
     uint64_t b = __atomic_load_n(base, __ATOMIC_RELAXED);
@@ -250,8 +310,14 @@ static void on_key_modified(gdb *db, const char *key, size_t klen) {
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
     /* Redis does not count expiry in the dirty counter. */
     multi_touch(db->id, key, klen);
+    if (tracking_active()) tracking_key_modified(NULL, key, klen);
     prop_deletion(db->id, PROP_DEL_EXPIRED, key, klen);
     cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
+}
+
+/* A load replaced the dataset: as after FLUSHALL, no cached key holds. */
+static void on_dataset_replaced(void) {
+    if (tracking_active()) tracking_invalidate_all();
 }
 
 /* Redis 7.0's MAY_REPLICATE commands: COMMAND INFO does not show the flag
@@ -265,7 +331,7 @@ static int may_replicate(const char *name) {
 }
 
 void cmd_table_init(void) {
-    static const db_hooks hooks = {on_key_expired, on_key_modified};
+    static const db_hooks hooks = {on_key_expired, on_key_modified, on_dataset_replaced};
     db_set_hooks(&hooks);
     prop_config_register();
     ndefs = NDEFS;
@@ -373,7 +439,7 @@ dbentry *cmd_lookup_typed(client *c, gdb *db, const garg *key, int type, int *wr
 }
 
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen) {
-    (void)c;
+    if (key && tracking_active()) tracking_key_modified(c, key, klen);
     db_signal_modified(db, key, klen);
 }
 
@@ -383,6 +449,10 @@ void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key
 }
 
 void cmd_set_monitor_hook(cmd_monitor_fn *fn) { monitor_hook = fn; }
+
+void cmd_feed_monitor(client *c) {
+    if (monitor_hook) monitor_hook(c, c->cur, c->db);
+}
 
 static long long now_us(void) { return (long long)monotime_us(); }
 
@@ -397,6 +467,13 @@ static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode, gdb **db) {
         return 0;
     }
     if (lock == CMD_LOCK_KEYS && (cmd->flags & CMDF_MOVABLEKEYS)) lock = CMD_LOCK_ALL;
+    const char *busy;
+    if ((cmd->flags & CMDF_ALLOW_BUSY) && script_busy(&busy)) {
+        /* A busy script holds the keyspace: what may run meanwhile (WATCH)
+         * takes no lock; the script's own writes still dirty a WATCH. */
+        *mode = CMD_LOCK_NONE;
+        return 0;
+    }
     *mode = lock;
     if (lock == CMD_LOCK_NONE || lock == CMD_LOCK_SELF) return 0;
     if (lock == CMD_LOCK_ALL) {
@@ -440,6 +517,14 @@ void cmd_call(client *c, const cmd_def *cmd) {
     }
     int counted = !(client_flags_peek(c) & CLIENT_AOF_LOADER);
     long long t0 = counted ? now_us() : 0;
+    /* Client-side caching: one load when nobody tracks. A call inside EXEC
+     * or a script (CLIENT_IN_EXEC) is nested in its client's call. */
+    int track = tracking_active(), nested = 0;
+    tracking_frame tf;
+    if (track) {
+        nested = (client_flags_peek(c) & CLIENT_IN_EXEC) != 0;
+        tracking_call_begin(c, nested, &tf);
+    }
     db_freeze_time();
     uint64_t mask = lock_for(c, cmd, &mode, &db);
     if (db_snap_running()) repl_snap_before_call(c, cmd, mode); /* a fork-less sync: old values first */
@@ -447,6 +532,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     obj_set_lfu_mode(cfg.maxmemory_policy == 1 || cfg.maxmemory_policy == 5); /* volatile-lfu, allkeys-lfu */
     prop_begin();
     cmd->proc(c);
+    if (track) tracking_after_proc(c, cmd, nested); /* keys read, remembered while locked */
     prop_end(c, cmd); /* the records enter the stream while the keys are locked */
     if (client_flags_peek(c) & CLIENT_PRIMARY) repl_applied_locked();
     strval_end_command(); /* fold large-string views back while locked */
@@ -454,6 +540,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     unlock_for(mode, db, mask);
     db_forget_key();
     db_unfreeze_time();
+    if (track) tracking_call_end(c, cmd, nested, &tf);
     if (!counted) return;
     long long dur = now_us() - t0;
     /* Counted in this thread's slot: no word every worker writes. */
@@ -474,6 +561,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
      * latency) when it is served, by the run that replies. That run logs
      * before its reply can go out (at the end of the loop iteration). */
     if (!block_waiting(c)) {
+        if (t && cfg.latency_tracking) cmd_hist_add(t, dur);
         if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
         latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
     }
@@ -530,8 +618,26 @@ static void reject_with(client *c, const cmd_def *cmd, const char *err) {
 /* Hook points filled by later families; NULL until then. */
 int (*cmd_multi_queue_hook)(client *c, const cmd_def *cmd);
 
+static void execute(client *c);
+
 void cmd_execute(client *c) {
+    if (__builtin_expect(tracking_active(), 0)) {
+        /* Invalidations for c caused before its call (tracking table
+         * limit, eviction) go out before its reply, as in Redis. */
+        tracking_frame tf;
+        tracking_command_begin(c, &tf);
+        execute(c);
+        tracking_command_end(&tf);
+        return;
+    }
+    execute(c);
+}
+
+static void execute(client *c) {
     if (c->argc == 0) return;
+    /* Behind a running script the command waits, as behind Redis's one
+     * thread: until the script ends, or turns busy (then checked below). */
+    script_gate_wait(c);
     const cmd_def *cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
     if (cmd && cmd->parent) cmd = NULL; /* "config|get" is not a command name */
     __atomic_store_n(&c->cur, NULL, __ATOMIC_RELAXED);
@@ -601,8 +707,12 @@ void cmd_execute(client *c) {
     }
     /* A script declares its own write, denyoom and stale flags. */
     uint32_t flags = (cmd->flags & CMDF_NO_OWN_RECORD) ? script_dispatch_flags(c, cmd) : cmd->flags;
-    if (flags & CMDF_DENYOOM) evict_store_pressure();
-    if (cfg.maxmemory > 0 && !repl_is_replica() && evict_perform() == EVICT_FAIL) {
+    /* While a script is busy nothing is evicted (as Redis: the script
+     * holds the keyspace) and nothing is refused for memory. */
+    const char *busy_err = NULL;
+    int busy = script_busy(&busy_err);
+    if ((flags & CMDF_DENYOOM) && !busy) evict_store_pressure();
+    if (cfg.maxmemory > 0 && !busy && !repl_is_replica() && evict_perform() == EVICT_FAIL) {
         /* Over maxmemory with nothing to evict: refuse what would grow it,
          * any queuing inside MULTI (but EXEC, DISCARD, QUIT, RESET), and an
          * EXEC whose queue holds a denyoom command (reject_with turns that
@@ -670,9 +780,16 @@ void cmd_execute(client *c) {
             return;
         }
     }
+    /* A busy script: only allow_busy commands (MULTI and the queue
+     * commands too, so a pipelined transaction is not half refused). */
+    if (busy && !(cmd->flags & CMDF_ALLOW_BUSY)) {
+        reject_with(c, cmd, busy_err);
+        return;
+    }
     if (cmd_multi_queue_hook && cmd_multi_queue_hook(c, cmd)) return;
     cmd_call(c, cmd);
-    block_handle_ready();
+    /* Clients blocked on keys the script is writing wait for its end. */
+    if (!busy) block_handle_ready();
 }
 
 int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
@@ -695,6 +812,9 @@ int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
         for (int i = 0; ok[i]; i++) allowed |= strcmp(ok[i], n) == 0;
         if (!allowed) return 0;
     }
+    /* Redis checks for a busy script before the pause: -BUSY at once. */
+    const char *busy_err;
+    if (!(cmd->flags & CMDF_ALLOW_BUSY) && script_busy(&busy_err)) return 0;
     if (!write_only) return 1;
     const uint32_t w = CMDF_WRITE | CMDF_MAY_REPLICATE;
     if (cmd->flags & w) return 1;

@@ -143,10 +143,19 @@ typedef struct cmd_stats {
 } cmd_stats;
 void cmd_stats_get(const cmd_def *d, cmd_stats *out);
 void cmd_stats_reset(const cmd_def *d);
+/* The latency histogram of d's calls since the last cmd_latency_reset
+ * (latency-tracking): every thread's counts added into counts
+ * (LATHIST_LEN words, util/lathist.h) and their sum into total. Returns 0
+ * when no call was counted (Redis then has no histogram for it). */
+int cmd_latency_hist(const cmd_def *d, uint64_t *counts, uint64_t *total);
+void cmd_latency_reset(void);
 
 /* Hooks for later families (monitor, multi) */
 typedef void cmd_monitor_fn(client *c, const cmd_def *cmd, int dbid);
 void cmd_set_monitor_hook(cmd_monitor_fn *fn);
+/* Feed MONITOR with c's current command now: EVAL is skip_monitor and shows
+ * itself before its script's commands, as Redis does. */
+void cmd_feed_monitor(client *c);
 
 /* The key's entry when it holds a value of type; NULL when absent. When it
  * holds another type, WRONGTYPE is replied and *wrong set. */

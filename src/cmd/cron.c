@@ -14,6 +14,7 @@
 #include "base/process.h"
 #include "base/tstat.h"
 #include "cmd/command.h"
+#include "cmd/tracking.h"
 #include "db/db.h"
 #include "db/memusage.h"
 #include "mem/smallobj.h"
@@ -79,6 +80,8 @@ static void *cron_main(void *arg) {
         __atomic_fetch_add(&srv.cron_loops, 1, __ATOMIC_RELAXED);
         /* Active expiry: at most 25% of the period. */
         db_active_expire_cycle(250000 / hz);
+        /* Client-side caching: the table limit, the broadcast of expired keys. */
+        tracking_cron();
         if (__atomic_load_n(&active_rehashing, __ATOMIC_RELAXED)) db_rehash_cycle();
         /* Small-object compaction: one sparse segment per tick at most,
          * with readers excluded (records move). */

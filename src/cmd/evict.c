@@ -44,6 +44,7 @@
 #include "base/config.h"
 #include "base/process.h"
 #include "cmd/multi.h"
+#include "cmd/tracking.h"
 #include "cmd/propagate.h"
 #include "session/session.h"
 
@@ -214,6 +215,7 @@ static size_t evict_entry(gdb *db, dbentry *e) {
     size_t bytes = obj_mem_usage(&e->val) + db_entry_size(e) + sizeof(dbentry *) + 1;
     db_delete_entry(db, e);
     multi_touch(db->id, key, n);
+    if (tracking_active()) tracking_key_modified(NULL, key, n);
     prop_deletion(db->id, PROP_DEL_EVICTED, key, n);
     cmd_notify(NULL, NOTIFY_EVICTED, "evicted", db, key, n);
     __atomic_fetch_add(&evict_stat_evicted_keys, 1, __ATOMIC_RELAXED);

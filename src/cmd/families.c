@@ -2,6 +2,7 @@
  * family's init runs before its handlers are registered, and shutdown runs
  * in the same order. */
 #include "cmd/families.h"
+#include "cmd/tracking.h"
 
 #include <stddef.h>
 
@@ -12,13 +13,14 @@ static const struct {
 } all_families[] = {
     {connection_handlers, NULL, NULL},
     {client_handlers, NULL, NULL},
-    {keys_handlers, NULL, NULL},
+    {keys_handlers, keys_family_init, NULL},
     {string_handlers, NULL, NULL},
     {bitops_handlers, NULL, NULL},
-    {admin_handlers, NULL, NULL},
+    {admin_handlers, admin_family_init, NULL},
     {info_handlers, NULL, NULL},
     {hash_handlers, hash_family_init, NULL},
     {zset_handlers, zset_family_init, NULL},
+    {geo_handlers, NULL, NULL},
     {list_handlers, list_family_init, NULL},
     {set_handlers, set_family_init, NULL},
     {multi_handlers, multi_family_init, NULL},
@@ -35,6 +37,7 @@ static const struct {
     {hll_handlers, NULL, NULL},
     {aof_handlers, aof_family_init, aof_family_shutdown},
     {repl_handlers, repl_family_init, repl_family_shutdown},
+    {tracking_handlers, tracking_init, NULL}, /* after the scripts: it looks EVAL_RO up */
 };
 
 #define NFAMILIES (sizeof(all_families) / sizeof(all_families[0]))

@@ -15,12 +15,14 @@ void evict_family_shutdown(void);               /* evict.c: maxmemory eviction *
 
 /* cmd/types/: the keyspace and the value types */
 extern const cmd_handler keys_handlers[];
+void keys_family_init(void);                     /* keys.c: lazyfree-lazy-user-del */
 extern const cmd_handler string_handlers[];
 extern const cmd_handler bitops_handlers[];
 extern const cmd_handler hash_handlers[];
 extern const cmd_handler list_handlers[];
 extern const cmd_handler set_handlers[];
 extern const cmd_handler zset_handlers[];
+extern const cmd_handler geo_handlers[];          /* t_geo.c: positions kept in zsets */
 extern const cmd_handler hll_handlers[];
 extern const cmd_handler sort_handlers[];
 void hash_family_init(void);
@@ -32,6 +34,7 @@ void zset_family_init(void);
 extern const cmd_handler connection_handlers[];
 extern const cmd_handler client_handlers[];
 extern const cmd_handler admin_handlers[];
+void admin_family_init(void);                    /* admin_latency.c: the latency directives */
 extern const cmd_handler info_handlers[];
 extern const cmd_handler pubsub_handlers[];
 extern const cmd_handler persist_handlers[];

@@ -118,6 +118,8 @@ void prop_thread_exit(void) {
     direct_n = NULL;
     direct_cap = 0;
     for (int i = 0; i < T.nops; i++) op_free(&T.ops[i]);
+    /* The array goes here, not again in the key's destructor. */
+    if (T.ops) pthread_setspecific(ops_key, NULL);
     free(T.ops);
     if (T.ops) pthread_setspecific(ops_key, NULL); /* freed here, not again at thread exit */
     T.ops = NULL;

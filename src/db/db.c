@@ -5,6 +5,7 @@
  * An expired entry may still be present until lazy or active expiry removes
  * it, but no lookup ever returns it. */
 #include "db/db.h"
+#include "db/lazyfree.h"
 
 #include <assert.h>
 #include <malloc.h>
@@ -71,6 +72,12 @@ void db_signal_modified(gdb *db, const char *key, size_t klen) {
     tstat_add(TSTAT_DIRTY, 1);
     if (hooks.modified) hooks.modified(db, key, klen);
 }
+
+void db_signal_replaced(void) {
+    db_signal_modified(NULL, NULL, 0);
+    if (hooks.replaced) hooks.replaced();
+}
+
 int db_count(void) { return ndbs; }
 gdb *db_get(int id) { return id >= 0 && id < ndbs ? dbs[id] : NULL; }
 
@@ -174,6 +181,32 @@ static ks_slot *ks_slot_of_thread(void) {
     return ks_mine = &ks_overflow;
 }
 
+static void (*ks_wait_hook)(void);
+
+void db_set_keyspace_wait_hook(void (*fn)(void)) { ks_wait_hook = fn; }
+
+/* Take ks_wlock; while a writer holds it, run the wait hook every
+ * KS_WAIT_NS. */
+#define KS_WAIT_NS 5000000L
+static void ks_wlock_take(void) {
+    if (!ks_wait_hook) {
+        pthread_mutex_lock(&ks_wlock);
+        return;
+    }
+    if (pthread_mutex_trylock(&ks_wlock) == 0) return;
+    for (;;) {
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += KS_WAIT_NS;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        if (pthread_mutex_timedlock(&ks_wlock, &dl) == 0) return;
+        ks_wait_hook();
+    }
+}
+
 void db_rdlock_keyspace(void) {
     if (ks_write_held) {
         ks_nested++;
@@ -185,7 +218,7 @@ void db_rdlock_keyspace(void) {
         __atomic_add_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
         if (!__atomic_load_n(&ks_writer, __ATOMIC_SEQ_CST)) return;
         __atomic_sub_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
-        pthread_mutex_lock(&ks_wlock); /* the writer holds it until it is done */
+        ks_wlock_take(); /* the writer holds it until it is done */
         pthread_mutex_unlock(&ks_wlock);
     }
 }
@@ -207,7 +240,7 @@ void db_wrlock_keyspace(void) {
         return;
     }
     assert(ks_depth == 0); /* a reader asking to write would wait for itself */
-    pthread_mutex_lock(&ks_wlock);
+    ks_wlock_take();
     __atomic_store_n(&ks_writer, 1, __ATOMIC_SEQ_CST);
     int high = __atomic_load_n(&ks_high, __ATOMIC_SEQ_CST);
     for (int i = 0; i < high; i++) ks_wait_empty(&ks_slots[i]);
@@ -513,6 +546,26 @@ int db_delete(gdb *db, const char *k, size_t n) {
     return 1;
 }
 
+int db_unlink(gdb *db, const char *k, size_t n) {
+    shard *sh;
+    void *slot = find_slot(db, k, n, &sh);
+    if (!slot) return 0;
+    dbentry *e = *(dbentry **)slot;
+    if (db_is_expired(e, db_now_ms()) && !keep_expired()) {
+        expire_now(db, sh, slot, e);
+        return 0;
+    }
+    if (!lazyfree_worth(e)) {
+        shard_remove(db, sh, slot, e);
+        return 1;
+    }
+    snap_save(db, e);
+    vol_remove(sh, e);
+    swiss_delete(&sh->keys, slot);
+    lazyfree_entry(e);
+    return 1;
+}
+
 void db_replace_value(dbentry *e, const gobj *v) {
     obj_free(&e->val);
     uint32_t lru = e->val.lru;
@@ -560,6 +613,21 @@ void db_flush(gdb *db) {
         swiss_iter_done(&it);
         swiss_clear(&sh->keys);
         free(sh->vol);
+        sh->vol = NULL;
+        __atomic_store_n(&sh->nvol, 0, __ATOMIC_RELAXED);
+        sh->capvol = 0;
+    }
+}
+
+void db_flush_async(gdb *db) {
+    if (db_snap_running() && snap_finish && db->id >= 0 && db->id < ndbs && dbs[db->id] == db) snap_finish();
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        shard *sh = &db->shards[s];
+        if (!swiss_size(&sh->keys)) continue;
+        /* The index moves to the freeing thread whole; the shard starts
+         * over with an empty one. */
+        lazyfree_index(&sh->keys, sh->vol);
+        swiss_init(&sh->keys, &keyspace_type, NULL);
         sh->vol = NULL;
         __atomic_store_n(&sh->nvol, 0, __ATOMIC_RELAXED);
         sh->capvol = 0;

@@ -51,6 +51,7 @@ typedef struct gdb {
 typedef struct db_hooks {
     void (*expired)(gdb *db, const char *key, size_t klen);
     void (*modified)(gdb *db, const char *key, size_t klen);
+    void (*replaced)(void);
 } db_hooks;
 
 /* Changes since start-up (Redis's server.dirty): save points compare it
@@ -61,6 +62,10 @@ uint64_t db_dirty_now(void);
 /* One change to key of db (key NULL: every key of db; db NULL: of every
  * db): counts one in the dirty counter and tells the modified hook. */
 void db_signal_modified(gdb *db, const char *key, size_t klen);
+/* The whole dataset was replaced by a load (LOAD, DEBUG RELOAD, a
+ * replica's full sync): db_signal_modified of every key of every db, and
+ * the replaced hook (client-side caching forgets every key). */
+void db_signal_replaced(void);
 
 void db_init_all(int ndbs);
 void db_set_hooks(const db_hooks *h);
@@ -81,6 +86,11 @@ void db_rdlock_keyspace(void);
 void db_wrlock_keyspace(void);
 void db_unlock_keyspace(void);
 int db_keyspace_write_held(void);
+/* fn runs every few milliseconds on a thread waiting for the keyspace lock
+ * while another thread holds it for writing (a long script: the waiting
+ * worker serves its other connections meanwhile). It must not take the
+ * keyspace lock. Set once at start-up. */
+void db_set_keyspace_wait_hook(void (*fn)(void));
 void db_lock_shard(gdb *db, unsigned s);
 void db_unlock_shard(gdb *db, unsigned s);
 
@@ -114,6 +124,9 @@ void db_delete_entry(gdb *db, dbentry *e);
 /* Bytes of e's allocation: the entry, its key and an embedded value. */
 size_t db_entry_size(const dbentry *e);
 int db_delete(gdb *db, const char *k, size_t n);
+/* db_delete whose large collection values a background thread frees
+ * (UNLINK; DEL under lazyfree-lazy-user-del). */
+int db_unlink(gdb *db, const char *k, size_t n);
 /* Replace the value of e (freeing the old one). */
 void db_replace_value(dbentry *e, const gobj *v);
 void db_set_expire(gdb *db, dbentry *e, int64_t when_ms);
@@ -180,6 +193,9 @@ void db_snap_adopt(gdb *db);
 size_t db_size(gdb *db);
 size_t db_expires(gdb *db);
 void db_flush(gdb *db);
+/* db_flush whose entries a background thread frees (FLUSHALL ASYNC); the
+ * database is empty when it returns. */
+void db_flush_async(gdb *db);
 /* Random live key (lazy-expiring what it meets); NULL when empty. */
 dbentry *db_random_key(gdb *db);
 

@@ -39,6 +39,12 @@ size_t obj_mem_usage(const gobj *o) {
     return sizeof(gobj);
 }
 
+size_t obj_len(const gobj *o) {
+    if (o->type != OBJ_STRING && o->type < 5 && type_ops[o->type] && type_ops[o->type]->len)
+        return type_ops[o->type]->len(o);
+    return 1;
+}
+
 const char *obj_type_name(int type) {
     switch (type) {
     case OBJ_STRING: return "string";

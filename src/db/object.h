@@ -34,12 +34,15 @@ typedef struct obj_type_ops {
     void (*free)(gobj *o);
     int (*dup)(gobj *dst, const gobj *src);          /* 0 ok, -1 no memory */
     size_t (*mem_usage)(const gobj *o);
+    size_t (*len)(const gobj *o);                    /* elements */
 } obj_type_ops;
 
 void obj_register_type(int type, const obj_type_ops *ops);
 void obj_free(gobj *o);
 int obj_dup(gobj *dst, const gobj *src);
 size_t obj_mem_usage(const gobj *o);
+/* Elements of a collection (1 for a string or a type without the hook). */
+size_t obj_len(const gobj *o);
 const char *obj_type_name(int type);
 const char *obj_encoding_name(const gobj *o);
 uint32_t obj_clock(void);

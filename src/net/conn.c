@@ -405,11 +405,19 @@ void conn_protocol_error(conn *k, const char *what) {
     log_verbose("Protocol error (%s) from client: id=%llu addr=%s", what, (unsigned long long)c->id, c->addr);
 }
 
-/* Run every complete request in the query buffer through the protocol. */
+static void conn_take_async(conn *k);
+
+/* Run every complete request in the query buffer through the protocol.
+ * Messages other threads queued for k before these requests arrived (an
+ * invalidation, a published message) precede their replies, as they do in
+ * Redis's single output buffer. */
 static void conn_process(conn *k) {
     if (!k->qlen) return;
     k->w->batch_ms = now_ms();
+    if (__atomic_load_n(&k->alen, __ATOMIC_RELAXED)) conn_take_async(k);
+    k->running++;
     size_t used = k->proto->process(k);
+    k->running--;
     if (used) {
         memmove(k->qbuf, k->qbuf + used, k->qlen - used);
         k->qlen -= used;
@@ -486,9 +494,9 @@ void conn_write_pending(worker *w) {
 
 void net_client_flush(client *c) { conn_after_input(c->conn); }
 
-static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
-    (void)what;
-    conn *k = arg;
+/* Read what the socket has: 1 when bytes came and are to be run, 0 when
+ * nothing is to be done now, -1 when the connection must be closed. */
+static int conn_read(conn *k) {
     /* Room as Redis's readQueryFromClient makes it: a big argument is read
      * to its end into a buffer of just that size; otherwise 16 KiB, into a
      * buffer that grows greedily once past 16 KiB. */
@@ -496,16 +504,10 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     size_t hint = k->proto->pending_hint(k);
     int big = hint != 0;
     if (hint > k->qlen) want = hint - k->qlen;
-    if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) {
-        conn_free(k);
-        return;
-    }
-    ssize_t n = read(fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-        conn_free(k);
-        return;
-    }
-    if (n < 0) return;
+    if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) return -1;
+    ssize_t n = read(k->c.fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return -1;
+    if (n < 0) return 0;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
     k->qreads++;
@@ -514,15 +516,40 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     if ((long long)k->qlen > cfg.client_query_buffer_limit) {
         log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
                  (unsigned long long)k->c.id, k->c.addr);
-        conn_free(k);
-        return;
+        return -1;
     }
     if (client_flags_peek(&k->c) & CLIENT_CLOSE_AFTER_REPLY) {
         k->qlen = 0;
+        return 0;
+    }
+    return 1;
+}
+
+static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    conn *k = arg;
+    int r = conn_read(k);
+    if (r < 0) {
+        conn_free(k);
         return;
     }
+    if (!r) return;
     conn_process(k);
     conn_after_input(k);
+}
+
+void conn_busy_serve(conn *k) {
+    int r = conn_read(k);
+    if (r < 0) {
+        k->busy_eof = 1;
+        client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
+        return;
+    }
+    if (!r) return;
+    conn_process(k);
+    if (k->c.handoff) return; /* the loop deals with it later */
+    if (conn_flush(k) != 0) client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
 }
 
 /* The socket may take more output. */
@@ -656,6 +683,21 @@ void net_client_send_async(client *c, const char *p, size_t n) {
     }
 }
 
+/* What other threads queued for k (pushes, MONITOR lines) joins its
+ * output. */
+static void conn_take_async(conn *k) {
+    pthread_mutex_lock(&k->alock);
+    char *b = k->abuf;
+    size_t n = k->alen;
+    k->abuf = NULL;
+    __atomic_store_n(&k->alen, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&k->alock);
+    uint32_t muted = client_reply_unmute(&k->c);
+    reply_raw(&k->c, b, n);
+    client_flag_on(&k->c, muted);
+    free(b);
+}
+
 void conn_drain_async(worker *w) {
     conn *k = w->conns;
     while (k) {
@@ -663,16 +705,7 @@ void conn_drain_async(worker *w) {
         if (client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) {
             conn_free(k);
         } else if (__atomic_load_n(&k->alen, __ATOMIC_RELAXED)) {
-            pthread_mutex_lock(&k->alock);
-            char *b = k->abuf;
-            size_t n = k->alen;
-            k->abuf = NULL;
-            __atomic_store_n(&k->alen, 0, __ATOMIC_RELAXED);
-            pthread_mutex_unlock(&k->alock);
-            uint32_t muted = client_reply_unmute(&k->c);
-            reply_raw(&k->c, b, n);
-            client_flag_on(&k->c, muted);
-            free(b);
+            conn_take_async(k);
             if (conn_obuf_over_limit(k)) {
                 conn_free(k);
             } else {

@@ -55,6 +55,8 @@ typedef struct worker {
     /* The wall clock (unix ms) read when the connection being served
      * started its batch of commands (conn_process). */
     int64_t batch_ms;
+    /* net_events_while_busy is serving the connections (not re-entered). */
+    int busy_pump;
 } worker;
 
 typedef struct conn {
@@ -84,6 +86,12 @@ typedef struct conn {
     int64_t qactive_ms;
     struct event *tev;               /* blocking timeout */
     void (*tfn)(client *c);
+    /* Commands of this connection are running (conn_process), on the
+     * stack of this worker's thread: a busy pump leaves it alone. */
+    int running;
+    /* The busy pump saw its end of file: left to the loop, once the
+     * command that pumps is over, to close. */
+    int busy_eof;
     /* Async output from other threads (MONITOR). */
     pthread_mutex_t alock;
     char *abuf;
@@ -106,4 +114,8 @@ void conn_drain_async(worker *w);
 void conn_write_pending(worker *w);
 void conn_durable_flush(worker *w);
 void conn_durable_notify(void);
+/* From net_events_while_busy: read what k sent, run it, send the replies
+ * it can now; a connection to close is only marked (CLIENT_CLOSE_ASAP),
+ * since frames up the stack may still point at it. */
+void conn_busy_serve(conn *k);
 #endif

@@ -13,6 +13,9 @@
 
 int net_start(int nworkers);          /* bind + spawn; -1 with a message on error */
 void net_stop(void);                  /* stop loops and join */
+/* Leaving while a worker may never return (a script that never ends): as
+ * net_stop, but joins only the workers that end within ms. */
+void net_stop_within(int ms);
 void net_wait(void);                  /* block until shutdown requested */
 void net_request_shutdown(void);
 int net_nworkers(void);

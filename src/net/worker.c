@@ -10,6 +10,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +19,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "session/reply.h"
 #include "cmd/propagate.h"
 #include "cmd/stream.h"
+#include "cmd/tracking.h"
 #include "net/internal.h"
 #include "persist/aof.h"
 #include "cmd/repl/repl.h"
@@ -38,6 +41,9 @@ static pthread_mutex_t shut_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t shut_cond = PTHREAD_COND_INITIALIZER;
 
 int net_nworkers(void) { return nworkers; }
+
+/* The worker whose loop runs on this thread (NULL elsewhere). */
+static _Thread_local worker *self;
 
 typedef struct bind_addr {
     struct sockaddr_storage ss;
@@ -290,6 +296,7 @@ void net_post(int wid, net_job_fn *fn, void *arg) {
 
 static void *worker_main(void *arg) {
     worker *w = arg;
+    self = w;
     char name[16];
     snprintf(name, sizeof(name), "goblin-w%d", w->id);
     pthread_setname_np(pthread_self(), name);
@@ -307,6 +314,9 @@ static void *worker_main(void *arg) {
     repl_batch_begin();
     while (!event_base_got_break(w->base)) {
         if (event_base_loop(w->base, EVLOOP_ONCE) != 0) break;
+        /* BCAST invalidations of this iteration's changes, queued before
+         * the writers' replies go out (Redis's beforeSleep order). */
+        if (tracking_active()) tracking_bcast_flush();
         conn_write_pending(w);
         conn_durable_flush(w);
         aof_batch_end();
@@ -317,6 +327,55 @@ static void *worker_main(void *arg) {
     prop_thread_exit();
     reply_thread_exit();
     return NULL;
+}
+
+/* A command on this worker's thread cannot end soon (a script past
+ * busy-reply-threshold, or a command waiting for the keyspace behind one):
+ * serve the worker's other connections meanwhile, as Redis's
+ * processEventsWhileBlocked does. libevent's loop is not re-entrant, so
+ * one poll(2) without waiting looks at the listeners and at the
+ * connections not in the middle of a command (and not held by CLIENT
+ * PAUSE, blocked or streaming: those wait for the loop). Timers and posted
+ * jobs wait for the loop too; nothing is freed meanwhile. */
+static void net_events_while_busy(void) {
+    worker *w = self;
+    if (!w || w->busy_pump) return;
+    w->busy_pump = 1;
+    size_t n = (size_t)w->nlisten;
+    for (conn *k = w->conns; k; k = k->next) n++;
+    struct pollfd *fds = malloc(n * sizeof(*fds));
+    void **who = malloc(n * sizeof(*who));
+    size_t m = 0;
+    if (fds && who) {
+        for (int i = 0; i < w->nlisten; i++) {
+            fds[m] = (struct pollfd){.fd = w->listeners[i].fd, .events = POLLIN};
+            who[m++] = &w->listeners[i];
+        }
+        size_t nl = m;
+        for (conn *k = w->conns; k; k = k->next) {
+            uint32_t f = client_flags_peek(&k->c);
+            if (k->running || k->paused || k->busy_eof || k->c.fd < 0 ||
+                (f & (CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING)))
+                continue;
+            fds[m] = (struct pollfd){.fd = k->c.fd, .events = POLLIN};
+            who[m++] = k;
+        }
+        if (m && poll(fds, (nfds_t)m, 0) > 0) {
+            for (size_t i = 0; i < m; i++) {
+                if (!fds[i].revents) continue;
+                if (i < nl) {
+                    listener *l = who[i];
+                    if (l->fd == unix_fd) on_accept_unix(l->fd, EV_READ, l);
+                    else on_accept(l->fd, EV_READ, l);
+                } else {
+                    conn_busy_serve(who[i]);
+                }
+            }
+        }
+    }
+    free(fds);
+    free(who);
+    w->busy_pump = 0;
 }
 
 static const session_transport net_transport = {
@@ -330,6 +389,7 @@ static const session_transport net_transport = {
     .client_flush = net_client_flush,
     .client_timer = net_client_timer,
     .pause_ended = net_pause_ended,
+    .events_while_busy = net_events_while_busy,
 };
 
 int net_start(int n) {
@@ -419,13 +479,28 @@ void net_wait(void) {
 
 static void noop_job(void *arg) { (void)arg; }
 
-void net_stop(void) {
+/* ms < 0: wait for every worker. */
+static void stop_workers(int ms) {
     __atomic_store_n(&shutdown_requested, 1, __ATOMIC_RELEASE);
     for (int k = 0; k < nworkers; k++) {
         worker *w = &net_workers[k];
         for (int i = 0; i < w->nlisten; i++) close(w->listeners[i].fd);
         net_post(k, noop_job, NULL);
     }
-    for (int k = 0; k < nworkers; k++) pthread_join(net_workers[k].tid, NULL);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += ms / 1000;
+    dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    for (int k = 0; k < nworkers; k++) {
+        if (ms < 0) pthread_join(net_workers[k].tid, NULL);
+        else pthread_timedjoin_np(net_workers[k].tid, NULL, &dl);
+    }
     if (unix_path) unlink(unix_path); /* Redis removes the socket file at shutdown */
 }
+
+void net_stop(void) { stop_workers(-1); }
+void net_stop_within(int ms) { stop_workers(ms); }

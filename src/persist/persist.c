@@ -649,7 +649,7 @@ int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen) {
     if (rc == RDB_OK) {
         db_wrlock_keyspace();
         rdb_load_commit(&ld);
-        db_signal_modified(NULL, NULL, 0); /* every WATCHed key changed */
+        db_signal_replaced(); /* every WATCHed key changed */
         /* The dataset now equals the dump when it came from it; otherwise
          * it is as many changes as keys, so save points notice. */
         if (same_file(path, cfg.dbfilename)) __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
@@ -692,7 +692,7 @@ int persist_stream_load(rdb_read_fn *rd, void *arg, int async, long long total, 
         __atomic_store_n(&last_load_expired, ld.expired, __ATOMIC_RELAXED);
         db_wrlock_keyspace();
         rdb_load_commit(&ld);
-        db_signal_modified(NULL, NULL, 0); /* every WATCHed key changed */
+        db_signal_replaced(); /* every WATCHed key changed */
         db_dirty_add(ld.keys);
         /* The loading state ends with the swap, under the lock: no client
          * sees neither the old data nor -LOADING in between. */
@@ -839,7 +839,7 @@ int persist_debug_reload(int nosave, char *err, size_t errlen) {
     if (rc == RDB_OK) rc = load_into(cfg.dbfilename, "DEBUG RELOAD", &ld, err, errlen);
     if (rc == RDB_OK) {
         rdb_load_commit(&ld);
-        db_signal_modified(NULL, NULL, 0);
+        db_signal_replaced();
         __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
     }
     db_unlock_keyspace();

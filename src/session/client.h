@@ -36,6 +36,17 @@ enum {
     CLIENT_PRIMARY = 1 << 19,     /* applies the replication stream of this replica's primary */
     CLIENT_AOF_LOADER = 1 << 18,  /* replays the AOF: counted nowhere (no stats, slowlog or MONITOR), as
                                      Redis's fake AOF client */
+    /* Client-side caching (cmd/tracking.c). Set and cleared by the owner
+     * under the tracking lock, except BROKEN_REDIR, which the thread that
+     * finds the redirection gone sets. */
+    CLIENT_TRACKING = 1 << 20,
+    CLIENT_TRACKING_BROKEN_REDIR = 1 << 21,
+    CLIENT_TRACKING_BCAST = 1 << 22,
+    CLIENT_TRACKING_OPTIN = 1 << 23,
+    CLIENT_TRACKING_OPTOUT = 1 << 24,
+    CLIENT_TRACKING_NOLOOP = 1 << 25,
+    CLIENT_TRACKING_CACHING = 1 << 26, /* CLIENT CACHING given for the next command (owner only) */
+    CLIENT_SCRIPT = 1 << 27,      /* runs a script's redis.call: MONITOR shows it as "lua" */
 };
 
 struct cmd_def;
@@ -73,6 +84,11 @@ typedef struct client {
     void *pstate;
     /* Replication handshake (REPLCONF before PSYNC); owned by cmd/repl. */
     void *rstate;
+    /* Client-side caching: the BCAST prefixes (owned by cmd/tracking.c,
+     * under its lock) and the id invalidations go to (0: this client;
+     * relaxed atomic, CLIENT LIST reads it). */
+    void *tstate;
+    uint64_t track_redir;
     /* Error flag of the command being executed (for failed_calls). */
     int cmd_failed;
     size_t qbuf_len, qbuf_free; /* for CLIENT LIST, kept by net/ */

@@ -3,9 +3,12 @@
 #include "session/session.h"
 
 #include "db/db.h"
+#include "ds/swiss.h"
+#include "util/hashfn.h"
 
 #include <assert.h>
 #include <pthread.h>
+#include <string.h>
 
 uint64_t session_stat_connections;
 uint64_t session_stat_rejected;
@@ -16,6 +19,41 @@ static long registry_count;
 static uint64_t next_client_id = 1;
 
 static const session_transport *transport;
+
+/* The registry's index by client id (slots hold client pointers), under
+ * registry_lock like the list. */
+static uint64_t id_slot_hash(void *ctx, const void *slot) {
+    (void)ctx;
+    return hash_u64((*(client *const *)slot)->id);
+}
+static int id_slot_match(void *ctx, const void *slot, const void *key) {
+    (void)ctx;
+    return (*(client *const *)slot)->id == *(const uint64_t *)key;
+}
+static const swiss_type id_type = {sizeof(client *), id_slot_hash, id_slot_match, 0};
+static swiss by_id;
+static int by_id_ready;
+
+static void by_id_add(client *c) {
+    if (!by_id_ready) {
+        swiss_init(&by_id, &id_type, NULL);
+        by_id_ready = 1;
+    }
+    void *slot = swiss_insert(&by_id, hash_u64(c->id));
+    if (slot) memcpy(slot, &c, sizeof(c));
+}
+
+static void by_id_del(client *c) {
+    if (!by_id_ready) return;
+    void *slot = swiss_find(&by_id, hash_u64(c->id), &c->id);
+    if (slot && *(client **)slot == c) swiss_delete(&by_id, slot);
+}
+
+client *session_find_client(uint64_t id) {
+    if (!by_id_ready || !swiss_size(&by_id)) return NULL;
+    void *slot = swiss_find(&by_id, hash_u64(id), &id);
+    return slot ? *(client **)slot : NULL;
+}
 
 static int64_t pause_until_ms;
 static int pause_write_only;
@@ -37,6 +75,7 @@ void session_register(client *c) {
     c->rnext = registry;
     if (registry) registry->rprev = c;
     registry = c;
+    by_id_add(c);
     __atomic_fetch_add(&registry_count, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&registry_lock);
 }
@@ -47,6 +86,7 @@ void session_unregister(client *c) {
     else registry = c->rnext;
     if (c->rnext) c->rnext->rprev = c->rprev;
     c->rprev = c->rnext = NULL;
+    by_id_del(c);
     __atomic_fetch_sub(&registry_count, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&registry_lock);
 }
@@ -67,6 +107,9 @@ void session_client_resume(client *c) { T()->client_resume(c); }
 void session_client_flush(client *c) { T()->client_flush(c); }
 void session_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c)) {
     T()->client_timer(c, deadline_ms, fn);
+}
+void session_events_while_busy(void) {
+    if (transport && transport->events_while_busy) transport->events_while_busy();
 }
 
 /* Set by CLIENT PAUSE on one worker, read by every worker before it runs

@@ -23,6 +23,9 @@ void session_registry_unlock(void);
 typedef void session_client_fn(void *arg, client *c);
 void session_clients_each(session_client_fn *fn, void *arg);   /* lock held */
 long session_clients_count(void);
+/* The registered client with this id, NULL when none (lock held; the
+ * pointer is valid while it is). */
+client *session_find_client(uint64_t id);
 /* The transport's side: c is not yet / no longer reachable from its worker. */
 void session_register(client *c);
 void session_unregister(client *c);
@@ -51,6 +54,13 @@ typedef struct session_transport {
     /* From any thread: the pause ended (session_unpause); every worker
      * runs the clients it held, in the order they were held. */
     void (*pause_ended)(void);
+    /* From a worker's thread, in the middle of a command that cannot end
+     * soon (a script past busy-reply-threshold, or one waiting behind it):
+     * read and run, without blocking, what the worker's other connections
+     * sent (and accept new ones), and send their replies. The connections
+     * in the middle of a command are left alone; no timer, posted job or
+     * close runs meanwhile. Nothing on a thread that is not a worker. */
+    void (*events_while_busy)(void);
 } session_transport;
 
 void session_set_transport(const session_transport *t);
@@ -64,6 +74,7 @@ client *session_worker_find_client(int w, uint64_t id);
 void session_client_resume(client *c);
 void session_client_flush(client *c);
 void session_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c));
+void session_events_while_busy(void);
 
 /* ---- CLIENT PAUSE ------------------------------------------------------- */
 void session_pause(int64_t until_ms, int write_only);

@@ -6,6 +6,7 @@ Uses Debian's python3-redis (the python3 first on PATH may lack it).
 Prints one line per scenario: "passed: redis-py/NAME" or
 "failed: redis-py/NAME: CAUSE". Every scenario asserts its results.
 """
+import json
 import sys
 import threading
 import time
@@ -528,6 +529,98 @@ def connection_pool_threads():
     in_db = [c for c in shared.client_list() if c.get("db") == str(DB)]
     check(len(in_db) >= created, f"CLIENT LIST shows {len(in_db)} connections in db {DB}, pool has {created}")
     pool.disconnect()
+
+
+@scenario
+def client_tracking_redirect():
+    # redis-py 4.3.4 speaks RESP2 only and has no client-side cache; its
+    # client_tracking_on / client_trackinginfo / client_getredir commands
+    # drive the RESP2 form of tracking: invalidations redirected to a
+    # connection subscribed to __redis__:invalidate.
+    print("note: redis-py 4.3.4 has no client-side cache API (RESP2 only, added in 5.x): "
+          "CLIENT TRACKING with REDIRECT is exercised instead", flush=True)
+    sub_conn = client(client_name="py-csc-sub")
+    ps = sub_conn.pubsub()
+    ps.subscribe("__redis__:invalidate")
+    msg = ps.get_message(timeout=5)
+    eq(msg["type"], "subscribe", "subscribe confirmation")
+    writer = client()
+    redir = int(next(c["id"] for c in writer.client_list() if c.get("name") == "py-csc-sub"))
+    tracker = client(single_connection_client=True)
+    eq(tracker.client_tracking_on(clientid=redir), "OK", "CLIENT TRACKING ON REDIRECT")
+    eq(tracker.client_getredir(), redir, "CLIENT GETREDIR")
+    info = tracker.client_trackinginfo()
+    check("on" in info[1] and info[3] == redir, f"CLIENT TRACKINGINFO {info!r}")
+    writer.set("py:csc:k", "1")
+    eq(tracker.get("py:csc:k"), "1", "tracked GET")
+    writer.set("py:csc:k", "2")
+    got = None
+    deadline = time.time() + 5
+    while time.time() < deadline and got is None:
+        m = ps.get_message(timeout=1)
+        if m and m["type"] == "message":
+            got = m
+    check(got is not None, "no invalidation message")
+    eq(got["channel"], "__redis__:invalidate", "channel")
+    eq(got["data"], ["py:csc:k"], "invalidated keys")
+    # FLUSHDB: a null invalidation (all keys).
+    tracker.get("py:csc:k")
+    writer.flushdb()
+    got = None
+    deadline = time.time() + 5
+    while time.time() < deadline and got is None:
+        m = ps.get_message(timeout=1)
+        if m and m["type"] == "message":
+            got = m
+    check(got is not None and got["data"] is None, f"flush invalidation {got!r}")
+    eq(tracker.client_tracking_off(), "OK", "CLIENT TRACKING OFF")
+    eq(tracker.client_getredir(), -1, "GETREDIR after OFF")
+    tracker.close()
+    ps.close()
+
+
+@scenario
+def lua_job_queue():
+    """A BullMQ-like add-job script: options packed with MessagePack by the
+    client, job data as JSON, both read by the script (cmsgpack.unpack,
+    cjson.decode), run through a registered Script (EVALSHA, then EVAL)."""
+    r = client(decode_responses=False)
+    clean(r, "pyjob:")
+
+    def mp(v):  # the MessagePack subset the options use
+        if isinstance(v, bool):
+            return b"\xc3" if v else b"\xc2"
+        if isinstance(v, int):
+            return bytes([v]) if 0 <= v < 128 else b"\xce" + v.to_bytes(4, "big")
+        if isinstance(v, str):
+            b = v.encode()
+            return bytes([0xa0 | len(b)]) + b if len(b) < 32 else b"\xd9" + bytes([len(b)]) + b
+        if isinstance(v, dict):
+            return bytes([0x80 | len(v)]) + b"".join(mp(k) + mp(x) for k, x in v.items())
+        raise TypeError(v)
+
+    add = r.register_script(
+        "local opts = cmsgpack.unpack(ARGV[2]) "
+        "local data = cjson.decode(ARGV[1]) "
+        "local id = redis.call('incr', KEYS[1]) "
+        "local key = KEYS[2] .. id "
+        "redis.call('hset', key, 'name', data.name, 'data', ARGV[1], 'attempts', opts.attempts, "
+        "'delay', opts.delay, 'lifo', tostring(opts.lifo)) "
+        "if opts.lifo then redis.call('lpush', KEYS[3], id) else redis.call('rpush', KEYS[3], id) end "
+        "return {id, data.name, cjson.encode(data.payload.items), opts.attempts + opts.delay}")
+    job = json.dumps({"name": "email", "payload": {"to": "a@b.c", "items": [1, 2, 3]}})
+    opts = mp({"attempts": 3, "delay": 70000, "lifo": False, "jobId": "x"})
+    got = add(keys=["pyjob:id", "pyjob:job:", "pyjob:wait"], args=[job, opts])
+    eq(got, [1, b"email", b"[1,2,3]", 70003], "first job")
+    got = add(keys=["pyjob:id", "pyjob:job:", "pyjob:wait"],
+              args=[job, mp({"attempts": 1, "delay": 0, "lifo": True})])
+    eq(got[0], 2, "second job id")
+    eq(r.lrange("pyjob:wait", 0, -1), [b"2", b"1"], "LIFO job first")
+    eq(r.hget("pyjob:job:1", "attempts"), b"3", "attempts stored")
+    eq(json.loads(r.hget("pyjob:job:1", "data")), json.loads(job), "job data stored")
+    raises(redis.ResponseError, lambda: add(keys=["pyjob:id", "pyjob:job:", "pyjob:wait"], args=["{bad", opts]),
+           "invalid JSON is a script error")
+    clean(r, "pyjob:")
 
 
 def main():

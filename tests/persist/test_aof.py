@@ -367,7 +367,8 @@ def stream_records_reach_the_file_with_group_commit():
     exe = os.path.join(TMP, "aof_stream_driver")
     subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O1", "-I" + os.path.join(ROOT, "src"),
                     os.path.join(ROOT, "tests", "persist", "aof_stream_driver.c")] + objs +
-                   ["-o", exe, "-levent_core", "-levent_pthreads", "-ljemalloc", "-lnuma", "-luring", "-llua5.1",
+                   ["-o", exe, "-levent_core", "-levent_pthreads", "-ljemalloc", "-lnuma", "-luring",
+                    "-l:liblua5.1-cjson.a", "-l:liblua5.1-bitop.a", "-llua5.1",
                     "-lm", "-lpthread"], check=True)
     for mode in ("always", "everysec"):
         d = tdir("driver_" + mode)

@@ -604,6 +604,75 @@ start_server {tags {keyspace}} {
         assert_equal 0 [r dbsize]
     }
 
+    # Objects freed by the lazy-free thread, once it has nothing pending.
+    proc lazyfreed {} {
+        wait_for_condition 200 10 {[getInfoProperty [r info memory] lazyfree_pending_objects] == 0} else {
+            fail "lazy free still pending"
+        }
+        getInfoProperty [r info memory] lazyfreed_objects
+    }
+
+    test {UNLINK hands a large collection to the lazy-free thread, not a small one} {
+        r flushall
+        r config resetstat
+        set before [lazyfreed]
+        r del lz
+        for {set i 0} {$i < 2000} {incr i 100} {
+            set args {}
+            for {set j $i} {$j < $i + 100} {incr j} {lappend args $j m$j}
+            r zadd lz {*}$args
+        }
+        r sadd small a b c
+        assert_equal 1 [r unlink small]
+        assert_equal $before [lazyfreed]
+        assert_equal 1 [r unlink lz]
+        assert_equal 0 [r exists lz]
+        wait_for_condition 100 20 {[lazyfreed] == $before + 1} else {fail "the zset was not freed in the background"}
+        assert_equal 0 [getInfoProperty [r info memory] lazyfree_pending_objects]
+        # The key is free at once for a new value.
+        r zadd lz 1 a
+        assert_equal {a} [r zrange lz 0 -1]
+    }
+
+    test {DEL frees in the background under lazyfree-lazy-user-del} {
+        r del lh
+        for {set i 0} {$i < 1000} {incr i} {r hset lh f$i v$i}
+        set before [lazyfreed]
+        r config set lazyfree-lazy-user-del yes
+        assert_equal 1 [r del lh]
+        r config set lazyfree-lazy-user-del no
+        wait_for_condition 100 20 {[lazyfreed] == $before + 1} else {fail "DEL did not free in the background"}
+        for {set i 0} {$i < 1000} {incr i} {r hset lh f$i v$i}
+        assert_equal 1 [r del lh]
+        assert_equal [expr {$before + 1}] [lazyfreed]
+    }
+
+    test {FLUSHALL ASYNC frees every key in the background; lazyfree-lazy-user-flush} {
+        r flushall
+        populate 500
+        r select 9
+        for {set i 0} {$i < 300} {incr i} {r set k9:$i v}
+        r select 0
+        set before [lazyfreed]
+        assert_equal OK [r flushall async]
+        assert_equal 0 [r dbsize]
+        r select 9
+        assert_equal 0 [r dbsize]
+        r select 0
+        wait_for_condition 100 20 {[lazyfreed] == $before + 800} else {fail "FLUSHALL ASYNC freed [expr {[lazyfreed] - $before}] keys"}
+        populate 200
+        assert_equal OK [r flushdb]
+        assert_equal [expr {$before + 800}] [lazyfreed]
+        populate 200
+        r config set lazyfree-lazy-user-flush yes
+        assert_equal OK [r flushdb]
+        r config set lazyfree-lazy-user-flush no
+        wait_for_condition 100 20 {[lazyfreed] == $before + 1000} else {fail "FLUSHDB under lazyfree-lazy-user-flush"}
+        populate 10
+        assert_equal OK [r flushdb sync]
+        assert_equal [expr {$before + 1000}] [lazyfreed]
+    }
+
     test {FLUSHDB and FLUSHALL syntax errors} {
         assert_error {ERR syntax error} {r flushdb foo}
         assert_error {ERR syntax error} {r flushall foo}

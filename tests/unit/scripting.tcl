@@ -230,3 +230,99 @@ start_server [list tags {scripting} args $::scripting_server_args] {
         assert_equal 1600 [r get counter]
     }
 }
+
+# The scripting state's libraries and its read-only globals, as Redis 7.0.
+proc script_error_of {script args} {
+    # The full error text of a script, with the sha Redis appends.
+    set sha [r script load $script]
+    catch {r eval $script 0 {*}$args} e
+    return [string map [list $sha SHA] $e]
+}
+
+start_server {tags {scripting}} {
+    test {cjson, cmsgpack, struct and bit are loaded as in Redis} {
+        assert_equal {{}} [r eval {return cjson.encode({})} 0]
+        assert_equal {[1,2,null,4]} [r eval {return cjson.encode({1,2,nil,4})} 0]
+        assert_equal {1e+20 0.1 9.007199254741e+15} [r eval {return {cjson.encode(1e20), cjson.encode(0.1), cjson.encode(2^53)}} 0]
+        assert_equal {1000 1000 14} [r eval {return {cjson.encode_max_depth(), cjson.decode_max_depth(), cjson.encode_number_precision()}} 0]
+        assert_equal 1 [r eval {return cjson.decode('null') == cjson.null} 0]
+        assert_equal "\x93\x01\xa1\x61\xc3" [r eval {return cmsgpack.pack({1, 'a', true})} 0]
+        assert_equal "\x90" [r eval {return cmsgpack.pack({})} 0]
+        assert_equal "\xcb\x3f\xb9\x99\x99\x99\x99\x99\x9a" [r eval {return cmsgpack.pack(0.1)} 0]
+        assert_equal {7 -1} [r eval {return {cmsgpack.unpack('\7\255')}} 0]
+        assert_equal {-1 2} [r eval {return {cmsgpack.unpack_one('\1\2', 1)}} 0]
+        assert_equal "\x00\x07" [r eval {return struct.pack('>I2', 7)} 0]
+        assert_equal {258 3} [r eval {return {struct.unpack('<H', '\2\1')}} 0]
+        assert_equal 12 [r eval {return struct.size('!4bi8')} 0]
+        assert_equal {1 ffffffff 000000FF} [r eval {return {bit.band(3, 5), bit.tohex(-1), bit.tohex(255, -2147483648)}} 0]
+    }
+
+    test {cjson and cmsgpack errors are Redis's} {
+        assert_equal {ERR user_script:1: Cannot serialise table: excessively sparse array script: SHA, on @user_script:1.} \
+            [script_error_of {return cjson.encode({[1]=1, [20]=2})}]
+        assert_equal {ERR user_script:1: Cannot serialise, excessive nesting (1001) script: SHA, on @user_script:1.} \
+            [script_error_of {local t = {} t[1] = t return cjson.encode(t)}]
+        assert_equal {ERR user_script:1: Found too many nested data structures (1001) at character 1001 script: SHA, on @user_script:1.} \
+            [script_error_of {return cjson.decode(string.rep('[', 1001) .. string.rep(']', 1001))}]
+        assert_equal {ERR user_script:1: Cannot serialise number: must not be NaN or Inf script: SHA, on @user_script:1.} \
+            [script_error_of {return cjson.encode(0/0)}]
+        assert_equal {ERR user_script:1: Missing bytes in input. script: SHA, on @user_script:1.} \
+            [script_error_of {return cmsgpack.unpack('\146\1')}]
+        assert_equal {ERR user_script:1: Bad data format in input. script: SHA, on @user_script:1.} \
+            [script_error_of {return cmsgpack.unpack('\196\1a')}]
+        assert_equal {ERR user_script:1: bad argument #1 to 'pack' (invalid format option 'z') script: SHA, on @user_script:1.} \
+            [script_error_of {return struct.pack('z')}]
+        assert_equal {ERR user_script:1: bad argument #3 to 'pack' (string too short) script: SHA, on @user_script:1.} \
+            [script_error_of {return struct.pack('c5', 'ab')}]
+    }
+
+    test {The globals and the library tables are read-only} {
+        foreach s {{x = 1} {redis.call = 1} {string.x = 1} {cjson.encode = nil} {getmetatable('').__index = nil}} {
+            assert_equal {ERR user_script:1: Attempt to modify a readonly table script: SHA, on @user_script:1.} [script_error_of $s]
+        }
+        foreach s {{rawset(_G, 'a', 1)} {setmetatable(_G, nil)} {table.insert(redis, 1)}} {
+            assert_equal {ERR Attempt to modify a readonly table script: SHA, on @user_script:1.} [script_error_of $s]
+        }
+        foreach g {y debug getfenv setfenv newproxy print dofile loadfile} {
+            assert_equal "ERR user_script:1: Script attempted to access nonexistent global variable '$g' script: SHA, on @user_script:1." \
+                [script_error_of "return $g"]
+        }
+        assert_equal 35 [r eval {local n = 0 for k in pairs(_G) do n = n + 1 end return n} 0]
+        assert_equal 1 [r eval {return rawget(_G, 'redis') == redis and _G._G == _G} 0]
+        # A local table stays writable.
+        assert_equal 1 [r eval {local t = {} t.x = 1 return t.x} 0]
+    }
+
+    test {Precompiled chunks are refused and unpack checks its range} {
+        assert_equal {} [r eval {return loadstring(string.dump(function() return 1 end))} 0]
+        assert_equal {ERR user_script:1: too many results to unpack script: SHA, on @user_script:1.} \
+            [script_error_of {return unpack({1, 2, 3}, -2147483648, 2147483647)}]
+        assert_equal {2 3} [r eval {return {unpack({1, 2, 3}, 2)}} 0]
+    }
+
+    test {redis.REDIS_VERSION, set_repl, acl_check_cmd} {
+        assert_equal {7.0.15 458767} [r eval {return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}} 0]
+        assert_equal {ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE. script: SHA, on @user_script:1.} \
+            [script_error_of {redis.set_repl(10)}]
+        assert_equal 1 [r eval {return redis.replicate_commands()} 0]
+        assert_equal 1 [r eval {return redis.acl_check_cmd('get', 'x')} 0]
+        assert_equal {ERR Invalid command passed to redis.acl_check_cmd() script: SHA, on @user_script:1.} \
+            [script_error_of {return redis.acl_check_cmd('nosuch')}]
+        r acl setuser lualimited on nopass +eval +get ~x*
+        r auth lualimited pass
+        assert_equal {1 {} {}} [r eval {return {redis.acl_check_cmd('get', 'x1'), redis.acl_check_cmd('get', 'y'), redis.acl_check_cmd('set', 'x1', 'v')}} 0]
+        r auth default pass
+        r acl deluser lualimited
+    }
+
+    test {MONITOR shows EVAL, then its commands as lua} {
+        set rd [redis_deferring_client]
+        $rd monitor
+        assert_equal OK [$rd read]
+        r eval {redis.call('set', KEYS[1], 'v') return redis.call('get', KEYS[1])} 1 monkey
+        assert_match {*"eval" "redis.call('set', KEYS\[1\], 'v') return redis.call('get', KEYS\[1\])" "1" "monkey"} [$rd read]
+        assert_match {*\[0 lua\] "set" "monkey" "v"} [$rd read]
+        assert_match {*\[0 lua\] "get" "monkey"} [$rd read]
+        $rd close
+    }
+}

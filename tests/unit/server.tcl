@@ -959,6 +959,152 @@ start_server {tags {server}} {
         r config set latency-monitor-threshold 0
     }
 
+    # --- LATENCY HISTOGRAM and INFO latencystats ------------------------------------------
+
+    # {command {calls N histogram_usec {bucket cumulative ...}} ...} -> dict
+    proc latency_hist {args} {
+        set out [dict create]
+        foreach {name body} [r latency histogram {*}$args] {
+            dict set out $name $body
+        }
+        return $out
+    }
+
+    test {LATENCY HISTOGRAM counts every call of a command} {
+        r config resetstat
+        for {set i 0} {$i < 25} {incr i} {r set lh:$i x}
+        r get lh:1
+        set h [latency_hist set get nosuchcommand]
+        assert_equal {get set} [lsort [dict keys $h]]
+        assert_equal 25 [dict get $h set calls]
+        assert_equal 1 [dict get $h get calls]
+        # Cumulative counts at increasing power-of-two bounds, ending at calls.
+        set prev_us -1
+        set prev_n 0
+        foreach {us n} [dict get $h set histogram_usec] {
+            assert {$us > $prev_us}
+            assert {$n > $prev_n}
+            set prev_us $us
+            set prev_n $n
+        }
+        assert_equal 25 $prev_n
+    }
+
+    test {LATENCY HISTOGRAM takes subcommands and containers, skips commands never called} {
+        r config resetstat
+        r config get maxmemory
+        r config get maxmemory
+        set h [latency_hist config|get]
+        assert_equal {config|get} [dict keys $h]
+        assert_equal 2 [dict get $h config|get calls]
+        # A container brings its subcommands that have a histogram (the
+        # RESETSTAT is counted after it ran).
+        set h [latency_hist CONFIG]
+        assert_equal {config|get config|resetstat} [lsort [dict keys $h]]
+        assert_equal {} [r latency histogram lpush]
+        # Without names: every command with a histogram (here CONFIG GET and
+        # the LATENCY HISTOGRAM calls themselves).
+        set all [latency_hist]
+        assert_equal 2 [dict get $all config|get calls]
+        assert {[dict exists $all latency|histogram]}
+    }
+
+    test {LATENCY HISTOGRAM in RESP3 is a map of maps} {
+        r config resetstat
+        r set lh x
+        r hello 3
+        set raw [r rawcall latency histogram set]
+        r hello 2
+        assert_match "%1\r\n\$3\r\nset\r\n%2\r\n\$5\r\ncalls\r\n:1\r\n\$14\r\nhistogram_usec\r\n%1\r\n:*\r\n:1\r\n" $raw
+    }
+
+    test {CONFIG RESETSTAT empties the histograms; latency-tracking no stops counting} {
+        r set lh x
+        r config resetstat
+        assert_equal {} [r latency histogram set]
+        r config set latency-tracking no
+        r set lh y
+        assert_equal {} [r latency histogram set]
+        r config set latency-tracking yes
+        r set lh z
+        assert_equal 1 [dict get [latency_hist set] set calls]
+    }
+
+    test {INFO latencystats prints the configured percentiles} {
+        r config resetstat
+        for {set i 0} {$i < 10} {incr i} {r incr lhc}
+        set info [r info latencystats]
+        assert_match "*# Latencystats\r\n*" $info
+        assert {[regexp {latency_percentiles_usec_incr:p50=([0-9.]+),p99=([0-9.]+),p99.9=([0-9.]+)\r\n} $info -> p50 p99 p999]}
+        assert {$p50 > 0 && $p50 <= $p99 && $p99 <= $p999}
+        # Three decimals, as Redis prints them.
+        assert_match {*.???} $p50
+        assert_no_match "*latencystats*" [string tolower [r info]]
+        assert_match "*latency_percentiles_usec_incr:*" [r info all]
+        r config set latency-tracking-info-percentiles "0 50.5 100.0"
+        assert_equal {latency-tracking-info-percentiles {0 50.5 100}} [r config get latency-tracking-info-percentiles]
+        assert_match "*latency_percentiles_usec_incr:p0=*,p50.5=*,p100=*\r\n*" [r info latencystats]
+        r config set latency-tracking-info-percentiles ""
+        assert_match "*latency_percentiles_usec_incr:\r\n*" [r info latencystats]
+        assert_error {*Invalid latency-tracking-info-percentiles parameters*} {
+            r config set latency-tracking-info-percentiles "50 abc"
+        }
+        assert_error {*should sit between \[0.0,100.0\]*} {
+            r config set latency-tracking-info-percentiles "101"
+        }
+        r config set latency-tracking-info-percentiles "50 99 99.9"
+        assert_equal {latency-tracking-info-percentiles {50 99 99.9}} [r config get latency-tracking-info-percentiles]
+    }
+
+    test {LATENCY HELP lists HISTOGRAM} {
+        assert {[lsearch -exact [r latency help] {HISTOGRAM [COMMAND ...]}] >= 0}
+    }
+
+    # --- LOLWUT, MODULE, SCRIPT DEBUG -----------------------------------------------------
+
+    test {LOLWUT answers the version line; VERSION 5 and 6 draw} {
+        assert_equal "Redis ver. 7.0.15\n" [r lolwut]
+        assert_equal "Redis ver. 7.0.15\n" [r lolwut version 7]
+        assert_equal "Redis ver. 7.0.15\n" [r lolwut 5]
+        assert_error {ERR value is not an integer or out of range} {r lolwut version x}
+        assert_error {ERR value is not an integer or out of range} {r lolwut version 5 x}
+        set art [encoding convertfrom utf-8 [r lolwut version 5 10 2 3]]
+        set lines [split [string trimright $art "\n"] "\n"]
+        # 20x(16*3/2+4 = 28) pixels: 7 rows of 10 braille characters.
+        assert_equal 9 [llength $lines]
+        foreach l [lrange $lines 0 6] {
+            assert_equal 10 [string length $l]
+            foreach ch [split $l ""] {
+                scan $ch %c code
+                assert {$code >= 0x2800 && $code <= 0x28FF}
+            }
+        }
+        assert_equal "Georg Nees - schotter, plotter on paper, 1968. Redis ver. 7.0.15" [lindex $lines end]
+        set art [r lolwut version 6 30 5]
+        assert_match "*\nDedicated to the 8 bit game developers of past and present.\nOriginal 8 bit image from Plaguemon by hikikomori. Redis ver. 7.0.15\n" $art
+        assert_equal 7 [llength [split [string trimright $art "\n"] "\n"]]
+    }
+
+    test {MODULE: nothing loaded, loading refused as with enable-module-command no} {
+        assert_equal {} [r module list]
+        assert_error {ERR MODULE command not allowed*} {r module load /tmp/nosuch.so}
+        assert_error {ERR MODULE command not allowed*} {r module loadex /tmp/nosuch.so}
+        assert_error {ERR MODULE command not allowed*} {r module unload nosuch}
+        assert_match "MODULE <subcommand>*LIST*LOADEX*UNLOAD*HELP*" [join [r module help] "\n"]
+        assert_error {ERR wrong number of arguments for 'module' command} {r module}
+    }
+
+    test {SCRIPT DEBUG NO and argument errors} {
+        assert_equal OK [r script debug no]
+        assert_error {ERR Use SCRIPT DEBUG YES/SYNC/NO} {r script debug maybe}
+    }
+
+    test {SCRIPT DEBUG YES/SYNC are refused: no Lua debugger} {
+        assert_error {ERR SCRIPT DEBUG YES/SYNC is not available*} {r script debug yes}
+        assert_error {ERR SCRIPT DEBUG YES/SYNC is not available*} {r script debug sync}
+        assert_equal 1 [r eval {return 1} 0]
+    } {goblin_only}
+
     # --- MEMORY ----------------------------------------------------------------------------
 
     test {MEMORY USAGE} {

@@ -33,6 +33,10 @@ int acl_new_client_authenticated(void);
  * set, Redis's "ACLs rules changed..." text). */
 const char *acl_check_call(client *c, const cmd_def *cmd, int in_exec);
 
+/* Whether c's user may run cmd with argv, without an ACL LOG entry (the
+ * scripts' redis.acl_check_cmd). */
+int acl_allows(client *c, const cmd_def *cmd, garg *argv, int argc);
+
 /* AUTH / HELLO AUTH: 0 and c authenticated as user, or -1 (failure logged,
  * with argv[0] of c as the object). */
 int acl_authenticate(client *c, const char *user, size_t ulen, const char *pass, size_t plen);

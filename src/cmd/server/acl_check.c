@@ -305,6 +305,16 @@ const char *acl_check_call(client *c, const cmd_def *cmd, int in_exec) {
     return msg;
 }
 
+int acl_allows(client *c, const cmd_def *cmd, garg *argv, int argc) {
+    acl_user *u = acl_client_user(c);
+    if (__atomic_load_n(&u->unrestricted, __ATOMIC_ACQUIRE)) return 1;
+    int pos = 0;
+    pthread_rwlock_rdlock(&acl_lock);
+    int r = acl_user_check(u, cmd, argv, argc, &pos);
+    pthread_rwlock_unlock(&acl_lock);
+    return r == ACL_OK;
+}
+
 /* Make u (already referenced by the caller) c's user. */
 static void client_become(client *c, acl_user *u) {
     acl_user *old = client_swap_user(c, u == &acl_default_user ? NULL : u);

@@ -17,7 +17,9 @@
 #include <sys/time.h>
 
 #include "cmd/server/admin_family.h"
+#include "cmd/server/script.h"
 #include "cmd/families.h"
+#include "cmd/tracking.h"
 #include "session/reply.h"
 #include "session/session.h"
 #include "persist/persist.h"
@@ -241,6 +243,7 @@ static void reset_stats_cb(void *arg, const cmd_def *d) {
 
 static void configResetstatCommand(client *c) {
     cmd_each(reset_stats_cb, NULL);
+    cmd_latency_reset();
     reply_errorstats_reset();
     tstat_reset(TSTAT_COMMANDS);
     __atomic_store_n(&db_stat_expired_keys, 0, __ATOMIC_RELAXED);
@@ -296,33 +299,51 @@ static void dbsizeCommand(client *c) {
     reply_int(c, (long long)o.keys);
 }
 
-/* [ASYNC|SYNC]: both free at once here (there is no lazy-free thread). */
-static int flush_args_ok(client *c) {
-    if (c->argc == 1 || (c->argc == 2 && (arg_is(&c->argv[1], "sync") || arg_is(&c->argv[1], "async")))) return 1;
+/* [ASYNC|SYNC]: 1 async (the lazy-free thread frees the entries), 0 sync,
+ * -1 after a syntax error reply. Without either, lazyfree-lazy-user-flush
+ * decides, as in Redis. */
+static int lazy_user_flush;
+static int flush_mode(client *c) {
+    if (c->argc == 1) return __atomic_load_n(&lazy_user_flush, __ATOMIC_RELAXED) != 0;
+    if (c->argc == 2 && arg_is(&c->argv[1], "sync")) return 0;
+    if (c->argc == 2 && arg_is(&c->argv[1], "async")) return 1;
     reply_err_syntax(c);
-    return 0;
+    return -1;
 }
 
 /* Empty db; as in Redis the dirty counter grows by the number of keys
  * removed, and WATCHers of the db are touched when there was something to
  * remove. Keyspace write lock held (CMD_LOCK_ALL). */
-static void flush_db(client *c, gdb *db) {
+static void flush_db(client *c, gdb *db, int async) {
     size_t removed = db_size(db);
     if (!removed) return;
-    db_flush(db);
+    if (async) db_flush_async(db);
+    else db_flush(db);
     db_dirty_add(removed - 1);
     cmd_key_modified(c, db, NULL, 0); /* the last one, and the WATCH touch */
 }
 
+void admin_flush_config_register(void) { config_bind_int("lazyfree-lazy-user-flush", &lazy_user_flush); }
+
+/* As Redis: every tracking client hears that all its keys are invalid,
+ * once per command, even when nothing was removed. */
+static void flush_tracking(void) {
+    if (tracking_active()) tracking_invalidate_all();
+}
+
 static void flushdbCommand(client *c) {
-    if (!flush_args_ok(c)) return;
-    flush_db(c, cmd_db(c));
+    int async = flush_mode(c);
+    if (async < 0) return;
+    flush_tracking();
+    flush_db(c, cmd_db(c), async);
     reply_ok(c);
 }
 
 static void flushallCommand(client *c) {
-    if (!flush_args_ok(c)) return;
-    for (int i = 0; i < db_count(); i++) flush_db(c, db_get(i));
+    int async = flush_mode(c);
+    if (async < 0) return;
+    flush_tracking();
+    for (int i = 0; i < db_count(); i++) flush_db(c, db_get(i), async);
     /* As Redis: kill a BGSAVE child, and snapshot the empty dataset when
      * save points are configured. */
     persist_after_flushall();
@@ -364,6 +385,12 @@ static void shutdownCommand(client *c) {
         reply_error(c, "ERR No shutdown in progress.");
         return;
     }
+    /* A busy script: only SHUTDOWN NOSAVE may stop the server. */
+    const char *busy_err;
+    if (!nosave && script_busy(&busy_err)) {
+        reply_error(c, busy_err);
+        return;
+    }
     char err[600];
     int how = save ? PERSIST_SHUTDOWN_SAVE : nosave ? PERSIST_SHUTDOWN_NOSAVE : PERSIST_SHUTDOWN_DEFAULT;
     if (persist_shutdown(how, err, sizeof(err)) != 0 && !force) {
@@ -377,6 +404,34 @@ static void shutdownCommand(client *c) {
 }
 
 /* ---- The family -------------------------------------------------------- */
+
+/* ---- MODULE ------------------------------------------------------------ */
+
+/* Goblin has no module API. MODULE answers as Redis 7.0 does with its
+ * default enable-module-command no (which Goblin's table fixes): nothing
+ * loaded, and loading or unloading refused with Redis's error. */
+static void moduleListCommand(client *c) { reply_array(c, 0); }
+
+static void moduleRefusedCommand(client *c) {
+    reply_error(c, "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you "
+                   "can run it from a local connection, otherwise you need to set this option in the configuration "
+                   "file, and then restart the server.");
+}
+
+static void moduleHelpCommand(client *c) {
+    static const char *const help[] = {
+        "LIST",
+        "    Return a list of loaded modules.",
+        "LOAD <path> [<arg> ...]",
+        "    Load a module library from <path>, passing to it any optional arguments.",
+        "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+        "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+        "UNLOAD <name>",
+        "    Unload a module.",
+        NULL,
+    };
+    admin_reply_help(c, "MODULE", help);
+}
 
 const cmd_handler admin_handlers[] = {
     /* "command" itself first: it is a container with its own handler. */
@@ -422,5 +477,12 @@ const cmd_handler admin_handlers[] = {
     {"latency|reset", latencyResetCommand, CMD_LOCK_NONE},
     {"latency|doctor", latencyDoctorCommand, CMD_LOCK_NONE},
     {"latency|help", latencyHelpCommand, CMD_LOCK_NONE},
+    {"latency|histogram", latencyHistogramCommand, CMD_LOCK_NONE},
+    {"lolwut", lolwutCommand, CMD_LOCK_NONE},
+    {"module|list", moduleListCommand, CMD_LOCK_NONE},
+    {"module|load", moduleRefusedCommand, CMD_LOCK_NONE},
+    {"module|loadex", moduleRefusedCommand, CMD_LOCK_NONE},
+    {"module|unload", moduleRefusedCommand, CMD_LOCK_NONE},
+    {"module|help", moduleHelpCommand, CMD_LOCK_NONE},
     {NULL, NULL, 0},
 };

@@ -96,4 +96,11 @@ void latencyGraphCommand(client *c);
 void latencyResetCommand(client *c);
 void latencyDoctorCommand(client *c);
 void latencyHelpCommand(client *c);
+void latencyHistogramCommand(client *c);
+void lolwutCommand(client *c); /* lolwut.c */
+/* Binds lazyfree-lazy-user-flush (FLUSHALL/FLUSHDB without SYNC|ASYNC). */
+void admin_flush_config_register(void);
+/* INFO latencystats (admin_latency.c). */
+struct strbuf;
+void latency_info_latencystats(struct strbuf *b);
 #endif

@@ -10,6 +10,7 @@
  * command. One mutex guards the store; it is taken only for samples that
  * cross the threshold and by the LATENCY command. */
 #include <math.h>
+#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +19,12 @@
 #include <time.h>
 
 #include "cmd/server/admin_family.h"
+#include "cmd/families.h"
 #include "session/reply.h"
 #include "cmd/slowlog.h"
 #include "base/config.h"
+#include "util/lathist.h"
+#include "util/strbuf.h"
 
 /* ---- SLOWLOG ----------------------------------------------------------- */
 
@@ -452,7 +456,185 @@ void latencyHelpCommand(client *c) {
         "RESET [<event> ...]",
         "    Reset latency data of one or more <event> classes.",
         "    (default: reset all data for all event classes)",
+        "HISTOGRAM [COMMAND ...]",
+        "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+        "    If no commands are specified then all histograms are replied.",
         NULL,
     };
     admin_reply_help(c, "LATENCY", help);
+}
+
+/* ---- Per-command latency histograms (latency-tracking) ------------------
+ *
+ * The dispatcher counts every call in its thread's histogram of the command
+ * (cmd_latency_hist adds them up). LATENCY HISTOGRAM prints a command's
+ * cumulative distribution at power-of-two microsecond levels; INFO
+ * latencystats prints the percentiles latency-tracking-info-percentiles
+ * lists. Both skip commands without a counted call, as Redis does. */
+
+static uint64_t hist_counts[LATHIST_LEN]; /* guarded by hist_lock */
+static pthread_mutex_t hist_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void cdf_pair(void *arg, int64_t usec, uint64_t cum) {
+    client *c = arg;
+    reply_int(c, usec);
+    reply_int(c, (long long)cum);
+}
+
+/* name -> {calls, histogram_usec}; returns 0 when d has no histogram. */
+static int reply_command_cdf(client *c, const cmd_def *d) {
+    uint64_t total;
+    pthread_mutex_lock(&hist_lock);
+    if (!cmd_latency_hist(d, hist_counts, &total)) {
+        pthread_mutex_unlock(&hist_lock);
+        return 0;
+    }
+    reply_bulk_cstr(c, d->fullname);
+    reply_map(c, 2);
+    reply_bulk_cstr(c, "calls");
+    reply_int(c, (long long)total);
+    reply_bulk_cstr(c, "histogram_usec");
+    size_t h = reply_defer(c);
+    int n = lathist_cdf(hist_counts, total, cdf_pair, c);
+    reply_defer_map(c, h, n);
+    pthread_mutex_unlock(&hist_lock);
+    return 1;
+}
+
+static int reply_command_and_subs(client *c, const cmd_def *d) {
+    int n = reply_command_cdf(c, d);
+    for (int i = 0; i < d->nsubs; i++) n += reply_command_cdf(c, d->subs[i]);
+    return n;
+}
+
+typedef struct cdf_all {
+    client *c;
+    int n;
+} cdf_all;
+
+static void cdf_all_cb(void *arg, const cmd_def *d) {
+    cdf_all *a = arg;
+    a->n += reply_command_and_subs(a->c, d);
+}
+
+void latencyHistogramCommand(client *c) {
+    size_t h = reply_defer(c);
+    int n = 0;
+    if (c->argc == 2) {
+        cdf_all a = {c, 0};
+        cmd_each(cdf_all_cb, &a);
+        n = a.n;
+    }
+    for (int i = 2; i < c->argc; i++) {
+        /* A name as COMMAND INFO takes it ("config|get" too); a container
+         * brings its subcommands; unknown names are skipped. */
+        const cmd_def *d = cmd_lookup(c->argv[i].p, c->argv[i].n);
+        if (!d) continue;
+        n += d->parent ? reply_command_cdf(c, d) : reply_command_and_subs(c, d);
+    }
+    reply_defer_map(c, h, n);
+}
+
+/* latency-tracking-info-percentiles: the parsed list, replaced whole under
+ * config_lock by the apply hook and read under it by INFO. */
+#define MAX_PERCENTILES 64
+static double percentiles[MAX_PERCENTILES];
+static int npercentiles;
+
+/* A percentile as Redis prints it: "%f" without trailing zeros. */
+static void format_percentile(char *buf, size_t len, double p) {
+    snprintf(buf, len, "%f", p);
+    char *dot = strchr(buf, '.');
+    if (!dot) return;
+    char *end = buf + strlen(buf) - 1;
+    while (end > dot && *end == '0') *end-- = '\0';
+    if (end == dot) *end = '\0';
+}
+
+static int parse_percentiles(const char *v, double *out, int *n, char *err, size_t errlen) {
+    *n = 0;
+    const char *p = v;
+    while (*p) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        const char *e = strchr(p, ' ');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char tok[64];
+        char *end;
+        if (len >= sizeof(tok)) len = sizeof(tok) - 1;
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        double d = strtod(tok, &end);
+        if (end == tok || *end || isnan(d)) {
+            snprintf(err, errlen, "Invalid latency-tracking-info-percentiles parameters");
+            return -1;
+        }
+        if (d < 0.0 || d > 100.0) {
+            snprintf(err, errlen, "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
+            return -1;
+        }
+        if (*n == MAX_PERCENTILES) {
+            snprintf(err, errlen, "Too many latency-tracking-info-percentiles parameters");
+            return -1;
+        }
+        out[(*n)++] = d;
+        p += len;
+    }
+    return 0;
+}
+
+static int percentiles_check(const char *v, char *norm, size_t normlen, char *err, size_t errlen) {
+    double p[MAX_PERCENTILES];
+    int n;
+    if (parse_percentiles(v, p, &n, err, errlen) != 0) return -1;
+    size_t off = 0;
+    norm[0] = '\0';
+    for (int i = 0; i < n && off < normlen; i++) {
+        char b[64];
+        format_percentile(b, sizeof(b), p[i]);
+        off += (size_t)snprintf(norm + off, normlen - off, "%s%s", i ? " " : "", b);
+    }
+    return 1;
+}
+
+static void percentiles_apply(const char *v) {
+    char err[128];
+    double p[MAX_PERCENTILES];
+    int n;
+    if (parse_percentiles(v, p, &n, err, sizeof(err)) != 0) return; /* checked before */
+    memcpy(percentiles, p, sizeof(double) * (size_t)n);
+    npercentiles = n;
+}
+
+void admin_family_init(void) {
+    static const config_hook hook = {percentiles_check, percentiles_apply};
+    admin_flush_config_register();
+    config_register_hook("latency-tracking-info-percentiles", &hook);
+}
+
+static void latencystats_line(strbuf *b, const cmd_def *d) {
+    uint64_t total;
+    if (!cmd_latency_hist(d, hist_counts, &total)) return;
+    strbuf_addf(b, "latency_percentiles_usec_%s:", d->fullname);
+    for (int i = 0; i < npercentiles; i++) {
+        char pb[64];
+        format_percentile(pb, sizeof(pb), percentiles[i]);
+        double us = (double)lathist_percentile(hist_counts, total, percentiles[i]) / 1000.0;
+        strbuf_addf(b, "%sp%s=%.3f", i ? "," : "", pb, us);
+    }
+    strbuf_addf(b, "\r\n");
+}
+
+static void latencystats_cb(void *arg, const cmd_def *d) {
+    latencystats_line(arg, d);
+    for (int i = 0; i < d->nsubs; i++) latencystats_line(arg, d->subs[i]);
+}
+
+void latency_info_latencystats(strbuf *b) {
+    strbuf_addf(b, "# Latencystats\r\n");
+    config_lock();
+    pthread_mutex_lock(&hist_lock);
+    cmd_each(latencystats_cb, b);
+    pthread_mutex_unlock(&hist_lock);
+    config_unlock();
 }

@@ -23,6 +23,7 @@
 #include "cmd/repl/repl.h"
 #include "cmd/server/client_cmd.h"
 #include "cmd/server/pubsub.h"
+#include "cmd/tracking.h"
 
 static pthread_mutex_t monitor_lock = PTHREAD_MUTEX_INITIALIZER;
 static client **monitors;
@@ -55,12 +56,14 @@ void client_reset_state(client *c) {
     client_set_name(c, NULL, 0);
     block_forget_client(c);
     pubsub_client_gone(c);
+    tracking_client_gone(c);
     acl_client_reset(c);
 }
 
 void cmd_client_gone(client *c) {
     block_forget_client(c);
     pubsub_client_gone(c);
+    tracking_client_gone(c);
     pthread_mutex_lock(&monitor_lock);
     for (int i = 0; i < nmonitors; i++)
         if (monitors[i] == c) {
@@ -107,7 +110,8 @@ static void monitor_feed(client *c, const cmd_def *cmd, int dbid) {
     clock_gettime(CLOCK_REALTIME, &ts);
     size_t cap = 256, len = 0;
     char *buf = malloc(cap);
-    len = (size_t)snprintf(buf, cap, "+%ld.%06ld [%d %s]", (long)ts.tv_sec, ts.tv_nsec / 1000, dbid, c->addr);
+    len = (size_t)snprintf(buf, cap, "+%ld.%06ld [%d %s]", (long)ts.tv_sec, ts.tv_nsec / 1000, dbid,
+                           (client_flags_peek(c) & CLIENT_SCRIPT) ? "lua" : c->addr);
     for (int i = 0; i < c->argc; i++) {
         if (cap - len < 2) buf = realloc(buf, cap *= 2);
         buf[len++] = ' ';
@@ -153,6 +157,9 @@ static void flags_str(const client *c, char *out) {
     if (f & CLIENT_MONITOR) *p++ = 'O';
     if (f & CLIENT_MULTI) *p++ = 'x';
     if (f & CLIENT_BLOCKED) *p++ = 'b';
+    if (f & CLIENT_TRACKING) *p++ = 't';
+    if (f & CLIENT_TRACKING_BROKEN_REDIR) *p++ = 'R';
+    if (f & CLIENT_TRACKING_BCAST) *p++ = 'B';
     if (__atomic_load_n(&c->cas_dirty, __ATOMIC_RELAXED)) *p++ = 'd';
     if (f & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
     if (f & CLIENT_CLOSE_ASAP) *p++ = 'A';
@@ -178,13 +185,14 @@ static size_t client_info_line(const client *c, char *buf, size_t cap) {
         buf, cap,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
         "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=0 omem=0 "
-        "tot-mem=%zu events=r cmd=%s user=%s redir=-1 resp=%d\n",
+        "tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d\n",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (long long)((now - c->ctime_ms) / 1000),
         (long long)((now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000), fl,
         __atomic_load_n(&c->db, __ATOMIC_RELAXED), (f & CLIENT_MULTI) ? 0 : -1, qlen, qfree, qlen + qfree,
         qlen + qfree, olen > osent ? olen - osent : 0, ocap + qlen + qfree + sizeof(client), cmd,
         acl_user_name(acl_client_user(c)),
+        (f & CLIENT_TRACKING) ? (long long)__atomic_load_n(&c->track_redir, __ATOMIC_RELAXED) : -1LL,
         __atomic_load_n(&c->resp, __ATOMIC_RELAXED));
 }
 
@@ -485,15 +493,13 @@ static void clientNoEvictCommand(client *c) {
     reply_ok(c);
 }
 
-static void clientTrackingCommand(client *c) {
-    reply_error(c, "ERR CLIENT TRACKING is not supported yet by Goblin (client-side caching is not implemented)");
-}
-
-static void clientGetredirCommand(client *c) { reply_int(c, -1); }
-
 static void clientHelpCommand(client *c) {
     static const char *lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
         "GETNAME",
         "    Return the name of the current connection.",
         "ID",
@@ -556,8 +562,6 @@ const cmd_handler client_handlers[] = {
     {"client|unpause", clientUnpauseCommand, CMD_LOCK_NONE},
     {"client|reply", clientReplyCommand, CMD_LOCK_NONE},
     {"client|no-evict", clientNoEvictCommand, CMD_LOCK_NONE},
-    {"client|tracking", clientTrackingCommand, CMD_LOCK_NONE},
-    {"client|getredir", clientGetredirCommand, CMD_LOCK_NONE},
     {"client|help", clientHelpCommand, CMD_LOCK_NONE},
     {"monitor", monitorCommand, CMD_LOCK_NONE},
     {NULL, NULL, 0},

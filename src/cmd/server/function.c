@@ -14,8 +14,9 @@
  * The state's globals are an empty table whose metatable looks names up
  * in one of two tables: while a library loads, only {redis = {register_
  * function, log, LOG_*, REDIS_VERSION*}}; when a function runs, the usual
- * globals (redis.call and friends, the Lua libraries). Both refuse writes
- * and unknown names with Redis's errors. */
+ * globals (redis.call and friends, the Lua libraries). Both are read-only
+ * through and through (lua_libs.c) and refuse writes and unknown names
+ * with Redis's errors, as does the empty table itself. */
 #include "cmd/server/function.h"
 
 #include <lauxlib.h>
@@ -29,6 +30,8 @@
 
 #include "cmd/propagate.h"
 #include "cmd/server/admin_family.h"
+#include "cmd/server/lua_libs.h"
+#include "cmd/server/script.h"
 #include "cmd/server/script_lua.h"
 #include "persist/rdb.h"
 #include "session/reply.h"
@@ -38,7 +41,7 @@
 #include "base/tstat.h"
 
 #define LOAD_TIMEOUT_MS 500
-#define REG_API "goblin_fn_api"        /* the table globals are looked up in */
+#define REG_GLOBALS_MT "goblin_fn_globals_mt" /* its __index: the load or the run API */
 #define REG_LOAD_API "goblin_fn_load_api"
 #define REG_RUN_API "goblin_fn_run_api"
 #define REG_ERRH "goblin_fn_err_handler"
@@ -302,41 +305,7 @@ static int register_function(lua_State *l) {
     return 0;
 }
 
-/* __index of the globals and of the load-time redis table: the name in
- * the table upvalue 1 (for the globals: the one the registry names now),
- * else Redis's error. */
-static int guarded_index(lua_State *l) {
-    if (lua_isnil(l, lua_upvalueindex(1)))
-        lua_getfield(l, LUA_REGISTRYINDEX, REG_API);
-    else
-        lua_pushvalue(l, lua_upvalueindex(1));
-    lua_pushvalue(l, 2);
-    lua_rawget(l, -2);
-    if (!lua_isnil(l, -1)) return 1;
-    const char *k = lua_tostring(l, 2);
-    return luaL_error(l, "Script attempted to access nonexistent global variable '%s'", k ? k : "?");
-}
-
 static int guarded_newindex(lua_State *l) { return luaL_error(l, "Attempt to modify a readonly table"); }
-
-/* Push an empty table that reads through to `source` (the value at
- * source_idx, or nil: the registry's REG_API) and refuses writes. */
-static void push_guard(lua_State *l, int source_idx) {
-    if (source_idx < 0) source_idx = lua_gettop(l) + source_idx + 1;
-    lua_newtable(l);
-    lua_newtable(l);
-    if (source_idx)
-        lua_pushvalue(l, source_idx);
-    else
-        lua_pushnil(l);
-    lua_pushcclosure(l, guarded_index, 1);
-    lua_setfield(l, -2, "__index");
-    lua_pushcfunction(l, guarded_newindex);
-    lua_setfield(l, -2, "__newindex");
-    lua_pushboolean(l, 0);
-    lua_setfield(l, -2, "__metatable");
-    lua_setmetatable(l, -2);
-}
 
 static const char fn_err_handler[] =
     "local dbg = debug\n"
@@ -364,38 +333,44 @@ static lua_State *state_new(void) {
     if (luaL_loadbuffer(l, fn_err_handler, sizeof(fn_err_handler) - 1, "@err_handler_def") || lua_pcall(l, 0, 1, 0))
         abort();
     lua_setfield(l, LUA_REGISTRYINDEX, REG_ERRH);
-    /* Functions see no debug library (Redis removes it). */
-    lua_pushnil(l);
-    lua_setglobal(l, "debug");
+    /* The run-time API: the globals, read-only (no debug library). */
+    lualibs_protect(l);
+    lua_pushvalue(l, LUA_GLOBALSINDEX);
+    lua_setfield(l, LUA_REGISTRYINDEX, REG_RUN_API);
 
     /* The load-time API: redis = {register_function, log, ...}. */
-    lua_newtable(l);                      /* api */
-    lua_newtable(l);                      /* its redis */
+    lua_newtable(l); /* api */
+    lua_newtable(l); /* its redis */
     lua_pushcfunction(l, register_function);
     lua_setfield(l, -2, "register_function");
     script_lua_set_log(l);
-    push_guard(l, -1);                    /* api, redis, guard(redis) */
-    lua_remove(l, -2);
+    lualibs_protect_table(l);
     lua_setfield(l, -2, "redis");
+    lualibs_protect_table(l);
     lua_setfield(l, LUA_REGISTRYINDEX, REG_LOAD_API);
 
-    /* The run-time API: the globals as they are now; _G names the guard. */
-    lua_pushvalue(l, LUA_GLOBALSINDEX);
-    lua_setfield(l, LUA_REGISTRYINDEX, REG_RUN_API);
+    /* The globals: an empty table reading through to one API. */
+    lua_newtable(l);
+    lua_newtable(l);
     lua_getfield(l, LUA_REGISTRYINDEX, REG_RUN_API);
-    lua_setfield(l, LUA_REGISTRYINDEX, REG_API);
-
-    push_guard(l, 0);
+    lua_setfield(l, -2, "__index");
+    lua_pushcfunction(l, guarded_newindex);
+    lua_setfield(l, -2, "__newindex");
+    lua_pushboolean(l, 0);
+    lua_setfield(l, -2, "__metatable");
     lua_pushvalue(l, -1);
-    lua_setfield(l, LUA_GLOBALSINDEX, "_G"); /* the old globals' _G */
+    lua_setfield(l, LUA_REGISTRYINDEX, REG_GLOBALS_MT);
+    lua_setmetatable(l, -2);
     lua_replace(l, LUA_GLOBALSINDEX);
     lua_sethook(l, script_kill_hook, LUA_MASKCOUNT, 100000);
     return l;
 }
 
 static void use_api(lua_State *l, const char *which) {
+    lua_getfield(l, LUA_REGISTRYINDEX, REG_GLOBALS_MT);
     lua_getfield(l, LUA_REGISTRYINDEX, which);
-    lua_setfield(l, LUA_REGISTRYINDEX, REG_API);
+    lua_setfield(l, -2, "__index");
+    lua_pop(l, 1);
 }
 
 static fn_set *set_new(void) {
@@ -504,7 +479,7 @@ static int lib_create(fn_set *s, const char *code, size_t n, int replace, int64_
     lib->code_len = n;
     lua_State *l = s->L;
     int rc = -1;
-    if (luaL_loadbuffer(l, code + off, strnlen(code, n) - off, "@user_function")) {
+    if (lualibs_load(l, code + off, strnlen(code, n) - off, "@user_function")) {
         snprintf(err, errlen, "Error compiling function: %s", lua_tostring(l, -1));
         lua_pop(l, 1);
         goto done;
@@ -768,7 +743,9 @@ static void functionListCommand(client *c) {
 
 /* Without locks: it may run while a function runs on another worker. */
 static void functionStatsCommand(client *c) {
-    if (script_busy_eval()) {
+    int is_eval;
+    int64_t since;
+    if (script_running(&is_eval, &since) && is_eval) {
         reply_error(c, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
         return;
     }
@@ -945,6 +922,8 @@ static void functionHelpCommand(client *c) {
 }
 
 static void fcall_generic(client *c, int ro) {
+    /* FCALL is skip_monitor: fed here, before the calls it makes. */
+    cmd_feed_monitor(c);
     fn_func *f = set_find_func(live, c->argv[1].p, c->argv[1].n);
     if (!f) {
         reply_error(c, "ERR Function not found");

@@ -10,7 +10,7 @@
  * info_register_goblin().
  *
  * Sections: INFO with no argument or "default" gives the default set; "all"
- * adds commandstats; "everything" is "all" (there are no modules); names are
+ * adds commandstats and latencystats; "everything" is "all" (there are no modules); names are
  * case-insensitive; unknown names select nothing. */
 #include <pthread.h>
 #include <stdarg.h>
@@ -26,6 +26,7 @@
 
 #include "cmd/server/admin_family.h"
 #include "cmd/server/function.h"
+#include "db/lazyfree.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "cmd/evict.h"
@@ -36,6 +37,7 @@
 #include "base/config.h"
 #include "base/process.h"
 #include "base/tstat.h"
+#include "cmd/tracking.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -119,6 +121,8 @@ static void clients_cb(void *arg, client *c) {
 
 static void info_clients(strbuf *b) {
     clients_acc a = {0};
+    tracking_stats ts;
+    tracking_stats_get(&ts);
     session_registry_lock();
     session_clients_each(clients_cb, &a);
     session_registry_unlock();
@@ -130,9 +134,9 @@ static void info_clients(strbuf *b) {
               "client_recent_max_input_buffer:%zu\r\n"
               "client_recent_max_output_buffer:%zu\r\n"
               "blocked_clients:%ld\r\n"
-              "tracking_clients:0\r\n"
+              "tracking_clients:%lld\r\n"
               "clients_in_timeout_table:0\r\n",
-              session_clients_count(), cfg.maxclients, a.max_in, a.max_out, a.blocked);
+              session_clients_count(), cfg.maxclients, a.max_in, a.max_out, a.blocked, ts.clients);
 }
 
 static unsigned long long total_system_memory(void) {
@@ -208,15 +212,16 @@ static void info_memory(strbuf *b) {
               "mem_aof_buffer:%zu\r\n"
               "mem_allocator:%s\r\n"
               "active_defrag_running:0\r\n"
-              "lazyfree_pending_objects:0\r\n"
-              "lazyfreed_objects:0\r\n",
+              "lazyfree_pending_objects:%llu\r\n"
+              "lazyfreed_objects:%llu\r\n",
               m.used, used_h, m.rss, rss_h, m.peak, peak_h, 100.0 * RATIO(m.used, m.peak), m.overhead, m.startup,
               m.dataset, 100.0 * RATIO(m.dataset, net), al->allocated, al->active, al->resident, sysmem, sys_h,
               nfuncs, nlibs, cfg.maxmemory, maxmem_h, config_string("maxmemory-policy", policy, sizeof(policy)),
               RATIO(al->active, al->allocated), (long long)al->active - (long long)al->allocated,
               RATIO(al->resident, al->active), (long long)al->resident - (long long)al->active,
               RATIO(m.rss, al->resident), (long long)m.rss - (long long)al->resident, RATIO(m.rss, m.used),
-              (long long)m.rss - (long long)m.used, aof_buffer_bytes(), m.clients, aof_buffer_bytes(), INFO_ALLOCATOR);
+              (long long)m.rss - (long long)m.used, aof_buffer_bytes(), m.clients, aof_buffer_bytes(), INFO_ALLOCATOR,
+              (unsigned long long)lazyfree_pending(), (unsigned long long)lazyfree_freed());
 #undef RATIO
 }
 
@@ -230,6 +235,8 @@ static double load_double(const double *p) {
 }
 
 static void info_stats(strbuf *b) {
+    tracking_stats ts;
+    tracking_stats_get(&ts);
     strbuf_addf(b,
               "# Stats\r\n"
               "total_connections_received:%llu\r\n"
@@ -270,9 +277,9 @@ static void info_stats(strbuf *b) {
               "active_defrag_key_misses:0\r\n"
               "total_active_defrag_time:0\r\n"
               "current_active_defrag_time:0\r\n"
-              "tracking_total_keys:0\r\n"
-              "tracking_total_items:0\r\n"
-              "tracking_total_prefixes:0\r\n"
+              "tracking_total_keys:%lld\r\n"
+              "tracking_total_items:%lld\r\n"
+              "tracking_total_prefixes:%lld\r\n"
               "unexpected_error_replies:0\r\n"
               "total_error_replies:%llu\r\n"
               "dump_payload_sanitizations:0\r\n"
@@ -291,7 +298,7 @@ static void info_stats(strbuf *b) {
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
-              (unsigned long long)reply_total_errors());
+              ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors());
 }
 
 static void info_replication(strbuf *b) { repl_info(b); }
@@ -426,6 +433,7 @@ static const info_section sections[] = {
     {"module_list", info_modules, 1},
     {"commandstats", info_commandstats, 0},
     {"errorstats", info_errorstats, 1},
+    {"latencystats", latency_info_latencystats, 0},
     {"cluster", info_cluster, 1},
     {"keyspace", info_keyspace, 1},
     {"goblin", info_goblin, 1},

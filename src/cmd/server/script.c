@@ -8,7 +8,9 @@
  * The redis.* API, the conversions and the run itself are shared with the
  * functions (script_lua.c). A script may start with a "#!lua flags=..."
  * line: it then runs with those flags and without the implicit ones of a
- * script without it (Redis's eval compatibility mode). */
+ * script without it (Redis's eval compatibility mode). The state holds
+ * the Lua libraries Redis ships and its globals are read-only
+ * (lua_libs.c); a long script turns busy (script.h, script_lua.c). */
 #include "cmd/server/script.h"
 
 #include <lauxlib.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cmd/server/lua_libs.h"
 #include "cmd/server/script_lua.h"
 #include "session/reply.h"
 #include "util/sha1.h"
@@ -30,8 +33,8 @@ static lua_State *L;
 #define FLAGS_KEY "goblin_script_flags"
 
 
-/* Lua helpers, in Lua: the error handler that gives every error a code, a
- * source and a line (as Redis 7.0's), and the globals protection. */
+/* The error handler, in Lua: it gives every error a code, a source and a
+ * line (as Redis 7.0's). */
 static const char lua_prelude[] =
     "local dbg = debug\n"
     "__redis__err__handler = function(err)\n"
@@ -51,12 +54,6 @@ static const char lua_prelude[] =
     "  return err\n"
     "end\n";
 
-static const char lua_protect[] =
-    "setmetatable(_G, {\n"
-    "  __newindex = function(t, k, v) error('Attempt to modify a readonly table', 2) end,\n"
-    "  __index = function(t, k) error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. \"'\", 2) end,\n"
-    "})\n";
-
 static void lua_setup(void) {
     L = luaL_newstate();
     script_lua_open(L);
@@ -70,10 +67,13 @@ static void lua_setup(void) {
     lua_pushnil(L);
     lua_setglobal(L, "KEYS");
     lua_sethook(L, script_kill_hook, LUA_MASKCOUNT, 100000);
-    if (luaL_loadbuffer(L, lua_protect, sizeof(lua_protect) - 1, "=goblin_protect") || lua_pcall(L, 0, 0, 0)) abort();
+    lualibs_protect(L);
 }
 
-void script_family_init(void) { lua_setup(); }
+void script_family_init(void) {
+    script_lua_init();
+    lua_setup();
+}
 
 void script_family_shutdown(void) {
     if (L) lua_close(L);
@@ -120,7 +120,7 @@ static int cache_add(client *c, const char *body, size_t n, char sha[41]) {
         if (c) reply_error(c, err);
         return -1;
     }
-    if (luaL_loadbuffer(L, body + skip, n - skip, "@user_script")) {
+    if (lualibs_load(L, body + skip, n - skip, "@user_script")) {
         if (c) reply_errorf(c, "ERR Error compiling script (new function): %s", lua_tostring(L, -1));
         lua_pop(L, 1);
         return -1;
@@ -151,14 +151,12 @@ static void set_array_global(const char *name, garg *a, int n) {
         lua_pushlstring(L, a[i].p, a[i].n);
         lua_rawseti(L, -2, i + 1);
     }
-    /* rawset: the globals table refuses ordinary assignments. */
-    lua_pushstring(L, name);
-    lua_insert(L, -2);
-    lua_rawset(L, LUA_GLOBALSINDEX);
+    lualibs_set_global(L, name);
 }
 
 static void eval_generic(client *c, int by_sha, int ro) {
     long long numkeys;
+    cmd_feed_monitor(c);
     if (by_sha && c->argv[1].n != 40) {
         reply_error(c, "NOSCRIPT No matching script. Please use EVAL.");
         return;
@@ -235,7 +233,8 @@ static void scriptFlushCommand(client *c) {
     reply_ok(c);
 }
 
-/* Runs without locks, usually while another worker runs the script. */
+/* Runs without locks, usually while the script runs on another worker or
+ * further up this worker's stack. */
 static void scriptKillCommand(client *c) { script_kill(c, 1); }
 
 static void scriptHelpCommand(client *c) {
@@ -263,6 +262,20 @@ static void scriptHelpCommand(client *c) {
     for (size_t i = 0; i < n; i++) reply_simple(c, lines[i]);
 }
 
+/* SCRIPT DEBUG: Goblin has no Lua debugger (LDB). NO is what every client
+ * already has; YES and SYNC, which would start a debugging session on the
+ * next EVAL, are refused with a clear error instead of being accepted and
+ * then ignored. The argument check and its error are Redis's. */
+static void scriptDebugCommand(client *c) {
+    if (arg_is(&c->argv[2], "no")) {
+        reply_ok(c);
+    } else if (arg_is(&c->argv[2], "yes") || arg_is(&c->argv[2], "sync")) {
+        reply_error(c, "ERR SCRIPT DEBUG YES/SYNC is not available: this server has no Lua debugger");
+    } else {
+        reply_error(c, "ERR Use SCRIPT DEBUG YES/SYNC/NO");
+    }
+}
+
 const cmd_handler script_handlers[] = {
     {"eval", evalCommand, CMD_LOCK_ALL},
     {"evalsha", evalshaCommand, CMD_LOCK_ALL},
@@ -273,5 +286,6 @@ const cmd_handler script_handlers[] = {
     {"script|flush", scriptFlushCommand, CMD_LOCK_ALL},
     {"script|kill", scriptKillCommand, CMD_LOCK_NONE},
     {"script|help", scriptHelpCommand, CMD_LOCK_NONE},
+    {"script|debug", scriptDebugCommand, CMD_LOCK_NONE},
     {NULL, NULL, 0},
 };

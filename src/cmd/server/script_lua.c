@@ -8,9 +8,16 @@
  * client (CLIENT_IN_EXEC: no blocking, no locks since the write lock is
  * held), and parse the RESP2/RESP3 bytes the handler wrote back into Lua
  * values. The script's return value is turned into a reply on the calling
- * client with Redis's conversion rules. */
+ * client with Redis's conversion rules.
+ *
+ * A long script (script.h): the Lua count hook calls script_run_interrupt
+ * every 100000 instructions; past busy-reply-threshold the script is busy,
+ * other clients get -BUSY, and the hook serves this worker's other
+ * connections. SCRIPT KILL / FUNCTION KILL raise a flag the hook turns
+ * into an error; a script that wrote cannot be killed. */
 #include "cmd/server/script_lua.h"
 
+#include <assert.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -23,7 +30,12 @@
 
 #include "cmd/evict.h"
 #include "cmd/repl/repl.h"
+#include "cmd/server/acl.h"
+#include "cmd/server/lua_libs.h"
+#include "cmd/server/script.h"
 #include "session/reply.h"
+#include "session/session.h"
+#include "util/monotime.h"
 #include "util/sha1.h"
 #include "util/strutil.h"
 #include "persist/aof.h"
@@ -48,19 +60,171 @@ static struct {
     client scratch;
 } run;
 
-/* SCRIPT KILL arrives on another worker while a script runs (the script's
- * own worker is busy running it): these are shared through atomics. A
- * script counts as busy after BUSY_MS (busy-reply-threshold's default), as
- * Redis only reads SCRIPT KILL then; one that wrote cannot be killed.
- * run_mu guards the name and caller FUNCTION STATS shows. */
-#define BUSY_MS 5000
-static int64_t busy_since_ms; /* 0: no script running */
-static int script_wrote;
-static int kill_requested;
-static pthread_mutex_t run_mu = PTHREAD_MUTEX_INITIALIZER;
-static const char *run_name;
+/* The running script, shared with every worker (script.h). run_state
+ * moves IDLE -> RUNNING -> (BUSY ->) IDLE under gate_mu, which waiters of
+ * script_gate_wait sleep on; it and the other run_* words are read with
+ * atomics. run_name and run_caller change under gate_mu only (FUNCTION
+ * STATS reads them under it); the running thread alone reads
+ * run_start_us. */
+enum { RUN_IDLE, RUN_RUNNING, RUN_BUSY };
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static _Alignas(64) int run_state;
+static int run_is_eval, run_from_primary, run_wrote, run_killed;
+static int64_t run_start_ms;
+static uint64_t run_start_us;
+static char run_name[64];
 static const client *run_caller;
-static int run_is_eval;
+static long long busy_threshold = 5000; /* busy-reply-threshold (lua-time-limit) */
+static _Thread_local int tl_running;    /* this thread runs the script */
+static _Thread_local int tl_pumping;    /* this thread serves connections while busy */
+static _Thread_local int tl_kill_logged;
+
+#define BUSY_EVAL "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+#define BUSY_FUNCTION "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+
+static void run_set_state(int st) {
+    pthread_mutex_lock(&gate_mu);
+    __atomic_store_n(&run_state, st, __ATOMIC_RELEASE);
+    if (st == RUN_IDLE) run_caller = NULL;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+void script_run_begin(client *caller, int is_eval, const char *name) {
+    assert(!tl_running);
+    pthread_mutex_lock(&gate_mu);
+    assert(__atomic_load_n(&run_state, __ATOMIC_RELAXED) == RUN_IDLE);
+    __atomic_store_n(&run_is_eval, is_eval, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_from_primary, (client_flags_peek(caller) & CLIENT_PRIMARY) != 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_wrote, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_killed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_start_ms, db_now_ms(), __ATOMIC_RELAXED);
+    snprintf(run_name, sizeof(run_name), "%s", name);
+    run_caller = caller;
+    __atomic_store_n(&run_state, RUN_RUNNING, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&gate_mu);
+    tl_running = 1;
+    tl_kill_logged = 0;
+    run_start_us = monotime_us();
+}
+
+void script_run_end(void) {
+    assert(tl_running);
+    tl_running = 0;
+    run_set_state(RUN_IDLE);
+}
+
+void script_run_wrote(void) { __atomic_store_n(&run_wrote, 1, __ATOMIC_RELAXED); }
+
+static int run_has_written(void) { return __atomic_load_n(&run_wrote, __ATOMIC_RELAXED); }
+
+/* Serve this worker's connections while busy (nothing off a worker). */
+static void serve_while_busy(void) {
+    tl_pumping = 1;
+    session_events_while_busy();
+    tl_pumping = 0;
+}
+
+int script_run_interrupt(void) {
+    assert(tl_running);
+    if (__atomic_load_n(&run_state, __ATOMIC_RELAXED) != RUN_BUSY) {
+        /* Read under the keyspace write lock, as CONFIG SET writes it. */
+        long long limit = busy_threshold;
+        uint64_t elapsed = (monotime_us() - run_start_us) / 1000;
+        if (limit <= 0 || elapsed < (uint64_t)limit) return 0;
+        int is_eval = __atomic_load_n(&run_is_eval, __ATOMIC_RELAXED);
+        log_warn("Slow script detected: still in execution after %llu milliseconds. You can try killing the script "
+                 "using the %s command. Script name is: %s.",
+                 (unsigned long long)elapsed, is_eval ? "SCRIPT KILL" : "FUNCTION KILL", run_name);
+        run_set_state(RUN_BUSY);
+    }
+    serve_while_busy();
+    if (!__atomic_load_n(&run_killed, __ATOMIC_RELAXED)) return 0;
+    if (!tl_kill_logged) log_warn("Lua script killed by user with SCRIPT KILL.");
+    tl_kill_logged = 1;
+    return 1;
+}
+
+/* The keyspace wait hook: a worker waiting for the lock a busy script
+ * holds serves its other connections. */
+static void wait_hook(void) {
+    if (tl_running || tl_pumping || __atomic_load_n(&run_state, __ATOMIC_ACQUIRE) != RUN_BUSY) return;
+    serve_while_busy();
+}
+
+int script_busy(const char **err) {
+    if (!tl_pumping && __atomic_load_n(&run_state, __ATOMIC_ACQUIRE) != RUN_BUSY) return 0;
+    *err = __atomic_load_n(&run_is_eval, __ATOMIC_RELAXED) ? BUSY_EVAL : BUSY_FUNCTION;
+    return 1;
+}
+
+void script_gate_wait(const client *c) {
+    if (__atomic_load_n(&run_state, __ATOMIC_ACQUIRE) != RUN_RUNNING) return;
+    if (tl_running || tl_pumping || (client_flags_peek(c) & (CLIENT_PRIMARY | CLIENT_AOF_LOADER))) return;
+    pthread_mutex_lock(&gate_mu);
+    while (__atomic_load_n(&run_state, __ATOMIC_RELAXED) == RUN_RUNNING) pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+int script_running(int *is_eval, int64_t *start_ms) {
+    pthread_mutex_lock(&gate_mu);
+    int on = __atomic_load_n(&run_state, __ATOMIC_RELAXED) != RUN_IDLE;
+    *is_eval = __atomic_load_n(&run_is_eval, __ATOMIC_RELAXED);
+    *start_ms = __atomic_load_n(&run_start_ms, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&gate_mu);
+    return on;
+}
+
+/* Under gate_mu: the script cannot end and another begin meanwhile. */
+void script_kill(client *c, int is_eval) {
+    pthread_mutex_lock(&gate_mu);
+    int on = __atomic_load_n(&run_state, __ATOMIC_RELAXED) != RUN_IDLE;
+    int eval = __atomic_load_n(&run_is_eval, __ATOMIC_RELAXED);
+    if (!on) {
+        reply_error(c, "NOTBUSY No scripts in execution right now.");
+    } else if (__atomic_load_n(&run_from_primary, __ATOMIC_RELAXED)) {
+        reply_error(c, "UNKILLABLE The busy script was sent by a master instance in the context of replication and "
+                       "cannot be killed.");
+    } else if (__atomic_load_n(&run_wrote, __ATOMIC_RELAXED)) {
+        reply_error(c, "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
+                       "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
+                       "NOSAVE command.");
+    } else if (is_eval && !eval) {
+        reply_error(c, BUSY_FUNCTION);
+    } else if (!is_eval && eval) {
+        reply_error(c, BUSY_EVAL);
+    } else {
+        __atomic_store_n(&run_killed, 1, __ATOMIC_RELAXED);
+        reply_ok(c);
+    }
+    pthread_mutex_unlock(&gate_mu);
+}
+
+/* Under gate_mu: the caller's argv stays while its script runs. */
+void script_reply_running(client *c) {
+    pthread_mutex_lock(&gate_mu);
+    if (__atomic_load_n(&run_state, __ATOMIC_RELAXED) == RUN_IDLE || !run_caller ||
+        __atomic_load_n(&run_is_eval, __ATOMIC_RELAXED)) {
+        pthread_mutex_unlock(&gate_mu);
+        reply_null(c);
+        return;
+    }
+    reply_map(c, 3);
+    reply_bulk(c, "name", 4);
+    reply_bulk(c, run_name, strlen(run_name));
+    reply_bulk(c, "command", 7);
+    reply_array(c, run_caller->argc);
+    for (int i = 0; i < run_caller->argc; i++) reply_bulk(c, run_caller->argv[i].p, run_caller->argv[i].n);
+    reply_bulk(c, "duration_ms", 11);
+    reply_int(c, db_now_ms() - __atomic_load_n(&run_start_ms, __ATOMIC_RELAXED));
+    pthread_mutex_unlock(&gate_mu);
+}
+
+void script_lua_init(void) {
+    config_bind_ll("busy-reply-threshold", &busy_threshold);
+    db_set_keyspace_wait_hook(wait_hook);
+}
 
 /* ------------------------------------------------------------------------ */
 /* RESP -> Lua */
@@ -406,11 +570,17 @@ static const char *write_refusal(void) {
     return NULL;
 }
 
-static int redis_generic_call(lua_State *l, int raise) {
-    int argc = lua_gettop(l);
+static void free_argv(garg *argv, int argc) {
+    for (int j = 0; j < argc; j++) free(argv[j].p);
+    free(argv);
+}
+
+/* The arguments of a redis lib call as an argv (numbers as %.17g), or NULL
+ * with the error table pushed. */
+static garg *script_argv(lua_State *l, int argc) {
     if (argc == 0) {
         script_push_error(l, "Please specify at least one argument for this redis lib call");
-        return raise ? raise_error(l) : 1;
+        return NULL;
     }
     garg *argv = calloc((size_t)argc, sizeof(garg));
     for (int i = 0; i < argc; i++) {
@@ -424,16 +594,22 @@ static int redis_generic_call(lua_State *l, int raise) {
         } else if (t == LUA_TSTRING) {
             s = lua_tolstring(l, i + 1, &n);
         } else {
-            for (int j = 0; j < i; j++) free(argv[j].p);
-            free(argv);
+            free_argv(argv, i);
             script_push_error(l, "Lua redis lib command arguments must be strings or integers");
-            return raise ? raise_error(l) : 1;
+            return NULL;
         }
         argv[i].p = malloc(n + 1);
         memcpy(argv[i].p, s, n);
         argv[i].p[n] = '\0';
         argv[i].n = n;
     }
+    return argv;
+}
+
+static int redis_generic_call(lua_State *l, int raise) {
+    int argc = lua_gettop(l);
+    garg *argv = script_argv(l, argc);
+    if (!argv) return raise ? raise_error(l) : 1;
     const char *err = NULL;
     const cmd_def *cmd = cmd_lookup(argv[0].p, argv[0].n);
     if (cmd && cmd->parent) cmd = NULL;
@@ -448,27 +624,25 @@ static int redis_generic_call(lua_State *l, int raise) {
         err = "Can not execute the command on a stale replica";
     } else if ((run.flags & RUN_READ_ONLY) && (cmd->flags & (CMDF_WRITE | CMDF_MAY_REPLICATE))) {
         err = "Write commands are not allowed from read-only scripts.";
-    } else if ((cmd->flags & CMDF_WRITE) && !__atomic_load_n(&script_wrote, __ATOMIC_RELAXED)) {
+    } else if ((cmd->flags & CMDF_WRITE) && !run_has_written()) {
         err = write_refusal();
     }
     if (!err && !(run.flags & RUN_ALLOW_OOM) && !run.obey && run.pre_oom && (cmd->flags & CMDF_DENYOOM) &&
-        !__atomic_load_n(&script_wrote, __ATOMIC_RELAXED))
+        !run_has_written())
         err = "-OOM command not allowed when used memory > 'maxmemory'.";
     if (err) {
-        for (int j = 0; j < argc; j++) free(argv[j].p);
-        free(argv);
+        free_argv(argv, argc);
         script_push_error(l, err);
         return raise ? raise_error(l) : 1;
     }
-    if (cmd->flags & CMDF_WRITE) __atomic_store_n(&script_wrote, 1, __ATOMIC_RELAXED);
+    if (cmd->flags & CMDF_WRITE) script_run_wrote();
     client *s = &run.scratch;
     s->argc = argc;
     s->argv = argv;
     s->olen = s->osent = 0;
     s->resp = run.resp;
     cmd_call(s, cmd);
-    for (int j = 0; j < argc; j++) free(argv[j].p);
-    free(argv);
+    free_argv(argv, argc);
     s->argv = NULL;
     s->argc = 0;
     const char *p = s->obuf, *end = s->obuf + s->olen;
@@ -488,6 +662,24 @@ static int redis_generic_call(lua_State *l, int raise) {
 
 static int redis_call(lua_State *l) { return redis_generic_call(l, 1); }
 static int redis_pcall(lua_State *l) { return redis_generic_call(l, 0); }
+
+/* redis.acl_check_cmd: may the caller's user run this command? */
+static int redis_acl_check_cmd(lua_State *l) {
+    int argc = lua_gettop(l);
+    garg *argv = script_argv(l, argc);
+    if (!argv) return raise_error(l);
+    const cmd_def *cmd = cmd_lookup(argv[0].p, argv[0].n);
+    if (cmd && cmd->parent) cmd = NULL; /* "config|get" names nothing */
+    if (cmd) cmd = cmd_lookup_full(argv, argc);
+    int ok = cmd ? acl_allows(run.caller, cmd, argv, argc) : -1;
+    free_argv(argv, argc);
+    if (ok < 0) {
+        script_push_error(l, "Invalid command passed to redis.acl_check_cmd()");
+        return raise_error(l);
+    }
+    lua_pushboolean(l, ok);
+    return 1;
+}
 
 static int redis_sha1hex(lua_State *l) {
     if (lua_gettop(l) != 1) {
@@ -579,7 +771,12 @@ static int redis_noop(lua_State *l) {
 
 static int redis_set_repl(lua_State *l) {
     if (lua_gettop(l) != 1) {
-        lua_pushstring(l, "redis.set_repl() requires one argument.");
+        lua_pushstring(l, "redis.set_repl() requires two arguments.");
+        return lua_error(l);
+    }
+    int flags = (int)lua_tonumber(l, -1);
+    if (flags & ~3) { /* REPL_AOF | REPL_REPLICA */
+        lua_pushstring(l, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
         return lua_error(l);
     }
     return 0;
@@ -660,12 +857,13 @@ static int script_pcall(lua_State *l) {
     return lua_gettop(l);
 }
 
-/* Every 100000 instructions: stop the script if SCRIPT KILL asked. */
+/* Every 100000 instructions: turn busy past the threshold, serve the
+ * worker's other connections, stop the script if a kill asked. */
 void script_kill_hook(lua_State *l, lua_Debug *ar) {
     (void)ar;
     /* The flag stays up until the script ends, and the hook then fires on
      * every line: a pcall cannot swallow the kill (as Redis). */
-    if (__atomic_load_n(&kill_requested, __ATOMIC_RELAXED)) {
+    if (script_run_interrupt()) {
         lua_sethook(l, script_kill_hook, LUA_MASKLINE, 0);
         script_push_error(l, "Script killed by user with SCRIPT KILL...");
         lua_error(l);
@@ -687,13 +885,13 @@ static void set_num(lua_State *l, const char *name, int v) {
 /* ------------------------------------------------------------------------ */
 /* Shared setup */
 
+/* redis.REDIS_VERSION and REDIS_VERSION_NUM (0x00MMmmpp). */
 static void set_version(lua_State *l) {
-    lua_pushstring(l, "REDIS_VERSION");
+    int ma = 0, mi = 0, pa = 0;
+    sscanf(GOBLIN_REDIS_VERSION, "%d.%d.%d", &ma, &mi, &pa);
+    set_num(l, "REDIS_VERSION_NUM", (ma << 16) | (mi << 8) | pa);
     lua_pushstring(l, GOBLIN_REDIS_VERSION);
-    lua_settable(l, -3);
-    int maj = 0, min = 0, pat = 0;
-    sscanf(GOBLIN_REDIS_VERSION, "%d.%d.%d", &maj, &min, &pat);
-    set_num(l, "REDIS_VERSION_NUM", (maj << 16) | (min << 8) | pat);
+    lua_setfield(l, -2, "REDIS_VERSION");
 }
 
 void script_lua_set_log(lua_State *l) {
@@ -714,6 +912,7 @@ void script_lua_open(lua_State *l) {
         lua_pushstring(l, r->name);
         lua_call(l, 1, 0);
     }
+    lualibs_open(l);
     lua_pushnil(l);
     lua_setglobal(l, "loadfile");
     lua_pushnil(l);
@@ -744,6 +943,7 @@ void script_lua_open(lua_State *l) {
     set_num(l, "REPL_SLAVE", 2);
     set_num(l, "REPL_REPLICA", 2);
     set_num(l, "REPL_ALL", 3);
+    set_func(l, "acl_check_cmd", redis_acl_check_cmd);
     lua_setglobal(l, "redis");
 }
 
@@ -1009,7 +1209,7 @@ int script_run(client *c, lua_State *l, int base, int nargs, const char *name, c
     s->ocap = ocap;
     s->olen = s->osent = 0;
     s->obuf_peak = 0;
-    s->flags = CLIENT_IN_EXEC | (client_flags_peek(c) & (CLIENT_AUTHENTICATED | CLIENT_PRIMARY | CLIENT_AOF_LOADER));
+    s->flags = CLIENT_IN_EXEC | CLIENT_SCRIPT | (client_flags_peek(c) & (CLIENT_AUTHENTICATED | CLIENT_PRIMARY | CLIENT_AOF_LOADER));
     s->mstate = s->bstate = s->pstate = NULL;
     s->cur = s->last = NULL;
     run.caller = c;
@@ -1021,21 +1221,9 @@ int script_run(client *c, lua_State *l, int base, int nargs, const char *name, c
     run.resp = 2;
 
     const cmd_def *self = c->cur;
-    pthread_mutex_lock(&run_mu);
-    run_name = name;
-    run_caller = c;
-    run_is_eval = is_eval;
-    pthread_mutex_unlock(&run_mu);
-    __atomic_store_n(&script_wrote, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&kill_requested, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&busy_since_ms, db_now_ms(), __ATOMIC_RELEASE);
+    script_run_begin(c, is_eval, name);
     int rc = lua_pcall(l, nargs, 1, base);
-    __atomic_store_n(&busy_since_ms, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&kill_requested, 0, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&run_mu);
-    run_name = NULL;
-    run_caller = NULL;
-    pthread_mutex_unlock(&run_mu);
+    script_run_end();
     lua_sethook(l, script_kill_hook, LUA_MASKCOUNT, 100000);
     c->cur = self;
     if (rc) {
@@ -1072,67 +1260,4 @@ int script_run(client *c, lua_State *l, int base, int nargs, const char *name, c
     s->olen = s->osent = 0;
     lua_gc(l, LUA_GCSTEP, 1);
     return 0;
-}
-
-/* Runs without locks, usually while another worker runs the script. */
-void script_kill(client *c, int is_eval) {
-    int64_t since = __atomic_load_n(&busy_since_ms, __ATOMIC_ACQUIRE);
-    if (!since || db_now_ms() - since < BUSY_MS) {
-        reply_error(c, "NOTBUSY No scripts in execution right now.");
-        return;
-    }
-    pthread_mutex_lock(&run_mu);
-    int eval = run_is_eval, obey = run_caller && obeyed(run_caller);
-    pthread_mutex_unlock(&run_mu);
-    if (obey) {
-        reply_error(c, "UNKILLABLE The busy script was sent by a master instance in the context of replication and "
-                       "cannot be killed.");
-        return;
-    }
-    if (__atomic_load_n(&script_wrote, __ATOMIC_RELAXED)) {
-        reply_error(c, "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
-                       "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
-                       "NOSAVE command.");
-        return;
-    }
-    if (is_eval != eval) {
-        reply_errorf(c, "BUSY Redis is busy running a script. You can only call %s KILL or SHUTDOWN NOSAVE.",
-                     eval ? "SCRIPT" : "FUNCTION");
-        return;
-    }
-    __atomic_store_n(&kill_requested, 1, __ATOMIC_RELAXED);
-    reply_ok(c);
-}
-
-void script_reply_running(client *c) {
-    int64_t since = __atomic_load_n(&busy_since_ms, __ATOMIC_ACQUIRE);
-    int64_t now = db_now_ms();
-    if (!since || now - since < BUSY_MS) {
-        reply_null(c);
-        return;
-    }
-    pthread_mutex_lock(&run_mu);
-    if (!run_caller) {
-        pthread_mutex_unlock(&run_mu);
-        reply_null(c);
-        return;
-    }
-    reply_map(c, 3);
-    reply_bulk(c, "name", 4);
-    reply_bulk(c, run_name, strlen(run_name));
-    reply_bulk(c, "command", 7);
-    reply_array(c, run_caller->argc);
-    for (int i = 0; i < run_caller->argc; i++) reply_bulk(c, run_caller->argv[i].p, run_caller->argv[i].n);
-    reply_bulk(c, "duration_ms", 11);
-    reply_int(c, now - since);
-    pthread_mutex_unlock(&run_mu);
-}
-
-int script_busy_eval(void) {
-    int64_t since = __atomic_load_n(&busy_since_ms, __ATOMIC_ACQUIRE);
-    if (!since || db_now_ms() - since < BUSY_MS) return 0;
-    pthread_mutex_lock(&run_mu);
-    int eval = run_caller && run_is_eval;
-    pthread_mutex_unlock(&run_mu);
-    return eval;
 }

@@ -4,10 +4,9 @@
  *
  * EVAL and functions each own a Lua state; both are entered only under the
  * keyspace write lock (their commands are CMD_LOCK_ALL), so at most one
- * script runs at a time and the run state below is the server's. Its busy
- * part (since when, whether it wrote, a kill request, the name and command
- * of the run) is read by SCRIPT KILL, FUNCTION KILL and FUNCTION STATS on
- * other workers, without the lock. */
+ * script runs at a time. The run's busy state (script.h) is kept here and
+ * read by SCRIPT KILL, FUNCTION KILL and FUNCTION STATS on other workers,
+ * without the keyspace lock. */
 #ifndef GOBLIN_CMD_SCRIPT_LUA_H
 #define GOBLIN_CMD_SCRIPT_LUA_H
 #include <lua.h>
@@ -44,6 +43,9 @@ int script_shebang_flags(const char *body, size_t n, int *flags, size_t *shebang
  * scriptFlagsToCmdFlags): write, denyoom and stale from the script. */
 uint32_t script_cmd_flags(uint32_t cmd_flags, int script_flags);
 
+/* Bind busy-reply-threshold and the keyspace wait hook (once, at start). */
+void script_lua_init(void);
+
 /* Open the libraries and the shared redis.* API (call, pcall, log, ...)
  * in l, as the global table "redis". */
 void script_lua_open(lua_State *l);
@@ -64,16 +66,9 @@ void script_kill_hook(lua_State *l, lua_Debug *ar);
 int script_run(client *c, lua_State *l, int base, int nargs, const char *name, const char *source, int flags,
                int ro, int is_eval);
 
-/* SCRIPT KILL (is_eval) and FUNCTION KILL; called without locks. */
-void script_kill(client *c, int is_eval);
-
-/* FUNCTION STATS' running_script: NULL reply when no function runs; the
- * -BUSY error of Redis when an EVAL script runs. Without locks. */
+/* FUNCTION STATS' running_script: NULL reply when no function runs, else
+ * its name, command and duration. Without locks. */
 void script_reply_running(client *c);
-
-/* 1 when an EVAL script has been busy past the threshold (FUNCTION STATS
- * then answers -BUSY, as Redis). */
-int script_busy_eval(void);
 
 /* Set log, the LOG_* levels and REDIS_VERSION(_NUM) on the table on top
  * of l's stack (what a function library sees of redis while loading). */

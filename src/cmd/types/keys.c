@@ -14,6 +14,7 @@
 #include "cmd/command.h"
 #include "cmd/propagate.h"
 #include "cmd/families.h"
+#include "base/config.h"
 #include "cmd/types/scan.h"
 #include "session/reply.h"
 #include "util/strutil.h"
@@ -21,21 +22,24 @@
 #include "persist/persist.h"
 #include "persist/rdb.h"
 
-static void delGeneric(client *c, const char *event) {
+static void delGeneric(client *c, int lazy) {
     gdb *db = cmd_db(c);
     long long n = 0;
     for (int i = 1; i < c->argc; i++) {
-        if (db_delete(db, c->argv[i].p, c->argv[i].n)) {
+        if ((lazy ? db_unlink : db_delete)(db, c->argv[i].p, c->argv[i].n)) {
             cmd_key_modified(c, db, c->argv[i].p, c->argv[i].n);
-            cmd_notify(c, NOTIFY_GENERIC, event, db, c->argv[i].p, c->argv[i].n);
+            cmd_notify(c, NOTIFY_GENERIC, "del", db, c->argv[i].p, c->argv[i].n);
             n++;
         }
     }
     reply_int(c, n);
 }
 
-static void delCommand(client *c) { delGeneric(c, "del"); }
-static void unlinkCommand(client *c) { delGeneric(c, "del"); }
+/* As Redis: UNLINK hands large values to the lazy-free thread, DEL does
+ * so under lazyfree-lazy-user-del. */
+static int lazy_user_del;
+static void delCommand(client *c) { delGeneric(c, __atomic_load_n(&lazy_user_del, __ATOMIC_RELAXED)); }
+static void unlinkCommand(client *c) { delGeneric(c, 1); }
 
 /* EXISTS leaves the keys' access clocks alone, TOUCH sets them. */
 static void count_keys(client *c, dbentry *(*lookup)(gdb *, const char *, size_t)) {
@@ -532,6 +536,8 @@ static void persistCommand(client *c) {
     cmd_notify(c, NOTIFY_GENERIC, "persist", db, c->argv[1].p, c->argv[1].n);
     reply_int(c, 1);
 }
+
+void keys_family_init(void) { config_bind_int("lazyfree-lazy-user-del", &lazy_user_del); }
 
 const cmd_handler keys_handlers[] = {
     {"del", delCommand, CMD_LOCK_KEYS},

@@ -20,9 +20,9 @@
  * stable merge sort, like glibc's qsort that Redis calls, so equal keys
  * keep their input order (Redis's BY+LIMIT partial quicksort is not stable:
  * ALPHA BY ties under LIMIT may come out in another order).
- *
- * TODO(scripting): Redis also sorts a set "BY nosort" ALPHA when SORT runs
- * inside a script (CLIENT_SCRIPT), like with STORE; add it with scripting. */
+ * A set sorted "BY nosort" is sorted ALPHA all the same when the result is
+ * stored or goes to a script (CLIENT_SCRIPT), as Redis does: a set has no
+ * order of its own. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -367,7 +367,7 @@ static void sortGeneric(client *c, int readonly) {
         reply_err_wrongtype(c);
         goto done;
     }
-    if (dontsort && type == OBJ_SET && storekey) {
+    if (dontsort && type == OBJ_SET && (storekey || (client_flags_peek(c) & CLIENT_SCRIPT))) {
         /* A set has no order of its own: a stored result is sorted. */
         dontsort = 0;
         o.alpha = 1;

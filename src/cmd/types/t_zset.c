@@ -33,6 +33,7 @@
 #include "cmd/families.h"
 #include "cmd/types/scan.h"
 #include "cmd/types/tcommon.h"
+#include "cmd/types/t_zset.h"
 #include "session/reply.h"
 #include "util/rand.h"
 #include "ds/set.h"
@@ -62,7 +63,7 @@ static void set_obj_each(const gobj *o, set_each_fn *fn, void *arg) {
 
 TC_VALUE_TYPE(zset, OBJ_ZSET, zset_free, zset_dup, zset_mem_bytes, zset_card)
 
-static zset_limits zset_cfg_limits(void) {
+zset_limits zset_cmd_limits(void) {
     return (zset_limits){.max_entries = tc_cfg_size(cfg.zset_max_listpack_entries),
                          .max_value = tc_cfg_size(cfg.zset_max_listpack_value)};
 }
@@ -71,13 +72,11 @@ static inline zset *obj_zset(dbentry *e) { return e->val.u.p; }
 
 static inline int zset_encoding(const zset *z) { return zset_is_packed(z) ? ENC_LISTPACK : ENC_SKIPLIST; }
 
-static inline void sync_encoding(dbentry *e) { e->val.enc = (uint8_t)zset_encoding(obj_zset(e)); }
+void zset_cmd_sync(dbentry *e) { e->val.enc = (uint8_t)zset_encoding(obj_zset(e)); }
 
 static void reply_zset_error(client *c, int rc) { tc_reply_write_error(c, rc == ZSET_EFULL, "sorted set"); }
 
-/* The ending of the STORE forms (tc_store): z, of n members, is stored at
- * key or key deleted; a stored zset may serve blocked clients. */
-static void store_zset(client *c, gdb *db, const garg *key, zset *z, size_t n, const char *event) {
+void zset_cmd_store(client *c, gdb *db, const garg *key, zset *z, size_t n, const char *event) {
     if (tc_store(c, db, key, OBJ_ZSET, z ? zset_encoding(z) : ENC_LISTPACK, z, n, event))
         block_signal_key(db, key->p, key->n);
 }
@@ -257,11 +256,11 @@ static void zaddGeneric(client *c, int flags) {
     if (wrong) goto done;
     long long added = 0, updated = 0, processed = 0;
     double score = 0;
-    zset_limits lim = zset_cfg_limits();
+    zset_limits lim = zset_cmd_limits();
     if (!e) {
         if (xx) goto reply; /* no key + XX: nothing to do */
         if (!(e = tc_add_key(c, db, key, OBJ_ZSET, ENC_LISTPACK, zset_new(&lim)))) goto done;
-        sync_encoding(e);
+        zset_cmd_sync(e);
     }
     zset *z = obj_zset(e);
     for (int j = 0; j < elements; j++) {
@@ -270,7 +269,7 @@ static void zaddGeneric(client *c, int flags) {
         double ns = 0;
         int rc = zset_add(z, scores[j], m->p, m->n, flags, &out, &ns, &lim);
         if (rc != ZSET_OK) {
-            sync_encoding(e);
+            zset_cmd_sync(e);
             reply_zset_error(c, rc);
             tc_drop_if_empty(db, e);
             goto changed;
@@ -284,7 +283,7 @@ static void zaddGeneric(client *c, int flags) {
         if (!(out & ZADD_OUT_NOP)) processed++;
         score = ns;
     }
-    sync_encoding(e);
+    zset_cmd_sync(e);
 reply:
     if (incr) {
         if (processed) reply_double(c, score);
@@ -420,7 +419,7 @@ static void out_end(range_out *o, gdb *db, const garg *dstkey) {
         reply_zset_error(c, o->err);
         return;
     }
-    store_zset(c, db, dstkey, o->dst, o->count, "zrangestore");
+    zset_cmd_store(c, db, dstkey, o->dst, o->count, "zrangestore");
 }
 
 /* Emit the elements of ranks [lo, hi) of z, from lo up or from hi-1 down,
@@ -485,7 +484,7 @@ static void zrangeGeneric(client *c, int argc_start, int store, int rangetype, i
     o.c = c;
     o.store = store;
     o.withscores = withscores || store;
-    o.lim = zset_cfg_limits();
+    o.lim = zset_cmd_limits();
     dbentry *e = db_lookup_read(db, key->p, key->n);
     if (!e) {
         if (store) {
@@ -538,7 +537,7 @@ static void zremrangeGeneric(client *c, int rangetype) {
     bounds_span(z, &b, 0, &lo, &hi);
     size_t deleted = zset_delete_range(z, lo, hi);
     if (deleted) {
-        sync_encoding(e);
+        zset_cmd_sync(e);
         tc_changed(c, db, key, OBJ_ZSET, events[rangetype]);
         tc_delete_if_empty(c, db, e, key);
     }
@@ -609,7 +608,7 @@ static void genericZpop(client *c, const garg *keys, int nkeys, int where, int e
         reply_double(c, s);
         zset_delete_range(z, rank, rank + 1);
     }
-    sync_encoding(e);
+    zset_cmd_sync(e);
     tc_changed(c, db, key, OBJ_ZSET, where == ZPOP_MIN ? "zpopmin" : "zpopmax");
     tc_delete_if_empty(c, db, e, key);
     /* Every form (blocking, M, plain) propagates as ZPOPMIN|ZPOPMAX key n,
@@ -1063,12 +1062,12 @@ static void zsetopGeneric(client *c, const garg *dstkey, int numkeys_idx, int op
         reply_zset_error(c, x.rc);
         return;
     }
-    zset_limits lim = zset_cfg_limits();
+    zset_limits lim = zset_cmd_limits();
     zset *res = x.acc;
     zset_acc_finish(res, dstkey ? &lim : NULL);
     if (dstkey) {
         static const char *events[] = {"zunionstore", "zinterstore", "zdiffstore"};
-        store_zset(c, db, dstkey, res, zset_card(res), events[op]);
+        zset_cmd_store(c, db, dstkey, res, zset_card(res), events[op]);
         return;
     }
     size_t card = zset_card(res);

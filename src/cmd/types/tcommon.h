@@ -28,7 +28,8 @@
     }                                                                                               \
     static size_t name##_obj_mem_usage(const gobj *o) { return memfn(o->u.p); }                     \
     static size_t name##_obj_len(const gobj *o) { return (size_t)lenfn(o->u.p); }                   \
-    static const obj_type_ops name##_ops = {name##_obj_free, name##_obj_dup, name##_obj_mem_usage}; \
+    static const obj_type_ops name##_ops = {name##_obj_free, name##_obj_dup, name##_obj_mem_usage,   \
+                                            name##_obj_len};                                        \
     void name##_family_init(void) {                                                                 \
         obj_register_type(objtype, &name##_ops);                                                    \
         tc_register_len(objtype, name##_obj_len);                                                   \

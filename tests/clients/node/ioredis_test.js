@@ -402,6 +402,33 @@ t.scenario('auto-pipelining', async (ctx) => {
   eq(b, 'v5', 'GET next to MULTI');
 });
 
+t.scenario('client-tracking-redirect', async (ctx) => {
+  // ioredis 5.9.2 speaks RESP2 only and has no client-side cache API, so the
+  // RESP2 form of tracking is exercised: invalidations redirected to a
+  // connection subscribed to __redis__:invalidate.
+  console.log('note: ioredis 5.9.2 has no client-side cache API (RESP2 only): '
+    + 'CLIENT TRACKING with REDIRECT to a __redis__:invalidate subscriber is exercised instead');
+  const sub = connect(ctx);
+  const tracker = connect(ctx);
+  const writer = connect(ctx);
+  const subId = await sub.client('ID');
+  const got = [];
+  sub.on('message', (channel, message) => got.push([channel, message]));
+  eq(await sub.subscribe('__redis__:invalidate'), 1, 'SUBSCRIBE __redis__:invalidate');
+  eq(await tracker.client('TRACKING', 'ON', 'REDIRECT', subId), 'OK', 'CLIENT TRACKING ON REDIRECT');
+  eq(await tracker.client('GETREDIR'), subId, 'CLIENT GETREDIR');
+  eq(await tracker.client('TRACKINGINFO'), ['flags', ['on'], 'redirect', subId, 'prefixes', []], 'CLIENT TRACKINGINFO');
+  await writer.set('io:csc:k', '1');
+  eq(await tracker.get('io:csc:k'), '1', 'tracked GET');
+  await writer.set('io:csc:k', '2');
+  await until(() => got.length >= 1, 'an invalidation message');
+  // ioredis hands the message payload (an array of keys) over as it parsed it.
+  eq(got[0][0], '__redis__:invalidate', 'invalidation channel');
+  eq(String(got[0][1]), 'io:csc:k', 'invalidated key');
+  eq(await tracker.client('TRACKING', 'OFF'), 'OK', 'CLIENT TRACKING OFF');
+  eq(await tracker.client('GETREDIR'), -1, 'GETREDIR after OFF');
+});
+
 (async () => {
   let failed;
   try {

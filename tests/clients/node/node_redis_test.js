@@ -410,6 +410,41 @@ t.scenario('worker-threads', async (ctx) => {
   eq(await r.lLen('nr:pool:list'), 18, 'list length');
 });
 
+t.scenario('client-tracking-redirect', async (ctx) => {
+  // node-redis 4.7.1 speaks RESP2 only (RESP3 and its client-side cache came
+  // with v5), so the RESP2 form of tracking is exercised with its
+  // CLIENT TRACKING / TRACKINGINFO / GETREDIR commands: invalidations
+  // redirected to a connection subscribed to __redis__:invalidate.
+  console.log('note: node-redis 4.7.1 has no client-side cache API (RESP2 only; added in v5): '
+    + 'CLIENT TRACKING with REDIRECT to a __redis__:invalidate subscriber is exercised instead');
+  const writer = await connect(ctx);
+  const tracker = writer.duplicate();
+  ctx.clients.push(tracker);
+  tracker.on('error', () => {});
+  await tracker.connect();
+  const sub = writer.duplicate();
+  ctx.clients.push(sub);
+  sub.on('error', () => {});
+  await sub.connect();
+  const subId = await sub.clientId();
+  const got = [];
+  await sub.subscribe('__redis__:invalidate', (message, channel) => got.push([channel, message]));
+  eq(await tracker.clientTracking(true, { REDIRECT: subId }), 'OK', 'CLIENT TRACKING ON REDIRECT');
+  eq(await tracker.clientGetRedir(), subId, 'CLIENT GETREDIR');
+  const info = plain(await tracker.clientTrackingInfo());
+  eq(info.redirect, subId, 'CLIENT TRACKINGINFO redirect');
+  check([...info.flags].includes('on'), `CLIENT TRACKINGINFO flags ${[...info.flags]}`);
+  await writer.set('nr:csc:k', '1');
+  eq(await tracker.get('nr:csc:k'), '1', 'tracked GET');
+  await writer.set('nr:csc:k', '2');
+  await until(() => got.length >= 1, 'an invalidation message');
+  // node-redis hands the payload (an array of keys) over as it parsed it.
+  eq(got[0][0], '__redis__:invalidate', 'invalidation channel');
+  eq(String(got[0][1]), 'nr:csc:k', 'invalidated key');
+  eq(await tracker.clientTracking(false), 'OK', 'CLIENT TRACKING OFF');
+  eq(await tracker.clientGetRedir(), -1, 'GETREDIR after OFF');
+});
+
 (async () => {
   try {
     const probe = await connect(null);

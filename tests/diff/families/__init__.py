@@ -32,7 +32,9 @@ REGISTRY = [
     "multi",
     "scripting",
     "functions",
+    "lualibs",
     "hll",
+    "geo",
 ]
 
 

@@ -1,0 +1,155 @@
+/* lazyfree.c -- the background freeing thread (see lazyfree.h).
+ *
+ * A FIFO of jobs (one detached entry, or one detached shard index with its
+ * entries) under one mutex; the thread is started on the first job and
+ * sleeps on a condition variable when the queue is empty. Invariant:
+ * pending counts the objects (keys) of the jobs queued or being freed, so
+ * it drops to zero exactly when the queue is empty and the thread idle.
+ * Freeing touches only the job's own memory and the allocators below it
+ * (malloc, the small-object arena and the object store, each with its own
+ * lock), never a structure a worker reads. */
+#include "db/lazyfree.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "base/log.h"
+
+typedef struct lfjob {
+    struct lfjob *next;
+    dbentry *entry;   /* or */
+    swiss keys;       /* with keys_set */
+    int keys_set;
+    dbentry **vol;
+    uint64_t objects;
+} lfjob;
+
+static pthread_mutex_t lf_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t lf_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t lf_idle = PTHREAD_COND_INITIALIZER;
+static lfjob *lf_head, *lf_tail;
+static int lf_started, lf_busy;
+static uint64_t lf_pending, lf_freed; /* atomics */
+
+/* Redis frees in the background when the "free effort" passes 64: the
+ * elements of a table or tree encoding, the nodes of a quicklist (about
+ * 128 small elements each); a packed encoding is one allocation. */
+#define LAZYFREE_THRESHOLD 64
+
+int lazyfree_worth(const dbentry *e) {
+    switch (e->val.enc) {
+    case ENC_HASHTABLE:
+    case ENC_SKIPLIST: return e->val.type != OBJ_STRING && obj_len(&e->val) > LAZYFREE_THRESHOLD;
+    case ENC_QUICKLIST: return obj_len(&e->val) / 128 > LAZYFREE_THRESHOLD;
+    default: return 0;
+    }
+}
+
+static void entry_release(dbentry *e) {
+    obj_free(&e->val);
+    free(e);
+}
+
+static void job_run(lfjob *j) {
+    if (j->entry) entry_release(j->entry);
+    if (j->keys_set) {
+        swiss_iter it;
+        swiss_iter_init(&it, &j->keys);
+        void *slot;
+        while ((slot = swiss_iter_next(&it))) entry_release(*(dbentry **)slot);
+        swiss_iter_done(&it);
+        swiss_free(&j->keys);
+    }
+    free(j->vol);
+}
+
+static void *lf_main(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&lf_lock);
+    for (;;) {
+        while (!lf_head) pthread_cond_wait(&lf_cond, &lf_lock);
+        lfjob *j = lf_head;
+        lf_head = j->next;
+        if (!lf_head) lf_tail = NULL;
+        lf_busy = 1;
+        pthread_mutex_unlock(&lf_lock);
+        job_run(j);
+        __atomic_add_fetch(&lf_freed, j->objects, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&lf_pending, j->objects, __ATOMIC_RELAXED);
+        free(j);
+        pthread_mutex_lock(&lf_lock);
+        lf_busy = 0;
+        if (!lf_head) pthread_cond_broadcast(&lf_idle);
+    }
+    return NULL;
+}
+
+/* Queue j; without a thread (it could not be started) free it here. */
+static void push(lfjob *j) {
+    __atomic_add_fetch(&lf_pending, j->objects, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&lf_lock);
+    if (!lf_started) {
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &a, lf_main, NULL) == 0) {
+            lf_started = 1;
+        } else {
+            log_warn("lazyfree: cannot start the background thread; freeing inline");
+            lf_started = -1;
+        }
+        pthread_attr_destroy(&a);
+    }
+    if (lf_started < 0) {
+        pthread_mutex_unlock(&lf_lock);
+        job_run(j);
+        __atomic_add_fetch(&lf_freed, j->objects, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&lf_pending, j->objects, __ATOMIC_RELAXED);
+        free(j);
+        return;
+    }
+    j->next = NULL;
+    if (lf_tail) lf_tail->next = j;
+    else lf_head = j;
+    lf_tail = j;
+    pthread_cond_signal(&lf_cond);
+    pthread_mutex_unlock(&lf_lock);
+}
+
+void lazyfree_entry(dbentry *e) {
+    lfjob *j = calloc(1, sizeof(*j));
+    if (!j) {
+        entry_release(e); /* no memory for the job: free it now */
+        return;
+    }
+    j->entry = e;
+    j->objects = 1;
+    push(j);
+}
+
+void lazyfree_index(swiss *keys, dbentry **vol) {
+    lfjob *j = calloc(1, sizeof(*j));
+    if (!j) {
+        lfjob tmp = {0};
+        tmp.keys = *keys;
+        tmp.keys_set = 1;
+        tmp.vol = vol;
+        job_run(&tmp);
+        return;
+    }
+    j->keys = *keys;
+    j->keys_set = 1;
+    j->vol = vol;
+    j->objects = swiss_size(keys);
+    push(j);
+}
+
+uint64_t lazyfree_pending(void) { return __atomic_load_n(&lf_pending, __ATOMIC_RELAXED); }
+uint64_t lazyfree_freed(void) { return __atomic_load_n(&lf_freed, __ATOMIC_RELAXED); }
+
+void lazyfree_drain(void) {
+    pthread_mutex_lock(&lf_lock);
+    while (lf_started > 0 && (lf_head || lf_busy)) pthread_cond_wait(&lf_idle, &lf_lock);
+    pthread_mutex_unlock(&lf_lock);
+}
