@@ -423,9 +423,25 @@ start_server [list tags {scripting} args $::functions_server_args] {
     }
 }
 
-# goblin_pending: a connection served by the worker that runs the script
-# waits for it (no -BUSY replies yet), so STATS and KILL may never arrive.
-start_server [list tags {scripting slow goblin_pending} args $::functions_server_args] {
+# A busy function: with several workers, some of the clients share the
+# function's worker (served from its Lua hook), some do not.
+if {[is_goblin]} {
+    set ::fbusy_server_args {--cores 2}
+} else {
+    set ::fbusy_server_args {}
+}
+set ::fbusy_err {BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.}
+set ::ebusy_err {BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.}
+
+proc fbusy_wait {} {
+    wait_for_condition 200 10 {
+        [catch {r ping} e] && [string match {BUSY*} $e]
+    } else {
+        fail "the script never turned busy"
+    }
+}
+
+start_server [list tags {scripting slow} args $::fbusy_server_args] {
 
     test {FUNCTION KILL and FUNCTION STATS of a busy function} {
         r function load "#!lua name=test\nredis.register_function('test', function() local a = 1 while true do a = a + 1 end end)"
@@ -435,11 +451,64 @@ start_server [list tags {scripting slow goblin_pending} args $::functions_server
         after 5500
         set st [r function stats]
         assert_match {running_script {name test command {fcall test 0} duration_ms *} engines {LUA {libraries_count 1 functions_count 1}}} $st
-        assert_error {BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.} {r script kill}
+        assert_error $::fbusy_err {r script kill}
         assert_equal OK [r function kill]
         assert_error {*killed by user*} {$rd read}
         $rd close
         assert_equal PONG [r ping]
         assert_equal {running_script {} engines {LUA {libraries_count 1 functions_count 1}}} [r function stats]
+    }
+
+    test {A busy function: -BUSY naming FUNCTION KILL for every other client} {
+        r config set busy-reply-threshold 100
+        set cs {}
+        for {set i 0} {$i < 6} {incr i} {lappend cs [redis_client]}
+        r set x 1
+        set rd [redis_deferring_client]
+        $rd fcall test 0
+        fbusy_wait
+        foreach c $cs {
+            assert_error $::fbusy_err {$c get x}
+            assert_error $::fbusy_err {$c fcall test 0}
+            assert_error $::fbusy_err {$c eval {return 1} 0}
+            assert_error $::fbusy_err {$c function list}
+            assert_equal OK [$c multi]
+            assert_equal OK [$c discard]
+            assert_match {running_script {name test *} engines *} [$c function stats]
+            assert_error $::fbusy_err {$c script kill}
+        }
+        assert_equal OK [r function kill]
+        assert_error {ERR Script killed by user with SCRIPT KILL... script: *} {$rd read}
+        assert_error {NOTBUSY No scripts in execution right now.} {r function kill}
+        foreach c $cs {
+            assert_equal 1 [$c get x]
+            $c close
+        }
+        $rd close
+    }
+
+    test {A busy EVAL script: FUNCTION KILL and FUNCTION STATS answer -BUSY naming SCRIPT KILL} {
+        set rd [redis_deferring_client]
+        $rd eval {while true do end} 0
+        fbusy_wait
+        assert_error $::ebusy_err {r function kill}
+        assert_error $::ebusy_err {r function stats}
+        assert_equal OK [r script kill]
+        assert_error {ERR Script killed by user with SCRIPT KILL... script: *} {$rd read}
+        $rd close
+        assert_equal PONG [r ping]
+    }
+
+    test {A function that wrote cannot be killed} {
+        r function load replace "#!lua name=test\nredis.register_function('test', function() redis.call('set', 'x', 2) local t = redis.call('time') local e = t\[1\] + 1 while tonumber(redis.call('time')\[1\]) <= e do end return 'done' end)"
+        set rd [redis_deferring_client]
+        $rd fcall test 0
+        fbusy_wait
+        assert_error {UNKILLABLE Sorry the script already executed write commands*} {r function kill}
+        assert_error {UNKILLABLE Sorry the script already executed write commands*} {r script kill}
+        assert_equal done [$rd read]
+        $rd close
+        assert_equal 2 [r get x]
+        r config set busy-reply-threshold 5000
     }
 }
