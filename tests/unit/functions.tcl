@@ -244,6 +244,45 @@ redis.register_function('f6', function(keys, args) return 7 end)}}} [r function 
 
 start_server [list tags {scripting} args $::functions_server_args] {
 
+    test {functions see cjson, cmsgpack, bit and struct} {
+        r function load replace [fcode libs flibs {return {cjson.encode({1,2,3}), cmsgpack.unpack(cmsgpack.pack({1,2,'a'})), bit.band(7,3), struct.pack('>I', 5), bit.tohex(65535)}}]
+        assert_equal [list {[1,2,3]} {1 2 a} 3 "\x00\x00\x00\x05" 0000ffff] [r fcall flibs 0]
+        r function delete libs
+    }
+
+    test {functions: redis, string, math, cjson and the globals are read-only} {
+        foreach {body err} {
+            {redis.x = 1} {ERR user_function:3: Attempt to modify a readonly table script: fro, on @user_function:3.}
+            {string.x = 1} {ERR user_function:3: Attempt to modify a readonly table script: fro, on @user_function:3.}
+            {math.x = 1} {ERR user_function:3: Attempt to modify a readonly table script: fro, on @user_function:3.}
+            {cjson.x = 1} {ERR user_function:3: Attempt to modify a readonly table script: fro, on @user_function:3.}
+            {x = 1} {ERR user_function:3: Attempt to modify a readonly table script: fro, on @user_function:3.}
+            {_G.x = 1} {ERR user_function:3: Attempt to modify a readonly table script: fro, on @user_function:3.}
+            {local z = y} {ERR user_function:3: Script attempted to access nonexistent global variable 'y' script: fro, on @user_function:3.}
+            {rawset(redis, 'x', 1)} {ERR Attempt to modify a readonly table script: fro, on @user_function:3.}
+            {setmetatable(redis, {})} {ERR Attempt to modify a readonly table script: fro, on @user_function:3.}
+        } {
+            r function load replace [fcode ro fro "$body return 1"]
+            assert_error $err {r fcall fro 0}
+        }
+        r function delete ro
+    }
+
+    test {MONITOR shows FCALL, then its commands as lua} {
+        r function load replace [fcode mon fmon {redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])}]
+        set rd [redis_deferring_client]
+        $rd monitor
+        assert_equal OK [$rd read]
+        assert_equal v [r fcall fmon 1 monkey v]
+        assert_error {*Function not found*} {r fcall nosuch 0}
+        assert_match {*"fcall" "fmon" "1" "monkey" "v"} [$rd read]
+        assert_match {*\[0 lua\] "set" "monkey" "v"} [$rd read]
+        assert_match {*\[0 lua\] "get" "monkey"} [$rd read]
+        assert_match {*"fcall" "nosuch" "0"} [$rd read]
+        $rd close
+        r function delete mon
+    }
+
     test {library code shares local helpers and sees the globals when called} {
         r function load "#!lua name=lib1\nlocal function add1(a) return a + 1 end\nredis.register_function('f1', function(keys, args) return add1(1) end)\nredis.register_function('f2', function(keys, args) return add1(2) end)\nredis.register_function('f3', function(keys, args) return redis.call('ping') end)"
         assert_equal 2 [r fcall f1 0]

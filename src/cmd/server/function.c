@@ -329,7 +329,7 @@ static const char fn_err_handler[] =
 static lua_State *state_new(void) {
     lua_State *l = luaL_newstate();
     if (!l) return NULL;
-    script_lua_open(l);
+    script_lua_open(l, 0);
     if (luaL_loadbuffer(l, fn_err_handler, sizeof(fn_err_handler) - 1, "@err_handler_def") || lua_pcall(l, 0, 1, 0))
         abort();
     lua_setfield(l, LUA_REGISTRYINDEX, REG_ERRH);

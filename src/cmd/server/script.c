@@ -56,7 +56,7 @@ static const char lua_prelude[] =
 
 static void lua_setup(void) {
     L = luaL_newstate();
-    script_lua_open(L);
+    script_lua_open(L, 1);
 
     if (luaL_dostring(L, lua_prelude)) abort();
 

@@ -903,7 +903,7 @@ void script_lua_set_log(lua_State *l) {
     set_version(l);
 }
 
-void script_lua_open(lua_State *l) {
+void script_lua_open(lua_State *l, int eval) {
     static const luaL_Reg libs[] = {{"", luaopen_base},         {LUA_TABLIBNAME, luaopen_table},
                                     {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math},
                                     {LUA_DBLIBNAME, luaopen_debug},   {NULL, NULL}};
@@ -934,9 +934,12 @@ void script_lua_open(lua_State *l) {
     set_func(l, "status_reply", redis_status_reply);
     set_func(l, "setresp", redis_setresp);
     set_func(l, "set_repl", redis_set_repl);
-    set_func(l, "replicate_commands", redis_replicate_commands);
-    set_func(l, "breakpoint", redis_noop);
-    set_func(l, "debug", redis_noop);
+    if (eval) {
+        /* The debugger's and the old replication API: EVAL scripts only. */
+        set_func(l, "replicate_commands", redis_replicate_commands);
+        set_func(l, "breakpoint", redis_noop);
+        set_func(l, "debug", redis_noop);
+    }
     script_lua_set_log(l);
     set_num(l, "REPL_NONE", 0);
     set_num(l, "REPL_AOF", 1);

@@ -47,8 +47,9 @@ uint32_t script_cmd_flags(uint32_t cmd_flags, int script_flags);
 void script_lua_init(void);
 
 /* Open the libraries and the shared redis.* API (call, pcall, log, ...)
- * in l, as the global table "redis". */
-void script_lua_open(lua_State *l);
+ * in l, as the global table "redis"; eval: with the EVAL-only part
+ * (replicate_commands, breakpoint, debug), as Redis's scriptingInit. */
+void script_lua_open(lua_State *l, int eval);
 
 /* Push {err="CODE msg"} as Redis's luaPushError. */
 void script_push_error(lua_State *l, const char *err);
