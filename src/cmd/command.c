@@ -26,6 +26,7 @@
 
 #include "cmd/server/acl.h"
 #include "cmd/server/admin_family.h"
+#include "cmd/server/function.h"
 #include "cmd/server/script.h"
 #include "cmd/blocking.h"
 #include "cmd/evict.h"
@@ -609,13 +610,6 @@ void cmd_redact_arg(client *c, int i) {
     copy[i].n = 10;
 }
 
-/* Redis 7.0's shared.bgsaveerr, word for word. */
-#define MISCONF_RDB                                                                                                   \
-    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that " \
-    "may modify the data set are disabled, because this instance is configured to report errors during writes if "  \
-    "RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the " \
-    "RDB error."
-
 static void reject(client *c, const cmd_def *cmd) {
     (void)c;
     if (cmd) __atomic_fetch_add(&((cmd_def *)cmd)->rejected, 1, __ATOMIC_RELAXED);
@@ -737,11 +731,13 @@ static void execute(client *c) {
     /* Cluster mode: a key served elsewhere is redirected (Redis checks it
      * here, before the memory and persistence refusals). */
     if (__builtin_expect(cluster_enabled(), 0) && cluster_redirect(c, cmd)) return;
+    /* A script declares its own write, denyoom and stale flags. */
+    uint32_t flags = (cmd->flags & CMDF_NO_OWN_RECORD) ? script_dispatch_flags(c, cmd) : cmd->flags;
     /* While a script is busy nothing is evicted (as Redis: the script
      * holds the keyspace) and nothing is refused for memory. */
     const char *busy_err = NULL;
     int busy = script_busy(&busy_err);
-    if ((cmd->flags & CMDF_DENYOOM) && !busy) evict_store_pressure();
+    if ((flags & CMDF_DENYOOM) && !busy) evict_store_pressure();
     if (cfg.maxmemory > 0 && !busy && !repl_is_replica() && evict_perform() == EVICT_FAIL) {
         /* Over maxmemory with nothing to evict: refuse what would grow it,
          * any queuing inside MULTI (but EXEC, DISCARD, QUIT, RESET), and an
@@ -752,7 +748,7 @@ static void execute(client *c) {
                       strcmp(n, "reset");
         int exec_denyoom = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") &&
                            (multi_queued_flags(c) & CMDF_DENYOOM);
-        if ((cmd->flags & CMDF_DENYOOM) || queuing || exec_denyoom) {
+        if ((flags & CMDF_DENYOOM) || queuing || exec_denyoom) {
             reject_with(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
             return;
         }
@@ -767,7 +763,7 @@ static void execute(client *c) {
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;
         int exec_write = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") &&
                          (multi_queued_flags(c) & CMDF_WRITE);
-        if ((cmd->flags & CMDF_WRITE) || exec_write || !strcmp(n, "ping")) {
+        if ((flags & CMDF_WRITE) || exec_write || !strcmp(n, "ping")) {
             reject_with(c, cmd, disk_err);
             return;
         }
@@ -775,16 +771,16 @@ static void execute(client *c) {
     if (repl_is_replica()) {
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;
         int exec_write = (cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & CMDF_WRITE);
-        if (repl_read_only() && ((cmd->flags & CMDF_WRITE) || exec_write)) {
+        if (repl_read_only() && ((flags & CMDF_WRITE) || exec_write)) {
             reject_with(c, cmd, "READONLY You can't write against a read only replica.");
             return;
         }
         const char *stale = repl_stale_refusal();
-        if (stale && !(cmd->flags & CMDF_STALE)) {
+        if (stale && !(flags & CMDF_STALE)) {
             reject_with(c, cmd, stale);
             return;
         }
-    } else if ((cmd->flags & CMDF_WRITE) && repl_min_replicas_refuse()) {
+    } else if ((flags & CMDF_WRITE) && repl_min_replicas_refuse()) {
         reject_with(c, cmd, "NOREPLICAS Not enough good replicas to write.");
         return;
     }
@@ -847,7 +843,19 @@ int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
     if (!(cmd->flags & CMDF_ALLOW_BUSY) && script_busy(&busy_err)) return 0;
     if (!write_only) return 1;
     const uint32_t w = CMDF_WRITE | CMDF_MAY_REPLICATE;
-    if (cmd->flags & w) return 1;
+    uint32_t flags = cmd->flags;
+    if (flags & CMDF_NO_OWN_RECORD) {
+        /* A script's declared flags decide (a no-writes one passes), as
+         * Redis's getCommandFlags; they are read from this request. */
+        garg *sv = c->argv;
+        int sa = c->argc;
+        c->argv = argv;
+        c->argc = argc;
+        flags = script_dispatch_flags(c, cmd);
+        c->argv = sv;
+        c->argc = sa;
+    }
+    if (flags & w) return 1;
     return (cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & w);
 }
 

@@ -94,6 +94,13 @@ int cmd_key_positions(const cmd_def *cmd, int argc, int *idx, int max);
  * MONITOR (passwords), as Redis does; the command itself has its value. */
 void cmd_redact_arg(client *c, int i);
 
+/* Redis 7.0's shared.bgsaveerr, word for word. */
+#define MISCONF_RDB                                                                                                   \
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that " \
+    "may modify the data set are disabled, because this instance is configured to report errors during writes if "  \
+    "RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the " \
+    "RDB error."
+
 /* Execute argv of c: lookup, arity, auth, lock, call, statistics. */
 void cmd_execute(client *c);
 /* Under CLIENT PAUSE (write_only: WRITE, else ALL): 1 when this request

@@ -35,6 +35,7 @@ static const struct {
     {NULL, NULL, evict_family_shutdown},
     {NULL, objstore_family_init, objstore_family_shutdown},
     {script_handlers, script_family_init, script_family_shutdown},
+    {function_handlers, function_family_init, function_family_shutdown},
     {hll_handlers, NULL, NULL},
     {aof_handlers, aof_family_init, aof_family_shutdown},
     {repl_handlers, repl_family_init, repl_family_shutdown},

@@ -54,6 +54,9 @@ void objstore_family_shutdown(void);
 void script_family_init(void);
 void script_family_shutdown(void);
 extern const cmd_handler cluster_handlers[];    /* cluster/ccmd.c: CLUSTER, ASKING, READONLY, READWRITE */
+extern const cmd_handler function_handlers[];   /* function.c: FUNCTION, FCALL, FCALL_RO */
+void function_family_init(void);
+void function_family_shutdown(void);
 extern const cmd_handler repl_handlers[];       /* repl/repl_cmd.c: REPLICAOF, PSYNC, ROLE, WAIT, ... */
 void repl_family_init(void);
 void repl_family_shutdown(void);

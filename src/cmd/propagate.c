@@ -121,6 +121,7 @@ void prop_thread_exit(void) {
     /* The array goes here, not again in the key's destructor. */
     if (T.ops) pthread_setspecific(ops_key, NULL);
     free(T.ops);
+    if (T.ops) pthread_setspecific(ops_key, NULL); /* freed here, not again at thread exit */
     T.ops = NULL;
     T.nops = T.cap = 0;
 }

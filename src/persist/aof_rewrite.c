@@ -292,6 +292,15 @@ static void rw_entry(rw_out *o, const dbentry *e) {
     }
 }
 
+/* A function library, as Redis's rewriteFunctions: FUNCTION LOAD code. */
+static void rw_function(void *arg, const char *code, size_t n) {
+    rw_out *o = arg;
+    rw_head(o, '*', 3);
+    rw_bulk(o, "FUNCTION", 8);
+    rw_bulk(o, "LOAD", 4);
+    rw_bulk(o, code, n);
+}
+
 int aof_rewrite_commands(const char *path, int incremental_fsync, int timestamp, char *err, size_t errlen) {
     rw_out *o = calloc(1, sizeof(*o));
     if (!o) {
@@ -311,6 +320,8 @@ int aof_rewrite_commands(const char *path, int incremental_fsync, int timestamp,
         int k = snprintf(b, sizeof(b), "#TS:%lld\r\n", (long long)time(NULL));
         rw_put(o, b, (size_t)k);
     }
+    const rdb_func_hooks *fh = rdb_func_hooks_get();
+    if (fh && fh->each) fh->each(rw_function, o);
     for (int d = 0; d < db_count() && !o->err; d++) {
         gdb *db = db_get(d);
         if (!db_size(db)) continue;

@@ -102,6 +102,39 @@ typedef struct rdb_load_opts {
     int keep_expired;         /* keep keys whose TTL has passed (an AOF base, as Redis) */
 } rdb_load_opts;
 
+/* Function libraries (Redis 7.0 FUNCTION LOAD): an RDB holds each one as
+ * RDB_OPCODE_FUNCTION2 and its code, after the aux fields. The command
+ * layer owns the live libraries and compiles them; it lends persist these
+ * hooks (none set: a file's libraries are read and dropped, none saved). */
+typedef void rdb_func_emit_fn(void *arg, const char *code, size_t n);
+typedef struct rdb_func_hooks {
+    /* Every live library's code, to emit (the saver: under the keyspace
+     * write lock, or in a forked child). */
+    void (*each)(rdb_func_emit_fn *emit, void *arg);
+    /* A new library set from a file's codes, on the loading thread and
+     * touching nothing shared: 0 with *set (NULL for none), or -1 with
+     * the reason in err. */
+    int (*build)(char *const *codes, const size_t *lens, int n, void **set, char *err, size_t errlen);
+    /* Under the keyspace write lock: set becomes the live libraries (NULL:
+     * none); returns the previous set. */
+    void *(*swap)(void *set);
+    /* Free a set swap returned or build made (NULL: nothing). */
+    void (*release)(void *set);
+} rdb_func_hooks;
+void rdb_set_func_hooks(const rdb_func_hooks *h);
+const rdb_func_hooks *rdb_func_hooks_get(void);
+
+/* FUNCTION DUMP's payload, as Redis's: each library as in a file, then
+ * the RDB version and the CRC-64 (the DUMP footer). *out is malloc'd. */
+int rdb_dump_functions(int compress, unsigned char **out, size_t *outlen);
+/* FUNCTION RESTORE: verify the footer (RDB_ERR_CHECKSUM when version or
+ * checksum are wrong), then read the libraries' codes into *codes / *lens
+ * (*n of them; free with rdb_free_codes). Other errors carry Redis's
+ * message in err. */
+int rdb_restore_functions(const unsigned char *p, size_t len, char ***codes, size_t **lens, int *n, char *err,
+                          size_t errlen);
+void rdb_free_codes(char **codes, size_t *lens, int n);
+
 typedef struct rdb_loaded {
     gdb *dbs[DB_MAX];         /* detached databases (NULL: none yet) */
     int ndbs;
@@ -120,6 +153,12 @@ typedef struct rdb_loaded {
      * min(ntail, sizeof tail) kept (a replica's $EOF: mark). */
     size_t ntail;
     unsigned char tail[64];
+    /* The file's function libraries: their codes while reading, then the
+     * set built from them (rdb_func_hooks), which commit makes live. */
+    char **fcodes;
+    size_t *flens;
+    int nfuncs;
+    void *funcs;
 } rdb_loaded;
 
 /* Read and verify path into ld (zeroed by the call); opt may be NULL (no

@@ -43,6 +43,7 @@
 #include "persist/packed.h"
 #include "persist/rdb.h"
 #include "persist/rdb_in.h"
+#include "persist/rdb_kbuild.h"
 #include "persist/rdb_snap.h"
 #include "base/config.h"
 
@@ -96,18 +97,6 @@ static int gb_set(growbuf *g, const void *p, size_t n) {
 
 static inline uint64_t in_offset(const rdb_in *in) { return in->base + in->pos; }
 
-/* A key as shown in messages: printable bytes as they are, others as \xNN,
- * at most 64 bytes. */
-static void key_shown(char *out, size_t cap, const unsigned char *k, size_t kn) {
-    size_t n = kn < 64 ? kn : 64, o = 0;
-    for (size_t i = 0; i < n && o + 5 < cap; i++) {
-        unsigned char c = k[i];
-        if (c >= 32 && c < 127 && c != '\'' && c != '\\') out[o++] = (char)c;
-        else o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
-    }
-    snprintf(out + o, cap - o, "%s", kn > 64 ? "..." : "");
-}
-
 /* Record the first error; the message gets the key and offset appended. */
 int in_fail(rdb_in *in, int code, const char *fmt, ...) {
     if (in->err) return -1;
@@ -119,7 +108,7 @@ int in_fail(rdb_in *in, int code, const char *fmt, ...) {
     va_end(ap);
     if (in->have_key) {
         char shown[300];
-        key_shown(shown, sizeof(shown), in->key.p, in->key.n);
+        rdb_key_shown(shown, sizeof(shown), in->key.p, in->key.n);
         snprintf(in->emsg, in->elen, "%s (key '%s', offset %llu)", msg, shown, (unsigned long long)in_offset(in));
     } else {
         snprintf(in->emsg, in->elen, "%s (offset %llu)", msg, (unsigned long long)in_offset(in));
@@ -773,6 +762,10 @@ void rdb_load_commit(rdb_loaded *ld) {
         }
         stage_exchange(db_get(i), ld->dbs[i]);
     }
+    /* The file's libraries replace the live ones (Redis empties them
+     * before a load). */
+    const rdb_func_hooks *h = rdb_func_hooks_get();
+    if (h && h->swap) ld->funcs = h->swap(ld->funcs);
 }
 
 void rdb_load_discard(rdb_loaded *ld) {
@@ -780,212 +773,13 @@ void rdb_load_discard(rdb_loaded *ld) {
         stage_free(ld->dbs[i]);
         ld->dbs[i] = NULL;
     }
-}
-
-/* ---- the key builder --------------------------------------------------------------
- *
- * Inserting keys into the key index is about half the work of loading many
- * small keys, and it is independent of parsing: the parser (the calling
- * thread) reads, checks and builds each value and queues finished records
- * in a batch; a builder thread inserts whole batches into the detached
- * databases. Two batches alternate, so each side works while the other
- * does. Only the builder touches the databases' key indexes once it runs;
- * the parser only creates missing databases before queuing records for
- * them (the hand-over under mu orders the two). A file too small to fill
- * one batch never starts the thread. */
-
-#define BATCH_RECS 4096
-#define BATCH_KEYBYTES (1u << 20)
-
-typedef struct krec {
-    gobj val;
-    int64_t expire;
-    uint64_t off;          /* file offset after the record, for messages */
-    uint32_t koff, klen;
-    int dbid;
-} krec;
-
-typedef struct kbatch {
-    krec *r;
-    size_t n, cap;
-    unsigned char *keys;
-    size_t klen, kcap;
-} kbatch;
-
-typedef struct kbuilder {
-    rdb_loaded *ld;
-    kbatch bufs[2];
-    int cur;               /* parser's batch */
-    pthread_t tid;
-    int started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    kbatch *todo;          /* handed to the builder; NULL when it is idle */
-    int stop;
-    int err;               /* first failure of an insert */
-    char msg[512];
-} kbuilder;
-
-/* Insert b's records (builder thread, or the parser when none runs), shard
- * by shard: consecutive inserts then touch one shard's index, which stays
- * in cache, instead of a random one of 64 per key. */
-static void kb_apply(kbuilder *kb, kbatch *b) {
-    rdb_loaded *ld = kb->ld;
-    uint32_t start[DB_NSHARDS + 1] = {0};
-    uint32_t *order = malloc(b->n * sizeof(uint32_t));
-    uint8_t *sh = malloc(b->n);
-    if (order && sh) {
-        for (size_t i = 0; i < b->n; i++) {
-            sh[i] = (uint8_t)db_shard_of((const char *)b->keys + b->r[i].koff, b->r[i].klen);
-            start[sh[i] + 1]++;
-        }
-        for (int s = 0; s < DB_NSHARDS; s++) start[s + 1] += start[s];
-        for (size_t i = 0; i < b->n; i++) order[start[sh[i]]++] = (uint32_t)i;
-    }
-    for (size_t j = 0; j < b->n; j++) {
-        krec *r = &b->r[order && sh ? order[j] : j];
-        if (kb->err) {
-            obj_free(&r->val);
-            continue;
-        }
-        gdb *db = ld->dbs[r->dbid];
-        const char *k = (const char *)b->keys + r->koff;
-        dbentry *e = NULL;
-        size_t room = strval_embed_size_of(&r->val); /* a small string moves into its entry */
-        void *at = NULL;
-        if (db_lookup_raw(db, k, r->klen)) {
-            kb->err = RDB_ERR_DUPLICATE;
-        } else if (!(e = db_add_room(db, k, r->klen, room, &at))) {
-            kb->err = RDB_ERR_NOMEM;
-        }
-        if (!e) {
-            char shown[300];
-            key_shown(shown, sizeof(shown), (const unsigned char *)k, r->klen);
-            snprintf(kb->msg, sizeof(kb->msg), "%s in database %d (key '%s', offset %llu)",
-                     kb->err == RDB_ERR_DUPLICATE ? "duplicate key" : "out of memory adding a key", r->dbid, shown,
-                     (unsigned long long)r->off);
-            obj_free(&r->val);
-            continue;
-        }
-        if (at) strval_embed(&r->val, at);
-        r->val.lru = e->val.lru;
-        e->val = r->val;
-        if (r->expire != -1) db_set_expire(db, e, r->expire);
-        ld->keys++;
-    }
-    free(order);
-    free(sh);
-    b->n = 0;
-    b->klen = 0;
-}
-
-static void *kb_main(void *arg) {
-    kbuilder *kb = arg;
-    pthread_setname_np(pthread_self(), "goblin-rdbload");
-    pthread_mutex_lock(&kb->mu);
-    for (;;) {
-        while (!kb->todo && !kb->stop) pthread_cond_wait(&kb->cv, &kb->mu);
-        if (!kb->todo) break;
-        kbatch *b = kb->todo;
-        pthread_mutex_unlock(&kb->mu);
-        kb_apply(kb, b);
-        pthread_mutex_lock(&kb->mu);
-        kb->todo = NULL;
-        pthread_cond_broadcast(&kb->cv);
-    }
-    pthread_mutex_unlock(&kb->mu);
-    return NULL;
-}
-
-static void kb_init(kbuilder *kb, rdb_loaded *ld) {
-    memset(kb, 0, sizeof(*kb));
-    kb->ld = ld;
-    pthread_mutex_init(&kb->mu, NULL);
-    pthread_cond_init(&kb->cv, NULL);
-}
-
-/* Hand the parser's batch over (or apply it here when no thread runs or
- * none can be started). Returns the builder's error so far, read while the
- * builder is idle (it writes err only while it works on a batch). */
-static int kb_flush(kbuilder *kb, int final) {
-    kbatch *b = &kb->bufs[kb->cur];
-    if (!kb->started && b->n && !final) {
-        if (pthread_create(&kb->tid, NULL, kb_main, kb) == 0) kb->started = 1;
-    }
-    if (!kb->started) {
-        kb_apply(kb, b);
-        return kb->err;
-    }
-    pthread_mutex_lock(&kb->mu);
-    while (kb->todo) pthread_cond_wait(&kb->cv, &kb->mu);
-    int err = kb->err;
-    if (b->n && !err) {
-        kb->todo = b;
-        pthread_cond_broadcast(&kb->cv);
-        kb->cur ^= 1;
-        if (final) {
-            while (kb->todo) pthread_cond_wait(&kb->cv, &kb->mu);
-            err = kb->err;
-        }
-    }
-    pthread_mutex_unlock(&kb->mu);
-    return err;
-}
-
-/* Stop the thread and free what was never inserted. */
-static void kb_done(kbuilder *kb) {
-    if (kb->started) {
-        pthread_mutex_lock(&kb->mu);
-        while (kb->todo) pthread_cond_wait(&kb->cv, &kb->mu);
-        kb->stop = 1;
-        pthread_cond_broadcast(&kb->cv);
-        pthread_mutex_unlock(&kb->mu);
-        pthread_join(kb->tid, NULL);
-    }
-    for (int i = 0; i < 2; i++) {
-        kbatch *b = &kb->bufs[i];
-        for (size_t j = 0; j < b->n; j++) obj_free(&b->r[j].val);
-        free(b->r);
-        free(b->keys);
-    }
-    pthread_mutex_destroy(&kb->mu);
-    pthread_cond_destroy(&kb->cv);
-}
-
-/* Append a key to the parser's batch; the record is completed by kb_push. */
-static int kb_key(kbuilder *kb, const unsigned char *k, size_t n) {
-    kbatch *b = &kb->bufs[kb->cur];
-    if (b->klen + n > b->kcap) {
-        size_t cap = b->kcap ? b->kcap : BATCH_KEYBYTES;
-        while (cap < b->klen + n) cap *= 2;
-        unsigned char *nk = realloc(b->keys, cap);
-        if (!nk) return -1;
-        b->keys = nk;
-        b->kcap = cap;
-    }
-    if (n) memcpy(b->keys + b->klen, k, n);
-    return 0;
-}
-
-/* Queue the record whose key kb_key just stored. 1 when the batch is full. */
-static int kb_push(kbuilder *kb, size_t klen, int dbid, const gobj *v, int64_t expire, uint64_t off) {
-    kbatch *b = &kb->bufs[kb->cur];
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        krec *nr = realloc(b->r, cap * sizeof(krec));
-        if (!nr) return -1;
-        b->r = nr;
-        b->cap = cap;
-    }
-    krec *r = &b->r[b->n++];
-    r->val = *v;
-    r->expire = expire;
-    r->off = off;
-    r->koff = (uint32_t)b->klen;
-    r->klen = (uint32_t)klen;
-    r->dbid = dbid;
-    b->klen += klen;
-    return b->n >= BATCH_RECS || b->klen >= BATCH_KEYBYTES;
+    rdb_free_codes(ld->fcodes, ld->flens, ld->nfuncs);
+    ld->fcodes = NULL;
+    ld->flens = NULL;
+    ld->nfuncs = 0;
+    const rdb_func_hooks *h = rdb_func_hooks_get();
+    if (h && h->release && ld->funcs) h->release(ld->funcs);
+    ld->funcs = NULL;
 }
 
 /* ---- the file ---------------------------------------------------------------- */
@@ -1055,6 +849,161 @@ static int diagnose_checksum(rdb_in *in, uint64_t *stored, uint64_t *computed) {
 }
 
 static int checksum_verified(void);
+
+/* ---- function libraries ------------------------------------------------------------ */
+
+static int codes_push(char ***codes, size_t **lens, int *n, char *code, size_t len) {
+    char **nc = realloc(*codes, sizeof(char *) * (size_t)(*n + 1));
+    if (nc) *codes = nc;
+    size_t *nl = realloc(*lens, sizeof(size_t) * (size_t)(*n + 1));
+    if (nl) *lens = nl;
+    if (!nc || !nl) {
+        free(code);
+        return -1;
+    }
+    (*codes)[*n] = code;
+    (*lens)[*n] = len;
+    (*n)++;
+    return 0;
+}
+
+void rdb_free_codes(char **codes, size_t *lens, int n) {
+    for (int i = 0; i < n; i++) free(codes[i]);
+    free(codes);
+    free(lens);
+}
+
+/* One string as a malloc'd, NUL-terminated copy. */
+static int in_string_dup(rdb_in *in, char **out, size_t *n) {
+    rstr v;
+    if (in_string(in, &v) != 0) return -1;
+    char num[24];
+    const void *p = v.p;
+    size_t len = v.n;
+    if (v.isint) {
+        len = (size_t)snprintf(num, sizeof(num), "%lld", (long long)v.v);
+        p = num;
+    }
+    char *c = malloc(len + 1);
+    if (!c) return in_fail(in, RDB_ERR_NOMEM, "out of memory for a function library");
+    memcpy(c, p, len);
+    c[len] = '\0';
+    *out = c;
+    *n = len;
+    return 0;
+}
+
+/* The body of a function record (the opcode read): FUNCTION2 is the
+ * library's code; the 7.0 release candidates' FUNCTION wrote name, engine,
+ * an optional description and the code without its "#!" line, which is
+ * put back as Redis does. */
+static int in_function(rdb_in *in, unsigned t, char **code, size_t *n) {
+    if (t == RDB_OPCODE_FUNCTION2) return in_string_dup(in, code, n);
+    char *name = NULL, *engine = NULL, *desc = NULL, *blob = NULL;
+    size_t nn, en, dn, bn;
+    uint64_t has_desc = 0;
+    int rc = -1;
+    if (in_string_dup(in, &name, &nn) == 0 && in_string_dup(in, &engine, &en) == 0 && in_len(in, &has_desc) == 0 &&
+        (!has_desc || in_string_dup(in, &desc, &dn) == 0) && in_string_dup(in, &blob, &bn) == 0) {
+        size_t len = 2 + en + 6 + nn + 1 + bn;
+        char *c = malloc(len + 1);
+        if (!c) {
+            in_fail(in, RDB_ERR_NOMEM, "out of memory for a function library");
+        } else {
+            snprintf(c, len + 1, "#!%s name=%s\n", engine, name);
+            memcpy(c + 2 + en + 6 + nn + 1, blob, bn);
+            c[len] = '\0';
+            *code = c;
+            *n = len;
+            rc = 0;
+        }
+    }
+    free(name);
+    free(engine);
+    free(desc);
+    free(blob);
+    return rc;
+}
+
+/* The file's libraries become a set (rdb_func_hooks.build). */
+static int build_functions(rdb_loaded *ld, char *err, size_t errlen) {
+    const rdb_func_hooks *h = rdb_func_hooks_get();
+    int rc = RDB_OK;
+    if (h && h->build) {
+        char why[512];
+        if (h->build(ld->fcodes, ld->flens, ld->nfuncs, &ld->funcs, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "Failed loading library, %s", why);
+            rc = RDB_ERR_VALUE;
+        }
+    }
+    rdb_free_codes(ld->fcodes, ld->flens, ld->nfuncs);
+    ld->fcodes = NULL;
+    ld->flens = NULL;
+    ld->nfuncs = 0;
+    return rc;
+}
+
+int rdb_restore_functions(const unsigned char *p, size_t len, char ***codes, size_t **lens, int *n, char *err,
+                          size_t errlen) {
+    *codes = NULL;
+    *lens = NULL;
+    *n = 0;
+    if (len < 10) {
+        snprintf(err, errlen, "payload too short");
+        return RDB_ERR_CHECKSUM;
+    }
+    const unsigned char *foot = p + len - 10;
+    int ver = le_get16(foot);
+    if (ver > RDB_VERSION_WRITTEN || crc64_update(0, p, len - 8) != le_get64(foot + 2)) {
+        snprintf(err, errlen, "payload version or checksum wrong");
+        return RDB_ERR_CHECKSUM;
+    }
+    rdb_in in;
+    memset(&in, 0, sizeof(in));
+    in.fd = -1;
+    in.emsg = err;
+    in.elen = errlen;
+    in.version = ver;
+    in.fsize = len;
+    in.cap = in.end = len;
+    in.buf = malloc(len);
+    if (!in.buf) {
+        snprintf(err, errlen, "out of memory");
+        return RDB_ERR_NOMEM;
+    }
+    memcpy(in.buf, p, len);
+    int rc = RDB_OK;
+    /* Up to the footer, as Redis: each record a function. */
+    while (rc == RDB_OK && len - in.pos > 10) {
+        unsigned t;
+        char *code;
+        size_t cn;
+        if (in_byte(&in, &t) != 0) {
+            snprintf(err, errlen, "can not read data type");
+            rc = RDB_ERR_TYPE;
+        } else if (t != RDB_OPCODE_FUNCTION2 && t != RDB_OPCODE_FUNCTION_PRE_GA) {
+            snprintf(err, errlen, "given type is not a function");
+            rc = RDB_ERR_TYPE;
+        } else if (in_function(&in, t, &code, &cn) != 0) {
+            snprintf(err, errlen, "%s", t == RDB_OPCODE_FUNCTION2 ? "Failed loading library payload"
+                                                                 : "failed loading the given functions payload");
+            rc = RDB_ERR_VALUE;
+        } else if (codes_push(codes, lens, n, code, cn) != 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = RDB_ERR_NOMEM;
+        }
+    }
+    free(in.buf);
+    free(in.tmp.p);
+    free(in.z.p);
+    if (rc != RDB_OK) {
+        rdb_free_codes(*codes, *lens, *n);
+        *codes = NULL;
+        *lens = NULL;
+        *n = 0;
+    }
+    return rc;
+}
 
 static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
     const unsigned char *p = in_take(in, 9);
@@ -1166,11 +1115,14 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
                            name);
         }
         case RDB_OPCODE_FUNCTION2:
-        case RDB_OPCODE_FUNCTION_PRE_GA:
-            return in_fail(in, RDB_ERR_UNSUPPORTED,
-                           "function library (opcode %u): Goblin has no FUNCTION support; delete the functions "
-                           "(FUNCTION FLUSH) in Redis and save again",
-                           t);
+        case RDB_OPCODE_FUNCTION_PRE_GA: {
+            char *code;
+            size_t n;
+            if (in_function(in, t, &code, &n) != 0) return -1;
+            if (codes_push(&ld->fcodes, &ld->flens, &ld->nfuncs, code, n) != 0)
+                return in_fail(in, RDB_ERR_NOMEM, "out of memory for a function library");
+            continue;
+        }
         case RDB_OPCODE_EOF: goto eof;
         default: break;
         }
@@ -1369,6 +1321,7 @@ static int load_in(rdb_in *in, const rdb_load_opts *opt, rdb_loaded *ld, char *e
             rc = RDB_ERR_CHECKSUM;
         }
     }
+    if (rc == RDB_OK) rc = build_functions(ld, err, errlen);
     if (rc == RDB_OK) {
         /* What was read past the RDB's end (a reader's framing). */
         size_t rest = in->end - in->pos;

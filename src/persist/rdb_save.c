@@ -640,7 +640,46 @@ static void save_entry(rdb_out *o, const dbentry *e) {
 
 /* ---- the file ---------------------------------------------------------------- */
 
-/* The magic and the aux fields. */
+/* ---- function libraries ------------------------------------------------ */
+
+static const rdb_func_hooks *func_hooks;
+
+void rdb_set_func_hooks(const rdb_func_hooks *h) { func_hooks = h; }
+const rdb_func_hooks *rdb_func_hooks_get(void) { return func_hooks; }
+
+static void emit_function(void *arg, const char *code, size_t n) {
+    rdb_out *o = arg;
+    out_byte(o, RDB_OPCODE_FUNCTION2);
+    out_string(o, code, n);
+}
+
+/* Every live library, as Redis's rdbSaveFunctions. */
+static void out_functions(rdb_out *o) {
+    if (func_hooks && func_hooks->each) func_hooks->each(emit_function, o);
+}
+
+int rdb_dump_functions(int compress, unsigned char **out, size_t *outlen) {
+    *out = NULL;
+    *outlen = 0;
+    rdb_out o;
+    if (out_open(&o, -1, compress, DUMP_BUF) == 0) {
+        out_functions(&o);
+        unsigned char ver[2];
+        le_put16(ver, RDB_VERSION_WRITTEN);
+        out_bytes(&o, ver, 2);
+        out_finish(&o, 0);
+    }
+    out_close(&o);
+    if (o.err) {
+        free(o.mem);
+        return o.err;
+    }
+    *out = o.mem;
+    *outlen = o.mlen;
+    return RDB_OK;
+}
+
+/* The magic and the aux fields, then the function libraries. */
 static void out_header(rdb_out *o, const rdb_save_opts *opt) {
     char magic[16];
     snprintf(magic, sizeof(magic), "REDIS%04d", RDB_VERSION_WRITTEN);
@@ -661,6 +700,7 @@ static void out_header(rdb_out *o, const rdb_save_opts *opt) {
         out_aux(o, "repl-offset", num);
     }
     out_aux(o, "aof-base", opt->aof_base ? "1" : "0");
+    out_functions(o);
 }
 
 static void out_selectdb(rdb_out *o, int d) {

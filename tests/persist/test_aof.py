@@ -197,6 +197,57 @@ def bgrewriteaof_files_pass_redis_check_aof_and_load_in_redis():
     loads_everywhere(g, d)
 
 
+FN1 = "#!lua name=lib1\nredis.register_function('f1', function(keys, args) return redis.call('incr', keys[1]) end)"
+FN2 = ("#!lua name=lib2\nredis.register_function{function_name='f2', callback=function() return 2 end, "
+       "flags={'no-writes'}, description='two'}")
+FN3 = "#!lua name=lib3\nredis.register_function('f3', function() return 3 end)"
+
+
+def functions(c):
+    return sorted(lib[1] for lib in c.ok("FUNCTION", "LIST"))
+
+
+@test
+def functions_replay_from_the_aof_and_its_rewrites():
+    """FUNCTION LOAD / DELETE / RESTORE / FLUSH and FCALL's effects reach
+    the AOF, which replays in Goblin and in redis-server; rewrites (RDB
+    preamble or commands) keep the libraries."""
+    for preamble in ("yes", "no"):
+        d = tdir("functions_" + preamble)
+        g = start("goblin", d, "--appendonly", "yes", "--aof-use-rdb-preamble", preamble)
+        g.c.ok("FUNCTION", "LOAD", FN1)
+        g.c.ok("FUNCTION", "LOAD", FN2)
+        assert g.c.ok("FCALL", "f1", 1, "cnt") == 1
+        assert g.c.ok("FCALL", "f1", 1, "cnt") == 2
+        payload = g.c.ok("FUNCTION", "DUMP")
+        g.c.ok("FUNCTION", "FLUSH")
+        g.c.ok("FUNCTION", "RESTORE", payload)
+        g.c.ok("FUNCTION", "LOAD", FN3)
+        g.c.ok("FUNCTION", "DELETE", "lib2")
+        want = functions(g.c)
+        assert want == [b"lib1", b"lib3"], want
+        g.shutdown("NOSAVE")
+        with open(os.path.join(d, AOFDIR, "appendonly.aof.1.incr.aof"), "rb") as f:
+            incr = f.read()
+        assert b"FUNCTION" in incr and b"incr" in incr and b"FCALL" not in incr, incr[:400]
+        check_aof(d)
+        for kind in ("redis", "goblin"):
+            s2 = start(kind, d, "--appendonly", "yes", "--aof-use-rdb-preamble", preamble)
+            assert functions(s2.c) == want, (kind, functions(s2.c))
+            assert s2.c.ok("GET", "cnt") == b"2"
+            assert s2.c.ok("FCALL", "f3", 0) == 3
+            if kind == "goblin":
+                s2.c.ok("BGREWRITEAOF")
+                wait_for(lambda: info(s2.c)["aof_rewrite_in_progress"] == "0" and
+                         int(info(s2.c)["aof_rewrites"]) >= 1)
+            s2.shutdown("NOSAVE")
+        check_aof(d)
+        for kind in ("redis", "goblin"):
+            s3 = start(kind, d, "--appendonly", "yes", "--aof-use-rdb-preamble", preamble)
+            assert functions(s3.c) == want, ("after the rewrite", kind, functions(s3.c))
+            s3.shutdown("NOSAVE")
+
+
 @test
 def bgrewriteaof_twice_and_inside_multi():
     g = start("goblin", tdir("rewrite2"), "--appendonly", "yes")

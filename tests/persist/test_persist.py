@@ -176,6 +176,104 @@ def redis_to_goblin():
     r2.stop()
 
 
+LIBS = [
+    "#!lua name=lib1\nlocal function add(a) return a + 1 end\n"
+    "redis.register_function('f1', function(keys, args) return add(tonumber(args[1])) end)\n"
+    "redis.register_function{function_name='f2', callback=function() return redis.call('get', 'k') end, "
+    "flags={'no-writes', 'allow-stale'}, description='reads k'}",
+    "#!lua name=lib2\nredis.register_function('f3', function(keys) return redis.call('set', keys[1], 'v') end)"
+    + "\n-- padding so that the code is long enough to be LZF compressed " * 8,
+]
+
+
+def function_list(c):
+    """FUNCTION LIST WITHCODE, libraries and functions in name order."""
+    out = []
+    for lib in c.ok("FUNCTION", "LIST", "WITHCODE"):
+        m = dict(zip(lib[0::2], lib[1::2]))
+        funcs = sorted([dict(zip(f[0::2], f[1::2])) for f in m[b"functions"]], key=lambda f: f[b"name"])
+        for f in funcs:
+            f[b"flags"] = sorted(f[b"flags"])
+        m[b"functions"] = funcs
+        out.append(m)
+    return sorted(out, key=lambda m: m[b"library_name"])
+
+
+def check_functions(c, want, what):
+    eq(function_list(c), want, what)
+    c.ok("SET", "k", "kv")
+    eq(c.call("FCALL", "f1", 0, 41), 42, what + ": f1")
+    eq(c.call("FCALL_RO", "f2", 0), b"kv", what + ": f2")
+    eq(c.call("FCALL", "f3", 1, "x"), b"OK", what + ": f3")
+
+
+@test
+def functions_goblin_to_redis_and_back():
+    """Libraries saved by Goblin load in redis-server (FUNCTION2 records),
+    and the other way round, through SAVE and start-up loads."""
+    d = tdir("fn_g2r")
+    g = goblin(d)
+    for code in LIBS:
+        g.c.ok("FUNCTION", "LOAD", code)
+    g.c.ok("SET", "k", "kv")
+    want = function_list(g.c)
+    eq(len(want), 2)
+    eq(g.c.call("SAVE"), b"OK")
+    check_rdb(os.path.join(d, "dump.rdb"))
+    g.stop()
+    r = redis(d)
+    check_functions(r.c, want, "redis-server's load of Goblin's dump")
+    r.c.ok("FUNCTION", "DELETE", "lib2")
+    r.c.ok("FUNCTION", "LOAD", LIBS[1].replace("lib2", "lib3"))
+    want2 = function_list(r.c)
+    eq(r.c.call("SAVE"), b"OK")
+    r.stop()
+    g = goblin(d)
+    eq(function_list(g.c), want2, "Goblin's load of redis-server's dump")
+    eq(g.c.call("FCALL", "f1", 0, 1), 2)
+    # DEBUG RELOAD and LOAD keep them; a file without libraries empties them.
+    eq(g.c.call("DEBUG", "RELOAD"), b"OK")
+    eq(function_list(g.c), want2, "after DEBUG RELOAD")
+    g.stop()
+    d2 = tdir("fn_empty")
+    r = redis(d2)
+    r.c.ok("SET", "a", "b")
+    eq(r.c.call("SAVE"), b"OK")
+    r.stop()
+    g = goblin(d)
+    eq(g.c.call("LOAD", os.path.join(d2, "dump.rdb")), b"OK")
+    eq(g.c.ok("FUNCTION", "LIST"), [], "libraries after loading a file without any")
+    g.stop()
+
+
+@test
+def function_dump_restore_between_goblin_and_redis():
+    """FUNCTION DUMP payloads restore on the other server, both ways."""
+    g = goblin(tdir("fn_dump_g"))
+    r = redis(tdir("fn_dump_r"))
+    for code in LIBS:
+        g.c.ok("FUNCTION", "LOAD", code)
+    want = function_list(g.c)
+    eq(r.c.call("FUNCTION", "RESTORE", g.c.ok("FUNCTION", "DUMP")), b"OK")
+    check_functions(r.c, want, "Goblin's FUNCTION DUMP restored in redis-server")
+    g.c.ok("FUNCTION", "FLUSH")
+    eq(g.c.call("FUNCTION", "RESTORE", r.c.ok("FUNCTION", "DUMP")), b"OK")
+    check_functions(g.c, want, "redis-server's FUNCTION DUMP restored in Goblin")
+    # Uncompressed payloads are byte for byte Redis's.
+    g.c.ok("CONFIG", "SET", "rdbcompression", "no")
+    r.c.ok("CONFIG", "SET", "rdbcompression", "no")
+    g.c.ok("FUNCTION", "FLUSH")
+    r.c.ok("FUNCTION", "FLUSH")
+    g.c.ok("FUNCTION", "LOAD", LIBS[0])
+    r.c.ok("FUNCTION", "LOAD", LIBS[0])
+    eq(g.c.ok("FUNCTION", "DUMP"), r.c.ok("FUNCTION", "DUMP"), "uncompressed FUNCTION DUMP")
+    # Errors as Redis's.
+    for args in (("bad",), (r.c.ok("DUMP", "k") or b"x",)):
+        eq(g.c.call("FUNCTION", "RESTORE", *args), r.c.call("FUNCTION", "RESTORE", *args), "RESTORE %r" % (args,))
+    g.stop()
+    r.stop()
+
+
 def dump_all(c):
     """{(db, key): (payload, pexpiretime)} of every key, by DUMP."""
     out = {}
@@ -506,8 +604,7 @@ def each_kind_of_damage_has_its_error():
         "stream-nodekey": (crafted(rg.record(rg.T_STREAM, "k", rg.length(1) + s("short") + s(bytes(rg.listpack(["1"]))))),
                            "corrupt encoding"),
         "module": (crafted(rg.record(rg.T_MODULE_2, "mymod", rg.length((12345 << 10) | 3))), "unsupported"),
-        "function": (crafted(b"\xf5" + s("#!lua name=x\nredis.register_function('f', function() end)")),
-                     "unsupported"),
+        "function": (crafted(b"\xf5" + s("#!lua name=x\nreturn 1")), "bad value"),
     }
     # The listpack case: a valid header whose second entry's back length is wrong.
     lp = bytearray(rg.listpack(["a", "b"]))

@@ -209,6 +209,46 @@ def redis_primary_goblin_replica():
     assert role[0] == b"slave" and role[2] == p.port and role[3] == b"connected", role
 
 
+FN = ("#!lua name=lib\nredis.register_function('bump', function(keys) return redis.call('incr', keys[1]) end)\n"
+      "redis.register_function{function_name='peek', callback=function(keys) return redis.call('get', keys[1]) end, "
+      "flags={'no-writes'}}")
+
+
+def libraries(c):
+    return sorted(lib[1] for lib in c.ok("FUNCTION", "LIST"))
+
+
+@test
+def functions_reach_the_replicas():
+    """A library in the full sync's RDB, then FUNCTION LOAD / DELETE /
+    FLUSH and FCALL's effects over the stream, Goblin and redis-server
+    replicas of Goblin and redis-server primaries."""
+    for pk, rk in (("goblin", "goblin"), ("goblin", "redis"), ("redis", "goblin")):
+        d = tdir("functions_%s_%s" % (pk, rk))
+        p = start(pk, os.path.join(d, "p"))
+        p.c.ok("FUNCTION", "LOAD", FN.replace("name=lib", "name=first"))
+        r = replica_of(rk, os.path.join(d, "r"), p.port)
+        in_sync(p, r)
+        assert libraries(r.c) == [b"first"], (pk, rk, libraries(r.c))
+        p.c.ok("FUNCTION", "DELETE", "first")
+        p.c.ok("FUNCTION", "LOAD", FN)
+        assert p.c.ok("FCALL", "bump", 1, "n") == 1
+        assert p.c.ok("FCALL", "bump", 1, "n") == 2
+        in_sync(p, r)
+        assert libraries(r.c) == [b"lib"], (pk, rk, libraries(r.c))
+        assert r.c.ok("FCALL_RO", "peek", 1, "n") == b"2"
+        e = r.c.call("FCALL", "bump", 1, "n")
+        assert isinstance(e, Err) and e.msg == "READONLY You can't write against a read only replica.", e
+        e = r.c.call("FUNCTION", "LOAD", FN.replace("name=lib", "name=other"))
+        assert isinstance(e, Err) and e.msg.startswith("READONLY"), e
+        p.c.ok("FUNCTION", "FLUSH")
+        in_sync(p, r)
+        assert libraries(r.c) == [], (pk, rk)
+        assert digest(r) == digest(p)
+        r.stop()
+        p.stop()
+
+
 @test
 def goblin_to_goblin_to_redis_chain():
     d = tdir("chain")

@@ -234,7 +234,12 @@ start_server {tags {exact}} {
 
     test {CLIENT PAUSE WRITE lets scripts flagged no-writes run} {
         assert_equal [list ":1\r\n" ""] [paused_replies write [list [list eval "#!lua flags=no-writes\nreturn 1" 0]]]
-    } {goblin_pending}
+        assert_equal [list "" ":1\r\n"] [paused_replies write [list [list eval "#!lua\nreturn 1" 0]]]
+        r function load replace "#!lua name=pauselib\nredis.register_function{function_name='ro', callback=function() return 1 end, flags={'no-writes'}}\nredis.register_function('rw', function() return 2 end)"
+        assert_equal [list ":1\r\n" ""] [paused_replies write {{fcall ro 0}}]
+        assert_equal [list "" ":2\r\n"] [paused_replies write {{fcall rw 0}}]
+        r function delete pauselib
+    }
 
     test {CLIENT PAUSE WRITE and transactions} {
         r set x 1

@@ -67,7 +67,9 @@ void cmd_client_gone(client *c) {
     pthread_mutex_lock(&monitor_lock);
     for (int i = 0; i < nmonitors; i++)
         if (monitors[i] == c) {
-            monitors[i] = monitors[--nmonitors];
+            monitors[i] = monitors[nmonitors - 1];
+            /* Read without the lock by monitor_feed's early exit. */
+            __atomic_store_n(&nmonitors, nmonitors - 1, __ATOMIC_RELAXED);
             break;
         }
     pthread_mutex_unlock(&monitor_lock);
@@ -138,7 +140,8 @@ static void monitorCommand(client *c) {
         capmonitors = capmonitors ? capmonitors * 2 : 4;
         monitors = realloc(monitors, sizeof(client *) * (size_t)capmonitors);
     }
-    monitors[nmonitors++] = c;
+    monitors[nmonitors] = c;
+    __atomic_store_n(&nmonitors, nmonitors + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&monitor_lock);
     client_flag_on(c, CLIENT_MONITOR);
     cmd_set_monitor_hook(monitor_feed);

@@ -26,6 +26,7 @@
 
 #include "cmd/cluster/cluster.h"
 #include "cmd/server/admin_family.h"
+#include "cmd/server/function.h"
 #include "db/lazyfree.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
@@ -159,6 +160,8 @@ static void info_memory(strbuf *b) {
     admin_bytes_human(maxmem_h, sizeof(maxmem_h), (unsigned long long)cfg.maxmemory);
     size_t net = m.used > m.startup ? m.used - m.startup : 0;
     const admin_alloc_stats *al = &m.alloc;
+    long nlibs, nfuncs;
+    function_counts(&nlibs, &nfuncs);
 #define RATIO(a, b) ((b) ? (double)(a) / (double)(b) : 0.0)
     strbuf_addf(b,
               "# Memory\r\n"
@@ -183,8 +186,8 @@ static void info_memory(strbuf *b) {
               "used_memory_lua_human:0B\r\n"
               "used_memory_scripts_eval:0\r\n"
               "number_of_cached_scripts:0\r\n"
-              "number_of_functions:0\r\n"
-              "number_of_libraries:0\r\n"
+              "number_of_functions:%ld\r\n"
+              "number_of_libraries:%ld\r\n"
               "used_memory_vm_functions:0\r\n"
               "used_memory_vm_total:0\r\n"
               "used_memory_vm_total_human:0B\r\n"
@@ -215,7 +218,7 @@ static void info_memory(strbuf *b) {
               "lazyfreed_objects:%llu\r\n",
               m.used, used_h, m.rss, rss_h, m.peak, peak_h, 100.0 * RATIO(m.used, m.peak), m.overhead, m.startup,
               m.dataset, 100.0 * RATIO(m.dataset, net), al->allocated, al->active, al->resident, sysmem, sys_h,
-              cfg.maxmemory, maxmem_h, config_string("maxmemory-policy", policy, sizeof(policy)),
+              nfuncs, nlibs, cfg.maxmemory, maxmem_h, config_string("maxmemory-policy", policy, sizeof(policy)),
               RATIO(al->active, al->allocated), (long long)al->active - (long long)al->allocated,
               RATIO(al->resident, al->active), (long long)al->resident - (long long)al->active,
               RATIO(m.rss, al->resident), (long long)m.rss - (long long)al->resident, RATIO(m.rss, m.used),

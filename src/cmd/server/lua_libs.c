@@ -528,3 +528,12 @@ void lualibs_set_global(lua_State *l, const char *name) {
         lua_setglobal(l, name);
     }
 }
+
+void lualibs_protect_table(lua_State *l) {
+    lua_newtable(l);
+    lua_pushcfunction(l, ro_missing_global);
+    lua_setfield(l, -2, "__index");
+    lua_setmetatable(l, -2);
+    ro_proxy_of(l, -1);
+    lua_replace(l, -2);
+}

@@ -23,6 +23,12 @@ void lualibs_open(lua_State *l);
  * variable 'NAME'". Removes the `debug` global. Call last, once. */
 void lualibs_protect(lua_State *l);
 
+/* The table on top, as lualibs_protect protects the globals (after it, on
+ * the same state): a missing name raises the nonexistent-global error, the
+ * table and the tables it holds become read-only, and the table on top is
+ * replaced by its proxy (a function library's load-time globals). */
+void lualibs_protect_table(lua_State *l);
+
 /* Set global name to the value on top (popped), through the protection
  * (KEYS, ARGV). */
 void lualibs_set_global(lua_State *l, const char *name);

@@ -31,6 +31,7 @@ REGISTRY = [
     "sort",
     "multi",
     "scripting",
+    "functions",
     "lualibs",
     "hll",
     "geo",
