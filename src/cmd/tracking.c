@@ -187,6 +187,15 @@ static void pending_add(const char *key, size_t klen) {
     tl_npend++;
 }
 
+void tracking_thread_exit(void) {
+    for (int i = 0; i < tl_npend; i++) free(tl_pend[i]);
+    free(tl_pend);
+    free(tl_pendl);
+    tl_pend = NULL;
+    tl_pendl = NULL;
+    tl_npend = tl_cappend = 0;
+}
+
 /* ---- messages -------------------------------------------------------------- */
 
 /* A message being built. */

@@ -57,4 +57,6 @@ typedef struct tracking_stats {
 void tracking_stats_get(tracking_stats *st);
 
 extern const cmd_handler tracking_handlers[];
+/* The thread is ending: free its buffer of pending invalidations. */
+void tracking_thread_exit(void);
 #endif

@@ -319,6 +319,7 @@ static void *worker_main(void *arg) {
     if (sev) event_free(sev);
     cmd_stream_thread_exit();
     prop_thread_exit();
+    tracking_thread_exit();
     reply_thread_exit();
     return NULL;
 }

@@ -20,6 +20,7 @@
  * stream that was applied here; the bytes passed on to this node's
  * replicas are exactly those, in order. */
 #include "cmd/repl/repl.h"
+#include "cmd/tracking.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -816,6 +817,7 @@ static void *replica_main(void *arg) {
     thread_on = 0;
     pthread_mutex_unlock(&rmu);
     prop_thread_exit();
+    tracking_thread_exit();
     reply_thread_exit();
     return NULL;
 }
