@@ -13,6 +13,7 @@
 #include "base/config.h"
 #include "base/process.h"
 #include "base/tstat.h"
+#include "cmd/cluster/migrate.h"
 #include "cmd/command.h"
 #include "cmd/tracking.h"
 #include "db/db.h"
@@ -113,6 +114,7 @@ static void *cron_main(void *arg) {
             uint64_t used = memusage_used();
             if (used > __atomic_load_n(&srv.stat_peak_memory, __ATOMIC_RELAXED))
                 __atomic_store_n(&srv.stat_peak_memory, used, __ATOMIC_RELAXED);
+            migrate_close_idle();
         }
     }
     return NULL;

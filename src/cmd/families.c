@@ -40,6 +40,7 @@ static const struct {
     {aof_handlers, aof_family_init, aof_family_shutdown},
     {repl_handlers, repl_family_init, repl_family_shutdown},
     {cluster_handlers, NULL, NULL},
+    {migrate_handlers, NULL, NULL},
     {tracking_handlers, tracking_init, NULL}, /* after the scripts: it looks EVAL_RO up */
 };
 

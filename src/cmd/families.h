@@ -53,6 +53,7 @@ void objstore_family_init(void);                /* numa_info.c: INFO lines of th
 void objstore_family_shutdown(void);
 void script_family_init(void);
 void script_family_shutdown(void);
+extern const cmd_handler migrate_handlers[];    /* cluster/migrate.c: MIGRATE */
 extern const cmd_handler cluster_handlers[];    /* cluster/ccmd.c: CLUSTER, ASKING, READONLY, READWRITE */
 extern const cmd_handler function_handlers[];   /* function.c: FUNCTION, FCALL, FCALL_RO */
 void function_family_init(void);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd/cluster/cluster.h"
+#include "cmd/cluster/migrate.h"
 #include "cmd/server/admin_family.h"
 #include "cmd/server/function.h"
 #include "db/lazyfree.h"
@@ -271,7 +272,7 @@ static void info_stats(strbuf *b) {
               "pubsubshard_channels:0\r\n"
               "latest_fork_usec:0\r\n"
               "total_forks:0\r\n"
-              "migrate_cached_sockets:0\r\n"
+              "migrate_cached_sockets:%d\r\n"
               "slave_expires_tracked_keys:0\r\n"
               "active_defrag_hits:0\r\n"
               "active_defrag_misses:0\r\n"
@@ -300,7 +301,7 @@ static void info_stats(strbuf *b) {
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
-              ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors());
+              migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors());
 }
 
 static void info_replication(strbuf *b) { repl_info(b); }

@@ -338,7 +338,8 @@ static void dumpCommand(client *c) {
     free(p);
 }
 
-/* RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], in
+/* RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f] (also
+ * RESTORE-ASKING, which MIGRATE sends in cluster mode), in
  * Redis 7.0's order of checks: options, BUSYKEY, TTL, payload. A refused
  * RESTORE changes nothing; a TTL already past only deletes (with REPLACE). */
 static void restoreCommand(client *c) {
@@ -568,6 +569,7 @@ const cmd_handler keys_handlers[] = {
     {"swapdb", swapdbCommand, CMD_LOCK_ALL},
     {"dump", dumpCommand, CMD_LOCK_KEYS},
     {"restore", restoreCommand, CMD_LOCK_KEYS},
+    {"restore-asking", restoreCommand, CMD_LOCK_KEYS}, /* its ASKING flag: cluster_redirect */
     {"expire", expireCommand, CMD_LOCK_KEYS},
     {"pexpire", pexpireCommand, CMD_LOCK_KEYS},
     {"expireat", expireatCommand, CMD_LOCK_KEYS},

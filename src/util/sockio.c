@@ -1,0 +1,131 @@
+/* sockio.c -- blocking TCP client sockets with deadlines (see sockio.h).
+ * Each step waits in poll() for the time left until its deadline, so a
+ * peer that stops answering costs at most the timeout, never a hang. */
+#include "util/sockio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long sock_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for events on fd until deadline (-1: none): 1 ready, 0 timed out
+ * (errno ETIMEDOUT), -1 error. */
+static int sock_wait(int fd, short events, long long deadline) {
+    for (;;) {
+        int ms = -1;
+        if (deadline >= 0) {
+            long long left = deadline - sock_now_ms();
+            if (left <= 0) {
+                errno = ETIMEDOUT;
+                return 0;
+            }
+            ms = left > 1000000000 ? 1000000000 : (int)left;
+        }
+        struct pollfd pf = {fd, events, 0};
+        int r = poll(&pf, 1, ms);
+        if (r > 0) return 1;
+        if (r == 0) {
+            errno = ETIMEDOUT;
+            return 0;
+        }
+        if (errno != EINTR) return -1;
+    }
+}
+
+static long long sock_deadline(long timeout_ms) { return timeout_ms > 0 ? sock_now_ms() + timeout_ms : -1; }
+
+int sock_connect(const char *host, int port, long timeout_ms, char *err, size_t errlen) {
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%d", port);
+    int rc = getaddrinfo(host, ps, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s", gai_strerror(rc));
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    long long deadline = sock_deadline(timeout_ms);
+    int fd = -1;
+    for (struct addrinfo *a = res; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        if (fd < 0) continue;
+        int ok = connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+        if (!ok && errno == EINPROGRESS && sock_wait(fd, POLLOUT, deadline) == 1) {
+            int soerr = 0;
+            socklen_t sl = sizeof(soerr);
+            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0) ok = 1;
+            else errno = soerr ? soerr : errno;
+        }
+        if (ok) break;
+        int e = errno;
+        snprintf(err, errlen, "%s", strerror(e));
+        close(fd);
+        fd = -1;
+        errno = e;
+        if (e == ETIMEDOUT) break;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) return -1;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+ssize_t sock_write(int fd, const void *p, size_t n, long timeout_ms) {
+    const char *s = p;
+    size_t done = 0;
+    long long deadline = sock_deadline(timeout_ms);
+    while (done < n) {
+        ssize_t w = send(fd, s + done, n - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w > 0) {
+            done += (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (sock_wait(fd, POLLOUT, deadline) == 1) continue;
+            break;
+        }
+        if (w == 0) errno = EIO;
+        break;
+    }
+    return (ssize_t)done;
+}
+
+ssize_t sock_read_line(int fd, char *buf, size_t size, long timeout_ms) {
+    size_t len = 0;
+    long long deadline = sock_deadline(timeout_ms);
+    for (;;) {
+        char ch;
+        ssize_t r = recv(fd, &ch, 1, MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (sock_wait(fd, POLLIN, deadline) == 1) continue;
+            return -1;
+        }
+        if (r == 0) errno = ECONNRESET; /* EOF */
+        if (r <= 0) return -1;
+        if (ch == '\n') break;
+        if (len + 1 < size) buf[len++] = ch;
+    }
+    if (len && buf[len - 1] == '\r') len--;
+    if (size) buf[len] = '\0';
+    return (ssize_t)len;
+}

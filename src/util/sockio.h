@@ -1,0 +1,23 @@
+/* sockio.h -- blocking TCP client sockets with a deadline on every step:
+ * the connect, a whole write, one reply line. For the server's own
+ * outgoing links that run on a worker (MIGRATE) or a thread of their own
+ * (the replica's link to its primary). */
+#ifndef GOBLIN_UTIL_SOCKIO_H
+#define GOBLIN_UTIL_SOCKIO_H
+#include <stddef.h>
+#include <sys/types.h>
+
+/* A blocking socket connected to host:port (TCP_NODELAY set), trying each
+ * address getaddrinfo gives within timeout_ms in all (<= 0: no limit).
+ * The fd, or -1 with errno (ETIMEDOUT when the time ran out) and a
+ * message in err. */
+int sock_connect(const char *host, int port, long timeout_ms, char *err, size_t errlen);
+/* Write n bytes within timeout_ms: the count written (n when whole; less
+ * on an error or at the deadline, then errno, ETIMEDOUT at the deadline). */
+ssize_t sock_write(int fd, const void *p, size_t n, long timeout_ms);
+/* Read one line within timeout_ms, without its CR LF, into buf (cut to
+ * size - 1 bytes, NUL-terminated). Its length, or -1 on EOF, an error or
+ * the deadline (errno ETIMEDOUT). Byte by byte: nothing after the line is
+ * taken from the socket. */
+ssize_t sock_read_line(int fd, char *buf, size_t size, long timeout_ms);
+#endif
