@@ -60,16 +60,18 @@ int sock_connect(const char *host, int port, long timeout_ms, char *err, size_t 
         return -1;
     }
     long long deadline = sock_deadline(timeout_ms);
-    int fd = -1;
+    int fd = -1, late = 0;
     for (struct addrinfo *a = res; a; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
         if (fd < 0) continue;
         int ok = connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+        late = 0;
         if (!ok && errno == EINPROGRESS && sock_wait(fd, POLLOUT, deadline) == 1) {
             int soerr = 0;
             socklen_t sl = sizeof(soerr);
             if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0) ok = 1;
             else errno = soerr ? soerr : errno;
+            late = !ok;
         }
         if (ok) break;
         int e = errno;
@@ -80,7 +82,7 @@ int sock_connect(const char *host, int port, long timeout_ms, char *err, size_t 
         if (e == ETIMEDOUT) break;
     }
     freeaddrinfo(res);
-    if (fd < 0) return -1;
+    if (fd < 0) return late ? -2 : -1;
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     int one = 1;

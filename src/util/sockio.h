@@ -9,8 +9,11 @@
 
 /* A blocking socket connected to host:port (TCP_NODELAY set), trying each
  * address getaddrinfo gives within timeout_ms in all (<= 0: no limit).
- * The fd, or -1 with errno (ETIMEDOUT when the time ran out) and a
- * message in err. */
+ * The fd; -1 with errno (ETIMEDOUT when the time ran out) and a message
+ * in err; -2 likewise when the last address refused only after the
+ * connect had started (ECONNREFUSED found once the socket was writable:
+ * Redis's blocking connect takes that for a connection and fails on the
+ * first write, which MIGRATE reproduces). */
 int sock_connect(const char *host, int port, long timeout_ms, char *err, size_t errlen);
 /* Write n bytes within timeout_ms: the count written (n when whole; less
  * on an error or at the deadline, then errno, ETIMEDOUT at the deadline). */

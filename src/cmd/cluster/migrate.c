@@ -60,7 +60,7 @@ static int mig_ncache;                     /* mig_mu */
 
 static void mig_link_free(mig_link *l) {
     if (!l) return;
-    close(l->fd);
+    if (l->fd >= 0) close(l->fd);
     free(l->name);
     free(l);
 }
@@ -81,6 +81,10 @@ static mig_link *mig_checkout(const char *name) {
 
 /* Put a link back; a full cache drops one at random, as Redis does. */
 static void mig_checkin(mig_link *l) {
+    if (l->fd < 0) {
+        mig_link_free(l);
+        return;
+    }
     mig_link *drop = NULL;
     pthread_mutex_lock(&mig_mu);
     if (mig_ncache == MIG_CACHE_MAX) {
@@ -118,13 +122,16 @@ int migrate_cached_links(void) {
     return n;
 }
 
-/* The cached link to host:port or a new one; NULL when the connect failed. */
+/* The cached link to host:port or a new one; NULL when the connect failed.
+ * A connect refused after it started gives a link without a socket
+ * (fd -1): as in Redis, the failure shows at the first write. */
 static mig_link *mig_get(const char *name, const char *host, int port, long timeout) {
     mig_link *l = mig_checkout(name);
     if (!l) {
         char err[128];
         int fd = sock_connect(host, port, timeout, err, sizeof(err));
-        if (fd < 0) return NULL;
+        if (fd == -1) return NULL;
+        if (fd < 0) fd = -1;
         l = calloc(1, sizeof(*l));
         if (!l || !(l->name = strdup(name))) abort();
         l->fd = fd;

@@ -47,6 +47,7 @@
 #include "persist/persist.h"
 #include "session/reply.h"
 #include "util/fdio.h"
+#include "util/sockio.h"
 #include "util/strutil.h"
 
 static pthread_mutex_t rmu = PTHREAD_MUTEX_INITIALIZER;
@@ -131,34 +132,14 @@ static int settings_int(const char *name, int dflt) {
     return r;
 }
 
+/* A blocking link to the primary: the connect and every later read and
+ * write bounded by repl-timeout. */
 static int dial(const char *host, int port, char *err, size_t errlen) {
-    struct addrinfo hints = {0}, *res = NULL;
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    char ps[16];
-    snprintf(ps, sizeof(ps), "%d", port);
-    int rc = getaddrinfo(host, ps, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s", gai_strerror(rc));
-        return -1;
-    }
-    int fd = -1;
-    for (struct addrinfo *a = res; a; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) continue;
-        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
-        snprintf(err, errlen, "%s", strerror(errno));
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd >= 0) {
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        struct timeval tv = {repl_timeout_s, 0};
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    }
+    int fd = sock_connect(host, port, (long)repl_timeout_s * 1000, err, errlen);
+    if (fd < 0) return -1;
+    struct timeval tv = {repl_timeout_s, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     return fd;
 }
 
