@@ -354,6 +354,74 @@ def ask_and_importing():
     assert isinstance(r, Err) and r.msg == "MOVED %d 127.0.0.1:%d" % (slot, b.port), r
 
 
+@test
+def migrate_between_goblin_and_redis():
+    """MIGRATE moves a slot's keys goblin -> redis-server -> goblin with
+    RESTORE-ASKING into the importing node, in both directions."""
+    g, r = node("goblin", tdir("g")), node("redis", tdir("r"))
+    g.c.ok("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    g.c.ok("CLUSTER", "MEET", "127.0.0.1", r.port)
+    assert wait_for(lambda: converged([g, r]) and state_ok(g) and state_ok(r), 20)
+    idg, idr = g.c.ok("CLUSTER", "MYID"), r.c.ok("CLUSTER", "MYID")
+    slot = int(g.c.ok("CLUSTER", "KEYSLOT", "{m}"))
+    g.c.ok("SET", "{m}s", "v", "PX", "100000")
+    g.c.ok("RPUSH", "{m}l", "a", "b")
+    g.c.ok("HSET", "{m}h", "f", "1")
+    assert r.c.ok("CLUSTER", "SETSLOT", slot, "IMPORTING", idg) == b"OK"
+    assert g.c.ok("CLUSTER", "SETSLOT", slot, "MIGRATING", idr) == b"OK"
+    assert g.c.ok("MIGRATE", "127.0.0.1", r.port, "{m}s", 0, 5000) == b"OK"
+    assert g.c.ok("MIGRATE", "127.0.0.1", r.port, "", 0, 5000, "KEYS", "{m}l", "{m}h") == b"OK"
+    assert g.c.ok("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+    c = r.client()
+    c.ok("ASKING")
+    assert 90000 <= c.ok("PTTL", "{m}s") <= 100000
+    c.ok("ASKING")
+    assert c.ok("LRANGE", "{m}l", 0, -1) == [b"a", b"b"]
+    assert r.c.ok("CLUSTER", "COUNTKEYSINSLOT", slot) == 3
+    # The slot is handed over; then redis-server migrates the keys back
+    # into goblin, which imports the slot.
+    assert r.c.ok("CLUSTER", "SETSLOT", slot, "NODE", idr) == b"OK"
+    assert g.c.ok("CLUSTER", "SETSLOT", slot, "NODE", idr) == b"OK"
+    assert r.c.ok("CLUSTER", "SETSLOT", slot, "MIGRATING", idg) == b"OK"
+    assert g.c.ok("CLUSTER", "SETSLOT", slot, "IMPORTING", idr) == b"OK"
+    assert r.c.ok("MIGRATE", "127.0.0.1", g.port, "", 0, 5000, "KEYS", "{m}s", "{m}l", "{m}h") == b"OK"
+    assert r.c.ok("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+    assert g.c.ok("CLUSTER", "COUNTKEYSINSLOT", slot) == 3
+    c = g.client()
+    c.ok("ASKING")
+    assert c.ok("HGET", "{m}h", "f") == b"1"
+    # A plain RESTORE into the importing slot is redirected, RESTORE-ASKING
+    # is accepted there.
+    c.ok("ASKING")
+    dump = c.ok("DUMP", "{m}h")
+    x = g.c.call("RESTORE", "{m}new", 0, dump)
+    assert isinstance(x, Err) and x.msg.startswith("MOVED %d" % slot), x
+    assert g.c.call("RESTORE-ASKING", "{m}new", 0, dump) == b"OK"
+    assert g.c.ok("CLUSTER", "COUNTKEYSINSLOT", slot) == 4
+
+
+@test
+def migrate_standalone_goblin_and_redis():
+    """Standalone: goblin migrates to a redis-server (SELECT, RESTORE) and back."""
+    g = SUITE.start("goblin", tdir("sg"), "--port", str(cluster_port()))
+    r = SUITE.start("redis", tdir("sr"), "--port", str(cluster_port()))
+    g.c.ok("ZADD", "z", 1, "one", 2, "two")
+    g.c.ok("SET", "t", "v", "EX", 100)
+    assert g.c.ok("MIGRATE", "127.0.0.1", r.port, "", 3, 5000, "KEYS", "z", "t") == b"OK"
+    assert g.c.ok("EXISTS", "z", "t") == 0
+    c = r.client()
+    c.ok("SELECT", 3)
+    assert c.ok("ZRANGE", "z", 0, -1, "WITHSCORES") == [b"one", b"1", b"two", b"2"]
+    assert 90 <= c.ok("TTL", "t") <= 100
+    r2 = c.call("MIGRATE", "127.0.0.1", g.port, "z", 0, 5000)
+    assert r2 == b"OK", r2
+    r2 = c.call("MIGRATE", "127.0.0.1", g.port, "t", 0, 5000)
+    assert r2 == b"OK", r2
+    assert g.c.ok("ZSCORE", "z", "two") == b"2"
+    assert 90 <= g.c.ok("TTL", "t") <= 100
+    assert c.ok("DBSIZE") == 0
+
+
 def main():
     return SUITE.main(ARGS)
 
