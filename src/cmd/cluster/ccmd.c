@@ -717,6 +717,22 @@ done:
 
 static cnode *node_arg(const garg *a) { return cl_lookup(a->p, a->n); }
 
+
+/* The node argument of SETSLOT MIGRATING/IMPORTING, a master; NULL after
+ * the error reply. */
+static cnode *setslot_master(client *c) {
+    cnode *n = node_arg(&c->argv[4]);
+    if (!n) {
+        reply_errorf(c, "ERR I don't know about node %s", c->argv[4].p);
+        return NULL;
+    }
+    if (n->flags & CN_SLAVE) {
+        reply_error(c, "ERR Target node is not a master");
+        return NULL;
+    }
+    return n;
+}
+
 static void setslot(client *c) {
     int slot = -1;
     /* Keys of the slot, counted before the cluster lock (lock order). */
@@ -745,28 +761,14 @@ static void setslot(client *c) {
             reply_errorf(c, "ERR I'm not the owner of hash slot %u", slot);
             return cl_unlock();
         }
-        if (!(n = node_arg(&c->argv[4]))) {
-            reply_errorf(c, "ERR I don't know about node %s", c->argv[4].p);
-            return cl_unlock();
-        }
-        if (n->flags & CN_SLAVE) {
-            reply_error(c, "ERR Target node is not a master");
-            return cl_unlock();
-        }
+        if (!(n = setslot_master(c))) return cl_unlock();
         cl.migrating_to[slot] = n;
     } else if (!strcasecmp(a, "importing") && c->argc == 5) {
         if (cl.slots[slot] == cl.myself) {
             reply_errorf(c, "ERR I'm already the owner of hash slot %u", slot);
             return cl_unlock();
         }
-        if (!(n = node_arg(&c->argv[4]))) {
-            reply_errorf(c, "ERR I don't know about node %s", c->argv[4].p);
-            return cl_unlock();
-        }
-        if (n->flags & CN_SLAVE) {
-            reply_error(c, "ERR Target node is not a master");
-            return cl_unlock();
-        }
+        if (!(n = setslot_master(c))) return cl_unlock();
         cl.importing_from[slot] = n;
     } else if (!strcasecmp(a, "stable") && c->argc == 4) {
         cl.importing_from[slot] = NULL;

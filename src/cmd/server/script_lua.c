@@ -378,6 +378,18 @@ static int table_field(lua_State *l, int idx, const char *field, int type) {
     return 0;
 }
 
+/* The entries of the table on top of the stack (its array part and its
+ * hash part alike). */
+static long table_count(lua_State *l) {
+    long n = 0;
+    lua_pushnil(l);
+    while (lua_next(l, -2)) {
+        n++;
+        lua_pop(l, 1);
+    }
+    return n;
+}
+
 static void lua_to_reply(client *c, lua_State *l, int depth) {
     int t = lua_type(l, -1);
     if (!lua_checkstack(l, 4) || depth > 1000) {
@@ -439,12 +451,7 @@ static void lua_to_reply(client *c, lua_State *l, int depth) {
             break;
         }
         if (table_field(l, -1, "map", LUA_TTABLE)) {
-            long n = 0;
-            lua_pushnil(l);
-            while (lua_next(l, -2)) {
-                n++;
-                lua_pop(l, 1);
-            }
+            long n = table_count(l);
             reply_map(c, n);
             lua_pushnil(l);
             while (lua_next(l, -2)) {
@@ -456,12 +463,7 @@ static void lua_to_reply(client *c, lua_State *l, int depth) {
             break;
         }
         if (table_field(l, -1, "set", LUA_TTABLE)) {
-            long n = 0;
-            lua_pushnil(l);
-            while (lua_next(l, -2)) {
-                n++;
-                lua_pop(l, 1);
-            }
+            long n = table_count(l);
             reply_set(c, n);
             lua_pushnil(l);
             while (lua_next(l, -2)) {
