@@ -198,6 +198,15 @@ def single_node_replies_as_redis():
     assert masked(g.c.ok("CLUSTER", "SHARDS")) == masked(r.c.ok("CLUSTER", "SHARDS"))
     gs, rs = g.c.ok("CLUSTER", "SLOTS"), r.c.ok("CLUSTER", "SLOTS")
     assert [x[:2] for x in gs] == [x[:2] for x in rs], (gs, rs)
+    # Scripts and functions flagged no-cluster are refused in cluster mode.
+    lib = ("#!lua name=cl\n"
+           "redis.register_function{function_name='nc', callback=function() return 1 end, flags={'no-cluster'}}\n"
+           "redis.register_function{function_name='ok', callback=function() return 2 end, flags={'no-writes'}}")
+    for cmd in [("FUNCTION", "LOAD", lib), ("FCALL", "nc", "0"), ("FCALL", "ok", "0"), ("FCALL_RO", "nc", "0"),
+                ("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"), ("EVAL", "#!lua\nreturn 3", "0"),
+                ("EVAL", "return 4", "0")]:
+        a, b = g.c.call(*cmd), r.c.call(*cmd)
+        assert a == b, "%s: goblin %r, redis %r" % (cmd, a, b)
 
 
 @test

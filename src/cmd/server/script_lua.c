@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cmd/cluster/cluster.h"
 #include "cmd/evict.h"
 #include "cmd/repl/repl.h"
 #include "cmd/server/acl.h"
@@ -1135,6 +1136,10 @@ static int prepare_checks(client *c, int flags, int ro, int obey, int pre_oom) {
             return -1;
         }
         return 0;
+    }
+    if ((flags & SCRIPT_FLAG_NO_CLUSTER) && cluster_enabled()) {
+        reply_error(c, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
+        return -1;
     }
     if (stale && !(flags & SCRIPT_FLAG_ALLOW_STALE)) {
         reply_error(c, "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and "
