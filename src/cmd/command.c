@@ -319,13 +319,27 @@ static void on_key_modified(gdb *db, const char *key, size_t klen) {
     }
 }
 
+/* Set on the cron thread while its active expiry cycle runs: the keys it
+ * removes are signalled to blocked clients as a command's would be. */
+static _Thread_local int expiring_actively;
+
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
     /* Redis does not count expiry in the dirty counter. */
     multi_touch(db->id, key, klen);
     if (tracking_active()) tracking_key_modified(NULL, key, klen);
     prop_deletion(db->id, PROP_DEL_EXPIRED, key, klen);
     cmd_notify(NULL, NOTIFY_EXPIRED, "expired", db, key, klen);
-    if (block_count() && prop_in_call()) block_signal_key(db, key, klen);
+    if (block_count() && (prop_in_call() || expiring_actively)) block_signal_key(db, key, klen);
+}
+
+size_t cmd_active_expire_cycle(long long budget_us) {
+    expiring_actively = 1;
+    size_t n = db_active_expire_cycle(budget_us);
+    expiring_actively = 0;
+    /* The keyspace locks are released: hand the removed keys' waiters a
+     * retry (a group reader learns its stream is gone). */
+    block_handle_ready();
+    return n;
 }
 
 /* A load replaced the dataset: as after FLUSHALL, no cached key holds. */

@@ -80,7 +80,7 @@ static void *cron_main(void *arg) {
         nanosleep(&ts, NULL);
         __atomic_fetch_add(&srv.cron_loops, 1, __ATOMIC_RELAXED);
         /* Active expiry: at most 25% of the period. */
-        db_active_expire_cycle(250000 / hz);
+        cmd_active_expire_cycle(250000 / hz);
         /* Client-side caching: the table limit, the broadcast of expired keys. */
         tracking_cron();
         if (__atomic_load_n(&active_rehashing, __ATOMIC_RELAXED)) db_rehash_cycle();

@@ -429,6 +429,29 @@ start_server [list tags {stream} args $::stream_server_args] {
         assert_equal 0 [s blocked_clients]
     }
 
+    test {Blocked XREADGROUP is unblocked when active expiry removes its stream; XREAD keeps waiting} {
+        r del s s2
+        r xgroup create s g $ mkstream
+        set rd [blocked_client xreadgroup group g c block 0 streams s >]
+        r xadd s2 1-0 f v
+        set rd2 [blocked_client xread block 0 streams s2 $]
+        r pexpire s 50
+        r pexpire s2 50
+        # No command touches the keys again: only the background cycle removes them.
+        wait_for_condition 200 20 {[r dbsize] == 0} else {
+            fail "the keys were not removed by active expiry"
+        }
+        wait_for_condition 100 10 {[s blocked_clients] == 1} else {
+            fail "XREADGROUP was not unblocked"
+        }
+        assert_error {UNBLOCKED the stream key no longer exists} {$rd read}
+        $rd close
+        r xadd s2 2-0 f w
+        assert_equal {{s2 {{2-0 {f w}}}}} [$rd2 read]
+        $rd2 close
+        assert_equal 0 [s blocked_clients]
+    }
+
     test {XREADGROUP BLOCK times out with a null reply} {
         r del s
         r xgroup create s g $ mkstream
