@@ -119,8 +119,8 @@ build-release/numa-probe: build-release/utils/numa-probe.o
 # ---------------------------------------------------------------------------
 # Fuzzing: one libFuzzer target per tests/fuzz/fuzz_<target>.c -- the
 # RESP/inline request parser (resp), the configuration file parser (config),
-# the glob matcher (glob), the RDB reader (rdb) and RESTORE's payload reader
-# (restore) -- built with clang, -fsanitize=fuzzer,address,undefined, against
+# the glob matcher (glob), the RDB reader (rdb), RESTORE's payload reader
+# (restore) and the stream value loader through both (stream) -- built with clang, -fsanitize=fuzzer,address,undefined, against
 # the server objects without main.c and without jemalloc, in build-fuzz/.
 #
 # `make fuzz` runs the targets one after the other, each for FUZZ_SECONDS

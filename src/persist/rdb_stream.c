@@ -11,9 +11,11 @@
  * rebuilt as one run each (ds/stream's stream_load_entry), deleted entries
  * included, so node boundaries survive a round trip. Everything that does
  * not add up is corruption: a node key that is not 16 bytes, a master
- * entry or entry that is cut short, lp-count fields that disagree, IDs
- * that do not grow, counts that differ from the entries, a PEL entry that
- * is duplicated or that no consumer (or two consumers) claims. */
+ * entry or entry that is cut short, lp-count fields that disagree, a
+ * node's first entry whose ID is not the node key (Redis never writes
+ * one: deleted entries keep their place), IDs that do not grow, counts
+ * that differ from the entries, a PEL entry that is duplicated or that no
+ * consumer (or two consumers) claims. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +153,12 @@ static int load_node(rdb_in *in, gstream *s, const stream_id *master, lp_elems *
             break;
         }
         stream_id id = {master->ms + (uint64_t)msd, master->seq + (uint64_t)seqd};
+        /* Deleted entries keep their place, so a node's first entry is
+         * always the one whose ID is the node key (runs are found by it). */
+        if (first && stream_id_cmp(&id, master) != 0) {
+            rc = corrupt(in, "first entry ID differs from its node key");
+            break;
+        }
         if (*any && stream_id_cmp(&id, prev) <= 0) {
             rc = corrupt(in, "entry IDs out of order");
             break;

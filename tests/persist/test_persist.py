@@ -448,6 +448,42 @@ def restore_of_damaged_payloads_never_crashes():
 
 
 @test
+def restore_stream_node_key_is_its_first_entry():
+    """A stream node whose first entry's ID is not the node key (Redis
+    never writes one: deleted entries keep their place) is refused as bad
+    data; a node whose first entry was deleted loads and DUMPs the same
+    bytes as redis-server's."""
+    import struct
+    g = goblin(tdir("restore_stream_node"))
+    r = redis(tdir("restore_stream_node_r"))
+    # node key 10-0, its only entry 10-9 (seq delta 9): type 19, group g
+    body = bytes.fromhex(
+        "130110000000000000000a00000000000000001d1d0000000a0001010001010181610200010201000109018162"
+        "020401ff014064050a00405a00320101670000" "81ffffffffffffffff0000")
+    b = body + b"\x0a\x00"
+    rep = g.c.call("RESTORE", "bad", 0, b + struct.pack("<Q", crc64(b)))
+    assert isinstance(rep, Err) and "Bad data format" in str(rep), rep
+    eq(g.c.call("EXISTS", "bad"), 0)
+    # with seq delta 0 the same node is valid
+    fixed = body.replace(bytes.fromhex("000109018162"), bytes.fromhex("000100018162"))
+    assert fixed != body
+    b = fixed + b"\x0a\x00"
+    eq(g.c.call("RESTORE", "good", 0, b + struct.pack("<Q", crc64(b))), b"OK")
+    eq(g.c.call("XRANGE", "good", "-", "+"), [[b"10-0", [b"a", b"b"]]])
+    for c in (g.c, r.c):
+        c.ok("XADD", "s", "1-1", "f", "v")
+        c.ok("XADD", "s", "2-1", "f", "w")
+        c.ok("XDEL", "s", "1-1")
+    dump = r.c.call("DUMP", "s")
+    eq(g.c.call("DUMP", "s"), dump, "DUMP of a node whose first entry is deleted")
+    eq(g.c.call("RESTORE", "s2", 0, dump), b"OK")
+    eq(g.c.call("XRANGE", "s2", "-", "+"), [[b"2-1", [b"f", b"w"]]])
+    eq(g.c.call("DUMP", "s2"), dump)
+    g.stop()
+    r.stop()
+
+
+@test
 def redis_to_goblin_small_encodings_configured():
     """Thresholds differ between the saver and the loader: values are
     re-encoded with the loader's limits, as Redis does."""
