@@ -368,6 +368,9 @@ static void link_handshake(int i) {
             b->link = link;
             pthread_mutex_unlock(&mu);
         }
+        /* The last handshake read may have taken records that came after
+         * it (the peer's first message): no socket event announces them. */
+        if (b->fd >= 0 && !b->closing) link_read(i);
         return;
     }
     int e = SSL_get_error(b->ssl, r);
