@@ -563,7 +563,7 @@ static void shard_node(client *c, cnode *n) {
     long long off = (n->flags & CN_MYSELF) ? cl_my_repl_offset() : n->repl_offset;
     /* As Redis: tls-cluster tells whether a node's port is its TLS one. */
     int plain = cls.tls_cluster ? n->pport : n->port, tls = cls.tls_cluster ? n->port : 0;
-    int fields = 5 + (plain != 0) + (tls != 0) + (n->hostname[0] != 0);
+    int fields = 6 + (plain != 0) + (tls != 0) + (n->hostname[0] != 0);
     reply_map(c, fields);
     reply_bulk_cstr(c, "id");
     reply_bulk(c, n->name, CL_NAMELEN);
