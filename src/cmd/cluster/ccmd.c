@@ -137,7 +137,10 @@ void cl_announced_ports(const csettings *s, int *port, int *pport, int *cport) {
     *cport = s->announce_bus_port ? s->announce_bus_port : cluster_bus_port();
 }
 
-int cl_use_pport(const client *c) { return cls.tls_cluster && c->conn && !(client_flags_peek(c) & CLIENT_TLS); }
+/* A script's client has no connection in Redis: it gets the TLS ports. */
+int cl_use_pport(const client *c) {
+    return cls.tls_cluster && c->conn && !(client_flags_peek(c) & (CLIENT_TLS | CLIENT_SCRIPT));
+}
 
 int cl_client_port(const client *c, const cnode *n) { return cl_use_pport(c) && n->pport ? n->pport : n->port; }
 
