@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
 
 #include <openssl/decoder.h>
 #include <openssl/err.h>
@@ -221,6 +224,7 @@ int tls_configured(void) {
 
 int tls_port(void) { return __atomic_load_n(&tls_set.port, __ATOMIC_RELAXED); }
 int tls_replication(void) { return __atomic_load_n(&tls_set.replication, __ATOMIC_RELAXED); }
+int tls_cluster(void) { return __atomic_load_n(&tls_set.cluster, __ATOMIC_RELAXED); }
 
 static int tls_wanted(void) { return tls_set.port || tls_set.replication || tls_set.cluster; }
 
@@ -386,6 +390,75 @@ int tls_connect_blocking(SSL *ssl, char *err, size_t errlen) {
     }
     ERR_clear_error();
     return -1;
+}
+
+static long long sync_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void tls_sync_timeout(SSL *ssl, long timeout_ms) {
+    struct timeval tv = {0, 0};
+    if (timeout_ms > 0) {
+        tv.tv_sec = timeout_ms / 1000;
+        tv.tv_usec = (timeout_ms % 1000) * 1000;
+    }
+    int fd = SSL_get_fd(ssl);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* Set the socket timeouts to what is left until deadline (-1: none): 0,
+ * or -1 with errno ETIMEDOUT when nothing is left. */
+static int sync_left(SSL *ssl, long long deadline) {
+    if (deadline < 0) return 0;
+    long long left = deadline - sync_now_ms();
+    if (left <= 0) {
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    tls_sync_timeout(ssl, (long)left);
+    return 0;
+}
+
+ssize_t tls_sync_write(SSL *ssl, const void *p, size_t n, long timeout_ms) {
+    const char *s = p;
+    size_t done = 0;
+    long long deadline = timeout_ms > 0 ? sync_now_ms() + timeout_ms : -1;
+    if (deadline < 0) tls_sync_timeout(ssl, 0);
+    while (done < n) {
+        if (sync_left(ssl, deadline) != 0) break;
+        ssize_t w = tls_write(ssl, s + done, n - done, NULL);
+        if (w > 0) {
+            done += (size_t)w;
+            continue;
+        }
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN) errno = ETIMEDOUT; /* SO_SNDTIMEO */
+        break;
+    }
+    return (ssize_t)done;
+}
+
+ssize_t tls_sync_read_line(SSL *ssl, char *buf, size_t size, long timeout_ms) {
+    size_t len = 0;
+    long long deadline = timeout_ms > 0 ? sync_now_ms() + timeout_ms : -1;
+    if (deadline < 0) tls_sync_timeout(ssl, 0);
+    for (;;) {
+        char ch;
+        if (sync_left(ssl, deadline) != 0) return -1;
+        ssize_t r = tls_read(ssl, &ch, 1, NULL);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && errno == EAGAIN) errno = ETIMEDOUT; /* SO_RCVTIMEO */
+        if (r == 0) errno = ECONNRESET; /* EOF */
+        if (r <= 0) return -1;
+        if (ch == '\n') break;
+        if (len + 1 < size) buf[len++] = ch;
+    }
+    if (len && buf[len - 1] == '\r') len--;
+    if (size) buf[len] = '\0';
+    return (ssize_t)len;
 }
 
 void tls_close(SSL *ssl) {

@@ -38,6 +38,7 @@ int tls_configured(void);
 /* The directives' current values. */
 int tls_port(void);
 int tls_replication(void);
+int tls_cluster(void);
 
 /* A server-side SSL for an accepted socket, in accept state, with the
  * peer verification tls-auth-clients asks for, reading ahead (its reader
@@ -64,6 +65,17 @@ int tls_write_all(SSL *ssl, const void *buf, size_t n);
 /* The client handshake on a blocking socket (its timeouts apply): 0, or
  * -1 with Redis's error text in err. */
 int tls_connect_blocking(SSL *ssl, char *err, size_t errlen);
+/* Blocking I/O over ssl on a blocking socket with a deadline, as Redis's
+ * connTLSSync* calls (the socket's SO_SNDTIMEO/SO_RCVTIMEO follow the time
+ * left; timeout_ms <= 0: none), for MIGRATE. tls_sync_timeout sets both
+ * to timeout_ms (before a tls_connect_blocking). tls_sync_write: the count
+ * written (n when whole; less on an error or at the deadline, then errno,
+ * ETIMEDOUT at the deadline). tls_sync_read_line: one line without its CR
+ * LF into buf (cut to size - 1, NUL-terminated), its length, or -1 on EOF,
+ * an error or the deadline; byte by byte, as sock_read_line. */
+void tls_sync_timeout(SSL *ssl, long timeout_ms);
+ssize_t tls_sync_write(SSL *ssl, const void *p, size_t n, long timeout_ms);
+ssize_t tls_sync_read_line(SSL *ssl, char *buf, size_t size, long timeout_ms);
 /* close_notify (best effort), then free. */
 void tls_close(SSL *ssl);
 #endif

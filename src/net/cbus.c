@@ -12,7 +12,20 @@
  * table (output buffers, states) is guarded by mu: the cluster may send or
  * close from any thread; a pipe wakes the loop. Callbacks into the cluster
  * run with mu released (the cluster holds its own lock while it calls back
- * into send/close). */
+ * into send/close).
+ *
+ * With tls-cluster yes the links speak TLS (base/tls.c's contexts: the
+ * server one for accepted links, which must show a certificate whatever
+ * tls-auth-clients says, as Redis's bus; the client one, else the server
+ * one, for the links this node opens). The socket stays non-blocking and
+ * in the poll loop: the handshake advances one step per event (hs, with
+ * the direction OpenSSL waits for in want_write); an accepted link is
+ * given to the cluster and an outgoing one reported connected only once
+ * it is done. Reads go on while OpenSSL holds decrypted bytes or records
+ * read ahead (SSL_has_pending); writes are partial (the context's
+ * SSL_MODE_ENABLE_PARTIAL_WRITE) and a read or write that needs the other
+ * direction (a renegotiation, a TLS 1.3 key update) is retried from that
+ * direction's event. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,8 +40,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+
 #include "base/config.h"
 #include "base/log.h"
+#include "base/tls.h"
 #include "cmd/cluster/cluster.h"
 #include "net/internal.h"
 
@@ -40,6 +56,11 @@ typedef struct blink {
     unsigned gen;
     int connecting;        /* outbound, connect() in progress */
     int closing;           /* closed by the cluster: drop without callback */
+    SSL *ssl;              /* tls-cluster: the link's TLS, else NULL */
+    int hs;                /* the TLS handshake is running */
+    int hs_write;          /* ... and waits for the socket to take bytes */
+    int rd_wants_write;    /* the last SSL_read wants POLLOUT */
+    int wr_wants_read;     /* the last SSL_write wants POLLIN */
     void *link;            /* the cluster's link */
     unsigned char *in;
     size_t inlen, incap;
@@ -69,7 +90,7 @@ static void poke(void) {
     }
 }
 
-static int slot_new(int fd, void *link, int connecting) {
+static int slot_new(int fd, void *link, int connecting, SSL *ssl) {
     pthread_mutex_lock(&mu);
     for (int i = 0; i < MAXLINKS; i++)
         if (links[i].fd < 0) {
@@ -79,6 +100,9 @@ static int slot_new(int fd, void *link, int connecting) {
             b->connecting = connecting;
             b->closing = 0;
             b->link = link;
+            b->ssl = ssl;
+            b->hs = ssl != NULL;
+            b->hs_write = b->rd_wants_write = b->wr_wants_read = 0;
             b->inlen = b->outlen = b->outoff = 0;
             int h = h_make(i);
             pthread_mutex_unlock(&mu);
@@ -90,6 +114,11 @@ static int slot_new(int fd, void *link, int connecting) {
 
 /* mu held. */
 static void slot_free(blink *b) {
+    if (b->ssl) {
+        if (b->hs) SSL_free(b->ssl);
+        else tls_close(b->ssl); /* close_notify, best effort */
+        b->ssl = NULL;
+    }
     close(b->fd);
     b->fd = -1;
     b->link = NULL;
@@ -124,7 +153,7 @@ static int tp_connect(const char *ip, int port, void *link) {
         close(fd);
         return -1;
     }
-    int h = slot_new(fd, link, 1);
+    int h = slot_new(fd, link, 1, NULL);
     if (h < 0) close(fd);
     else poke();
     return h;
@@ -222,7 +251,53 @@ static void link_lost(int i) {
     else cluster_bus_closed(link);
 }
 
-/* Read what arrived on link i and deliver every whole message. */
+/* One read from link b: bytes (> 0), 0 when nothing more can be read
+ * now, -1 when the link is lost. */
+static ssize_t link_recv(blink *b, void *buf, size_t n) {
+    if (!b->ssl) {
+        ssize_t r = read(b->fd, buf, n);
+        if (r > 0) return r;
+        if (r < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+        return -1;
+    }
+    int other = 0;
+    ssize_t r = tls_read(b->ssl, buf, n, &other);
+    b->rd_wants_write = 0;
+    if (r > 0) return r;
+    if (r < 0 && errno == EAGAIN) {
+        b->rd_wants_write = other;
+        return 0;
+    }
+    return -1;
+}
+
+/* Hand every whole message in link i's input to the cluster: 0, or -1
+ * when the link is gone (lost, freed or closed by the cluster). */
+static int link_deliver(int i, unsigned gen) {
+    blink *b = &links[i];
+    size_t off = 0;
+    while (b->fd >= 0 && b->gen == gen && !b->closing) {
+        ssize_t len = cluster_bus_frame_len(b->in + off, b->inlen - off);
+        if (len < 0) {
+            link_lost(i);
+            return -1;
+        }
+        if (len == 0 || (size_t)len > b->inlen - off) break;
+        /* The message is handed over as is; the buffer stays put while the
+         * cluster reads it (only this thread grows it). */
+        int rc = cluster_bus_message(b->link, b->in + off, (size_t)len);
+        off += (size_t)len;
+        if (rc < 0) break;
+    }
+    if (b->fd < 0 || b->gen != gen) return -1;
+    memmove(b->in, b->in + off, b->inlen - off);
+    b->inlen -= off;
+    return b->closing ? -1 : 0;
+}
+
+/* Read what arrived on link i and deliver every whole message. A TLS link
+ * reads until OpenSSL waits for the socket, so nothing it holds (read
+ * ahead or decrypted) is left behind without a socket event to come. */
 static void link_read(int i) {
     blink *b = &links[i];
     unsigned gen = b->gen;
@@ -234,42 +309,37 @@ static void link_read(int i) {
             b->in = nb;
             b->incap = cap;
         }
-        ssize_t r = read(b->fd, b->in + b->inlen, b->incap - b->inlen);
-        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+        ssize_t r = link_recv(b, b->in + b->inlen, b->incap - b->inlen);
+        if (r < 0) {
             link_lost(i);
             return;
         }
-        if (r < 0) break;
+        if (r == 0) break;
         b->inlen += (size_t)r;
-        if ((size_t)r < 16384) break;
-    }
-    size_t off = 0;
-    while (b->fd >= 0 && b->gen == gen && !b->closing) {
-        ssize_t len = cluster_bus_frame_len(b->in + off, b->inlen - off);
-        if (len < 0) {
-            link_lost(i);
-            return;
-        }
-        if (len == 0 || (size_t)len > b->inlen - off) break;
-        /* The message is handed over as is; the buffer stays put while the
-         * cluster reads it (only this thread grows it). */
-        int rc = cluster_bus_message(b->link, b->in + off, (size_t)len);
-        off += (size_t)len;
-        if (rc < 0) break;
-    }
-    if (b->fd >= 0 && b->gen == gen) {
-        memmove(b->in, b->in + off, b->inlen - off);
-        b->inlen -= off;
+        if (link_deliver(i, gen) != 0) return;
+        if (!b->ssl && (size_t)r < 16384) break;
     }
 }
 
 static void link_write(int i) {
     pthread_mutex_lock(&mu);
     blink *b = &links[i];
+    if (b->ssl) b->wr_wants_read = 0;
     while (b->outoff < b->outlen) {
-        ssize_t w = write(b->fd, b->out + b->outoff, b->outlen - b->outoff);
+        ssize_t w;
+        int again, other = 0;
+        if (b->ssl) {
+            w = tls_write(b->ssl, b->out + b->outoff, b->outlen - b->outoff, &other);
+            again = w < 0 && errno == EAGAIN;
+        } else {
+            w = write(b->fd, b->out + b->outoff, b->outlen - b->outoff);
+            again = w < 0 && (errno == EAGAIN || errno == EINTR);
+        }
         if (w <= 0) {
-            if (w < 0 && (errno == EAGAIN || errno == EINTR)) break;
+            if (again) {
+                b->wr_wants_read = other;
+                break;
+            }
             pthread_mutex_unlock(&mu);
             link_lost(i);
             return;
@@ -280,15 +350,87 @@ static void link_write(int i) {
     pthread_mutex_unlock(&mu);
 }
 
+/* One step of link i's TLS handshake. Once it is done an accepted link
+ * goes to the cluster and an outgoing one is reported connected; a failed
+ * one is dropped (an outgoing one reported failed). */
+static void link_handshake(int i) {
+    blink *b = &links[i];
+    ERR_clear_error();
+    int r = SSL_do_handshake(b->ssl);
+    if (r == 1) {
+        b->hs = b->hs_write = 0;
+        if (b->connecting) {
+            b->connecting = 0;
+            cluster_bus_connected(b->link, 1);
+        } else {
+            void *link = cluster_bus_accepted(h_make(i));
+            pthread_mutex_lock(&mu);
+            b->link = link;
+            pthread_mutex_unlock(&mu);
+        }
+        /* The last handshake read may have taken records that came after
+         * it (the peer's first message): no socket event announces them. */
+        if (b->fd >= 0 && !b->closing) link_read(i);
+        return;
+    }
+    int e = SSL_get_error(b->ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        b->hs_write = e == SSL_ERROR_WANT_WRITE;
+        return;
+    }
+    char eb[256];
+    if (b->connecting) log_verbose("Cluster bus link TLS handshake failed: %s", tls_error_text(e, eb, sizeof(eb)));
+    else log_verbose("Error accepting cluster node connection: %s", tls_error_text(e, eb, sizeof(eb)));
+    ERR_clear_error();
+    link_lost(i);
+}
+
+/* The TCP connect of outgoing link i is done: with tls-cluster the
+ * handshake starts, else the cluster hears of it. */
+static void link_tcp_connected(int i) {
+    blink *b = &links[i];
+    if (!tls_cluster()) {
+        b->connecting = 0;
+        cluster_bus_connected(b->link, 1);
+        return;
+    }
+    SSL *ssl = tls_connect_new(b->fd);
+    if (!ssl) {
+        log_warn("Cluster bus: TLS is not configured");
+        link_lost(i);
+        return;
+    }
+    pthread_mutex_lock(&mu);
+    b->ssl = ssl;
+    b->hs = 1;
+    pthread_mutex_unlock(&mu);
+    link_handshake(i);
+}
+
 static void accept_all(int lfd) {
     for (int k = 0; k < 64; k++) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) return;
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        int h = slot_new(fd, NULL, 0);
+        SSL *ssl = NULL;
+        if (tls_cluster()) {
+            if (!(ssl = tls_accept_new(fd))) {
+                log_verbose("Error creating an accepting connection for cluster node: TLS is not configured");
+                close(fd);
+                continue;
+            }
+            /* A bus peer shows a certificate, whatever tls-auth-clients. */
+            SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+        }
+        int h = slot_new(fd, NULL, 0, ssl);
         if (h < 0) {
+            if (ssl) SSL_free(ssl);
             close(fd);
+            continue;
+        }
+        if (ssl) {
+            link_handshake(h & (MAXLINKS - 1));
             continue;
         }
         void *link = cluster_bus_accepted(h);
@@ -296,6 +438,15 @@ static void accept_all(int lfd) {
         links[h & (MAXLINKS - 1)].link = link;
         pthread_mutex_unlock(&mu);
     }
+}
+
+/* The events link b waits for. */
+static short link_events(const blink *b) {
+    if (b->hs) return b->hs_write ? POLLOUT : POLLIN;
+    if (b->connecting) return POLLOUT;
+    short ev = POLLIN;
+    if (b->outlen > b->outoff || b->rd_wants_write) ev |= POLLOUT;
+    return ev;
 }
 
 static void *cbus_main(void *arg) {
@@ -328,7 +479,7 @@ static void *cbus_main(void *arg) {
                 continue;
             }
             pfd[n].fd = b->fd;
-            pfd[n].events = b->connecting ? POLLOUT : (short)(POLLIN | (b->outlen > b->outoff ? POLLOUT : 0));
+            pfd[n].events = link_events(b);
             idx[n++] = i;
         }
         pthread_mutex_unlock(&mu);
@@ -350,6 +501,10 @@ static void *cbus_main(void *arg) {
             int i = idx[k];
             blink *b = &links[i];
             if (b->fd != pfd[k].fd || b->closing) continue;
+            if (b->hs) {
+                link_handshake(i);
+                continue;
+            }
             if (b->connecting) {
                 int err = 0;
                 socklen_t el = sizeof(err);
@@ -358,17 +513,21 @@ static void *cbus_main(void *arg) {
                     link_lost(i);
                     continue;
                 }
-                b->connecting = 0;
-                cluster_bus_connected(b->link, 1);
+                link_tcp_connected(i);
                 continue;
             }
-            if (pfd[k].revents & (POLLIN | POLLERR | POLLHUP)) link_read(i);
-            if (b->fd == pfd[k].fd && !b->closing && (pfd[k].revents & POLLOUT)) link_write(i);
+            short rev = pfd[k].revents;
+            /* A TLS read that waits to write retries on POLLOUT, a write
+             * that waits to read on POLLIN. */
+            if ((rev & (POLLIN | POLLERR | POLLHUP)) || (b->rd_wants_write && (rev & POLLOUT))) link_read(i);
+            if (b->fd == pfd[k].fd && !b->closing && ((rev & POLLOUT) || (b->wr_wants_read && (rev & POLLIN))))
+                link_write(i);
         }
         /* Write what the messages just handled queued, without waiting for
          * the next poll round. */
         for (int i = 0; i < MAXLINKS; i++)
-            if (links[i].fd >= 0 && !links[i].connecting && !links[i].closing && links[i].outlen > links[i].outoff)
+            if (links[i].fd >= 0 && !links[i].connecting && !links[i].hs && !links[i].closing &&
+                links[i].outlen > links[i].outoff)
                 link_write(i);
     }
     return NULL;

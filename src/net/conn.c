@@ -269,6 +269,7 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
     k->c.ctime_ms = k->c.last_ms = now_ms();
     if (acl_new_client_authenticated()) k->c.flags = CLIENT_AUTHENTICATED; /* not yet visible */
     if (unix_sock) k->c.flags |= CLIENT_UNIX_SOCKET;
+    if (ssl) k->c.flags |= CLIENT_TLS;
     snprintf(k->c.addr, sizeof(k->c.addr), "%s", peer);
     snprintf(k->c.laddr, sizeof(k->c.laddr), "%s", local);
     pthread_mutex_init(&k->alock, NULL);

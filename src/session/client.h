@@ -51,6 +51,7 @@ enum {
      * READONLY (reads of the master's slots served by its replica). */
     CLIENT_ASKING = 1u << 28,
     CLIENT_READONLY = 1u << 29,
+    CLIENT_TLS = 1u << 30, /* connected through a tls-port listener */
 };
 
 struct cmd_def;

@@ -11,7 +11,12 @@ redis master, then a redis replica of a goblin master and a goblin replica
 of the redis master) converges with every node's CLUSTER NODES agreeing;
 the goblin replica wins the election when the redis master dies; PUBLISH
 and SPUBLISH reach subscribers on other nodes; nodes.conf brings a
-restarted node back with its id, epochs and slots.
+restarted node back with its id, epochs and slots. With tls-cluster yes
+(certificates made with the openssl CLI, tests/helpers/tlscerts.py): three
+goblin masters made and checked by `redis-cli --tls --cluster`, `redis-cli
+--tls -c` following MOVED, the ports a TLS and a plaintext client are told
+(CLUSTER NODES/SLOTS/SHARDS, -MOVED) compared with a redis-server node of
+the same cluster, and MIGRATE over TLS.
 
   python3 tests/cluster/test_cluster.py [-v] [name-substring ...]
 
@@ -20,6 +25,7 @@ Ends with "cluster: N passed, M failed".
 import os
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -27,6 +33,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "persist"))
 from harness import ROOT, Conn, Err, Suite, wait_for  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "helpers"))
+import tlscerts  # noqa: E402
 
 TMP = os.path.join(ROOT, "tests", "tmp", "cluster.%d" % os.getpid())
 VERBOSE = "-v" in sys.argv
@@ -429,6 +437,145 @@ def migrate_standalone_goblin_and_redis():
     assert g.c.ok("ZSCORE", "z", "two") == b"2"
     assert 90 <= g.c.ok("TTL", "t") <= 100
     assert c.ok("DBSIZE") == 0
+
+
+# ---- tls-cluster ------------------------------------------------------------
+
+CERTS = os.path.join(TMP, "certs")
+
+
+def cert(name):
+    return os.path.join(CERTS, name)
+
+
+def tls_node(kind, d, *args):
+    """A cluster node with the bus and replication over TLS: a plaintext
+    port (.port, the harness's) and a TLS one (.tls) whose bus port
+    (+10000) is free."""
+    tlscerts.make(CERTS)
+    tls = cluster_port()
+    s = node(kind, d, "--tls-port", str(tls), "--tls-cert-file", cert("server.crt"), "--tls-key-file",
+             cert("server.key"), "--tls-ca-cert-file", cert("ca.crt"), "--tls-cluster", "yes",
+             "--tls-replication", "yes", *args)
+    s.tls = tls
+    return s
+
+
+def tls_cli(*args, timeout=60):
+    return cli("--tls", "--cert", cert("client.crt"), "--key", cert("client.key"), "--cacert", cert("ca.crt"),
+               *args, timeout=timeout)
+
+
+def tls_conn(s):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.load_verify_locations(cert("ca.crt"))
+    ctx.load_cert_chain(cert("client.crt"), cert("client.key"))
+    c = Conn(s.tls, timeout=30.0)
+    c.sock = ctx.wrap_socket(c.sock, server_hostname="localhost")
+    return c
+
+
+def tls_create(servers):
+    rc, out = tls_cli("--cluster", "create", *["127.0.0.1:%d" % s.tls for s in servers], "--cluster-yes")
+    assert rc == 0 and "[OK] All 16384 slots covered." in out, out
+    assert wait_for(lambda: all(state_ok(s) for s in servers) and converged(servers), 30), \
+        [s.c.ok("CLUSTER", "NODES") for s in servers]
+
+
+@test
+def tls_cluster_three_goblin_masters():
+    """The bus over TLS: created and checked by redis-cli --tls, MOVED
+    followed by redis-cli --tls -c; TLS clients are told the TLS ports,
+    plaintext clients the plaintext ones; MIGRATE over TLS."""
+    ns = [tls_node("goblin", tdir("t%d" % i)) for i in range(3)]
+    tls_create(ns)
+    rc, out = tls_cli("--cluster", "check", "127.0.0.1:%d" % ns[1].tls)
+    assert rc == 0 and "[OK] All nodes agree about slots configuration." in out, out
+    for i in range(10):
+        rc, out = tls_cli("-c", "-p", ns[i % 3].tls, "SET", "key:%d" % i, "v%d" % i)
+        assert out.strip() == "OK", out
+    rc, out = tls_cli("-c", "-p", ns[0].tls, "GET", "key:7")
+    assert out.strip() == "v7", out
+    # The bus links are TLS: the bus port refuses a plaintext peer, and
+    # nodes.conf keeps the announced (TLS) ports.
+    by_port = {s.tls: s for s in ns}
+    tc = tls_conn(ns[0])
+    for line in tc.call("CLUSTER", "NODES").decode().splitlines():
+        addr = line.split(" ")[1]
+        port, cport = int(addr.split(":")[1].split("@")[0]), int(addr.split("@")[1])
+        assert port in by_port and cport == port + 10000, line
+    for line in ns[0].c.ok("CLUSTER", "NODES").decode().splitlines():
+        port = int(line.split(" ")[1].split(":")[1].split("@")[0])
+        assert port in [s.port for s in ns], line
+    slot = int(ns[0].c.ok("CLUSTER", "KEYSLOT", "foo"))
+    owner = [s for s in ns if int(s.c.ok("CLUSTER", "COUNTKEYSINSLOT", slot)) >= 0 and
+             s.c.call("GET", "foo") is None][0]
+    other = [s for s in ns if s is not owner][0]
+    assert other.c.call("GET", "foo").msg == "MOVED %d 127.0.0.1:%d" % (slot, owner.port)
+    assert tls_conn(other).call("GET", "foo").msg == "MOVED %d 127.0.0.1:%d" % (slot, owner.tls)
+    sl = [r for r in tls_conn(other).call("CLUSTER", "SLOTS") if r[0] <= slot <= r[1]][0]
+    assert sl[2][1] == owner.tls, sl
+    sl = [r for r in other.c.ok("CLUSTER", "SLOTS") if r[0] <= slot <= r[1]][0]
+    assert sl[2][1] == owner.port, sl
+    # MIGRATE over TLS (to the target's TLS port) into the importing node;
+    # to a plaintext port the connect fails (the handshake).
+    owner.c.ok("SET", "foo", "bar")
+    r = owner.c.call("MIGRATE", "127.0.0.1", other.port, "foo", 0, 1000)
+    assert isinstance(r, Err) and r.msg == "IOERR error or timeout connecting to the client", r
+    ido, idt = owner.c.ok("CLUSTER", "MYID"), other.c.ok("CLUSTER", "MYID")
+    assert other.c.ok("CLUSTER", "SETSLOT", slot, "IMPORTING", ido) == b"OK"
+    assert owner.c.ok("CLUSTER", "SETSLOT", slot, "MIGRATING", idt) == b"OK"
+    assert owner.c.ok("MIGRATE", "127.0.0.1", other.tls, "foo", 0, 5000) == b"OK"
+    c = other.client()
+    c.ok("ASKING")
+    assert c.ok("GET", "foo") == b"bar"
+    assert owner.c.call("GET", "foo").msg == "ASK %d 127.0.0.1:%d" % (slot, other.port)
+    assert tls_conn(owner).call("GET", "foo").msg == "ASK %d 127.0.0.1:%d" % (slot, other.tls)
+    # The bus port speaks TLS only: a plaintext message gets no answer.
+    s = socket.create_connection(("127.0.0.1", owner.tls + 10000), timeout=5)
+    s.sendall(b"RCmb" + b"\0" * 2252)
+    s.settimeout(5)
+    try:
+        got = s.recv(100)
+    except OSError:
+        got = b""
+    assert got[:4] != b"RCmb", got
+    assert owner.c.ok("PING") == b"PONG"
+
+
+@test
+def tls_cluster_mixed_with_redis():
+    """Two goblin masters and a redis-server master with tls-cluster yes:
+    the cluster converges and every node tells a TLS client and a
+    plaintext client the same ports as the redis-server node does (CLUSTER
+    NODES, SLOTS, SHARDS)."""
+    g1, g2 = tls_node("goblin", tdir("tg1")), tls_node("goblin", tdir("tg2"))
+    r1 = tls_node("redis", tdir("tr1"))
+    ns = [g1, g2, r1]
+    tls_create(ns)
+    rc, out = tls_cli("--cluster", "check", "127.0.0.1:%d" % r1.tls)
+    assert rc == 0 and "[OK] All nodes agree about slots configuration." in out, out
+
+    def view(c, cmd):
+        x = c.call("CLUSTER", cmd)
+        if cmd == "NODES":  # ping/pong times and the myself flag differ
+            return sorted(" ".join(f[:2] + [f[2].replace("myself,", "")] + f[3:4] + f[6:])
+                          for f in (l.split(" ") for l in x.decode().splitlines()))
+        if cmd == "SHARDS":  # replication offsets differ
+            return sorted(str([[k, v] for k, v in zip(n[::2], n[1::2]) if k != b"replication-offset"]
+                              for n in sh[3]) for sh in x)
+        return sorted(str(r) for r in x)
+    for cmd in ("NODES", "SLOTS", "SHARDS"):
+        want_plain, want_tls = view(r1.c, cmd), view(tls_conn(r1), cmd)
+        assert (want_plain == want_tls) == (cmd == "SHARDS")  # SHARDS shows both ports to all
+        for g in (g1, g2):
+            assert wait_for(lambda: view(g.c, cmd) == want_plain, 10), (cmd, view(g.c, cmd), want_plain)
+            assert view(tls_conn(g), cmd) == want_tls, (cmd, view(tls_conn(g), cmd), want_tls)
+    rc, out = tls_cli("-c", "-p", r1.tls, "SET", "foo", "1")
+    assert out.strip() == "OK", out
+    rc, out = tls_cli("-c", "-p", g1.tls, "GET", "foo")
+    assert out.strip() == "1", out
 
 
 def main():

@@ -31,6 +31,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "persist"))
 from harness import ROOT, Conn, Err, Suite, free_port, info, wait_for  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "helpers"))
+import tlscerts  # noqa: E402
 
 TMP = os.path.join(ROOT, "tests", "tmp", "tls.%d" % os.getpid())
 VERBOSE = "-v" in sys.argv
@@ -48,28 +50,7 @@ def cert(name):
 def make_certs():
     """CA, server, server2 (for reloads), client, expired (client, its
     validity ended yesterday), other (client, signed by another CA)."""
-    if os.path.exists(cert("done")):
-        return
-    os.makedirs(CERTS, exist_ok=True)
-
-    def ossl(*a):
-        subprocess.run(["openssl"] + list(a), cwd=CERTS, check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-    for ca, cn in (("ca", "Goblin Test CA"), ("ca2", "Other CA")):
-        ossl("req", "-x509", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", ca + ".key", "-out", ca + ".crt",
-             "-days", "30", "-subj", "/CN=" + cn)
-    with open(cert("san.ext"), "w") as f:
-        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-    for name, cn, ca, days, ext in (("server", "goblin-server-1", "ca", "30", True),
-                                    ("server2", "goblin-server-2", "ca", "30", True),
-                                    ("client", "client", "ca", "30", False),
-                                    ("expired", "expired", "ca", "-1", False),
-                                    ("other", "other", "ca2", "30", False)):
-        ossl("req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", name + ".key", "-out", name + ".csr",
-             "-subj", "/CN=" + cn)
-        ossl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key", "-CAcreateserial",
-             "-out", name + ".crt", "-days", days, *(["-extfile", "san.ext"] if ext else []))
-    open(cert("done"), "w").close()
+    tlscerts.make(CERTS)
 
 
 def tls_args(port, *extra):

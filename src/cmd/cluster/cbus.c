@@ -83,11 +83,7 @@ static void broadcast(const unsigned char *buf, size_t len) {
     }
 }
 
-static void announced_ports(int *port, int *pport, int *cport) {
-    *port = cls.announce_port ? cls.announce_port : cls.port;
-    *pport = 0;
-    *cport = cls.announce_bus_port ? cls.announce_bus_port : cluster_bus_port();
-}
+static void announced_ports(int *port, int *pport, int *cport) { cl_announced_ports(&cls, port, pport, cport); }
 
 static void build_header(unsigned char *h, int type) {
     cnode *me = cl.myself;

@@ -23,6 +23,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "base/tls.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/keyspec.h"
@@ -107,25 +108,48 @@ void cl_refresh_settings(void) {
     str_of("cluster-announce-hostname", s.announce_hostname, sizeof(s.announce_hostname));
     s.announce_port = (int)ll_of("cluster-announce-port", 0);
     s.announce_bus_port = (int)ll_of("cluster-announce-bus-port", 0);
+    s.announce_tls_port = (int)ll_of("cluster-announce-tls-port", 0);
     char ep[32];
     str_of("cluster-preferred-endpoint-type", ep, sizeof(ep));
     s.preferred_endpoint = !strcmp(ep, "hostname") ? 1 : !strcmp(ep, "unknown-endpoint") ? 2 : 0;
     s.port = cfg.port;
+    s.tls_port = tls_port();
+    s.tls_cluster = tls_cluster();
     cl_wrlock();
     cls = s;
     if (cl.myself) {
-        int port = s.announce_port ? s.announce_port : s.port;
-        cl.myself->port = port;
-        cl.myself->cport = s.announce_bus_port ? s.announce_bus_port : cluster_bus_port();
+        cl_announced_ports(&s, &cl.myself->port, &cl.myself->pport, &cl.myself->cport);
         if (s.announce_ip[0]) snprintf(cl.myself->ip, sizeof(cl.myself->ip), "%s", s.announce_ip);
         cl.myself->flags = (cl.myself->flags & ~CN_NOFAILOVER) | (s.replica_no_failover ? CN_NOFAILOVER : 0);
     }
     cl_unlock();
 }
 
+void cl_announced_ports(const csettings *s, int *port, int *pport, int *cport) {
+    *port = s->tls_cluster ? s->tls_port : s->port;
+    *pport = s->tls_cluster ? s->port : 0;
+    if (s->tls_cluster && s->announce_tls_port) {
+        *port = s->announce_tls_port;
+        *pport = s->announce_port;
+    } else if (s->announce_port) {
+        *port = s->announce_port;
+    }
+    *cport = s->announce_bus_port ? s->announce_bus_port : cluster_bus_port();
+}
+
+/* A script's client has no connection in Redis: it gets the TLS ports. */
+int cl_use_pport(const client *c) {
+    return cls.tls_cluster && c->conn && !(client_flags_peek(c) & (CLIENT_TLS | CLIENT_SCRIPT));
+}
+
+int cl_client_port(const client *c, const cnode *n) { return cl_use_pport(c) && n->pport ? n->pport : n->port; }
+
+/* The port the bus port derives from: tls-port with tls-cluster. */
+static int base_port(void) { return tls_cluster() ? tls_port() : cfg.port; }
+
 int cluster_bus_port(void) {
     int p = (int)ll_of("cluster-port", 0);
-    return p ? p : cfg.port + CL_PORT_INCR;
+    return p ? p : base_port() + CL_PORT_INCR;
 }
 
 void cluster_preinit(void) {
@@ -136,7 +160,7 @@ void cluster_preinit(void) {
 int cluster_init(char *err, size_t errlen) {
     if (!enabled) return 0;
     if (!cluster_enabled()) return 0;
-    if (ll_of("cluster-port", 0) == 0 && cfg.port > 65535 - CL_PORT_INCR) {
+    if (ll_of("cluster-port", 0) == 0 && base_port() > 65535 - CL_PORT_INCR) {
         snprintf(err, errlen,
                  "Redis port number too high. Cluster communication port is 10,000 port numbers higher than your "
                  "Redis port. Your Redis port number must be 55535 or less.");
@@ -266,13 +290,13 @@ static int get_node_by_query(client *c, const cmd_def *cmd, int argc, garg *argv
         const char *ep = cls.preferred_endpoint == 0 ? n->ip
                          : cls.preferred_endpoint == 1 ? (n->hostname[0] ? n->hostname : "?")
                                                        : "";
-        snprintf(owner_addr, sizeof(owner_addr), "%s:%d", ep, n->port);
+        snprintf(owner_addr, sizeof(owner_addr), "%s:%d", ep, cl_client_port(c, n));
         if (migrating) {
             cnode *t = cl.migrating_to[slot];
             const char *tep = cls.preferred_endpoint == 0 ? t->ip
                               : cls.preferred_endpoint == 1 ? (t->hostname[0] ? t->hostname : "?")
                                                             : "";
-            snprintf(ask_addr, sizeof(ask_addr), "%s:%d", tep, t->port);
+            snprintf(ask_addr, sizeof(ask_addr), "%s:%d", tep, cl_client_port(c, t));
         }
         myself_is_slave_of_owner = (cl.myself->flags & CN_SLAVE) && cl.myself->slaveof == n;
     } else {
@@ -492,7 +516,7 @@ static void reply_node_for_slots(client *c, cnode *n) {
     if (cls.preferred_endpoint == 0) reply_bulk_cstr(c, n->ip);
     else if (cls.preferred_endpoint == 1) reply_bulk_cstr(c, n->hostname[0] ? n->hostname : "?");
     else reply_null(c);
-    reply_int(c, n->port);
+    reply_int(c, cl_client_port(c, n));
     reply_bulk(c, n->name, CL_NAMELEN);
     int len = (cls.preferred_endpoint != 0) + (cls.preferred_endpoint != 1 && n->hostname[0]);
     reply_map(c, len);
@@ -540,12 +564,20 @@ static void cluster_slots(client *c) {
 
 static void shard_node(client *c, cnode *n) {
     long long off = (n->flags & CN_MYSELF) ? cl_my_repl_offset() : n->repl_offset;
-    int fields = 7 + (n->hostname[0] != 0);
+    /* As Redis: tls-cluster tells whether a node's port is its TLS one. */
+    int plain = cls.tls_cluster ? n->pport : n->port, tls = cls.tls_cluster ? n->port : 0;
+    int fields = 6 + (plain != 0) + (tls != 0) + (n->hostname[0] != 0);
     reply_map(c, fields);
     reply_bulk_cstr(c, "id");
     reply_bulk(c, n->name, CL_NAMELEN);
-    reply_bulk_cstr(c, "port");
-    reply_int(c, n->port);
+    if (plain) {
+        reply_bulk_cstr(c, "port");
+        reply_int(c, plain);
+    }
+    if (tls) {
+        reply_bulk_cstr(c, "tls-port");
+        reply_int(c, tls);
+    }
     reply_bulk_cstr(c, "ip");
     reply_bulk_cstr(c, n->ip);
     reply_bulk_cstr(c, "endpoint");
@@ -866,7 +898,7 @@ static void clusterCommand(client *c) {
     if (!strcasecmp(sub, "nodes") && argc == 2) {
         strbuf b = {0};
         cl_rdlock();
-        cl_describe_nodes(&b, 0);
+        cl_describe_nodes(&b, 0, cl_use_pport(c));
         cl_unlock();
         reply_verbatim(c, b.p ? b.p : "", b.len, "txt");
         free(b.p);
@@ -966,7 +998,7 @@ static void clusterCommand(client *c) {
             reply_array(c, n->nslaves);
             for (int j = 0; j < n->nslaves; j++) {
                 strbuf b = {0};
-                cl_describe_node(&b, n->slaves[j]);
+                cl_describe_node(&b, n->slaves[j], cl_use_pport(c));
                 reply_bulk(c, b.p, b.len);
                 free(b.p);
             }

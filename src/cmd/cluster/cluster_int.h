@@ -11,6 +11,8 @@
 #include "cmd/cluster/cluster.h"
 #include "util/strbuf.h"
 
+struct client;
+
 #define CL_SLOTS 16384
 #define CL_NAMELEN 40
 #define CL_IPLEN 46
@@ -127,11 +129,27 @@ typedef struct csettings {
     int validity_factor, migration_barrier, allow_replica_migration, replica_no_failover;
     char announce_ip[CL_IPLEN];
     char announce_hostname[256];
-    int announce_port, announce_bus_port;
+    int announce_port, announce_bus_port, announce_tls_port;
     int preferred_endpoint;  /* 0 ip, 1 hostname, 2 unknown-endpoint */
-    int port;                /* the client port */
+    int port;                /* the plaintext client port */
+    int tls_port;            /* tls-port (0: none) */
+    int tls_cluster;         /* tls-cluster: the bus and MIGRATE speak TLS */
 } csettings;
 extern csettings cls;
+
+/* The ports this node announces, as Redis 7.0's deriveAnnouncedPorts: with
+ * tls-cluster the client port is the TLS one (cluster-announce-tls-port,
+ * else tls-port) and the plaintext one goes as pport
+ * (cluster-announce-port, else port); without it the client port is
+ * cluster-announce-port, else port, and pport 0. The bus port is
+ * cluster-announce-bus-port, else the bus port listened on. */
+void cl_announced_ports(const csettings *s, int *port, int *pport, int *cport);
+/* The port a client is told for n (CLUSTER NODES/SLOTS/REPLICAS, -MOVED,
+ * -ASK): in a TLS cluster a client that did not come over TLS gets the
+ * plaintext port when n announced one. cl lock held. */
+int cl_client_port(const struct client *c, const cnode *n);
+/* Whether c is such a client (it gets pports). */
+int cl_use_pport(const struct client *c);
 
 void cl_wrlock(void);
 void cl_rdlock(void);
@@ -165,8 +183,10 @@ uint64_t cl_max_epoch(void);
 int cl_bump_epoch_without_consensus(void);
 void cl_blacklist_add(cnode *n);
 int cl_blacklist_has(const char *name);
-void cl_describe_nodes(strbuf *b, int filter);
-void cl_describe_node(strbuf *b, cnode *n);
+/* use_pport: show the plaintext ports where nodes have one (CLUSTER NODES
+ * to a plaintext client of a TLS cluster), as Redis. */
+void cl_describe_nodes(strbuf *b, int filter, int use_pport);
+void cl_describe_node(strbuf *b, cnode *n, int use_pport);
 int cl_save_config(int do_fsync);
 void cl_reset(int hard);
 void cl_random_name(char *name);

@@ -371,10 +371,11 @@ static void describe_slots(strbuf *b, cnode *n) {
     }
 }
 
-void cl_describe_node(strbuf *b, cnode *n) {
+void cl_describe_node(strbuf *b, cnode *n, int use_pport) {
+    int port = use_pport && n->pport ? n->pport : n->port;
     strbuf_addf(b, "%.40s ", n->name);
-    if (n->hostname[0]) strbuf_addf(b, "%s:%d@%d,%s ", n->ip, n->port, n->cport, n->hostname);
-    else strbuf_addf(b, "%s:%d@%d ", n->ip, n->port, n->cport);
+    if (n->hostname[0]) strbuf_addf(b, "%s:%d@%d,%s ", n->ip, port, n->cport, n->hostname);
+    else strbuf_addf(b, "%s:%d@%d ", n->ip, port, n->cport);
     int any = 0;
     for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
         if (n->flags & flag_names[i].flag) {
@@ -395,10 +396,10 @@ void cl_describe_node(strbuf *b, cnode *n) {
         }
 }
 
-void cl_describe_nodes(strbuf *b, int filter) {
+void cl_describe_nodes(strbuf *b, int filter, int use_pport) {
     for (int i = 0; i < cl.nnodes; i++) {
         if (cl.nodes[i]->flags & filter) continue;
-        cl_describe_node(b, cl.nodes[i]);
+        cl_describe_node(b, cl.nodes[i], use_pport);
         strbuf_addf(b, "\n");
     }
 }
@@ -416,7 +417,7 @@ int cl_save_config(int do_fsync) {
     (void)do_fsync; /* always fsynced: the rename must not outrun the data */
     cl.todo &= ~(CT_SAVE | CT_FSYNC);
     strbuf b = {0};
-    cl_describe_nodes(&b, CN_HANDSHAKE);
+    cl_describe_nodes(&b, CN_HANDSHAKE, 0);
     strbuf_addf(&b, "vars currentEpoch %llu lastVoteEpoch %llu\n", (unsigned long long)cl.current_epoch,
                 (unsigned long long)cl.last_vote_epoch);
     char *path = config_path();

@@ -9,6 +9,9 @@
  * Every reply is read; a key the target accepted is deleted here unless
  * COPY, and the call propagates as DEL of exactly those keys.
  *
+ * With tls-cluster yes the link is TLS (base/tls.c's client context, the
+ * handshake within the connect's timeout), as Redis's MIGRATE.
+ *
  * Links are cached per "host:port" (at most MIG_CACHE_MAX), with the
  * database last selected on them; the cron closes those idle for more than
  * MIG_CACHE_TTL_S seconds, and an I/O error closes the link. When the
@@ -31,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/tls.h"
 #include "cmd/cluster/cluster.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
@@ -50,6 +54,7 @@
 typedef struct mig_link {
     char *name;     /* "host:port" as given */
     int fd;
+    SSL *ssl;       /* tls-cluster: the link over TLS */
     long last_db;   /* -1: unknown, SELECT next time */
     time_t last_use;
 } mig_link;
@@ -60,6 +65,7 @@ static int mig_ncache;                     /* mig_mu */
 
 static void mig_link_free(mig_link *l) {
     if (!l) return;
+    tls_close(l->ssl);
     if (l->fd >= 0) close(l->fd);
     free(l->name);
     free(l);
@@ -131,14 +137,39 @@ static mig_link *mig_get(const char *name, const char *host, int port, long time
         char err[128];
         int fd = sock_connect(host, port, timeout, err, sizeof(err));
         if (fd == -1) return NULL;
+        SSL *ssl = NULL;
+        if (tls_cluster()) {
+            /* As Redis's TLS blocking connect: the handshake is part of
+             * the connect, within the same timeout. */
+            if (fd < 0) return NULL;
+            if (!(ssl = tls_connect_new(fd))) {
+                close(fd);
+                return NULL;
+            }
+            tls_sync_timeout(ssl, timeout);
+            if (tls_connect_blocking(ssl, err, sizeof(err)) != 0) {
+                SSL_free(ssl);
+                close(fd);
+                return NULL;
+            }
+        }
         if (fd < 0) fd = -1;
         l = calloc(1, sizeof(*l));
         if (!l || !(l->name = strdup(name))) abort();
         l->fd = fd;
+        l->ssl = ssl;
         l->last_db = -1;
     }
     l->last_use = time(NULL);
     return l;
+}
+
+static ssize_t mig_write(mig_link *l, const void *p, size_t n, long timeout) {
+    return l->ssl ? tls_sync_write(l->ssl, p, n, timeout) : sock_write(l->fd, p, n, timeout);
+}
+
+static ssize_t mig_read_line(mig_link *l, char *buf, size_t size, long timeout) {
+    return l->ssl ? tls_sync_read_line(l->ssl, buf, size, timeout) : sock_read_line(l->fd, buf, size, timeout);
 }
 
 /* ---- the outgoing batch ------------------------------------------------- */
@@ -303,15 +334,15 @@ static void migrateCommand(client *c) {
         char line0[1024], line1[1024], line2[1024];
         for (size_t pos = 0; pos < b.len;) {
             size_t len = b.len - pos > MIG_CHUNK ? MIG_CHUNK : b.len - pos;
-            if (sock_write(l->fd, b.p + pos, len, (long)timeout) != (ssize_t)len) {
+            if (mig_write(l, b.p + pos, len, (long)timeout) != (ssize_t)len) {
                 write_error = socket_error = 1;
                 break;
             }
             pos += len;
         }
         free(b.p);
-        if (!socket_error && pass && sock_read_line(l->fd, line0, sizeof(line0), (long)timeout) <= 0) socket_error = 1;
-        if (!socket_error && select && sock_read_line(l->fd, line1, sizeof(line1), (long)timeout) <= 0) socket_error = 1;
+        if (!socket_error && pass && mig_read_line(l, line0, sizeof(line0), (long)timeout) <= 0) socket_error = 1;
+        if (!socket_error && select && mig_read_line(l, line1, sizeof(line1), (long)timeout) <= 0) socket_error = 1;
         if (socket_error) {
             /* Nothing was answered: the keys all stay here. */
             mig_link_free(l);
@@ -338,7 +369,7 @@ static void migrateCommand(client *c) {
             ndel = 1;
         }
         for (j = 0; j < n; j++) {
-            if (sock_read_line(l->fd, line2, sizeof(line2), (long)timeout) <= 0) {
+            if (mig_read_line(l, line2, sizeof(line2), (long)timeout) <= 0) {
                 socket_error = 1;
                 break;
             }
