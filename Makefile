@@ -15,7 +15,7 @@
 #
 # `make run` and `make test` run deps first.
 
-.PHONY: all release debug asan tsan unit bench-tools numa-probe \
+.PHONY: all release debug asan tsan unit print-libs bench-tools numa-probe \
         fuzz fuzz-build fuzz-quick soak run test deps clean clean-fuzz
 
 all: release
@@ -88,6 +88,11 @@ $(foreach m,$(MODES),$(eval $(call MODE_RULES,$(m))))
 
 # ---------------------------------------------------------------------------
 # Unit tests (tests/c/)
+
+# The libraries the server links with (tests that link their own driver
+# against the server's objects ask for them here).
+print-libs:
+	@echo $(LIBS)
 
 unit: build-release/unit-tests
 	./build-release/unit-tests

@@ -243,10 +243,23 @@ static int load_groups(rdb_in *in, int type, gstream *s) {
         uint64_t npel;
         if (in_len(in, &npel) != 0) return -1;
         if (npel > (uint64_t)1 << 40) return corrupt(in, "PEL size out of range");
-        pending *pv = malloc(sizeof(*pv) * (npel ? npel : 1));
+        /* The array grows as entries arrive: the count comes from the input
+         * and may promise far more than it holds. */
+        size_t cappv = npel < 1024 ? (size_t)(npel ? npel : 1) : 1024;
+        pending *pv = malloc(sizeof(*pv) * cappv);
         if (!pv) return in_nomem(in);
         int rc = 0;
         for (uint64_t i = 0; i < npel && !rc; i++) {
+            if (i == cappv) {
+                size_t nc = cappv * 2 < npel ? cappv * 2 : (size_t)npel;
+                pending *np = realloc(pv, sizeof(*pv) * nc);
+                if (!np) {
+                    rc = in_nomem(in);
+                    break;
+                }
+                pv = np;
+                cappv = nc;
+            }
             if (in_raw_id(in, &pv[i].id) != 0 || in_ms(in, &pv[i].time) != 0 || in_len(in, &pv[i].count) != 0) {
                 rc = -1;
             } else if (i && stream_id_cmp(&pv[i - 1].id, &pv[i].id) >= 0) {

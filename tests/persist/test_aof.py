@@ -365,11 +365,11 @@ def stream_records_reach_the_file_with_group_commit():
     if not objs:
         raise Exception("build-release objects missing")
     exe = os.path.join(TMP, "aof_stream_driver")
+    libs = subprocess.run(["make", "-s", "-C", ROOT, "print-libs"], check=True, capture_output=True,
+                          text=True).stdout.split()
     subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O1", "-I" + os.path.join(ROOT, "src"),
                     os.path.join(ROOT, "tests", "persist", "aof_stream_driver.c")] + objs +
-                   ["-o", exe, "-levent_core", "-levent_pthreads", "-ljemalloc", "-lnuma", "-luring",
-                    "-l:liblua5.1-cjson.a", "-l:liblua5.1-bitop.a", "-llua5.1",
-                    "-lm", "-lpthread"], check=True)
+                   ["-o", exe] + libs, check=True)
     for mode in ("always", "everysec"):
         d = tdir("driver_" + mode)
         r = subprocess.run([exe, "--dir", d, "--appendonly", "yes", "--appendfsync", mode], cwd=d,
