@@ -268,6 +268,10 @@ static void send_tracking(client *t, int kind, const char *p, size_t n) {
     }
     session_registry_lock();
     client *r = session_find_client(redir);
+    /* A client that is closing (QUIT, CLIENT KILL) takes no more output:
+     * the redirection is broken from then on, whichever worker frees it
+     * and when (Redis's one thread has freed it by the next command). */
+    if (r && (client_flags_peek(r) & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) r = NULL;
     if (r) emit(r, 1, tresp, kind, p, n); /* r stays registered while the lock is held */
     session_registry_unlock();
     if (r) return;

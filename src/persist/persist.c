@@ -706,6 +706,11 @@ int persist_stream_load(rdb_read_fn *rd, void *arg, int async, long long total, 
     return rc;
 }
 
+/* Whether persist_loading_begin found a dump to load: the start-up load
+ * decides on what was there before clients were served (a client's SAVE
+ * meanwhile must not be loaded over what it did). */
+static int startup_dump_found;
+
 void persist_loading_begin(void) {
     if (aof_enabled()) {
         /* With appendonly yes the AOF is the dataset, not the dump. Even a
@@ -719,6 +724,7 @@ void persist_loading_begin(void) {
     struct stat st;
     int found = stat(cfg.dbfilename, &st) == 0;
     if (found || errno != ENOENT) {
+        startup_dump_found = 1;
         __atomic_store_n(&loading_start_ms, now_ms(), __ATOMIC_RELAXED);
         __atomic_store_n(&loading_total, found ? (uint64_t)st.st_size : 0, __ATOMIC_RELAXED);
         __atomic_store_n(&loading, 1, __ATOMIC_RELAXED);
@@ -746,7 +752,7 @@ int persist_load_at_startup(char *err, size_t errlen) {
     if (aof_enabled()) return aof_startup(err, errlen);
     const char *path = cfg.dbfilename;
     struct stat st;
-    if (stat(path, &st) != 0 && errno == ENOENT) {
+    if (!startup_dump_found || (stat(path, &st) != 0 && errno == ENOENT)) {
         __atomic_store_n(&loading, 0, __ATOMIC_RELAXED);
         log_notice("No RDB file %s/%s: starting with an empty dataset", cfg.dir, path);
         aof_set_live();
