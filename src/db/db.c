@@ -496,17 +496,31 @@ int db_time_passed(int64_t when_ms) {
     return when_ms <= db_now_ms() && !__atomic_load_n(&expiry_paused, __ATOMIC_RELAXED);
 }
 
-static void entry_free(dbentry *e) {
+void db_entry_free(dbentry *e) {
     obj_free(&e->val);
     free(e);
 }
 
-static void shard_remove(gdb *db, shard *sh, void *slot, dbentry *e) {
+void db_index_free_entries(swiss *keys) {
+    swiss_iter it;
+    swiss_iter_init(&it, keys);
+    void *slot;
+    while ((slot = swiss_iter_next(&it))) db_entry_free(*(dbentry **)slot);
+    swiss_iter_done(&it);
+}
+
+/* Takes e out of its shard (the snapshot saves it first); the caller
+ * frees it. */
+static void shard_detach(gdb *db, shard *sh, void *slot, dbentry *e) {
     snap_save(db, e);
     vol_remove(sh, e);
     if (__builtin_expect(slot_mode, 0)) slots_del(db, e);
     swiss_delete(&sh->keys, slot);
-    entry_free(e);
+}
+
+static void shard_remove(gdb *db, shard *sh, void *slot, dbentry *e) {
+    shard_detach(db, sh, slot, e);
+    db_entry_free(e);
 }
 
 static void *find_slot(gdb *db, const char *k, size_t n, shard **shp) {
@@ -647,7 +661,9 @@ void db_delete_entry(gdb *db, dbentry *e) {
     shard_remove(db, sh, slot, e);
 }
 
-int db_delete(gdb *db, const char *k, size_t n) {
+/* db_delete and db_unlink: lazy hands a large value to the lazy-free
+ * thread. */
+static int remove_key(gdb *db, const char *k, size_t n, int lazy) {
     shard *sh;
     void *slot = find_slot(db, k, n, &sh);
     if (!slot) return 0;
@@ -656,30 +672,15 @@ int db_delete(gdb *db, const char *k, size_t n) {
         expire_now(db, sh, slot, e);
         return 0;
     }
-    shard_remove(db, sh, slot, e);
+    shard_detach(db, sh, slot, e);
+    if (lazy && lazyfree_worth(e)) lazyfree_entry(e);
+    else db_entry_free(e);
     return 1;
 }
 
-int db_unlink(gdb *db, const char *k, size_t n) {
-    shard *sh;
-    void *slot = find_slot(db, k, n, &sh);
-    if (!slot) return 0;
-    dbentry *e = *(dbentry **)slot;
-    if (db_is_expired(e, db_now_ms()) && !keep_expired()) {
-        expire_now(db, sh, slot, e);
-        return 0;
-    }
-    if (!lazyfree_worth(e)) {
-        shard_remove(db, sh, slot, e);
-        return 1;
-    }
-    snap_save(db, e);
-    vol_remove(sh, e);
-    if (__builtin_expect(slot_mode, 0)) slots_del(db, e);
-    swiss_delete(&sh->keys, slot);
-    lazyfree_entry(e);
-    return 1;
-}
+int db_delete(gdb *db, const char *k, size_t n) { return remove_key(db, k, n, 0); }
+
+int db_unlink(gdb *db, const char *k, size_t n) { return remove_key(db, k, n, 1); }
 
 void db_replace_value(dbentry *e, const gobj *v) {
     obj_free(&e->val);
@@ -714,7 +715,9 @@ size_t db_expires(gdb *db) {
     return n;
 }
 
-void db_flush(gdb *db) {
+/* db_flush and db_flush_async: async moves each non-empty shard's index
+ * to the lazy-free thread whole and gives the shard an empty one. */
+static void flush(gdb *db, int async) {
     /* A live database (not a detached one of a load): a snapshot that runs
      * is completed first (simpler than saving each entry as it goes, and
      * no slower: the whole database would be written). */
@@ -722,34 +725,23 @@ void db_flush(gdb *db) {
     slots_free(db);
     for (int s = 0; s < DB_NSHARDS; s++) {
         shard *sh = &db->shards[s];
-        swiss_iter it;
-        swiss_iter_init(&it, &sh->keys);
-        void *slot;
-        while ((slot = swiss_iter_next(&it))) entry_free(*(dbentry **)slot);
-        swiss_iter_done(&it);
-        swiss_clear(&sh->keys);
-        free(sh->vol);
+        if (async && swiss_size(&sh->keys)) {
+            lazyfree_index(&sh->keys, sh->vol);
+            swiss_init(&sh->keys, &keyspace_type, NULL);
+        } else {
+            db_index_free_entries(&sh->keys);
+            swiss_clear(&sh->keys);
+            free(sh->vol);
+        }
         sh->vol = NULL;
         __atomic_store_n(&sh->nvol, 0, __ATOMIC_RELAXED);
         sh->capvol = 0;
     }
 }
 
-void db_flush_async(gdb *db) {
-    if (db_snap_running() && snap_finish && db->id >= 0 && db->id < ndbs && dbs[db->id] == db) snap_finish();
-    slots_free(db);
-    for (int s = 0; s < DB_NSHARDS; s++) {
-        shard *sh = &db->shards[s];
-        if (!swiss_size(&sh->keys)) continue;
-        /* The index moves to the freeing thread whole; the shard starts
-         * over with an empty one. */
-        lazyfree_index(&sh->keys, sh->vol);
-        swiss_init(&sh->keys, &keyspace_type, NULL);
-        sh->vol = NULL;
-        __atomic_store_n(&sh->nvol, 0, __ATOMIC_RELAXED);
-        sh->capvol = 0;
-    }
-}
+void db_flush(gdb *db) { flush(db, 0); }
+
+void db_flush_async(gdb *db) { flush(db, 1); }
 
 dbentry *db_random_key(gdb *db) {
     size_t total = db_size(db);

@@ -127,6 +127,10 @@ void db_delete_entry(gdb *db, dbentry *e);
 /* Bytes of e's allocation: the entry, its key and an embedded value. */
 size_t db_entry_size(const dbentry *e);
 int db_delete(gdb *db, const char *k, size_t n);
+/* Free a detached entry (its value too); free every entry of an index
+ * (which is left holding dangling slots: clear or free it next). */
+void db_entry_free(dbentry *e);
+void db_index_free_entries(swiss *keys);
 /* db_delete whose large collection values a background thread frees
  * (UNLINK; DEL under lazyfree-lazy-user-del). */
 int db_unlink(gdb *db, const char *k, size_t n);

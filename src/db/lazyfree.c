@@ -45,19 +45,10 @@ int lazyfree_worth(const dbentry *e) {
     }
 }
 
-static void entry_release(dbentry *e) {
-    obj_free(&e->val);
-    free(e);
-}
-
 static void job_run(lfjob *j) {
-    if (j->entry) entry_release(j->entry);
+    if (j->entry) db_entry_free(j->entry);
     if (j->keys_set) {
-        swiss_iter it;
-        swiss_iter_init(&it, &j->keys);
-        void *slot;
-        while ((slot = swiss_iter_next(&it))) entry_release(*(dbentry **)slot);
-        swiss_iter_done(&it);
+        db_index_free_entries(&j->keys);
         swiss_free(&j->keys);
     }
     free(j->vol);
@@ -120,7 +111,7 @@ static void push(lfjob *j) {
 void lazyfree_entry(dbentry *e) {
     lfjob *j = calloc(1, sizeof(*j));
     if (!j) {
-        entry_release(e); /* no memory for the job: free it now */
+        db_entry_free(e); /* no memory for the job: free it now */
         return;
     }
     j->entry = e;
