@@ -307,31 +307,11 @@ static int register_function(lua_State *l) {
 
 static int guarded_newindex(lua_State *l) { return luaL_error(l, "Attempt to modify a readonly table"); }
 
-static const char fn_err_handler[] =
-    "local dbg = debug\n"
-    "return function(err)\n"
-    "  local lvl = 2\n"
-    "  local i = dbg.getinfo(lvl,'nSl')\n"
-    "  while i and i.what == 'C' and lvl < 6 do\n"
-    "    lvl = lvl + 1\n"
-    "    i = dbg.getinfo(lvl,'nSl')\n"
-    "  end\n"
-    "  if type(err) ~= 'table' then\n"
-    "    err = {err='ERR ' .. tostring(err)}\n"
-    "  end\n"
-    "  if i then\n"
-    "    err['source'] = i.source\n"
-    "    err['line'] = i.currentline\n"
-    "  end\n"
-    "  return err\n"
-    "end\n";
-
 static lua_State *state_new(void) {
     lua_State *l = luaL_newstate();
     if (!l) return NULL;
     script_lua_open(l, 0);
-    if (luaL_loadbuffer(l, fn_err_handler, sizeof(fn_err_handler) - 1, "@err_handler_def") || lua_pcall(l, 0, 1, 0))
-        abort();
+    script_lua_push_err_handler(l);
     lua_setfield(l, LUA_REGISTRYINDEX, REG_ERRH);
     /* The run-time API: the globals, read-only (no debug library). */
     lualibs_protect(l);

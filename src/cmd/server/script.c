@@ -33,32 +33,12 @@ static lua_State *L;
 #define FLAGS_KEY "goblin_script_flags"
 
 
-/* The error handler, in Lua: it gives every error a code, a source and a
- * line (as Redis 7.0's). */
-static const char lua_prelude[] =
-    "local dbg = debug\n"
-    "__redis__err__handler = function(err)\n"
-    "  local lvl = 2\n"
-    "  local i = dbg.getinfo(lvl,'nSl')\n"
-    "  while i and (i.what == 'C' or i.source == '=goblin_protect') and lvl < 6 do\n"
-    "    lvl = lvl + 1\n"
-    "    i = dbg.getinfo(lvl,'nSl')\n"
-    "  end\n"
-    "  if type(err) ~= 'table' then\n"
-    "    err = {err='ERR ' .. tostring(err)}\n"
-    "  end\n"
-    "  if i then\n"
-    "    err['source'] = i.source\n"
-    "    err['line'] = i.currentline\n"
-    "  end\n"
-    "  return err\n"
-    "end\n";
-
 static void lua_setup(void) {
     L = luaL_newstate();
     script_lua_open(L, 1);
 
-    if (luaL_dostring(L, lua_prelude)) abort();
+    script_lua_push_err_handler(L); /* a global, as in Redis */
+    lua_setglobal(L, "__redis__err__handler");
 
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, SCRIPTS_KEY);

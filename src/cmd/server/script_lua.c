@@ -1112,6 +1112,33 @@ int script_shebang_flags(const char *body, size_t n, int *flags, size_t *shebang
     return 0;
 }
 
+/* Redis 7.0's error handler of scripts and functions, in Lua: it gives
+ * every error a code, and the source and line of the first Lua frame that
+ * is not a C function. */
+static const char err_handler_src[] =
+    "local dbg = debug\n"
+    "return function(err)\n"
+    "  local lvl = 2\n"
+    "  local i = dbg.getinfo(lvl,'nSl')\n"
+    "  while i and i.what == 'C' and lvl < 6 do\n"
+    "    lvl = lvl + 1\n"
+    "    i = dbg.getinfo(lvl,'nSl')\n"
+    "  end\n"
+    "  if type(err) ~= 'table' then\n"
+    "    err = {err='ERR ' .. tostring(err)}\n"
+    "  end\n"
+    "  if i then\n"
+    "    err['source'] = i.source\n"
+    "    err['line'] = i.currentline\n"
+    "  end\n"
+    "  return err\n"
+    "end\n";
+
+void script_lua_push_err_handler(lua_State *l) {
+    if (luaL_loadbuffer(l, err_handler_src, sizeof(err_handler_src) - 1, "@err_handler_def") || lua_pcall(l, 0, 1, 0))
+        abort();
+}
+
 uint32_t script_cmd_flags(uint32_t cmd_flags, int script_flags) {
     if (script_flags & SCRIPT_FLAG_EVAL_COMPAT) return cmd_flags;
     cmd_flags &= ~(uint32_t)(CMDF_STALE | CMDF_DENYOOM | CMDF_WRITE | CMDF_MAY_REPLICATE);

@@ -50,6 +50,9 @@ void script_lua_init(void);
  * in l, as the global table "redis"; eval: with the EVAL-only part
  * (replicate_commands, breakpoint, debug), as Redis's scriptingInit. */
 void script_lua_open(lua_State *l, int eval);
+/* Push the error handler scripts and functions run under (before the
+ * state's debug library is removed). */
+void script_lua_push_err_handler(lua_State *l);
 
 /* Push {err="CODE msg"} as Redis's luaPushError. */
 void script_push_error(lua_State *l, const char *err);
