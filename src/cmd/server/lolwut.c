@@ -8,7 +8,6 @@
  * of grey towers with lit windows, one terminal cell per pixel, coloured
  * with ANSI escapes. Both are random and bounded (at most 1000 columns,
  * 200 squares or 1000 rows), so they stay cheap. */
-#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +18,6 @@
 #include "base/process.h"
 #include "util/rand.h"
 #include "util/strbuf.h"
-#include "util/strutil.h"
 
 typedef struct canvas {
     int w, h;
@@ -151,19 +149,13 @@ static void render_ansi(const canvas *cv, strbuf *out) {
     }
 }
 
-static long clamp(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
+static long long clamp(long long v, long long lo, long long hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* The optional numeric arguments from argv[first] on into v (defaults
  * kept); -1 after an error reply. */
-static int numeric_args(client *c, int first, long *v, int n) {
-    for (int i = 0; i < n && first + i < c->argc; i++) {
-        long long x;
-        if (!str_to_ll(c->argv[first + i].p, c->argv[first + i].n, &x) || x < LONG_MIN || x > LONG_MAX) {
-            reply_error(c, "ERR value is not an integer or out of range");
-            return -1;
-        }
-        v[i] = (long)x;
-    }
+static int numeric_args(client *c, int first, long long *v, int n) {
+    for (int i = 0; i < n && first + i < c->argc; i++)
+        if (arg_ll(c, &c->argv[first + i], &v[i]) != 0) return -1;
     return 0;
 }
 
@@ -171,18 +163,15 @@ void lolwutCommand(client *c) {
     long long version = 7;
     int first = 1;
     if (c->argc >= 3 && arg_is(&c->argv[1], "version")) {
-        if (!str_to_ll(c->argv[2].p, c->argv[2].n, &version) || version < LONG_MIN || version > LONG_MAX) {
-            reply_error(c, "ERR value is not an integer or out of range");
-            return;
-        }
+        if (arg_ll(c, &c->argv[2], &version) != 0) return;
         first = 3;
     }
     strbuf out = {0};
     canvas cv = {0};
     if (version == 5) {
-        long v[3] = {66, 8, 12}; /* columns, squares per row, squares per column */
+        long long v[3] = {66, 8, 12}; /* columns, squares per row, squares per column */
         if (numeric_args(c, first, v, 3) != 0) return;
-        long cols = clamp(v[0], 1, 1000), per_row = clamp(v[1], 1, 200), per_col = clamp(v[2], 1, 200);
+        long long cols = clamp(v[0], 1, 1000), per_row = clamp(v[1], 1, 200), per_col = clamp(v[2], 1, 200);
         int w = (int)cols * 2, pad = w > 4 ? 2 : 0;
         int h = (int)((float)(w - pad * 2) / per_row * per_col) + pad * 2;
         if (canvas_init(&cv, w, h, 0) != 0) goto oom;
@@ -190,7 +179,7 @@ void lolwutCommand(client *c) {
         render_braille(&cv, &out);
         strbuf_addf(&out, "\nGeorg Nees - schotter, plotter on paper, 1968. Redis ver. %s\n", GOBLIN_REDIS_VERSION);
     } else if (version == 6) {
-        long v[2] = {80, 20}; /* columns, rows */
+        long long v[2] = {80, 20}; /* columns, rows */
         if (numeric_args(c, first, v, 2) != 0) return;
         if (canvas_init(&cv, (int)clamp(v[0], 1, 1000), (int)clamp(v[1], 1, 1000), 3) != 0) goto oom;
         skyline(&cv);
