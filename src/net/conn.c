@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -528,6 +529,24 @@ void conn_write_pending(worker *w) {
     }
 }
 
+/* From the busy pump: the output listed before the long command began
+ * (another connection's reply, run in the same loop iteration) goes out
+ * now, as Redis's processEventsWhileBlocked writes pending replies; a
+ * client waiting for it would otherwise wait for the script's end. Nothing
+ * is freed here: a connection whose write failed is marked and stays
+ * listed for conn_write_pending. */
+void conn_busy_flush(worker *w) {
+    for (conn *k = w->pending, *next; k; k = next) {
+        next = k->pnext;
+        if (k->running || k->dwait || (client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP)) continue;
+        if (conn_write(k) != 0) {
+            client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
+            continue;
+        }
+        pending_unlink(k);
+    }
+}
+
 void net_client_flush(client *c) { conn_after_input(c->conn); }
 
 /* Read what the socket (or OpenSSL) has: 1 when bytes came and are to be
@@ -576,8 +595,13 @@ static int conn_read_run(conn *k) {
     return conn_after_input(k);
 }
 
-void conn_busy_serve(conn *k) {
+void conn_busy_serve(conn *k, short revents) {
     if (k->ssl && k->tls_hs) return; /* the handshake waits for the loop */
+    if ((revents & POLLOUT) && conn_write(k) != 0) {
+        client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
+        return;
+    }
+    if (!(revents & (POLLIN | POLLHUP | POLLERR))) return;
     int r = conn_read(k);
     if (r < 0) {
         k->busy_eof = 1;

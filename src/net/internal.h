@@ -129,10 +129,14 @@ void conn_drain_async(worker *w);
 void conn_write_pending(worker *w);
 void conn_durable_flush(worker *w);
 void conn_durable_notify(void);
-/* From net_events_while_busy: read what k sent, run it, send the replies
+/* From net_events_while_busy, with what poll(2) reported: write what k's
+ * socket takes now (POLLOUT), read what k sent, run it, send the replies
  * it can now; a connection to close is only marked (CLIENT_CLOSE_ASAP),
  * since frames up the stack may still point at it. */
-void conn_busy_serve(conn *k);
+void conn_busy_serve(conn *k, short revents);
+/* From net_events_while_busy: write the output waiting on w's pending-write
+ * list (nothing freed). */
+void conn_busy_flush(worker *w);
 /* The addresses of the bind directive (port port_num), for the client
  * listeners and the cluster bus: count, or -1 with a log line. */
 typedef struct bind_addr {

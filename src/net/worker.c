@@ -336,6 +336,7 @@ static void net_events_while_busy(void) {
     worker *w = self;
     if (!w || w->busy_pump) return;
     w->busy_pump = 1;
+    conn_busy_flush(w);
     size_t n = (size_t)w->nlisten;
     for (conn *k = w->conns; k; k = k->next) n++;
     struct pollfd *fds = malloc(n * sizeof(*fds));
@@ -352,7 +353,10 @@ static void net_events_while_busy(void) {
             if (k->running || k->paused || k->busy_eof || k->c.fd < 0 ||
                 (f & (CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING)))
                 continue;
-            fds[m] = (struct pollfd){.fd = k->c.fd, .events = POLLIN};
+            /* Output the socket would not take yet: sent as it drains. */
+            short ev = POLLIN;
+            if (k->wev_on && k->c.osent < k->c.olen) ev |= POLLOUT;
+            fds[m] = (struct pollfd){.fd = k->c.fd, .events = ev};
             who[m++] = k;
         }
         if (m && poll(fds, (nfds_t)m, 0) > 0) {
@@ -363,7 +367,7 @@ static void net_events_while_busy(void) {
                     if (l->fd == unix_fd) on_accept_unix(l->fd, EV_READ, l);
                     else on_accept(l->fd, EV_READ, l);
                 } else {
-                    conn_busy_serve(who[i]);
+                    conn_busy_serve(who[i], fds[i].revents);
                 }
             }
         }

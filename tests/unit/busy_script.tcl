@@ -266,3 +266,47 @@ start_server [list tags {scripting busy} args $::busy_server_args] {
         }
     }
 }
+
+# One worker: every connection shares the script's thread, which serves
+# them from the script's hook.
+if {[is_goblin]} {
+    set ::busy_one_worker {--cores 1}
+} else {
+    set ::busy_one_worker {}
+}
+
+start_server [list tags {scripting busy} args $::busy_one_worker] {
+    test {A reply left to write when a script turned busy still goes out} {
+        r config set busy-reply-threshold 100
+        # Both commands held by a pause, run in one go when it ends, PING first:
+        # its reply waits to be written when the script begins.
+        set a [redis_deferring_client]
+        set rd [redis_deferring_client]
+        r client pause 300 all
+        $a ping
+        $a flush
+        after 50
+        $rd eval {while true do end} 0
+        $rd flush
+        assert_equal "+PONG\r\n" [$a read_all 2000]
+        busy_wait
+        busy_kill $rd
+    }
+
+    test {A large reply keeps going out while a script is busy} {
+        r set big [string repeat x 33554432]
+        set a [redis_deferring_client]
+        $a timeout 10000
+        $a get big
+        $a flush
+        after 100
+        set rd [redis_deferring_client]
+        $rd eval {while true do end} 0
+        busy_wait
+        # The whole reply arrives while the script still runs.
+        assert_equal 33554432 [string length [$a read]]
+        assert_error $::busy_err {r get big}
+        busy_kill $rd
+        r del big
+    }
+}
