@@ -4,7 +4,8 @@
 Single nodes in cluster mode answer the CLUSTER commands and the
 redirections (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN, -CLUSTERDOWN) as a
 redis-server 7.0.15 in cluster mode does, byte for byte where the reply is
-deterministic. Then clusters: three goblin masters made by
+deterministic; so do scripts and functions touching keys of other nodes or
+of several slots. Then clusters: three goblin masters made by
 `redis-cli --cluster create` converge and pass `--cluster check`, and
 `redis-cli -c` follows MOVED; a mixed cluster (two goblin masters, one
 redis master, then a redis replica of a goblin master and a goblin replica
@@ -213,6 +214,48 @@ def single_node_replies_as_redis():
     for cmd in [("FUNCTION", "LOAD", lib), ("FCALL", "nc", "0"), ("FCALL", "ok", "0"), ("FCALL_RO", "nc", "0"),
                 ("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"), ("EVAL", "#!lua\nreturn 3", "0"),
                 ("EVAL", "return 4", "0")]:
+        a, b = g.c.call(*cmd), r.c.call(*cmd)
+        assert a == b, "%s: goblin %r, redis %r" % (cmd, a, b)
+
+
+@test
+def scripts_keep_to_local_slots_as_redis():
+    """Keys a script touches: owned slots only, one slot unless the script
+    is flagged allow-cross-slot-keys; declared keys fix the slot."""
+    g = node("goblin", tdir("g"), "--cluster-require-full-coverage", "no")
+    r = node("redis", tdir("r"), "--cluster-require-full-coverage", "no")
+    for s in (g, r):
+        assert s.c.ok("CLUSTER", "ADDSLOTSRANGE", "0", "8191") == b"OK"
+    assert wait_for(lambda: state_ok(g) and state_ok(r), 10)
+    # b (slot 3300) and c (7365) are served here, a (15495) is not.
+    lib = ("#!lua name=xs\n"
+           "redis.register_function{function_name='two', callback=function(k) "
+           "redis.call('set','b','1') return redis.call('set','c','2') end}\n"
+           "redis.register_function{function_name='twox', callback=function(k) "
+           "redis.call('set','b','1') return redis.call('set','c','2') end, flags={'allow-cross-slot-keys'}}")
+    cmds = [
+        ("EVAL", "return redis.call('set','b','1')", "0"),
+        ("EVAL", "redis.call('set','b','1') return redis.call('set','c','2')", "0"),
+        ("EVAL", "redis.call('get','b') return redis.call('get','c')", "0"),
+        ("EVAL", "#!lua flags=allow-cross-slot-keys\nredis.call('set','b','1') return redis.call('set','c','2')", "0"),
+        ("EVAL", "#!lua\nredis.call('set','b','1') return redis.call('set','c','2')", "0"),
+        ("EVAL", "return redis.call('get',KEYS[1])", "1", "b"),
+        ("EVAL", "return redis.call('get','c')", "1", "b"),
+        ("EVAL", "return redis.call('get','a')", "0"),
+        ("EVAL", "return redis.call('set','a','1')", "0"),
+        ("EVAL", "#!lua flags=allow-cross-slot-keys\nreturn redis.call('get','a')", "0"),
+        ("EVAL", "return redis.pcall('get','a')", "0"),
+        ("EVAL", "local r = redis.pcall('set','c','1') return redis.call('get','b')", "1", "b"),
+        ("EVAL", "return redis.call('mset','b','1','c','2')", "0"),
+        ("EVAL", "return redis.call('get',KEYS[1])", "1", "a"),
+        ("EVAL", "return 1", "2", "b", "c"),
+        ("FUNCTION", "LOAD", lib),
+        ("FCALL", "two", "0"),
+        ("FCALL", "twox", "0"),
+        ("FCALL", "two", "1", "b"),
+        ("GET", "c"),
+    ]
+    for cmd in cmds:
         a, b = g.c.call(*cmd), r.c.call(*cmd)
         assert a == b, "%s: goblin %r, redis %r" % (cmd, a, b)
 

@@ -399,7 +399,8 @@ int cluster_redirect(client *c, const cmd_def *cmd) {
     return 1;
 }
 
-const char *cluster_script_check(client *caller, const cmd_def *cmd, int argc, garg *argv, int *slotp) {
+const char *cluster_script_check(client *caller, const cmd_def *cmd, int argc, garg *argv, int *slotp,
+                                 int cross_slot_ok) {
     if (!enabled || (client_flags_peek(caller) & (CLIENT_PRIMARY | CLIENT_AOF_LOADER))) return NULL;
     int slot = -1, mine;
     char addr[400];
@@ -410,8 +411,19 @@ const char *cluster_script_check(client *caller, const cmd_def *cmd, int argc, g
         if (code == R_DOWN_STATE) return "Script attempted to execute a command while the cluster is down";
         return "Script attempted to access a non local key in a cluster node";
     }
-    (void)slotp;
+    /* Keys the script did not declare: all in the slot of the first one
+     * (or of the declared keys), unless allow-cross-slot-keys. */
+    if (slot != -1 && !cross_slot_ok) {
+        if (*slotp == -1) *slotp = slot;
+        else if (*slotp != slot) return "Script attempted to access keys that do not hash to the same slot";
+    }
     return NULL;
+}
+
+int cluster_declared_slot(int argc, garg *argv) {
+    long long nk;
+    if (!enabled || argc < 4 || !str_to_ll(argv[2].p, argv[2].n, &nk) || nk <= 0) return -1;
+    return (int)crc16_key_slot(argv[3].p, argv[3].n);
 }
 
 /* ---- ASKING / READONLY / READWRITE ------------------------------------- */

@@ -33,8 +33,14 @@ int cluster_bus_port(void);
  * (and a transaction was flagged or, for EXEC, discarded). */
 int cluster_redirect(client *c, const struct cmd_def *cmd);
 /* A script's call (scriptVerifyClusterState): NULL when it may run, else
- * the error text (static). *slot carries the script's slot (-1: none yet). */
-const char *cluster_script_check(client *caller, const struct cmd_def *cmd, int argc, garg *argv, int *slot);
+ * the error text (static). *slot carries the script's slot (-1: none yet):
+ * the first key's slot is recorded there, and a key of another slot is
+ * refused unless cross_slot_ok (allow-cross-slot-keys). */
+const char *cluster_script_check(client *caller, const struct cmd_def *cmd, int argc, garg *argv, int *slot,
+                                 int cross_slot_ok);
+/* The slot of the keys a script or function declares (argv[2] numkeys,
+ * keys from argv[3]), -1 when it declares none or cluster mode is off. */
+int cluster_declared_slot(int argc, garg *argv);
 /* Messages of PUBLISH (sharded 0) and SPUBLISH (1) for the other nodes. */
 void cluster_propagate_publish(const char *ch, size_t chn, const char *msg, size_t msgn, int sharded);
 /* The hook pub/sub installs to deliver what other nodes published. */

@@ -58,6 +58,8 @@ static struct {
     int obey;
     int pre_oom;
     int resp;
+    int slot;          /* cluster mode: the slot of the keys it touches */
+    int cross_slot_ok; /* allow-cross-slot-keys */
     client scratch;
 } run;
 
@@ -639,6 +641,14 @@ static int redis_generic_call(lua_State *l, int raise) {
         return raise ? raise_error(l) : 1;
     }
     if (cmd->flags & CMDF_WRITE) script_run_wrote();
+    /* After the write is counted, as Redis: a refused write still makes
+     * the script unkillable. */
+    if (cluster_enabled() && !run.obey &&
+        (err = cluster_script_check(run.caller, cmd, argc, argv, &run.slot, run.cross_slot_ok))) {
+        free_argv(argv, argc);
+        script_push_error(l, err);
+        return raise ? raise_error(l) : 1;
+    }
     client *s = &run.scratch;
     s->argc = argc;
     s->argv = argv;
@@ -1256,6 +1266,9 @@ int script_run(client *c, lua_State *l, int base, int nargs, const char *name, c
     run.obey = obey;
     run.pre_oom = pre_oom;
     run.resp = 2;
+    run.slot = cluster_declared_slot(c->argc, c->argv);
+    /* A script without a shebang may cross slots, as before 7.0. */
+    run.cross_slot_ok = (flags & (SCRIPT_FLAG_EVAL_COMPAT | SCRIPT_FLAG_ALLOW_CROSS_SLOT)) != 0;
 
     const cmd_def *self = c->cur;
     script_run_begin(c, is_eval, name);
