@@ -12,7 +12,11 @@ redis master, then a redis replica of a goblin master and a goblin replica
 of the redis master) converges with every node's CLUSTER NODES agreeing;
 the goblin replica wins the election when the redis master dies; PUBLISH
 and SPUBLISH reach subscribers on other nodes; nodes.conf brings a
-restarted node back with its id, epochs and slots. With tls-cluster yes
+restarted node back with its id, epochs and slots. Six goblin nodes
+(three primaries, three replicas) made with --cluster-replicas 1 have 1,000
+slots resharded under a client that writes and reads through MOVED/ASK,
+then survive a kill -9 of a primary; three goblin and three redis-server
+nodes are resharded both ways under load. With tls-cluster yes
 (certificates made with the openssl CLI, tests/helpers/tlscerts.py): three
 goblin masters made and checked by `redis-cli --tls --cluster`, `redis-cli
 --tls -c` following MOVED, the ports a TLS and a plaintext client are told
@@ -374,6 +378,195 @@ def mixed_cluster_with_replicas_and_failover():
     live = [g1, g2, rr, gr]
     assert wait_for(lambda: len({tuple(sorted((k, v[1], v[4]) for k, v in nodes_of(s).items())) for s in live}) == 1,
                     20)
+
+
+class ClusterLoad:
+    """A client thread writing then reading back its own keys through a
+    cluster, following MOVED (slot map refreshed), ASK (ASKING, then the
+    command at the target) and TRYAGAIN (retried). Any other error, or a
+    read that does not return what was written, is recorded as wrong."""
+
+    def __init__(self, ports, prefix):
+        import threading
+        self.ports = list(ports)
+        self.prefix = prefix
+        self.conns = {}
+        self.owner = {}
+        self.written = {}
+        self.wrong = []
+        self.moved = self.ask = self.tryagain = 0
+        self.stop_flag = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+
+    def conn(self, port):
+        if port not in self.conns:
+            self.conns[port] = Conn(port, timeout=30)
+        return self.conns[port]
+
+    def call(self, key, *cmd):
+        port = self.owner.get(key, self.ports[0])
+        asking = False
+        for _ in range(50):
+            c = self.conn(port)
+            if asking:
+                c.call("ASKING")
+            r = c.call(*cmd)
+            asking = False
+            if isinstance(r, Err):
+                if r.msg.startswith("MOVED "):
+                    self.moved += 1
+                    port = int(r.msg.split(":")[-1])
+                    self.owner[key] = port
+                    continue
+                if r.msg.startswith("ASK "):
+                    self.ask += 1
+                    port = int(r.msg.split(":")[-1])
+                    asking = True
+                    continue
+                if r.msg.startswith("TRYAGAIN"):
+                    self.tryagain += 1
+                    time.sleep(0.01)
+                    continue
+            return r
+        return Err("too many redirections")
+
+    def run(self):
+        try:
+            self.loop()
+        except Exception as e:  # a closed connection, a timeout: a failure too
+            self.wrong.append(("exception", repr(e)))
+
+    def loop(self):
+        i = 0
+        while not self.stop_flag:
+            k = "%s:%d" % (self.prefix, i)
+            v = "v%d" % i
+            r = self.call(k, "SET", k, v)
+            if r != b"OK":
+                self.wrong.append(("SET", k, r))
+            else:
+                self.written[k] = v.encode()
+            j = i // 2
+            kj = "%s:%d" % (self.prefix, j)
+            if kj in self.written:
+                got = self.call(kj, "GET", kj)
+                if got != self.written[kj]:
+                    self.wrong.append(("GET", kj, got))
+            i += 1
+
+    def start(self):
+        self.t.start()
+
+    def finish(self):
+        self.stop_flag = True
+        self.t.join(60)
+
+
+@test
+def six_goblin_nodes_reshard_under_load_and_failover():
+    """Three goblin primaries with a goblin replica each, made by redis-cli
+    --cluster create --cluster-replicas 1; 1,000 slots resharded while a
+    client writes and reads; kill -9 of a primary: its replica takes over,
+    every key reads back, the old primary rejoins as a replica."""
+    ns = [node("goblin", tdir("s%d" % i)) for i in range(6)]
+    create(ns, replicas=1)
+    rc, out = cli("--cluster", "check", "127.0.0.1:%d" % ns[0].port)
+    assert rc == 0 and "[OK] All nodes agree about slots configuration." in out, out
+    masters = [s for s in ns if b"myself,master" in s.c.ok("CLUSTER", "NODES")]
+    assert len(masters) == 3, [s.c.ok("CLUSTER", "NODES") for s in ns]
+    load = ClusterLoad([s.port for s in masters], "load")
+    load.start()
+    time.sleep(1)
+    src, dst = masters[0], masters[1]
+    rc, out = cli("--cluster", "reshard", "127.0.0.1:%d" % src.port, "--cluster-from", src.c.ok("CLUSTER", "MYID").decode(),
+                  "--cluster-to", dst.c.ok("CLUSTER", "MYID").decode(), "--cluster-slots", "1000", "--cluster-yes",
+                  timeout=300)
+    time.sleep(1)
+    load.finish()
+    assert rc == 0, out[-2000:]
+    assert not load.wrong, load.wrong[:10]
+    assert len(load.written) > 500, len(load.written)
+    assert load.moved > 0, "no MOVED seen during the reshard"
+    assert wait_for(lambda: converged(ns), 30), [s.c.ok("CLUSTER", "NODES") for s in ns]
+    rc, out = cli("--cluster", "check", "127.0.0.1:%d" % ns[0].port)
+    assert rc == 0 and "[OK] All nodes agree about slots configuration." in out, out
+    nslots = sum(int(x[1]) - int(x[0]) + 1 for x in dst.c.ok("CLUSTER", "SLOTS") if x[2][1] == dst.port)
+    assert nslots >= 5461 + 1000 - 1, nslots
+    # Everything written reads back, through redirections.
+    check = ClusterLoad([s.port for s in masters], "load")
+    for k, v in load.written.items():
+        got = check.call(k, "GET", k)
+        assert got == v, (k, got, v)
+    # Replicas have what their primaries acknowledged.
+    for m in masters:
+        assert m.c.ok("WAIT", 1, 5000) >= 1
+    # kill -9 of a primary: its replica is elected within a few node timeouts.
+    victim = masters[2]
+    vid = victim.c.ok("CLUSTER", "MYID").decode()
+    replica = [s for s in ns if s not in masters and
+               s.c.ok("CLUSTER", "NODES").decode().count("myself,slave %s" % vid)][0]
+    port = victim.port
+    victim.stop()
+    t0 = time.time()
+    assert wait_for(lambda: b"myself,master" in replica.c.ok("CLUSTER", "NODES"), 30), replica.log_tail(20)
+    took = time.time() - t0
+    assert took < 15, took
+    live = [s for s in ns if s is not victim]
+    assert wait_for(lambda: all(state_ok(s) for s in live), 30)
+    newmasters = [m for m in masters if m is not victim] + [replica]
+    check = ClusterLoad([s.port for s in newmasters], "load")
+    for k, v in load.written.items():
+        got = check.call(k, "GET", k)
+        assert got == v, (k, got, v)
+    # The old primary comes back from its nodes.conf as a replica of the
+    # node that replaced it.
+    back = SUITE.start("goblin", victim.dir, "--port", str(port), "--cluster-enabled", "yes",
+                       "--cluster-node-timeout", "2000")
+    rid = replica.c.ok("CLUSTER", "MYID").decode()
+    assert wait_for(lambda: ("myself,slave %s" % rid) in back.c.ok("CLUSTER", "NODES").decode(), 30), \
+        back.c.ok("CLUSTER", "NODES")
+    assert wait_for(lambda: b"master_link_status:up" in back.c.ok("INFO", "replication"), 30)
+    ro = back.client()
+    ro.ok("READONLY")
+    mine = [k for k in load.written if check.owner.get(k) == replica.port]
+    assert mine, "no key on the new primary"
+    assert wait_for(lambda: all(ro.call("GET", k) == load.written[k] for k in mine[:50]), 30)
+    print("    reshard: %d keys written, %d MOVED, %d ASK, %d TRYAGAIN; failover in %.1f s" %
+          (len(load.written), load.moved, load.ask, load.tryagain, took))
+
+
+@test
+def mixed_six_nodes_resharded_both_ways():
+    """Three goblin and three redis-server nodes made into one cluster with
+    replicas by redis-cli; slots resharded goblin -> redis and redis ->
+    goblin under a writing client; --cluster check clean, nothing lost."""
+    ns = [node("goblin" if i % 2 == 0 else "redis", tdir("x%d" % i)) for i in range(6)]
+    create(ns, replicas=1)
+    masters = [s for s in ns if b"myself,master" in s.c.ok("CLUSTER", "NODES")]
+    assert len(masters) == 3
+    gm = [m for m in masters if m.kind == "goblin"]
+    rm = [m for m in masters if m.kind == "redis"]
+    assert gm and rm, [m.kind for m in masters]
+    load = ClusterLoad([s.port for s in masters], "mix")
+    load.start()
+    for a, b in ((gm[0], rm[0]), (rm[0], gm[0])):
+        rc, out = cli("--cluster", "reshard", "127.0.0.1:%d" % a.port, "--cluster-from",
+                      a.c.ok("CLUSTER", "MYID").decode(), "--cluster-to", b.c.ok("CLUSTER", "MYID").decode(),
+                      "--cluster-slots", "300", "--cluster-yes", timeout=300)
+        assert rc == 0, out[-2000:]
+        # The nodes agree (by gossip) before redis-cli moves slots again.
+        assert wait_for(lambda: converged(ns), 30), [s.c.ok("CLUSTER", "NODES") for s in ns]
+    load.finish()
+    assert not load.wrong, load.wrong[:10]
+    assert len(load.written) > 300, len(load.written)
+    for s in ns:
+        rc, out = cli("--cluster", "check", "127.0.0.1:%d" % s.port)
+        assert rc == 0 and "[OK] All nodes agree about slots configuration." in out, out
+    check = ClusterLoad([s.port for s in masters], "mix")
+    for k, v in load.written.items():
+        got = check.call(k, "GET", k)
+        assert got == v, (k, got, v)
+    assert wait_for(lambda: converged(ns), 20)
 
 
 @test
