@@ -21,7 +21,8 @@ nodes are resharded both ways under load. With tls-cluster yes
 goblin masters made and checked by `redis-cli --tls --cluster`, `redis-cli
 --tls -c` following MOVED, the ports a TLS and a plaintext client are told
 (CLUSTER NODES/SLOTS/SHARDS, -MOVED) compared with a redis-server node of
-the same cluster, and MIGRATE over TLS.
+the same cluster, and MIGRATE over TLS. redis-py RedisCluster, ioredis
+Cluster and node-redis createCluster work against a mixed cluster.
 
   python3 tests/cluster/test_cluster.py [-v] [name-substring ...]
 
@@ -567,6 +568,79 @@ def mixed_six_nodes_resharded_both_ways():
         got = check.call(k, "GET", k)
         assert got == v, (k, got, v)
     assert wait_for(lambda: converged(ns), 20)
+
+
+PY_CLUSTER = r"""
+import sys
+from redis.cluster import RedisCluster, ClusterNode
+rc = RedisCluster(startup_nodes=[ClusterNode('127.0.0.1', int(sys.argv[1]))], decode_responses=True)
+for i in range(300):
+    assert rc.set('py:%d' % i, 'v%d' % i)
+assert all(rc.get('py:%d' % i) == 'v%d' % i for i in range(300))
+p = rc.pipeline()
+for i in range(100):
+    p.incr('pyc:%d' % (i % 7))
+p.execute()
+assert sum(int(rc.get('pyc:%d' % i)) for i in range(7)) == 100
+assert rc.mset_nonatomic({'{t}a': '1', 'b': '2'}) is not None
+assert rc.get('{t}a') == '1' and rc.get('b') == '2'
+print(len(rc.get_nodes()), 'nodes')
+"""
+
+IOREDIS_CLUSTER = r"""
+const Redis = require('ioredis');
+const c = new Redis.Cluster([{host: '127.0.0.1', port: +process.env.CLUSTER_PORT}]);
+(async () => {
+  for (let i = 0; i < 300; i++) await c.set('io:' + i, 'v' + i);
+  for (let i = 0; i < 300; i++) if (await c.get('io:' + i) !== 'v' + i) throw new Error('io:' + i);
+  const p = c.pipeline();
+  for (let i = 0; i < 50; i++) p.incr('{io}n');
+  await p.exec();
+  if (await c.get('{io}n') !== '50') throw new Error('pipeline');
+  console.log(c.nodes('master').length, 'masters');
+  c.disconnect();
+})().catch(e => { console.error(e); process.exit(1); });
+"""
+
+NODE_REDIS_CLUSTER = r"""
+const { createCluster } = require('redis');
+const c = createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:' + process.env.CLUSTER_PORT }] });
+c.on('error', e => { console.error(e); process.exit(1); });
+(async () => {
+  await c.connect();
+  for (let i = 0; i < 300; i++) await c.set('nr:' + i, 'v' + i);
+  for (let i = 0; i < 300; i++) if (await c.get('nr:' + i) !== 'v' + i) throw new Error('nr:' + i);
+  const [a, b] = await c.multi().incr('{nr}x').incr('{nr}x').exec();
+  if (b !== 2) throw new Error('multi ' + a + ' ' + b);
+  console.log(c.masters.length, 'masters');
+  await c.quit();
+})().catch(e => { console.error(e); process.exit(1); });
+"""
+
+
+@test
+def cluster_client_libraries():
+    """redis-py's RedisCluster, ioredis's Cluster and node-redis's
+    createCluster against two goblin masters and one redis-server master."""
+    ns = [node("goblin", tdir("c0")), node("goblin", tdir("c1")), node("redis", tdir("c2"))]
+    create(ns)
+    port = ns[0].port
+    r = subprocess.run(["/usr/bin/python3", "-c", PY_CLUSTER, str(port)], capture_output=True, timeout=120)
+    assert r.returncode == 0 and b"3 nodes" in r.stdout, (r.stdout + r.stderr).decode()[-2000:]
+    node_dir = os.path.join(ROOT, "tests", "clients", "node")
+    mods = os.path.join(node_dir, "node_modules")
+    if not (os.path.isdir(os.path.join(mods, "ioredis")) and os.path.isdir(os.path.join(mods, "redis"))):
+        print("    node parts skipped: tests/clients/node/node_modules lacks ioredis or redis "
+              "(installed by tests/clients/run.sh, which make test runs first)", flush=True)
+    else:
+        for name, js in (("ioredis", IOREDIS_CLUSTER), ("node-redis", NODE_REDIS_CLUSTER)):
+            r = subprocess.run(["node", "-e", js], capture_output=True, timeout=120, cwd=node_dir,
+                               env=dict(os.environ, CLUSTER_PORT=str(port)))
+            assert r.returncode == 0 and b"3 masters" in r.stdout, \
+                "%s: %s" % (name, (r.stdout + r.stderr).decode()[-2000:])
+    # Every node holds some of what the clients wrote.
+    for s in ns:
+        assert s.c.ok("DBSIZE") > 100, (s.kind, s.c.ok("DBSIZE"))
 
 
 @test
