@@ -63,15 +63,16 @@ void cl_unlock_todo(void) {
         cl_handle_slave_failover();
     }
     if (cl.todo & CT_STATE) cl_update_state();
-    if (cl.todo & CT_SAVE) {
-        if (cl_save_config(1) != 0) {
-            log_warn("Fatal: can't update cluster config file.");
-            exit(1);
-        }
-    }
+    cl_conf_text conf;
+    int save = (cl.todo & CT_SAVE) != 0;
+    if (save) cl_config_snapshot(&conf, (cl.todo & CT_FSYNC) != 0);
     uint16_t lost[CL_SLOTS];
     int nlost = cl_take_lost_slots(lost);
     cl_unlock();
+    if (save && cl_config_write(&conf) != 0) {
+        log_warn("Fatal: can't update cluster config file.");
+        exit(1);
+    }
     for (int i = 0; i < nlost; i++) cl_del_keys_in_slot(lost[i]);
 }
 

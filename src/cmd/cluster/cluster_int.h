@@ -187,7 +187,19 @@ int cl_blacklist_has(const char *name);
  * to a plaintext client of a TLS cluster), as Redis. */
 void cl_describe_nodes(strbuf *b, int filter, int use_pport);
 void cl_describe_node(strbuf *b, cnode *n, int use_pport);
+/* nodes.conf (cl_lock held): write it now; 0, or -1 with errno. */
 int cl_save_config(int do_fsync);
+/* The same in two steps, so the disk write happens after cl_lock is
+ * released (a fsync under it would stall every command's redirection
+ * check): the text taken under the lock, written without it. A text older
+ * than one already written is not written again (only fsynced if asked). */
+typedef struct cl_conf_text {
+    strbuf b;
+    uint64_t gen;
+    int fsync;
+} cl_conf_text;
+void cl_config_snapshot(cl_conf_text *t, int do_fsync);
+int cl_config_write(cl_conf_text *t);
 void cl_reset(int hard);
 void cl_random_name(char *name);
 int cl_is_valid_name(const char *s, size_t n);

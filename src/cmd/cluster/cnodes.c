@@ -4,12 +4,15 @@
  * and n->numslots counts those bits; a replica n with n->slaveof == m is in
  * m->slaves exactly once; myself is in cl.nodes and never freed. nodes.conf
  * is the CLUSTER NODES text of every node but those in handshake, then
- * "vars currentEpoch N lastVoteEpoch M", written to a temporary file,
- * fsynced and renamed over the old one, so a crash leaves either file. */
+ * "vars currentEpoch N lastVoteEpoch M". When an epoch or a vote changed
+ * it is written to a temporary file, fsynced and renamed over the old one
+ * (a crash leaves either file); other changes are written in place without
+ * a flush, as Redis does. */
 #include "cmd/cluster/cluster_int.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,44 +416,104 @@ static char *config_path(void) {
     return f;
 }
 
-int cl_save_config(int do_fsync) {
-    (void)do_fsync; /* always fsynced: the rename must not outrun the data */
-    cl.todo &= ~(CT_SAVE | CT_FSYNC);
-    strbuf b = {0};
-    cl_describe_nodes(&b, CN_HANDSHAKE, 0);
-    strbuf_addf(&b, "vars currentEpoch %llu lastVoteEpoch %llu\n", (unsigned long long)cl.current_epoch,
-                (unsigned long long)cl.last_vote_epoch);
-    char *path = config_path();
-    size_t tl = strlen(path) + 32;
-    char *tmp = malloc(tl);
-    if (!tmp) abort();
-    snprintf(tmp, tl, "%s.tmp-%d", path, (int)getpid());
-    int rc = -1, fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-        size_t off = 0;
-        while (off < b.len) {
-            ssize_t w = write(fd, b.p + off, b.len - off);
-            if (w <= 0) {
-                if (w < 0 && errno == EINTR) continue;
-                break;
-            }
-            off += (size_t)w;
+/* Write all of p[0..n) to fd at its offset 0 on: 0, or -1 with errno. */
+static int write_all_at(int fd, const char *p, size_t n) {
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = pwrite(fd, p + off, n - off, (off_t)off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = EIO;
+            return -1;
         }
-        if (off == b.len && fsync(fd) == 0) rc = 0;
-        int e = errno;
-        close(fd);
-        errno = e;
-        if (rc == 0 && rename(tmp, path) != 0) rc = -1;
-        if (rc != 0) {
-            e = errno;
-            unlink(tmp);
-            errno = e;
-        }
+        off += (size_t)w;
     }
-    free(tmp);
-    free(path);
-    free(b.p);
+    return 0;
+}
+
+/* Generations of nodes.conf texts: taken (cl_lock held) and written
+ * (save_mu held), so a late writer never puts back an older text. */
+static uint64_t gen_taken;
+static uint64_t gen_written;
+static pthread_mutex_t save_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void cl_config_snapshot(cl_conf_text *t, int do_fsync) {
+    cl.todo &= ~(CT_SAVE | CT_FSYNC);
+    memset(t, 0, sizeof(*t));
+    cl_describe_nodes(&t->b, CN_HANDSHAKE, 0);
+    strbuf_addf(&t->b, "vars currentEpoch %llu lastVoteEpoch %llu\n", (unsigned long long)cl.current_epoch,
+                (unsigned long long)cl.last_vote_epoch);
+    t->gen = ++gen_taken;
+    t->fsync = do_fsync;
+}
+
+static int fsync_path(const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    errno = e;
     return rc;
+}
+
+int cl_config_write(cl_conf_text *t) {
+    char *path = config_path();
+    int rc = -1, e = 0;
+    pthread_mutex_lock(&save_mu);
+    if (t->gen <= gen_written) {
+        /* A newer text is there already: it only has to reach the disk. */
+        rc = t->fsync ? fsync_path(path) : 0;
+        e = errno;
+    } else if (!t->fsync) {
+        /* A slot's owner (SETSLOT, gossip): as Redis, written in place
+         * without a flush (a killed process loses nothing; a node that lost
+         * it to a machine crash relearns it from the cluster). A rename
+         * would make the filesystem flush the data: a disk write per slot
+         * of a reshard. */
+        int fd = open(path, O_WRONLY | O_CREAT, 0644);
+        if (fd >= 0) {
+            if (write_all_at(fd, t->b.p, t->b.len) == 0 && ftruncate(fd, (off_t)t->b.len) == 0) rc = 0;
+            e = errno;
+            close(fd);
+        } else {
+            e = errno;
+        }
+    } else {
+        /* An epoch or a vote: a temporary file, fsynced, renamed over the
+         * old one, so a crash leaves either whole file. */
+        size_t tl = strlen(path) + 32;
+        char *tmp = malloc(tl);
+        if (!tmp) abort();
+        snprintf(tmp, tl, "%s.tmp-%d", path, (int)getpid());
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            if (write_all_at(fd, t->b.p, t->b.len) == 0 && fsync(fd) == 0) rc = 0;
+            e = errno;
+            close(fd);
+            if (rc == 0 && rename(tmp, path) != 0) {
+                rc = -1;
+                e = errno;
+            }
+            if (rc != 0) unlink(tmp);
+        } else {
+            e = errno;
+        }
+        free(tmp);
+    }
+    if (rc == 0 && t->gen > gen_written) gen_written = t->gen;
+    pthread_mutex_unlock(&save_mu);
+    free(path);
+    free(t->b.p);
+    t->b.p = NULL;
+    errno = e;
+    return rc;
+}
+
+int cl_save_config(int do_fsync) {
+    cl_conf_text t;
+    cl_config_snapshot(&t, do_fsync);
+    return cl_config_write(&t);
 }
 
 /* Split a line on spaces (nodes.conf has no quoting). */
