@@ -22,7 +22,9 @@ goblin masters made and checked by `redis-cli --tls --cluster`, `redis-cli
 --tls -c` following MOVED, the ports a TLS and a plaintext client are told
 (CLUSTER NODES/SLOTS/SHARDS, -MOVED) compared with a redis-server node of
 the same cluster, and MIGRATE over TLS. redis-py RedisCluster, ioredis
-Cluster and node-redis createCluster work against a mixed cluster.
+Cluster and node-redis createCluster work against a mixed cluster;
+`redis-cli --cluster` add-node, rebalance, fix (of an open slot) and
+del-node on goblin nodes.
 
   python3 tests/cluster/test_cluster.py [-v] [name-substring ...]
 
@@ -568,6 +570,63 @@ def mixed_six_nodes_resharded_both_ways():
         got = check.call(k, "GET", k)
         assert got == v, (k, got, v)
     assert wait_for(lambda: converged(ns), 20)
+
+
+@test
+def cli_add_node_rebalance_fix_del_node():
+    """redis-cli --cluster add-node (an empty goblin master), rebalance
+    --cluster-use-empty-masters, fix of a slot left open, del-node."""
+    ns = [node("goblin", tdir("t%d" % i)) for i in range(3)]
+    create(ns)
+    for i in range(300):
+        cli("-c", "-p", ns[i % 3].port, "SET", "rb:%d" % i, i)
+    extra = node("goblin", tdir("t3"))
+    rc, out = cli("--cluster", "add-node", "127.0.0.1:%d" % extra.port, "127.0.0.1:%d" % ns[0].port)
+    assert rc == 0 and "[OK] New node added correctly." in out, out
+    allnodes = ns + [extra]
+    # A node that just started turns its state ok no sooner than 2 s (as
+    # Redis): the rebalance's MIGRATEs into it would get -CLUSTERDOWN.
+    assert wait_for(lambda: converged(allnodes) and all(state_ok(s) for s in allnodes), 30)
+    rc, out = cli("--cluster", "rebalance", "127.0.0.1:%d" % ns[0].port, "--cluster-use-empty-masters",
+                  "--cluster-yes", timeout=300)
+    assert rc == 0, out[-2000:]
+    assert wait_for(lambda: converged(allnodes), 30)
+    counts = [sum(int(r[1]) - int(r[0]) + 1 for r in s.c.ok("CLUSTER", "SLOTS") if r[2][1] == s.port)
+              for s in allnodes]
+    assert min(counts) >= 4000, counts
+    # A slot left half-migrated (as a reshard interrupted would leave it):
+    # check reports it, fix closes it.
+    slot = int(ns[0].c.ok("CLUSTER", "KEYSLOT", "rb:1"))
+    owner = [s for s in allnodes if any(r[0] <= slot <= r[1] and r[2][1] == s.port
+                                        for r in s.c.ok("CLUSTER", "SLOTS"))][0]
+    other = [s for s in allnodes if s is not owner][0]
+    other.c.ok("CLUSTER", "SETSLOT", slot, "IMPORTING", owner.c.ok("CLUSTER", "MYID"))
+    owner.c.ok("CLUSTER", "SETSLOT", slot, "MIGRATING", other.c.ok("CLUSTER", "MYID"))
+    rc, out = cli("--cluster", "check", "127.0.0.1:%d" % owner.port)
+    assert "The following slots are open: %d" % slot in out, out
+    rc, out = cli("--cluster", "fix", "127.0.0.1:%d" % owner.port, "--cluster-yes", timeout=120)
+    assert rc == 0, out[-2000:]
+    assert wait_for(lambda: converged(allnodes), 30)
+    rc, out = cli("--cluster", "check", "127.0.0.1:%d" % owner.port)
+    assert rc == 0 and "[OK] All nodes agree about slots configuration." in out and "slots are open" not in out, out
+    for i in range(300):
+        rc, out = cli("-c", "-p", ns[0].port, "GET", "rb:%d" % i)
+        assert out.strip() == str(i), (i, out)
+    # del-node: the added master is emptied by a reshard, then removed.
+    xid = extra.c.ok("CLUSTER", "MYID").decode()
+    n = sum(int(r[1]) - int(r[0]) + 1 for r in extra.c.ok("CLUSTER", "SLOTS") if r[2][1] == extra.port)
+    rc, out = cli("--cluster", "reshard", "127.0.0.1:%d" % ns[0].port, "--cluster-from", xid, "--cluster-to",
+                  ns[0].c.ok("CLUSTER", "MYID").decode(), "--cluster-slots", n, "--cluster-yes", timeout=300)
+    assert rc == 0, out[-2000:]
+    assert wait_for(lambda: converged(allnodes), 30)
+    rc, out = cli("--cluster", "del-node", "127.0.0.1:%d" % ns[0].port, xid)
+    assert rc == 0 and "Sending CLUSTER RESET SOFT to the deleted node." in out, out
+    # The deleted node forgot the cluster (CLUSTER RESET SOFT): only itself.
+    assert wait_for(lambda: len(extra.c.ok("CLUSTER", "NODES").decode().strip().splitlines()) == 1, 10), \
+        extra.c.ok("CLUSTER", "NODES")
+    assert wait_for(lambda: converged(ns), 30), [s.c.ok("CLUSTER", "NODES") for s in ns]
+    rc, out = cli("--cluster", "check", "127.0.0.1:%d" % ns[1].port)
+    assert rc == 0 and "[OK] All 16384 slots covered." in out, out
 
 
 PY_CLUSTER = r"""
