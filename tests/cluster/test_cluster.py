@@ -24,7 +24,8 @@ goblin masters made and checked by `redis-cli --tls --cluster`, `redis-cli
 the same cluster, and MIGRATE over TLS. redis-py RedisCluster, ioredis
 Cluster and node-redis createCluster work against a mixed cluster;
 `redis-cli --cluster` add-node, rebalance, fix (of an open slot) and
-del-node on goblin nodes.
+del-node on goblin nodes; cluster-link-sendbuf-limit frees the link to a
+stopped node.
 
   python3 tests/cluster/test_cluster.py [-v] [name-substring ...]
 
@@ -570,6 +571,34 @@ def mixed_six_nodes_resharded_both_ways():
         got = check.call(k, "GET", k)
         assert got == v, (k, got, v)
     assert wait_for(lambda: converged(ns), 20)
+
+
+@test
+def link_sendbuf_limit_frees_a_stuck_link():
+    """cluster-link-sendbuf-limit: a link to a node that stopped reading
+    (SIGSTOP) is freed once its send buffer passes the limit, counted in
+    CLUSTER INFO; the link comes back when the node runs again. Goblin and
+    redis-server alike."""
+    import signal as sig
+    for kind in ("goblin", "redis"):
+        a, b = node(kind, tdir(kind + "-la")), node(kind, tdir(kind + "-lb"))
+        a.c.ok("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+        a.c.ok("CLUSTER", "MEET", "127.0.0.1", b.port)
+        assert wait_for(lambda: converged([a, b]) and state_ok(a), 20)
+        assert a.c.ok("CONFIG", "SET", "cluster-link-sendbuf-limit", str(1 << 20)) == b"OK"
+        b.p.send_signal(sig.SIGSTOP)
+        try:
+            big = "x" * 200000
+            def exceeded():
+                for _ in range(10):
+                    a.c.ok("PUBLISH", "ch", big)
+                info = a.c.ok("CLUSTER", "INFO").decode()
+                return int(re.search(r"total_cluster_links_buffer_limit_exceeded:(\d+)", info).group(1)) >= 1
+            assert wait_for(exceeded, 30), (kind, a.c.ok("CLUSTER", "INFO"))
+            assert re.search(rb"mem_cluster_links:\d+", a.c.ok("INFO", "memory"))
+        finally:
+            b.p.send_signal(sig.SIGCONT)
+        assert wait_for(lambda: converged([a, b]) and state_ok(a), 30), kind
 
 
 @test

@@ -879,6 +879,20 @@ void cluster_bus_tick(void) {
         if (min) cl_send_ping(min->link, CM_PING);
     }
     int update_state = 0;
+    /* A link whose peer does not read (a stopped process) would hold ever
+     * more of what is sent to it: past cluster-link-sendbuf-limit it is
+     * freed (and made again by the next tick), as Redis's
+     * clusterNodeCronFreeLinkOnBufferLimitReached. */
+    if (cls.link_sendbuf_limit > 0 && cl_tp)
+        for (int i = 0; i < cl.nnodes; i++) {
+            cnode *n = cl.nodes[i];
+            clink *ls[2] = {n->link, n->inbound_link};
+            for (int j = 0; j < 2; j++)
+                if (ls[j] && ls[j]->h >= 0 && cl_tp->pending(ls[j]->h) > (size_t)cls.link_sendbuf_limit) {
+                    cl_link_free(ls[j]);
+                    __atomic_fetch_add(&cl.links_limit_exceeded, 1, __ATOMIC_RELAXED);
+                }
+        }
     for (int i = 0; i < cl.nnodes; i++) {
         cnode *n = cl.nodes[i];
         now = cl_mstime();

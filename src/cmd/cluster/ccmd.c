@@ -110,6 +110,7 @@ void cl_refresh_settings(void) {
     s.announce_port = (int)ll_of("cluster-announce-port", 0);
     s.announce_bus_port = (int)ll_of("cluster-announce-bus-port", 0);
     s.announce_tls_port = (int)ll_of("cluster-announce-tls-port", 0);
+    s.link_sendbuf_limit = ll_of("cluster-link-sendbuf-limit", 0);
     char ep[32];
     str_of("cluster-preferred-endpoint-type", ep, sizeof(ep));
     s.preferred_endpoint = !strcmp(ep, "hostname") ? 1 : !strcmp(ep, "unknown-endpoint") ? 2 : 0;
@@ -192,6 +193,19 @@ int cluster_connections(void) {
     for (int i = 0; i < cl.nnodes; i++) n += (cl.nodes[i]->link != NULL) + (cl.nodes[i]->inbound_link != NULL);
     cl_unlock();
     return n;
+}
+
+static size_t link_mem(const clink *l) {
+    return l ? sizeof(*l) + (l->h >= 0 && cl_tp ? cl_tp->pending(l->h) : 0) : 0;
+}
+
+size_t cluster_links_memory(void) {
+    if (!enabled) return 0;
+    cl_rdlock();
+    size_t m = 0;
+    for (int i = 0; i < cl.nnodes; i++) m += link_mem(cl.nodes[i]->link) + link_mem(cl.nodes[i]->inbound_link);
+    cl_unlock();
+    return m;
 }
 
 /* ---- redirection -------------------------------------------------------- */
@@ -706,7 +720,8 @@ static void cluster_info(client *c) {
         strbuf_addf(&b, "cluster_stats_messages_%s_received:%lld\r\n", cl_msg_type_name(i), v);
     }
     strbuf_addf(&b, "cluster_stats_messages_received:%lld\r\n", tot);
-    strbuf_addf(&b, "total_cluster_links_buffer_limit_exceeded:0\r\n");
+    strbuf_addf(&b, "total_cluster_links_buffer_limit_exceeded:%lld\r\n",
+                __atomic_load_n(&cl.links_limit_exceeded, __ATOMIC_RELAXED));
     reply_verbatim(c, b.p, b.len, "txt");
     free(b.p);
 }

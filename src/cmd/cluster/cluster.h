@@ -48,6 +48,8 @@ typedef void cluster_publish_fn(const char *ch, size_t chn, const char *msg, siz
 void cluster_set_publish_hook(cluster_publish_fn *fn);
 /* INFO's "# Cluster" section line and the cluster_connections count. */
 int cluster_connections(void);
+/* INFO's mem_cluster_links: the links and what waits in their send buffers. */
+size_t cluster_links_memory(void);
 /* This node is a cluster replica (or not in cluster mode): for callers
  * that need to know whether writes are accepted. */
 int cluster_is_master(void);

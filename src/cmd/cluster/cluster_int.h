@@ -110,6 +110,8 @@ typedef struct cstate {
     uint64_t last_vote_epoch;
     int todo;
     long long sent[CM_COUNT], rcvd[CM_COUNT];
+    /* Links freed because their send buffer passed cluster-link-sendbuf-limit. */
+    long long links_limit_exceeded;
     int pfail_nodes;
     /* Forgotten nodes: not re-added from gossip until their time. */
     struct {
@@ -130,6 +132,7 @@ typedef struct csettings {
     char announce_ip[CL_IPLEN];
     char announce_hostname[256];
     int announce_port, announce_bus_port, announce_tls_port;
+    long long link_sendbuf_limit; /* cluster-link-sendbuf-limit (0: none) */
     int preferred_endpoint;  /* 0 ip, 1 hostname, 2 unknown-endpoint */
     int port;                /* the plaintext client port */
     int tls_port;            /* tls-port (0: none) */

@@ -211,7 +211,7 @@ static void info_memory(strbuf *b) {
               "mem_total_replication_buffers:0\r\n"
               "mem_clients_slaves:0\r\n"
               "mem_clients_normal:%zu\r\n"
-              "mem_cluster_links:0\r\n"
+              "mem_cluster_links:%zu\r\n"
               "mem_aof_buffer:%zu\r\n"
               "mem_allocator:%s\r\n"
               "active_defrag_running:0\r\n"
@@ -223,7 +223,8 @@ static void info_memory(strbuf *b) {
               RATIO(al->active, al->allocated), (long long)al->active - (long long)al->allocated,
               RATIO(al->resident, al->active), (long long)al->resident - (long long)al->active,
               RATIO(m.rss, al->resident), (long long)m.rss - (long long)al->resident, RATIO(m.rss, m.used),
-              (long long)m.rss - (long long)m.used, aof_buffer_bytes(), m.clients, aof_buffer_bytes(), INFO_ALLOCATOR,
+              (long long)m.rss - (long long)m.used, aof_buffer_bytes(), m.clients, cluster_links_memory(), aof_buffer_bytes(),
+              INFO_ALLOCATOR,
               (unsigned long long)lazyfree_pending(), (unsigned long long)lazyfree_freed());
 #undef RATIO
 }
