@@ -25,7 +25,7 @@ the same cluster, and MIGRATE over TLS. redis-py RedisCluster, ioredis
 Cluster and node-redis createCluster work against a mixed cluster;
 `redis-cli --cluster` add-node, rebalance, fix (of an open slot) and
 del-node on goblin nodes; cluster-link-sendbuf-limit frees the link to a
-stopped node.
+stopped node; a replica migrates to a master left without one.
 
   python3 tests/cluster/test_cluster.py [-v] [name-substring ...]
 
@@ -571,6 +571,39 @@ def mixed_six_nodes_resharded_both_ways():
         got = check.call(k, "GET", k)
         assert got == v, (k, got, v)
     assert wait_for(lambda: converged(ns), 20)
+
+
+@test
+def replica_migrates_to_an_orphaned_master():
+    """cluster-migration-barrier: a master whose only replica dies gets a
+    replica from the master that has two (the one with the smallest name)."""
+    ns = [node("goblin", tdir("o%d" % i)) for i in range(6)]
+    create(ns, replicas=1)
+    masters = [s for s in ns if b"myself,master" in s.c.ok("CLUSTER", "NODES")]
+    rich, poor = masters[0], masters[1]
+    extra = node("goblin", tdir("o6"))
+    rc, out = cli("--cluster", "add-node", "127.0.0.1:%d" % extra.port, "127.0.0.1:%d" % rich.port, "--cluster-slave",
+                  "--cluster-master-id", rich.c.ok("CLUSTER", "MYID").decode())
+    assert rc == 0 and "[OK] New node added correctly." in out, out
+    allnodes = ns + [extra]
+    assert wait_for(lambda: converged(allnodes) and all(state_ok(s) for s in allnodes), 30)
+    pid = poor.c.ok("CLUSTER", "MYID").decode()
+    victim = [s for s in ns if ("myself,slave %s" % pid) in s.c.ok("CLUSTER", "NODES").decode()][0]
+    victim.stop()
+    live = [s for s in allnodes if s is not victim]
+    rid = rich.c.ok("CLUSTER", "MYID").decode()
+    rich_replicas = [s for s in live if ("myself,slave %s" % rid) in s.c.ok("CLUSTER", "NODES").decode()]
+    assert len(rich_replicas) == 2
+
+    def migrated():
+        return [s for s in rich_replicas if ("myself,slave %s" % pid) in s.c.ok("CLUSTER", "NODES").decode()]
+    assert wait_for(lambda: len(migrated()) == 1, 40), [s.c.ok("CLUSTER", "NODES") for s in live]
+    mover = migrated()[0]
+    assert "Migrating to orphaned master %s" % pid in mover.log_text()
+    # It replicates its new master, and the barrier (1) kept the other.
+    assert wait_for(lambda: b"master_port:%d" % poor.port in mover.c.ok("INFO", "replication") and
+                    b"master_link_status:up" in mover.c.ok("INFO", "replication"), 30)
+    assert len([s for s in rich_replicas if ("myself,slave %s" % rid) in s.c.ok("CLUSTER", "NODES").decode()]) == 1
 
 
 @test

@@ -859,6 +859,43 @@ static void reconnect(cnode *n, int64_t handshake_timeout, int64_t now) {
     }
 }
 
+/* A replica of the master with the most working replicas moves to a master
+ * left with none (Redis's clusterHandleSlaveMigration): only while the
+ * cluster is ok, if its own master keeps more than cluster-migration-barrier
+ * working replicas, if it is the replica with the smallest name among those
+ * masters' replicas, and once the master has been orphaned for 5 s (its own
+ * replicas may be announcing a failover meanwhile). cl lock held. */
+#define SLAVE_MIGRATION_DELAY 5000
+static void handle_slave_migration(int max_slaves) {
+    cnode *mymaster = cl.myself->slaveof, *target = NULL, *candidate = cl.myself;
+    if (cl.state != 0 || !mymaster) return;
+    int okslaves = 0;
+    for (int j = 0; j < mymaster->nslaves; j++)
+        if (!(mymaster->slaves[j]->flags & (CN_FAIL | CN_PFAIL))) okslaves++;
+    if (okslaves <= cls.migration_barrier) return;
+    for (int i = 0; i < cl.nnodes; i++) {
+        cnode *n = cl.nodes[i];
+        int ok = 0, orphaned = 1;
+        if ((n->flags & (CN_SLAVE | CN_FAIL)) || !(n->flags & CN_MIGRATE_TO)) orphaned = 0;
+        if (n->flags & CN_MASTER) ok = cl_count_ok_slaves(n);
+        if (ok > 0) orphaned = 0;
+        if (orphaned) {
+            if (!target && n->numslots > 0) target = n;
+            if (!n->orphaned_time) n->orphaned_time = cl_mstime();
+        } else {
+            n->orphaned_time = 0;
+        }
+        if (ok == max_slaves)
+            for (int j = 0; j < n->nslaves; j++)
+                if (memcmp(n->slaves[j]->name, candidate->name, CL_NAMELEN) < 0) candidate = n->slaves[j];
+    }
+    if (target && candidate == cl.myself && cl_mstime() - target->orphaned_time > SLAVE_MIGRATION_DELAY) {
+        log_warn("Migrating to orphaned master %.40s", target->name);
+        cl_set_master(target);
+        cl.todo |= CT_SAVE | CT_STATE | CT_FSYNC;
+    }
+}
+
 void cluster_bus_tick(void) {
     static uint64_t iteration;
     cl_refresh_settings();
@@ -878,7 +915,7 @@ void cluster_bus_tick(void) {
         }
         if (min) cl_send_ping(min->link, CM_PING);
     }
-    int update_state = 0;
+    int update_state = 0, orphaned_masters = 0, max_slaves = 0, this_slaves = 0;
     /* A link whose peer does not read (a stopped process) would hold ever
      * more of what is sent to it: past cluster-link-sendbuf-limit it is
      * freed (and made again by the next tick), as Redis's
@@ -897,6 +934,13 @@ void cluster_bus_tick(void) {
         cnode *n = cl.nodes[i];
         now = cl_mstime();
         if (n->flags & (CN_MYSELF | CN_NOADDR | CN_HANDSHAKE)) continue;
+        /* Masters left without a working replica, for replica migration. */
+        if ((cl.myself->flags & CN_SLAVE) && (n->flags & CN_MASTER) && !(n->flags & CN_FAIL)) {
+            int ok = cl_count_ok_slaves(n);
+            if (ok == 0 && n->numslots > 0 && (n->flags & CN_MIGRATE_TO)) orphaned_masters++;
+            if (ok > max_slaves) max_slaves = ok;
+            if (cl.myself->slaveof == n) this_slaves = ok;
+        }
         int64_t ping_delay = now - n->ping_sent, data_delay = now - n->data_received;
         if (n->link && now - n->link->ctime > cls.node_timeout && n->ping_sent && ping_delay > cls.node_timeout / 2 &&
             data_delay > cls.node_timeout / 2)
@@ -926,6 +970,10 @@ void cluster_bus_tick(void) {
     if (cl.myself->flags & CN_SLAVE) {
         cl_handle_manual_failover();
         if (!(cl.todo & CT_FAILOVER)) cl_handle_slave_failover();
+        /* Worth trying only if some master has at least two working replicas. */
+        if (orphaned_masters && max_slaves >= 2 && this_slaves == max_slaves && cls.allow_replica_migration &&
+            (cl.myself->flags & CN_SLAVE))
+            handle_slave_migration(max_slaves);
     }
     if (update_state || cl.state == 1) cl_update_state();
     cl_unlock_todo();
