@@ -25,7 +25,8 @@ the same cluster, and MIGRATE over TLS. redis-py RedisCluster, ioredis
 Cluster and node-redis createCluster work against a mixed cluster;
 `redis-cli --cluster` add-node, rebalance, fix (of an open slot) and
 del-node on goblin nodes; cluster-link-sendbuf-limit frees the link to a
-stopped node; a replica migrates to a master left without one.
+stopped node; a replica migrates to a master left without one; CLUSTER
+FAILOVER, FAILOVER FORCE and TAKEOVER between goblin and redis-server nodes.
 
   python3 tests/cluster/test_cluster.py [-v] [name-substring ...]
 
@@ -604,6 +605,51 @@ def replica_migrates_to_an_orphaned_master():
     assert wait_for(lambda: b"master_port:%d" % poor.port in mover.c.ok("INFO", "replication") and
                     b"master_link_status:up" in mover.c.ok("INFO", "replication"), 30)
     assert len([s for s in rich_replicas if ("myself,slave %s" % rid) in s.c.ok("CLUSTER", "NODES").decode()]) == 1
+
+
+@test
+def manual_failover_default_force_takeover():
+    """CLUSTER FAILOVER on a replica, coordinated with its master (no write
+    lost), then FORCE and TAKEOVER; a goblin master with a redis-server
+    replica and the other way round."""
+    # The masters without replicas would draw one of m's two (replica
+    # migration, tested above): here they stay.
+    nomig = ("--cluster-allow-replica-migration", "no")
+    ns = [node("goblin", tdir("f0"), *nomig), node("goblin", tdir("f1"), *nomig), node("goblin", tdir("f2"), *nomig)]
+    create(ns)
+    m = ns[0]
+    reps = [node("redis", tdir("fr"), *nomig), node("goblin", tdir("fg"), *nomig)]
+    for r in reps:
+        rc, out = cli("--cluster", "add-node", "127.0.0.1:%d" % r.port, "127.0.0.1:%d" % m.port, "--cluster-slave",
+                      "--cluster-master-id", m.c.ok("CLUSTER", "MYID").decode())
+        assert rc == 0, out
+    allnodes = ns + reps
+    assert wait_for(lambda: converged(allnodes) and all(state_ok(s) for s in allnodes), 30)
+    assert wait_for(lambda: all(b"master_link_status:up" in r.c.ok("INFO", "replication") for r in reps), 30)
+    slot_keys = [k for k in ("fo:%d" % i for i in range(2000)) if m.c.call("GET", k) is None][:200]
+    for k in slot_keys:
+        assert m.c.ok("SET", k, k) == b"OK"
+
+    def is_master(s):
+        return b"myself,master" in s.c.ok("CLUSTER", "NODES")
+
+    def check_all(owner):
+        for k in slot_keys:
+            assert owner.c.ok("GET", k) == k.encode(), k
+
+    # Coordinated: the redis replica takes over from the goblin master.
+    for who, mode in ((reps[0], ()), (m, ("FORCE",)), (reps[1], ("TAKEOVER",))):
+        assert who.c.ok("CLUSTER", "FAILOVER", *mode) == b"OK"
+        assert wait_for(lambda: is_master(who), 30), (mode, who.kind, who.c.ok("CLUSTER", "NODES"))
+        assert wait_for(lambda: converged(allnodes) and all(state_ok(s) for s in allnodes), 30), mode
+        check_all(who)
+        # The others follow the new master.
+        wid = who.c.ok("CLUSTER", "MYID").decode()
+        others = [s for s in [m] + reps if s is not who]
+        assert wait_for(lambda: all(("myself,slave %s" % wid) in s.c.ok("CLUSTER", "NODES").decode()
+                                    for s in others), 30), (mode, [s.c.ok("CLUSTER", "NODES") for s in others])
+    rc, out = cli("--cluster", "check", "127.0.0.1:%d" % ns[1].port)
+    assert rc == 0 and "[OK] All nodes agree about slots configuration." in out, out
 
 
 @test
