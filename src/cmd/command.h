@@ -75,6 +75,9 @@ typedef struct cmd_def {
      * RESETSTAT, read and written with relaxed atomics. */
     uint64_t rejected;
     uint64_t base_calls, base_usec, base_failed;
+    /* Its key specs parsed from info, made on first use and published with
+     * an atomic compare-and-swap (keyspec.c); never freed. */
+    void *kspecs;
 } cmd_def;
 
 void cmd_table_init(void);

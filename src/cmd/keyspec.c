@@ -296,12 +296,38 @@ int keyspec_call_keys(const cmd_def *d, const keyspec *specs, int nspecs, garg *
     return nk;
 }
 
+/* A command's parsed specs, kept on its cmd_def: parsing the metadata text
+ * for every call would cost more than the command (cluster redirections
+ * extract every command's keys). Two threads may both parse on first use;
+ * one publishes, the other frees its copy. */
+typedef struct kscache {
+    int n;
+    keyspec ks[];
+} kscache;
+
+static const kscache *specs_of(const cmd_def *d) {
+    kscache *c = __atomic_load_n((kscache **)&d->kspecs, __ATOMIC_ACQUIRE);
+    if (c) return c;
+    int n;
+    keyspec *ks = keyspec_parse(d, &n);
+    c = malloc(sizeof(*c) + sizeof(keyspec) * (size_t)(n + 1));
+    if (!c) abort();
+    c->n = n;
+    memcpy(c->ks, ks, sizeof(keyspec) * (size_t)(n + 1));
+    free(ks);
+    void *expected = NULL;
+    if (!__atomic_compare_exchange_n((void **)&((cmd_def *)d)->kspecs, &expected, c, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        free(c);
+        c = expected;
+    }
+    return c;
+}
+
 int cmd_call_keys(const cmd_def *d, garg *argv, int argc, cmd_keyacc **out) {
-    int nspecs;
-    keyspec *specs = keyspec_parse(d, &nspecs);
+    const kscache *sc = specs_of(d);
     keyref *keys;
-    int nk = keyspec_call_keys(d, specs, nspecs, argv, argc, &keys);
-    free(specs);
+    int nk = keyspec_call_keys(d, sc->ks, sc->n, argv, argc, &keys);
     cmd_keyacc *acc = malloc(sizeof(cmd_keyacc) * (size_t)(nk + 1));
     if (!acc) abort();
     for (int i = 0; i < nk; i++) {

@@ -98,9 +98,31 @@ static int slot_mode;
 void db_set_slot_mode(int on) { slot_mode = on; }
 int db_slot_mode(void) { return slot_mode; }
 
+/* The key hash (and in slot mode the hash slot) a command's lock step
+ * computed, for its lookups to reuse (a single-key command would otherwise
+ * hash its key several times). Keyed by the argument's address and length:
+ * valid only between db_remember_key and db_forget_key, while the
+ * command's arguments cannot change. */
+static _Thread_local struct {
+    const char *k;
+    size_t n;
+    uint64_t h;
+    unsigned slot;
+} key_memo;
+
+static inline unsigned key_slot(const char *k, size_t n) {
+    if (k == key_memo.k && n == key_memo.n) {
+#ifdef __SANITIZE_ADDRESS__
+        assert(key_memo.slot == crc16_key_slot(k, n));
+#endif
+        return key_memo.slot;
+    }
+    return crc16_key_slot(k, n);
+}
+
 /* A key's shard: the top bits of its hash, or its hash slot in slot mode. */
 static inline unsigned shard_of(uint64_t h, const char *k, size_t n) {
-    if (__builtin_expect(slot_mode, 0)) return db_shard_of_slot(crc16_key_slot(k, n));
+    if (__builtin_expect(slot_mode, 0)) return db_shard_of_slot(key_slot(k, n));
     return (unsigned)(h >> (64 - DB_SHARD_BITS));
 }
 
@@ -109,18 +131,10 @@ unsigned db_shard_of(const char *k, size_t n) {
     return shard_of(hash_bytes(k, n), k, n);
 }
 
-/* The key hash a command's lock step computed, for its lookups to reuse
- * (a single-key command would otherwise hash its key twice). Keyed by the
- * argument's address and length: valid only between db_remember_key and
- * db_forget_key, while the command's arguments cannot change. */
-static _Thread_local struct {
-    const char *k;
-    size_t n;
-    uint64_t h;
-} key_memo;
-
 unsigned db_remember_key(const char *k, size_t n) {
+    key_memo.k = NULL;
     key_memo.h = hash_bytes(k, n);
+    if (slot_mode) key_memo.slot = crc16_key_slot(k, n);
     key_memo.k = k;
     key_memo.n = n;
     return shard_of(key_memo.h, k, n);
@@ -337,9 +351,8 @@ static db_slots *slots_of(gdb *db) {
     return ds;
 }
 
-static int slots_add(gdb *db, dbentry *e, uint64_t h) {
+static int slots_add(gdb *db, dbentry *e, uint64_t h, unsigned sl) {
     db_slots *ds = slots_of(db);
-    unsigned sl = crc16_key_slot(e->key, e->klen);
     if (!ds->set[sl]) {
         swiss *t = malloc(sizeof(swiss));
         if (!t) return -1;
@@ -644,7 +657,7 @@ dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp
         return NULL;
     }
     memcpy(slot, &e, sizeof(e));
-    if (__builtin_expect(slot_mode, 0) && slots_add(db, e, h) != 0) {
+    if (__builtin_expect(slot_mode, 0) && slots_add(db, e, h, key_slot(k, n)) != 0) {
         swiss_delete(&sh->keys, slot);
         free(e);
         return NULL;

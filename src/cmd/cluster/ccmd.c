@@ -302,10 +302,13 @@ static int get_node_by_query(client *c, const cmd_def *cmd, int argc, garg *argv
         owner_is_me = n == cl.myself;
         if (owner_is_me && cl.migrating_to[slot]) migrating = 1;
         else if (cl.importing_from[slot]) importing = 1;
-        const char *ep = cls.preferred_endpoint == 0 ? n->ip
-                         : cls.preferred_endpoint == 1 ? (n->hostname[0] ? n->hostname : "?")
-                                                       : "";
-        snprintf(owner_addr, sizeof(owner_addr), "%s:%d", ep, cl_client_port(c, n));
+        /* Only a MOVED names the owner: not formatted for a key served here. */
+        if (!owner_is_me) {
+            const char *ep = cls.preferred_endpoint == 0 ? n->ip
+                             : cls.preferred_endpoint == 1 ? (n->hostname[0] ? n->hostname : "?")
+                                                           : "";
+            snprintf(owner_addr, sizeof(owner_addr), "%s:%d", ep, cl_client_port(c, n));
+        }
         if (migrating) {
             cnode *t = cl.migrating_to[slot];
             const char *tep = cls.preferred_endpoint == 0 ? t->ip
