@@ -58,7 +58,11 @@ void http_answer_status(struct conn *k, const http_want *w, int status, const ch
 /* k waits for the origin (mirror.c) / is done waiting: its pipelined
  * requests go on. */
 void http_set_waiting(struct conn *k, int on);
+int http_waiting(struct conn *k);
 void http_resume(struct conn *k);
+/* Serve a GET/HEAD for key to k again (the fetch it waited for on another
+ * worker ended): a hit, or a miss with its own fetch. Not from process(). */
+void http_serve_again(struct conn *k, const char *key, size_t klen, const http_want *w);
 /* Store body as key's value through the command layer (SET) on k's
  * client: 0 ok, -1 refused. */
 int http_store(struct conn *k, const char *key, size_t klen, const char *body, size_t blen);

@@ -451,6 +451,17 @@ static void serve_delete(conn *k, http_req *r, http_want *w) {
     http_answer_status(k, w, gone ? 204 : 404, gone ? NULL : "Not Found");
 }
 
+/* Connection: close. Not while the answer is still to come: a waiting or
+ * streaming connection would be closed as soon as its output is out. A
+ * streamed answer closes nothing (its head said close; the client ends
+ * it) and the requests after it are not read. */
+static void after_answer(conn *k, const http_want *w) {
+    hstate *h = k->pstate;
+    if (!w->close) return;
+    if (client_flags_peek(&k->c) & CLIENT_STREAMING) h->closing = 1;
+    else if (!h->waiting) client_flag_on(&k->c, CLIENT_CLOSE_AFTER_REPLY);
+}
+
 static void serve(conn *k, http_req *r, uint64_t t0) {
     client *c = &k->c;
     http_want w = {0};
@@ -480,15 +491,20 @@ static void serve(conn *k, http_req *r, uint64_t t0) {
     default: http_answer_status(k, &w, 501, "Not Implemented"); break;
     }
     free(w.inm);
-    /* Connection: close. Not while the answer is still to come: a waiting
-     * or streaming connection would be closed as soon as its output is
-     * out. A streamed answer closes nothing (its head said close; the
-     * client ends it) and the requests after it are not read. */
-    hstate *h = k->pstate;
-    if (w.close) {
-        if (client_flags_peek(c) & CLIENT_STREAMING) h->closing = 1;
-        else if (!h->waiting) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
-    }
+    after_answer(k, &w);
+}
+
+void http_serve_again(conn *k, const char *key, size_t klen, const http_want *w) {
+    http_req r = {0};
+    r.key = (char *)key;
+    r.klen = klen;
+    r.method = w->method;
+    http_want w2 = *w;
+    w2.inm = w->inm ? strdup(w->inm) : NULL;
+    k->c.db = 0;
+    serve_get(k, &r, &w2);
+    free(w2.inm);
+    after_answer(k, &w2);
 }
 
 /* ---- The protocol module ------------------------------------------------- */
@@ -517,6 +533,11 @@ static void http_close(conn *k) {
 void http_set_waiting(conn *k, int on) {
     hstate *h = k->pstate;
     if (h) h->waiting = on;
+}
+
+int http_waiting(conn *k) {
+    hstate *h = k->pstate;
+    return h && h->waiting;
 }
 
 void http_resume(conn *k) {

@@ -8,7 +8,10 @@
  *
  * Coalescing: each worker has a table of fetches in flight, by key; a miss
  * for a key being fetched joins that fetch as a waiter instead of starting
- * another (per worker: a miss on another worker starts its own). A waiter
+ * another. A miss on another worker joins it too, as a remote waiter
+ * (registry under glock): when the fetch ends its owner posts that worker
+ * the outcome, and the request is served again there (a hit now), or
+ * answered with the origin's status. A waiter
  * that wants the plain body (GET, no Range, no If-None-Match) gets the
  * status line and headers as soon as the origin's headers came (when they
  * have a Content-Length), then every piece of the body as it is received;
@@ -33,6 +36,7 @@
 #include <errno.h>
 #include <http_parser.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +89,8 @@ typedef struct ofetch {
     int delivering;
     int nwaiters;
     int fail_status; /* a failure found while starting: answered from the timer */
+    int owner;       /* the worker */
+    struct rwaiter *remote; /* taken from the registry when the fetch ends */
 } ofetch;
 
 typedef struct oconn {
@@ -101,6 +107,39 @@ typedef struct oconn {
 static _Thread_local ofetch *fetches;
 static _Thread_local oconn *idle;
 static _Thread_local int nidle;
+
+/* Fetches in flight on every worker, by key (under glock): a miss on
+ * another worker joins as a remote waiter (worker, client id). When the
+ * fetch ends, the owner posts each remote waiter's worker the outcome:
+ * "again" (the object is stored now, or was too large to hold: serve the
+ * request again, a hit or a fetch of its own) or a status and body. */
+typedef struct rwaiter {
+    struct rwaiter *next;
+    int wid;
+    uint64_t cid;
+} rwaiter;
+
+typedef struct gentry {
+    struct gentry *next;
+    char *key;
+    size_t klen;
+    int owner;
+    rwaiter *remote;
+} gentry;
+
+static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
+static gentry *gtab;
+
+/* On the waiting worker: its clients waiting for another worker's fetch. */
+typedef struct rwait {
+    struct rwait *next;
+    conn *k;
+    uint64_t cid;
+    char *key;
+    size_t klen;
+    http_want w;
+} rwait;
+static _Thread_local rwait *rwaits;
 
 int mirror_enabled(void) { return enabled; }
 
@@ -319,12 +358,156 @@ static const http_parser_settings osettings = {
 
 /* ---- Fetches ---------------------------------------------------------------- */
 
+/* The fetch ends: out of this worker's table and of the registry (its
+ * remote waiters are kept in f->remote for remote_notify). */
 static void fetch_unlink(ofetch *f) {
     for (ofetch **pp = &fetches; *pp; pp = &(*pp)->next)
         if (*pp == f) {
             *pp = f->next;
-            return;
+            break;
         }
+    pthread_mutex_lock(&glock);
+    for (gentry **pp = &gtab; *pp; pp = &(*pp)->next) {
+        gentry *g = *pp;
+        if (g->owner == f->owner && g->klen == f->klen && memcmp(g->key, f->key, f->klen) == 0) {
+            *pp = g->next;
+            f->remote = g->remote;
+            free(g->key);
+            free(g);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&glock);
+}
+
+enum { REMOTE_AGAIN, REMOTE_STATUS };
+
+typedef struct rjob {
+    uint64_t cid;
+    int kind, status;
+    char *body;
+    size_t blen;
+} rjob;
+
+static rwait *rwait_take(uint64_t cid) {
+    for (rwait **pp = &rwaits; *pp; pp = &(*pp)->next)
+        if ((*pp)->cid == cid) {
+            rwait *r = *pp;
+            *pp = r->next;
+            return r;
+        }
+    return NULL;
+}
+
+/* On the waiting worker: the outcome of the fetch its client waited for. */
+static void remote_job(void *arg) {
+    rjob *j = arg;
+    rwait *r = rwait_take(j->cid);
+    if (r) {
+        conn *k = r->k;
+        http_set_waiting(k, 0);
+        if (j->kind == REMOTE_AGAIN) {
+            http_serve_again(k, r->key, r->klen, &r->w);
+        } else {
+            char head[1024];
+            size_t hl = http_head(head, sizeof(head), j->status, (long long)j->blen, NULL, NULL,
+                                  j->status >= 500 ? "Content-Type: text/plain\r\n" : NULL, &r->w);
+            reply_raw(&k->c, head, hl);
+            if (r->w.method == HTTP_M_GET) reply_raw(&k->c, j->body, j->blen);
+            http_stat_add(&http_stat.bytes_out, hl + (r->w.method == HTTP_M_GET ? j->blen : 0));
+            http_stat_first_byte(r->w.t0_us);
+            if (r->w.close) client_flag_on(&k->c, CLIENT_CLOSE_AFTER_REPLY);
+        }
+        free(r->w.inm);
+        free(r->key);
+        free(r);
+        if (!http_waiting(k)) http_resume(k); /* a miss again waits for a fetch of its own */
+    }
+    free(j->body);
+    free(j);
+}
+
+static void remote_notify(ofetch *f, int kind, int status, const char *body, size_t blen) {
+    while (f->remote) {
+        rwaiter *rw = f->remote;
+        f->remote = rw->next;
+        rjob *j = calloc(1, sizeof(*j));
+        if (j) {
+            j->cid = rw->cid;
+            j->kind = kind;
+            j->status = status;
+            if (kind == REMOTE_STATUS && blen && (j->body = malloc(blen))) {
+                memcpy(j->body, body, blen);
+                j->blen = blen;
+            }
+            net_post(rw->wid, remote_job, j);
+        }
+        free(rw);
+    }
+}
+
+/* A miss joins the fetch another worker has in flight for key: 1, or 0
+ * when there is none. */
+static int remote_join(conn *k, const char *key, size_t klen, http_want *w) {
+    rwait *r = calloc(1, sizeof(*r));
+    rwaiter *rw = calloc(1, sizeof(*rw));
+    char *kc = malloc(klen + 1);
+    if (!r || !rw || !kc) {
+        free(r);
+        free(rw);
+        free(kc);
+        return 0;
+    }
+    int joined = 0;
+    pthread_mutex_lock(&glock);
+    for (gentry *g = gtab; g; g = g->next)
+        if (g->owner != k->w->id && g->klen == klen && memcmp(g->key, key, klen) == 0) {
+            rw->wid = k->w->id;
+            rw->cid = k->c.id;
+            rw->next = g->remote;
+            g->remote = rw;
+            joined = 1;
+            break;
+        }
+    pthread_mutex_unlock(&glock);
+    if (!joined) {
+        free(r);
+        free(rw);
+        free(kc);
+        return 0;
+    }
+    memcpy(kc, key, klen);
+    kc[klen] = '\0';
+    r->k = k;
+    r->cid = k->c.id;
+    r->key = kc;
+    r->klen = klen;
+    r->w = *w;
+    w->inm = NULL;
+    r->next = rwaits;
+    rwaits = r;
+    http_set_waiting(k, 1);
+    http_stat_add(&http_stat.coalesced, 1);
+    return 1;
+}
+
+/* A new fetch enters the registry: 0, or -1 (no memory: it goes on
+ * without remote waiters). */
+static int registry_add(ofetch *f) {
+    gentry *g = calloc(1, sizeof(*g));
+    if (!g || !(g->key = malloc(f->klen + 1))) {
+        free(g);
+        return -1;
+    }
+    memcpy(g->key, f->key, f->klen);
+    g->key[f->klen] = '\0';
+    g->klen = f->klen;
+    g->owner = f->owner;
+    pthread_mutex_lock(&glock);
+    g->next = gtab;
+    gtab = g;
+    pthread_mutex_unlock(&glock);
+    return 0;
 }
 
 static void fetch_free(ofetch *f) {
@@ -410,6 +593,9 @@ static void fetch_done(ofetch *f) {
             }
     }
     deliver_each(f, answer_complete, NULL);
+    if (f->status == 200) remote_notify(f, REMOTE_AGAIN, 0, NULL, 0);
+    else if (f->keep) remote_notify(f, REMOTE_STATUS, f->status, f->buf, f->blen);
+    else remote_notify(f, REMOTE_STATUS, 502, "origin answer too large to hold\n", 32);
     fetch_free(f);
 }
 
@@ -445,6 +631,9 @@ static void fetch_fail(ofetch *f, int status, const char *why) {
     log_verbose("HTTP mirror: fetching '%.*s' failed: %s", (int)(f->klen > 200 ? 200 : f->klen), f->key, why);
     fail_arg a = {status, why};
     deliver_each(f, answer_fail, &a);
+    char msg[128];
+    int ml = snprintf(msg, sizeof(msg), "%s\n", why);
+    remote_notify(f, REMOTE_STATUS, status, msg, (size_t)ml);
     fetch_free(f);
 }
 
@@ -514,9 +703,11 @@ static void on_oread(evutil_socket_t fd, short what, void *arg) {
         return;
     }
     if (!f->waiters) {
-        /* Nobody waits any more: the fetch stops (nothing is stored). */
+        /* Nobody waits here any more: the fetch stops (nothing is stored);
+         * waiters on other workers fetch it themselves. */
         fetch_unlink(f);
         release_oconn(f, 0);
+        remote_notify(f, REMOTE_AGAIN, 0, NULL, 0);
         fetch_free(f);
     }
 }
@@ -612,6 +803,10 @@ void mirror_miss(conn *k, const char *key, size_t klen, http_want *w) {
         }
         return;
     }
+    if (remote_join(k, key, klen, &wt->w)) {
+        free(wt);
+        return;
+    }
     f = calloc(1, sizeof(*f));
     if (!f || !(f->key = malloc(klen + 1))) {
         free(f);
@@ -629,13 +824,25 @@ void mirror_miss(conn *k, const char *key, size_t klen, http_want *w) {
     f->waiters = wt;
     f->nwaiters = 1;
     f->timer = evtimer_new(tbase, on_timeout, f);
+    f->owner = k->w->id;
     f->next = fetches;
     fetches = f;
+    registry_add(f);
     http_stat_add(&http_stat.fetches, 1);
     fetch_start(f);
 }
 
 void mirror_conn_gone(conn *k) {
+    for (rwait **pp = &rwaits; *pp; pp = &(*pp)->next)
+        if ((*pp)->k == k) {
+            /* The owner's answer will find nobody. */
+            rwait *r = *pp;
+            *pp = r->next;
+            free(r->w.inm);
+            free(r->key);
+            free(r);
+            return;
+        }
     for (ofetch *f = fetches; f; f = f->next) {
         for (waiter **pp = &f->waiters; *pp; pp = &(*pp)->next) {
             waiter *wt = *pp;
@@ -647,9 +854,10 @@ void mirror_conn_gone(conn *k) {
             free(wt);
             f->nwaiters--;
             if (!f->waiters) {
-                /* Nobody waits any more: the fetch stops. */
+                /* Nobody waits here any more: the fetch stops. */
                 fetch_unlink(f);
                 release_oconn(f, 0);
+                remote_notify(f, REMOTE_AGAIN, 0, NULL, 0);
                 fetch_free(f);
             }
             return;

@@ -163,7 +163,7 @@ class Origin:
                     self.connection.close()
                     self.close_connection = True
                     return
-                if name.startswith("missing"):
+                if "missing" in name:
                     return self.send(404, b"no such object\n")
                 if name.startswith("err"):
                     return self.send(500, b"origin broke\n")
@@ -528,6 +528,35 @@ def mirror_coalesces_200_misses():
     info = g.info_http()
     assert info["http_origin_coalesced"] >= n - 1, info
     eq(g.r.get("delay-obj"), want)
+
+
+@test
+def mirror_coalesces_across_workers():
+    if "mirror2" not in S:
+        o = mirror()[1]
+        S["mirror2"] = Server("mirror2", "--mirror", "http://127.0.0.1:%d/pfx" % o.port, "--mirror-timeout", "3000",
+                              "--cores", "2")
+    g, o = S["mirror2"], S["origin"]
+    n = 200
+    socks = [conn(g, timeout=20) for _ in range(n)]
+    for s in socks:
+        s.sendall(req("GET", "/delay-two"))
+    want = Origin.body("/pfx/delay-two")
+    for s in socks:
+        st, h, body = Reader(s).response()
+        eq((st, body), (200, want))
+        s.close()
+    eq(o.count("/pfx/delay-two"), 1, "origin fetches")
+    info = g.info_http()
+    assert info["http_origin_coalesced"] >= n - 1, info
+    # Errors reach the waiters on every worker.
+    socks = [conn(g, timeout=20) for _ in range(20)]
+    for s in socks:
+        s.sendall(req("GET", "/delay-missing"))
+    for s in socks:
+        eq(Reader(s).response()[0], 404)
+        s.close()
+    eq(o.count("/pfx/delay-missing"), 1, "origin fetches of the 404")
 
 
 @test
