@@ -323,10 +323,13 @@ static int cb_body(http_parser *hp, const char *p, size_t n) {
             f->buf = NULL;
             f->blen = f->bcap = 0;
         } else {
-            if (f->blen + n > f->bcap) {
+            /* One byte more for a terminating NUL: command arguments are
+             * C strings. */
+            if (f->blen + n + 1 > f->bcap) {
                 size_t nc = f->bcap ? f->bcap : 16384;
-                while (nc < f->blen + n) nc *= 2;
-                if (f->clen >= 0 && (size_t)f->clen >= f->blen + n && nc > (size_t)f->clen) nc = (size_t)f->clen;
+                while (nc < f->blen + n + 1) nc *= 2;
+                if (f->clen >= 0 && (size_t)f->clen >= f->blen + n && nc > (size_t)f->clen + 1)
+                    nc = (size_t)f->clen + 1;
                 char *nb = realloc(f->buf, nc);
                 if (!nb) return -1;
                 f->buf = nb;
@@ -334,6 +337,7 @@ static int cb_body(http_parser *hp, const char *p, size_t n) {
             }
             memcpy(f->buf + f->blen, p, n);
             f->blen += n;
+            f->buf[f->blen] = '\0';
         }
     }
     for (waiter *wt = f->waiters; wt; wt = wt->next)

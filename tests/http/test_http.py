@@ -167,6 +167,16 @@ class Origin:
                     return self.send(404, b"no such object\n")
                 if name.startswith("err"):
                     return self.send(500, b"origin broke\n")
+                if "chunked" in name:
+                    body = origin.body(p)
+                    self.send_response(200)
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    for i in range(0, len(body), 100):
+                        part = body[i:i + 100]
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
                 if "big" in name:
                     return self.send(200, b"B" * (3 << 20))
                 return self.send(200, origin.body(p))
@@ -471,6 +481,10 @@ def mirror_fill_and_cross_protocol():
     eq((st, h["content-length"]), (200, str(len(Origin.body("/pfx/obj2")))))
     st, h, body = fetch(g, "GET", "/obj3", headers=[("Range", "bytes=0-5")])
     eq((st, body), (206, b"origin"))
+    # A chunked answer (no length): buffered, then served and stored.
+    st, h, body = fetch(g, "GET", "/chunked1")
+    eq((st, body), (200, Origin.body("/pfx/chunked1")))
+    eq(g.r.get("chunked1"), Origin.body("/pfx/chunked1"))
     # Keys needing escapes reach the origin escaped.
     st, h, body = fetch(g, "GET", "/sp%20ace")
     eq((st, body), (200, Origin.body("/pfx/sp%20ace")))
