@@ -140,6 +140,7 @@ def fetch(srv, method, path, headers=(), body=None, version="1.1"):
 class Origin:
     def __init__(self):
         self.counts = {}
+        self.peers = set()
         self.lock = threading.Lock()
         origin = self
 
@@ -153,6 +154,7 @@ class Origin:
                 p = self.path
                 with origin.lock:
                     origin.counts[p] = origin.counts.get(p, 0) + 1
+                    origin.peers.add(self.client_address)
                 name = p.rsplit("/", 1)[-1]
                 if name.startswith("slow"):
                     time.sleep(3)
@@ -488,6 +490,19 @@ def mirror_fill_and_cross_protocol():
     # Keys needing escapes reach the origin escaped.
     st, h, body = fetch(g, "GET", "/sp%20ace")
     eq((st, body), (200, Origin.body("/pfx/sp%20ace")))
+
+
+@test
+def mirror_reuses_origin_connections():
+    g, o = mirror()
+    with o.lock:
+        o.peers.clear()
+    for i in range(10):
+        st, _, body = fetch(g, "GET", "/reuse%d" % i)
+        eq((st, body), (200, Origin.body("/pfx/reuse%d" % i)))
+    with o.lock:
+        n = len(o.peers)
+    eq(n, 1, "origin connections for 10 sequential fetches")
 
 
 @test
