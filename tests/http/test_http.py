@@ -529,6 +529,18 @@ def mirror_origin_errors():
 
 
 @test
+def mirror_origin_down():
+    if "down" not in S:
+        S["down"] = Server("down", "--mirror", "http://127.0.0.1:%d" % free_port())
+    g = S["down"]
+    for i in range(3):
+        eq(fetch(g, "GET", "/x%d" % i)[0], 502)
+    eq(fetch(g, "HEAD", "/x")[0], 502)
+    assert g.info_http()["http_origin_failed"] >= 4
+    assert g.alive()
+
+
+@test
 def mirror_large_passthrough():
     g, o = mirror()
     # Over the store's limit (proto-max-bulk-len 2mb here): passed through,
