@@ -45,15 +45,22 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "cmd/stream.h"
 #include "net/http.h"
 #include "net/internal.h"
 #include "net/net.h"
 #include "session/reply.h"
 #include "session/session.h"
+#include "util/monotime.h"
 
 #define MIRROR_STORE_MAX (64LL << 20) /* bytes kept to store one object */
 #define MIRROR_OTHER_MAX (1LL << 20)  /* a non-200 body passed on */
 #define MIRROR_IDLE_MAX 32            /* idle origin connections per worker */
+/* Back-pressure: reading from the origin pauses while a streaming waiter
+ * has more than HIGH bytes of output unsent, and goes on once every one
+ * is under LOW; one that keeps it paused for mirror-timeout is dropped. */
+#define MIRROR_OBUF_HIGH CMD_STREAM_OBUF_HIGH
+#define MIRROR_OBUF_LOW (256u * 1024)
 
 static int enabled;
 static struct sockaddr_storage origin_addr;
@@ -91,6 +98,8 @@ typedef struct ofetch {
     int fail_status; /* a failure found while starting: answered from the timer */
     int owner;       /* the worker */
     struct rwaiter *remote; /* taken from the registry when the fetch ends */
+    struct event *throttle; /* polls the paused waiters' output */
+    int64_t paused_at;      /* ms; 0: reading */
 } ofetch;
 
 typedef struct oconn {
@@ -104,6 +113,7 @@ typedef struct oconn {
     int connected, reused, got, done, eof;
 } oconn;
 
+static _Thread_local struct event_base *tbase; /* this worker's loop */
 static _Thread_local ofetch *fetches;
 static _Thread_local oconn *idle;
 static _Thread_local int nidle;
@@ -522,6 +532,7 @@ static void fetch_free(ofetch *f) {
         free(wt);
     }
     if (f->timer) event_free(f->timer);
+    if (f->throttle) event_free(f->throttle);
     free(f->buf);
     free(f->key);
     free(f);
@@ -540,6 +551,7 @@ static void release_oconn(ofetch *f, int reusable) {
         http_parser_init(&oc->hp, HTTP_RESPONSE);
         oc->hp.data = oc;
         event_del(oc->wev);
+        event_add(oc->rev, NULL);
         oc->next = idle;
         idle = oc;
         nidle++;
@@ -654,6 +666,18 @@ static void arm_timer(ofetch *f) {
     evtimer_add(f->timer, &tv);
 }
 
+static int64_t mono_ms(void) { return (int64_t)(monotime_us() / 1000); }
+
+/* Some streaming waiter has more than mark bytes of output unsent. */
+static int backlog(const ofetch *f, size_t mark) {
+    for (const waiter *wt = f->waiters; wt; wt = wt->next)
+        if (wt->streaming && wt->k && wt->k->c.olen - wt->k->c.osent > mark) return 1;
+    return 0;
+}
+
+static int fetch_after_read(ofetch *f);
+static void on_throttle(evutil_socket_t fd, short what, void *arg);
+
 static void on_oread(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     oconn *oc = arg;
@@ -685,7 +709,22 @@ static void on_oread(evutil_socket_t fd, short what, void *arg) {
     size_t used = http_parser_execute(&oc->hp, &osettings, buf, (size_t)n);
     f->delivering = 0;
     (void)used;
-    /* Waiters that went while the body was handed out. */
+    if (fetch_after_read(f) == 0 && backlog(f, MIRROR_OBUF_HIGH)) {
+        /* A waiter reads slower than the origin sends: wait for it. */
+        event_del(oc->rev);
+        evtimer_del(f->timer);
+        f->paused_at = mono_ms();
+        if (!f->throttle) f->throttle = evtimer_new(tbase, on_throttle, f);
+        struct timeval tv = {0, 5000};
+        if (f->throttle) evtimer_add(f->throttle, &tv);
+    }
+}
+
+/* After body bytes were handed out: the waiters that went meanwhile are
+ * dropped; the fetch ends if complete, failed or nobody waits. 1 when f
+ * is gone. */
+static int fetch_after_read(ofetch *f) {
+    oconn *oc = f->oc;
     for (waiter **pp = &f->waiters; *pp;) {
         waiter *wt = *pp;
         if (!wt->k && !oc->done) {
@@ -699,12 +738,12 @@ static void on_oread(evutil_socket_t fd, short what, void *arg) {
     }
     if (oc->done) {
         fetch_done(f);
-        return;
+        return 1;
     }
     enum http_errno e = HTTP_PARSER_ERRNO(&oc->hp);
     if (e != HPE_OK) {
         fetch_fail(f, 502, http_errno_description(e));
-        return;
+        return 1;
     }
     if (!f->waiters) {
         /* Nobody waits here any more: the fetch stops (nothing is stored);
@@ -713,7 +752,36 @@ static void on_oread(evutil_socket_t fd, short what, void *arg) {
         release_oconn(f, 0);
         remote_notify(f, REMOTE_AGAIN, 0, NULL, 0);
         fetch_free(f);
+        return 1;
     }
+    return 0;
+}
+
+static void on_throttle(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    ofetch *f = arg;
+    if (backlog(f, MIRROR_OBUF_LOW)) {
+        if (mono_ms() - f->paused_at < timeout_ms) {
+            struct timeval tv = {0, 5000};
+            evtimer_add(f->throttle, &tv);
+            return;
+        }
+        /* Too slow for too long: those still behind are dropped. */
+        f->delivering = 1;
+        for (waiter *wt = f->waiters; wt; wt = wt->next)
+            if (wt->streaming && wt->k && wt->k->c.olen - wt->k->c.osent > MIRROR_OBUF_LOW) {
+                conn *k = wt->k;
+                wt->k = NULL;
+                client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
+                session_client_flush(&k->c);
+            }
+        f->delivering = 0;
+        if (fetch_after_read(f)) return;
+    }
+    f->paused_at = 0;
+    event_add(f->oc->rev, NULL);
+    arm_timer(f);
 }
 
 /* Percent-encode the key into the request path. */
@@ -733,8 +801,6 @@ static size_t enc_key(char *o, const char *k, size_t n) {
     }
     return j;
 }
-
-static _Thread_local struct event_base *tbase;
 
 /* A failure while a request is being served is answered from the loop
  * (the timer, now): never from inside the module's process(). */

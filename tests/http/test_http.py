@@ -179,6 +179,8 @@ class Origin:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
                     self.wfile.write(b"0\r\n\r\n")
                     return
+                if "huge" in name:
+                    return self.send(200, b"H" * (16 << 20))
                 if "big" in name:
                     return self.send(200, b"B" * (3 << 20))
                 return self.send(200, origin.body(p))
@@ -571,6 +573,26 @@ def mirror_client_leaves_mid_body():
         assert body == b"B" * (3 << 20)
         s.close()
     assert o.count("/pfx/big-shared") - n0 <= 4
+    assert g.alive()
+
+
+@test
+def mirror_slow_reader_back_pressure():
+    g, o = mirror()
+    s = conn(g, timeout=20)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.sendall(req("GET", "/huge1"))
+    s.recv(1000, socket.MSG_PEEK)
+    time.sleep(0.5)
+    omem = max(int(f.split("=")[1]) for ln in g.r.execute_command("CLIENT", "LIST").decode().splitlines()
+               for f in ln.split() if f.startswith("obl="))
+    if VERBOSE:
+        print("slow reader obl", omem)
+    assert omem < (4 << 20), "output of a slow reader grew to %d bytes" % omem
+    st, h, body = Reader(s).response()
+    eq((st, len(body)), (200, 16 << 20))
+    assert body == b"H" * (16 << 20)
+    s.close()
     assert g.alive()
 
 
