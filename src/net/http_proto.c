@@ -451,15 +451,36 @@ static void serve_delete(conn *k, http_req *r, http_want *w) {
     http_answer_status(k, w, gone ? 204 : 404, gone ? NULL : "Not Found");
 }
 
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The connection's timer (an HTTP client never blocks, so it is free):
+ * once the streamed body is all in the output, close after sending it. */
+static void close_when_streamed(client *c) {
+    if (client_flags_peek(c) & CLIENT_STREAMING) {
+        net_client_timer(c, wall_ms() + 10, close_when_streamed);
+        return;
+    }
+    client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
+    net_client_flush(c); /* may free the connection */
+}
+
 /* Connection: close. Not while the answer is still to come: a waiting or
  * streaming connection would be closed as soon as its output is out. A
- * streamed answer closes nothing (its head said close; the client ends
- * it) and the requests after it are not read. */
+ * streamed answer is closed after by the connection's timer, and the
+ * requests after it are not read; a waiting one by mirror.c. */
 static void after_answer(conn *k, const http_want *w) {
     hstate *h = k->pstate;
     if (!w->close) return;
-    if (client_flags_peek(&k->c) & CLIENT_STREAMING) h->closing = 1;
-    else if (!h->waiting) client_flag_on(&k->c, CLIENT_CLOSE_AFTER_REPLY);
+    if (client_flags_peek(&k->c) & CLIENT_STREAMING) {
+        h->closing = 1;
+        net_client_timer(&k->c, wall_ms() + 10, close_when_streamed);
+    } else if (!h->waiting) {
+        client_flag_on(&k->c, CLIENT_CLOSE_AFTER_REPLY);
+    }
 }
 
 static void serve(conn *k, http_req *r, uint64_t t0) {

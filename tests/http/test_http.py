@@ -445,6 +445,14 @@ def ssd_tail_bodies():
     st, h, body = rd.response(head=True)
     eq((st, h["content-length"]), (200, "1048576"))
     eq(rd.response()[2], val)
+    # Connection: close on a streamed body: closed once it is all out.
+    s = conn(g)
+    s.sendall(req("GET", "/big", headers=[("Connection", "close")]) + req("GET", "/big"))
+    rd = Reader(s)
+    st, h, body = rd.response()
+    eq((st, h.get("connection")), (200, "close"))
+    assert body == val
+    assert rd.closed() and rd.buf == b"", "not closed after a streamed Connection: close answer"
     out = subprocess.run(["curl", "-s", "http://127.0.0.1:%d/big" % g.hport], stdout=subprocess.PIPE, timeout=20).stdout
     assert out == val, "curl body differs"
     assert g.ssd_streams() >= streams0 + 3, "HTTP GETs were not streamed from the SSD"
