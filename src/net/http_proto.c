@@ -301,7 +301,10 @@ int http_store(conn *k, const char *key, size_t klen, const char *body, size_t b
     run_cmd(c, argv, 3);
     c->db = saved_db;
     int ok = c->olen > olen0 && c->obuf[olen0] == '+';
-    if (!ok) log_verbose("HTTP: storing a fetched object was refused: %.*s", (int)(c->olen - olen0 > 120 ? 120 : c->olen - olen0), c->obuf + olen0);
+    if (!ok) {
+        size_t n = c->olen - olen0 > 120 ? 120 : c->olen - olen0;
+        log_verbose("HTTP: storing a fetched object was refused: %.*s", (int)n, c->obuf + olen0);
+    }
     client_set_out(c, c->osent, olen0);
     return ok ? 0 : -1;
 }
@@ -571,8 +574,8 @@ static size_t http_process(conn *k) {
     hstate *h = k->pstate;
     size_t start = 0;
     unsigned long long max_body = cfg.proto_max_bulk_len > 0 ? (unsigned long long)cfg.proto_max_bulk_len : 0;
-    while (!(client_flags_peek(c) & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING)) &&
-           start < k->qlen && !k->paused && !h->waiting) {
+    const uint32_t stop = CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING;
+    while (!(client_flags_peek(c) & stop) && start < k->qlen && !k->paused && !h->waiting) {
         if (h->closing) {
             start = k->qlen;
             break;
