@@ -405,6 +405,31 @@ def put_delete_admin():
 
 
 @test
+def more_edges():
+    g = plain()
+    g.r.set("star", b"v")
+    eq(fetch(g, "GET", "/star", headers=[("If-None-Match", "*")])[0], 304)
+    st, h, body = fetch(g, "HEAD", "/no-such")
+    eq((st, body), (404, b""))
+    g.r.set("", b"empty key")
+    eq(fetch(g, "GET", "/")[2], b"empty key")
+    g.r.set("q", b"query")
+    eq(fetch(g, "GET", "/q?x=1&y=2")[2], b"query")
+    eq(fetch(g, "GET", "http://example.com/q")[2], b"query")
+    g.r.set("e", b"")
+    st, h, body = fetch(g, "GET", "/e")
+    eq((st, h["content-length"], body), (200, "0", b""))
+    eq(fetch(g, "GET", "/e", headers=[("Range", "bytes=0-")])[0], 416)
+    # A body over proto-max-bulk-len: 413, closed.
+    s = conn(g)
+    s.sendall(b"PUT /huge HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % (600 << 20))
+    rd = Reader(s)
+    eq(rd.response()[0], 413)
+    assert rd.closed()
+    assert g.alive()
+
+
+@test
 def put_refused_without_admin():
     g = mirror()[0]
     eq(fetch(g, "PUT", "/x", body=b"1")[0], 405)
