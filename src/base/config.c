@@ -64,6 +64,7 @@ static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile
                                        "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
 static const char *const aof_fsyncs[] = {"no", "always", "everysec", NULL};
+static const char *const mirror_clients[] = {"socket", "uring", NULL};
 static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb", NULL};
 
 #define NOTYET_HTTP "the memcache/HTTP front-ends"
@@ -140,10 +141,13 @@ static config_entry table[] = {
     /* Promotion score decay period in ms (the seed: once a minute); tests
      * shorten it. Read by the coordinator at every wait, so CONFIG SET works. */
     {"numa-decay-interval", NULL, T_LL, 0, NULL, "60000", 1, 86400000LL, NULL, NULL},
-    {"http-port", NULL, T_LL, F_IMMUTABLE | F_NOTYET, NULL, "0", 0, 65535, NULL, NOTYET_HTTP},
+    /* The HTTP cache front-end (net/http_proto.c, net/mirror.c; docs/http.md). */
+    {"http-port", NULL, T_LL, F_IMMUTABLE, NULL, "0", 0, 65535, NULL, NULL},
+    {"http-admin", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
+    {"mirror-timeout", NULL, T_LL, F_IMMUTABLE, NULL, "10000", 1, 86400000LL, NULL, NULL},
     {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, NULL, "no", 0, 0, NULL, NOTYET_HTTP},
-    {"mirror", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
-    {"mirror-client", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
+    {"mirror", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
+    {"mirror-client", NULL, T_ENUM, F_IMMUTABLE, NULL, "socket", 0, 0, mirror_clients, NULL},
     {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
     /* Redis directives. Each one works, or accepts only its default value
      * (F_DEFONLY: any other is refused with the reason in the entry) until
@@ -553,6 +557,11 @@ static int check_supported(config_entry *e, const char *v, char *err, size_t err
     if (e->notyet && v[0]) {
         snprintf(err, errlen, "'%s %s' is not supported yet (it arrives with %s); use '%s \"\"'", e->name, v,
                  e->notyet, e->name);
+        return -1;
+    }
+    if (strcmp(e->name, "mirror-client") == 0 && strcasecmp(v, "uring") == 0) {
+        snprintf(err, errlen,
+                 "'mirror-client uring' is not supported yet (the io_uring origin client); use 'mirror-client socket'");
         return -1;
     }
     if (e->ptr == &cfg.arena_chunk) {

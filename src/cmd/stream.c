@@ -35,6 +35,7 @@
 typedef struct vstream {
     client *c;
     ssdtail_stream *s;
+    int raw; /* cmd_stream_unframe: no "\r\n" after the bytes */
 } vstream;
 
 static _Thread_local vstream *tab;
@@ -93,7 +94,7 @@ int cmd_stream_reply(client *c, const gobj *o) {
     int n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", total);
     reply_raw(c, hdr, (size_t)n);
     reply_raw(c, head, headlen);
-    tab[ntab++] = (vstream){c, s};
+    tab[ntab++] = (vstream){c, s, 0};
     client_flag_on(c, CLIENT_STREAMING);
     return 1;
 }
@@ -122,7 +123,7 @@ static void pump(client *c) {
         ssdtail_stream_consume(s);
     }
     if (ssdtail_stream_done(s)) {
-        reply_raw(c, "\r\n", 2);
+        if (!tab[i].raw) reply_raw(c, "\r\n", 2);
         drop((size_t)i);
         client_flag_off(c, CLIENT_STREAMING);
         session_client_resume(c); /* the commands it pipelined meanwhile */
@@ -132,6 +133,11 @@ static void pump(client *c) {
 }
 
 void cmd_stream_pump(client *c) { pump(c); }
+
+void cmd_stream_unframe(client *c) {
+    long i = find(c);
+    if (i >= 0) tab[i].raw = 1;
+}
 
 void cmd_stream_poll(void) {
     ssdtail_async_reap();

@@ -10,6 +10,11 @@
  * reply is complete); 0 when o must be replied the ordinary way. */
 int cmd_stream_reply(client *c, const gobj *o);
 
+/* c's running stream ends without the bulk string's closing "\r\n": a
+ * protocol that replaced the "$<len>\r\n" header it began with by its
+ * own (an HTTP body) sends the value's bytes alone. */
+void cmd_stream_unframe(client *c);
+
 /* For net/: the calling worker thread's I/O completion fd (-1: none; make
  * it once on each worker thread before its loop runs), what to call when
  * it is readable, what to call when c's output drained below the mark,

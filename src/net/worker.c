@@ -26,6 +26,7 @@
 #include "cmd/propagate.h"
 #include "cmd/stream.h"
 #include "cmd/tracking.h"
+#include "net/http.h"
 #include "net/internal.h"
 #include "persist/aof.h"
 #include "cmd/repl/repl.h"
@@ -560,6 +561,14 @@ int net_start(int n) {
         na = net_resolve_binds(addrs, 16, cfg.port);
         if (na < 0 || probe_binds(addrs, na, cfg.port) != 0) return -1;
     }
+    /* The HTTP front-end's listeners (http-port), beside RESP's. */
+    bind_addr haddrs[16];
+    int nh = 0, hport = http_port();
+    if (http_setup() != 0) return -1;
+    if (hport) {
+        nh = net_resolve_binds(haddrs, 16, hport);
+        if (nh < 0 || probe_binds(haddrs, nh, hport) != 0) return -1;
+    }
     if (unix_listen() != 0) return -1;
     if (net_cbus_start() != 0) return -1;
     nworkers = n;
@@ -576,7 +585,7 @@ int net_start(int n) {
         struct timeval tv = {0, 100000};
         event_add(w->tick_ev, &tv);
         w->pause_ev = evtimer_new(w->base, on_pause_end, w);
-        w->listeners = calloc((size_t)na + 1, sizeof(listener));
+        w->listeners = calloc((size_t)na + (size_t)nh + 1, sizeof(listener));
         if (k == 0 && unix_fd >= 0) {
             listener *l = &w->listeners[w->nlisten++];
             l->fd = unix_fd;
@@ -588,6 +597,10 @@ int net_start(int n) {
         /* The RESP listeners; the memcache and HTTP front-ends add theirs
          * here (their protocol module, plaintext and TLS). */
         int got = open_listeners(addrs, na, cfg.port, &resp_proto, 0, w->listeners + w->nlisten);
+        if (got < 0) return -1;
+        arm_listeners(w, w->listeners + w->nlisten, got);
+        w->nlisten += got;
+        got = open_listeners(haddrs, nh, hport, &http_proto, 0, w->listeners + w->nlisten);
         if (got < 0) return -1;
         arm_listeners(w, w->listeners + w->nlisten, got);
         w->nlisten += got;

@@ -1,0 +1,936 @@
+/* mirror.c -- the origin client of the HTTP front-end (--mirror URL).
+ *
+ * A GET or HEAD that misses the store is fetched from the origin with a
+ * GET of prefix + "/" + the key (percent-encoded), over persistent
+ * HTTP/1.1 connections: plain non-blocking sockets on the worker's own
+ * event loop, kept in a per-worker idle pool after a keep-alive response.
+ * The response is parsed with libhttp-parser as it arrives.
+ *
+ * Coalescing: each worker has a table of fetches in flight, by key; a miss
+ * for a key being fetched joins that fetch as a waiter instead of starting
+ * another. A miss on another worker joins it too, as a remote waiter
+ * (registry under glock): when the fetch ends its owner posts that worker
+ * the outcome, and the request is served again there (a hit now), or
+ * answered with the origin's status. A waiter
+ * that wants the plain body (GET, no Range, no If-None-Match) gets the
+ * status line and headers as soon as the origin's headers came (when they
+ * have a Content-Length), then every piece of the body as it is received;
+ * the others, and every waiter of a response without a length, are
+ * answered when it is complete, as a hit would be (Range, 304...).
+ *
+ * Admission: a 200 with a body of at most MIRROR_STORE_MAX bytes (and at
+ * most proto-max-bulk-len) is kept whole while it streams and stored when
+ * complete, with SET through the command layer on a waiter's client; a
+ * larger one is passed through to the waiters it had, not stored, and
+ * closes the fetch to new waiters. Other statuses (404...) are passed to
+ * the waiters, not stored. An origin error or reset answers 502, no byte
+ * for mirror-timeout ms answers 504; nothing is stored then. A waiter whose
+ * answer had begun is disconnected instead (its head promised a length).
+ * A reused idle connection that fails before any byte of the response is
+ * retried once on a new one.
+ *
+ * Invariant: every fetch is in its worker's table from start to end; a
+ * connection waits on at most one fetch (its module stops reading requests
+ * while it waits), and leaves it when it goes (mirror_conn_gone). All of
+ * it runs on the worker's thread. */
+#include <errno.h>
+#include <http_parser.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/config.h"
+#include "base/log.h"
+#include "cmd/stream.h"
+#include "net/http.h"
+#include "net/internal.h"
+#include "net/net.h"
+#include "session/reply.h"
+#include "session/session.h"
+#include "util/monotime.h"
+
+#define MIRROR_STORE_MAX (64LL << 20) /* bytes kept to store one object */
+#define MIRROR_OTHER_MAX (1LL << 20)  /* a non-200 body passed on */
+#define MIRROR_IDLE_MAX 32            /* idle origin connections per worker */
+/* Back-pressure: reading from the origin pauses while a streaming waiter
+ * has more than HIGH bytes of output unsent, and goes on once every one
+ * is under LOW; one that keeps it paused for mirror-timeout is dropped. */
+#define MIRROR_OBUF_HIGH CMD_STREAM_OBUF_HIGH
+#define MIRROR_OBUF_LOW (256u * 1024)
+
+static int enabled;
+static struct sockaddr_storage origin_addr;
+static socklen_t origin_len;
+static char origin_host[300]; /* Host header */
+static char *origin_prefix;   /* "" or "/a/b" */
+static long long timeout_ms = 10000;
+
+typedef struct waiter {
+    struct waiter *next;
+    conn *k;        /* NULL: gone */
+    http_want w;
+    int streaming;  /* its head went out: the body follows as received */
+} waiter;
+
+struct oconn;
+
+typedef struct ofetch {
+    struct ofetch *next;
+    char *key;
+    size_t klen;
+    waiter *waiters;
+    struct oconn *oc;
+    int status;
+    long long clen;     /* -1: none given */
+    int headers;        /* the origin's head was read */
+    int keep;           /* the body is kept whole (store / answer later) */
+    int joinable;
+    char *buf;
+    size_t blen, bcap;
+    struct event *timer;
+    int retried;
+    int delivering;
+    int nwaiters;
+    int fail_status; /* a failure found while starting: answered from the timer */
+    int owner;       /* the worker */
+    struct rwaiter *remote; /* taken from the registry when the fetch ends */
+    struct event *throttle; /* polls the paused waiters' output */
+    int64_t paused_at;      /* ms; 0: reading */
+} ofetch;
+
+typedef struct oconn {
+    struct oconn *next; /* idle list */
+    int fd;
+    struct event *rev, *wev;
+    http_parser hp;
+    ofetch *f;
+    char *out;
+    size_t olen, osent;
+    int connected, reused, got, done, eof;
+} oconn;
+
+static _Thread_local struct event_base *tbase; /* this worker's loop */
+static _Thread_local ofetch *fetches;
+static _Thread_local oconn *idle;
+static _Thread_local int nidle;
+
+/* Fetches in flight on every worker, by key (under glock): a miss on
+ * another worker joins as a remote waiter (worker, client id). When the
+ * fetch ends, the owner posts each remote waiter's worker the outcome:
+ * "again" (the object is stored now, or was too large to hold: serve the
+ * request again, a hit or a fetch of its own) or a status and body. */
+typedef struct rwaiter {
+    struct rwaiter *next;
+    int wid;
+    uint64_t cid;
+} rwaiter;
+
+typedef struct gentry {
+    struct gentry *next;
+    char *key;
+    size_t klen;
+    int owner;
+    rwaiter *remote;
+} gentry;
+
+static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
+static gentry *gtab;
+
+/* On the waiting worker: its clients waiting for another worker's fetch. */
+typedef struct rwait {
+    struct rwait *next;
+    conn *k;
+    uint64_t cid;
+    char *key;
+    size_t klen;
+    http_want w;
+} rwait;
+static _Thread_local rwait *rwaits;
+
+int mirror_enabled(void) { return enabled; }
+
+int mirror_setup(const char *url, long long tmo, char *err, size_t errlen) {
+    if (strncmp(url, "http://", 7) != 0) {
+        snprintf(err, errlen, "only http://HOST:PORT[/prefix] origins are supported");
+        return -1;
+    }
+    const char *h = url + 7, *slash = strchr(h, '/');
+    size_t hl = slash ? (size_t)(slash - h) : strlen(h);
+    if (!hl || hl >= sizeof(origin_host)) {
+        snprintf(err, errlen, "no host");
+        return -1;
+    }
+    memcpy(origin_host, h, hl);
+    origin_host[hl] = '\0';
+    char host[300], port[16] = "80";
+    snprintf(host, sizeof(host), "%s", origin_host);
+    char *colon = strrchr(host, ':');
+    if (host[0] == '[') {
+        char *rb = strchr(host, ']');
+        if (!rb) {
+            snprintf(err, errlen, "bad host");
+            return -1;
+        }
+        *rb = '\0';
+        if (rb[1] == ':') snprintf(port, sizeof(port), "%s", rb + 2);
+        memmove(host, host + 1, strlen(host));
+    } else if (colon) {
+        *colon = '\0';
+        snprintf(port, sizeof(port), "%s", colon + 1);
+    }
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0 || !res) {
+        snprintf(err, errlen, "cannot resolve %s: %s", host, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(&origin_addr, res->ai_addr, res->ai_addrlen);
+    origin_len = res->ai_addrlen;
+    freeaddrinfo(res);
+    const char *pfx = slash ? slash : "";
+    size_t pl = strlen(pfx);
+    while (pl && pfx[pl - 1] == '/') pl--;
+    origin_prefix = strndup(pfx, pl);
+    timeout_ms = tmo > 0 ? tmo : 10000;
+    enabled = 1;
+    return 0;
+}
+
+/* ---- Origin connections ---------------------------------------------------- */
+
+static void oconn_free(oconn *oc) {
+    if (oc->rev) event_free(oc->rev);
+    if (oc->wev) event_free(oc->wev);
+    if (oc->fd >= 0) close(oc->fd);
+    free(oc->out);
+    free(oc);
+}
+
+static void idle_remove(oconn *oc) {
+    for (oconn **pp = &idle; *pp; pp = &(*pp)->next)
+        if (*pp == oc) {
+            *pp = oc->next;
+            nidle--;
+            return;
+        }
+}
+
+static void on_oread(evutil_socket_t fd, short what, void *arg);
+static void on_owrite(evutil_socket_t fd, short what, void *arg);
+static void fetch_fail(ofetch *f, int status, const char *why);
+static void fetch_start(ofetch *f);
+
+static worker *self_worker(conn *k) { return k->w; }
+
+static oconn *oconn_new(struct event_base *base) {
+    oconn *oc = calloc(1, sizeof(*oc));
+    if (!oc) return NULL;
+    oc->fd = socket(origin_addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (oc->fd < 0) {
+        free(oc);
+        return NULL;
+    }
+    int one = 1;
+    setsockopt(oc->fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
+    if (connect(oc->fd, (struct sockaddr *)&origin_addr, origin_len) != 0 && errno != EINPROGRESS) {
+        close(oc->fd);
+        free(oc);
+        return NULL;
+    }
+    oc->rev = event_new(base, oc->fd, EV_READ | EV_PERSIST, on_oread, oc);
+    oc->wev = event_new(base, oc->fd, EV_WRITE | EV_PERSIST, on_owrite, oc);
+    return oc;
+}
+
+static int oconn_flush(oconn *oc) {
+    while (oc->osent < oc->olen) {
+        ssize_t n = write(oc->fd, oc->out + oc->osent, oc->olen - oc->osent);
+        if (n > 0) {
+            oc->osent += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOTCONN)) {
+            event_add(oc->wev, NULL);
+            return 0;
+        }
+        return -1;
+    }
+    event_del(oc->wev);
+    return 0;
+}
+
+static void on_owrite(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    oconn *oc = arg;
+    if (!oc->f) {
+        event_del(oc->wev);
+        return;
+    }
+    if (oconn_flush(oc) != 0) fetch_fail(oc->f, 502, "origin write failed");
+}
+
+/* ---- Parsing the origin's response ----------------------------------------- */
+
+static int plain_get(const http_want *w) { return w->method == HTTP_M_GET && w->range == HTTP_RANGE_NONE && !w->inm; }
+
+static void waiter_send(waiter *wt, const char *p, size_t n) {
+    if (!wt->k || !n) return;
+    reply_raw(&wt->k->c, p, n);
+    http_stat_add(&http_stat.bytes_out, n);
+}
+
+/* A streaming waiter's head: status 200 and the origin's length. */
+static void waiter_stream_head(ofetch *f, waiter *wt) {
+    char head[1024];
+    size_t hl = http_head(head, sizeof(head), 200, f->clen, NULL, NULL, NULL, &wt->w);
+    waiter_send(wt, head, hl);
+    wt->streaming = 1;
+    http_stat_first_byte(wt->w.t0_us);
+}
+
+static int cb_headers(http_parser *hp) {
+    oconn *oc = hp->data;
+    ofetch *f = oc->f;
+    if (!f) return -1;
+    f->headers = 1;
+    f->status = hp->status_code;
+    f->clen = (hp->flags & F_CONTENTLENGTH) ? (long long)hp->content_length : -1;
+    long long max = MIRROR_STORE_MAX;
+    if (cfg.proto_max_bulk_len > 0 && cfg.proto_max_bulk_len < max) max = cfg.proto_max_bulk_len;
+    if (f->status == 200) {
+        f->keep = f->clen < 0 || f->clen <= max;
+        if (f->clen >= 0) {
+            for (waiter *wt = f->waiters; wt; wt = wt->next)
+                if (wt->k && plain_get(&wt->w)) waiter_stream_head(f, wt);
+        }
+        if (!f->keep) f->joinable = 0;
+    } else {
+        f->keep = 1;
+        f->joinable = 0;
+    }
+    return 0;
+}
+
+static int cb_body(http_parser *hp, const char *p, size_t n) {
+    oconn *oc = hp->data;
+    ofetch *f = oc->f;
+    if (!f) return -1;
+    long long max = f->status == 200 ? MIRROR_STORE_MAX : MIRROR_OTHER_MAX;
+    if (cfg.proto_max_bulk_len > 0 && f->status == 200 && cfg.proto_max_bulk_len < max) max = cfg.proto_max_bulk_len;
+    if (f->keep) {
+        if ((long long)(f->blen + n) > max) {
+            /* Too large to keep: the streaming waiters still get it all. */
+            f->keep = 0;
+            f->joinable = 0;
+            free(f->buf);
+            f->buf = NULL;
+            f->blen = f->bcap = 0;
+        } else {
+            /* One byte more for a terminating NUL: command arguments are
+             * C strings. */
+            if (f->blen + n + 1 > f->bcap) {
+                size_t nc = f->bcap ? f->bcap : 16384;
+                while (nc < f->blen + n + 1) nc *= 2;
+                if (f->clen >= 0 && (size_t)f->clen >= f->blen + n && nc > (size_t)f->clen + 1)
+                    nc = (size_t)f->clen + 1;
+                char *nb = realloc(f->buf, nc);
+                if (!nb) return -1;
+                f->buf = nb;
+                f->bcap = nc;
+            }
+            memcpy(f->buf + f->blen, p, n);
+            f->blen += n;
+            f->buf[f->blen] = '\0';
+        }
+    }
+    for (waiter *wt = f->waiters; wt; wt = wt->next)
+        if (wt->streaming) waiter_send(wt, p, n);
+    for (waiter *wt = f->waiters; wt; wt = wt->next)
+        if (wt->streaming && wt->k) session_client_flush(&wt->k->c);
+    return 0;
+}
+
+static int cb_complete(http_parser *hp) {
+    oconn *oc = hp->data;
+    oc->done = 1;
+    http_parser_pause(hp, 1);
+    return 0;
+}
+
+static const http_parser_settings osettings = {
+    .on_headers_complete = cb_headers,
+    .on_body = cb_body,
+    .on_message_complete = cb_complete,
+};
+
+/* ---- Fetches ---------------------------------------------------------------- */
+
+/* The fetch ends: out of this worker's table and of the registry (its
+ * remote waiters are kept in f->remote for remote_notify). */
+static void fetch_unlink(ofetch *f) {
+    for (ofetch **pp = &fetches; *pp; pp = &(*pp)->next)
+        if (*pp == f) {
+            *pp = f->next;
+            break;
+        }
+    pthread_mutex_lock(&glock);
+    for (gentry **pp = &gtab; *pp; pp = &(*pp)->next) {
+        gentry *g = *pp;
+        if (g->owner == f->owner && g->klen == f->klen && memcmp(g->key, f->key, f->klen) == 0) {
+            *pp = g->next;
+            f->remote = g->remote;
+            free(g->key);
+            free(g);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&glock);
+}
+
+enum { REMOTE_AGAIN, REMOTE_STATUS };
+
+typedef struct rjob {
+    uint64_t cid;
+    int kind, status;
+    char *body;
+    size_t blen;
+} rjob;
+
+static rwait *rwait_take(uint64_t cid) {
+    for (rwait **pp = &rwaits; *pp; pp = &(*pp)->next)
+        if ((*pp)->cid == cid) {
+            rwait *r = *pp;
+            *pp = r->next;
+            return r;
+        }
+    return NULL;
+}
+
+/* On the waiting worker: the outcome of the fetch its client waited for. */
+static void remote_job(void *arg) {
+    rjob *j = arg;
+    rwait *r = rwait_take(j->cid);
+    if (r) {
+        conn *k = r->k;
+        http_set_waiting(k, 0);
+        if (j->kind == REMOTE_AGAIN) {
+            http_serve_again(k, r->key, r->klen, &r->w);
+        } else {
+            char head[1024];
+            size_t hl = http_head(head, sizeof(head), j->status, (long long)j->blen, NULL, NULL,
+                                  j->status >= 500 ? "Content-Type: text/plain\r\n" : NULL, &r->w);
+            reply_raw(&k->c, head, hl);
+            if (r->w.method == HTTP_M_GET) reply_raw(&k->c, j->body, j->blen);
+            http_stat_add(&http_stat.bytes_out, hl + (r->w.method == HTTP_M_GET ? j->blen : 0));
+            http_stat_first_byte(r->w.t0_us);
+            if (r->w.close) client_flag_on(&k->c, CLIENT_CLOSE_AFTER_REPLY);
+        }
+        free(r->w.inm);
+        free(r->key);
+        free(r);
+        if (!http_waiting(k)) http_resume(k); /* a miss again waits for a fetch of its own */
+    }
+    free(j->body);
+    free(j);
+}
+
+static void remote_notify(ofetch *f, int kind, int status, const char *body, size_t blen) {
+    while (f->remote) {
+        rwaiter *rw = f->remote;
+        f->remote = rw->next;
+        rjob *j = calloc(1, sizeof(*j));
+        if (j) {
+            j->cid = rw->cid;
+            j->kind = kind;
+            j->status = status;
+            if (kind == REMOTE_STATUS && blen && (j->body = malloc(blen))) {
+                memcpy(j->body, body, blen);
+                j->blen = blen;
+            }
+            net_post(rw->wid, remote_job, j);
+        }
+        free(rw);
+    }
+}
+
+/* A miss joins the fetch another worker has in flight for key: 1, or 0
+ * when there is none. */
+static int remote_join(conn *k, const char *key, size_t klen, http_want *w) {
+    rwait *r = calloc(1, sizeof(*r));
+    rwaiter *rw = calloc(1, sizeof(*rw));
+    char *kc = malloc(klen + 1);
+    if (!r || !rw || !kc) {
+        free(r);
+        free(rw);
+        free(kc);
+        return 0;
+    }
+    int joined = 0;
+    pthread_mutex_lock(&glock);
+    for (gentry *g = gtab; g; g = g->next)
+        if (g->owner != k->w->id && g->klen == klen && memcmp(g->key, key, klen) == 0) {
+            rw->wid = k->w->id;
+            rw->cid = k->c.id;
+            rw->next = g->remote;
+            g->remote = rw;
+            joined = 1;
+            break;
+        }
+    pthread_mutex_unlock(&glock);
+    if (!joined) {
+        free(r);
+        free(rw);
+        free(kc);
+        return 0;
+    }
+    memcpy(kc, key, klen);
+    kc[klen] = '\0';
+    r->k = k;
+    r->cid = k->c.id;
+    r->key = kc;
+    r->klen = klen;
+    r->w = *w;
+    w->inm = NULL;
+    r->next = rwaits;
+    rwaits = r;
+    http_set_waiting(k, 1);
+    http_stat_add(&http_stat.coalesced, 1);
+    return 1;
+}
+
+/* A new fetch enters the registry: 0, or -1 (no memory: it goes on
+ * without remote waiters). */
+static int registry_add(ofetch *f) {
+    gentry *g = calloc(1, sizeof(*g));
+    if (!g || !(g->key = malloc(f->klen + 1))) {
+        free(g);
+        return -1;
+    }
+    memcpy(g->key, f->key, f->klen);
+    g->key[f->klen] = '\0';
+    g->klen = f->klen;
+    g->owner = f->owner;
+    pthread_mutex_lock(&glock);
+    g->next = gtab;
+    gtab = g;
+    pthread_mutex_unlock(&glock);
+    return 0;
+}
+
+static void fetch_free(ofetch *f) {
+    while (f->waiters) {
+        waiter *wt = f->waiters;
+        f->waiters = wt->next;
+        free(wt->w.inm);
+        free(wt);
+    }
+    if (f->timer) event_free(f->timer);
+    if (f->throttle) event_free(f->throttle);
+    free(f->buf);
+    free(f->key);
+    free(f);
+}
+
+/* The connection f used: back to the idle pool, or closed. */
+static void release_oconn(ofetch *f, int reusable) {
+    oconn *oc = f->oc;
+    if (!oc) return;
+    f->oc = NULL;
+    oc->f = NULL;
+    if (reusable && nidle < MIRROR_IDLE_MAX) {
+        oc->olen = oc->osent = 0;
+        oc->done = oc->got = 0;
+        oc->reused = 1;
+        http_parser_init(&oc->hp, HTTP_RESPONSE);
+        oc->hp.data = oc;
+        event_del(oc->wev);
+        event_add(oc->rev, NULL);
+        oc->next = idle;
+        idle = oc;
+        nidle++;
+        return;
+    }
+    oconn_free(oc);
+}
+
+/* Answer each waiter (fn), then let it go on with its next requests. The
+ * fetch is out of the table already. */
+static void deliver_each(ofetch *f, void (*fn)(ofetch *f, waiter *wt, void *arg), void *arg) {
+    f->delivering = 1;
+    for (waiter *wt = f->waiters; wt; wt = wt->next) {
+        conn *k = wt->k;
+        if (!k) continue;
+        fn(f, wt, arg);
+        wt->k = NULL; /* it leaves the fetch now */
+        if (wt->w.close) client_flag_on(&k->c, CLIENT_CLOSE_AFTER_REPLY);
+        http_resume(k);
+    }
+    f->delivering = 0;
+}
+
+static void answer_complete(ofetch *f, waiter *wt, void *arg) {
+    (void)arg;
+    conn *k = wt->k;
+    if (wt->streaming) return; /* it has it all */
+    if (f->status == 200 && f->keep) {
+        http_answer_value(k, &wt->w, f->buf ? f->buf : "", f->blen);
+        http_stat_first_byte(wt->w.t0_us);
+        return;
+    }
+    if (f->status == 200) {
+        /* Passed through while it joined: it cannot have it. */
+        http_answer_status(k, &wt->w, 502, "origin object too large to hold");
+        return;
+    }
+    char head[1024];
+    size_t hl = http_head(head, sizeof(head), f->status, (long long)f->blen, NULL, NULL, NULL, &wt->w);
+    waiter_send(wt, head, hl);
+    if (wt->w.method == HTTP_M_GET) waiter_send(wt, f->buf, f->blen);
+    http_stat_first_byte(wt->w.t0_us);
+}
+
+static void fetch_done(ofetch *f) {
+    fetch_unlink(f);
+    if (f->timer) evtimer_del(f->timer);
+    int reusable = !f->oc->eof && http_should_keep_alive(&f->oc->hp);
+    release_oconn(f, reusable);
+    if (f->status == 200 && f->keep) {
+        for (waiter *wt = f->waiters; wt; wt = wt->next)
+            if (wt->k) {
+                http_store(wt->k, f->key, f->klen, f->buf ? f->buf : "", f->blen);
+                break;
+            }
+    }
+    deliver_each(f, answer_complete, NULL);
+    if (f->status == 200) remote_notify(f, REMOTE_AGAIN, 0, NULL, 0);
+    else if (f->keep) remote_notify(f, REMOTE_STATUS, f->status, f->buf, f->blen);
+    else remote_notify(f, REMOTE_STATUS, 502, "origin answer too large to hold\n", 32);
+    fetch_free(f);
+}
+
+typedef struct fail_arg {
+    int status;
+    const char *why;
+} fail_arg;
+
+static void answer_fail(ofetch *f, waiter *wt, void *arg) {
+    (void)f;
+    fail_arg *a = arg;
+    if (wt->streaming) {
+        /* Its head promised bytes that will not come. */
+        client_flag_on(&wt->k->c, CLIENT_CLOSE_ASAP);
+        return;
+    }
+    http_answer_status(wt->k, &wt->w, a->status, a->why);
+}
+
+static void fetch_fail(ofetch *f, int status, const char *why) {
+    oconn *oc = f->oc;
+    if (oc && oc->reused && !oc->got && !f->retried && status == 502) {
+        /* An idle connection the origin had closed: once more, afresh. */
+        f->retried = 1;
+        release_oconn(f, 0);
+        fetch_start(f);
+        return;
+    }
+    fetch_unlink(f);
+    if (f->timer) evtimer_del(f->timer);
+    release_oconn(f, 0);
+    http_stat_add(&http_stat.fetch_failed, 1);
+    log_verbose("HTTP mirror: fetching '%.*s' failed: %s", (int)(f->klen > 200 ? 200 : f->klen), f->key, why);
+    fail_arg a = {status, why};
+    deliver_each(f, answer_fail, &a);
+    char msg[128];
+    int ml = snprintf(msg, sizeof(msg), "%s\n", why);
+    remote_notify(f, REMOTE_STATUS, status, msg, (size_t)ml);
+    fetch_free(f);
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    ofetch *f = arg;
+    if (f->fail_status) fetch_fail(f, f->fail_status, "cannot reach the origin");
+    else fetch_fail(f, 504, "origin timed out");
+}
+
+static void arm_timer(ofetch *f) {
+    struct timeval tv = {(time_t)(timeout_ms / 1000), (suseconds_t)((timeout_ms % 1000) * 1000)};
+    evtimer_add(f->timer, &tv);
+}
+
+static int64_t mono_ms(void) { return (int64_t)(monotime_us() / 1000); }
+
+/* Some streaming waiter has more than mark bytes of output unsent. */
+static int backlog(const ofetch *f, size_t mark) {
+    for (const waiter *wt = f->waiters; wt; wt = wt->next)
+        if (wt->streaming && wt->k && wt->k->c.olen - wt->k->c.osent > mark) return 1;
+    return 0;
+}
+
+static int fetch_after_read(ofetch *f);
+static void on_throttle(evutil_socket_t fd, short what, void *arg);
+
+static void on_oread(evutil_socket_t fd, short what, void *arg) {
+    (void)what;
+    oconn *oc = arg;
+    char buf[65536];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    ofetch *f = oc->f;
+    if (!f) {
+        /* Idle: the origin closed it (or sent what nobody asked for). */
+        idle_remove(oc);
+        oconn_free(oc);
+        return;
+    }
+    if (n < 0) {
+        fetch_fail(f, 502, "origin connection reset");
+        return;
+    }
+    if (n == 0) {
+        /* End of file: it ends a response without a length. */
+        http_parser_execute(&oc->hp, &osettings, NULL, 0);
+        oc->eof = 1;
+        if (oc->done) fetch_done(f);
+        else fetch_fail(f, 502, "origin closed the connection");
+        return;
+    }
+    oc->got = 1;
+    arm_timer(f);
+    f->delivering = 1;
+    size_t used = http_parser_execute(&oc->hp, &osettings, buf, (size_t)n);
+    f->delivering = 0;
+    (void)used;
+    if (fetch_after_read(f) == 0 && backlog(f, MIRROR_OBUF_HIGH)) {
+        /* A waiter reads slower than the origin sends: wait for it. */
+        event_del(oc->rev);
+        evtimer_del(f->timer);
+        f->paused_at = mono_ms();
+        if (!f->throttle) f->throttle = evtimer_new(tbase, on_throttle, f);
+        struct timeval tv = {0, 5000};
+        if (f->throttle) evtimer_add(f->throttle, &tv);
+    }
+}
+
+/* After body bytes were handed out: the waiters that went meanwhile are
+ * dropped; the fetch ends if complete, failed or nobody waits. 1 when f
+ * is gone. */
+static int fetch_after_read(ofetch *f) {
+    oconn *oc = f->oc;
+    for (waiter **pp = &f->waiters; *pp;) {
+        waiter *wt = *pp;
+        if (!wt->k && !oc->done) {
+            *pp = wt->next;
+            free(wt->w.inm);
+            free(wt);
+            f->nwaiters--;
+        } else {
+            pp = &wt->next;
+        }
+    }
+    if (oc->done) {
+        fetch_done(f);
+        return 1;
+    }
+    enum http_errno e = HTTP_PARSER_ERRNO(&oc->hp);
+    if (e != HPE_OK) {
+        fetch_fail(f, 502, http_errno_description(e));
+        return 1;
+    }
+    if (!f->waiters) {
+        /* Nobody waits here any more: the fetch stops (nothing is stored);
+         * waiters on other workers fetch it themselves. */
+        fetch_unlink(f);
+        release_oconn(f, 0);
+        remote_notify(f, REMOTE_AGAIN, 0, NULL, 0);
+        fetch_free(f);
+        return 1;
+    }
+    return 0;
+}
+
+static void on_throttle(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    ofetch *f = arg;
+    if (backlog(f, MIRROR_OBUF_LOW)) {
+        if (mono_ms() - f->paused_at < timeout_ms) {
+            struct timeval tv = {0, 5000};
+            evtimer_add(f->throttle, &tv);
+            return;
+        }
+        /* Too slow for too long: those still behind are dropped. */
+        f->delivering = 1;
+        for (waiter *wt = f->waiters; wt; wt = wt->next)
+            if (wt->streaming && wt->k && wt->k->c.olen - wt->k->c.osent > MIRROR_OBUF_LOW) {
+                conn *k = wt->k;
+                wt->k = NULL;
+                client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
+                session_client_flush(&k->c);
+            }
+        f->delivering = 0;
+        if (fetch_after_read(f)) return;
+    }
+    f->paused_at = 0;
+    event_add(f->oc->rev, NULL);
+    arm_timer(f);
+}
+
+/* Percent-encode the key into the request path. */
+static size_t enc_key(char *o, const char *k, size_t n) {
+    static const char hex[] = "0123456789ABCDEF";
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)k[i];
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+            ch == '.' || ch == '_' || ch == '~' || ch == '/') {
+            o[j++] = (char)ch;
+        } else {
+            o[j++] = '%';
+            o[j++] = hex[ch >> 4];
+            o[j++] = hex[ch & 15];
+        }
+    }
+    return j;
+}
+
+/* A failure while a request is being served is answered from the loop
+ * (the timer, now): never from inside the module's process(). */
+static void fail_later(ofetch *f, int status) {
+    f->fail_status = status;
+    struct timeval tv = {0, 0};
+    evtimer_add(f->timer, &tv);
+}
+
+static void fetch_start(ofetch *f) {
+    oconn *oc = idle;
+    if (oc) {
+        idle = oc->next;
+        nidle--;
+    } else {
+        oc = oconn_new(tbase);
+        if (!oc) {
+            fail_later(f, 502);
+            return;
+        }
+        http_parser_init(&oc->hp, HTTP_RESPONSE);
+        oc->hp.data = oc;
+        event_add(oc->rev, NULL);
+    }
+    oc->f = f;
+    f->oc = oc;
+    size_t cap = strlen(origin_prefix) + f->klen * 3 + strlen(origin_host) + 128;
+    free(oc->out);
+    oc->out = malloc(cap);
+    if (!oc->out) {
+        fail_later(f, 502);
+        return;
+    }
+    size_t o = (size_t)snprintf(oc->out, cap, "GET %s/", origin_prefix);
+    o += enc_key(oc->out + o, f->key, f->klen);
+    o += (size_t)snprintf(oc->out + o, cap - o, " HTTP/1.1\r\nHost: %s\r\nUser-Agent: goblin\r\n\r\n", origin_host);
+    oc->olen = o;
+    oc->osent = 0;
+    f->fail_status = 0;
+    arm_timer(f);
+    if (oconn_flush(oc) != 0) fail_later(f, 502);
+}
+
+void mirror_miss(conn *k, const char *key, size_t klen, http_want *w) {
+    tbase = self_worker(k)->base;
+    waiter *wt = calloc(1, sizeof(*wt));
+    if (!wt) {
+        http_answer_status(k, w, 503, "out of memory");
+        return;
+    }
+    wt->k = k;
+    wt->w = *w;
+    w->inm = NULL;
+    ofetch *f = NULL;
+    for (ofetch *x = fetches; x; x = x->next)
+        if (x->joinable && x->klen == klen && memcmp(x->key, key, klen) == 0) {
+            f = x;
+            break;
+        }
+    http_set_waiting(k, 1);
+    if (f) {
+        http_stat_add(&http_stat.coalesced, 1);
+        wt->next = f->waiters;
+        f->waiters = wt;
+        f->nwaiters++;
+        /* The head came already: a plain GET catches up from what is kept. */
+        if (f->headers && f->status == 200 && f->clen >= 0 && f->keep && plain_get(&wt->w)) {
+            waiter_stream_head(f, wt);
+            waiter_send(wt, f->buf, f->blen);
+        }
+        return;
+    }
+    if (remote_join(k, key, klen, &wt->w)) {
+        free(wt);
+        return;
+    }
+    f = calloc(1, sizeof(*f));
+    if (!f || !(f->key = malloc(klen + 1))) {
+        free(f);
+        free(wt->w.inm);
+        free(wt);
+        http_set_waiting(k, 0);
+        http_answer_status(k, w, 503, "out of memory");
+        return;
+    }
+    memcpy(f->key, key, klen);
+    f->key[klen] = '\0';
+    f->klen = klen;
+    f->joinable = 1;
+    f->clen = -1;
+    f->waiters = wt;
+    f->nwaiters = 1;
+    f->timer = evtimer_new(tbase, on_timeout, f);
+    f->owner = k->w->id;
+    f->next = fetches;
+    fetches = f;
+    registry_add(f);
+    http_stat_add(&http_stat.fetches, 1);
+    fetch_start(f);
+}
+
+void mirror_conn_gone(conn *k) {
+    for (rwait **pp = &rwaits; *pp; pp = &(*pp)->next)
+        if ((*pp)->k == k) {
+            /* The owner's answer will find nobody. */
+            rwait *r = *pp;
+            *pp = r->next;
+            free(r->w.inm);
+            free(r->key);
+            free(r);
+            return;
+        }
+    for (ofetch *f = fetches; f; f = f->next) {
+        for (waiter **pp = &f->waiters; *pp; pp = &(*pp)->next) {
+            waiter *wt = *pp;
+            if (wt->k != k) continue;
+            wt->k = NULL;
+            if (f->delivering) return;
+            *pp = wt->next;
+            free(wt->w.inm);
+            free(wt);
+            f->nwaiters--;
+            if (!f->waiters) {
+                /* Nobody waits here any more: the fetch stops. */
+                fetch_unlink(f);
+                release_oconn(f, 0);
+                remote_notify(f, REMOTE_AGAIN, 0, NULL, 0);
+                fetch_free(f);
+            }
+            return;
+        }
+    }
+}

@@ -1,0 +1,726 @@
+#!/usr/bin/python3
+"""The HTTP/1.1 cache front-end (--http-port) and its origin fill (--mirror).
+
+  /usr/bin/python3 tests/http/test_http.py [-v] [name-substring ...]
+
+Starts goblin-core (GOBLIN=path, default build-release/goblin-core) on free
+ports it picks, talks to it with raw sockets, curl and redis-py, and runs a
+small origin server of its own (counts requests; can be slow, reset the
+connection or answer errors). Ends with "http: N passed, M failed".
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import redis
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GOBLIN = os.environ.get("GOBLIN", os.path.join(ROOT, "build-release", "goblin-core"))
+TMP = os.path.join(ROOT, "tests", "tmp", "http.%d" % os.getpid())
+VERBOSE = "-v" in sys.argv
+FILTERS = [a for a in sys.argv[1:] if not a.startswith("-")]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class Server:
+    def __init__(self, name, *args):
+        self.dir = os.path.join(TMP, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.port = free_port()
+        self.hport = free_port()
+        self.log = open(os.path.join(self.dir, "log.txt"), "wb")
+        cmd = [GOBLIN, "--port", str(self.port), "--http-port", str(self.hport), "--save", "", "--dir", self.dir,
+               "--cores", "1"] + list(args)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.hport), timeout=1).close()
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("goblin did not start: %s" % open(os.path.join(self.dir, "log.txt")).read())
+                time.sleep(0.05)
+        self.r = redis.Redis(port=self.port, socket_timeout=10)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+    def alive(self):
+        return self.proc.poll() is None and self.r.ping()
+
+    def info_http(self):
+        return {k: v for k, v in self.r.info("goblin").items() if k.startswith("http_")}
+
+    def ssd_streams(self):
+        return self.r.info("all")["objstore_ssd"]["streams"]
+
+
+def conn(srv, timeout=10):
+    s = socket.create_connection(("127.0.0.1", srv.hport), timeout=timeout)
+    return s
+
+
+class Reader:
+    """Reads HTTP responses off a socket."""
+
+    def __init__(self, s):
+        self.s = s
+        self.buf = b""
+
+    def fill(self):
+        d = self.s.recv(1 << 20)
+        if not d:
+            raise EOFError("connection closed")
+        self.buf += d
+
+    def response(self, head=False):
+        while b"\r\n\r\n" not in self.buf:
+            self.fill()
+        h, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = h.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        hdrs = {}
+        for ln in lines[1:]:
+            k, v = ln.split(":", 1)
+            hdrs[k.strip().lower()] = v.strip()
+        n = int(hdrs.get("content-length", "0"))
+        if head or status in (204, 304):
+            n = 0
+        while len(self.buf) < n:
+            self.fill()
+        body, self.buf = self.buf[:n], self.buf[n:]
+        return status, hdrs, body
+
+    def closed(self):
+        try:
+            self.s.settimeout(5)
+            return self.s.recv(1) == b""
+        except (ConnectionResetError, socket.timeout):
+            return False
+
+
+def req(method, path, headers=(), body=None, version="1.1"):
+    lines = ["%s %s HTTP/%s" % (method, path, version), "Host: test"]
+    lines += ["%s: %s" % h for h in headers]
+    if body is not None:
+        lines.append("Content-Length: %d" % len(body))
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b"")
+
+
+def fetch(srv, method, path, headers=(), body=None, version="1.1"):
+    s = conn(srv)
+    s.sendall(req(method, path, headers, body, version))
+    r = Reader(s).response(head=method == "HEAD")
+    s.close()
+    return r
+
+
+# ---- The origin -------------------------------------------------------------
+
+class Origin:
+    def __init__(self):
+        self.counts = {}
+        self.peers = set()
+        self.lock = threading.Lock()
+        origin = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                p = self.path
+                with origin.lock:
+                    origin.counts[p] = origin.counts.get(p, 0) + 1
+                    origin.peers.add(self.client_address)
+                name = p.rsplit("/", 1)[-1]
+                if name.startswith("slow"):
+                    time.sleep(3)
+                if name.startswith("delay"):
+                    time.sleep(0.7)
+                if name.startswith("reset"):
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                    self.connection.close()
+                    self.close_connection = True
+                    return
+                if "missing" in name:
+                    return self.send(404, b"no such object\n")
+                if name.startswith("err"):
+                    return self.send(500, b"origin broke\n")
+                if "chunked" in name:
+                    body = origin.body(p)
+                    self.send_response(200)
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    for i in range(0, len(body), 100):
+                        part = body[i:i + 100]
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
+                if "huge" in name:
+                    return self.send(200, b"H" * (16 << 20))
+                if "big" in name:
+                    return self.send(200, b"B" * (3 << 20))
+                return self.send(200, origin.body(p))
+
+            def send(self, code, body):
+                self.send_response(code)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        class Quiet(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                pass  # the reset and timed-out requests end this way
+
+        self.srv = Quiet(("127.0.0.1", 0), H)
+        self.srv.daemon_threads = True
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    @staticmethod
+    def body(path):
+        return (("origin object %s\n" % path) * 50).encode()
+
+    def count(self, path):
+        with self.lock:
+            return self.counts.get(path, 0)
+
+    def stop(self):
+        self.srv.shutdown()
+
+
+# ---- Tests ------------------------------------------------------------------
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+S = {}  # servers shared by the tests
+
+
+def plain():
+    if "plain" not in S:
+        S["plain"] = Server("plain", "--http-admin", "yes")
+    return S["plain"]
+
+
+def ssd():
+    if "ssd" not in S:
+        d = os.path.join(TMP, "ssd-pool")
+        os.makedirs(d, exist_ok=True)
+        S["ssd"] = Server("ssd", "--ram-head", "16K", "--io-chunk", "16K", "--write-io-chunk", "64K", "--ssd-dir", d)
+    return S["ssd"]
+
+
+def mirror():
+    if "mirror" not in S:
+        S["origin"] = Origin()
+        S["mirror"] = Server("mirror", "--mirror", "http://127.0.0.1:%d/pfx" % S["origin"].port, "--mirror-timeout",
+                             "1000", "--proto-max-bulk-len", "2mb")
+    return S["mirror"], S["origin"]
+
+
+def eq(a, b, what=""):
+    assert a == b, "%s: %r != %r" % (what, a, b)
+
+
+@test
+def get_hit_headers():
+    g = plain()
+    g.r.set("k1", b"hello\r\nworld\x00\xff")
+    st, h, body = fetch(g, "GET", "/k1")
+    eq(st, 200, "status")
+    eq(body, b"hello\r\nworld\x00\xff", "body")
+    eq(h["content-length"], "14")
+    assert h["etag"].startswith('"') and len(h["etag"]) == 18, h
+    assert h["date"].endswith("GMT"), h
+
+
+@test
+def head_has_no_body():
+    g = plain()
+    g.r.set("k2", b"x" * 1000)
+    s = conn(g)
+    rd = Reader(s)
+    s.sendall(req("HEAD", "/k2") + req("GET", "/k2"))
+    st, h, body = rd.response(head=True)
+    eq((st, h["content-length"], body), (200, "1000", b""))
+    st, h, body = rd.response()
+    eq((st, len(body)), (200, 1000))
+
+
+@test
+def keepalive_sequential():
+    g = plain()
+    g.r.set("ka", b"v")
+    s = conn(g)
+    rd = Reader(s)
+    for i in range(5):
+        s.sendall(req("GET", "/ka"))
+        eq(rd.response()[2], b"v")
+
+
+@test
+def pipelining_in_order():
+    g = plain()
+    keys = ["p%d" % i for i in range(20)]
+    for k in keys:
+        g.r.set(k, ("value of %s" % k).encode() * 10)
+    s = conn(g)
+    rd = Reader(s)
+    s.sendall(b"".join(req("GET", "/" + k) for k in keys) + req("GET", "/p-missing"))
+    for k in keys:
+        st, h, body = rd.response()
+        eq((st, body), (200, ("value of %s" % k).encode() * 10))
+    eq(rd.response()[0], 404)
+
+
+@test
+def connection_close_and_http10():
+    g = plain()
+    g.r.set("cc", b"abc")
+    s = conn(g)
+    s.sendall(req("GET", "/cc", headers=[("Connection", "close")]))
+    rd = Reader(s)
+    st, h, body = rd.response()
+    eq((st, body, h.get("connection")), (200, b"abc", "close"))
+    assert rd.closed(), "not closed after Connection: close"
+    s = conn(g)
+    s.sendall(req("GET", "/cc", version="1.0"))
+    rd = Reader(s)
+    eq(rd.response()[2], b"abc")
+    assert rd.closed(), "HTTP/1.0 without keep-alive not closed"
+    s = conn(g)
+    s.sendall(req("GET", "/cc", headers=[("Connection", "keep-alive")], version="1.0") * 2)
+    rd = Reader(s)
+    st, h, body = rd.response()
+    eq(h.get("connection", "").lower(), "keep-alive")
+    eq(rd.response()[2], b"abc")
+
+
+@test
+def ranges():
+    g = plain()
+    g.r.set("rg", b"0123456789")
+    for hdr, st, body, cr in [("bytes=2-4", 206, b"234", "bytes 2-4/10"), ("bytes=7-", 206, b"789", "bytes 7-9/10"),
+                              ("bytes=-3", 206, b"789", "bytes 7-9/10"), ("bytes=5-100", 206, b"56789", "bytes 5-9/10"),
+                              ("bytes=10-", 416, b"", "bytes */10"), ("bytes=-0", 416, b"", "bytes */10")]:
+        s, h, b = fetch(g, "GET", "/rg", headers=[("Range", hdr)])
+        eq((s, b, h.get("content-range")), (st, body, cr), hdr)
+    # Several ranges or another unit: the whole value.
+    s, h, b = fetch(g, "GET", "/rg", headers=[("Range", "bytes=0-1,3-4")])
+    eq((s, b), (200, b"0123456789"))
+
+
+@test
+def etag_and_304():
+    g = plain()
+    g.r.set("et", b"first")
+    st, h, _ = fetch(g, "GET", "/et")
+    tag = h["etag"]
+    st, h2, body = fetch(g, "GET", "/et", headers=[("If-None-Match", tag)])
+    eq((st, body, h2["etag"]), (304, b"", tag))
+    st, _, _ = fetch(g, "GET", "/et", headers=[("If-None-Match", '"nope", W/%s' % tag)])
+    eq(st, 304)
+    g.r.set("et", b"second")
+    st, h3, body = fetch(g, "GET", "/et", headers=[("If-None-Match", tag)])
+    eq((st, body), (200, b"second"))
+    assert h3["etag"] != tag
+
+
+@test
+def errors_and_methods():
+    g = plain()
+    eq(fetch(g, "GET", "/no-such-key")[0], 404)
+    eq(fetch(g, "POST", "/x", body=b"1")[0], 405)
+    eq(fetch(g, "PROPFIND", "/x")[0], 501)
+    eq(fetch(g, "GET", "/bad%zzescape")[0], 400)
+    s = conn(g)
+    s.sendall(b"GARBAGE\r\n\r\n")
+    rd = Reader(s)
+    eq(rd.response()[0], 400)
+    assert rd.closed(), "not closed after 400"
+    g.r.lpush("alist", "a")
+    eq(fetch(g, "GET", "/alist")[0], 409)
+    assert g.alive()
+
+
+@test
+def put_delete_admin():
+    g = plain()
+    st, _, _ = fetch(g, "PUT", "/dir/a%20key", body=b"put \x00 body")
+    eq(st, 204)
+    eq(g.r.get("dir/a key"), b"put \x00 body")
+    eq(fetch(g, "GET", "/dir/a%20key")[2], b"put \x00 body")
+    eq(fetch(g, "DELETE", "/dir/a%20key")[0], 204)
+    eq(g.r.exists("dir/a key"), 0)
+    eq(fetch(g, "DELETE", "/dir/a%20key")[0], 404)
+    # Through the write path: WATCH sees it.
+    p = g.r.pipeline()
+    p.watch("w")
+    fetch(g, "PUT", "/w", body=b"1")
+    p.multi()
+    p.set("w", "2")
+    try:
+        p.execute()
+        raise AssertionError("WATCH not dirtied by PUT")
+    except redis.WatchError:
+        pass
+    # curl with a large body (Expect: 100-continue).
+    data = os.urandom(300000)
+    path = os.path.join(TMP, "putbody")
+    open(path, "wb").write(data)
+    out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-T", path,
+                          "-H", "Expect: 100-continue", "http://127.0.0.1:%d/curlput" % g.hport],
+                         stdout=subprocess.PIPE, timeout=20).stdout
+    eq(out, b"204")
+    eq(g.r.get("curlput"), data)
+
+
+@test
+def more_edges():
+    g = plain()
+    g.r.set("star", b"v")
+    eq(fetch(g, "GET", "/star", headers=[("If-None-Match", "*")])[0], 304)
+    st, h, body = fetch(g, "HEAD", "/no-such")
+    eq((st, body), (404, b""))
+    g.r.set("", b"empty key")
+    eq(fetch(g, "GET", "/")[2], b"empty key")
+    g.r.set("q", b"query")
+    eq(fetch(g, "GET", "/q?x=1&y=2")[2], b"query")
+    eq(fetch(g, "GET", "http://example.com/q")[2], b"query")
+    g.r.set("e", b"")
+    st, h, body = fetch(g, "GET", "/e")
+    eq((st, h["content-length"], body), (200, "0", b""))
+    eq(fetch(g, "GET", "/e", headers=[("Range", "bytes=0-")])[0], 416)
+    # A body over proto-max-bulk-len: 413, closed.
+    s = conn(g)
+    s.sendall(b"PUT /huge HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % (600 << 20))
+    rd = Reader(s)
+    eq(rd.response()[0], 413)
+    assert rd.closed()
+    assert g.alive()
+
+
+@test
+def put_refused_without_admin():
+    g = mirror()[0]
+    eq(fetch(g, "PUT", "/x", body=b"1")[0], 405)
+    eq(fetch(g, "DELETE", "/x")[0], 405)
+
+
+@test
+def curl_and_cross_protocol():
+    g = plain()
+    val = os.urandom(5000)
+    g.r.set("bin/ary", val)
+    out = subprocess.run(["curl", "-s", "http://127.0.0.1:%d/bin%%2Fary" % g.hport], stdout=subprocess.PIPE,
+                         timeout=20).stdout
+    eq(out, val)
+    out = subprocess.run(["curl", "-s", "http://127.0.0.1:%d/bin/ary" % g.hport, "http://127.0.0.1:%d/bin/ary" % g.hport],
+                         stdout=subprocess.PIPE, timeout=20).stdout
+    eq(out, val + val)
+    g.r.set("int", 12345)
+    eq(fetch(g, "GET", "/int")[2], b"12345")
+
+
+@test
+def ssd_tail_bodies():
+    g = ssd()
+    val = os.urandom(1 << 20)
+    g.r.set("big", val)
+    eq(g.r.get("big"), val, "RESP")
+    streams0 = g.ssd_streams()
+    s = conn(g)
+    rd = Reader(s)
+    s.sendall(req("GET", "/big") + req("GET", "/big", headers=[("Range", "bytes=1000-1999")]) +
+              req("HEAD", "/big") + req("GET", "/big"))
+    st, h, body = rd.response()
+    eq((st, len(body)), (200, 1 << 20))
+    assert body == val, "streamed body differs"
+    st, h, body = rd.response()
+    eq((st, body, h["content-range"]), (206, val[1000:2000], "bytes 1000-1999/1048576"))
+    st, h, body = rd.response(head=True)
+    eq((st, h["content-length"]), (200, "1048576"))
+    eq(rd.response()[2], val)
+    # Connection: close on a streamed body: closed once it is all out.
+    s = conn(g)
+    s.sendall(req("GET", "/big", headers=[("Connection", "close")]) + req("GET", "/big"))
+    rd = Reader(s)
+    st, h, body = rd.response()
+    eq((st, h.get("connection")), (200, "close"))
+    assert body == val
+    assert rd.closed() and rd.buf == b"", "not closed after a streamed Connection: close answer"
+    out = subprocess.run(["curl", "-s", "http://127.0.0.1:%d/big" % g.hport], stdout=subprocess.PIPE, timeout=20).stdout
+    assert out == val, "curl body differs"
+    assert g.ssd_streams() >= streams0 + 3, "HTTP GETs were not streamed from the SSD"
+
+
+@test
+def client_disconnects_mid_body():
+    g = ssd()
+    val = os.urandom(1 << 20)
+    g.r.set("big2", val)
+    for _ in range(5):
+        s = conn(g)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.sendall(req("GET", "/big2"))
+        s.recv(1000)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        s.close()
+    # Another client meanwhile and after: whole bodies.
+    st, _, body = fetch(g, "GET", "/big2")
+    assert st == 200 and body == val
+    assert g.alive()
+
+
+@test
+def mirror_fill_and_cross_protocol():
+    g, o = mirror()
+    st, h, body = fetch(g, "GET", "/obj1")
+    eq((st, body), (200, Origin.body("/pfx/obj1")))
+    eq(o.count("/pfx/obj1"), 1)
+    time.sleep(0.1)
+    st, h, body = fetch(g, "GET", "/obj1")
+    eq((st, body), (200, Origin.body("/pfx/obj1")))
+    assert "etag" in h, "a hit has an ETag"
+    eq(o.count("/pfx/obj1"), 1, "second GET went to the origin")
+    eq(g.r.get("obj1"), Origin.body("/pfx/obj1"), "RESP GET of the filled object")
+    # HEAD and Range on a miss are answered once the object is in.
+    st, h, body = fetch(g, "HEAD", "/obj2")
+    eq((st, h["content-length"]), (200, str(len(Origin.body("/pfx/obj2")))))
+    st, h, body = fetch(g, "GET", "/obj3", headers=[("Range", "bytes=0-5")])
+    eq((st, body), (206, b"origin"))
+    # A chunked answer (no length): buffered, then served and stored.
+    st, h, body = fetch(g, "GET", "/chunked1")
+    eq((st, body), (200, Origin.body("/pfx/chunked1")))
+    eq(g.r.get("chunked1"), Origin.body("/pfx/chunked1"))
+    # Keys needing escapes reach the origin escaped.
+    st, h, body = fetch(g, "GET", "/sp%20ace")
+    eq((st, body), (200, Origin.body("/pfx/sp%20ace")))
+
+
+@test
+def mirror_reuses_origin_connections():
+    g, o = mirror()
+    with o.lock:
+        o.peers.clear()
+    for i in range(10):
+        st, _, body = fetch(g, "GET", "/reuse%d" % i)
+        eq((st, body), (200, Origin.body("/pfx/reuse%d" % i)))
+    with o.lock:
+        n = len(o.peers)
+    eq(n, 1, "origin connections for 10 sequential fetches")
+
+
+@test
+def mirror_origin_errors():
+    g, o = mirror()
+    for path, status in [("/missing1", 404), ("/err1", 500)]:
+        for i in range(2):
+            st, h, body = fetch(g, "GET", path)
+            eq(st, status, path)
+        eq(o.count("/pfx" + path), 2, "%s was cached" % path)
+        eq(g.r.exists(path[1:]), 0)
+    t0 = time.time()
+    st, _, _ = fetch(g, "GET", "/slow1")
+    eq(st, 504, "slow origin")
+    assert time.time() - t0 < 2.5, "timeout took too long"
+    eq(g.r.exists("slow1"), 0)
+    st, _, _ = fetch(g, "GET", "/reset1")
+    eq(st, 502, "origin reset")
+    eq(g.r.exists("reset1"), 0)
+    # Still serving, and the origin connections recover.
+    eq(fetch(g, "GET", "/after-errors")[0], 200)
+    info = g.info_http()
+    assert info["http_origin_failed"] >= 2, info
+
+
+@test
+def mirror_origin_down():
+    if "down" not in S:
+        S["down"] = Server("down", "--mirror", "http://127.0.0.1:%d" % free_port())
+    g = S["down"]
+    for i in range(3):
+        eq(fetch(g, "GET", "/x%d" % i)[0], 502)
+    eq(fetch(g, "HEAD", "/x")[0], 502)
+    assert g.info_http()["http_origin_failed"] >= 4
+    assert g.alive()
+
+
+@test
+def mirror_large_passthrough():
+    g, o = mirror()
+    # Over the store's limit (proto-max-bulk-len 2mb here): passed through,
+    # not stored.
+    for i in range(2):
+        st, h, body = fetch(g, "GET", "/big1")
+        eq((st, len(body)), (200, 3 << 20))
+        assert body == b"B" * (3 << 20)
+    eq(o.count("/pfx/big1"), 2, "origin fetches")
+    eq(g.r.exists("big1"), 0)
+
+
+@test
+def mirror_client_leaves_mid_body():
+    g, o = mirror()
+    n0 = o.count("/pfx/big-shared")
+    socks = [conn(g) for _ in range(4)]
+    socks[0].setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    for s in socks:
+        s.sendall(req("GET", "/big-shared"))
+    # One reads a little of the body and goes; the others get all of it.
+    socks[0].recv(2000)
+    socks[0].setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    socks[0].close()
+    for s in socks[1:]:
+        st, h, body = Reader(s).response()
+        eq((st, len(body)), (200, 3 << 20))
+        assert body == b"B" * (3 << 20)
+        s.close()
+    assert o.count("/pfx/big-shared") - n0 <= 4
+    assert g.alive()
+
+
+@test
+def mirror_slow_reader_back_pressure():
+    g, o = mirror()
+    s = conn(g, timeout=20)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.sendall(req("GET", "/huge1"))
+    s.recv(1000, socket.MSG_PEEK)
+    time.sleep(0.5)
+    omem = max(int(f.split("=")[1]) for ln in g.r.execute_command("CLIENT", "LIST").decode().splitlines()
+               for f in ln.split() if f.startswith("obl="))
+    if VERBOSE:
+        print("slow reader obl", omem)
+    assert omem < (4 << 20), "output of a slow reader grew to %d bytes" % omem
+    st, h, body = Reader(s).response()
+    eq((st, len(body)), (200, 16 << 20))
+    assert body == b"H" * (16 << 20)
+    s.close()
+    assert g.alive()
+
+
+@test
+def mirror_coalesces_200_misses():
+    g, o = mirror()
+    n = 200
+    socks = [conn(g, timeout=20) for _ in range(n)]
+    for s in socks:
+        s.sendall(req("GET", "/delay-obj"))
+    want = Origin.body("/pfx/delay-obj")
+    for s in socks:
+        st, h, body = Reader(s).response()
+        eq((st, body), (200, want))
+        s.close()
+    eq(o.count("/pfx/delay-obj"), 1, "origin fetches")
+    info = g.info_http()
+    assert info["http_origin_coalesced"] >= n - 1, info
+    eq(g.r.get("delay-obj"), want)
+
+
+@test
+def mirror_coalesces_across_workers():
+    if "mirror2" not in S:
+        o = mirror()[1]
+        S["mirror2"] = Server("mirror2", "--mirror", "http://127.0.0.1:%d/pfx" % o.port, "--mirror-timeout", "3000",
+                              "--cores", "2")
+    g, o = S["mirror2"], S["origin"]
+    n = 200
+    socks = [conn(g, timeout=20) for _ in range(n)]
+    for s in socks:
+        s.sendall(req("GET", "/delay-two"))
+    want = Origin.body("/pfx/delay-two")
+    for s in socks:
+        st, h, body = Reader(s).response()
+        eq((st, body), (200, want))
+        s.close()
+    eq(o.count("/pfx/delay-two"), 1, "origin fetches")
+    info = g.info_http()
+    assert info["http_origin_coalesced"] >= n - 1, info
+    # Errors reach the waiters on every worker.
+    socks = [conn(g, timeout=20) for _ in range(20)]
+    for s in socks:
+        s.sendall(req("GET", "/delay-missing"))
+    for s in socks:
+        eq(Reader(s).response()[0], 404)
+        s.close()
+    eq(o.count("/pfx/delay-missing"), 1, "origin fetches of the 404")
+
+
+@test
+def info_section():
+    g = plain()
+    fetch(g, "GET", "/k1")
+    info = g.info_http()
+    for k in ["http_requests", "http_hits", "http_misses", "http_origin_fetches", "http_origin_coalesced",
+              "http_origin_failed", "http_bytes_in", "http_bytes_out", "http_first_byte_p99_us"]:
+        assert k in info, k
+    assert info["http_requests"] > 0 and info["http_hits"] > 0 and info["http_bytes_out"] > 0, info
+
+
+@test
+def mirror_client_uring_refused():
+    p = subprocess.run([GOBLIN, "--port", "0", "--mirror-client", "uring"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=10)
+    assert p.returncode != 0 and b"not supported yet" in p.stdout, p.stdout
+
+
+def main():
+    shutil.rmtree(TMP, ignore_errors=True)
+    os.makedirs(TMP)
+    passed = failed = 0
+    try:
+        for fn in TESTS:
+            if FILTERS and not any(f in fn.__name__ for f in FILTERS):
+                continue
+            t0 = time.time()
+            try:
+                fn()
+                passed += 1
+                print("[ok] %s (%.2fs)" % (fn.__name__, time.time() - t0))
+            except Exception as e:  # noqa: BLE001
+                failed += 1
+                print("[FAIL] %s: %s: %s" % (fn.__name__, type(e).__name__, e))
+                if VERBOSE:
+                    import traceback
+                    traceback.print_exc()
+    finally:
+        for s in S.values():
+            s.stop()
+    if not failed and not os.environ.get("HTTP_KEEP"):
+        shutil.rmtree(TMP, ignore_errors=True)
+    print("http: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
