@@ -1,6 +1,6 @@
 # Goblin -- GNU make.
 #
-#   make                   build-release/goblin-core (same as `make release`)
+#   make                   build-release/goblin-core and goblin-store (same as `make release`)
 #   make debug|asan|tsan   build-<mode>/goblin-core
 #   make unit              build and run the C unit tests (release objects)
 #   make bench-tools       swiss-bench, hget-driver and numa-probe in build-release/
@@ -82,10 +82,15 @@ build-$(1)/%.o: %.c
 build-$(1)/goblin-core: $$(SRC_ALL:%.c=build-$(1)/%.o)
 	$$(CC) $$(CFLAGS_$(1)) -o $$@ $$^ $$(LIBS_$(1))
 
+# goblin-store: the same program, started with cache-mode defaults (main.c
+# looks at the name it was started by).
+build-$(1)/goblin-store: build-$(1)/goblin-core
+	ln -sf goblin-core $$@
+
 build-$(1)/unit-tests: $$(SRC_UNIT:%.c=build-$(1)/%.o) $$(SRC_DSMEM:%.c=build-$(1)/%.o)
 	$$(CC) $$(CFLAGS_$(1)) -o $$@ $$^ $$(LIBS_$(1))
 
-$(1): build-$(1)/goblin-core
+$(1): build-$(1)/goblin-core build-$(1)/goblin-store
 endef
 $(foreach m,$(MODES),$(eval $(call MODE_RULES,$(m))))
 

@@ -83,6 +83,18 @@ static void config_owners_register(void) {
     pubsub_config_register();
 }
 
+/* Started as goblin-store (a link to goblin-core): the cache-mode defaults.
+ * The HTTP listener is on, port 8080, unless a flag or the file says
+ * otherwise. */
+static int started_as_store(const char *argv0) {
+    const char *b = strrchr(argv0, '/');
+    return strcmp(b ? b + 1 : argv0, "goblin-store") == 0;
+}
+
+static void store_defaults(void) {
+    if (config_set_default("http-port", "8080") != 0) abort();
+}
+
 static void usage(void) {
     printf("Usage: goblin-core [/path/to/redis-compat.conf] [--name value ...]\n"
            "       goblin-core --version\n"
@@ -98,6 +110,7 @@ int main(int argc, char **argv) {
         usage();
         return 0;
     }
+    if (argc > 0 && started_as_store(argv[0])) store_defaults();
     config_owners_register();
     tls_config_register();
     cron_config_register();

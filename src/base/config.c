@@ -145,7 +145,7 @@ static config_entry table[] = {
     {"http-port", NULL, T_LL, F_IMMUTABLE, NULL, "0", 0, 65535, NULL, NULL},
     {"http-admin", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
     {"mirror-timeout", NULL, T_LL, F_IMMUTABLE, NULL, "10000", 1, 86400000LL, NULL, NULL},
-    {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, NULL, "no", 0, 0, NULL, NOTYET_HTTP},
+    {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
     {"mirror", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
     {"mirror-client", NULL, T_ENUM, F_IMMUTABLE, NULL, "socket", 0, 0, mirror_clients, NULL},
     {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
@@ -769,6 +769,13 @@ static int load_file(const char *path) {
         }
     }
     fclose(f);
+    return 0;
+}
+
+int config_set_default(const char *name, const char *def) {
+    config_entry *e = find_entry(name);
+    if (!e || have_values) return -1;
+    e->def = def;
     return 0;
 }
 

@@ -81,6 +81,10 @@ extern goblin_config cfg;
 /* Load defaults, then the config file (argv[1] if it does not start with
  * "--"), then the flags. On error prints a clear message and returns -1. */
 int config_load(int argc, char **argv);
+/* Before config_load: name's default becomes def (a static string), as if
+ * the table said so (CONFIG REWRITE and DEFONLY checks included). 0 ok, -1
+ * unknown directive or too late. */
+int config_set_default(const char *name, const char *def);
 /* CONFIG GET: calls fn for each parameter matching the glob pattern. */
 typedef void config_get_fn(void *arg, const char *name, const char *value);
 void config_get(const char *pattern, config_get_fn *fn, void *arg);
