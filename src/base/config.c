@@ -559,11 +559,6 @@ static int check_supported(config_entry *e, const char *v, char *err, size_t err
                  e->notyet, e->name);
         return -1;
     }
-    if (strcmp(e->name, "mirror-client") == 0 && strcasecmp(v, "uring") == 0) {
-        snprintf(err, errlen,
-                 "'mirror-client uring' is not supported yet (the io_uring origin client); use 'mirror-client socket'");
-        return -1;
-    }
     if (e->ptr == &cfg.arena_chunk) {
         long long n;
         if (parse_size(v, &n, 1) == 0 && (n & (n - 1))) {

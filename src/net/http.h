@@ -71,7 +71,8 @@ void http_etag(const char *p, size_t n, char *buf);
 
 /* ---- mirror.c ---------------------------------------------------------- */
 int mirror_enabled(void);
-int mirror_setup(const char *url, long long timeout_ms, char *err, size_t errlen);
+/* uring: the io_uring origin client (mirror-client uring), else sockets. */
+int mirror_setup(const char *url, long long timeout_ms, int uring, char *err, size_t errlen);
 /* A miss for key on k: fetch it from the origin (or join the fetch in
  * flight); the answer to w goes to k when it comes. k is waiting
  * (http_set_waiting) until then. Takes w->inm. */

@@ -688,9 +688,12 @@ int http_setup(void) {
     http_admin = adm && strcmp(adm, "yes") == 0;
     free(adm);
     char *m = config_value("mirror");
+    char *mc = config_value("mirror-client");
+    int uring = mc && strcmp(mc, "uring") == 0;
+    free(mc);
     char err[256];
     int rc = 0;
-    if (m && m[0] && mirror_setup(m, conf_ll("mirror-timeout"), err, sizeof(err)) != 0) {
+    if (m && m[0] && mirror_setup(m, conf_ll("mirror-timeout"), uring, err, sizeof(err)) != 0) {
         fprintf(stderr, "goblin: --mirror %s: %s\n", m, err);
         rc = -1;
     }

@@ -6,6 +6,16 @@
  * event loop, kept in a per-worker idle pool after a keep-alive response.
  * The response is parsed with libhttp-parser as it arrives.
  *
+ * Two transports carry those connections, the rest is common (oconn_io_*):
+ * `mirror-client socket`, non-blocking sockets whose readiness libevent
+ * reports; `mirror-client uring`, an io_uring ring per worker that does the
+ * connect, send and recv itself, its completions reaped from the worker's
+ * loop through an eventfd registered with the ring. A uring connection has
+ * at most one operation of each kind in flight (connect, send, recv; a
+ * recv only once connected), each tagged with the connection and its kind;
+ * a connection that is let go while some are in flight is shut down, its
+ * operations cancelled, and freed when the last completion comes.
+ *
  * Coalescing: each worker has a table of fetches in flight, by key; a miss
  * for a key being fetched joins that fetch as a waiter instead of starting
  * another. A miss on another worker joins it too, as a remote waiter
@@ -33,6 +43,7 @@
  * connection waits on at most one fetch (its module stops reading requests
  * while it waits), and leaves it when it goes (mirror_conn_gone). All of
  * it runs on the worker's thread. */
+#include <assert.h>
 #include <errno.h>
 #include <http_parser.h>
 #include <netdb.h>
@@ -40,6 +51,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <liburing.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -68,6 +81,8 @@ static socklen_t origin_len;
 static char origin_host[300]; /* Host header */
 static char *origin_prefix;   /* "" or "/a/b" */
 static long long timeout_ms = 10000;
+static int use_uring; /* mirror-client uring */
+#define MIRROR_RECV_BUF 65536
 
 typedef struct waiter {
     struct waiter *next;
@@ -102,15 +117,24 @@ typedef struct ofetch {
     int64_t paused_at;      /* ms; 0: reading */
 } ofetch;
 
+enum { OP_CONNECT, OP_SEND, OP_RECV, OP_CANCEL };
+
 typedef struct oconn {
     struct oconn *next; /* idle list */
     int fd;
-    struct event *rev, *wev;
+    struct event *rev, *wev; /* socket transport */
     http_parser hp;
     ofetch *f;
     char *out;
     size_t olen, osent;
     int connected, reused, got, done, eof;
+    /* uring transport: operations in flight (one per kind at most), the
+     * holds of completion handlers running, reading wanted, let go. */
+    int op[3];
+    int inflight;
+    int want_read;
+    int dead;
+    char *rbuf;
 } oconn;
 
 static _Thread_local struct event_base *tbase; /* this worker's loop */
@@ -153,7 +177,7 @@ static _Thread_local rwait *rwaits;
 
 int mirror_enabled(void) { return enabled; }
 
-int mirror_setup(const char *url, long long tmo, char *err, size_t errlen) {
+int mirror_setup(const char *url, long long tmo, int uring, char *err, size_t errlen) {
     if (strncmp(url, "http://", 7) != 0) {
         snprintf(err, errlen, "only http://HOST:PORT[/prefix] origins are supported");
         return -1;
@@ -197,18 +221,190 @@ int mirror_setup(const char *url, long long tmo, char *err, size_t errlen) {
     while (pl && pfx[pl - 1] == '/') pl--;
     origin_prefix = strndup(pfx, pl);
     timeout_ms = tmo > 0 ? tmo : 10000;
+    use_uring = uring;
     enabled = 1;
     return 0;
 }
 
 /* ---- Origin connections ---------------------------------------------------- */
 
+/* ---- The uring transport ------------------------------------------------------ */
+
+#define RING_QD 256
+static _Thread_local struct io_uring ring;
+static _Thread_local int ring_state; /* 0 untried, 1 ok, -1 unavailable */
+static _Thread_local int ring_efd = -1;
+static _Thread_local struct event *ring_ev;
+
+static void oc_input(oconn *oc, const char *buf, ssize_t n);
+static void fail_later(ofetch *f, int status);
+static void fetch_fail(ofetch *f, int status, const char *why);
+static void on_ring(evutil_socket_t fd, short what, void *arg);
+
+static int ring_ready(void) {
+    if (ring_state == 0) {
+        ring_state = -1;
+        if (io_uring_queue_init(RING_QD, &ring, 0) != 0) {
+            log_warn("HTTP mirror: io_uring_queue_init failed: the uring origin client cannot run");
+            return 0;
+        }
+        ring_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (ring_efd < 0 || io_uring_register_eventfd(&ring, ring_efd) != 0 ||
+            !(ring_ev = event_new(tbase, ring_efd, EV_READ | EV_PERSIST, on_ring, NULL)) ||
+            event_add(ring_ev, NULL) != 0) {
+            if (ring_ev) event_free(ring_ev);
+            ring_ev = NULL;
+            if (ring_efd >= 0) close(ring_efd);
+            ring_efd = -1;
+            io_uring_queue_exit(&ring);
+            return 0;
+        }
+        ring_state = 1;
+    }
+    return ring_state == 1;
+}
+
+static struct io_uring_sqe *ring_sqe(void) {
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+    if (!sqe) {
+        io_uring_submit(&ring);
+        sqe = io_uring_get_sqe(&ring);
+    }
+    return sqe;
+}
+
+/* The tag of oc's operation of one kind: the pointer, the kind in its low
+ * bits (an oconn is at least 8-aligned). */
+static uint64_t op_tag(oconn *oc, int kind) { return (uint64_t)(uintptr_t)oc | (uint64_t)kind; }
+
+static int ring_op(oconn *oc, int kind) {
+    struct io_uring_sqe *sqe = ring_sqe();
+    if (!sqe) return -1;
+    switch (kind) {
+    case OP_CONNECT: io_uring_prep_connect(sqe, oc->fd, (struct sockaddr *)&origin_addr, origin_len); break;
+    case OP_SEND: io_uring_prep_send(sqe, oc->fd, oc->out + oc->osent, oc->olen - oc->osent, MSG_NOSIGNAL); break;
+    case OP_RECV: io_uring_prep_recv(sqe, oc->fd, oc->rbuf, MIRROR_RECV_BUF, 0); break;
+    default: assert(0);
+    }
+    io_uring_sqe_set_data64(sqe, op_tag(oc, kind));
+    oc->op[kind] = 1;
+    oc->inflight++;
+    io_uring_submit(&ring);
+    return 0;
+}
+
+static void uring_free_maybe(oconn *oc) {
+    if (oc->dead && oc->inflight == 0) {
+        free(oc->rbuf);
+        free(oc->out);
+        free(oc);
+    }
+}
+
+/* Let oc go: its operations are cancelled; freed once none is in flight. */
+static void uring_release(oconn *oc) {
+    oc->dead = 1;
+    oc->f = NULL;
+    if (oc->fd >= 0) {
+        shutdown(oc->fd, SHUT_RDWR);
+        for (int kind = 0; kind < 3; kind++) {
+            if (!oc->op[kind]) continue;
+            struct io_uring_sqe *sqe = ring_sqe();
+            if (!sqe) continue;
+            io_uring_prep_cancel64(sqe, op_tag(oc, kind), 0);
+            io_uring_sqe_set_data64(sqe, (uint64_t)OP_CANCEL);
+        }
+        io_uring_submit(&ring);
+        close(oc->fd); /* the operations in flight hold the socket */
+        oc->fd = -1;
+    }
+    uring_free_maybe(oc);
+}
+
+static void uring_want_read(oconn *oc) {
+    if (!oc->dead && oc->want_read && oc->connected && !oc->op[OP_RECV] && ring_op(oc, OP_RECV) != 0 && oc->f)
+        fail_later(oc->f, 502);
+}
+
+static void uring_complete(oconn *oc, int kind, int res) {
+    oc->op[kind] = 0;
+    oc->inflight--;
+    if (oc->dead) {
+        uring_free_maybe(oc);
+        return;
+    }
+    oc->inflight++; /* held while the handler runs: it may let oc go */
+    switch (kind) {
+    case OP_CONNECT:
+        if (res < 0) {
+            if (oc->f) fetch_fail(oc->f, 502, "cannot connect to the origin");
+            else uring_release(oc);
+            break;
+        }
+        oc->connected = 1;
+        oc->want_read = 1;
+        if (oc->osent < oc->olen && ring_op(oc, OP_SEND) != 0 && oc->f) fetch_fail(oc->f, 502, "io_uring full");
+        break;
+    case OP_SEND:
+        if (res < 0 && res != -EINTR && res != -EAGAIN) {
+            if (oc->f) fetch_fail(oc->f, 502, "origin write failed");
+            else uring_release(oc);
+            break;
+        }
+        if (res > 0) oc->osent += (size_t)res;
+        if (oc->osent < oc->olen && ring_op(oc, OP_SEND) != 0 && oc->f) fetch_fail(oc->f, 502, "io_uring full");
+        break;
+    case OP_RECV:
+        if (res == -EINTR || res == -EAGAIN) break;
+        oc_input(oc, oc->rbuf, res < 0 ? -1 : (ssize_t)res);
+        break;
+    }
+    oc->inflight--;
+    if (oc->dead) uring_free_maybe(oc);
+    else uring_want_read(oc);
+}
+
+static void on_ring(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    (void)arg;
+    uint64_t v;
+    if (read(ring_efd, &v, sizeof(v)) < 0) { /* nothing signalled: fine */
+    }
+    struct io_uring_cqe *cqe;
+    while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+        uint64_t tag = io_uring_cqe_get_data64(cqe);
+        int res = cqe->res;
+        io_uring_cqe_seen(&ring, cqe);
+        if (tag == OP_CANCEL) continue;
+        uring_complete((oconn *)(uintptr_t)(tag & ~(uint64_t)7), (int)(tag & 7), res);
+    }
+}
+
+/* ---- Origin connections, either transport ---------------------------------- */
+
 static void oconn_free(oconn *oc) {
+    if (use_uring) {
+        uring_release(oc);
+        return;
+    }
     if (oc->rev) event_free(oc->rev);
     if (oc->wev) event_free(oc->wev);
     if (oc->fd >= 0) close(oc->fd);
     free(oc->out);
     free(oc);
+}
+
+/* Reading from oc: on (responses, or an idle connection's close) / off
+ * (back-pressure). */
+static void oconn_read(oconn *oc, int on) {
+    if (use_uring) {
+        oc->want_read = on;
+        if (on) uring_want_read(oc);
+        return;
+    }
+    if (on) event_add(oc->rev, NULL);
+    else event_del(oc->rev);
 }
 
 static void idle_remove(oconn *oc) {
@@ -228,15 +424,25 @@ static void fetch_start(ofetch *f);
 static worker *self_worker(conn *k) { return k->w; }
 
 static oconn *oconn_new(struct event_base *base) {
+    if (use_uring && !ring_ready()) return NULL;
     oconn *oc = calloc(1, sizeof(*oc));
     if (!oc) return NULL;
-    oc->fd = socket(origin_addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    oc->fd = socket(origin_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | (use_uring ? 0 : SOCK_NONBLOCK), 0);
     if (oc->fd < 0) {
         free(oc);
         return NULL;
     }
     int one = 1;
     setsockopt(oc->fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
+    if (use_uring) {
+        if (!(oc->rbuf = malloc(MIRROR_RECV_BUF)) || ring_op(oc, OP_CONNECT) != 0) {
+            close(oc->fd);
+            free(oc->rbuf);
+            free(oc);
+            return NULL;
+        }
+        return oc;
+    }
     if (connect(oc->fd, (struct sockaddr *)&origin_addr, origin_len) != 0 && errno != EINPROGRESS) {
         close(oc->fd);
         free(oc);
@@ -248,6 +454,11 @@ static oconn *oconn_new(struct event_base *base) {
 }
 
 static int oconn_flush(oconn *oc) {
+    if (use_uring) {
+        /* Sent once connected (the connect's completion starts it). */
+        if (!oc->connected || oc->op[OP_SEND] || oc->osent >= oc->olen) return 0;
+        return ring_op(oc, OP_SEND);
+    }
     while (oc->osent < oc->olen) {
         ssize_t n = write(oc->fd, oc->out + oc->osent, oc->olen - oc->osent);
         if (n > 0) {
@@ -550,8 +761,8 @@ static void release_oconn(ofetch *f, int reusable) {
         oc->reused = 1;
         http_parser_init(&oc->hp, HTTP_RESPONSE);
         oc->hp.data = oc;
-        event_del(oc->wev);
-        event_add(oc->rev, NULL);
+        if (!use_uring) event_del(oc->wev);
+        oconn_read(oc, 1);
         oc->next = idle;
         idle = oc;
         nidle++;
@@ -681,9 +892,14 @@ static void on_throttle(evutil_socket_t fd, short what, void *arg);
 static void on_oread(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     oconn *oc = arg;
-    char buf[65536];
+    char buf[MIRROR_RECV_BUF];
     ssize_t n = read(fd, buf, sizeof(buf));
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    oc_input(oc, buf, n);
+}
+
+/* n bytes (0: end of file, -1: an error) came from oc. */
+static void oc_input(oconn *oc, const char *buf, ssize_t n) {
     ofetch *f = oc->f;
     if (!f) {
         /* Idle: the origin closed it (or sent what nobody asked for). */
@@ -711,7 +927,7 @@ static void on_oread(evutil_socket_t fd, short what, void *arg) {
     (void)used;
     if (fetch_after_read(f) == 0 && backlog(f, MIRROR_OBUF_HIGH)) {
         /* A waiter reads slower than the origin sends: wait for it. */
-        event_del(oc->rev);
+        oconn_read(oc, 0);
         evtimer_del(f->timer);
         f->paused_at = mono_ms();
         if (!f->throttle) f->throttle = evtimer_new(tbase, on_throttle, f);
@@ -780,7 +996,7 @@ static void on_throttle(evutil_socket_t fd, short what, void *arg) {
         if (fetch_after_read(f)) return;
     }
     f->paused_at = 0;
-    event_add(f->oc->rev, NULL);
+    oconn_read(f->oc, 1);
     arm_timer(f);
 }
 
@@ -823,9 +1039,9 @@ static void fetch_start(ofetch *f) {
         }
         http_parser_init(&oc->hp, HTTP_RESPONSE);
         oc->hp.data = oc;
-        event_add(oc->rev, NULL);
     }
     oc->f = f;
+    oconn_read(oc, 1);
     f->oc = oc;
     size_t cap = strlen(origin_prefix) + f->klen * 3 + strlen(origin_host) + 128;
     free(oc->out);

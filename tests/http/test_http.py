@@ -239,12 +239,20 @@ def ssd():
     return S["ssd"]
 
 
+MODE = ["socket"]  # the origin client the mirror tests run with (--mirror-client)
+
+
+def sfx():
+    return "" if MODE[0] == "socket" else "-" + MODE[0]
+
+
 def mirror():
-    if "mirror" not in S:
-        S["origin"] = Origin()
-        S["mirror"] = Server("mirror", "--mirror", "http://127.0.0.1:%d/pfx" % S["origin"].port, "--mirror-timeout",
-                             "1000", "--proto-max-bulk-len", "2mb")
-    return S["mirror"], S["origin"]
+    m, o = "mirror" + sfx(), "origin" + sfx()
+    if m not in S:
+        S[o] = Origin()
+        S[m] = Server(m, "--mirror", "http://127.0.0.1:%d/pfx" % S[o].port, "--mirror-timeout", "1000",
+                      "--proto-max-bulk-len", "2mb", "--mirror-client", MODE[0])
+    return S[m], S[o]
 
 
 def eq(a, b, what=""):
@@ -565,9 +573,10 @@ def mirror_origin_errors():
 
 @test
 def mirror_origin_down():
-    if "down" not in S:
-        S["down"] = Server("down", "--mirror", "http://127.0.0.1:%d" % free_port())
-    g = S["down"]
+    if "down" + sfx() not in S:
+        S["down" + sfx()] = Server("down" + sfx(), "--mirror", "http://127.0.0.1:%d" % free_port(),
+                                   "--mirror-client", MODE[0])
+    g = S["down" + sfx()]
     for i in range(3):
         eq(fetch(g, "GET", "/x%d" % i)[0], 502)
     eq(fetch(g, "HEAD", "/x")[0], 502)
@@ -649,11 +658,11 @@ def mirror_coalesces_200_misses():
 
 @test
 def mirror_coalesces_across_workers():
-    if "mirror2" not in S:
+    if "mirror2" + sfx() not in S:
         o = mirror()[1]
-        S["mirror2"] = Server("mirror2", "--mirror", "http://127.0.0.1:%d/pfx" % o.port, "--mirror-timeout", "3000",
-                              "--cores", "2")
-    g, o = S["mirror2"], S["origin"]
+        S["mirror2" + sfx()] = Server("mirror2" + sfx(), "--mirror", "http://127.0.0.1:%d/pfx" % o.port,
+                                      "--mirror-timeout", "3000", "--cores", "2", "--mirror-client", MODE[0])
+    g, o = S["mirror2" + sfx()], S["origin" + sfx()]
     n = 200
     socks = [conn(g, timeout=20) for _ in range(n)]
     for s in socks:
@@ -687,11 +696,114 @@ def info_section():
     assert info["http_requests"] > 0 and info["http_hits"] > 0 and info["http_bytes_out"] > 0, info
 
 
+def with_uring(fn):
+    """fn again, its mirror servers using the io_uring origin client."""
+    def run():
+        MODE[0] = "uring"
+        try:
+            fn()
+        finally:
+            MODE[0] = "socket"
+    run.__name__ = fn.__name__ + "_uring"
+    return run
+
+
+for _fn in [t for t in TESTS if t.__name__.startswith("mirror_")]:
+    TESTS.append(with_uring(_fn))
+
+
+def uring_fds(srv):
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % srv.proc.pid):
+        try:
+            n += os.readlink("/proc/%d/fd/%s" % (srv.proc.pid, fd)) == "anon_inode:[io_uring]"
+        except OSError:
+            pass
+    return n
+
+
 @test
-def mirror_client_uring_refused():
-    p = subprocess.run([GOBLIN, "--port", "0", "--mirror-client", "uring"], stdout=subprocess.PIPE,
+def mirror_client_uring_is_origin_client():
+    g, o = mirror()
+    eq(g.r.config_get("mirror-client")["mirror-client"], "socket")
+    MODE[0] = "uring"
+    try:
+        g, o = mirror()
+    finally:
+        MODE[0] = "socket"
+    eq(g.r.config_get("mirror-client")["mirror-client"], "uring")
+    eq(fetch(g, "GET", "/ring-probe")[0], 200)
+    # One ring more than the socket client's server (the worker's origin ring).
+    eq(uring_fds(S["mirror-uring"]), uring_fds(S["mirror"]) + 1, "io_uring instances of the uring mirror")
+    p = subprocess.run([GOBLIN, "--port", "0", "--mirror-client", "curl"], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=10)
-    assert p.returncode != 0 and b"not supported yet" in p.stdout, p.stdout
+    assert p.returncode != 0, p.stdout
+
+
+@test
+def goblin_store_defaults():
+    store = os.path.join(os.path.dirname(GOBLIN), "goblin-store")
+    assert os.path.exists(store), "make builds goblin-store beside goblin-core"
+    d = os.path.join(TMP, "store")
+    os.makedirs(os.path.join(d, "ssd"), exist_ok=True)
+    o = mirror()[1]
+    port, hport = free_port(), free_port()
+    # The seed benchmark's command line (but --net async), scaled down.
+    cmd = [store, "--port", str(port), "--save", "", "--dir", d, "--mirror", "http://127.0.0.1:%d/pfx" % o.port,
+           "--mirror-client", "uring", "--listen-address", "127.0.0.1", "--http-port", str(hport), "--no-memcache",
+           "--numa", "0", "--cores", "2", "--memory", "64M", "--small-memory", "64M", "--block", "2M",
+           "--ram-head", "256K", "--io-chunk", "256K", "--write-io-chunk", "1M", "--no-numa-promotion",
+           "--ssd-dir", os.path.join(d, "ssd")]
+    with open(os.path.join(d, "log.txt"), "wb") as log:
+        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + 10
+            while True:
+                try:
+                    s = socket.create_connection(("127.0.0.1", hport), timeout=1)
+                    break
+                except OSError:
+                    assert p.poll() is None and time.time() < deadline, open(os.path.join(d, "log.txt")).read()
+                    time.sleep(0.05)
+            s.sendall(req("GET", "/store-obj"))
+            st, h, body = Reader(s).response()
+            eq((st, body), (200, Origin.body("/pfx/store-obj")))
+            s.close()
+            eq(redis.Redis(port=port).config_get("http-port")["http-port"], str(hport))
+        finally:
+            p.terminate()
+            p.wait(10)
+    # Without --http-port, goblin-store listens on 8080 (when it is free);
+    # goblin-core on none.
+    r = subprocess.run([store, "--port", "0", "--save", "", "--dir", d, "--cores", "1", "--http-port", "0", "--bogus"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10)
+    assert r.returncode != 0
+    probe = socket.socket()
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        probe.bind(("127.0.0.1", 8080))
+        free8080 = True
+    except OSError:
+        free8080 = False
+    probe.close()
+    if free8080:
+        port = free_port()
+        p = subprocess.Popen([store, "--port", str(port), "--save", "", "--dir", d, "--cores", "1",
+                              "--bind", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + 10
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", 8080), timeout=1).close()
+                    break
+                except OSError:
+                    assert p.poll() is None and time.time() < deadline, "goblin-store without --http-port"
+                    time.sleep(0.05)
+            eq(redis.Redis(port=port).config_get("http-port")["http-port"], "8080")
+        finally:
+            p.terminate()
+            p.wait(10)
+    eq(plain().r.config_get("http-port")["http-port"], str(plain().hport))
 
 
 def main():
