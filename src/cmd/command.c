@@ -306,8 +306,13 @@ static cmd_def *def_by_fullname(const char *name) {
 /* It also signals the key to blocked clients: a stream reader of a group
  * learns that its key was deleted or overwritten (Redis signals a stream
  * key that goes); other waiters re-check and keep waiting. */
+static cmd_key_observer_fn *key_observer;
+
+void cmd_set_key_observer(cmd_key_observer_fn *fn) { key_observer = fn; }
+
 static void on_key_modified(gdb *db, const char *key, size_t klen) {
     multi_touch(db ? db->id : -1, key, klen);
+    if (key_observer) key_observer(db ? db->id : -1, key, klen);
     prop_count_change();
     if (!block_count() || !prop_in_call()) return;
     if (db && key) {

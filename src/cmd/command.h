@@ -159,6 +159,11 @@ void cmd_latency_reset(void);
 /* Hooks for later families (monitor, multi) */
 typedef void cmd_monitor_fn(client *c, const cmd_def *cmd, int dbid);
 void cmd_set_monitor_hook(cmd_monitor_fn *fn);
+/* Told of every key modification (the WATCH hook), from the writing
+ * command with the key's shard held: dbid -1 every database, key NULL
+ * every key of it. Set once at start-up. */
+typedef void cmd_key_observer_fn(int dbid, const char *key, size_t klen);
+void cmd_set_key_observer(cmd_key_observer_fn *fn);
 /* Feed MONITOR with c's current command now: EVAL is skip_monitor and shows
  * itself before its script's commands, as Redis does. */
 void cmd_feed_monitor(client *c);

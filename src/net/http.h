@@ -69,6 +69,18 @@ int http_store(struct conn *k, const char *key, size_t klen, const char *body, s
 /* The string a value's ETag is ("\"<16 hex>\""), into buf (>= 24). */
 void http_etag(const char *p, size_t n, char *buf);
 
+/* ---- http_etag.c: ETags kept by key until the key is written ------------ */
+/* With an HTTP listener: follow the command layer's key modifications. */
+void http_etag_init(void);
+/* The epoch to hand to http_etag_of: taken before the command that reads
+ * key's value. */
+uint64_t http_etag_epoch(const char *key, size_t klen);
+/* The ETag of key's value body[0..len) read after epoch was taken, into
+ * buf (>= 24): the kept one, or hashed now (and kept). */
+void http_etag_of(const char *key, size_t klen, uint64_t epoch, const char *body, size_t len, char *buf);
+/* The 64-bit FNV-1a hash an ETag is. */
+uint64_t http_etag_hash(const char *p, size_t n);
+
 /* ---- mirror.c ---------------------------------------------------------- */
 int mirror_enabled(void);
 /* uring: the io_uring origin client (mirror-client uring), else sockets. */

@@ -16,8 +16,10 @@
  *
  * Key mapping: the request target's path, percent-decoded, without its
  * leading '/', is the key (the query string is not part of it). ETag: a
- * 64-bit FNV-1a hash of the value's bytes, in hex (strong); values
- * streamed from the SSD have none. A malformed request gets 400 and the
+ * 64-bit FNV-1a hash of the value's bytes, in hex (strong), computed on a
+ * value's first GET and kept until the key is written (http_etag.c), so a
+ * hit costs a table lookup, not a pass over the value; values streamed
+ * from the SSD have none. A malformed request gets 400 and the
  * connection closes. PUT and DELETE only with http-admin yes (else 405). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,12 +131,7 @@ size_t http_head(char *buf, size_t cap, int status, long long clen, const char *
 }
 
 void http_etag(const char *p, size_t n, char *buf) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ULL;
-    }
-    snprintf(buf, 24, "\"%016llx\"", (unsigned long long)h);
+    snprintf(buf, 24, "\"%016llx\"", (unsigned long long)http_etag_hash(p, n));
 }
 
 /* If-None-Match lists etag (weak comparison, as RFC 9110 asks) or is "*". */
@@ -155,16 +152,11 @@ static int inm_matches(const char *inm, const char *etag) {
     return 0;
 }
 
-/* What answers w for a value of len bytes: the status, the head (into
- * head), and the part of the value that follows it. */
-static size_t plan(const http_want *w, const char *body, size_t len, int with_etag, char *head, size_t cap,
-                   size_t *off, size_t *n) {
-    char etag[24], cr[96];
-    const char *et = NULL;
-    if (with_etag) {
-        http_etag(body, len, etag);
-        et = etag;
-    }
+/* What answers w for a value of len bytes whose ETag is et: the status,
+ * the head (into head), and the part of the value that follows it. */
+static size_t plan(const http_want *w, size_t len, const char *et, char *head, size_t cap, size_t *off,
+                   size_t *n) {
+    char cr[96];
     *off = 0;
     *n = 0;
     if (et && inm_matches(w->inm, et)) return http_head(head, cap, 304, -1, et, NULL, NULL, w);
@@ -198,7 +190,9 @@ static size_t plan(const http_want *w, const char *body, size_t len, int with_et
 void http_answer_value(conn *k, const http_want *w, const char *body, size_t len) {
     char head[1024];
     size_t off, n;
-    size_t hl = plan(w, body, len, 1, head, sizeof(head), &off, &n);
+    char et[24];
+    http_etag(body, len, et);
+    size_t hl = plan(w, len, et, head, sizeof(head), &off, &n);
     reply_raw(&k->c, head, hl);
     reply_raw(&k->c, body + off, n);
     http_stat_add(&http_stat.bytes_out, hl + n);
@@ -314,6 +308,7 @@ int http_store(conn *k, const char *key, size_t klen, const char *body, size_t b
 static void serve_get(conn *k, http_req *r, http_want *w) {
     client *c = &k->c;
     garg argv[4] = {{(char *)"GET", 3}, {r->key, r->klen}, {NULL, 0}, {NULL, 0}};
+    uint64_t epoch = http_etag_epoch(r->key, r->klen);
     size_t olen0 = cap_begin(c);
     run_cmd(c, argv, 2);
     size_t n = c->olen - olen0;
@@ -421,7 +416,9 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
     }
     /* The whole value is in the output. */
     size_t off, m;
-    size_t hl = plan(w, p + pfx, (size_t)len, 1, head, sizeof(head), &off, &m);
+    char et[24];
+    http_etag_of(r->key, r->klen, epoch, p + pfx, (size_t)len, et);
+    size_t hl = plan(w, (size_t)len, et, head, sizeof(head), &off, &m);
     rewrite(c, olen0, head, hl, pfx + off, m);
     http_stat_add(&http_stat.bytes_out, hl + m);
     http_stat_first_byte(w->t0_us);
@@ -699,5 +696,6 @@ int http_setup(void) {
     }
     free(m);
     info_register_goblin(http_info);
+    if (http_port() > 0) http_etag_init();
     return rc;
 }

@@ -363,6 +363,53 @@ def etag_and_304():
     assert h3["etag"] != tag
 
 
+def fnv(b):
+    h = 1469598103934665603
+    for x in b:
+        h = ((h ^ x) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return '"%016x"' % h
+
+
+@test
+def etag_follows_every_write():
+    # The ETag is kept after a value's first GET: every way of writing the
+    # key gives the new value's ETag on the next GET.
+    if "etag" not in S:
+        S["etag"] = Server("etag", "--http-admin", "yes")
+    g = S["etag"]
+    r = g.r
+
+    def check(key, what):
+        st, h, body = fetch(g, "GET", "/" + key)
+        eq(st, 200, what)
+        eq(h["etag"], fnv(body), what)
+        st2, h2, _ = fetch(g, "GET", "/" + key, headers=[("If-None-Match", h["etag"])])
+        eq((st2, h2["etag"]), (304, h["etag"]), what)
+        return h["etag"]
+
+    r.set("ew", b"v1")
+    t = check("ew", "set")
+    steps = [("append", lambda: r.append("ew", b"+")), ("setrange", lambda: r.setrange("ew", 0, b"X")),
+             ("incr", lambda: (r.set("ew", 5), check("ew", "int"), r.incr("ew"))),
+             ("set same length", lambda: r.set("ew", b"v9")),
+             ("lua", lambda: r.eval("redis.call('set', KEYS[1], 'lua')", 1, "ew")),
+             ("multi", lambda: r.pipeline(transaction=True).set("ew", b"tx").execute()),
+             ("http put", lambda: eq(fetch(g, "PUT", "/ew", body=b"put")[0], 204)),
+             ("rename", lambda: (r.set("ew2", b"renamed"), r.rename("ew2", "ew"))),
+             ("restore", lambda: r.restore("ew", 0, r.dump("ew") and (r.set("ew3", b"restored") and r.dump("ew3")),
+                                           replace=True)),
+             ("move", lambda: (r.delete("ew"), redis.Redis(port=g.port, db=1).set("ew", b"moved"),
+                               redis.Redis(port=g.port, db=1).move("ew", 0))),
+             ("swapdb", lambda: (redis.Redis(port=g.port, db=1).set("ew", b"swapped"), r.swapdb(0, 1))),
+             ("flushall", lambda: (r.flushall(), r.set("ew", b"flushed")))]
+    for what, fn in steps:
+        fn()
+        t2 = check("ew", what)
+        assert t2 != t, what
+        t = t2
+    eq(fetch(g, "GET", "/ew")[2], b"flushed")
+
+
 @test
 def errors_and_methods():
     g = plain()

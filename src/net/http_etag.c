@@ -1,0 +1,184 @@
+/* http_etag.c -- the ETags of database 0's string values, each computed
+ * once per value and kept (see http.h).
+ *
+ * An ETag is the 64-bit FNV-1a hash of the value's bytes: a strong
+ * validator, the same for the same bytes (across restarts too), and it
+ * changes when they change. Hashing the whole value on every GET costs
+ * about a microsecond per 2 KiB, so the front-end hashes a value on its
+ * first GET and keeps the result here, by key, until the key is written.
+ *
+ * Invalidation: the command layer tells this table of every key modified
+ * (the hook WATCH relies on, cmd_set_key_observer: SET, APPEND, DEL,
+ * RENAME, MOVE, RESTORE, a script's writes, a replica's stream, FLUSHALL,
+ * SWAPDB, a load), from inside the writing command, while it holds the
+ * key's shard lock. The table is split in stripes by the key's hash; each
+ * has a mutex and an epoch that every invalidation of one of its keys
+ * advances (an invalidation of every key advances them all).
+ *
+ * Invariant: an entry holds the hash of the key's current value. A reader
+ * takes the stripe's epoch before the GET that reads the value and hands
+ * it back with its lookup or insertion: both happen only if the epoch is
+ * still the same, i.e. no write to any key of the stripe completed since
+ * (a write in progress holds the shard lock the GET needed, so its
+ * invalidation is over before the GET reads). A stripe that grows past
+ * its share of HTTP_ETAG_MAX entries is emptied (they are recomputed on
+ * demand). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/command.h"
+#include "net/http.h"
+#include "util/hashfn.h"
+
+#define NSTRIPES 256
+#define HTTP_ETAG_MAX (1u << 22) /* entries over all stripes */
+
+typedef struct tent {
+    struct tent *next;
+    uint64_t h;   /* the key's hash */
+    uint64_t tag; /* the value's */
+    size_t klen;
+    char key[];
+} tent;
+
+typedef struct stripe {
+    pthread_mutex_t lock;
+    uint64_t epoch;
+    tent **b;
+    size_t nb, n;
+} stripe;
+
+static stripe stripes[NSTRIPES];
+static int active;
+
+static stripe *stripe_of(uint64_t h) { return &stripes[(h >> 56) % NSTRIPES]; }
+
+static void stripe_clear(stripe *s) {
+    for (size_t i = 0; i < s->nb; i++) {
+        while (s->b[i]) {
+            tent *e = s->b[i];
+            s->b[i] = e->next;
+            free(e);
+        }
+    }
+    s->n = 0;
+}
+
+static tent **find(stripe *s, uint64_t h, const char *key, size_t klen) {
+    if (!s->nb) return NULL;
+    for (tent **pp = &s->b[h & (s->nb - 1)]; *pp; pp = &(*pp)->next)
+        if ((*pp)->h == h && (*pp)->klen == klen && memcmp((*pp)->key, key, klen) == 0) return pp;
+    return NULL;
+}
+
+static void grow(stripe *s) {
+    size_t nb = s->nb ? s->nb * 2 : 64;
+    tent **b = calloc(nb, sizeof(*b));
+    if (!b) return;
+    for (size_t i = 0; i < s->nb; i++) {
+        while (s->b[i]) {
+            tent *e = s->b[i];
+            s->b[i] = e->next;
+            e->next = b[e->h & (nb - 1)];
+            b[e->h & (nb - 1)] = e;
+        }
+    }
+    free(s->b);
+    s->b = b;
+    s->nb = nb;
+}
+
+static void on_key_modified(int dbid, const char *key, size_t klen) {
+    if (dbid > 0) return;
+    if (!key) {
+        for (int i = 0; i < NSTRIPES; i++) {
+            pthread_mutex_lock(&stripes[i].lock);
+            stripes[i].epoch++;
+            stripe_clear(&stripes[i]);
+            pthread_mutex_unlock(&stripes[i].lock);
+        }
+        return;
+    }
+    uint64_t h = hash_bytes(key, klen);
+    stripe *s = stripe_of(h);
+    pthread_mutex_lock(&s->lock);
+    s->epoch++;
+    tent **pp = find(s, h, key, klen);
+    if (pp) {
+        tent *e = *pp;
+        *pp = e->next;
+        free(e);
+        s->n--;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void http_etag_init(void) {
+    for (int i = 0; i < NSTRIPES; i++) pthread_mutex_init(&stripes[i].lock, NULL);
+    cmd_set_key_observer(on_key_modified);
+    active = 1;
+}
+
+uint64_t http_etag_epoch(const char *key, size_t klen) {
+    if (!active) return 0;
+    stripe *s = stripe_of(hash_bytes(key, klen));
+    pthread_mutex_lock(&s->lock);
+    uint64_t e = s->epoch;
+    pthread_mutex_unlock(&s->lock);
+    return e;
+}
+
+uint64_t http_etag_hash(const char *p, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+void http_etag_of(const char *key, size_t klen, uint64_t epoch, const char *body, size_t len, char *buf) {
+    uint64_t tag = 0;
+    int have = 0;
+    uint64_t h = 0;
+    stripe *s = NULL;
+    if (active) {
+        h = hash_bytes(key, klen);
+        s = stripe_of(h);
+        pthread_mutex_lock(&s->lock);
+        tent **pp = s->epoch == epoch ? find(s, h, key, klen) : NULL;
+        if (pp) {
+            tag = (*pp)->tag;
+            have = 1;
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+    if (!have) {
+        tag = http_etag_hash(body, len);
+        if (s) {
+            tent *e = malloc(sizeof(*e) + klen);
+            if (e) {
+                e->h = h;
+                e->tag = tag;
+                e->klen = klen;
+                memcpy(e->key, key, klen);
+                pthread_mutex_lock(&s->lock);
+                if (s->epoch == epoch && !find(s, h, key, klen)) {
+                    if (s->n >= HTTP_ETAG_MAX / NSTRIPES) stripe_clear(s);
+                    if (s->n >= s->nb) grow(s);
+                    if (s->nb) {
+                        e->next = s->b[h & (s->nb - 1)];
+                        s->b[h & (s->nb - 1)] = e;
+                        s->n++;
+                        e = NULL;
+                    }
+                }
+                pthread_mutex_unlock(&s->lock);
+                free(e);
+            }
+        }
+    }
+    snprintf(buf, 24, "\"%016llx\"", (unsigned long long)tag);
+}
