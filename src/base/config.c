@@ -67,7 +67,7 @@ static const char *const aof_fsyncs[] = {"no", "always", "everysec", NULL};
 static const char *const mirror_clients[] = {"socket", "uring", NULL};
 static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb", NULL};
 
-#define NOTYET_HTTP "the memcache/HTTP front-ends"
+#define NOTYET_NET "connections read and written through each worker's io_uring ring, docs/http.md"
 #define NOTYET_REPL "replication"
 
 static const char *const supervised_modes[] = {"upstart", "systemd", "auto", "no", NULL};
@@ -148,7 +148,7 @@ static config_entry table[] = {
     {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
     {"mirror", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
     {"mirror-client", NULL, T_ENUM, F_IMMUTABLE, NULL, "socket", 0, 0, mirror_clients, NULL},
-    {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
+    {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_NET},
     /* Redis directives. Each one works, or accepts only its default value
      * (F_DEFONLY: any other is refused with the reason in the entry) until
      * the capability that gives it meaning arrives. docs/configuration.md

@@ -851,6 +851,10 @@ def goblin_store_defaults():
             p.terminate()
             p.wait(10)
     eq(plain().r.config_get("http-port")["http-port"], str(plain().hport))
+    # --net async is refused, and says why.
+    r = subprocess.run([store, "--port", "0", "--net", "async"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=10)
+    assert r.returncode != 0 and b"not supported yet" in r.stdout and b"io_uring" in r.stdout, r.stdout
 
 
 def main():
