@@ -85,7 +85,8 @@ static void config_owners_register(void) {
 
 /* Started as goblin-store (a link to goblin-core): the cache-mode defaults.
  * The HTTP listener is on, port 8080, unless a flag or the file says
- * otherwise. */
+ * otherwise; the memcache listener keeps goblin-core's default (on, with
+ * the memcache front-end; --no-memcache turns it off). */
 static int started_as_store(const char *argv0) {
     const char *b = strrchr(argv0, '/');
     return strcmp(b ? b + 1 : argv0, "goblin-store") == 0;

@@ -91,4 +91,7 @@ int mirror_setup(const char *url, long long timeout_ms, int uring, char *err, si
 void mirror_miss(struct conn *k, const char *key, size_t klen, http_want *w);
 /* k goes away: it leaves the fetch it waits on. */
 void mirror_conn_gone(struct conn *k);
+/* The worker's thread ends (before its loop is freed): its idle origin
+ * connections are closed, its ring (mirror-client uring) let go. */
+void mirror_thread_exit(void);
 #endif

@@ -33,7 +33,7 @@
 #include "util/hashfn.h"
 
 #define NSTRIPES 256
-#define HTTP_ETAG_MAX (1u << 22) /* entries over all stripes */
+#define HTTP_ETAG_MAX (1u << 20) /* entries over all stripes (about 64 MiB at most) */
 
 typedef struct tent {
     struct tent *next;

@@ -235,6 +235,7 @@ static _Thread_local struct io_uring ring;
 static _Thread_local int ring_state; /* 0 untried, 1 ok, -1 unavailable */
 static _Thread_local int ring_efd = -1;
 static _Thread_local struct event *ring_ev;
+static _Thread_local int ring_pending; /* operations in flight, cancels aside */
 
 static void oc_input(oconn *oc, const char *buf, ssize_t n);
 static void fail_later(ofetch *f, int status);
@@ -289,6 +290,7 @@ static int ring_op(oconn *oc, int kind) {
     io_uring_sqe_set_data64(sqe, op_tag(oc, kind));
     oc->op[kind] = 1;
     oc->inflight++;
+    ring_pending++;
     io_uring_submit(&ring);
     return 0;
 }
@@ -364,6 +366,15 @@ static void uring_complete(oconn *oc, int kind, int res) {
     else uring_want_read(oc);
 }
 
+static void ring_reap(struct io_uring_cqe *cqe) {
+    uint64_t tag = io_uring_cqe_get_data64(cqe);
+    int res = cqe->res;
+    io_uring_cqe_seen(&ring, cqe);
+    if (tag == OP_CANCEL) return;
+    ring_pending--;
+    uring_complete((oconn *)(uintptr_t)(tag & ~(uint64_t)7), (int)(tag & 7), res);
+}
+
 static void on_ring(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
@@ -372,13 +383,7 @@ static void on_ring(evutil_socket_t fd, short what, void *arg) {
     if (read(ring_efd, &v, sizeof(v)) < 0) { /* nothing signalled: fine */
     }
     struct io_uring_cqe *cqe;
-    while (io_uring_peek_cqe(&ring, &cqe) == 0) {
-        uint64_t tag = io_uring_cqe_get_data64(cqe);
-        int res = cqe->res;
-        io_uring_cqe_seen(&ring, cqe);
-        if (tag == OP_CANCEL) continue;
-        uring_complete((oconn *)(uintptr_t)(tag & ~(uint64_t)7), (int)(tag & 7), res);
-    }
+    while (io_uring_peek_cqe(&ring, &cqe) == 0) ring_reap(cqe);
 }
 
 /* ---- Origin connections, either transport ---------------------------------- */
@@ -755,6 +760,9 @@ static void release_oconn(ofetch *f, int reusable) {
     if (!oc) return;
     f->oc = NULL;
     oc->f = NULL;
+    /* A send still in flight (an origin that answered before reading the
+     * whole request) holds the request's buffer: not reused. */
+    if (use_uring && oc->op[OP_SEND]) reusable = 0;
     if (reusable && nidle < MIRROR_IDLE_MAX) {
         oc->olen = oc->osent = 0;
         oc->done = oc->got = 0;
@@ -1149,4 +1157,26 @@ void mirror_conn_gone(conn *k) {
             return;
         }
     }
+}
+
+void mirror_thread_exit(void) {
+    while (idle) {
+        oconn *oc = idle;
+        idle = oc->next;
+        nidle--;
+        oconn_free(oc);
+    }
+    if (ring_state == 1) {
+        /* The cancelled operations of the connections let go complete
+         * soon; an origin fetch still in flight is not waited for. */
+        struct __kernel_timespec ts = {0, 200 * 1000 * 1000};
+        struct io_uring_cqe *cqe;
+        while (ring_pending > 0 && io_uring_wait_cqe_timeout(&ring, &cqe, &ts) == 0) ring_reap(cqe);
+        event_free(ring_ev);
+        ring_ev = NULL;
+        close(ring_efd);
+        ring_efd = -1;
+        io_uring_queue_exit(&ring);
+    }
+    ring_state = 0;
 }

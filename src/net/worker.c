@@ -318,6 +318,7 @@ static void *worker_main(void *arg) {
         repl_batch_end();
     }
     if (sev) event_free(sev);
+    mirror_thread_exit();
     cmd_stream_thread_exit();
     prop_thread_exit();
     tracking_thread_exit();
