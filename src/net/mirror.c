@@ -82,7 +82,8 @@ static char origin_host[300]; /* Host header */
 static char *origin_prefix;   /* "" or "/a/b" */
 static long long timeout_ms = 10000;
 static int use_uring; /* mirror-client uring */
-#define MIRROR_RECV_BUF 65536
+#define MIRROR_RECV_BUF 65536                /* a socket read */
+#define MIRROR_URING_RECV_BUF (256u * 1024) /* a uring connection's receive buffer */
 
 typedef struct waiter {
     struct waiter *next;
@@ -236,6 +237,7 @@ static _Thread_local int ring_state; /* 0 untried, 1 ok, -1 unavailable */
 static _Thread_local int ring_efd = -1;
 static _Thread_local struct event *ring_ev;
 static _Thread_local int ring_pending; /* operations in flight, cancels aside */
+static _Thread_local int ring_reaping;  /* in on_ring: one submit at its end */
 
 static void oc_input(oconn *oc, const char *buf, ssize_t n);
 static void fail_later(ofetch *f, int status);
@@ -284,14 +286,14 @@ static int ring_op(oconn *oc, int kind) {
     switch (kind) {
     case OP_CONNECT: io_uring_prep_connect(sqe, oc->fd, (struct sockaddr *)&origin_addr, origin_len); break;
     case OP_SEND: io_uring_prep_send(sqe, oc->fd, oc->out + oc->osent, oc->olen - oc->osent, MSG_NOSIGNAL); break;
-    case OP_RECV: io_uring_prep_recv(sqe, oc->fd, oc->rbuf, MIRROR_RECV_BUF, 0); break;
+    case OP_RECV: io_uring_prep_recv(sqe, oc->fd, oc->rbuf, MIRROR_URING_RECV_BUF, 0); break;
     default: assert(0);
     }
     io_uring_sqe_set_data64(sqe, op_tag(oc, kind));
     oc->op[kind] = 1;
     oc->inflight++;
     ring_pending++;
-    io_uring_submit(&ring);
+    if (!ring_reaping) io_uring_submit(&ring);
     return 0;
 }
 
@@ -383,7 +385,10 @@ static void on_ring(evutil_socket_t fd, short what, void *arg) {
     if (read(ring_efd, &v, sizeof(v)) < 0) { /* nothing signalled: fine */
     }
     struct io_uring_cqe *cqe;
+    ring_reaping = 1;
     while (io_uring_peek_cqe(&ring, &cqe) == 0) ring_reap(cqe);
+    ring_reaping = 0;
+    if (io_uring_sq_ready(&ring)) io_uring_submit(&ring);
 }
 
 /* ---- Origin connections, either transport ---------------------------------- */
@@ -440,7 +445,7 @@ static oconn *oconn_new(struct event_base *base) {
     int one = 1;
     setsockopt(oc->fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
     if (use_uring) {
-        if (!(oc->rbuf = malloc(MIRROR_RECV_BUF)) || ring_op(oc, OP_CONNECT) != 0) {
+        if (!(oc->rbuf = malloc(MIRROR_URING_RECV_BUF)) || ring_op(oc, OP_CONNECT) != 0) {
             close(oc->fd);
             free(oc->rbuf);
             free(oc);
