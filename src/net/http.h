@@ -78,7 +78,14 @@ uint64_t http_etag_epoch(const char *key, size_t klen);
 /* The ETag of key's value body[0..len) read after epoch was taken, into
  * buf (>= 24): the kept one, or hashed now (and kept). */
 void http_etag_of(const char *key, size_t klen, uint64_t epoch, const char *body, size_t len, char *buf);
-/* The 64-bit FNV-1a hash an ETag is. */
+/* The kept ETag of key, if the epoch is still epoch: 1 (into buf), or 0. */
+int http_etag_lookup(const char *key, size_t klen, uint64_t epoch, char *buf);
+/* This thread is about to write body (hashed: tag) to key through HTTP:
+ * that write's modification report keeps tag as the key's ETag. _end
+ * after the write, whether it happened or not. */
+void http_etag_store_begin(const char *key, size_t klen, uint64_t tag);
+void http_etag_store_end(void);
+/* The 64-bit hash an ETag is (util/hashfn.c's, seeded per process). */
 uint64_t http_etag_hash(const char *p, size_t n);
 
 /* ---- mirror.c ---------------------------------------------------------- */

@@ -1,11 +1,21 @@
 /* http_etag.c -- the ETags of database 0's string values, each computed
  * once per value and kept (see http.h).
  *
- * An ETag is the 64-bit FNV-1a hash of the value's bytes: a strong
- * validator, the same for the same bytes (across restarts too), and it
- * changes when they change. Hashing the whole value on every GET costs
- * about a microsecond per 2 KiB, so the front-end hashes a value on its
- * first GET and keeps the result here, by key, until the key is written.
+ * An ETag is the 64-bit hash of the value's bytes (util/hashfn.c, 16
+ * bytes per multiply-fold, keyed by the process's random seed): a strong
+ * validator, the same for the same bytes while the process lives, changing
+ * when they change (and on a restart, which only costs clients a full
+ * answer). Hashing the whole value on every GET would still cost tens of
+ * microseconds for a large one, so the front-end hashes a value once, when
+ * it is stored through HTTP or on its first GET, and keeps the result
+ * here, by key, until the key is written.
+ *
+ * A value stored through HTTP (a PUT, an origin fill) is hashed as it is
+ * stored: the writer names the key and the hash (http_etag_store_begin)
+ * and the modification report of that key, on that thread, puts the entry
+ * in instead of removing it, under the shard lock the write holds. So
+ * values whose tail is streamed from the SSD, whose bytes a GET never has
+ * all at once, have an ETag when they came through HTTP.
  *
  * Invalidation: the command layer tells this table of every key modified
  * (the hook WATCH relies on, cmd_set_key_observer: SET, APPEND, DEL,
@@ -53,6 +63,14 @@ typedef struct stripe {
 static stripe stripes[NSTRIPES];
 static int active;
 
+/* The write this thread is about to make through HTTP, and its hash. */
+static _Thread_local struct {
+    const char *key;
+    size_t klen;
+    uint64_t tag;
+    int on;
+} storing;
+
 static stripe *stripe_of(uint64_t h) { return &stripes[(h >> 56) % NSTRIPES]; }
 
 static void stripe_clear(stripe *s) {
@@ -90,6 +108,27 @@ static void grow(stripe *s) {
     s->nb = nb;
 }
 
+static tent *tent_new(uint64_t h, const char *key, size_t klen, uint64_t tag) {
+    tent *e = malloc(sizeof(*e) + klen);
+    if (!e) return NULL;
+    e->h = h;
+    e->tag = tag;
+    e->klen = klen;
+    memcpy(e->key, key, klen);
+    return e;
+}
+
+/* e enters s (locked; no entry for its key). */
+static tent *tent_put(stripe *s, tent *e) {
+    if (s->n >= HTTP_ETAG_MAX / NSTRIPES) stripe_clear(s);
+    if (s->n >= s->nb) grow(s);
+    if (!s->nb) return e;
+    e->next = s->b[e->h & (s->nb - 1)];
+    s->b[e->h & (s->nb - 1)] = e;
+    s->n++;
+    return NULL;
+}
+
 static void on_key_modified(int dbid, const char *key, size_t klen) {
     if (dbid > 0) return;
     if (!key) {
@@ -103,6 +142,11 @@ static void on_key_modified(int dbid, const char *key, size_t klen) {
     }
     uint64_t h = hash_bytes(key, klen);
     stripe *s = stripe_of(h);
+    tent *ne = NULL;
+    if (storing.on && dbid == 0 && storing.klen == klen && memcmp(storing.key, key, klen) == 0) {
+        ne = tent_new(h, key, klen, storing.tag);
+        storing.on = 0; /* the one write it was for */
+    }
     pthread_mutex_lock(&s->lock);
     s->epoch++;
     tent **pp = find(s, h, key, klen);
@@ -112,7 +156,31 @@ static void on_key_modified(int dbid, const char *key, size_t klen) {
         free(e);
         s->n--;
     }
+    if (ne) ne = tent_put(s, ne);
     pthread_mutex_unlock(&s->lock);
+    free(ne);
+}
+
+void http_etag_store_begin(const char *key, size_t klen, uint64_t tag) {
+    if (!active) return;
+    storing.key = key;
+    storing.klen = klen;
+    storing.tag = tag;
+    storing.on = 1;
+}
+
+void http_etag_store_end(void) { storing.on = 0; }
+
+int http_etag_lookup(const char *key, size_t klen, uint64_t epoch, char *buf) {
+    if (!active) return 0;
+    uint64_t h = hash_bytes(key, klen);
+    stripe *s = stripe_of(h);
+    pthread_mutex_lock(&s->lock);
+    tent **pp = s->epoch == epoch ? find(s, h, key, klen) : NULL;
+    uint64_t tag = pp ? (*pp)->tag : 0;
+    pthread_mutex_unlock(&s->lock);
+    if (pp) snprintf(buf, 24, "\"%016llx\"", (unsigned long long)tag);
+    return pp != NULL;
 }
 
 void http_etag_init(void) {
@@ -130,14 +198,7 @@ uint64_t http_etag_epoch(const char *key, size_t klen) {
     return e;
 }
 
-uint64_t http_etag_hash(const char *p, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
+uint64_t http_etag_hash(const char *p, size_t n) { return hash_bytes(p, n); }
 
 void http_etag_of(const char *key, size_t klen, uint64_t epoch, const char *body, size_t len, char *buf) {
     uint64_t tag = 0;
@@ -157,27 +218,12 @@ void http_etag_of(const char *key, size_t klen, uint64_t epoch, const char *body
     }
     if (!have) {
         tag = http_etag_hash(body, len);
-        if (s) {
-            tent *e = malloc(sizeof(*e) + klen);
-            if (e) {
-                e->h = h;
-                e->tag = tag;
-                e->klen = klen;
-                memcpy(e->key, key, klen);
-                pthread_mutex_lock(&s->lock);
-                if (s->epoch == epoch && !find(s, h, key, klen)) {
-                    if (s->n >= HTTP_ETAG_MAX / NSTRIPES) stripe_clear(s);
-                    if (s->n >= s->nb) grow(s);
-                    if (s->nb) {
-                        e->next = s->b[h & (s->nb - 1)];
-                        s->b[h & (s->nb - 1)] = e;
-                        s->n++;
-                        e = NULL;
-                    }
-                }
-                pthread_mutex_unlock(&s->lock);
-                free(e);
-            }
+        tent *e = s ? tent_new(h, key, klen, tag) : NULL;
+        if (e) {
+            pthread_mutex_lock(&s->lock);
+            if (s->epoch == epoch && !find(s, h, key, klen)) e = tent_put(s, e);
+            pthread_mutex_unlock(&s->lock);
+            free(e);
         }
     }
     snprintf(buf, 24, "\"%016llx\"", (unsigned long long)tag);

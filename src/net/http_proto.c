@@ -16,10 +16,11 @@
  *
  * Key mapping: the request target's path, percent-decoded, without its
  * leading '/', is the key (the query string is not part of it). ETag: a
- * 64-bit FNV-1a hash of the value's bytes, in hex (strong), computed on a
- * value's first GET and kept until the key is written (http_etag.c), so a
- * hit costs a table lookup, not a pass over the value; values streamed
- * from the SSD have none. A malformed request gets 400 and the
+ * 64-bit hash of the value's bytes, in hex (strong), computed when the
+ * value is stored through HTTP or on its first GET and kept until the key
+ * is written (http_etag.c), so a hit costs a table lookup, not a pass over
+ * the value; a value streamed from the SSD has one only if it was stored
+ * through HTTP (its bytes are never all read at once). A malformed request gets 400 and the
  * connection closes. PUT and DELETE only with http-admin yes (else 405). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,7 +293,9 @@ int http_store(conn *k, const char *key, size_t klen, const char *body, size_t b
     int saved_db = c->db;
     c->db = 0;
     size_t olen0 = cap_begin(c);
+    http_etag_store_begin(key, klen, http_etag_hash(body, blen));
     run_cmd(c, argv, 3);
+    http_etag_store_end();
     c->db = saved_db;
     int ok = c->olen > olen0 && c->obuf[olen0] == '+';
     if (!ok) {
@@ -332,9 +335,21 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
     http_stat_add(&http_stat.hits, 1);
     char head[1024];
     if (client_flags_peek(c) & CLIENT_STREAMING) {
-        /* The head is in the output, the tail follows from the SSD. */
+        /* The head is in the output, the tail follows from the SSD. Its
+         * ETag is known if it was stored through HTTP. */
+        char etb[24];
+        const char *et = http_etag_lookup(r->key, r->klen, epoch, etb) ? etb : NULL;
+        if (et && inm_matches(w->inm, et)) {
+            cmd_stream_client_gone(c);
+            client_set_out(c, c->osent, olen0);
+            size_t hl = http_head(head, sizeof(head), 304, -1, et, NULL, NULL, w);
+            reply_raw(c, head, hl);
+            http_stat_add(&http_stat.bytes_out, hl);
+            http_stat_first_byte(w->t0_us);
+            return;
+        }
         if (w->method == HTTP_M_GET && w->range == HTTP_RANGE_NONE) {
-            size_t hl = http_head(head, sizeof(head), 200, len, NULL, NULL, NULL, w);
+            size_t hl = http_head(head, sizeof(head), 200, len, et, NULL, NULL, w);
             rewrite(c, olen0, head, hl, pfx, n - pfx);
             cmd_stream_unframe(c);
             http_stat_add(&http_stat.bytes_out, hl + (uint64_t)len);
@@ -346,7 +361,7 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
         if (w->range == HTTP_RANGE_NONE || w->method == HTTP_M_HEAD) {
             /* HEAD: the length is all it needs. A Range on HEAD: as GET's head. */
             if (w->range == HTTP_RANGE_NONE) {
-                size_t hl = http_head(head, sizeof(head), 200, len, NULL, NULL, NULL, w);
+                size_t hl = http_head(head, sizeof(head), 200, len, et, NULL, NULL, w);
                 reply_raw(c, head, hl);
                 http_stat_add(&http_stat.bytes_out, hl);
             } else {
@@ -364,7 +379,7 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
                     hl = http_head(head, sizeof(head), 416, 0, NULL, cr, NULL, w);
                 } else {
                     snprintf(cr, sizeof(cr), "bytes %lld-%lld/%lld", f, l, len);
-                    hl = http_head(head, sizeof(head), 206, l - f + 1, NULL, cr, NULL, w);
+                    hl = http_head(head, sizeof(head), 206, l - f + 1, et, cr, NULL, w);
                 }
                 reply_raw(c, head, hl);
                 http_stat_add(&http_stat.bytes_out, hl);
@@ -408,7 +423,10 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
             return;
         }
         snprintf(cr, sizeof(cr), "bytes %lld-%lld/%lld", f, l, len);
-        size_t hl = http_head(head, sizeof(head), 206, got, NULL, cr, NULL, w);
+        /* The part was read by a second command: its ETag only if no
+         * write came between. */
+        if (et && !http_etag_lookup(r->key, r->klen, epoch, etb)) et = NULL;
+        size_t hl = http_head(head, sizeof(head), 206, got, et, cr, NULL, w);
         rewrite(c, olen0, head, hl, pfx, (size_t)got);
         http_stat_add(&http_stat.bytes_out, hl + (uint64_t)got);
         http_stat_first_byte(w->t0_us);
@@ -428,7 +446,9 @@ static void serve_put(conn *k, http_req *r, http_want *w) {
     client *c = &k->c;
     garg argv[3] = {{(char *)"SET", 3}, {r->key, r->klen}, {r->body, r->blen}};
     size_t olen0 = cap_begin(c);
+    http_etag_store_begin(r->key, r->klen, http_etag_hash(r->body, r->blen));
     run_cmd(c, argv, 3);
+    http_etag_store_end();
     if (c->olen > olen0 && c->obuf[olen0] == '-') {
         caught_error(k, w, olen0);
         return;
