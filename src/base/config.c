@@ -141,7 +141,11 @@ static config_entry table[] = {
      * shorten it. Read by the coordinator at every wait, so CONFIG SET works. */
     {"numa-decay-interval", NULL, T_LL, 0, NULL, "60000", 1, 86400000LL, NULL, NULL},
     {"http-port", NULL, T_LL, F_IMMUTABLE | F_NOTYET, NULL, "0", 0, 65535, NULL, NOTYET_HTTP},
-    {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, NULL, "no", 0, 0, NULL, NOTYET_HTTP},
+    /* The memcache front-end (net/mc_proto.c, cmd/mcache/): its port on
+     * the bind addresses (0: none) and the largest item a set stores. */
+    {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
+    {"memcache-port", NULL, T_LL, F_IMMUTABLE, NULL, "11211", 0, 65535, NULL, NULL},
+    {"memcache-max-item-size", NULL, T_GSIZE, 0, NULL, "1M", 1024, 1LL << 30, NULL, NULL},
     {"mirror", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
     {"mirror-client", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},
     {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},

@@ -1,0 +1,45 @@
+/* mcmeta.h -- memcache metadata of string keys (client flags, CAS unique).
+ *
+ * A side table, so a plain string key costs nothing: only a key that a
+ * memcache write stored, or whose CAS unique a memcache client asked for,
+ * has an entry. Entries are per shard of database 0 (the memcache
+ * keyspace), each guarded by its own mutex (taken inside the key's shard
+ * lock, or alone by the forget calls). An entry remembers the dbentry it
+ * describes: it holds only while the key still has that entry, and any
+ * signalled change of the key (the modified hook) forgets it, so a RESP
+ * write gives the key flags 0 and a new CAS, as a new memcached item. */
+#ifndef GOBLIN_DB_MCMETA_H
+#define GOBLIN_DB_MCMETA_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/db.h"
+
+typedef struct mcmeta {
+    uint32_t flags;
+    uint64_t cas;
+} mcmeta;
+
+/* The next CAS unique (never 0). */
+uint64_t mcmeta_next_cas(void);
+/* Raise the counter so the next unique is above cas (after a load). */
+void mcmeta_see_cas(uint64_t cas);
+/* Metadata of key whose current entry is e (key's shard held): 1 with
+ * *out; 0 when none is kept (flags 0, no CAS yet). */
+int mcmeta_get(gdb *db, const dbentry *e, mcmeta *out);
+/* Set (replace) the metadata of key with entry e. 0 ok, -1 no memory. */
+int mcmeta_set(gdb *db, const dbentry *e, const mcmeta *m);
+/* The metadata of e, given a new CAS unique (flags 0) when it had none:
+ * what gets/gats show. */
+void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out);
+/* Forget key of db (key NULL: every key of db; db NULL: of every db). */
+void mcmeta_forget(gdb *db, const char *key, size_t klen);
+/* Keys with metadata (for INFO). */
+uint64_t mcmeta_count(void);
+/* Walk database 0's metadata (keyspace write lock held): fn per key. */
+typedef void mcmeta_each_fn(void *arg, const char *key, size_t klen, const mcmeta *m);
+void mcmeta_each(mcmeta_each_fn *fn, void *arg);
+/* Restore one key's metadata after a load (its entry in database 0 must
+ * exist; ignored otherwise). Keyspace write lock held. */
+void mcmeta_restore(const char *key, size_t klen, const mcmeta *m);
+#endif
