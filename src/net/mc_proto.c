@@ -136,19 +136,21 @@ static void client_error(client *c) { OUT(c, "CLIENT_ERROR bad command line form
 
 /* ---- meta flags ---------------------------------------------------- */
 
-/* Parse meta flags tokens t[0..n) into r; the flag letters in request
- * order into order (NUL-terminated). -1 after replying an error. */
-static int meta_flags(client *c, mc_req *r, const tok *t, int n, char *order, size_t ocap) {
+/* Parse meta flags tokens t[0..n) of a request of op into r; the flag
+ * letters in request order into order (NUL-terminated). Letters outside
+ * memcached 1.6.18's meta set, repeats, and bad numbers are refused with
+ * its messages. -1 after replying an error. */
+static int meta_flags(client *c, int op, mc_req *r, const tok *t, int n, char *order, size_t ocap) {
     size_t no = 0;
+    int md_ma = op == MC_MD || op == MC_MA;
     for (int i = 0; i < n; i++) {
         char f = t[i].p[0];
         tok v = {t[i].p + 1, t[i].n - 1};
-        if (!((f >= 'a' && f <= 'z') || (f >= 'A' && f <= 'Z'))) {
-            OUT(c, "CLIENT_ERROR invalid flag\r\n");
-            return -1;
-        }
-        if (r->mflags & MC_MF(f)) {
-            OUT(c, "CLIENT_ERROR duplicate flag\r\n");
+        int known = f && strchr(md_ma ? "cfhklqstuvCDFIJLMNOPRT" : "bcfhklqstuvCDFIJLMNOPRT", f) != NULL;
+        if (!known || (r->mflags & MC_MF(f))) {
+            if (md_ma) OUT(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
+            else if (!known) OUT(c, "CLIENT_ERROR invalid flag\r\n");
+            else OUT(c, "CLIENT_ERROR duplicate flag\r\n");
             return -1;
         }
         r->mflags |= MC_MF(f);
@@ -156,9 +158,12 @@ static int meta_flags(client *c, mc_req *r, const tok *t, int n, char *order, si
         switch (f) {
         case 'q': r->noreply = 1; break;
         case 'O':
+            if (v.n > 32) {
+                OUT(c, "CLIENT_ERROR opaque token too long\r\n");
+                return -1;
+            }
             r->opaque = v.p;
             r->olen = v.n;
-            if (v.n > 32) bad = 1;
             break;
         case 'T':
             bad = tok_ll(&v, &r->exptime) != 0;
@@ -179,12 +184,22 @@ static int meta_flags(client *c, mc_req *r, const tok *t, int n, char *order, si
             break;
         }
         case 'J': bad = tok_ll(&v, &r->init) != 0; break;
-        case 'M': r->mode = v.n ? v.p[0] : 0; break;
+        case 'M':
+            r->mode = v.n ? v.p[0] : 0;
+            if (op == MC_MS && (v.n != 1 || !strchr("EeAaPpRrSs", v.p[0]))) {
+                OUT(c, "CLIENT_ERROR invalid mode for ms M token\r\n");
+                return -1;
+            }
+            if (op == MC_MA && (v.n != 1 || !strchr("Ii+Dd-", v.p[0]))) {
+                OUT(c, "CLIENT_ERROR invalid mode for ma M token\r\n");
+                return -1;
+            }
+            break;
         case 'b': r->base64 = 1; break;
         default: break;
         }
         if (bad) {
-            client_error(c);
+            OUT(c, "CLIENT_ERROR bad token in command line format\r\n");
             return -1;
         }
         if (no + 1 < ocap) order[no++] = f;
@@ -221,6 +236,10 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
     if (op >= 0 || tok_is(cmd, "ms")) {
         int meta = op < 0;
         int base = meta ? 3 : (op == MC_CAS ? 6 : 5);
+        if (meta && nt < 3) {
+            client_error(c);
+            return REQ_DONE;
+        }
         if (nt < base || (!meta && nt > base + 1)) {
             OUT(c, "ERROR\r\n");
             return REQ_DONE;
@@ -237,9 +256,11 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
                 client_error(c);
                 return REQ_DONE;
             }
-            if (meta_flags(c, &r, t + 3, nt - 3, order, sizeof(order)) != 0) return REQ_DONE;
-            if (r.base64) {
-                OUT(c, "CLIENT_ERROR bad command line format\r\n");
+            if (meta_flags(c, MC_MS, &r, t + 3, nt - 3, order, sizeof(order)) != 0 ||
+                (r.base64 && (OUT(c, "CLIENT_ERROR error decoding key\r\n"), 1))) {
+                /* The data that follows is not a command. */
+                mc_stat_add(MCS_BYTES_READ, (int64_t)line_end);
+                st->swallow = (size_t)vlen + 2;
                 return REQ_DONE;
             }
         } else {
@@ -391,7 +412,7 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
     if (tok_is(cmd, "mg") || tok_is(cmd, "md") || tok_is(cmd, "ma")) {
         r.op = cmd->p[1] == 'g' ? MC_MG : cmd->p[1] == 'd' ? MC_MD : MC_MA;
         if (nt < 2) {
-            client_error(c);
+            OUT(c, "ERROR\r\n");
             return REQ_DONE;
         }
         if (t[1].n > MC_KEY_MAX) {
@@ -399,9 +420,10 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
             return REQ_DONE;
         }
         char order[64];
-        if (meta_flags(c, &r, t + 2, nt - 2, order, sizeof(order)) != 0) return REQ_DONE;
+        if (meta_flags(c, r.op, &r, t + 2, nt - 2, order, sizeof(order)) != 0) return REQ_DONE;
         if (r.base64) {
-            client_error(c);
+            /* Base64 keys are not supported. */
+            OUT(c, "CLIENT_ERROR error decoding key\r\n");
             return REQ_DONE;
         }
         tok ord = {order, strlen(order)};

@@ -169,9 +169,14 @@ typedef struct mc_ret {
 
 static void meta_retflags(client *c, const mc_req *r, const char *order, const mc_ret *rt) {
     char buf[64];
+    /* The flags each command returns (memcached 1.6.18). */
+    const char *shown = r->op == MC_MG ? "cfhklOst" : r->op == MC_MS ? "ckO" : r->op == MC_MD ? "kO" : "ctkO";
     for (const char *f = order; *f; f++) {
         int n = 0;
+        if (!strchr(shown, *f)) continue;
         switch (*f) {
+        case 'h': OUT(c, " h0"); continue;
+        case 'l': OUT(c, " l0"); continue;
         case 'O':
             if (r->opaque) {
                 OUT(c, " O");
@@ -512,8 +517,7 @@ static void mc_mg(client *c) {
     else if (!mcmeta_get(db, e, &m)) m = (mcmeta){0, 0};
     mc_ret rt = {&m, e, key, strval_len(&e->val)};
     if (!(r->mflags & MC_MF('v'))) {
-        if (r->noreply) return;
-        meta_code(c, r, "HD", &rt);
+        meta_code(c, r, "HD", &rt); /* q hides only the miss */
         return;
     }
     char hdr[512];
@@ -570,7 +574,7 @@ static void mc_md(client *c) {
     mc_ret rt = {NULL, NULL, key, 0};
     if (!e) {
         mc_stat_add(MCS_DELETE_MISSES, 1);
-        if (!r->noreply) meta_code(c, r, "NF", &rt);
+        meta_code(c, r, "NF", &rt);
         return;
     }
     if (r->mflags & MC_MF('C')) {
