@@ -466,6 +466,17 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
     return REQ_DONE;
 }
 
+/* Text commands whose last token "noreply" silences every reply they
+ * make, errors included (memcached's set_noreply_maybe). */
+static int text_noreply(const tok *t, int nt) {
+    static const char *const cmds[] = {"set", "add", "replace", "append", "prepend", "cas", "incr", "decr",
+                                       "delete", "touch", "flush_all", "verbosity", NULL};
+    if (nt < 2 || !tok_is(&t[nt - 1], "noreply")) return 0;
+    for (int i = 0; cmds[i]; i++)
+        if (tok_is(&t[0], cmds[i])) return 1;
+    return 0;
+}
+
 static size_t mc_process(conn *k) {
     client *c = &k->c;
     mcp *st = k->pstate;
@@ -514,7 +525,10 @@ static size_t mc_process(conn *k) {
             t[nt++] = (tok){q + s, i - s};
         }
         size_t used = 0;
+        int quiet = text_noreply(t, nt);
+        if (quiet) client_flag_on(c, CLIENT_REPLY_OFF);
         int rc = request(k, st, q, avail, line_end, t, nt, &used);
+        if (quiet) client_flag_off(c, CLIENT_REPLY_OFF);
         if (t != stackt) free(t);
         if (rc != REQ_DONE) break;
         start += used;

@@ -175,8 +175,12 @@ static void meta_retflags(client *c, const mc_req *r, const char *order, const m
         int n = 0;
         if (!strchr(shown, *f)) continue;
         switch (*f) {
-        case 'h': OUT(c, " h0"); continue;
-        case 'l': OUT(c, " l0"); continue;
+        case 'h':
+            if (rt->e) OUT(c, " h0");
+            continue;
+        case 'l':
+            if (rt->e) OUT(c, " l0");
+            continue;
         case 'O':
             if (r->opaque) {
                 OUT(c, " O");
@@ -200,6 +204,12 @@ static void meta_retflags(client *c, const mc_req *r, const char *order, const m
         case 't':
             if (rt->e) {
                 long long t = rt->e->expire == -1 ? -1 : (rt->e->expire - db_now_ms() + 999) / 1000;
+                /* mg applies flags in order: a T before t shows the new TTL. */
+                if (r->op == MC_MG && r->has_exp && memchr(order, 'T', (size_t)(f - order))) {
+                    int64_t w;
+                    int k = mc_when(r->exptime, &w);
+                    t = k == 0 ? -1 : k < 0 ? -1 : (w - db_now_ms() + 999) / 1000;
+                }
                 n = snprintf(buf, sizeof(buf), " t%lld", t);
             }
             break;
@@ -250,12 +260,8 @@ static void mc_get(client *c) {
             continue;
         }
         if (touch) {
-            if (st < 0) {
-                mc_remove(c, db, k);
-                mc_stat_add(MCS_TOUCH_MISSES, 1);
-                continue;
-            }
-            mc_retime(c, db, e, k, when);
+            /* An expired time still shows the value once (memcached). */
+            if (st >= 0) mc_retime(c, db, e, k, when);
             mc_stat_add(MCS_TOUCH_HITS, 1);
         } else {
             mc_stat_add(MCS_GET_HITS, 1);
@@ -268,6 +274,11 @@ static void mc_get(client *c) {
         if (with_cas) hl += snprintf(hdr + hl, sizeof(hdr) - (size_t)hl, " %llu", (unsigned long long)m.cas);
         hl += snprintf(hdr + hl, sizeof(hdr) - (size_t)hl, "\r\n");
         int last = i == c->argc - 1;
+        if (touch && st < 0) {
+            reply_value(c, e, hdr, (size_t)hl, "\r\n", 0);
+            mc_remove(c, db, k);
+            continue;
+        }
         reply_value(c, e, hdr, (size_t)hl, last ? "\r\nEND\r\n" : "\r\n", last);
         if (last) return;
     }
@@ -504,27 +515,30 @@ static void mc_mg(client *c) {
     if (!e) {
         mc_stat_add(MCS_GET_MISSES, 1);
         if (r->noreply) return;
-        OUT(c, "EN\r\n");
+        mc_ret rt = {NULL, NULL, key, 0};
+        meta_code(c, r, "EN", &rt);
         return;
     }
     mc_stat_add(MCS_GET_HITS, 1);
     mcmeta m;
-    if (r->mflags & MC_MF('T')) {
-        int64_t when;
-        if (mc_when(r->exptime, &when) >= 0) mc_retime(c, db, e, key, when);
-    }
     if (r->mflags & MC_MF('c')) mcmeta_ensure(db, e, &m);
     else if (!mcmeta_get(db, e, &m)) m = (mcmeta){0, 0};
     mc_ret rt = {&m, e, key, strval_len(&e->val)};
     if (!(r->mflags & MC_MF('v'))) {
         meta_code(c, r, "HD", &rt); /* q hides only the miss */
-        return;
+    } else {
+        char hdr[512];
+        int hl = snprintf(hdr, sizeof(hdr), "VA %zu", rt.size);
+        reply_raw(c, hdr, (size_t)hl);
+        meta_retflags(c, r, meta_order(c), &rt);
+        reply_value(c, e, "\r\n", 2, "\r\n", 0);
     }
-    char hdr[512];
-    int hl = snprintf(hdr, sizeof(hdr), "VA %zu", rt.size);
-    reply_raw(c, hdr, (size_t)hl);
-    meta_retflags(c, r, meta_order(c), &rt);
-    reply_value(c, e, "\r\n", 2, "\r\n", 0);
+    /* T: the new TTL applies after the reply showed the old one. */
+    if (r->mflags & MC_MF('T')) {
+        int64_t when;
+        if (mc_when(r->exptime, &when) >= 0) mc_retime(c, db, e, key, when);
+        else mc_remove(c, db, key);
+    }
 }
 
 static void mc_ms(client *c) {
@@ -538,23 +552,42 @@ static void mc_ms(client *c) {
     case 'R': case 'r': op = MC_REPLACE; break;
     default: break;
     }
-    if ((r->mflags & MC_MF('C')) && op == MC_SET) op = MC_CAS;
+    gdb *db = cmd_db(c);
+    const garg *key = &c->argv[1];
     uint64_t cas = 0;
     int st;
-    if ((r->mflags & MC_MF('C')) && op != MC_CAS) {
-        /* A compare on add/append/...: checked first. */
-        gdb *db = cmd_db(c);
-        dbentry *e = mc_string(db, &c->argv[1]);
-        mcmeta m;
-        if (e && (!mcmeta_get(db, e, &m) || m.cas != r->cas)) st = ST_EXISTS;
-        else st = mc_store(c, r, op, &cas);
+    mcmeta m;
+    dbentry *e = NULL;
+    if (r->mflags & MC_MF('C')) {
+        /* A compare first, whatever the mode: NF on a miss, EX (showing
+         * the item's CAS) on a mismatch. */
+        e = mc_string(db, key);
+        if (!e) {
+            st = ST_NOT_FOUND;
+            mc_stat_add(MCS_CAS_MISSES, 1);
+        } else {
+            mcmeta_ensure(db, e, &m);
+            if (m.cas != r->cas) {
+                st = ST_EXISTS;
+                mc_stat_add(MCS_CAS_BADVAL, 1);
+            } else {
+                mc_stat_add(MCS_CAS_HITS, 1);
+                st = mc_store(c, r, op, &cas);
+                e = NULL;
+            }
+        }
     } else {
         st = mc_store(c, r, op, &cas);
     }
-    gdb *db = cmd_db(c);
-    dbentry *e = st == ST_STORED ? mc_string(db, &c->argv[1]) : NULL;
-    mcmeta m = {r->flags, cas};
-    mc_ret rt = {e ? &m : NULL, e, &c->argv[1], e ? strval_len(&e->val) : 0};
+    /* c shows the stored item's CAS, 0 when nothing was stored. */
+    m = (mcmeta){0, 0};
+    e = NULL;
+    if (st == ST_STORED) {
+        e = mc_string(db, key);
+        m = (mcmeta){r->flags, cas};
+        if (e) mcmeta_get(db, e, &m);
+    }
+    mc_ret rt = {&m, e, key, e ? strval_len(&e->val) : 0};
     if (st == ST_STORED && r->noreply) return;
     switch (st) {
     case ST_STORED: meta_code(c, r, "HD", &rt); break;
