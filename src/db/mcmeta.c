@@ -152,6 +152,11 @@ void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
     mcmeta_set(db, e, out);
 }
 
+static void clear_all(void);
+static char *staged;
+static size_t staged_len;
+static void apply_blob(const char *p, size_t n);
+
 static void clear_part(mcpart *p) {
     for (size_t i = 0; i < p->nb; i++)
         while (p->b[i]) unlink_at(p, &p->b[i]);
@@ -161,11 +166,13 @@ void mcmeta_forget(gdb *db, const char *key, size_t klen) {
     if (db && db->id != 0) return;
     if (!mcmeta_count()) return;
     if (!key) {
-        for (int i = 0; i < MCM_PARTS; i++) {
-            mcpart *p = part_of((uint64_t)i);
-            pthread_mutex_lock(&p->lk);
-            clear_part(p);
-            pthread_mutex_unlock(&p->lk);
+        clear_all();
+        if (staged) {
+            /* The replaced signal right after a load: its metadata stays. */
+            apply_blob(staged, staged_len);
+            free(staged);
+            staged = NULL;
+            staged_len = 0;
         }
         return;
     }
@@ -177,23 +184,84 @@ void mcmeta_forget(gdb *db, const char *key, size_t klen) {
     pthread_mutex_unlock(&p->lk);
 }
 
-void mcmeta_each(mcmeta_each_fn *fn, void *arg) {
-    gdb *db = db_get(0);
-    for (int i = 0; i < MCM_PARTS; i++) {
-        mcpart *p = part_of((uint64_t)i);
-        pthread_mutex_lock(&p->lk);
-        for (size_t j = 0; j < p->nb; j++)
-            for (mcm *x = p->b[j]; x; x = x->next)
-                if (db && db_lookup_raw(db, x->key, x->klen) == x->e) fn(arg, x->key, x->klen, &x->m);
-        pthread_mutex_unlock(&p->lk);
-    }
-}
+/* staged: the blob of the last load, applied again after the
+ * forget-everything that follows the load (keyspace write lock). */
 
-void mcmeta_restore(const char *key, size_t klen, const mcmeta *m) {
+static void restore_one(const char *key, size_t klen, const mcmeta *m) {
     gdb *db = db_get(0);
     if (!db) return;
     const dbentry *e = db_lookup_raw(db, key, klen);
     if (!e) return;
     put(key, klen, e, m);
     mcmeta_see_cas(m->cas);
+}
+
+static void apply_blob(const char *p, size_t n) {
+    size_t i = 0;
+    while (i + 16 <= n) {
+        uint32_t klen, flags;
+        uint64_t cas;
+        memcpy(&klen, p + i, 4);
+        memcpy(&flags, p + i + 4, 4);
+        memcpy(&cas, p + i + 8, 8);
+        if (klen > n - i - 16) break;
+        mcmeta m = {flags, cas};
+        restore_one(p + i + 16, klen, &m);
+        i += 16 + klen;
+    }
+}
+
+static void clear_all(void) {
+    for (int i = 0; i < MCM_PARTS; i++) {
+        mcpart *p = part_of((uint64_t)i);
+        pthread_mutex_lock(&p->lk);
+        clear_part(p);
+        pthread_mutex_unlock(&p->lk);
+    }
+}
+
+void mcmeta_load(const char *blob, size_t len) {
+    clear_all();
+    free(staged);
+    staged = NULL;
+    staged_len = 0;
+    if (!blob || !len) return;
+    staged = malloc(len);
+    if (staged) {
+        memcpy(staged, blob, len);
+        staged_len = len;
+    }
+    apply_blob(blob, len);
+}
+
+char *mcmeta_dump(size_t *len) {
+    size_t cap = 0, n = 0;
+    char *out = NULL;
+    for (int i = 0; i < MCM_PARTS; i++) {
+        mcpart *p = part_of((uint64_t)i);
+        pthread_mutex_lock(&p->lk);
+        for (size_t j = 0; j < p->nb; j++)
+            for (mcm *x = p->b[j]; x; x = x->next) {
+                size_t need = 16 + x->klen;
+                if (n + need > cap) {
+                    size_t nc = (cap ? cap * 2 : 4096) + need;
+                    char *no = realloc(out, nc);
+                    if (!no) continue;
+                    out = no;
+                    cap = nc;
+                }
+                memcpy(out + n, &x->klen, 4);
+                memcpy(out + n + 4, &x->m.flags, 4);
+                memcpy(out + n + 8, &x->m.cas, 8);
+                memcpy(out + n + 16, x->key, x->klen);
+                n += need;
+            }
+        pthread_mutex_unlock(&p->lk);
+    }
+    *len = n;
+    if (!n) {
+        free(out);
+        return NULL;
+    }
+    return out;
 }

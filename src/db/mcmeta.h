@@ -36,10 +36,13 @@ void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out);
 void mcmeta_forget(gdb *db, const char *key, size_t klen);
 /* Keys with metadata (for INFO). */
 uint64_t mcmeta_count(void);
-/* Walk database 0's metadata (keyspace write lock held): fn per key. */
-typedef void mcmeta_each_fn(void *arg, const char *key, size_t klen, const mcmeta *m);
-void mcmeta_each(mcmeta_each_fn *fn, void *arg);
-/* Restore one key's metadata after a load (its entry in database 0 must
- * exist; ignored otherwise). Keyspace write lock held. */
-void mcmeta_restore(const char *key, size_t klen, const mcmeta *m);
+/* Persistence (an RDB AUX field): every entry as a blob of records
+ * [u32 klen][u32 flags][u64 cas][key] (host order, malloc'd; NULL with
+ * *len 0 when there is none). */
+char *mcmeta_dump(size_t *len);
+/* After a load replaced the dataset (keyspace write lock held): forget
+ * everything, then give the keys of database 0 the blob's metadata (NULL:
+ * none). The blob is kept for one more forget-everything (the load's
+ * replaced signal follows the commit) and applied again after it. */
+void mcmeta_load(const char *blob, size_t len);
 #endif
