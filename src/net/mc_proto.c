@@ -26,6 +26,9 @@
 #define MC_KEY_MAX 250
 #define MC_LINE_MAX 8192
 #define MC_TOKENS_MAX 512
+/* memcached's item header, CAS and "\r\n": what an item needs beside its
+ * key and value (its -I limit counts them). */
+#define MC_ITEM_OVERHEAD 59
 
 typedef struct mcp {
     size_t swallow;  /* data bytes still to discard */
@@ -280,7 +283,7 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
             r.noreply = nt == base + 1 && tok_is(&t[base], "noreply");
         }
         size_t total = line_end + (size_t)vlen + 2;
-        if ((long long)(vlen + (long long)t[1].n + 50) > mc_max_item_size()) {
+        if ((long long)(vlen + (long long)t[1].n + MC_ITEM_OVERHEAD) > mc_max_item_size()) {
             /* Too large: swallow the data, and a set drops the old item. */
             mc_stat_add(MCS_BYTES_READ, (int64_t)line_end);
             st->swallow = (size_t)vlen + 2;

@@ -679,6 +679,11 @@ static void mc_ma(client *c) {
     {.name = nm, .fullname = nm, .arity = -2, .flags = (fl), .first = (fst), .last = -1, .step = 1, \
      .flags_str = "", .acl_str = "", .proc = (fn), .lock = (lk)}
 
+/* Meta commands keep their flag letters in argv[2], outside the keys. */
+#define MDEF(nm, fn, fl) \
+    {.name = nm, .fullname = nm, .arity = -2, .flags = (fl), .first = 1, .last = 1, .step = 1, .flags_str = "", \
+     .acl_str = "", .proc = (fn), .lock = CMD_LOCK_KEYS}
+
 #define RD (CMDF_READONLY | CMDF_FAST)
 #define WR (CMDF_WRITE | CMDF_DENYOOM)
 static cmd_def defs[MC_NOPS] = {
@@ -697,29 +702,23 @@ static cmd_def defs[MC_NOPS] = {
     [MC_DECR] = DEF("mc_decr", mc_incr, WR | CMDF_FAST, CMD_LOCK_KEYS, 1),
     [MC_TOUCH] = DEF("mc_touch", mc_touch, CMDF_WRITE | CMDF_FAST, CMD_LOCK_KEYS, 1),
     [MC_FLUSH] = DEF("mc_flush_all", mc_flush, CMDF_WRITE, CMD_LOCK_ALL, 0),
-    [MC_MG] = DEF("mc_mg", mc_mg, CMDF_WRITE | CMDF_FAST, CMD_LOCK_KEYS, 1),
-    [MC_MS] = DEF("mc_ms", mc_ms, WR, CMD_LOCK_KEYS, 1),
-    [MC_MD] = DEF("mc_md", mc_md, CMDF_WRITE | CMDF_FAST, CMD_LOCK_KEYS, 1),
-    [MC_MA] = DEF("mc_ma", mc_ma, WR | CMDF_FAST, CMD_LOCK_KEYS, 1),
+    [MC_MG] = MDEF("mc_mg", mc_mg, RD), /* with T a write: mc_run checks */
+    [MC_MS] = MDEF("mc_ms", mc_ms, WR),
+    [MC_MD] = MDEF("mc_md", mc_md, CMDF_WRITE | CMDF_FAST),
+    [MC_MA] = MDEF("mc_ma", mc_ma, WR | CMDF_FAST),
 };
 
 void mc_run(client *c, mc_req *r) {
     const cmd_def *d = &defs[r->op];
     /* The key range is argv[first..]; meta commands keep their flag
      * letters in argv[2], outside it. */
-    if (r->op >= MC_MG) {
-        static _Thread_local cmd_def meta;
-        meta = *d;
-        meta.last = 1;
-        d = &meta;
-    }
     c->db = 0;
     mc_stat_add(MCS_REQUESTS, 1);
     if (persist_loading()) {
         OUT(c, "SERVER_ERROR loading the dataset\r\n");
         return;
     }
-    if (d->flags & CMDF_WRITE) {
+    if ((d->flags & CMDF_WRITE) || (r->op == MC_MG && (r->mflags & MC_MF('T')))) {
         if (repl_is_replica() && repl_read_only()) {
             OUT(c, "SERVER_ERROR read only replica\r\n");
             return;
