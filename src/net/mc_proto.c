@@ -24,8 +24,8 @@
 #include "session/reply.h"
 
 #define MC_KEY_MAX 250
-#define MC_LINE_MAX 8192
-#define MC_TOKENS_MAX 512
+#define MC_LINE_MAX 16384
+#define MC_TOKENS_MAX (1 << 24)
 /* memcached's item header, CAS and "\r\n": what an item needs beside its
  * key and value (its -I limit counts them). */
 #define MC_ITEM_OVERHEAD 59
@@ -496,9 +496,13 @@ static size_t mc_process(conn *k) {
             mc_stat_add(MCS_BYTES_READ, (int64_t)n);
             continue;
         }
-        const char *nl = memchr(q, '\n', avail > MC_LINE_MAX ? MC_LINE_MAX : avail);
+        const char *nl = memchr(q, '\n', avail);
         if (!nl) {
-            if (avail >= MC_LINE_MAX) {
+            /* A retrieval line may be as long as its keys need (as in
+             * memcached); any other over MC_LINE_MAX closes. */
+            int retrieval = avail >= 4 && (memcmp(q, "get", 3) == 0 || memcmp(q, "gat", 3) == 0) &&
+                            (q[3] == ' ' || (q[3] == 's' && avail >= 5 && q[4] == ' '));
+            if (avail >= MC_LINE_MAX && !retrieval) {
                 OUT(c, "CLIENT_ERROR line too long\r\n");
                 client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
                 start = k->qlen;
