@@ -424,6 +424,15 @@ def limits(server):
         c.close()
     finally:
         g.cleanup()
+    # A password closes the memcache port (it has no AUTH).
+    g = Goblin(server, ["--requirepass", "pw"])
+    try:
+        c = MC(g.mport)
+        check(c.call(b"set a 0 0 1\r\nx\r\nget a\r\n") == b"CLIENT_ERROR unauthenticated\r\n" * 2,
+              "requirepass refuses memcache requests")
+        c.close()
+    finally:
+        g.cleanup()
     # --no-memcache: no listener.
     port = free_port()
     mport = free_port()

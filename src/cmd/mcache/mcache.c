@@ -23,6 +23,7 @@
 #include "cmd/evict.h"
 #include "cmd/propagate.h"
 #include "cmd/repl/repl.h"
+#include "cmd/server/acl.h"
 #include "cmd/stream.h"
 #include "db/mcmeta.h"
 #include "db/strval.h"
@@ -714,6 +715,11 @@ void mc_run(client *c, mc_req *r) {
      * letters in argv[2], outside it. */
     c->db = 0;
     mc_stat_add(MCS_REQUESTS, 1);
+    if (acl_auth_required(c)) {
+        /* memcache has no AUTH here: a password keeps the port closed. */
+        OUT(c, "CLIENT_ERROR unauthenticated\r\n");
+        return;
+    }
     if (persist_loading()) {
         OUT(c, "SERVER_ERROR loading the dataset\r\n");
         return;
