@@ -406,6 +406,40 @@ def cross(server):
         g.cleanup()
 
 
+def replica(server):
+    """Memcache writes reach a replica in Redis form."""
+    a = Goblin(server)
+    b = Goblin(server)
+    try:
+        b.r.execute_command("REPLICAOF", "127.0.0.1", a.port)
+        c = MC(a.mport)
+        c.call(b"set r1 3 100 5\r\nhello\r\nset r2 0 0 1\r\n5\r\nincr r2 10\r\nappend r1 0 0 1\r\n!\r\n"
+               b"ms r3 2 T50\r\nab\r\nset gone 0 0 1\r\nx\r\ndelete gone\r\n")
+        ok = False
+        for _ in range(100):
+            try:
+                if b.r.get("r3") == b"ab":
+                    ok = True
+                    break
+            except redis.RedisError:
+                pass
+            time.sleep(0.1)
+        check(ok, "memcache writes reach the replica")
+        check(b.r.get("r1") == b"hello!" and 90000 < b.r.pttl("r1") <= 100000, "set+append with its TTL on the replica")
+        check(b.r.get("r2") == b"15" and b.r.exists("gone") == 0, "incr and delete on the replica")
+        check(0 < b.r.pttl("r3") <= 50000, "ms T on the replica")
+        d = MC(b.mport)
+        # Flags come with a full sync's RDB, not with the command stream.
+        check(re.match(rb"VALUE r1 [03] 6\r\nhello!\r\nEND\r\n$", d.call(b"get r1\r\n")) is not None,
+              "memcache read on the replica")
+        check(d.call(b"set x 0 0 1\r\ny\r\n") == b"SERVER_ERROR read only replica\r\n", "a replica refuses memcache writes")
+        c.close()
+        d.close()
+    finally:
+        b.cleanup()
+        a.cleanup()
+
+
 def limits(server):
     g = Goblin(server, ["--memcache-max-item-size", "2m"])
     try:
@@ -480,7 +514,8 @@ def main():
     ap.add_argument("--streams", type=int, default=8)
     a = ap.parse_args()
     for name, fn in [("differential", lambda: differential(a.server, a.seed, a.streams)),
-                     ("cross", lambda: cross(a.server)), ("limits", lambda: limits(a.server)),
+                     ("cross", lambda: cross(a.server)), ("replica", lambda: replica(a.server)),
+                     ("limits", lambda: limits(a.server)),
                      ("ssd", lambda: ssd_tails(a.server))]:
         try:
             fn()
