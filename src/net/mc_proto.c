@@ -9,8 +9,10 @@
  * middle of a value leaves nothing behind. Data over the item size limit
  * is swallowed as it arrives (never buffered) and answered with
  * "SERVER_ERROR object too large for cache". Each request becomes an
- * mc_req and an argv (argv[0] the Redis command whose class it has, for
- * CLIENT PAUSE; argv[1..] the keys) run by cmd/mcache (mc_run). */
+ * mc_req and an argv (argv[0] a Redis command of its class that takes
+ * any number of keys -- mget for reads, getex for writes, del, flushdb --
+ * so CLIENT PAUSE WRITE holds memcache writes as RESP ones; argv[1..] the
+ * keys) run by cmd/mcache (mc_run). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -315,7 +317,7 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
         r.dlen = (size_t)vlen;
         mc_stat_add(MCS_BYTES_READ, (int64_t)total);
         tok ord = {order, strlen(order)};
-        if (run(k, &r, "set", &t[1], 1, meta ? &ord : NULL) != 0) return REQ_HELD;
+        if (run(k, &r, "getex", &t[1], 1, meta ? &ord : NULL) != 0) return REQ_HELD;
         return REQ_DONE;
     }
     mc_stat_add(MCS_BYTES_READ, (int64_t)line_end);
@@ -336,7 +338,7 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
                 client_error(c);
                 return REQ_DONE;
             }
-        return run(k, &r, touch ? "getex" : "get", &t[1], nt - 1, NULL) ? REQ_HELD : REQ_DONE;
+        return run(k, &r, touch ? "getex" : "mget", &t[1], nt - 1, NULL) ? REQ_HELD : REQ_DONE;
     }
     if (tok_is(cmd, "delete")) {
         r.op = MC_DELETE;
@@ -377,7 +379,7 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
             return REQ_DONE;
         }
         r.delta = d;
-        return run(k, &r, "incrby", &t[1], 1, NULL) ? REQ_HELD : REQ_DONE;
+        return run(k, &r, "getex", &t[1], 1, NULL) ? REQ_HELD : REQ_DONE;
     }
     if (tok_is(cmd, "touch")) {
         r.op = MC_TOUCH;
@@ -394,7 +396,7 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
             OUT(c, "CLIENT_ERROR invalid exptime argument\r\n");
             return REQ_DONE;
         }
-        return run(k, &r, "expire", &t[1], 1, NULL) ? REQ_HELD : REQ_DONE;
+        return run(k, &r, "getex", &t[1], 1, NULL) ? REQ_HELD : REQ_DONE;
     }
     if (tok_is(cmd, "flush_all")) {
         r.op = MC_FLUSH;
@@ -430,7 +432,7 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
             return REQ_DONE;
         }
         tok ord = {order, strlen(order)};
-        const char *name = r.op == MC_MG ? "get" : r.op == MC_MD ? "del" : "incrby";
+        const char *name = r.op == MC_MG ? ((r.mflags & MC_MF('T')) ? "getex" : "mget") : r.op == MC_MD ? "del" : "getex";
         return run(k, &r, name, &t[1], 1, &ord) ? REQ_HELD : REQ_DONE;
     }
     if (tok_is(cmd, "mn")) {
