@@ -462,6 +462,9 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
             mc_stat_add(MCS_BYTES_WRITTEN, (int64_t)(c->olen - before));
         } else if (tok_is(&t[1], "reset")) {
             OUT(c, "RESET\r\n");
+        } else if (tok_is(&t[1], "settings") || tok_is(&t[1], "items") || tok_is(&t[1], "slabs") ||
+                   tok_is(&t[1], "sizes") || tok_is(&t[1], "conns")) {
+            OUT(c, "END\r\n"); /* sections of memcached's own memory: none here */
         } else {
             OUT(c, "ERROR\r\n");
         }

@@ -157,10 +157,9 @@ static void mc_retime(client *c, gdb *db, dbentry *e, const garg *key, int64_t w
 
 /* ---- meta return flags ---------------------------------------------- */
 
-/* The return flags of a meta reply, in the order the request gave them:
- * the parser keeps the request's flag letters in argv[argc-1]... not
- * needed: memcached prints them in request order, which the parser
- * passes as r->opaque's sibling list; here we walk the flags string. */
+/* What a meta reply's return flags describe: the item's metadata (NULL:
+ * none shown), its entry (NULL: a miss), its key and value size. The
+ * flags are printed in the order the request gave them (meta_order). */
 typedef struct mc_ret {
     const mcmeta *m;
     const dbentry *e;
