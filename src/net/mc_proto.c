@@ -406,11 +406,11 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
         }
         r.noreply = tok_is(&t[nt - 1], "noreply");
         if (nt - r.noreply == 2) {
-            long long delay;
-            if (tok_ll(&t[1], &delay) != 0) {
+            if (tok_ll(&t[1], &r.exptime) != 0) {
                 OUT(c, "CLIENT_ERROR invalid exptime argument\r\n");
                 return REQ_DONE;
             }
+            r.has_exp = r.exptime > 0;
         }
         return run(k, &r, "flushdb", NULL, 0, NULL) ? REQ_HELD : REQ_DONE;
     }

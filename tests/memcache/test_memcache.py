@@ -342,6 +342,11 @@ def cross(server):
         except redis.WatchError:
             ok = True
         check(ok and r.get("w") == b"mc", "memcache write dirties WATCH")
+        # A delayed flush_all.
+        check(c.call(b"set fl 0 0 1\r\nx\r\nflush_all 1\r\nget fl\r\n") == b"STORED\r\nOK\r\nVALUE fl 0 1\r\nx\r\nEND\r\n",
+              "flush_all 1: not yet")
+        time.sleep(1.2)
+        check(c.call(b"get fl\r\n") == b"END\r\n" and r.exists("fl") == 0, "flush_all 1: done after the delay")
         # CLIENT PAUSE WRITE holds memcache writes, not reads.
         r.execute_command("CLIENT", "PAUSE", 600, "WRITE")
         t0 = time.time()
@@ -362,7 +367,7 @@ def cross(server):
         r.execute_command("SELECT", 0)
         # The AOF holds the effects in Redis form.
         c.call(b"set ttlkey 3 500 2\r\nab\r\nappend ttlkey 0 0 2\r\ncd\r\nprepend ttlkey 0 0 2\r\nzz\r\n"
-               b"incr num 5\r\ndelete b\r\ntouch ttlkey 900\r\n")
+               b"incr num 5\r\nset b 0 0 1\r\nx\r\ndelete b\r\ntouch ttlkey 900\r\n")
         time.sleep(1.2)
         aof = b""
         d = os.path.join(g.dir, "appendonlydir")

@@ -481,10 +481,22 @@ static void mc_incr(client *c) {
     }
 }
 
+/* flush_all <delay>: the flush is due at flush_at (unix ms, 0: none) and
+ * done by the first memcache request that comes after it (mc_run). */
+static int64_t flush_at;
+
 static void mc_flush(client *c) {
     mc_req *r = cur;
     gdb *db = db_get(0);
     mc_stat_add(MCS_CMD_FLUSH, 1);
+    int64_t when;
+    if (r->has_exp && mc_when(r->exptime, &when) > 0) {
+        __atomic_store_n(&flush_at, when, __ATOMIC_RELAXED);
+        prop_none(c);
+        if (!r->noreply) OUT(c, "OK\r\n");
+        return;
+    }
+    __atomic_store_n(&flush_at, 0, __ATOMIC_RELAXED);
     if (db_size(db)) {
         db_flush(db);
         cmd_key_modified(c, db, NULL, 0);
@@ -737,6 +749,17 @@ void mc_run(client *c, mc_req *r) {
     if (cfg.maxmemory > 0 && !repl_is_replica() && evict_perform() == EVICT_FAIL && (d->flags & CMDF_DENYOOM)) {
         OUT(c, "SERVER_ERROR out of memory storing object\r\n");
         return;
+    }
+    int64_t due = __atomic_load_n(&flush_at, __ATOMIC_RELAXED);
+    if (due && db_now_ms() >= due && __atomic_compare_exchange_n(&flush_at, &due, 0, 0, __ATOMIC_RELAXED,
+                                                                  __ATOMIC_RELAXED)) {
+        /* A delayed flush_all that is due: first, as its own call. */
+        mc_req f;
+        memset(&f, 0, sizeof(f));
+        f.op = MC_FLUSH;
+        f.noreply = 1;
+        cur = &f;
+        cmd_call(c, &defs[MC_FLUSH]);
     }
     cur = r;
     cmd_call(c, d);
