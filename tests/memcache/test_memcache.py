@@ -434,6 +434,45 @@ def cross(server):
         g.cleanup()
 
 
+def transport(server):
+    """Requests split at every byte parse as whole ones; concurrent
+    memcache and RESP increments of one key add up."""
+    import threading
+    g = Goblin(server)
+    try:
+        stream = (b"set s1 5 0 10\r\n0123456789\r\nget s1 nope\r\nappend s1 0 0 2\r\nab\r\n"
+                  b"ms s2 3 T0 F9\r\nxyz\r\nmg s2 v f s k\r\nincr s1 1\r\nset n 0 0 1\r\n7\r\n"
+                  b"decr n 2\r\ngat 0 s1 n\r\nma n v D5\r\nmd s2\r\nbogus\r\nset x 0 0 2\r\nabc\r\n")
+        whole = MC(g.mport).call(stream + b"flush_all\r\n")
+        c = MC(g.mport)
+        for b in stream + b"flush_all\r\nmn\r\n":
+            c.send(bytes([b]))
+        split = c.read_until(b"MN\r\n")[:-4]
+        check(whole == split and whole.count(b"\r\n") > 15, "byte-by-byte requests answer as whole ones",
+              "%r\n%r" % (whole, split))
+        c.call(b"set ctr 0 0 1\r\n0\r\n")
+
+        def mc_incr():
+            m = MC(g.mport)
+            for _ in range(300):
+                m.call(b"incr ctr 1\r\n")
+            m.close()
+
+        def resp_incr():
+            rr = redis.Redis(port=g.port)
+            for _ in range(300):
+                rr.incrby("ctr", 2)
+        ts = [threading.Thread(target=f) for f in (mc_incr, mc_incr, resp_incr)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        check(g.r.get("ctr") == b"1200", "concurrent memcache and RESP increments add up", repr(g.r.get("ctr")))
+        c.close()
+    finally:
+        g.cleanup()
+
+
 def replica(server):
     """Memcache writes reach a replica in Redis form."""
     a = Goblin(server)
@@ -542,7 +581,8 @@ def main():
     ap.add_argument("--streams", type=int, default=8)
     a = ap.parse_args()
     for name, fn in [("differential", lambda: differential(a.server, a.seed, a.streams)),
-                     ("cross", lambda: cross(a.server)), ("replica", lambda: replica(a.server)),
+                     ("cross", lambda: cross(a.server)), ("transport", lambda: transport(a.server)),
+                     ("replica", lambda: replica(a.server)),
                      ("limits", lambda: limits(a.server)),
                      ("ssd", lambda: ssd_tails(a.server))]:
         try:
