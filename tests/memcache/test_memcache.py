@@ -473,6 +473,26 @@ def transport(server):
         g.cleanup()
 
 
+def maxmemory(server):
+    """Memcache sets go through maxmemory: evicted under allkeys-lru,
+    refused under noeviction."""
+    g = Goblin(server, ["--maxmemory", "20mb", "--maxmemory-policy", "allkeys-lru"])
+    try:
+        c = MC(g.mport)
+        v = b"x" * 10000
+        bad = sum(c.call(b"set key%d 0 0 %d\r\n%s\r\n" % (i, len(v), v)) != b"STORED\r\n" for i in range(4000))
+        check(bad == 0 and g.r.dbsize() < 4000 and g.r.info("stats")["evicted_keys"] > 0,
+              "allkeys-lru evicts for memcache sets", "bad=%d keys=%d" % (bad, g.r.dbsize()))
+        g.r.config_set("maxmemory-policy", "noeviction")
+        replies = set(c.call(b"set more%d 0 0 %d\r\n%s\r\n" % (i, len(v), v)) for i in range(3000))
+        check(b"SERVER_ERROR out of memory storing object\r\n" in replies, "noeviction refuses memcache sets",
+              repr(replies))
+        check(c.call(b"get key3999\r\n").startswith(b"VALUE key3999 0 10000\r\n"), "reads go on at the limit")
+        c.close()
+    finally:
+        g.cleanup()
+
+
 def replica(server):
     """Memcache writes reach a replica in Redis form."""
     a = Goblin(server)
@@ -582,7 +602,7 @@ def main():
     a = ap.parse_args()
     for name, fn in [("differential", lambda: differential(a.server, a.seed, a.streams)),
                      ("cross", lambda: cross(a.server)), ("transport", lambda: transport(a.server)),
-                     ("replica", lambda: replica(a.server)),
+                     ("replica", lambda: replica(a.server)), ("maxmemory", lambda: maxmemory(a.server)),
                      ("limits", lambda: limits(a.server)),
                      ("ssd", lambda: ssd_tails(a.server))]:
         try:
