@@ -148,6 +148,7 @@ int mcmeta_set(gdb *db, const dbentry *e, const mcmeta *m) {
 void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
     if (mcmeta_get(db, e, out)) return;
     out->flags = 0;
+    out->state = 0;
     out->cas = mcmeta_next_cas();
     mcmeta_set(db, e, out);
 }
@@ -205,7 +206,7 @@ static void apply_blob(const char *p, size_t n) {
         memcpy(&flags, p + i + 4, 4);
         memcpy(&cas, p + i + 8, 8);
         if (klen > n - i - 16) break;
-        mcmeta m = {flags, cas};
+        mcmeta m = {.flags = flags, .cas = cas};
         restore_one(p + i + 16, klen, &m);
         i += 16 + klen;
     }

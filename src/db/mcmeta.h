@@ -15,8 +15,13 @@
 
 #include "db/db.h"
 
+/* state bits (meta protocol, not persisted): a win token was handed out
+ * for the item (mg shows Z after it), the item is stale (md I: X). */
+enum { MCMETA_TOKEN = 1, MCMETA_STALE = 2 };
+
 typedef struct mcmeta {
     uint32_t flags;
+    uint32_t state;
     uint64_t cas;
 } mcmeta;
 

@@ -432,7 +432,7 @@ static int request(conn *k, mcp *st, const char *q, size_t avail, size_t line_en
             return REQ_DONE;
         }
         tok ord = {order, strlen(order)};
-        const char *name = r.op == MC_MG ? ((r.mflags & MC_MF('T')) ? "getex" : "mget") : r.op == MC_MD ? "del" : "getex";
+        const char *name = r.op == MC_MG ? ((r.mflags & (MC_MF('T') | MC_MF('N'))) ? "getex" : "mget") : r.op == MC_MD ? "del" : "getex";
         return run(k, &r, name, &t[1], 1, &ord) ? REQ_HELD : REQ_DONE;
     }
     if (tok_is(cmd, "mn")) {

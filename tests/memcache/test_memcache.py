@@ -191,7 +191,7 @@ def gen(rng, cas_of):
     if op == "touch":
         return b"touch %s %d%s\r\n" % (k, rng.choice([0, 100, -1]), nr)
     if op == "mg":
-        fl = rng.sample([b"v", b"s", b"f", b"t", b"c", b"k", b"O77", b"q", b"T300"], rng.randrange(0, 5))
+        fl = rng.sample([b"v", b"s", b"f", b"t", b"c", b"k", b"O77", b"q", b"T300", b"N30"], rng.randrange(0, 5))
         return b"mg " + k + b"".join(b" " + f for f in fl) + b"\r\n"
     if op == "ms":
         v = rval(rng)
@@ -199,7 +199,7 @@ def gen(rng, cas_of):
                          b"M" + rng.choice([b"E", b"A", b"P", b"R", b"S"]), b"C" + cas_of(k)], rng.randrange(0, 4))
         return b"ms %s %d%s\r\n%s\r\n" % (k, len(v), b"".join(b" " + f for f in fl), v)
     if op == "md":
-        fl = rng.sample([b"q", b"k", b"O5", b"C" + cas_of(k)], rng.randrange(0, 3))
+        fl = rng.sample([b"q", b"k", b"O5", b"I", b"T60", b"C" + cas_of(k)], rng.randrange(0, 3))
         return b"md " + k + b"".join(b" " + f for f in fl) + b"\r\n"
     if op == "ma":
         fl = rng.sample([b"v", b"q", b"k", b"N0", b"J13", b"D3", b"MD", b"MI", b"t", b"c"], rng.randrange(0, 4))

@@ -128,7 +128,7 @@ static int mc_remove(client *c, gdb *db, const garg *key) {
 static uint64_t mc_stored(client *c, gdb *db, dbentry *e, const garg *key, uint32_t flags) {
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, NOTIFY_STRING, "set", db, key->p, key->n);
-    mcmeta m = {flags, mcmeta_next_cas()};
+    mcmeta m = {.flags = flags, .cas = mcmeta_next_cas()};
     mcmeta_set(db, e, &m);
     return m.cas;
 }
@@ -165,6 +165,7 @@ typedef struct mc_ret {
     const dbentry *e;
     const garg *key;
     size_t size;
+    int vivified; /* mg N made the item: its TTL shows from the N on */
 } mc_ret;
 
 static void meta_retflags(client *c, const mc_req *r, const char *order, const mc_ret *rt) {
@@ -205,6 +206,7 @@ static void meta_retflags(client *c, const mc_req *r, const char *order, const m
             if (rt->e) {
                 long long t = rt->e->expire == -1 ? -1 : (rt->e->expire - db_now_ms() + 999) / 1000;
                 /* mg applies flags in order: a T before t shows the new TTL. */
+                if (rt->vivified && !memchr(order, 'N', (size_t)(f - order))) t = -1;
                 if (r->op == MC_MG && r->has_exp && memchr(order, 'T', (size_t)(f - order))) {
                     int64_t w;
                     int k = mc_when(r->exptime, &w);
@@ -517,6 +519,22 @@ static void meta_code(client *c, const mc_req *r, const char *code, const mc_ret
     OUT(c, "\r\n");
 }
 
+/* The win/stale flags mg appends (memcached's serve-stale protocol): Z
+ * when a win token was already handed out, X when the item is stale, and
+ * W to the first fetch of a stale item (it wins the token). */
+static void mg_winflags(gdb *db, const dbentry *e, mcmeta *m, char *out) {
+    out[0] = '\0';
+    if (m->state & MCMETA_TOKEN) strcat(out, " Z");
+    if (m->state & MCMETA_STALE) {
+        strcat(out, " X");
+        if (!(m->state & MCMETA_TOKEN)) {
+            strcat(out, " W");
+            m->state |= MCMETA_TOKEN;
+            mcmeta_set(db, e, m);
+        }
+    }
+}
+
 static void mc_mg(client *c) {
     mc_req *r = cur;
     prop_none(c);
@@ -524,25 +542,50 @@ static void mc_mg(client *c) {
     const garg *key = &c->argv[1];
     dbentry *e = mc_string(db, key);
     mc_stat_add(MCS_CMD_GET, 1);
+    mcmeta m = {0};
+    char win[16] = "";
     if (!e) {
         mc_stat_add(MCS_GET_MISSES, 1);
-        if (r->noreply) return;
-        mc_ret rt = {NULL, NULL, key, 0};
-        meta_code(c, r, "EN", &rt);
-        return;
+        if (!(r->mflags & MC_MF('N'))) {
+            if (r->noreply) return;
+            mc_ret rt = {NULL, NULL, key, 0};
+            meta_code(c, r, "EN", &rt);
+            return;
+        }
+        /* N: the miss creates an empty item with that TTL, and this
+         * fetch wins the token to fill it. */
+        int64_t when;
+        int k = mc_when(r->vivify_ttl, &when);
+        e = mc_put(db, NULL, key, "", 0, 0);
+        if (!e) {
+            OUT(c, "SERVER_ERROR out of memory storing object\r\n");
+            return;
+        }
+        if (k > 0) db_set_expire(db, e, when);
+        prop_set(c, key, "", 0, k > 0 ? when : -1, 0);
+        mc_stored(c, db, e, key, 0);
+        mcmeta_get(db, e, &m);
+        m.state |= MCMETA_TOKEN;
+        mcmeta_set(db, e, &m);
+        strcpy(win, " W");
+    } else {
+        mc_stat_add(MCS_GET_HITS, 1);
+        if (r->mflags & MC_MF('c')) mcmeta_ensure(db, e, &m);
+        else if (!mcmeta_get(db, e, &m)) m = (mcmeta){0};
+        mg_winflags(db, e, &m, win);
     }
-    mc_stat_add(MCS_GET_HITS, 1);
-    mcmeta m;
-    if (r->mflags & MC_MF('c')) mcmeta_ensure(db, e, &m);
-    else if (!mcmeta_get(db, e, &m)) m = (mcmeta){0, 0};
-    mc_ret rt = {&m, e, key, strval_len(&e->val)};
+    mc_ret rt = {&m, e, key, strval_len(&e->val), win[1] == 'W' && !(m.state & MCMETA_STALE)};
     if (!(r->mflags & MC_MF('v'))) {
-        meta_code(c, r, "HD", &rt); /* q hides only the miss */
+        OUT(c, "HD"); /* q hides only the miss */
+        meta_retflags(c, r, meta_order(c), &rt);
+        reply_raw(c, win, strlen(win));
+        OUT(c, "\r\n");
     } else {
         char hdr[512];
         int hl = snprintf(hdr, sizeof(hdr), "VA %zu", rt.size);
         reply_raw(c, hdr, (size_t)hl);
         meta_retflags(c, r, meta_order(c), &rt);
+        reply_raw(c, win, strlen(win));
         reply_value(c, e, "\r\n", 2, "\r\n", 0);
     }
     /* T: the new TTL applies after the reply showed the old one. */
@@ -570,16 +613,26 @@ static void mc_ms(client *c) {
     int st;
     mcmeta m;
     dbentry *e = NULL;
-    if (r->mflags & MC_MF('C')) {
-        /* A compare first, whatever the mode: NF on a miss, EX (showing
-         * the item's CAS) on a mismatch. */
+    if ((r->mflags & MC_MF('C')) && op != MC_ADD) {
+        /* A compare first (add ignores it): on a miss NS for append and
+         * prepend, NF otherwise; EX on a mismatch. */
         e = mc_string(db, key);
         if (!e) {
-            st = ST_NOT_FOUND;
+            st = op == MC_APPEND || op == MC_PREPEND ? ST_NOT_STORED : ST_NOT_FOUND;
             mc_stat_add(MCS_CAS_MISSES, 1);
         } else {
             mcmeta_ensure(db, e, &m);
-            if (m.cas != r->cas) {
+            if ((r->mflags & MC_MF('I')) && r->cas < m.cas) {
+                /* Invalidate mode: an older CAS still stores, as a stale
+                 * item whose token is out. */
+                st = mc_store(c, r, op, &cas);
+                dbentry *ne = st == ST_STORED ? mc_string(db, key) : NULL;
+                if (ne && mcmeta_get(db, ne, &m)) {
+                    m.state |= MCMETA_STALE | MCMETA_TOKEN;
+                    mcmeta_set(db, ne, &m);
+                }
+                e = NULL;
+            } else if (m.cas != r->cas) {
                 st = ST_EXISTS;
                 mc_stat_add(MCS_CAS_BADVAL, 1);
             } else {
@@ -592,11 +645,11 @@ static void mc_ms(client *c) {
         st = mc_store(c, r, op, &cas);
     }
     /* c shows the stored item's CAS, 0 when nothing was stored. */
-    m = (mcmeta){0, 0};
+    m = (mcmeta){0};
     e = NULL;
     if (st == ST_STORED) {
         e = mc_string(db, key);
-        m = (mcmeta){r->flags, cas};
+        m = (mcmeta){.flags = r->flags, .cas = cas};
         if (e) mcmeta_get(db, e, &m);
     }
     mc_ret rt = {&m, e, key, e ? strval_len(&e->val) : 0};
@@ -628,6 +681,19 @@ static void mc_md(client *c) {
             meta_code(c, r, "EX", &rt);
             return;
         }
+    }
+    if (r->mflags & MC_MF('I')) {
+        /* Invalidate: the item stays, stale, its win token to be handed
+         * out again (and T sets its TTL). */
+        mcmeta m;
+        mcmeta_ensure(db, e, &m);
+        int64_t when;
+        if ((r->mflags & MC_MF('T')) && mc_when(r->exptime, &when) >= 0) mc_retime(c, db, e, key, when);
+        m.state = (m.state | MCMETA_STALE) & ~(uint32_t)MCMETA_TOKEN;
+        mcmeta_set(db, e, &m);
+        mc_stat_add(MCS_DELETE_HITS, 1);
+        if (!r->noreply) meta_code(c, r, "HD", &rt);
+        return;
     }
     mc_remove(c, db, key);
     mc_stat_add(MCS_DELETE_HITS, 1);
@@ -662,7 +728,7 @@ static void mc_ma(client *c) {
     if (st == AR_OK) mc_stat_add(incr ? MCS_INCR_HITS : MCS_DECR_HITS, 1);
     else if (st == AR_MISS) mc_stat_add(incr ? MCS_INCR_MISSES : MCS_DECR_MISSES, 1);
     dbentry *e = st == AR_OK ? mc_string(db, key) : NULL;
-    mcmeta m = {0, cas};
+    mcmeta m = {.cas = cas};
     if (e) mcmeta_get(db, e, &m);
     mc_ret rt = {e ? &m : NULL, e, key, e ? strval_len(&e->val) : 0};
     switch (st) {
@@ -735,7 +801,7 @@ void mc_run(client *c, mc_req *r) {
         OUT(c, "SERVER_ERROR loading the dataset\r\n");
         return;
     }
-    if ((d->flags & CMDF_WRITE) || (r->op == MC_MG && (r->mflags & MC_MF('T')))) {
+    if ((d->flags & CMDF_WRITE) || (r->op == MC_MG && (r->mflags & (MC_MF('T') | MC_MF('N'))))) {
         if (repl_is_replica() && repl_read_only()) {
             OUT(c, "SERVER_ERROR read only replica\r\n");
             return;
