@@ -205,12 +205,19 @@ static void meta_retflags(client *c, const mc_req *r, const char *order, const m
         case 't':
             if (rt->e) {
                 long long t = rt->e->expire == -1 ? -1 : (rt->e->expire - db_now_ms() + 999) / 1000;
-                /* mg applies flags in order: a T before t shows the new TTL. */
-                if (rt->vivified && !memchr(order, 'N', (size_t)(f - order))) t = -1;
-                if (r->op == MC_MG && r->has_exp && memchr(order, 'T', (size_t)(f - order))) {
-                    int64_t w;
-                    int k = mc_when(r->exptime, &w);
-                    t = k == 0 ? -1 : k < 0 ? -1 : (w - db_now_ms() + 999) / 1000;
+                /* mg walks its flags in order: the TTL t shows is the one
+                 * the T (and, on an item N made, N) before it set. */
+                if (r->op == MC_MG) {
+                    if (rt->vivified) t = -1;
+                    for (const char *g = order; g < f; g++) {
+                        long long x;
+                        if (*g == 'T') x = r->exptime;
+                        else if (*g == 'N' && rt->vivified) x = r->vivify_ttl;
+                        else continue;
+                        int64_t w;
+                        int k = mc_when(x, &w);
+                        t = k <= 0 ? -1 : (w - db_now_ms() + 999) / 1000;
+                    }
                 }
                 n = snprintf(buf, sizeof(buf), " t%lld", t);
             }
@@ -407,10 +414,18 @@ static void mc_touch(client *c) {
     else OUT(c, "NOT_FOUND\r\n");
 }
 
-/* memcached's safe_strtoull on a value: digits, optional spaces around. */
+static int mc_isspace(char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
+
+/* memcached's safe_strtoull on an item's bytes (which it reads with the
+ * "\r\n" after them): strtoull's number -- leading white space, a sign,
+ * at least one digit, no overflow -- that white space or the end follows
+ * (the rest of the value is ignored); a minus sign only for a number
+ * that stays non-negative as a signed one. */
 static int mc_parse_u64(const char *p, size_t n, uint64_t *v) {
     size_t i = 0;
-    while (i < n && (p[i] == ' ' || p[i] == '\t')) i++;
+    while (i < n && mc_isspace(p[i])) i++;
+    int neg = 0;
+    if (i < n && (p[i] == '+' || p[i] == '-')) neg = p[i++] == '-';
     if (i == n || p[i] < '0' || p[i] > '9') return -1;
     uint64_t x = 0;
     for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
@@ -418,8 +433,11 @@ static int mc_parse_u64(const char *p, size_t n, uint64_t *v) {
         if (x > (UINT64_MAX - d) / 10) return -1;
         x = x * 10 + d;
     }
-    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n')) i++;
-    if (i != n) return -1;
+    if (i < n && !mc_isspace(p[i])) return -1;
+    if (neg) {
+        x = (uint64_t)0 - x;
+        if ((int64_t)x < 0) return -1;
+    }
     *v = x;
     return 0;
 }
@@ -444,15 +462,21 @@ static int mc_arith(client *c, int incr, uint64_t delta, uint64_t cas, uint64_t 
     if (mc_parse_u64(p, n, &v) != 0) return AR_NONNUM;
     if (incr) v += delta;
     else v = delta > v ? 0 : v - delta;
-    char nb[48];
-    int k = snprintf(nb, sizeof(nb), "%llu", (unsigned long long)v);
-    /* memcached rewrites a shorter result in place, padded with spaces. */
-    if ((size_t)k < n && n < sizeof(nb)) {
-        memset(nb + k, ' ', n - (size_t)k);
-        k = (int)n;
+    char num[32];
+    size_t k = (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+    /* memcached rewrites a result no longer than the value in place,
+     * padded with spaces to the value's length. */
+    size_t len = k <= n ? n : k;
+    char *nb = malloc(len ? len : 1);
+    if (!nb) return AR_ERR;
+    memcpy(nb, num, k);
+    memset(nb + k, ' ', len - k);
+    if (!mc_put(db, e, key, nb, len, 1)) {
+        free(nb);
+        return AR_ERR;
     }
-    if (!mc_put(db, e, key, nb, (size_t)k, 1)) return AR_ERR;
-    prop_set(c, key, nb, (size_t)k, -1, 1);
+    prop_set(c, key, nb, len, -1, 1);
+    free(nb);
     *cas_out = mc_stored(c, db, e, key, m.flags);
     *out = v;
     return AR_OK;
@@ -588,8 +612,10 @@ static void mc_mg(client *c) {
         reply_raw(c, win, strlen(win));
         reply_value(c, e, "\r\n", 2, "\r\n", 0);
     }
-    /* T: the new TTL applies after the reply showed the old one. */
-    if (r->mflags & MC_MF('T')) {
+    /* T: the new TTL applies after the reply showed the old one (not to
+     * an item N just made). */
+    const char *ord = meta_order(c), *tp = strchr(ord, 'T'), *np = strchr(ord, 'N');
+    if (tp && (!rt.vivified || (np && tp > np))) {
         int64_t when;
         if (mc_when(r->exptime, &when) >= 0) mc_retime(c, db, e, key, when);
         else mc_remove(c, db, key);
