@@ -648,7 +648,7 @@ static void mc_ms(client *c) {
             mc_stat_add(MCS_CAS_MISSES, 1);
         } else {
             mcmeta_ensure(db, e, &m);
-            if ((r->mflags & MC_MF('I')) && r->cas < m.cas) {
+            if ((r->mflags & MC_MF('I')) && op == MC_SET && r->cas < m.cas) {
                 /* Invalidate mode: an older CAS still stores, as a stale
                  * item whose token is out. */
                 st = mc_store(c, r, op, &cas);
@@ -716,6 +716,7 @@ static void mc_md(client *c) {
         int64_t when;
         if ((r->mflags & MC_MF('T')) && mc_when(r->exptime, &when) >= 0) mc_retime(c, db, e, key, when);
         m.state = (m.state | MCMETA_STALE) & ~(uint32_t)MCMETA_TOKEN;
+        m.cas = mcmeta_next_cas();
         mcmeta_set(db, e, &m);
         mc_stat_add(MCS_DELETE_HITS, 1);
         if (!r->noreply) meta_code(c, r, "HD", &rt);
@@ -734,7 +735,9 @@ static void mc_ma(client *c) {
     int incr = !(r->mode == 'D' || r->mode == 'd' || r->mode == '-');
     uint64_t v = 0, cas = 0;
     int st = mc_arith(c, incr, r->mflags & MC_MF('D') ? r->delta : 1, r->mflags & MC_MF('C') ? r->cas : 0, &v, &cas);
+    int vivified = 0;
     if (st == AR_MISS && (r->mflags & MC_MF('N'))) {
+        vivified = 1;
         /* Autovivify with the initial value J (default 0). */
         char nb[32];
         int k = snprintf(nb, sizeof(nb), "%llu", (unsigned long long)r->init);
@@ -759,6 +762,7 @@ static void mc_ma(client *c) {
     mc_ret rt = {e ? &m : NULL, e, key, e ? strval_len(&e->val) : 0};
     switch (st) {
     case AR_OK:
+        if (r->noreply && !vivified) break; /* q hides a hit, VA included */
         if (r->mflags & MC_MF('v')) {
             char b[64];
             int k = snprintf(b, sizeof(b), "VA %d", snprintf(NULL, 0, "%llu", (unsigned long long)v));
@@ -766,8 +770,8 @@ static void mc_ma(client *c) {
             meta_retflags(c, r, meta_order(c), &rt);
             k = snprintf(b, sizeof(b), "\r\n%llu\r\n", (unsigned long long)v);
             reply_raw(c, b, (size_t)k);
-        } else if (!r->noreply) {
-            meta_code(c, r, "HD", &rt);
+        } else if (!r->noreply || vivified) {
+            meta_code(c, r, "HD", &rt); /* q does not hide a vivified item's HD */
         }
         break;
     case AR_MISS: meta_code(c, r, "NF", &rt); break;
