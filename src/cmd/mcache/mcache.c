@@ -546,7 +546,7 @@ static void meta_code(client *c, const mc_req *r, const char *code, const mc_ret
 /* The win/stale flags mg appends (memcached's serve-stale protocol): Z
  * when a win token was already handed out, X when the item is stale, and
  * W to the first fetch of a stale item (it wins the token). */
-static void mg_winflags(gdb *db, const dbentry *e, mcmeta *m, char *out) {
+static void mc_winflags(gdb *db, const dbentry *e, mcmeta *m, char *out) {
     out[0] = '\0';
     if (m->state & MCMETA_TOKEN) strcat(out, " Z");
     if (m->state & MCMETA_STALE) {
@@ -596,7 +596,7 @@ static void mc_mg(client *c) {
         mc_stat_add(MCS_GET_HITS, 1);
         if (r->mflags & MC_MF('c')) mcmeta_ensure(db, e, &m);
         else if (!mcmeta_get(db, e, &m)) m = (mcmeta){0};
-        mg_winflags(db, e, &m, win);
+        mc_winflags(db, e, &m, win);
     }
     mc_ret rt = {&m, e, key, strval_len(&e->val), win[1] == 'W' && !(m.state & MCMETA_STALE)};
     if (!(r->mflags & MC_MF('v'))) {
