@@ -32,10 +32,36 @@
 #include "util/strutil.h"
 
 static long long max_item = 1024 * 1024;
-static uint64_t stats[MCS_N];
+/* Counters per thread (no cache line every worker writes): each thread's
+ * block is made on its first count and stays on the list (threads are the
+ * long-lived workers); a reader adds the blocks up. */
+typedef struct mc_stat_block {
+    uint64_t v[MCS_N];
+    struct mc_stat_block *next;
+} mc_stat_block;
 
-void mc_stat_add(int which, int64_t n) { __atomic_add_fetch(&stats[which], (uint64_t)n, __ATOMIC_RELAXED); }
-uint64_t mc_stat(int which) { return __atomic_load_n(&stats[which], __ATOMIC_RELAXED); }
+static mc_stat_block *stat_blocks; /* push-only list, atomic head */
+static _Thread_local mc_stat_block *stat_mine;
+
+void mc_stat_add(int which, int64_t n) {
+    mc_stat_block *b = stat_mine;
+    if (!b) {
+        b = calloc(1, sizeof(*b));
+        if (!b) return;
+        b->next = __atomic_load_n(&stat_blocks, __ATOMIC_RELAXED);
+        while (!__atomic_compare_exchange_n(&stat_blocks, &b->next, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+        }
+        stat_mine = b;
+    }
+    __atomic_store_n(&b->v[which], b->v[which] + (uint64_t)n, __ATOMIC_RELAXED);
+}
+
+uint64_t mc_stat(int which) {
+    uint64_t sum = 0;
+    for (mc_stat_block *b = __atomic_load_n(&stat_blocks, __ATOMIC_ACQUIRE); b; b = b->next)
+        sum += __atomic_load_n(&b->v[which], __ATOMIC_RELAXED);
+    return sum;
+}
 long long mc_max_item_size(void) { return __atomic_load_n(&max_item, __ATOMIC_RELAXED); }
 void mc_config_init(void) { config_bind_ll("memcache-max-item-size", &max_item); }
 
