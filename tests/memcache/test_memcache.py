@@ -77,6 +77,17 @@ class Goblin:
         if not wait_port(self.port, self.proc) or not wait_port(self.mport, self.proc):
             raise RuntimeError("goblin-core did not start: %s" % " ".join(args))
         self.r = redis.Redis(port=self.port, socket_timeout=10)
+        end = time.time() + 30
+        while time.time() < end:  # until the dataset is loaded
+            try:
+                self.r.ping()
+                break
+            except redis.BusyLoadingError:
+                time.sleep(0.05)
+            except redis.AuthenticationError:
+                break
+            except redis.ResponseError:
+                break
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
