@@ -382,6 +382,7 @@ def cross(server):
         # A list is not an item.
         r.rpush("lst", "x")
         check(c.call(b"get lst\r\n") == b"END\r\n", "other types are misses")
+        check(c.call(b"add lst 0 0 1\r\ny\r\n") == b"NOT_STORED\r\n" and r.type("lst") == b"list", "add keeps other types")
         check(c.call(b"set lst 0 0 1\r\ny\r\n") == b"STORED\r\n" and r.get("lst") == b"y", "set replaces other types")
         # Database 0 only.
         r.execute_command("SELECT", 0)

@@ -332,7 +332,7 @@ static int mc_store(client *c, const mc_req *r, int op, uint64_t *cas_out) {
     dbentry *any = db_lookup(db, key->p, key->n);
     dbentry *e = any && any->val.type == OBJ_STRING ? any : NULL;
     mc_stat_add(MCS_CMD_SET, 1);
-    if (op == MC_ADD && e) return ST_NOT_STORED;
+    if (op == MC_ADD && any) return ST_NOT_STORED; /* a key of another type is there too */
     if ((op == MC_REPLACE || op == MC_APPEND || op == MC_PREPEND) && !e) return ST_NOT_STORED;
     if (op == MC_CAS) {
         if (!e) {
