@@ -38,8 +38,8 @@ typedef struct mcp {
 } mcp;
 
 static const char *mc_refusal(int why) {
-    (void)why;
-    return "SERVER_ERROR too many open connections\r\n";
+    if (why == NET_REFUSE_MAXCLIENTS) return "SERVER_ERROR too many open connections\r\n";
+    return "SERVER_ERROR protected mode is on (no password is set): only loopback clients are accepted\r\n";
 }
 
 static int mc_open(conn *k) {
