@@ -53,7 +53,10 @@ void families_register(void) {
     }
 }
 
+/* In the reverse order of their start: a family stops before those it
+ * uses (the replication thread, still loading a sync, reads the function
+ * family's RDB hooks). */
 void families_shutdown(void) {
-    for (size_t i = 0; i < NFAMILIES; i++)
+    for (size_t i = NFAMILIES; i-- > 0;)
         if (all_families[i].shutdown) all_families[i].shutdown();
 }

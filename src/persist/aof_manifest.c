@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "util/fdio.h"
 #include "util/strbuf.h"
 
 #define MANIFEST_MAX_LINE 1024
@@ -95,15 +96,7 @@ void aof_path(char *buf, size_t len, const char *dir, const char *name) {
     snprintf(buf, len, "%s/%s", dir, name);
 }
 
-int aof_fsync_dir(const char *dir) {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-}
+int aof_fsync_dir(const char *dir) { return fsync_path(dir, O_RDONLY | O_DIRECTORY); }
 
 /* ---- reading ---------------------------------------------------------------- */
 

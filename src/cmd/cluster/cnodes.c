@@ -25,6 +25,7 @@
 #include "base/log.h"
 #include "cmd/repl/repl.h"
 #include "db/db.h"
+#include "util/fdio.h"
 
 cstate cl;
 
@@ -416,21 +417,6 @@ static char *config_path(void) {
     return f;
 }
 
-/* Write all of p[0..n) to fd at its offset 0 on: 0, or -1 with errno. */
-static int write_all_at(int fd, const char *p, size_t n) {
-    size_t off = 0;
-    while (off < n) {
-        ssize_t w = pwrite(fd, p + off, n - off, (off_t)off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            if (w == 0) errno = EIO;
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    return 0;
-}
-
 /* Generations of nodes.conf texts: taken (cl_lock held) and written
  * (save_mu held), so a late writer never puts back an older text. */
 static uint64_t gen_taken;
@@ -447,23 +433,13 @@ void cl_config_snapshot(cl_conf_text *t, int do_fsync) {
     t->fsync = do_fsync;
 }
 
-static int fsync_path(const char *path) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-}
-
 int cl_config_write(cl_conf_text *t) {
     char *path = config_path();
     int rc = -1, e = 0;
     pthread_mutex_lock(&save_mu);
     if (t->gen <= gen_written) {
         /* A newer text is there already: it only has to reach the disk. */
-        rc = t->fsync ? fsync_path(path) : 0;
+        rc = t->fsync ? fsync_path(path, O_RDONLY) : 0;
         e = errno;
     } else if (!t->fsync) {
         /* A slot's owner (SETSLOT, gossip): as Redis, written in place
@@ -473,7 +449,7 @@ int cl_config_write(cl_conf_text *t) {
          * of a reshard. */
         int fd = open(path, O_WRONLY | O_CREAT, 0644);
         if (fd >= 0) {
-            if (write_all_at(fd, t->b.p, t->b.len) == 0 && ftruncate(fd, (off_t)t->b.len) == 0) rc = 0;
+            if (fd_pwrite_all(fd, t->b.p, t->b.len, 0) == 0 && ftruncate(fd, (off_t)t->b.len) == 0) rc = 0;
             e = errno;
             close(fd);
         } else {
@@ -488,7 +464,7 @@ int cl_config_write(cl_conf_text *t) {
         snprintf(tmp, tl, "%s.tmp-%d", path, (int)getpid());
         int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
-            if (write_all_at(fd, t->b.p, t->b.len) == 0 && fsync(fd) == 0) rc = 0;
+            if (fd_pwrite_all(fd, t->b.p, t->b.len, 0) == 0 && fsync(fd) == 0) rc = 0;
             e = errno;
             close(fd);
             if (rc == 0 && rename(tmp, path) != 0) {

@@ -110,7 +110,6 @@ typedef struct rlink {
     /* mu: in repl-diskless-sync-delay's wait, and released from it early
      * (repl-diskless-sync-max-replicas replicas were waiting). */
     int in_delay, delay_go;
-    pthread_t tid;
     struct rlink *next;
 } rlink;
 
@@ -845,7 +844,10 @@ static void start_link(int fd, void *tls, void *arg) {
     /* No reading ahead here: SSL_pending then covers all that OpenSSL
      * holds (nothing was sent after PSYNC before this). */
     if (l->ssl) SSL_set_read_ahead(l->ssl, 0);
-    if (pthread_create(&l->tid, NULL, link_main, l) != 0) {
+    /* The thread may be done with l (and free it) before pthread_create
+     * returns: its id goes to a local. */
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, link_main, l) != 0) {
         log_warn("Can't start a replica thread");
         pthread_mutex_lock(&mu);
         l->dead = 1;
@@ -853,7 +855,7 @@ static void start_link(int fd, void *tls, void *arg) {
         link_free(l);
         return;
     }
-    pthread_detach(l->tid);
+    pthread_detach(tid);
 }
 
 void repl_psync(client *c, int psync) {
@@ -1119,6 +1121,19 @@ int repl_replicas_each(repl_replica_fn *fn, void *arg) {
     int n = 0;
     for (rlink *l = links; l; l = l->next, n++)
         if (fn) fn(arg, l->ip, l->port, l->ack);
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+int repl_kill_replicas(void) {
+    pthread_mutex_lock(&mu);
+    int n = 0;
+    for (rlink *l = links; l; l = l->next) {
+        if (l->dead) continue;
+        l->dead = 1;
+        wake(l);
+        n++;
+    }
     pthread_mutex_unlock(&mu);
     return n;
 }
