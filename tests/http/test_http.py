@@ -370,9 +370,17 @@ def etag_follows_every_write():
     # The ETag is kept after a value's first GET: every way of writing the
     # key gives the new value's ETag on the next GET.
     if "etag" not in S:
-        S["etag"] = Server("etag", "--http-admin", "yes")
+        mport = free_port()
+        S["etag"] = Server("etag", "--http-admin", "yes", "--memcache-port", str(mport))
+        S["etag"].mport = mport
     g = S["etag"]
     r = g.r
+
+    def mc_set(key, val):
+        m = socket.create_connection(("127.0.0.1", g.mport), timeout=10)
+        m.sendall(b"set %s 0 0 %d\r\n%s\r\n" % (key.encode(), len(val), val))
+        eq(m.recv(100), b"STORED\r\n", "memcache set")
+        m.close()
 
     def check(key, what):
         st, h, body = fetch(g, "GET", "/" + key)
@@ -393,6 +401,7 @@ def etag_follows_every_write():
              ("lua", lambda: r.eval("redis.call('set', KEYS[1], 'lua')", 1, "ew")),
              ("multi", lambda: r.pipeline(transaction=True).set("ew", b"tx").execute()),
              ("http put", lambda: eq(fetch(g, "PUT", "/ew", body=b"put")[0], 204)),
+             ("memcache set", lambda: mc_set("ew", b"memcached")),
              ("rename", lambda: (r.set("ew2", b"renamed"), r.rename("ew2", "ew"))),
              ("restore", lambda: r.restore("ew", 0, r.dump("ew") and (r.set("ew3", b"restored") and r.dump("ew3")),
                                            replace=True)),
@@ -827,7 +836,7 @@ def goblin_store_defaults():
            "--mirror-client", "uring", "--listen-address", "127.0.0.1", "--http-port", str(hport), "--no-memcache",
            "--numa", "0", "--cores", "2", "--memory", "64M", "--small-memory", "64M", "--block", "2M",
            "--ram-head", "256K", "--io-chunk", "256K", "--write-io-chunk", "1M", "--no-numa-promotion",
-           "--ssd-dir", os.path.join(d, "ssd")]
+           "--ssd-dir", os.path.join(d, "ssd"), "--memcache-port", str(free_port())]
     with open(os.path.join(d, "log.txt"), "wb") as log:
         p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         try:
@@ -847,8 +856,9 @@ def goblin_store_defaults():
         finally:
             p.terminate()
             p.wait(10)
-    # Without --http-port, goblin-store listens on 8080 (when it is free);
-    # goblin-core on none.
+    # Without --http-port, goblin-store listens on 8080 (when it is free;
+    # else one is given), and the memcache listener is on unless
+    # --no-memcache.
     r = subprocess.run([store, "--port", "0", "--save", "", "--dir", d, "--cores", "1", "--http-port", "0", "--bogus"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10)
     assert r.returncode != 0
@@ -856,27 +866,31 @@ def goblin_store_defaults():
     probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         probe.bind(("127.0.0.1", 8080))
-        free8080 = True
+        hp = 8080
     except OSError:
-        free8080 = False
+        hp = free_port()
     probe.close()
-    if free8080:
-        port = free_port()
-        p = subprocess.Popen([store, "--port", str(port), "--save", "", "--dir", d, "--cores", "1",
-                              "--bind", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.time() + 10
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", 8080), timeout=1).close()
-                    break
-                except OSError:
-                    assert p.poll() is None and time.time() < deadline, "goblin-store without --http-port"
-                    time.sleep(0.05)
-            eq(redis.Redis(port=port).config_get("http-port")["http-port"], "8080")
-        finally:
-            p.terminate()
-            p.wait(10)
+    port, mport = free_port(), free_port()
+    args = [store, "--port", str(port), "--save", "", "--dir", d, "--cores", "1", "--bind", "127.0.0.1",
+            "--memcache-port", str(mport)] + ([] if hp == 8080 else ["--http-port", str(hp)])
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", hp), timeout=1).close()
+                break
+            except OSError:
+                assert p.poll() is None and time.time() < deadline, "goblin-store without --http-port"
+                time.sleep(0.05)
+        eq(redis.Redis(port=port).config_get("http-port")["http-port"], str(hp))
+        m = socket.create_connection(("127.0.0.1", mport), timeout=5)
+        m.sendall(b"version\r\n")
+        assert m.recv(100).startswith(b"VERSION "), "goblin-store's memcache listener"
+        m.close()
+    finally:
+        p.terminate()
+        p.wait(10)
     eq(plain().r.config_get("http-port")["http-port"], str(plain().hport))
     # --net async is refused, and says why.
     r = subprocess.run([store, "--port", "0", "--net", "async"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
