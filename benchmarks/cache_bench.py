@@ -307,18 +307,22 @@ class Cache:
 
     def __init__(self, kind, head, origin, tmp, corpus_bytes, ssd_base):
         self.kind, self.head = kind, head
+        ram_only = kind == "goblin-ram"
+        kind = "goblin" if ram_only else kind
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="%s-" % kind, dir=tmp)
         os.chmod(self.dir, 0o755)           # varnishd reads the VCL after dropping privileges
         self.log = open(os.path.join(self.dir, "server.log"), "w")
         if kind == "goblin":
             self.rport = free_port()
-            self.ssd = tempfile.mkdtemp(prefix="ssd-", dir=ssd_base)
+            self.ssd = None if ram_only else tempfile.mkdtemp(prefix="ssd-", dir=ssd_base)
             cmd = [GOBLIN, "--port", str(self.rport), "--bind", "127.0.0.1",
                    "--http-port", str(self.port),
-                   "--mirror", "http://127.0.0.1:%d" % origin.port,
-                   "--ssd-dir", self.ssd, "--ram-head", fmt_size(head), "--block", "2M",
-                   "--cores", "2", "--save", "", "--appendonly", "no", "--dir", self.dir]
+                   "--mirror", "http://127.0.0.1:%d" % origin.port]
+            if self.ssd:
+                cmd += ["--ssd-dir", self.ssd]
+            cmd += ["--ram-head", fmt_size(head), "--block", "2M",
+                    "--cores", "2", "--save", "", "--appendonly", "no", "--dir", self.dir]
         else:
             self.ssd = None
             vcl = os.path.join(self.dir, "bench.vcl")
@@ -547,10 +551,11 @@ def run_cache(args, kind, head, origin, manifest, corpus_bytes, seq_warm, pathfi
         r["pop_objs"] = pop["objects"] / pop["wall"]
         r["pop_cpu_per_gb"] = (cpu1 - cpu0) / (pop["bytes"] / 1e9)
         r["pop_client_cpu"] = pop["client_cpu"] / pop["wall"]
+        r["pop_server_cpu"] = (cpu1 - cpu0) / pop["wall"]
         time.sleep(1.0)
         r["rss_empty"] = rss0
         r["rss_pop"] = rss_bytes(c.proc.pid)
-        if kind == "goblin":
+        if kind.startswith("goblin"):
             info = c.info()
             r["info"] = {k: v for k, v in info.items()
                          if k.startswith(("objstore", "smallobj", "http_", "used_memory", "pool", "ssd"))}
@@ -584,6 +589,8 @@ def run_cache(args, kind, head, origin, manifest, corpus_bytes, seq_warm, pathfi
         r["ttfb_p50"], r["ttfb_p90"], r["ttfb_p99"] = (pct(ttfb, 50), pct(ttfb, 90), pct(ttfb, 99))
         r["ttfb_mean"] = statistics.fmean(ttfb) if ttfb else float("nan")
         r["warm_errors"] = werr
+        time.sleep(0.3)
+        r["warm_origin_py"] = origin.count() - o2
         # warm, wrk: throughput
         cpu0 = cpu_seconds(c.proc.pid)
         ch0 = os.times()
@@ -603,7 +610,7 @@ def run_cache(args, kind, head, origin, manifest, corpus_bytes, seq_warm, pathfi
         r["warm_origin"] = origin.count() - o2
         r["rss_end"] = rss_bytes(c.proc.pid)
         r["alive"] = c.alive()
-        if kind == "goblin":
+        if kind.startswith("goblin"):
             info = c.info()
             r["info_end"] = {k: v for k, v in info.items() if k.startswith(("objstore", "http_"))}
     finally:
@@ -641,7 +648,11 @@ def http_section(args, tmp, res):
     main_head = parse_size(args.main_head)
     if main_head not in heads:
         heads.append(main_head)
-    configs = [("goblin", hd) for hd in heads] + ([("varnish", 0)] if "varnish" in args.caches else [])
+    configs = [("goblin", hd) for hd in heads]
+    if "goblin-ram" in args.caches.split(","):
+        configs.append(("goblin-ram", main_head))
+    if "varnish" in args.caches.split(","):
+        configs.append(("varnish", 0))
     res["runs"] = []
     try:
         for rnd in range(args.rounds):
@@ -650,7 +661,7 @@ def http_section(args, tmp, res):
             if rnd % 2 == 0:
                 order = order[::-1]
             for kind, hd in order:
-                label = kind if kind == "varnish" else "goblin-%s" % fmt_size(hd)
+                label = kind if kind == "varnish" else "%s-%s" % (kind, fmt_size(hd))
                 print("round %d: %s ..." % (rnd + 1, label), end="", flush=True)
                 r = run_cache(args, kind, hd, origin, manifest, corpus_bytes, seq, pathfile, luafile, tmp)
                 r["round"] = rnd + 1
@@ -877,18 +888,19 @@ def summarize(args, res):
         for lb in labels:
             rs = [r for r in runs if r["label"] == lb]
             m = lambda k: med([r[k] for r in rs])  # noqa: E731
-            if rs[0]["kind"] == "goblin":
+            if rs[0]["kind"].startswith("goblin"):
                 om = med([r["objmem_model"] for r in rs])
             else:
                 om = med([r.get("objmem_measured") or float("nan") for r in rs])
             row = {k: m(k) for k in ("pop_gbps", "pop_objs", "pop_cpu_per_gb", "wrk_gbps", "wrk_objs",
                                      "wrk_cpu_per_gb", "py_gbps", "py_cpu_per_gb", "ttfb_p50", "ttfb_p90",
                                      "ttfb_p99", "ttfb_mean", "rss_pop", "py_client_cpu", "wrk_client_cpu",
-                                     "py_server_cpu", "wrk_server_cpu")}
+                                     "py_server_cpu", "wrk_server_cpu", "pop_client_cpu", "pop_server_cpu")}
             row["objmem"] = om
             row["objmem_model"] = med([r["objmem_model"] for r in rs])
             row["pop_origin"] = [r["pop_origin"] for r in rs]
             row["warm_origin"] = [r["warm_origin"] for r in rs]
+            row["warm_origin_py"] = [r["warm_origin_py"] for r in rs]
             row["errors"] = sum(len(r["pop_errors"]) + len(r["warm_errors"]) + r["wrk_errors"] for r in rs)
             row["died"] = sum(1 for r in rs if not r["alive"])
             out[lb] = row
@@ -901,9 +913,13 @@ def summarize(args, res):
                               "%s/%s" % (row["pop_origin"], row["warm_origin"]),
                               "%d%s" % (row["errors"], " DIED %d" % row["died"] if row["died"] else ""),
                               "%.2f/%.2f" % (row["py_client_cpu"], row["wrk_client_cpu"])]))
-        print("(client CPU: CPUs' worth the python client / wrk used; the server CPU in the same windows: "
-              + ", ".join("%s %.2f/%.2f" % (lb, out[lb]["py_server_cpu"], out[lb]["wrk_server_cpu"])
-                          for lb in labels) + ")")
+        print("(client CPU: CPUs' worth the python client / wrk used in population, warm py, warm wrk; "
+              "the cache's CPU in the same windows)")
+        for lb in labels:
+            o = out[lb]
+            print("  %-14s client %.2f / %.2f / %.2f   cache %.2f / %.2f / %.2f" % (
+                lb, o["pop_client_cpu"], o["py_client_cpu"], o["wrk_client_cpu"],
+                o["pop_server_cpu"], o["py_server_cpu"], o["wrk_server_cpu"]))
     res["summary"] = out
 
     ratios = []
@@ -983,7 +999,9 @@ def summarize(args, res):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sections", default="http,mc")
-    ap.add_argument("--caches", default="goblin,varnish")
+    ap.add_argument("--caches", default="goblin,goblin-ram,varnish",
+                    help="goblin: --ssd-dir, one run per --heads entry; goblin-ram: no --ssd-dir, --main-head")
+    ap.add_argument("--keep", action="store_true", help="keep the temp directory (server logs)")
     ap.add_argument("--objects", type=int, default=4000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=20261202)
@@ -1039,7 +1057,10 @@ def main():
             except ImportError:
                 py = "/usr/bin/python3"
             subprocess.run([py, os.path.join(REPO, "benchmarks", "charts.py"), "cache_heads", j, args.chart])
-        shutil.rmtree(tmp, ignore_errors=True)
+        if args.keep:
+            print("kept", tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
