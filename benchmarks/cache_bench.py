@@ -525,6 +525,23 @@ def wrk_run(port, pathfile, luafile, seconds, conns, threads):
 
 # ---------------------------------------------------------------- HTTP section
 
+def kv(field):
+    return dict(x.split("=", 1) for x in field.split(",") if "=" in x)
+
+
+def goblin_info_objmem(info):
+    """Resident object bytes from INFO: used heads x --ram-head + the
+    small-object arena's live bytes + tails kept in RAM."""
+    try:
+        head = int(info["objstore_ram_head"])
+        heads = sum(int(kv(v)["heads_used"]) for k, v in info.items()
+                    if re.match(r"objstore_pool\d+$", k))
+        small = int(kv(info["objstore_small"])["live_bytes"])
+        return heads * head + small + int(info.get("objstore_ram_tail_bytes", 0))
+    except (KeyError, ValueError):
+        return None
+
+
 def goblin_object_memory(manifest, head):
     return sum((s + 15) // 16 * 16 if s < head else head for _, s in manifest)
 
@@ -560,6 +577,7 @@ def run_cache(args, kind, head, origin, manifest, corpus_bytes, seq_warm, pathfi
             r["info"] = {k: v for k, v in info.items()
                          if k.startswith(("objstore", "smallobj", "http_", "used_memory", "pool", "ssd"))}
             r["objmem_model"] = goblin_object_memory(manifest, head)
+            r["objmem_measured"] = goblin_info_objmem(info)
         else:
             vs = c.varnishstat()
             r["objmem_measured"] = vs.get("SMA.s0.g_bytes")
@@ -883,15 +901,12 @@ def summarize(args, res):
             res["warm_seq"]["distinct"]))
         hdr = ("cache", "pop Gbit/s", "pop obj/s", "pop CPU s/GB", "warm wrk Gbit/s", "wrk obj/s",
                "wrk CPU s/GB", "warm py Gbit/s", "py CPU s/GB", "TTFB p50/p90/p99 us", "RSS after pop MiB",
-               "object mem MiB", "origin pop/warm", "errors", "client CPU py/wrk")
+               "object mem MiB (model)", "origin pop/warm", "errors", "client CPU py/wrk")
         print(" | ".join(hdr))
         for lb in labels:
             rs = [r for r in runs if r["label"] == lb]
             m = lambda k: med([r[k] for r in rs])  # noqa: E731
-            if rs[0]["kind"].startswith("goblin"):
-                om = med([r["objmem_model"] for r in rs])
-            else:
-                om = med([r.get("objmem_measured") or float("nan") for r in rs])
+            om = med([r.get("objmem_measured") or float("nan") for r in rs])
             row = {k: m(k) for k in ("pop_gbps", "pop_objs", "pop_cpu_per_gb", "wrk_gbps", "wrk_objs",
                                      "wrk_cpu_per_gb", "py_gbps", "py_cpu_per_gb", "ttfb_p50", "ttfb_p90",
                                      "ttfb_p99", "ttfb_mean", "rss_pop", "py_client_cpu", "wrk_client_cpu",
@@ -909,7 +924,7 @@ def summarize(args, res):
                               "%.2f" % row["wrk_cpu_per_gb"], "%.2f" % row["py_gbps"],
                               "%.2f" % row["py_cpu_per_gb"],
                               "%.0f/%.0f/%.0f" % (row["ttfb_p50"], row["ttfb_p90"], row["ttfb_p99"]),
-                              "%.0f" % (row["rss_pop"] / KI / KI), "%.0f" % (om / KI / KI),
+                              "%.0f" % (row["rss_pop"] / KI / KI), "%.0f (%.0f)" % (om / KI / KI, row["objmem_model"] / KI / KI),
                               "%s/%s" % (row["pop_origin"], row["warm_origin"]),
                               "%d%s" % (row["errors"], " DIED %d" % row["died"] if row["died"] else ""),
                               "%.2f/%.2f" % (row["py_client_cpu"], row["wrk_client_cpu"])]))
@@ -943,7 +958,9 @@ def summarize(args, res):
             v = per_round(k, main, "varnish")
             ratios.append((name, med(v), (min(v), max(v)) if v else None, goal, cmp))
         om = out[main]["objmem"] / out["varnish"]["objmem"] if out["varnish"]["objmem"] else float("nan")
-        ratios.append(("resident object memory goblin/varnish (head model / SMA g_bytes)", om, None, 0.5, "<="))
+        ratios.append(("resident object memory goblin/varnish (INFO heads+small / SMA)", om, None, 0.5, "<="))
+        om = out[main]["objmem_model"] / out["varnish"]["objmem_model"]
+        ratios.append(("object memory, models: goblin heads / corpus in 4 KiB pages", om, None, 0.5, "<="))
     mcr = res.get("mc_runs", [])
     if mcr:
         ok = [r for r in mcr if "error" not in r]
