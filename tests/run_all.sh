@@ -57,6 +57,8 @@ run diff-objstore sh tests/diff/run.sh --server ./build-release/goblin-core --se
 run persist python3 tests/persist/test_persist.py
 # The HTTP/1.1 front-end and its origin fill (--http-port, --mirror).
 run http /usr/bin/python3 tests/http/test_http.py
+# The memcache front-end: differential against memcached, cross-protocol, limits, SSD tails.
+run memcache /usr/bin/python3 tests/memcache/test_memcache.py --server ./build-release/goblin-core --seed "$SEED"
 # The multi-part AOF: files, loading, torn tails, BGREWRITEAOF, against redis-server 7.0.
 run aof python3 tests/persist/test_aof.py
 # kill -9 under load, a full disk, EIO, rewrites under load and random load, each restarted from its AOF.

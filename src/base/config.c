@@ -145,7 +145,11 @@ static config_entry table[] = {
     {"http-port", NULL, T_LL, F_IMMUTABLE, NULL, "0", 0, 65535, NULL, NULL},
     {"http-admin", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
     {"mirror-timeout", NULL, T_LL, F_IMMUTABLE, NULL, "10000", 1, 86400000LL, NULL, NULL},
-    {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_NOTYET | F_FLAGONLY, NULL, "no", 0, 0, NULL, NOTYET_HTTP},
+    /* The memcache front-end (net/mc_proto.c, cmd/mcache/): its port on
+     * the bind addresses (0: none) and the largest item a set stores. */
+    {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
+    {"memcache-port", NULL, T_LL, F_IMMUTABLE, NULL, "11211", 0, 65535, NULL, NULL},
+    {"memcache-max-item-size", NULL, T_GSIZE, 0, NULL, "1M", 1024, 1LL << 30, NULL, NULL},
     {"mirror", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
     {"mirror-client", NULL, T_ENUM, F_IMMUTABLE, NULL, "socket", 0, 0, mirror_clients, NULL},
     {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_HTTP},

@@ -32,6 +32,7 @@
 #include "cmd/evict.h"
 #include "session/reply.h"
 #include "cmd/slowlog.h"
+#include "db/mcmeta.h"
 #include "db/strval.h"
 #include "util/endian.h"
 #include "util/lathist.h"
@@ -307,6 +308,7 @@ static cmd_def *def_by_fullname(const char *name) {
  * learns that its key was deleted or overwritten (Redis signals a stream
  * key that goes); other waiters re-check and keep waiting. */
 static void on_key_modified(gdb *db, const char *key, size_t klen) {
+    mcmeta_forget(db, key, klen); /* a new item to memcache: flags 0, new CAS */
     multi_touch(db ? db->id : -1, key, klen);
     prop_count_change();
     if (!block_count() || !prop_in_call()) return;
@@ -324,6 +326,7 @@ static void on_key_modified(gdb *db, const char *key, size_t klen) {
 static _Thread_local int expiring_actively;
 
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
+    mcmeta_forget(db, key, klen);
     /* Redis does not count expiry in the dirty counter. */
     multi_touch(db->id, key, klen);
     if (tracking_active()) tracking_key_modified(NULL, key, klen);
@@ -573,6 +576,9 @@ void cmd_call(client *c, const cmd_def *cmd) {
     /* Counted in this thread's slot: no word every worker writes. */
     tstat_slot *ts = tstat_self();
     cmd_tstat *t = cmd_tstat_of(ts);
+    /* Definitions outside the table (the memcache family's) have no
+     * commandstats row. */
+    if ((uintptr_t)cmd < (uintptr_t)defs || (uintptr_t)cmd >= (uintptr_t)(defs + ndefs)) t = NULL;
     if (t) {
         t += cmd - defs;
         /* A blocked command is one call, as in Redis: its re-runs when a

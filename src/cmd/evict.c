@@ -36,6 +36,7 @@
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "db/db.h"
+#include "db/mcmeta.h"
 #include "db/memusage.h"
 #include "db/strval.h"
 #include "persist/aof.h"
@@ -214,6 +215,7 @@ static size_t evict_entry(gdb *db, dbentry *e) {
     memcpy(key, e->key, n);
     size_t bytes = obj_mem_usage(&e->val) + db_entry_size(e) + sizeof(dbentry *) + 1;
     db_delete_entry(db, e);
+    mcmeta_forget(db, key, n);
     multi_touch(db->id, key, n);
     if (tracking_active()) tracking_key_modified(NULL, key, n);
     prop_deletion(db->id, PROP_DEL_EVICTED, key, n);

@@ -24,6 +24,7 @@
 #include "cmd/stream.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "session/reply.h"
@@ -35,7 +36,7 @@
 typedef struct vstream {
     client *c;
     ssdtail_stream *s;
-    int raw; /* cmd_stream_unframe: no "\r\n" after the bytes */
+    const char *trailer; /* after the value: "\r\n", or a protocol's own */
 } vstream;
 
 static _Thread_local vstream *tab;
@@ -67,7 +68,7 @@ static void drop(size_t i) {
 
 int cmd_stream_fd(void) { return ssdtail_async_fd(); }
 
-int cmd_stream_reply(client *c, const gobj *o) {
+static int stream_start(client *c, const gobj *o, const char *hdr, size_t hdrlen, const char *trailer) {
     if (!c->conn || (client_flags_peek(c) & (CLIENT_IN_EXEC | CLIENT_MULTI | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) ||
         cmd_stream_fd() < 0 || find(c) >= 0)
         return 0;
@@ -90,13 +91,23 @@ int cmd_stream_reply(client *c, const gobj *o) {
         reply_error(c, STRVAL_READ_ERR);
         return 1;
     }
-    char hdr[32];
-    int n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", total);
-    reply_raw(c, hdr, (size_t)n);
+    char bulk[32];
+    if (!hdr) {
+        int n = snprintf(bulk, sizeof(bulk), "$%zu\r\n", total);
+        hdr = bulk;
+        hdrlen = (size_t)n;
+    }
+    reply_raw(c, hdr, hdrlen);
     reply_raw(c, head, headlen);
-    tab[ntab++] = (vstream){c, s, 0};
+    tab[ntab++] = (vstream){c, s, trailer};
     client_flag_on(c, CLIENT_STREAMING);
     return 1;
+}
+
+int cmd_stream_reply(client *c, const gobj *o) { return stream_start(c, o, NULL, 0, "\r\n"); }
+
+int cmd_stream_reply_framed(client *c, const gobj *o, const char *hdr, size_t hdrlen, const char *trailer) {
+    return stream_start(c, o, hdr, hdrlen, trailer);
 }
 
 /* Move what is ready into c's output and send it. c may be gone after. */
@@ -123,7 +134,7 @@ static void pump(client *c) {
         ssdtail_stream_consume(s);
     }
     if (ssdtail_stream_done(s)) {
-        if (!tab[i].raw) reply_raw(c, "\r\n", 2);
+        reply_raw(c, tab[i].trailer, strlen(tab[i].trailer));
         drop((size_t)i);
         client_flag_off(c, CLIENT_STREAMING);
         session_client_resume(c); /* the commands it pipelined meanwhile */
@@ -136,7 +147,7 @@ void cmd_stream_pump(client *c) { pump(c); }
 
 void cmd_stream_unframe(client *c) {
     long i = find(c);
-    if (i >= 0) tab[i].raw = 1;
+    if (i >= 0) tab[i].trailer = "";
 }
 
 void cmd_stream_poll(void) {

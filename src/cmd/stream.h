@@ -9,6 +9,10 @@
  * are in c's output and the tail follows (c is CLIENT_STREAMING until the
  * reply is complete); 0 when o must be replied the ordinary way. */
 int cmd_stream_reply(client *c, const gobj *o);
+/* The same with the protocol's own framing: hdr[0..hdrlen) before the
+ * value (it must state the value's length itself, strval_len) and the
+ * static string trailer after it (memcache: "\r\nEND\r\n"). */
+int cmd_stream_reply_framed(client *c, const gobj *o, const char *hdr, size_t hdrlen, const char *trailer);
 
 /* c's running stream ends without the bulk string's closing "\r\n": a
  * protocol that replaced the "$<len>\r\n" header it began with by its

@@ -42,6 +42,11 @@ typedef struct net_proto {
 } net_proto;
 
 extern const net_proto resp_proto;
+extern const net_proto mc_proto; /* mc_proto.c */
+/* The memcache port to listen on (memcache-port; 0: none, also under
+ * --no-memcache); binds the front-end's settings (start-up). */
+int mc_proto_port(void);
+#define MC_DEFAULT_PORT 11211
 
 /* For protocol modules, around each command they run: conn_may_run is 0
  * when CLIENT PAUSE holds the command back (the connection is marked

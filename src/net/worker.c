@@ -569,6 +569,18 @@ int net_start(int n) {
         nh = net_resolve_binds(haddrs, 16, hport);
         if (nh < 0 || probe_binds(haddrs, nh, hport) != 0) return -1;
     }
+    /* The memcache front-end listens on the same addresses (mc_proto.c). */
+    bind_addr mcaddrs[16];
+    int mcn = 0, mcport = mc_proto_port();
+    if (mcport) {
+        mcn = net_resolve_binds(mcaddrs, 16, mcport);
+        if (mcn < 0 || probe_binds(mcaddrs, mcn, mcport) != 0) {
+            /* Only a port asked for is a reason not to start. */
+            if (mcport != MC_DEFAULT_PORT) return -1;
+            log_warn("The default memcache port %d is taken: serving no memcache", mcport);
+            mcn = mcport = 0;
+        }
+    }
     if (unix_listen() != 0) return -1;
     if (net_cbus_start() != 0) return -1;
     nworkers = n;
@@ -585,7 +597,7 @@ int net_start(int n) {
         struct timeval tv = {0, 100000};
         event_add(w->tick_ev, &tv);
         w->pause_ev = evtimer_new(w->base, on_pause_end, w);
-        w->listeners = calloc((size_t)na + (size_t)nh + 1, sizeof(listener));
+        w->listeners = calloc((size_t)na + (size_t)nh + (size_t)mcn + 1, sizeof(listener));
         if (k == 0 && unix_fd >= 0) {
             listener *l = &w->listeners[w->nlisten++];
             l->fd = unix_fd;
@@ -601,6 +613,10 @@ int net_start(int n) {
         arm_listeners(w, w->listeners + w->nlisten, got);
         w->nlisten += got;
         got = open_listeners(haddrs, nh, hport, &http_proto, 0, w->listeners + w->nlisten);
+        if (got < 0) return -1;
+        arm_listeners(w, w->listeners + w->nlisten, got);
+        w->nlisten += got;
+        got = open_listeners(mcaddrs, mcn, mcport, &mc_proto, 0, w->listeners + w->nlisten);
         if (got < 0) return -1;
         arm_listeners(w, w->listeners + w->nlisten, got);
         w->nlisten += got;

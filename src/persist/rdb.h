@@ -147,6 +147,8 @@ typedef struct rdb_loaded {
     char repl_id[41];         /* repl-id aux field ("" when absent) */
     long long repl_offset;    /* repl-offset, -1 when absent */
     int repl_stream_db;       /* repl-stream-db, -1 when absent */
+    char *mcmeta;             /* the goblin-mcmeta aux field (malloc'd), if any */
+    size_t mcmeta_len;
     uint64_t snap_gen;        /* db_snap_generation() when the load began */
     /* Bytes read past the RDB's end (its checksum), which a reader load
      * may take with the last read: ntail of them, the first

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db/mcmeta.h"
 #include "db/strval.h"
 #include "ds/hash.h"
 #include "ds/list.h"
@@ -766,9 +767,13 @@ void rdb_load_commit(rdb_loaded *ld) {
      * before a load). */
     const rdb_func_hooks *h = rdb_func_hooks_get();
     if (h && h->swap) ld->funcs = h->swap(ld->funcs);
+    mcmeta_load(ld->mcmeta, ld->mcmeta_len);
 }
 
 void rdb_load_discard(rdb_loaded *ld) {
+    free(ld->mcmeta);
+    ld->mcmeta = NULL;
+    ld->mcmeta_len = 0;
     for (int i = 0; i < DB_MAX; i++) {
         stage_free(ld->dbs[i]);
         ld->dbs[i] = NULL;
@@ -1097,7 +1102,16 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
                 snprintf(ld->redis_ver, sizeof(ld->redis_ver), "%.*s", (int)(v.n < 31 ? v.n : 31), (const char *)v.p);
             else if (strcmp(name, "repl-id") == 0 && v.n == 40)
                 snprintf(ld->repl_id, sizeof(ld->repl_id), "%.*s", 40, (const char *)v.p);
-            else if (strcmp(name, "repl-offset") == 0 || strcmp(name, "repl-stream-db") == 0) {
+            else if (strcmp(name, "goblin-mcmeta") == 0 && v.n && !v.isint && v.p) {
+                /* Memcache flags and CAS (db/mcmeta.h), set at commit. */
+                char *b = malloc(v.n);
+                if (b) {
+                    memcpy(b, v.p, v.n);
+                    free(ld->mcmeta);
+                    ld->mcmeta = b;
+                    ld->mcmeta_len = v.n;
+                }
+            } else if (strcmp(name, "repl-offset") == 0 || strcmp(name, "repl-stream-db") == 0) {
                 long long x;
                 if (str_to_ll((const char *)v.p, v.n, &x)) {
                     if (name[5] == 'o') ld->repl_offset = x;

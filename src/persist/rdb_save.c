@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db/mcmeta.h"
 #include "db/strval.h"
 #include "ds/hash.h"
 #include "ds/list.h"
@@ -700,6 +701,16 @@ static void out_header(rdb_out *o, const rdb_save_opts *opt) {
         out_aux(o, "repl-offset", num);
     }
     out_aux(o, "aof-base", opt->aof_base ? "1" : "0");
+    /* Memcache flags and CAS uniques (db/mcmeta.h): an aux field Redis
+     * ignores when it loads the file. */
+    size_t mlen;
+    char *mblob = mcmeta_dump(&mlen);
+    if (mblob) {
+        out_byte(o, RDB_OPCODE_AUX);
+        out_string(o, "goblin-mcmeta", 13);
+        out_string(o, mblob, mlen);
+        free(mblob);
+    }
     out_functions(o);
 }
 

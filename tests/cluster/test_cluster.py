@@ -26,7 +26,8 @@ Cluster and node-redis createCluster work against a mixed cluster;
 `redis-cli --cluster` add-node, rebalance, fix (of an open slot) and
 del-node on goblin nodes; cluster-link-sendbuf-limit frees the link to a
 stopped node; a replica migrates to a master left without one; CLUSTER
-FAILOVER, FAILOVER FORCE and TAKEOVER between goblin and redis-server nodes.
+FAILOVER, FAILOVER FORCE and TAKEOVER between goblin and redis-server nodes;
+a replica with old data does not run for election.
 
   python3 tests/cluster/test_cluster.py [-v] [name-substring ...]
 
@@ -650,6 +651,38 @@ def manual_failover_default_force_takeover():
                                     for s in others), 30), (mode, [s.c.ok("CLUSTER", "NODES") for s in others])
     rc, out = cli("--cluster", "check", "127.0.0.1:%d" % ns[1].port)
     assert rc == 0 and "[OK] All nodes agree about slots configuration." in out, out
+
+
+@test
+def stale_replica_does_not_run_for_election():
+    """cluster-replica-validity-factor: a replica whose link to its primary
+    has been down for longer than ping period + node timeout x factor does
+    not start an election when the primary dies (goblin and redis alike)."""
+    for kind in ("goblin", "redis"):
+        ms = [node(kind, tdir("%s-v%d" % (kind, i))) for i in range(3)]
+        create(ms)
+        r = node(kind, tdir(kind + "-vr"), "--cluster-replica-validity-factor", "1",
+                 "--repl-ping-replica-period", "1")
+        rc, out = cli("--cluster", "add-node", "127.0.0.1:%d" % r.port, "127.0.0.1:%d" % ms[0].port,
+                      "--cluster-slave", "--cluster-master-id", ms[0].c.ok("CLUSTER", "MYID").decode())
+        assert rc == 0, out
+        allnodes = ms + [r]
+        assert wait_for(lambda: converged(allnodes) and all(state_ok(s) for s in allnodes), 30)
+        assert wait_for(lambda: b"master_link_status:up" in r.c.ok("INFO", "replication"), 30)
+        # The replication link breaks (the primary refuses PSYNC and SYNC
+        # from now on) while the bus stays up; its data grows old past
+        # 1 s + 2 s x 1 beyond the 2 s node timeout.
+        ms[0].c.ok("ACL", "SETUSER", "default", "-psync", "-sync")
+        assert ms[0].c.ok("CLIENT", "KILL", "TYPE", "replica") == 1, kind
+        assert wait_for(lambda: b"master_link_status:down" in r.c.ok("INFO", "replication"), 5)
+        time.sleep(6)
+        ms[0].stop()
+        assert wait_for(lambda: "Disconnected from master for longer than allowed" in r.log_text(), 30), \
+            (kind, r.log_tail(20))
+        assert b"myself,slave" in r.c.ok("CLUSTER", "NODES"), kind
+        assert "Failover election won" not in r.log_text(), kind
+        for s in ms[1:] + [r]:
+            s.stop()
 
 
 @test

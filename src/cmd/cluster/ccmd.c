@@ -111,6 +111,7 @@ void cl_refresh_settings(void) {
     s.announce_bus_port = (int)ll_of("cluster-announce-bus-port", 0);
     s.announce_tls_port = (int)ll_of("cluster-announce-tls-port", 0);
     s.link_sendbuf_limit = ll_of("cluster-link-sendbuf-limit", 0);
+    s.repl_ping_period_ms = ll_of("repl-ping-replica-period", 10) * 1000;
     char ep[32];
     str_of("cluster-preferred-endpoint-type", ep, sizeof(ep));
     s.preferred_endpoint = !strcmp(ep, "hostname") ? 1 : !strcmp(ep, "unknown-endpoint") ? 2 : 0;

@@ -161,6 +161,17 @@ void cl_handle_slave_failover(void) {
         cl.cant_failover_reason = CANT_NONE;
         return;
     }
+    /* A replica cut off from its primary for long has old data: it does
+     * not run for election (unless asked by hand), as Redis's
+     * cluster-replica-validity-factor check. The node timeout it took to
+     * flag the primary FAIL is the baseline. */
+    long long data_age = repl_data_age_ms();
+    if (data_age > cls.node_timeout) data_age -= cls.node_timeout;
+    if (cls.validity_factor && !manual &&
+        data_age > cls.repl_ping_period_ms + cls.node_timeout * cls.validity_factor) {
+        log_cant_failover(CANT_DATA_AGE);
+        return;
+    }
     if (auth_age > auth_retry) {
         cl.failover_auth_time = now + 500 + rand() % 500;
         cl.failover_auth_count = 0;

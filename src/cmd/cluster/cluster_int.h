@@ -133,6 +133,7 @@ typedef struct csettings {
     char announce_hostname[256];
     int announce_port, announce_bus_port, announce_tls_port;
     long long link_sendbuf_limit; /* cluster-link-sendbuf-limit (0: none) */
+    long long repl_ping_period_ms; /* repl-ping-replica-period, in ms */
     int preferred_endpoint;  /* 0 ip, 1 hostname, 2 unknown-endpoint */
     int port;                /* the plaintext client port */
     int tls_port;            /* tls-port (0: none) */

@@ -1123,6 +1123,19 @@ int repl_replicas_each(repl_replica_fn *fn, void *arg) {
     return n;
 }
 
+int repl_kill_replicas(void) {
+    pthread_mutex_lock(&mu);
+    int n = 0;
+    for (rlink *l = links; l; l = l->next) {
+        if (l->dead) continue;
+        l->dead = 1;
+        wake(l);
+        n++;
+    }
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
 /* ---- FAILOVER ---------------------------------------------------------------- */
 
 /* Redis 7.0's coordinated failover: writes are paused, the target replica

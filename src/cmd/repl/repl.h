@@ -83,6 +83,9 @@ void repl_info_offsets(strbuf *b);
 /* ROLE's replica list: each replica's ip, port and acked offset. */
 typedef void repl_replica_fn(void *arg, const char *ip, int port, uint64_t ack);
 int repl_replicas_each(repl_replica_fn *fn, void *arg);
+/* CLIENT KILL TYPE replica: every replica link closes (each replica
+ * reconnects as it would in Redis); the number of links closed. */
+int repl_kill_replicas(void);
 
 /* FAILOVER [TO host port [FORCE]] [TIMEOUT ms]: 0, or -1 with err (Redis's
  * text). repl_failover_abort: -1 when none runs. The replica side calls
@@ -110,6 +113,9 @@ int repl_is_replica(void);
 int repl_read_only(void);
 /* ... and its link to the primary is up. */
 int repl_primary_link_up(void);
+/* A replica: milliseconds since the last byte from its primary (link up)
+ * or since the link went down; 0 on a primary. */
+long long repl_data_age_ms(void);
 /* INFO's replication section. */
 void repl_info(strbuf *b);
 /* The client applying the primary's stream runs this command. */

@@ -893,6 +893,14 @@ int repl_replicaof_failover(const char *host, int port, char *err, size_t errlen
     return 0;
 }
 
+long long repl_data_age_ms(void) {
+    pthread_mutex_lock(&rmu);
+    long long age = 0;
+    if (mhost) age = (long long)(now_ms() - (rstate == RS_CONNECTED ? last_io_ms : down_since_ms));
+    pthread_mutex_unlock(&rmu);
+    return age < 0 ? 0 : age;
+}
+
 /* ---- INFO / ROLE --------------------------------------------------------------- */
 
 void repl_info_replica(strbuf *b) {

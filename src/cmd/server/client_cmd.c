@@ -371,6 +371,7 @@ typedef struct kill_ctx {
     int skipme;
     long long maxage;
     long killed;
+    int replicas; /* TYPE replica|slave: the replication links too */
 } kill_ctx;
 
 static void kill_one(void *arg, client *c) {
@@ -407,6 +408,7 @@ static void clientKillCommand(client *c) {
                 k.id = (unsigned long long)id;
             } else if (arg_is(o, "type")) {
                 if (parse_type(c, v, &k.type) != 0) goto out;
+                k.replicas = arg_is(v, "replica") || arg_is(v, "slave");
             } else if (arg_is(o, "addr")) {
                 k.addr = v->p;
             } else if (arg_is(o, "laddr")) {
@@ -437,6 +439,9 @@ static void clientKillCommand(client *c) {
     session_registry_lock();
     session_clients_each(kill_one, &k);
     session_registry_unlock();
+    /* Replication links are not in the client registry (they left their
+     * worker for the replication thread): only a kill by type names them. */
+    if (k.replicas && !k.addr && !k.laddr && !k.id && !k.user && !k.maxage) k.killed += repl_kill_replicas();
     if (k.old_style) {
         if (k.killed == 0) reply_error(c, "ERR No such client");
         else reply_ok(c);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/mcache/mcache.h"
 #include "cmd/cluster/cluster.h"
 #include "cmd/cluster/migrate.h"
 #include "cmd/server/admin_family.h"
@@ -409,6 +410,12 @@ static void info_goblin(strbuf *b) {
     for (int i = 0; i < ngoblin_ext; i++) goblin_ext[i](b);
 }
 
+static void info_memcache(strbuf *b) {
+    char buf[1024];
+    size_t n = mc_info(buf, sizeof(buf));
+    strbuf_addf(b, "%.*s", (int)n, buf);
+}
+
 /* A setting's value as CONFIG GET shows it, into buf. */
 static const char *config_string(const char *name, char *buf, size_t len) {
     char *v = config_value(name);
@@ -441,6 +448,7 @@ static const info_section sections[] = {
     {"cluster", info_cluster, 1},
     {"keyspace", info_keyspace, 1},
     {"goblin", info_goblin, 1},
+    {"memcache", info_memcache, 1},
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
