@@ -323,6 +323,8 @@ class Cache:
                 cmd += ["--ssd-dir", self.ssd]
             cmd += ["--ram-head", fmt_size(head), "--block", "2M",
                     "--cores", "2", "--save", "", "--appendonly", "no", "--dir", self.dir]
+            if goblin_has_memcache():
+                cmd += ["--memcache-port", "0"]
         else:
             self.ssd = None
             vcl = os.path.join(self.dir, "bench.vcl")
@@ -529,6 +531,12 @@ def kv(field):
     return dict(x.split("=", 1) for x in field.split(",") if "=" in x)
 
 
+def goblin_has_memcache():
+    """Whether this goblin-core knows --memcache-port (then HTTP runs pass 0)."""
+    with open(GOBLIN, "rb") as f:
+        return b"memcache-port" in f.read()
+
+
 def goblin_info_objmem(info):
     """Resident object bytes from INFO: used heads x --ram-head + the
     small-object arena's live bytes + tails kept in RAM."""
@@ -705,7 +713,7 @@ def mc_start(kind, tmp, mb):
     log = open(os.path.join(d, "server.log"), "w")
     if kind == "goblin":
         cmd = [GOBLIN, "--port", str(free_port()), "--bind", "127.0.0.1", "--memcache-port", str(port),
-               "--cores", "2", "--save", "", "--appendonly", "no", "--dir", d]
+               "--memcache-max-item-size", "2m", "--cores", "2", "--save", "", "--appendonly", "no", "--dir", d]
     else:
         cmd = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", str(mb), "-I", "2m",
                "-t", "2", "-u", "root"]
@@ -806,7 +814,47 @@ def mc_worker(port, keys, lens, conns, depth, seconds, seed, q):
            "cpu": time.process_time() - c0})
 
 
+DRIVER = os.path.join(REPO, "build-release", "mc-get-driver")
+
+
+def mc_driver():
+    """build-release/mc-get-driver (benchmarks/mc_get_driver.c), built on first use; None without gcc."""
+    src = os.path.join(REPO, "benchmarks", "mc_get_driver.c")
+    if not os.path.exists(DRIVER) or os.path.getmtime(DRIVER) < os.path.getmtime(src):
+        os.makedirs(os.path.dirname(DRIVER), exist_ok=True)
+        r = subprocess.run(["gcc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", DRIVER, src],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print(r.stderr, file=sys.stderr)
+            return None
+    return DRIVER
+
+
 def mc_bench(port, keys, lens, args, depth):
+    if args.mc_client == "c" and mc_driver():
+        keyfmt = keys[0][:2].decode() + ("%08d" if len(keys[0]) == 10 else "%05d")
+        assert (keyfmt % 1).encode() == keys[1]
+        lf = os.path.join(args.tmp, "lens-%s.txt" % keyfmt[0])
+        with open(lf, "w") as f:
+            f.write("\n".join(str(x) for x in lens))
+        ps = [subprocess.Popen([DRIVER, str(port), str(args.mc_conns), str(depth), str(args.mc_seconds),
+                                keyfmt, lf, str(100 + i)], stdout=subprocess.PIPE, text=True)
+              for i in range(args.mc_procs)]
+        rs = []
+        for p in ps:
+            out, _ = p.communicate()
+            if p.returncode != 0:
+                raise RuntimeError("mc-get-driver exited with %d" % p.returncode)
+            rs.append(json.loads(out))
+    else:
+        rs = mc_bench_py(port, keys, lens, args, depth)
+    wall = max(r["wall"] for r in rs)
+    return {"gets_s": sum(r["gets"] for r in rs) / wall, "bad": sum(r["bad"] for r in rs),
+            "mb_s": sum(r["bytes"] for r in rs) / wall / 1e6,
+            "client_cpu": sum(r["cpu"] for r in rs) / wall}
+
+
+def mc_bench_py(port, keys, lens, args, depth):
     q = multiprocessing.Queue()
     ps = [multiprocessing.Process(target=mc_worker,
                                   args=(port, keys, lens, args.mc_conns, depth, args.mc_seconds, 100 + i, q))
@@ -816,10 +864,7 @@ def mc_bench(port, keys, lens, args, depth):
     rs = [q.get() for _ in ps]
     for p in ps:
         p.join()
-    wall = max(r["wall"] for r in rs)
-    return {"gets_s": sum(r["gets"] for r in rs) / wall, "bad": sum(r["bad"] for r in rs),
-            "mb_s": sum(r["bytes"] for r in rs) / wall / 1e6,
-            "client_cpu": sum(r["cpu"] for r in rs) / wall}
+    return rs
 
 
 def mc_section(args, tmp, res):
@@ -1038,18 +1083,21 @@ def main():
     ap.add_argument("--mc-conns", type=int, default=4)
     ap.add_argument("--mc-depth", type=int, default=32)
     ap.add_argument("--mc-seconds", type=int, default=5)
+    ap.add_argument("--mc-client", choices=("c", "python"), default="c",
+                    help="c: build-release/mc-get-driver (benchmarks/mc_get_driver.c, built on first use)")
     ap.add_argument("--json")
     ap.add_argument("--chart")
     args = ap.parse_args()
     if not args.warm_requests:
         args.warm_requests = 2 * args.objects
     os.makedirs(args.corpus_base, exist_ok=True)
-    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "args": vars(args),
+    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "args": dict(vars(args)),
            "loadavg_start": open("/proc/loadavg").read().split()[:3],
            "machine": "%d CPUs" % os.cpu_count()}
     print("load average at start:", " ".join(res["loadavg_start"]), flush=True)
     tmp = tempfile.mkdtemp(prefix="cache-bench-")
     os.chmod(tmp, 0o755)
+    args.tmp = tmp
     try:
         secs = args.sections.split(",")
         if "http" in secs:
