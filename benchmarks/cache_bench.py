@@ -1094,6 +1094,7 @@ def main():
     res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "args": dict(vars(args)),
            "loadavg_start": open("/proc/loadavg").read().split()[:3],
            "machine": "%d CPUs" % os.cpu_count()}
+    res["machine"] += ", load average %s at start" % res["loadavg_start"][0]
     print("load average at start:", " ".join(res["loadavg_start"]), flush=True)
     tmp = tempfile.mkdtemp(prefix="cache-bench-")
     os.chmod(tmp, 0o755)

@@ -166,7 +166,7 @@ def cache_heads(d, out):
     ax2.legend(fontsize=7)
     mib = 1024.0 * 1024.0
     ax3.bar([i - 0.2 for i in x], [r["rss_pop"] / mib for r in rows], 0.4, color=GOB, label="goblin VmRSS after population")
-    ax3.bar([i + 0.2 for i in x], [r["objmem"] / mib for r in rows], 0.4, color=BASE, label="goblin object memory (head model)")
+    ax3.bar([i + 0.2 for i in x], [r["objmem"] / mib for r in rows], 0.4, color=BASE, label="goblin resident objects (INFO: heads + small arena)")
     if var:
         ax3.axhline(var["rss_pop"] / mib, color=RED, lw=1.2, label="varnish VmRSS")
         ax3.axhline(var["objmem"] / mib, color=RED, lw=1.0, ls="--", label="varnish SMA bytes")
