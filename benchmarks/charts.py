@@ -4,6 +4,8 @@
   charts.py tlb     RESULT.json OUT.png   per-trial HGET throughput, both arms
   charts.py compare RESULT.json OUT.png   goblin/redis ratio per command, with range
   charts.py memory  RESULT.json OUT.png   bytes per element, side by side
+  charts.py cache_heads RESULT.json OUT.png   goblin's --ram-head sweep (cache_bench.py):
+                                          warm throughput, TTFB, RSS and object memory
 
 The JSON files are what tlb_arena_benchmark.py, compare.py and memory.py
 write with --json; their --chart option calls this script (with an
@@ -137,13 +139,60 @@ def memory(d, out):
     fig.savefig(out, dpi=110)
 
 
+def cache_heads(d, out):
+    summ = d["summary"]     # label -> medians (cache_bench.py)
+    heads = sorted((int(k.split("-")[1].rstrip("K")), k) for k in summ
+                   if k.startswith("goblin-") and k.endswith("K") and not k.startswith("goblin-ram"))
+    x = list(range(len(heads)))
+    names = ["%d KiB" % h for h, _ in heads]
+    rows = [summ[k] for _, k in heads]
+    var = summ.get("varnish")
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(13, 4.4))
+    ax1.plot(x, [r["wrk_gbps"] for r in rows], "o-", color=GOB, label="goblin, wrk")
+    ax1.plot(x, [r["py_gbps"] for r in rows], "s--", color=GOB, alpha=0.6, label="goblin, python client")
+    if var:
+        ax1.axhline(var["wrk_gbps"], color=RED, lw=1.2, label="varnish, wrk")
+        ax1.axhline(var["py_gbps"], color=RED, lw=1.0, ls="--", label="varnish, python client")
+    ax1.set_ylabel("warm Zipf replay, Gbit/s (concurrency 8)")
+    ax1.set_ylim(bottom=0)
+    ax1.legend(fontsize=7)
+    for key, mk, lab in (("ttfb_p50", "o-", "p50"), ("ttfb_p90", "s-", "p90"), ("ttfb_p99", "^-", "p99")):
+        ax2.plot(x, [r[key] / 1000.0 for r in rows], mk, label="goblin " + lab)
+    if var:
+        ax2.axhline(var["ttfb_p50"] / 1000.0, color=RED, lw=1.0, label="varnish p50")
+        ax2.axhline(var["ttfb_p99"] / 1000.0, color=RED, lw=1.0, ls="--", label="varnish p99")
+    ax2.set_yscale("log")
+    ax2.set_ylabel("time to first byte, ms (python client)")
+    ax2.legend(fontsize=7)
+    mib = 1024.0 * 1024.0
+    ax3.bar([i - 0.2 for i in x], [r["rss_pop"] / mib for r in rows], 0.4, color=GOB, label="goblin VmRSS after population")
+    ax3.bar([i + 0.2 for i in x], [r["objmem"] / mib for r in rows], 0.4, color=BASE, label="goblin resident objects (INFO: heads + small arena)")
+    if var:
+        ax3.axhline(var["rss_pop"] / mib, color=RED, lw=1.2, label="varnish VmRSS")
+        ax3.axhline(var["objmem"] / mib, color=RED, lw=1.0, ls="--", label="varnish SMA bytes")
+    ax3.set_ylabel("MiB")
+    ax3.legend(fontsize=7)
+    for ax in (ax1, ax2, ax3):
+        ax.set_xticks(x)
+        ax.set_xticklabels(names, fontsize=8)
+        ax.set_xlabel("--ram-head (--block 2M, tails on --ssd-dir)")
+        ax.grid(alpha=0.3)
+    c = d.get("corpus", {})
+    fig.suptitle("HTTP cache, %s objects, mean %.0f KiB, Zipf s=%.1f; medians of %d round(s)" % (
+        format(c.get("objects", 0), ","), c.get("mean", 0) / 1024.0, d["args"]["zipf"], d["args"]["rounds"]),
+        fontsize=10)
+    footer(fig, d)
+    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+    fig.savefig(out, dpi=110)
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("tlb", "compare", "memory"):
+    if len(sys.argv) != 4 or sys.argv[1] not in ("tlb", "compare", "memory", "cache_heads"):
         print(__doc__, file=sys.stderr)
         return 2
     with open(sys.argv[2]) as f:
         d = json.load(f)
-    {"tlb": tlb, "compare": compare, "memory": memory}[sys.argv[1]](d, sys.argv[3])
+    {"tlb": tlb, "compare": compare, "memory": memory, "cache_heads": cache_heads}[sys.argv[1]](d, sys.argv[3])
     return 0
 
 
