@@ -722,9 +722,9 @@ def mirror_slow_reader_back_pressure():
 
 
 @test
-def mirror_coalesces_200_misses():
+def mirror_coalesces_500_misses():
     g, o = mirror()
-    n = 200
+    n = 500
     socks = [conn(g, timeout=20) for _ in range(n)]
     for s in socks:
         s.sendall(req("GET", "/delay-obj"))
@@ -746,7 +746,7 @@ def mirror_coalesces_across_workers():
         S["mirror2" + sfx()] = Server("mirror2" + sfx(), "--mirror", "http://127.0.0.1:%d/pfx" % o.port,
                                       "--mirror-timeout", "3000", "--cores", "2", "--mirror-client", MODE[0])
     g, o = S["mirror2" + sfx()], S["origin" + sfx()]
-    n = 200
+    n = 500
     socks = [conn(g, timeout=20) for _ in range(n)]
     for s in socks:
         s.sendall(req("GET", "/delay-two"))
