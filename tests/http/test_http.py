@@ -740,6 +740,44 @@ def mirror_coalesces_500_misses():
 
 
 @test
+def mirror_full_store():
+    """A store at maxmemory: under allkeys-lru origin fills evict older
+    objects; under noeviction they are answered but not kept (the next
+    request goes to the origin again)."""
+    o = S.get("origin" + sfx()) or mirror()[1]
+    for policy in ("allkeys-lru", "noeviction"):
+        name = "full-%s%s" % (policy, sfx())
+        if name not in S:
+            S[name] = Server(name, "--mirror", "http://127.0.0.1:%d/pfx" % o.port, "--mirror-client", MODE[0],
+                             "--proto-max-bulk-len", "4mb", "--maxmemory", "16mb", "--maxmemory-policy", policy)
+        g = S[name]
+        paths = ["/big-%s-%d" % (policy, i) for i in range(12)]
+        for p in paths:
+            s = conn(g, timeout=20)
+            s.sendall(req("GET", p))
+            st, h, body = Reader(s).response()
+            eq((st, len(body)), (200, 3 << 20), p)
+            assert body == b"B" * (3 << 20), p
+            s.close()
+        info = g.r.info()
+        assert info["used_memory"] < (24 << 20), info["used_memory"]
+        if policy == "allkeys-lru":
+            assert info["evicted_keys"] > 0 and 0 < g.r.dbsize() < len(paths), (info["evicted_keys"], g.r.dbsize())
+        else:
+            assert g.r.dbsize() < len(paths), g.r.dbsize()
+            gone = [p for p in paths if not g.r.exists(p[1:])]
+            assert gone
+            n0 = o.count("/pfx" + gone[0])
+            s = conn(g, timeout=20)
+            s.sendall(req("GET", gone[0]))
+            st, h, body = Reader(s).response()
+            eq((st, len(body)), (200, 3 << 20))
+            s.close()
+            eq(o.count("/pfx" + gone[0]), n0 + 1, "an object not kept is fetched again")
+        assert g.alive()
+
+
+@test
 def mirror_coalesces_across_workers():
     if "mirror2" + sfx() not in S:
         o = mirror()[1]
