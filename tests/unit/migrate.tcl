@@ -18,6 +18,8 @@ proc migrate_kill_links {} {
         regexp {id=([0-9]+)} $l -> id
         r -1 client kill id $id
     }
+    # A killed client is freed by its worker a moment later.
+    wait_for_condition 100 10 {[migrate_links] == 0} else {fail "killed links still listed"}
 }
 
 start_server {tags {migrate}} {
