@@ -357,7 +357,10 @@ int rdb_load_stream(rdb_in *in, int type, gobj *o) {
             goto fail;
     } else {
         s->entries_added = s->length;
-        stream_edge_id(s, 1, &s->first_id);
+        /* As Redis 7.0's loader: the first live entry, or for an empty
+         * stream the largest ID (its edge search found nothing), which
+         * XINFO STREAM shows as recorded-first-entry-id. */
+        if (!stream_edge_id(s, 1, &s->first_id)) s->first_id.ms = s->first_id.seq = UINT64_MAX;
     }
     if (length != s->length) {
         corrupt(in, "length inconsistent with the entries");

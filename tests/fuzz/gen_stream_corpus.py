@@ -17,10 +17,12 @@ active time), so that every loader variant has valid seeds.
 import argparse
 import hashlib
 import os
-import struct
 import sys
 
 import redis
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "persist"))
+import rdbgen  # noqa: E402
 
 
 def streams(r):
@@ -90,139 +92,6 @@ def streams(r):
     return names
 
 
-class Reader:
-    def __init__(self, b):
-        self.b, self.i = b, 0
-
-    def byte(self):
-        v = self.b[self.i]
-        self.i += 1
-        return v
-
-    def take(self, n):
-        v = self.b[self.i:self.i + n]
-        assert len(v) == n
-        self.i += n
-        return v
-
-    def length(self):
-        c = self.byte()
-        t = c >> 6
-        if t == 0:
-            return c & 63
-        if t == 1:
-            return (c & 63) << 8 | self.byte()
-        if c == 0x80:
-            return struct.unpack(">I", self.take(4))[0]
-        if c == 0x81:
-            return struct.unpack(">Q", self.take(8))[0]
-        raise ValueError("special encoding where a length was expected")
-
-    def string(self):
-        c = self.b[self.i]
-        if c >> 6 != 3:
-            return self.take(self.length())
-        self.i += 1
-        kind = c & 63
-        if kind == 0:
-            return str(struct.unpack("<b", self.take(1))[0]).encode()
-        if kind == 1:
-            return str(struct.unpack("<h", self.take(2))[0]).encode()
-        if kind == 2:
-            return str(struct.unpack("<i", self.take(4))[0]).encode()
-        assert kind == 3
-        clen, ulen = self.length(), self.length()
-        return lzf_decompress(self.take(clen), ulen)
-
-
-def lzf_decompress(src, ulen):
-    out = bytearray()
-    i = 0
-    while i < len(src):
-        ctrl = src[i]
-        i += 1
-        if ctrl < 32:
-            out += src[i:i + ctrl + 1]
-            i += ctrl + 1
-        else:
-            n = ctrl >> 5
-            ref = len(out) - ((ctrl & 31) << 8) - 1
-            if n == 7:
-                n += src[i]
-                i += 1
-            ref -= src[i]
-            i += 1
-            for _ in range(n + 2):
-                out.append(out[ref])
-                ref += 1
-    assert len(out) == ulen
-    return bytes(out)
-
-
-def parse19(body):
-    """A type-19 payload body as a dict."""
-    r = Reader(body)
-    assert r.byte() == 19
-    s = {"nodes": []}
-    for _ in range(r.length()):
-        s["nodes"].append((r.string(), r.string()))
-    s["length"] = r.length()
-    s["last"] = (r.length(), r.length())
-    s["first"] = (r.length(), r.length())
-    s["maxdel"] = (r.length(), r.length())
-    s["added"] = r.length()
-    s["groups"] = []
-    for _ in range(r.length()):
-        g = {"name": r.string(), "last": (r.length(), r.length()), "read": r.length(), "pel": [], "cons": []}
-        for _ in range(r.length()):
-            g["pel"].append((r.take(16), r.take(8), r.length()))
-        for _ in range(r.length()):
-            name, seen = r.string(), r.take(8)
-            g["cons"].append((name, seen, [r.take(16) for _ in range(r.length())]))
-        s["groups"].append(g)
-    assert r.i == len(body), "trailing bytes"
-    return s
-
-
-def enc_len(n):
-    if n < 64:
-        return bytes([n])
-    if n < 16384:
-        return bytes([0x40 | n >> 8, n & 255])
-    if n < 1 << 32:
-        return b"\x80" + struct.pack(">I", n)
-    return b"\x81" + struct.pack(">Q", n)
-
-
-def enc_str(b):
-    return enc_len(len(b)) + b
-
-
-def write(s, rtype):
-    o = bytearray([rtype])
-    o += enc_len(len(s["nodes"]))
-    for k, lp in s["nodes"]:
-        o += enc_str(k) + enc_str(lp)
-    o += enc_len(s["length"]) + enc_len(s["last"][0]) + enc_len(s["last"][1])
-    if rtype != 15:
-        o += b"".join(enc_len(x) for x in s["first"] + s["maxdel"]) + enc_len(s["added"])
-    o += enc_len(len(s["groups"]))
-    for g in s["groups"]:
-        o += enc_str(g["name"]) + enc_len(g["last"][0]) + enc_len(g["last"][1])
-        if rtype != 15:
-            o += enc_len(g["read"])
-        o += enc_len(len(g["pel"]))
-        for rid, t, cnt in g["pel"]:
-            o += rid + t + enc_len(cnt)
-        o += enc_len(len(g["cons"]))
-        for name, seen, pel in g["cons"]:
-            o += enc_str(name) + seen
-            if rtype == 21:
-                o += seen
-            o += enc_len(len(pel)) + b"".join(pel)
-    return bytes(o)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -246,9 +115,9 @@ def main():
     r.config_set("stream-node-max-entries", 100)
     out = set(bodies)
     for b in bodies:
-        s = parse19(b)
-        out.add(write(s, 15))
-        out.add(write(s, 21))
+        s = rdbgen.stream_parse19(b)
+        out.add(rdbgen.stream_payload(s, 15))
+        out.add(rdbgen.stream_payload(s, 21))
     for b in sorted(out):
         with open(os.path.join(a.out, hashlib.sha1(b).hexdigest()), "wb") as f:
             f.write(b)

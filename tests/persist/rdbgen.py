@@ -268,3 +268,133 @@ def rdb_file(body, version=10, checksum=True, aux_fields=True):
     if version >= 5:
         data += struct.pack("<Q", crc64(data) if checksum else 0)
     return data
+
+
+# ---- reading DUMP payloads back (streams) ------------------------------------------
+# A stream DUMPed by Redis 7.0 (type 19) is parsed into a dict and written
+# again as type 15 (Redis 5-6) or 21 (Redis 7.2, whose consumers carry an
+# active time after the seen time: s["active"][(group, consumer)], 8
+# bytes, else the seen time again), so that every loader variant can be
+# fed the same stream.
+
+def _raw_string(b):
+    return length(len(b)) + b
+
+
+class Reader:
+    def __init__(self, b):
+        self.b, self.i = b, 0
+
+    def byte(self):
+        v = self.b[self.i]
+        self.i += 1
+        return v
+
+    def take(self, n):
+        v = self.b[self.i:self.i + n]
+        assert len(v) == n
+        self.i += n
+        return v
+
+    def length(self):
+        c = self.byte()
+        t = c >> 6
+        if t == 0:
+            return c & 63
+        if t == 1:
+            return (c & 63) << 8 | self.byte()
+        if c == 0x80:
+            return struct.unpack(">I", self.take(4))[0]
+        if c == 0x81:
+            return struct.unpack(">Q", self.take(8))[0]
+        raise ValueError("special encoding where a length was expected")
+
+    def string(self):
+        c = self.b[self.i]
+        if c >> 6 != 3:
+            return self.take(self.length())
+        self.i += 1
+        kind = c & 63
+        if kind == 0:
+            return str(struct.unpack("<b", self.take(1))[0]).encode()
+        if kind == 1:
+            return str(struct.unpack("<h", self.take(2))[0]).encode()
+        if kind == 2:
+            return str(struct.unpack("<i", self.take(4))[0]).encode()
+        assert kind == 3
+        clen, ulen = self.length(), self.length()
+        return lzf_decompress(self.take(clen), ulen)
+
+
+def lzf_decompress(src, ulen):
+    out = bytearray()
+    i = 0
+    while i < len(src):
+        ctrl = src[i]
+        i += 1
+        if ctrl < 32:
+            out += src[i:i + ctrl + 1]
+            i += ctrl + 1
+        else:
+            n = ctrl >> 5
+            ref = len(out) - ((ctrl & 31) << 8) - 1
+            if n == 7:
+                n += src[i]
+                i += 1
+            ref -= src[i]
+            i += 1
+            for _ in range(n + 2):
+                out.append(out[ref])
+                ref += 1
+    assert len(out) == ulen
+    return bytes(out)
+
+
+def stream_parse19(body):
+    """A type-19 payload body as a dict."""
+    r = Reader(body)
+    assert r.byte() == 19
+    s = {"nodes": []}
+    for _ in range(r.length()):
+        s["nodes"].append((r.string(), r.string()))
+    s["length"] = r.length()
+    s["last"] = (r.length(), r.length())
+    s["first"] = (r.length(), r.length())
+    s["maxdel"] = (r.length(), r.length())
+    s["added"] = r.length()
+    s["groups"] = []
+    for _ in range(r.length()):
+        g = {"name": r.string(), "last": (r.length(), r.length()), "read": r.length(), "pel": [], "cons": []}
+        for _ in range(r.length()):
+            g["pel"].append((r.take(16), r.take(8), r.length()))
+        for _ in range(r.length()):
+            name, seen = r.string(), r.take(8)
+            g["cons"].append((name, seen, [r.take(16) for _ in range(r.length())]))
+        s["groups"].append(g)
+    assert r.i == len(body), "trailing bytes"
+    return s
+
+
+def stream_payload(s, rtype):
+    o = bytearray([rtype])
+    o += length(len(s["nodes"]))
+    for k, lp in s["nodes"]:
+        o += _raw_string(k) + _raw_string(lp)
+    o += length(s["length"]) + length(s["last"][0]) + length(s["last"][1])
+    if rtype != 15:
+        o += b"".join(length(x) for x in s["first"] + s["maxdel"]) + length(s["added"])
+    o += length(len(s["groups"]))
+    for g in s["groups"]:
+        o += _raw_string(g["name"]) + length(g["last"][0]) + length(g["last"][1])
+        if rtype != 15:
+            o += length(g["read"])
+        o += length(len(g["pel"]))
+        for rid, t, cnt in g["pel"]:
+            o += rid + t + length(cnt)
+        o += length(len(g["cons"]))
+        for name, seen, pel in g["cons"]:
+            o += _raw_string(name) + seen
+            if rtype == 21:
+                o += s.get("active", {}).get((g["name"], name), seen)
+            o += length(len(pel)) + b"".join(pel)
+    return bytes(o)
