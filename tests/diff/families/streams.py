@@ -1,5 +1,8 @@
 """Streams: XADD and the rest of the Redis 7.0 stream family, consumer
-groups included, with explicit IDs only (an automatic "*" ID is the clock).
+groups included, with explicit IDs, except on one key of its own (AUTO_KEY)
+where XADD takes "*": an automatic ID is the clock, so those replies are
+compared by shape (an ID "ms-seq" whose ms is within a minute of the
+other server's) and the reads of that key mask the IDs.
 
 Run boundaries are exercised through CONFIG SET of stream-node-max-entries
 (XTRIM ~, XINFO STREAM's radix-tree-keys and -nodes depend on them) and
@@ -179,6 +182,61 @@ def g_xadd_run(ctx):
     out = []
     for i in range(ctx.randint(3, 30)):
         out.append(Cmd(b"XADD", k, b"%d-%d" % (_next_ms(ctx), 0), b"f", b"%d" % i, b"g", b"v" * (i % 7)))
+    return out
+
+
+AUTO_KEY = b"xauto"
+
+
+def _auto_id(node):
+    """(ms, seq) of a bulk "ms-seq", else None."""
+    if node.t != "$" or not isinstance(node.v, bytes):
+        return None
+    ms, dash, seq = node.v.partition(b"-")
+    if not dash or not ms.isdigit() or not seq.isdigit():
+        return None
+    return int(ms), int(seq)
+
+
+def auto_id_compare(a, b):
+    """XADD * : both an ID of the clock's shape, about the same time."""
+    if a.raw == b.raw:
+        return True
+    x, y = _auto_id(a), _auto_id(b)
+    return x is not None and y is not None and abs(x[0] - y[0]) < 60000
+
+
+def auto_range_compare(a, b):
+    """XRANGE of AUTO_KEY: the same entries, each entry's ID by shape."""
+    if a.raw == b.raw:
+        return True
+    if a.t != b.t or not a.is_aggregate() or not b.is_aggregate() or len(a.v) != len(b.v):
+        return False
+    for x, y in zip(a.v, b.v):
+        if not x.is_aggregate() or not y.is_aggregate() or len(x.v) != 2 or len(y.v) != 2:
+            return False
+        if not auto_id_compare(x.v[0], y.v[0]) or x.v[1].raw != y.v[1].raw:
+            return False
+    return True
+
+
+def g_xadd_auto(ctx):
+    """XADD "*" on AUTO_KEY, sometimes trimmed, then reads of it: the
+    length exactly, the entries with their IDs by shape; an explicit ID
+    below the clock's is refused by both."""
+    out = []
+    for i in range(ctx.randint(1, 4)):
+        args = [b"XADD", AUTO_KEY]
+        if ctx.chance(0.3):
+            args += [b"MAXLEN", b"=", b"%d" % ctx.randint(0, 6)]
+        args += [b"*", b"n", b"%d" % i] + ([b"v", ctx.small_val()] if ctx.chance(0.5) else [])
+        out.append(Cmd(*args, compare=auto_id_compare))
+    if ctx.chance(0.2):
+        out.append(Cmd(b"XADD", AUTO_KEY, b"5-1", b"f", b"v"))
+    out.append(Cmd(b"XLEN", AUTO_KEY))
+    out.append(Cmd(b"XRANGE", AUTO_KEY, b"-", b"+", b"COUNT", b"%d" % ctx.randint(1, 8), compare=auto_range_compare))
+    if ctx.chance(0.2):
+        out.append(Cmd(b"DEL", AUTO_KEY))
     return out
 
 
@@ -388,6 +446,7 @@ GENERATORS = [
     (0.5, g_config_reset),
     (0.2, g_other_type),
     (1, g_copy),
+    (2, g_xadd_auto),
 ]
 
 CREATORS = [
