@@ -108,15 +108,21 @@ int mcmeta_get(gdb *db, const dbentry *e, mcmeta *out) {
     return found;
 }
 
-static int put(const char *key, size_t klen, const dbentry *e, const mcmeta *m) {
+/* Key's entry becomes (e, *m); with keep, an entry of e already there
+ * stays and *m becomes its metadata. */
+static int put(const char *key, size_t klen, const dbentry *e, mcmeta *m, int keep) {
     uint64_t h = db_key_hash(key, klen);
     mcpart *p = part_of(h);
     int rc = 0;
     pthread_mutex_lock(&p->lk);
     mcm **s = find(p, h, key, klen);
     if (s && *s) {
-        (*s)->e = e;
-        (*s)->m = *m;
+        if (keep && (*s)->e == e) {
+            *m = (*s)->m;
+        } else {
+            (*s)->e = e;
+            (*s)->m = *m;
+        }
     } else if (p->n >= p->nb && grow(p) != 0) {
         rc = -1;
     } else {
@@ -142,7 +148,8 @@ static int put(const char *key, size_t klen, const dbentry *e, const mcmeta *m) 
 
 int mcmeta_set(gdb *db, const dbentry *e, const mcmeta *m) {
     if (!db || db->id != 0) return 0;
-    return put(e->key, e->klen, e, m);
+    mcmeta copy = *m;
+    return put(e->key, e->klen, e, &copy, 0);
 }
 
 void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
@@ -150,7 +157,10 @@ void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
     out->flags = 0;
     out->state = 0;
     out->cas = mcmeta_next_cas();
-    mcmeta_set(db, e, out);
+    if (!db || db->id != 0) return;
+    /* Readers of one key may run together (its shard held shared): the
+     * first to give a unique wins and the others show that one. */
+    put(e->key, e->klen, e, out, 1);
 }
 
 static void clear_all(void);
@@ -193,7 +203,8 @@ static void restore_one(const char *key, size_t klen, const mcmeta *m) {
     if (!db) return;
     const dbentry *e = db_lookup_raw(db, key, klen);
     if (!e) return;
-    put(key, klen, e, m);
+    mcmeta copy = *m;
+    put(key, klen, e, &copy, 0);
     mcmeta_see_cas(m->cas);
 }
 

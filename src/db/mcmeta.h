@@ -35,7 +35,9 @@ int mcmeta_get(gdb *db, const dbentry *e, mcmeta *out);
 /* Set (replace) the metadata of key with entry e. 0 ok, -1 no memory. */
 int mcmeta_set(gdb *db, const dbentry *e, const mcmeta *m);
 /* The metadata of e, given a new CAS unique (flags 0) when it had none:
- * what gets/gats show. */
+ * what gets/gats show. Items of flags 0 are stored without an entry, so
+ * this is where their unique is made; concurrent callers for one key all
+ * get the same one. */
 void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out);
 /* Forget key of db (key NULL: every key of db; db NULL: of every db). */
 void mcmeta_forget(gdb *db, const char *key, size_t klen);

@@ -615,6 +615,71 @@ def ssd_tails(server):
         g.cleanup()
 
 
+def cas_side_table(server):
+    """Flags and CAS uniques live in a side table; an item of flags 0 has no
+    entry until its unique is first shown. The CAS semantics do not change:
+    a shown unique is stable until the item changes, every change makes a
+    new one, and a compare against anything else fails."""
+    g = Goblin(server, [])
+    try:
+        r = g.r
+        c, c2 = MC(g.mport), MC(g.mport)
+
+        def meta_keys():
+            return int(r.info("memcache")["memcache_keys_with_metadata"])
+
+        for i in range(200):
+            c.send(b"set z%d 0 0 3 noreply\r\nabc\r\n" % i)
+        c.call(b"")
+        check(meta_keys() == 0, "flags-0 stores keep no side-table entry", str(meta_keys()))
+        c.call(b"set f 7 0 1\r\nx\r\n")
+        check(meta_keys() == 1, "a store with flags keeps one", str(meta_keys()))
+        # An unshown unique: no compare can match it.
+        misses = [c.call(b"cas z0 0 0 1 %d\r\ny\r\n" % n) for n in range(1, 40)]
+        check(all(m == b"EXISTS\r\n" for m in misses), "cas against a never-shown unique fails", repr(misses[:3]))
+        a = c.call(b"gets z1\r\n")
+        b = c2.call(b"gets z1\r\n")
+        check(a == b and a.startswith(b"VALUE z1 0 3 "), "the first shown unique is stable across connections",
+              repr((a, b)))
+        cas1 = a.split(b"\r\n")[0].split()[-1]
+        check(c.call(b"cas z1 0 0 1 %s\r\nq\r\n" % cas1) == b"STORED\r\n", "cas with the shown unique")
+        d = c.call(b"gets z1\r\n")
+        cas2 = d.split(b"\r\n")[0].split()[-1]
+        check(d.startswith(b"VALUE z1 0 1 ") and cas2 != cas1, "the stored item has a new unique", repr(d))
+        check(c.call(b"cas z1 0 0 1 %s\r\nw\r\n" % cas1) == b"EXISTS\r\n", "the old unique no longer matches")
+        c.call(b"set z1 0 0 1\r\nv\r\n")
+        check(c.call(b"cas z1 0 0 1 %s\r\nw\r\n" % cas2) == b"EXISTS\r\n",
+              "a flags-0 store replaces a shown unique")
+        # ms c shows the unique that mg c and gets show afterwards.
+        hd = c.call(b"ms m1 2 c\r\nhi\r\n")
+        m = re.match(rb"^HD c(\d+)\r\n$", hd)
+        mg = c.call(b"mg m1 c\r\n")
+        check(m is not None and mg == b"HD c%s\r\n" % m.group(1), "ms c then mg c: one unique", repr((hd, mg)))
+        gs = c.call(b"gets m1\r\n")
+        check(m is not None and gs.split(b"\r\n")[0].endswith(b" " + m.group(1)), "ms c then gets", repr(gs))
+        # ma c: the counter's unique, stable until the next change.
+        c.call(b"set n 0 0 1\r\n5\r\n")
+        ma = c.call(b"ma n c v\r\n")
+        mm = re.match(rb"^VA 1 c(\d+)\r\n6\r\n$", ma)
+        check(mm is not None and c.call(b"mg n c\r\n") == b"HD c%s\r\n" % mm.group(1), "ma c then mg c", repr(ma))
+        # mg N on a miss: the item it makes has a unique and the win token.
+        v1 = c.call(b"mg nv N30 c\r\n")
+        v2 = c.call(b"mg nv c\r\n")
+        m1, m2 = re.match(rb"^HD c(\d+) W\r\n$", v1), re.match(rb"^HD c(\d+) Z\r\n$", v2)
+        check(m1 is not None and m2 is not None and m1.group(1) == m2.group(1) and m1.group(1) != b"0",
+              "mg N: unique and token", repr((v1, v2)))
+        # Flags survive a restart; flags-0 items come back with flags 0.
+        c.call(b"set p 9 0 1\r\nx\r\n")
+        r.save()
+        g.stop()
+        g.start()
+        c = MC(g.mport)
+        check(c.call(b"get p z2\r\n") == b"VALUE p 9 1\r\nx\r\nVALUE z2 0 3\r\nabc\r\nEND\r\n",
+              "flags after a restart", "")
+    finally:
+        g.cleanup()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", default=os.path.join(ROOT, "build-release", "goblin-core"))
@@ -624,7 +689,7 @@ def main():
     for name, fn in [("differential", lambda: differential(a.server, a.seed, a.streams)),
                      ("cross", lambda: cross(a.server)), ("transport", lambda: transport(a.server)),
                      ("replica", lambda: replica(a.server)), ("maxmemory", lambda: maxmemory(a.server)),
-                     ("limits", lambda: limits(a.server)),
+                     ("limits", lambda: limits(a.server)), ("cas", lambda: cas_side_table(a.server)),
                      ("ssd", lambda: ssd_tails(a.server))]:
         try:
             fn()

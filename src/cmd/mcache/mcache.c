@@ -150,10 +150,16 @@ static int mc_remove(client *c, gdb *db, const garg *key) {
     return 1;
 }
 
-/* After a change of e's value: signal, then the new metadata. */
+/* After a change of e's value: signal (which drops the old metadata),
+ * then the new metadata. An item of flags 0 gets none: the common store
+ * costs no side-table entry, and its CAS unique is given when one is
+ * first shown (mcmeta_ensure). Until then no client can hold it, so a
+ * compare fails as against a changed item, as it must. Returns the new
+ * unique, 0 when none is given yet. */
 static uint64_t mc_stored(client *c, gdb *db, dbentry *e, const garg *key, uint32_t flags) {
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, NOTIFY_STRING, "set", db, key->p, key->n);
+    if (flags == 0) return 0;
     mcmeta m = {.flags = flags, .cas = mcmeta_next_cas()};
     mcmeta_set(db, e, &m);
     return m.cas;
@@ -614,7 +620,7 @@ static void mc_mg(client *c) {
         if (k > 0) db_set_expire(db, e, when);
         prop_set(c, key, "", 0, k > 0 ? when : -1, 0);
         mc_stored(c, db, e, key, 0);
-        mcmeta_get(db, e, &m);
+        mcmeta_ensure(db, e, &m);
         m.state |= MCMETA_TOKEN;
         mcmeta_set(db, e, &m);
         strcpy(win, " W");
@@ -679,7 +685,8 @@ static void mc_ms(client *c) {
                  * item whose token is out. */
                 st = mc_store(c, r, op, &cas);
                 dbentry *ne = st == ST_STORED ? mc_string(db, key) : NULL;
-                if (ne && mcmeta_get(db, ne, &m)) {
+                if (ne) {
+                    mcmeta_ensure(db, ne, &m);
                     m.state |= MCMETA_STALE | MCMETA_TOKEN;
                     mcmeta_set(db, ne, &m);
                 }
@@ -702,7 +709,8 @@ static void mc_ms(client *c) {
     if (st == ST_STORED) {
         e = mc_string(db, key);
         m = (mcmeta){.flags = r->flags, .cas = cas};
-        if (e) mcmeta_get(db, e, &m);
+        if (e && (r->mflags & MC_MF('c'))) mcmeta_ensure(db, e, &m);
+        else if (e) mcmeta_get(db, e, &m);
     }
     mc_ret rt = {&m, e, key, e ? strval_len(&e->val) : 0};
     if (st == ST_STORED && r->noreply) return;
@@ -784,7 +792,8 @@ static void mc_ma(client *c) {
     else if (st == AR_MISS) mc_stat_add(incr ? MCS_INCR_MISSES : MCS_DECR_MISSES, 1);
     dbentry *e = st == AR_OK ? mc_string(db, key) : NULL;
     mcmeta m = {.cas = cas};
-    if (e) mcmeta_get(db, e, &m);
+    if (e && (r->mflags & MC_MF('c'))) mcmeta_ensure(db, e, &m);
+    else if (e) mcmeta_get(db, e, &m);
     mc_ret rt = {e ? &m : NULL, e, key, e ? strval_len(&e->val) : 0};
     switch (st) {
     case AR_OK:
