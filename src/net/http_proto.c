@@ -22,6 +22,7 @@
  * the value; a value streamed from the SSD has one only if it was stored
  * through HTTP (its bytes are never all read at once). A malformed request gets 400 and the
  * connection closes. PUT and DELETE only with http-admin yes (else 405). */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,28 @@ static void rewrite(client *c, size_t olen0, const char *head, size_t hl, size_t
     client_set_out(c, c->osent, olen0 + need);
 }
 
+/* The reply at olen0 is gap bytes of room, then RESP's "$<len>\r\n"
+ * and the value; the value's bytes [src, src + n) after the room become
+ * the answer's body behind the HTTP head. When the room was made (nothing
+ * before olen0 waits to be sent) and the head fits in front of the body,
+ * the head goes right before it and the room's unused front counts as
+ * sent: the body is not moved. Otherwise it moves behind the head. */
+static void rewrite_in_room(client *c, size_t olen0, size_t gap, const char *head, size_t hl, size_t src,
+                            size_t n) {
+    if (gap && hl <= gap + src) {
+        assert(c->osent == olen0);
+        size_t at = olen0 + gap + src - hl;
+        memcpy(c->obuf + at, head, hl);
+        client_set_out(c, at, olen0 + gap + src + n);
+        return;
+    }
+    rewrite(c, olen0, head, hl, gap + src, n);
+}
+
+/* Room made in front of a GET's reply for the HTTP head (rewrite_in_room):
+ * more than any head http_head writes, less than a copy of the value. */
+#define HTTP_HEAD_ROOM 512
+
 /* "$<len>\r\n" at p: its length and the header's, or -1 (a null / not a
  * bulk string). */
 static long long bulk_len(const char *p, size_t n, size_t *pfx) {
@@ -313,10 +336,17 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
     garg argv[4] = {{(char *)"GET", 3}, {r->key, r->klen}, {NULL, 0}, {NULL, 0}};
     uint64_t epoch = http_etag_epoch(r->key, r->klen);
     size_t olen0 = cap_begin(c);
+    static const char room[HTTP_HEAD_ROOM];
+    size_t gap = c->osent == olen0 ? sizeof(room) : 0;
+    if (gap) reply_raw(c, room, gap);
     run_cmd(c, argv, 2);
-    size_t n = c->olen - olen0;
-    const char *p = c->obuf + olen0;
+    size_t n = c->olen - olen0 - gap;
+    const char *p = c->obuf + olen0 + gap;
     if (n && p[0] == '-') {
+        if (gap) {
+            memmove(c->obuf + olen0, p, n);
+            client_set_out(c, c->osent, olen0 + n);
+        }
         caught_error(k, w, olen0);
         return;
     }
@@ -350,7 +380,7 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
         }
         if (w->method == HTTP_M_GET && w->range == HTTP_RANGE_NONE) {
             size_t hl = http_head(head, sizeof(head), 200, len, et, NULL, NULL, w);
-            rewrite(c, olen0, head, hl, pfx, n - pfx);
+            rewrite_in_room(c, olen0, gap, head, hl, pfx, n - pfx);
             cmd_stream_unframe(c);
             http_stat_add(&http_stat.bytes_out, hl + (uint64_t)len);
             http_stat_first_byte(w->t0_us);
@@ -437,7 +467,7 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
     char et[24];
     http_etag_of(r->key, r->klen, epoch, p + pfx, (size_t)len, et);
     size_t hl = plan(w, (size_t)len, et, head, sizeof(head), &off, &m);
-    rewrite(c, olen0, head, hl, pfx + off, m);
+    rewrite_in_room(c, olen0, gap, head, hl, pfx + off, m);
     http_stat_add(&http_stat.bytes_out, hl + m);
     http_stat_first_byte(w->t0_us);
 }
