@@ -18,6 +18,7 @@
 #include "base/tstat.h"
 #include "util/crc16.h"
 #include "util/hashfn.h"
+#include "util/monotime.h"
 #include "util/rand.h"
 
 typedef struct keyref {
@@ -861,14 +862,29 @@ size_t db_active_expire_cycle(long long budget_us) {
     return expired;
 }
 
+/* The cron's share of the key indexes' resizes: 256 groups of each
+ * resizing shard in turn, for at most DB_REHASH_BUDGET_US per call (Redis
+ * gives its incremental rehash 1 ms per cron tick), resumed at the next
+ * shard by the next call. Without a budget, the 64 shards that resize
+ * together cost the cron thread 2-4 ms at once. */
+#define DB_REHASH_BUDGET_US 1000
+
 void db_rehash_cycle(void) {
+    static unsigned cursor; /* cron thread only */
+    unsigned total = (unsigned)ndbs * DB_NSHARDS;
+    uint64_t t0 = monotime_us();
     db_rdlock_keyspace();
-    for (int d = 0; d < ndbs; d++) {
-        for (int s = 0; s < DB_NSHARDS; s++) {
-            shard *sh = &dbs[d]->shards[s];
-            db_lock_shard(dbs[d], (unsigned)s);
-            if (swiss_is_rehashing(&sh->keys)) swiss_rehash_step(&sh->keys, 256);
-            db_unlock_shard(dbs[d], (unsigned)s);
+    for (unsigned i = 0; i < total; i++) {
+        unsigned at = (cursor + i) % total;
+        gdb *db = dbs[at / DB_NSHARDS];
+        unsigned s = at % DB_NSHARDS;
+        db_lock_shard(db, s);
+        int stepped = swiss_is_rehashing(&db->shards[s].keys);
+        if (stepped) swiss_rehash_step(&db->shards[s].keys, 256);
+        db_unlock_shard(db, s);
+        if (stepped && monotime_us() - t0 >= DB_REHASH_BUDGET_US) {
+            cursor = (at + 1) % total;
+            break;
         }
     }
     db_unlock_keyspace();
