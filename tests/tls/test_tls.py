@@ -1089,7 +1089,20 @@ def plaintext_to_the_front_ends_tls_ports_and_tls_to_their_plain_ports():
         k.close()
         assert b"VALUE" not in got and b"HTTP/1.1" not in got, got
     assert log_has(g, "wrong version number")
-    # TLS to the plaintext ports: no handshake.
+    # TLS to the plaintext ports: read as (bad) requests; no handshake.
+    inb, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = context().wrap_bio(inb, outb, server_hostname="localhost")
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    hello = outb.read()
+    for port, want in ((g.mc, b"ERROR\r\n"), (g.http, b"HTTP/1.1 400 Bad Request\r\n")):
+        k = socket.create_connection(("127.0.0.1", port), timeout=5)
+        k.sendall(hello)
+        got = recv_until(k, want, timeout=5)
+        k.close()
+        assert got.startswith(want), (port, got[:100])
     for port in (g.mc, g.http):
         raw = socket.create_connection(("127.0.0.1", port), timeout=5)
         try:
