@@ -15,7 +15,14 @@ stream from the SSD through SSL_write, CONFIG SET of the certificate
 files (new connections get the new certificate; a failed reload keeps the
 old one and answers Redis's error), CONFIG SET tls-port, tls-protocols,
 and replication over TLS (tls-replication: goblin -> goblin and
-redis-server -> goblin).
+redis-server -> goblin). Then the memcache and HTTP front-ends' TLS ports
+(memcache-tls-port, http-tls-port; goblin only): memcache text and meta
+commands answered as on the plaintext port, a 1 MB value and pipelines;
+HTTPS with curl and http.client (GET, HEAD, Range, 304, keep-alive,
+PUT/DELETE, pipelining, Connection: close), SSD-tailed values, mirror fill
+and a slow reader of a large pass-through; client certificates,
+certificate reloads, plaintext to those ports and TLS to the plaintext
+ones, start-up refusals.
 
   python3 tests/tls/test_tls.py [-v] [name-substring ...]
 
