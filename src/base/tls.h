@@ -3,8 +3,8 @@
  * OpenSSL does the TLS; this module turns the tls-* directives into its
  * contexts, as Redis 7.0 does: one server context (every listener: RESP's
  * tls-port, the memcache and HTTP front-ends' memcache-tls-port and
- * http-tls-port) and, when
- * tls-client-cert-file and tls-client-key-file are set, a client context
+ * http-tls-port) and, when tls-client-cert-file and tls-client-key-file
+ * are set, a client context
  * for the connections this server opens (a replica to its primary);
  * without them those use the server context. The transports drive the
  * SSL objects themselves (net/ for client connections, cmd/repl for the
@@ -30,8 +30,7 @@ enum { TLS_AUTH_NO = 0, TLS_AUTH_YES = 1, TLS_AUTH_OPTIONAL = 2 };
 void tls_config_register(void);
 /* At start-up, after config_load: build the contexts when tls-port,
  * memcache-tls-port, http-tls-port, tls-replication or tls-cluster asks
- * for TLS. 0 ok (or nothing to do),
- * -1 with Redis's log lines. */
+ * for TLS. 0 ok (or nothing to do), -1 with Redis's log lines. */
 int tls_init(void);
 /* Build the contexts from the current values (the old ones stay on
  * failure). 0 ok, -1 with a log line saying why. */

@@ -1152,6 +1152,15 @@ def front_end_tls_ports_follow_certificate_reloads():
                cert("server.key"), "--tls-ca-cert-file", cert("ca.crt"), "--memcache-port", "0",
                "--memcache-tls-port", str(mct), "--http-tls-port", str(https))
     assert "goblin-server-1" in peer_cn(https)
+    # HTTPS only (no http-port): ETags follow the key's writes all the same.
+    g2.c.ok("SET", "e", "one")
+    tag1 = re.search(rb"ETag: (\S+)", curl(https, "/e", "-i").stdout).group(1)
+    g2.c.ok("SET", "e", "two")
+    r = curl(https, "/e", "-i")
+    tag2 = re.search(rb"ETag: (\S+)", r.stdout).group(1)
+    assert tag1 != tag2 and r.stdout.endswith(b"two"), (tag1, tag2, r.stdout)
+    r = curl(https, "/e", "-i", "-H", "If-None-Match: " + tag2.decode())
+    assert r.stdout.startswith(b"HTTP/1.1 304"), r.stdout
     assert g2.c.ok("CONFIG", "SET", "tls-cert-file", cert("server2.crt"), "tls-key-file", cert("server2.key")) == b"OK"
     assert "goblin-server-2" in peer_cn(https) and "goblin-server-2" in peer_cn(mct)
     # Start-up only, as memcache-port and http-port.
