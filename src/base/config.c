@@ -143,12 +143,16 @@ static config_entry table[] = {
     {"numa-decay-interval", NULL, T_LL, 0, NULL, "60000", 1, 86400000LL, NULL, NULL},
     /* The HTTP cache front-end (net/http_proto.c, net/mirror.c; docs/http.md). */
     {"http-port", NULL, T_LL, F_IMMUTABLE, NULL, "0", 0, 65535, NULL, NULL},
+    /* HTTPS on its own port, through the TLS context of tls-port (base/tls.c
+     * binds it and the memcache one; docs/tls.md). */
+    {"http-tls-port", NULL, T_LL, F_IMMUTABLE, NULL, "0", 0, 65535, NULL, NULL},
     {"http-admin", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
     {"mirror-timeout", NULL, T_LL, F_IMMUTABLE, NULL, "10000", 1, 86400000LL, NULL, NULL},
     /* The memcache front-end (net/mc_proto.c, cmd/mcache/): its port on
      * the bind addresses (0: none) and the largest item a set stores. */
     {"no-memcache", NULL, T_BOOL, F_IMMUTABLE | F_FLAGONLY, NULL, "no", 0, 0, NULL, NULL},
     {"memcache-port", NULL, T_LL, F_IMMUTABLE, NULL, "11211", 0, 65535, NULL, NULL},
+    {"memcache-tls-port", NULL, T_LL, F_IMMUTABLE, NULL, "0", 0, 65535, NULL, NULL},
     {"memcache-max-item-size", NULL, T_GSIZE, 0, NULL, "1M", 1024, 1LL << 30, NULL, NULL},
     {"mirror", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
     {"mirror-client", NULL, T_ENUM, F_IMMUTABLE, NULL, "socket", 0, 0, mirror_clients, NULL},

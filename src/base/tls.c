@@ -9,7 +9,9 @@
  * ends. Context options follow Redis 7.0: no SSLv2/v3, no compression, no
  * client-initiated renegotiation, partial writes and moving write buffers,
  * the protocols of tls-protocols (default TLSv1.2 and TLSv1.3), the
- * session cache of tls-session-caching. */
+ * session cache of tls-session-caching. One server context serves every
+ * TLS listener: tls-port (RESP), memcache-tls-port and http-tls-port (the
+ * front-ends), so a reload reaches them all. */
 #include "base/tls.h"
 
 #include <errno.h>
@@ -38,6 +40,7 @@ static struct {
     char *protocols, *ciphers, *ciphersuites;
     int prefer_server_ciphers, session_caching, session_cache_size, session_cache_timeout;
     int replication, cluster;
+    long long memcache_port, http_port; /* the front-ends' TLS listeners */
 } tls_set;
 
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -225,8 +228,12 @@ int tls_configured(void) {
 int tls_port(void) { return __atomic_load_n(&tls_set.port, __ATOMIC_RELAXED); }
 int tls_replication(void) { return __atomic_load_n(&tls_set.replication, __ATOMIC_RELAXED); }
 int tls_cluster(void) { return __atomic_load_n(&tls_set.cluster, __ATOMIC_RELAXED); }
+int tls_memcache_port(void) { return (int)tls_set.memcache_port; }
+int tls_http_port(void) { return (int)tls_set.http_port; }
 
-static int tls_wanted(void) { return tls_set.port || tls_set.replication || tls_set.cluster; }
+static int tls_wanted(void) {
+    return tls_set.port || tls_set.replication || tls_set.cluster || tls_set.memcache_port || tls_set.http_port;
+}
 
 /* The commit of every context setting, as Redis's applyTlsCfg: rebuild
  * when TLS is in use. */
@@ -273,6 +280,9 @@ void tls_config_register(void) {
         {"tls-cluster", &tls_set.cluster, 1},
     };
     int rc = 0;
+    /* Start-up only, as the front-ends' plaintext ports. */
+    rc |= config_bind_ll("memcache-tls-port", &tls_set.memcache_port);
+    rc |= config_bind_ll("http-tls-port", &tls_set.http_port);
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
         rc |= config_bind_string(strs[i].name, strs[i].v);
         rc |= config_register_hook(strs[i].name, &ctx_hook);

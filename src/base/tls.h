@@ -1,9 +1,10 @@
 /* tls.h -- the TLS contexts every listener and replication link shares.
  *
  * OpenSSL does the TLS; this module turns the tls-* directives into its
- * contexts, as Redis 7.0 does: one server context (the listeners: RESP now,
- * the memcache and HTTP front-ends when they come) and, when
- * tls-client-cert-file and tls-client-key-file are set, a client context
+ * contexts, as Redis 7.0 does: one server context (every listener: RESP's
+ * tls-port, the memcache and HTTP front-ends' memcache-tls-port and
+ * http-tls-port) and, when tls-client-cert-file and tls-client-key-file
+ * are set, a client context
  * for the connections this server opens (a replica to its primary);
  * without them those use the server context. The transports drive the
  * SSL objects themselves (net/ for client connections, cmd/repl for the
@@ -28,8 +29,8 @@ enum { TLS_AUTH_NO = 0, TLS_AUTH_YES = 1, TLS_AUTH_OPTIONAL = 2 };
 /* Bind the tls-* directives and their commit hook (before config_load). */
 void tls_config_register(void);
 /* At start-up, after config_load: build the contexts when tls-port,
- * tls-replication or tls-cluster asks for TLS. 0 ok (or nothing to do),
- * -1 with Redis's log lines. */
+ * memcache-tls-port, http-tls-port, tls-replication or tls-cluster asks
+ * for TLS. 0 ok (or nothing to do), -1 with Redis's log lines. */
 int tls_init(void);
 /* Build the contexts from the current values (the old ones stay on
  * failure). 0 ok, -1 with a log line saying why. */
@@ -39,6 +40,10 @@ int tls_configured(void);
 int tls_port(void);
 int tls_replication(void);
 int tls_cluster(void);
+/* memcache-tls-port and http-tls-port (0: no such listener; start-up
+ * only). */
+int tls_memcache_port(void);
+int tls_http_port(void);
 
 /* A server-side SSL for an accepted socket, in accept state, with the
  * peer verification tls-auth-clients asks for, reading ahead (its reader

@@ -31,6 +31,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "base/tls.h"
 #include "cmd/command.h"
 #include "cmd/server/admin_family.h"
 #include "cmd/stream.h"
@@ -746,6 +747,6 @@ int http_setup(void) {
     }
     free(m);
     info_register_goblin(http_info);
-    if (http_port() > 0) http_etag_init();
+    if (http_port() > 0 || tls_http_port() > 0) http_etag_init();
     return rc;
 }

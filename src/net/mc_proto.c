@@ -549,6 +549,7 @@ static size_t mc_process(conn *k) {
 }
 
 #include "base/config.h"
+#include "base/tls.h"
 
 static int no_memcache;
 static long long memcache_port;
@@ -559,6 +560,8 @@ int mc_proto_port(void) {
     config_bind_ll("memcache-port", &memcache_port);
     return no_memcache ? 0 : (int)memcache_port;
 }
+
+int mc_proto_tls_port(void) { return no_memcache ? 0 : tls_memcache_port(); }
 
 const net_proto mc_proto = {
     .name = "memcache",

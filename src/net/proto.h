@@ -46,6 +46,9 @@ extern const net_proto mc_proto; /* mc_proto.c */
 /* The memcache port to listen on (memcache-port; 0: none, also under
  * --no-memcache); binds the front-end's settings (start-up). */
 int mc_proto_port(void);
+/* Its TLS port (memcache-tls-port; 0: none, also under --no-memcache);
+ * after mc_proto_port. */
+int mc_proto_tls_port(void);
 #define MC_DEFAULT_PORT 11211
 
 /* For protocol modules, around each command they run: conn_may_run is 0

@@ -461,8 +461,8 @@ static void close_listeners(listener *l, int n) {
  *
  * Every worker has its own TLS listeners beside the plaintext ones, serving
  * the same protocol module through the shared TLS context (base/tls.h);
- * the memcache and HTTP front-ends, when they come, add their TLS
- * listeners the same way (open_listeners with tls set). CONFIG SET
+ * the memcache and HTTP front-ends have theirs on memcache-tls-port and
+ * http-tls-port (opened once, at start-up, in net_start). CONFIG SET
  * tls-port opens the new port's sockets at once (so the reply tells
  * whether it could) and hands each worker its set to swap in on its own
  * loop. */
@@ -553,6 +553,42 @@ static int tls_port_commit(char *err, size_t errlen) {
 
 static const config_hook tls_port_hook = {.commit = tls_port_commit};
 
+/* The addresses of a front-end's port (0: none), probed: count, or -1
+ * with a log line. */
+static int frontend_addrs(int port, bind_addr *out) {
+    if (!port) return 0;
+    int n = net_resolve_binds(out, 16, port);
+    if (n < 0 || probe_binds(out, n, port) != 0) return -1;
+    return n;
+}
+
+/* Every listening port named once: two listener sets on one port would
+ * share it through SO_REUSEPORT, each connection landing in one of them
+ * at random (the probe binds cannot see it: the sets are opened after
+ * them). The default memcache port yields (*mcport becomes 0, with a
+ * warning); any other repeat is refused. 0 ok, -1 with a log line. */
+static int ports_distinct(int hport, int htport, int *mcport, int mctport) {
+    struct {
+        const char *name;
+        int port;
+    } p[] = {{"port", cfg.port},        {"tls-port", tls_port()},       {"http-port", hport},
+             {"http-tls-port", htport}, {"memcache-tls-port", mctport}, {"memcache-port", *mcport}};
+    int n = (int)(sizeof(p) / sizeof(p[0]));
+    for (int i = 0; i < n; i++) {
+        for (int j = i + 1; j < n; j++) {
+            if (!p[i].port || p[i].port != p[j].port) continue;
+            if (j == n - 1 && *mcport == MC_DEFAULT_PORT) {
+                log_warn("The default memcache port %d is %s: serving no memcache on it", *mcport, p[i].name);
+                *mcport = p[j].port = 0;
+                continue;
+            }
+            log_warn("Port %d is given to both %s and %s", p[i].port, p[i].name, p[j].name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int net_start(int n) {
     session_set_transport(&net_transport);
     bind_addr addrs[16];
@@ -562,26 +598,26 @@ int net_start(int n) {
         na = net_resolve_binds(addrs, 16, cfg.port);
         if (na < 0 || probe_binds(addrs, na, cfg.port) != 0) return -1;
     }
-    /* The HTTP front-end's listeners (http-port), beside RESP's. */
-    bind_addr haddrs[16];
-    int nh = 0, hport = http_port();
+    /* The front-ends' listeners beside RESP's: HTTP (http-port, and HTTPS
+     * on http-tls-port) and memcache (memcache-port, memcache-tls-port;
+     * mc_proto.c), on the same addresses. Their TLS listeners speak
+     * through the context of base/tls.c, built by tls_init already. */
+    int hport = http_port(), htport = tls_http_port();
+    int mcport = mc_proto_port(), mctport = mc_proto_tls_port();
     if (http_setup() != 0) return -1;
-    if (hport) {
-        nh = net_resolve_binds(haddrs, 16, hport);
-        if (nh < 0 || probe_binds(haddrs, nh, hport) != 0) return -1;
+    if (ports_distinct(hport, htport, &mcport, mctport) != 0) return -1;
+    bind_addr haddrs[16], htaddrs[16], mcaddrs[16], mctaddrs[16];
+    int nh = frontend_addrs(hport, haddrs), nht = frontend_addrs(htport, htaddrs);
+    if (nh < 0 || nht < 0) return -1;
+    int mcn = frontend_addrs(mcport, mcaddrs);
+    if (mcn < 0) {
+        /* Only a port asked for is a reason not to start. */
+        if (mcport != MC_DEFAULT_PORT) return -1;
+        log_warn("The default memcache port %d is taken: serving no memcache", mcport);
+        mcn = mcport = 0;
     }
-    /* The memcache front-end listens on the same addresses (mc_proto.c). */
-    bind_addr mcaddrs[16];
-    int mcn = 0, mcport = mc_proto_port();
-    if (mcport) {
-        mcn = net_resolve_binds(mcaddrs, 16, mcport);
-        if (mcn < 0 || probe_binds(mcaddrs, mcn, mcport) != 0) {
-            /* Only a port asked for is a reason not to start. */
-            if (mcport != MC_DEFAULT_PORT) return -1;
-            log_warn("The default memcache port %d is taken: serving no memcache", mcport);
-            mcn = mcport = 0;
-        }
-    }
+    int mct = frontend_addrs(mctport, mctaddrs);
+    if (mct < 0) return -1;
     if (unix_listen() != 0) return -1;
     if (net_cbus_start() != 0) return -1;
     nworkers = n;
@@ -598,7 +634,8 @@ int net_start(int n) {
         struct timeval tv = {0, 100000};
         event_add(w->tick_ev, &tv);
         w->pause_ev = evtimer_new(w->base, on_pause_end, w);
-        w->listeners = calloc((size_t)na + (size_t)nh + (size_t)mcn + 1, sizeof(listener));
+        size_t nl = (size_t)na + (size_t)nh + (size_t)nht + (size_t)mcn + (size_t)mct + 1;
+        w->listeners = calloc(nl, sizeof(listener));
         if (k == 0 && unix_fd >= 0) {
             listener *l = &w->listeners[w->nlisten++];
             l->fd = unix_fd;
@@ -607,20 +644,25 @@ int net_start(int n) {
             l->ev = event_new(w->base, unix_fd, EV_READ | EV_PERSIST, on_accept_unix, l);
             event_add(l->ev, NULL);
         }
-        /* The RESP listeners; the memcache and HTTP front-ends add theirs
-         * here (their protocol module, plaintext and TLS). */
-        int got = open_listeners(addrs, na, cfg.port, &resp_proto, 0, w->listeners + w->nlisten);
-        if (got < 0) return -1;
-        arm_listeners(w, w->listeners + w->nlisten, got);
-        w->nlisten += got;
-        got = open_listeners(haddrs, nh, hport, &http_proto, 0, w->listeners + w->nlisten);
-        if (got < 0) return -1;
-        arm_listeners(w, w->listeners + w->nlisten, got);
-        w->nlisten += got;
-        got = open_listeners(mcaddrs, mcn, mcport, &mc_proto, 0, w->listeners + w->nlisten);
-        if (got < 0) return -1;
-        arm_listeners(w, w->listeners + w->nlisten, got);
-        w->nlisten += got;
+        /* The RESP listeners, then the front-ends' (their protocol
+         * module, plaintext and TLS). */
+        const struct {
+            const bind_addr *a;
+            int n, port;
+            const net_proto *proto;
+            int tls;
+        } sets[] = {
+            {addrs, na, cfg.port, &resp_proto, 0},  {haddrs, nh, hport, &http_proto, 0},
+            {htaddrs, nht, htport, &http_proto, 1}, {mcaddrs, mcn, mcport, &mc_proto, 0},
+            {mctaddrs, mct, mctport, &mc_proto, 1},
+        };
+        for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+            int got = open_listeners(sets[i].a, sets[i].n, sets[i].port, sets[i].proto, sets[i].tls,
+                                     w->listeners + w->nlisten);
+            if (got < 0) return -1;
+            arm_listeners(w, w->listeners + w->nlisten, got);
+            w->nlisten += got;
+        }
     }
     if (tls_port() && tls_listen(tls_port(), 0) != 0) return -1;
     config_register_hook("tls-port", &tls_port_hook);

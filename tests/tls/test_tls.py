@@ -15,13 +15,21 @@ stream from the SSD through SSL_write, CONFIG SET of the certificate
 files (new connections get the new certificate; a failed reload keeps the
 old one and answers Redis's error), CONFIG SET tls-port, tls-protocols,
 and replication over TLS (tls-replication: goblin -> goblin and
-redis-server -> goblin).
+redis-server -> goblin). Then the memcache and HTTP front-ends' TLS ports
+(memcache-tls-port, http-tls-port; goblin only): memcache text and meta
+commands answered as on the plaintext port, a 1 MB value and pipelines;
+HTTPS with curl and http.client (GET, HEAD, Range, 304, keep-alive,
+PUT/DELETE, pipelining, Connection: close), SSD-tailed values, mirror fill
+and a slow reader of a large pass-through; client certificates,
+certificate reloads, plaintext to those ports and TLS to the plaintext
+ones, start-up refusals.
 
   python3 tests/tls/test_tls.py [-v] [name-substring ...]
 
 Ends with "tls: N passed, M failed".
 """
 import os
+import re
 import socket
 import ssl
 import subprocess
@@ -30,7 +38,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "persist"))
-from harness import ROOT, Conn, Err, Suite, free_port, info, wait_for  # noqa: E402
+from harness import ROOT, Conn, Err, Suite, free_port, goblin_binary, info, wait_for  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "helpers"))
 import tlscerts  # noqa: E402
 
@@ -699,6 +707,507 @@ def redis_replica_of_a_goblin_primary_over_tls():
     p.c.ok("SET", "after", "1")
     assert wait_for(lambda: rep.c.call("GET", "after") == b"1", 10)
     assert wait_for(lambda: rep.c.ok("DBSIZE") == 1001, 10)
+
+
+# ---- The memcache and HTTP front-ends over TLS ------------------------------
+#
+# memcache-tls-port and http-tls-port: the same server context as tls-port
+# (its certificate, CA, tls-auth-clients), the same transport. Each server
+# has the plaintext listeners too (.mc, .http) to compare with.
+
+def front(name, *extra, auth="yes", cores="1"):
+    """A goblin with memcache and HTTP on plaintext and TLS ports: .mc,
+    .mct, .http, .https (and tls-port .tls)."""
+    d = tdir(name)
+    port, mc, mct, http, https = (free_port() for _ in range(5))
+    s = start("goblin", os.path.join(d, "g"), *tls_args(port), "--tls-auth-clients", auth, "--cores", cores,
+              "--memcache-port", str(mc), "--memcache-tls-port", str(mct), "--http-port", str(http),
+              "--http-tls-port", str(https), *extra)
+    s.tls, s.mc, s.mct, s.http, s.https = port, mc, mct, http, https
+    return s
+
+
+def recv_until(k, end, timeout=20.0, n=None):
+    """Bytes off k until they end with end (or n of them came)."""
+    k.settimeout(timeout)
+    buf = b""
+    while not (buf.endswith(end) if n is None else len(buf) >= n):
+        chunk = k.recv(1 << 20)
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def mc_talk(k, req, end=b"\r\n"):
+    k.sendall(req)
+    return recv_until(k, end)
+
+
+def mc_script(k, pfx):
+    """The text and meta commands, each with its reply checked; the
+    replies, CAS values masked, for comparing two transports."""
+    out = []
+
+    def say(req, want, end=b"\r\n"):
+        got = mc_talk(k, req, end)
+        assert re.fullmatch(want, got, re.S), (req[:60], got[:200])
+        masked = re.sub(rb"(VALUE \S+ \d+ \d+) \d+", rb"\1 #", got.replace(pfx, b"K:"))
+        out.append(re.sub(rb"\bc\d+", b"c#", masked))
+        return got
+    a, b = pfx + b"a", pfx + b"b"
+    say(b"set %s 5 0 5\r\nhello\r\n" % a, rb"STORED\r\n")
+    say(b"get %s\r\n" % a, rb"VALUE %s 5 5\r\nhello\r\nEND\r\n" % a, b"END\r\n")
+    cas = int(say(b"gets %s\r\n" % a, rb"VALUE %s 5 5 \d+\r\nhello\r\nEND\r\n" % a, b"END\r\n").split()[4])
+    say(b"cas %s 0 0 3 %d\r\nnew\r\n" % (a, cas + 1000), rb"EXISTS\r\n")
+    say(b"cas %s 0 0 3 %d\r\nnew\r\n" % (a, cas), rb"STORED\r\n")
+    say(b"append %s 0 0 2\r\n!!\r\n" % a, rb"STORED\r\n")
+    say(b"incr %s 1\r\n" % b, rb"NOT_FOUND\r\n")
+    say(b"add %s 0 0 1\r\n7\r\n" % b, rb"STORED\r\n")
+    say(b"incr %s 35\r\n" % b, rb"42\r\n")
+    say(b"get %s %s\r\n" % (a, b), rb"VALUE %s 0 5\r\nnew!!\r\nVALUE %s 0 2\r\n42\r\nEND\r\n" % (a, b), b"END\r\n")
+    say(b"ms %s 4 F9 T0\r\nmeta\r\n" % a, rb"HD\r\n")
+    say(b"mg %s v f s\r\n" % a, rb"VA 4 f9 s4\r\nmeta\r\n", b"meta\r\n")
+    say(b"mg %s c v\r\n" % a, rb"VA 4 c\d+\r\nmeta\r\n", b"meta\r\n")
+    say(b"md %s q\r\nmn\r\n" % a, rb"MN\r\n")
+    say(b"mg %s v\r\n" % a, rb"EN\r\n")
+    say(b"delete %s\r\n" % b, rb"DELETED\r\n")
+    say(b"version\r\n", rb"VERSION .+\r\n")
+    return out
+
+
+@test
+def memcache_over_tls():
+    """Text and meta commands give the same replies over memcache-tls-port
+    as over memcache-port; a 1 MB value; many pipelined requests."""
+    g = front("mc", "--memcache-max-item-size", "4M")
+    plain = socket.create_connection(("127.0.0.1", g.mc), timeout=10)
+    k = tls_sock(g.mct)
+    a, b = mc_script(k, b"t:"), mc_script(plain, b"p:")
+    assert a == b, [(x, y) for x, y in zip(a, b) if x != y]
+    plain.close()
+    # A 1 MB value, each way, and seen by RESP.
+    big = os.urandom(1 << 20)
+    assert mc_talk(k, b"set big 0 0 %d\r\n%s\r\n" % (len(big), big)) == b"STORED\r\n"
+    want = b"VALUE big 0 %d\r\n%s\r\nEND\r\n" % (len(big), big)
+    k.sendall(b"get big\r\n")
+    assert recv_until(k, b"", n=len(want)) == want
+    assert g.c.ok("STRLEN", "big") == len(big)
+    # Pipelined: 3000 sets and gets in one write, answered in order.
+    batch = b"".join(b"set p%d 0 0 %d\r\n%s\r\n" % (i, len(str(i)), str(i).encode()) for i in range(3000))
+    batch += b"".join(b"get p%d\r\n" % i for i in range(3000)) + b"mn\r\n"
+    got = mc_talk(k, batch, b"MN\r\n")
+    want = b"STORED\r\n" * 3000 + b"".join(b"VALUE p%d 0 %d\r\n%d\r\nEND\r\n" % (i, len(str(i)), i)
+                                          for i in range(3000)) + b"MN\r\n"
+    assert got == want, (len(got), len(want))
+    k.close()
+    assert g.c.ok("GET", "p2999") == b"2999"
+
+
+@test
+def memcache_tls_client_certificates():
+    """tls-auth-clients yes: the memcache TLS port wants a client
+    certificate of the CA; no: anyone."""
+    g = front("mc-auth")
+    for client, ok in ((None, False), ("client", True), ("other", False), ("expired", False)):
+        try:
+            k = tls_sock(g.mct, client=client)
+            got = mc_talk(k, b"version\r\n")
+            k.close()
+        except (ssl.SSLError, OSError):
+            got = b""
+        assert got.startswith(b"VERSION ") == ok, (client, got)
+    assert log_has(g, "peer did not return a certificate")
+    g2 = front("mc-noauth", auth="no")
+    k = tls_sock(g2.mct, client=None)
+    assert mc_talk(k, b"set x 0 0 1\r\n1\r\n") == b"STORED\r\n"
+    k.close()
+
+
+class HttpReader:
+    """HTTP/1.1 responses off a (TLS) socket."""
+
+    def __init__(self, s):
+        self.s, self.buf = s, b""
+
+    def fill(self):
+        d = self.s.recv(1 << 20)
+        if not d:
+            raise EOFError("connection closed")
+        self.buf += d
+
+    def response(self, head=False):
+        while b"\r\n\r\n" not in self.buf:
+            self.fill()
+        h, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = h.decode("latin-1").split("\r\n")
+        hdrs = {}
+        for ln in lines[1:]:
+            a, b = ln.split(":", 1)
+            hdrs[a.strip().lower()] = b.strip()
+        status = int(lines[0].split()[1])
+        n = 0 if head or status in (204, 304) else int(hdrs.get("content-length", "0"))
+        while len(self.buf) < n:
+            self.fill()
+        body, self.buf = self.buf[:n], self.buf[n:]
+        return status, hdrs, body
+
+
+def http_req(method, path, headers=(), body=None):
+    lines = ["%s %s HTTP/1.1" % (method, path), "Host: test"] + ["%s: %s" % h for h in headers]
+    if body is not None:
+        lines.append("Content-Length: %d" % len(body))
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b"")
+
+
+def curl(port, path, *extra, client="client"):
+    argv = ["timeout", "30", "curl", "-sS", "--cacert", cert("ca.crt")]
+    if client:
+        argv += ["--cert", cert(client + ".crt"), "--key", cert(client + ".key")]
+    return subprocess.run(argv + list(extra) + ["https://127.0.0.1:%d%s" % (port, path)], capture_output=True)
+
+
+@test
+def https_get_head_range_etag_keepalive_pipelining():
+    import http.client
+    g = front("https", "--http-admin", "yes")
+    val = os.urandom(50000)
+    assert g.c.ok("SET", "obj", val) == b"OK"
+    # curl, with and without the client certificate tls-auth-clients wants.
+    r = curl(g.https, "/obj")
+    assert r.returncode == 0 and r.stdout == val, (r.returncode, r.stderr)
+    assert curl(g.https, "/obj", client=None).returncode != 0
+    r = curl(g.https, "/obj", "-I")
+    assert b"HTTP/1.1 200" in r.stdout and b"Content-Length: 50000" in r.stdout, r.stdout
+    # http.client: one kept-alive connection for a series of requests.
+    c = http.client.HTTPSConnection("127.0.0.1", g.https, context=context(), timeout=10)
+    c.request("GET", "/obj")
+    resp = c.getresponse()
+    assert resp.status == 200 and resp.read() == val
+    etag = resp.getheader("ETag")
+    assert etag
+    c.request("HEAD", "/obj")
+    resp = c.getresponse()
+    assert resp.status == 200 and resp.getheader("Content-Length") == "50000" and resp.read() == b""
+    c.request("GET", "/obj", headers={"Range": "bytes=100-199"})
+    resp = c.getresponse()
+    assert resp.status == 206 and resp.read() == val[100:200]
+    assert resp.getheader("Content-Range") == "bytes 100-199/50000"
+    c.request("GET", "/obj", headers={"If-None-Match": etag})
+    resp = c.getresponse()
+    assert resp.status == 304 and resp.read() == b""
+    c.request("GET", "/nosuch")
+    resp = c.getresponse()
+    assert resp.status == 404
+    resp.read()
+    # PUT and DELETE (http-admin), seen by RESP.
+    c.request("PUT", "/put1", body=b"from https")
+    resp = c.getresponse()
+    assert resp.status in (200, 201, 204), resp.status
+    resp.read()
+    assert g.c.ok("GET", "put1") == b"from https"
+    c.request("DELETE", "/put1")
+    resp = c.getresponse()
+    assert resp.status in (200, 204), resp.status
+    resp.read()
+    assert g.c.ok("EXISTS", "put1") == 0
+    c.request("GET", "/obj")
+    resp = c.getresponse()
+    assert resp.status == 200 and resp.read() == val
+    c.close()
+    # Pipelining: many requests in one TLS write, answered in order.
+    k = tls_sock(g.https)
+    for i in range(50):
+        g.c.ok("SET", "pl%d" % i, "value %d" % i)
+    k.sendall(b"".join(http_req("GET", "/pl%d" % i) for i in range(50)) +
+              http_req("GET", "/obj", [("Range", "bytes=-10")]) + http_req("HEAD", "/obj"))
+    rd = HttpReader(k)
+    for i in range(50):
+        st, h, body = rd.response()
+        assert (st, body) == (200, ("value %d" % i).encode()), (i, st, body)
+    st, h, body = rd.response()
+    assert (st, body) == (206, val[-10:])
+    st, h, body = rd.response(head=True)
+    assert st == 200 and h["content-length"] == "50000"
+    # Connection: close: the answer, then the server closes (close_notify).
+    k.sendall(http_req("GET", "/pl1", [("Connection", "close")]))
+    assert rd.response()[2] == b"value 1"
+    assert closes(k)
+    k.close()
+
+
+@test
+def https_large_values_with_ssd_tails():
+    """Values whose tails stream from the SSD (--ram-head 16K), whole and
+    in ranges, over HTTPS: byte-exact, several connections at once."""
+    d = tdir("https-ssd")
+    os.makedirs(os.path.join(d, "ssd"), exist_ok=True)
+    g = front("https-ssd-g", "--ram-head", "16K", "--io-chunk", "16K", "--write-io-chunk", "64K",
+              "--ssd-dir", os.path.join(d, "ssd"))
+    vals = {}
+    for i, n in enumerate((20000, 300000, 5 * 1024 * 1024 + 7)):
+        vals["big%d" % i] = os.urandom(n)
+        assert g.c.ok("SET", "big%d" % i, vals["big%d" % i]) == b"OK"
+    streams0 = ssd_streams(g)
+    r = curl(g.https, "/big2")
+    assert r.returncode == 0 and r.stdout == vals["big2"], (r.returncode, len(r.stdout), r.stderr)
+    ks = [tls_sock(g.https) for _ in range(3)]
+    for k in ks:
+        k.sendall(b"".join(http_req("GET", "/" + name) for name in vals) +
+                  http_req("GET", "/big2", [("Range", "bytes=4000000-4100000")]))
+    for k in ks:
+        k.settimeout(30)
+        rd = HttpReader(k)
+        for name, v in vals.items():
+            st, h, body = rd.response()
+            assert st == 200 and body == v, (name, st, len(body), len(v))
+        st, h, body = rd.response()
+        assert st == 206 and body == vals["big2"][4000000:4100001], (st, len(body))
+        k.close()
+    assert ssd_streams(g) >= streams0 + 10, "the HTTPS GETs did not stream from the SSD"
+    # Connection: close on a streamed body: all of it, then the close.
+    k = tls_sock(g.https)
+    k.sendall(http_req("GET", "/big2", [("Connection", "close")]) + http_req("GET", "/big0"))
+    rd = HttpReader(k)
+    st, h, body = rd.response()
+    assert st == 200 and h.get("connection") == "close" and body == vals["big2"]
+    assert rd.buf == b"" and closes(k)
+    k.close()
+    # The same over memcache's TLS port.
+    k = tls_sock(g.mct)
+    v = vals["big1"]
+    k.sendall(b"get big1\r\n")
+    want = b"VALUE big1 0 %d\r\n%s\r\nEND\r\n" % (len(v), v)
+    assert recv_until(k, b"", n=len(want)) == want
+    k.close()
+    assert g.alive()
+
+
+def ssd_streams(g):
+    line = info(g.c, "all")["objstore_ssd"]
+    return int(re.search(r"\bstreams=(\d+)", line).group(1))
+
+
+class Origin:
+    """A plaintext HTTP origin: /pfx/<name> is a body made of its path
+    (big*: 3 MB, huge*: 16 MB); counts requests."""
+
+    def __init__(self):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.counts, self.lock = {}, threading.Lock()
+        origin = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                with origin.lock:
+                    origin.counts[self.path] = origin.counts.get(self.path, 0) + 1
+                body = (b"H" * (16 << 20) if "huge" in self.path else b"B" * (3 << 20) if "big" in self.path
+                        else Origin.body(self.path))
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.srv.daemon_threads = True
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    @staticmethod
+    def body(path):
+        return (("origin object %s\n" % path) * 50).encode()
+
+    def count(self, path):
+        with self.lock:
+            return self.counts.get(path, 0)
+
+
+@test
+def https_mirror_fill():
+    """--mirror: a miss on the HTTPS port is filled from the plaintext
+    origin and answered through TLS; a large object passes through."""
+    o = Origin()
+    try:
+        g = front("https-mirror", "--mirror", "http://127.0.0.1:%d/pfx" % o.port, "--proto-max-bulk-len", "2mb")
+        k = tls_sock(g.https)
+        rd = HttpReader(k)
+        k.sendall(http_req("GET", "/obj1"))
+        assert rd.response()[::2] == (200, Origin.body("/pfx/obj1"))
+        k.sendall(http_req("GET", "/obj1") + http_req("GET", "/obj2", [("Range", "bytes=0-5")]) +
+                  http_req("HEAD", "/obj3"))
+        st, h, body = rd.response()
+        assert (st, body) == (200, Origin.body("/pfx/obj1")) and "etag" in h
+        assert rd.response()[::2] == (206, b"origin")
+        st, h, _ = rd.response(head=True)
+        assert st == 200 and h["content-length"] == str(len(Origin.body("/pfx/obj3")))
+        assert o.count("/pfx/obj1") == 1
+        assert g.c.ok("GET", "obj2") == Origin.body("/pfx/obj2")
+        # Over the store's limit: streamed through as the origin sends it.
+        for _ in range(2):
+            k.sendall(http_req("GET", "/big1"))
+            st, h, body = rd.response()
+            assert st == 200 and body == b"B" * (3 << 20), (st, len(body))
+        k.close()
+        # Many HTTPS clients missing one object at once: one fetch.
+        ks = [tls_sock(g.https) for _ in range(20)]
+        for k in ks:
+            k.sendall(http_req("GET", "/shared"))
+        for k in ks:
+            assert HttpReader(k).response()[::2] == (200, Origin.body("/pfx/shared"))
+            k.close()
+        assert o.count("/pfx/shared") == 1
+        r = curl(g.https, "/viacurl")
+        assert r.stdout == Origin.body("/pfx/viacurl"), r.stderr
+        # A slow HTTPS reader of a large pass-through: reading the origin
+        # waits for its output to drain (the output stays small).
+        k = tls_sock(g.https, timeout=30)
+        k.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        k.sendall(http_req("GET", "/huge1"))
+        rd = HttpReader(k)
+        rd.fill()
+        time.sleep(0.5)
+        obl = max(int(f.split(b"=")[1]) for ln in g.c.ok("CLIENT", "LIST").splitlines() for f in ln.split()
+                  if f.startswith(b"obl="))
+        assert obl < (4 << 20), obl
+        st, h, body = rd.response()
+        assert st == 200 and body == b"H" * (16 << 20), (st, len(body))
+        k.sendall(http_req("GET", "/obj1"))
+        assert rd.response()[::2] == (200, Origin.body("/pfx/obj1"))
+        k.close()
+    finally:
+        o.srv.shutdown()
+
+
+@test
+def plaintext_to_the_front_ends_tls_ports_and_tls_to_their_plain_ports():
+    g = front("front-cross", "--cores", "1")
+    g.c.ok("SET", "k", "v")
+    # Plaintext to the TLS ports: no answer, the connection closes.
+    for port, msg in ((g.mct, b"get k\r\n"), (g.https, http_req("GET", "/k"))):
+        k = socket.create_connection(("127.0.0.1", port), timeout=5)
+        k.sendall(msg)
+        got = read_reply(k, timeout=5)
+        k.close()
+        assert b"VALUE" not in got and b"HTTP/1.1" not in got, got
+    assert log_has(g, "wrong version number")
+    # TLS to the plaintext ports: read as (bad) requests; no handshake.
+    inb, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = context().wrap_bio(inb, outb, server_hostname="localhost")
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    hello = outb.read()
+    for port, want in ((g.mc, b"ERROR\r\n"), (g.http, b"HTTP/1.1 400 Bad Request\r\n")):
+        k = socket.create_connection(("127.0.0.1", port), timeout=5)
+        k.sendall(hello)
+        got = recv_until(k, want, timeout=5)
+        k.close()
+        assert got.startswith(want), (port, got[:100])
+    for port in (g.mc, g.http):
+        raw = socket.create_connection(("127.0.0.1", port), timeout=5)
+        try:
+            context().wrap_socket(raw, server_hostname="localhost")
+            ok = True
+        except (ssl.SSLError, OSError):
+            ok = False
+        raw.close()
+        assert not ok, port
+    # Silent connections and half a ClientHello hold nobody up.
+    silent = [socket.create_connection(("127.0.0.1", p)) for p in (g.mct, g.https) for _ in range(10)]
+    part = socket.create_connection(("127.0.0.1", g.https))
+    part.sendall(b"\x16\x03\x01\x02\x00\x01")
+    t0 = time.time()
+    k = tls_sock(g.mct)
+    assert mc_talk(k, b"get k\r\n", b"END\r\n") == b"VALUE k 0 1\r\nv\r\nEND\r\n"
+    k.close()
+    assert curl(g.https, "/k").stdout == b"v"
+    p = socket.create_connection(("127.0.0.1", g.mc), timeout=5)
+    assert mc_talk(p, b"get k\r\n", b"END\r\n") == b"VALUE k 0 1\r\nv\r\nEND\r\n"
+    p.close()
+    assert time.time() - t0 < 5
+    for s in silent + [part]:
+        s.close()
+    assert g.alive() and g.c.ok("PING") == b"PONG"
+
+
+@test
+def front_end_tls_ports_follow_certificate_reloads():
+    g = front("front-reload")
+    for port in (g.tls, g.mct, g.https):
+        assert "goblin-server-1" in peer_cn(port)
+    assert g.c.ok("CONFIG", "SET", "tls-cert-file", cert("server2.crt"), "tls-key-file", cert("server2.key")) == b"OK"
+    for port in (g.tls, g.mct, g.https):
+        assert "goblin-server-2" in peer_cn(port), port
+    # No tls-port at all: the reload still reaches them.
+    d = tdir("front-reload-notls")
+    mct, https = free_port(), free_port()
+    g2 = start("goblin", os.path.join(d, "g"), "--tls-cert-file", cert("server.crt"), "--tls-key-file",
+               cert("server.key"), "--tls-ca-cert-file", cert("ca.crt"), "--memcache-port", "0",
+               "--memcache-tls-port", str(mct), "--http-tls-port", str(https))
+    assert "goblin-server-1" in peer_cn(https)
+    # HTTPS only (no http-port): ETags follow the key's writes all the same.
+    g2.c.ok("SET", "e", "one")
+    tag1 = re.search(rb"ETag: (\S+)", curl(https, "/e", "-i").stdout).group(1)
+    g2.c.ok("SET", "e", "two")
+    r = curl(https, "/e", "-i")
+    tag2 = re.search(rb"ETag: (\S+)", r.stdout).group(1)
+    assert tag1 != tag2 and r.stdout.endswith(b"two"), (tag1, tag2, r.stdout)
+    r = curl(https, "/e", "-i", "-H", "If-None-Match: " + tag2.decode())
+    assert r.stdout.startswith(b"HTTP/1.1 304"), r.stdout
+    assert g2.c.ok("CONFIG", "SET", "tls-cert-file", cert("server2.crt"), "tls-key-file", cert("server2.key")) == b"OK"
+    assert "goblin-server-2" in peer_cn(https) and "goblin-server-2" in peer_cn(mct)
+    # Start-up only, as memcache-port and http-port.
+    for name in ("memcache-tls-port", "http-tls-port"):
+        assert g2.c.ok("CONFIG", "GET", name)[1] == str(mct if name[0] == "m" else https).encode()
+        e = g2.c.call("CONFIG", "SET", name, str(free_port()))
+        assert isinstance(e, Err) and "immutable" in e.msg, e
+
+
+@test
+def front_end_tls_ports_refused_without_certificates():
+    d = tdir("front-nocert")
+    for flag in ("--memcache-tls-port", "--http-tls-port"):
+        try:
+            start("goblin", os.path.join(d, flag[2:]), flag, str(free_port()), "--memcache-port", "0")
+            ok = True
+        except RuntimeError as e:
+            ok = False
+            assert "No tls-cert-file configured!" in str(e) and "Failed to configure TLS" in str(e), str(e)
+        assert not ok, flag
+    # One port for two listeners: refused.
+    p = free_port()
+    try:
+        start("goblin", os.path.join(d, "same"), *tls_args(free_port()), "--http-port", str(p), "--http-tls-port",
+              str(p), "--memcache-port", "0")
+        ok = True
+    except RuntimeError as e:
+        ok = False
+        assert "Port %d is given to both http-port and http-tls-port" % p in str(e), str(e)
+    assert not ok
+    # goblin-store (HTTP on 8080 by default): the flags as goblin-core's.
+    store = os.path.join(os.path.dirname(goblin_binary()), "goblin-store")
+    port, https = free_port(), free_port()
+    sd = os.path.join(d, "store")
+    os.makedirs(sd)
+    with open(os.path.join(d, "store.log"), "wb") as lf:
+        proc = subprocess.Popen([store, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", sd,
+                                 "--http-port", str(free_port()), "--memcache-port", "0", "--http-tls-port",
+                                 str(https), "--tls-cert-file", cert("server.crt"), "--tls-key-file",
+                                 cert("server.key"), "--tls-ca-cert-file", cert("ca.crt")], stdout=lf,
+                                stderr=subprocess.STDOUT)
+    try:
+        assert wait_for(lambda: curl(https, "/nothing").stdout.startswith(b"not found") or
+                        b"404" in curl(https, "/nothing", "-i").stdout, 20), open(os.path.join(d, "store.log")).read()
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def main():
