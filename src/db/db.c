@@ -39,7 +39,13 @@ static int key_slot_match(void *ctx, const void *slot, const void *key) {
     return e->klen == k->n && memcmp(e->key, k->p, k->n) == 0;
 }
 
-static const swiss_type keyspace_type = {sizeof(dbentry *), key_slot_hash, key_slot_match};
+static void key_slot_prefetch(void *ctx, const void *slot) {
+    (void)ctx;
+    const dbentry *e = *(dbentry *const *)slot;
+    __builtin_prefetch(&e->klen);
+}
+
+static const swiss_type keyspace_type = {sizeof(dbentry *), key_slot_hash, key_slot_match, 0, key_slot_prefetch};
 
 static gdb *dbs[DB_MAX];
 static int ndbs;

@@ -303,6 +303,9 @@ static int part_step(swiss *s, swiss_part *p, size_t n) {
     swiss_tab *from = &p->t[0], *to = &p->t[1];
     while (n-- && p->rehash_idx < from->ngroups) {
         size_t base = p->rehash_idx * SWISS_GROUP;
+        if (s->type->prefetch_slot)
+            for (size_t j = 0; j < SWISS_GROUP; j++)
+                if (ctrl_full(*ctrl_at(s, from, base + j))) s->type->prefetch_slot(s->ctx, slot_at(s, from, base + j));
         for (size_t j = 0; j < SWISS_GROUP && from->used; j++) {
             size_t i = base + j;
             if (!ctrl_full(*ctrl_at(s, from, i))) continue;

@@ -26,6 +26,10 @@ typedef struct swiss_type {
      * more operations: fewer groups moved inside one big command. Same-size
      * rebuilds and shrinks have less room and step on every operation. */
     uint32_t grow_pace;
+    /* Optional: start loading what hash_slot will read for slot. A resize
+     * step asks it for a whole group before hashing any of its elements,
+     * so their cache misses overlap instead of coming one by one. */
+    void (*prefetch_slot)(void *ctx, const void *slot);
 } swiss_type;
 
 typedef struct swiss_tab {
