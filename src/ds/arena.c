@@ -370,6 +370,11 @@ void *arena_get(const arena *a, arena_ref ref, size_t *len) {
     return p + hs;
 }
 
+void arena_prefetch(const arena *a, arena_ref ref) {
+    uint32_t id = ref_block(a, ref);
+    if (id < a->nblk && a->blk[id].mem) __builtin_prefetch(a->blk[id].mem + ref_off(a, ref));
+}
+
 void arena_free(arena *a, arena_ref ref) {
     uint32_t id = ref_block(a, ref);
     size_t off = ref_off(a, ref);

@@ -109,6 +109,8 @@ int arena_alloc(arena *a, size_t len, arena_ref *ref, void **ptr);
 int arena_put(arena *a, const void *data, size_t len, arena_ref *ref);
 /* The payload of a live entry; *len (if not NULL) receives its length. */
 void *arena_get(const arena *a, arena_ref ref, size_t *len);
+/* Start loading live entry ref's first bytes (no read of it is made). */
+void arena_prefetch(const arena *a, arena_ref ref);
 /* Release a live entry. Its bytes become dead (or the block is given back). */
 void arena_free(arena *a, arena_ref ref);
 

@@ -74,6 +74,11 @@ uint64_t lf_hash_slot(void *ctx, const void *slot) {
     return hash_bytes(k, kl);
 }
 
+void lf_prefetch_slot(void *ctx, const void *slot) {
+    const lform *l = ctx;
+    arena_prefetch(&l->a, arena_ref_load(slot));
+}
+
 int lf_match(void *ctx, const void *slot, const void *key) {
     const lf_lookup *q = key;
     arena_ref r = arena_ref_load(slot);

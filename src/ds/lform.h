@@ -53,6 +53,7 @@ typedef struct lf_type {
 /* The index callbacks every lf_type uses (ctx is the lform). */
 uint64_t lf_hash_slot(void *ctx, const void *slot);
 int lf_match(void *ctx, const void *slot, const void *key);
+void lf_prefetch_slot(void *ctx, const void *slot);
 
 /* The index of a large form steps a growing part's resize on one operation
  * in 8 (swiss_type.grow_pace): one group per operation moved a part ~13
@@ -63,7 +64,7 @@ int lf_match(void *ctx, const void *slot, const void *key);
 #define LF_GROW_PACE 8
 
 #define LF_TYPE(key_skip, key_sized, moved) \
-    { {sizeof(arena_ref), lf_hash_slot, lf_match, LF_GROW_PACE}, (key_skip), (key_sized), (moved) }
+    { {sizeof(arena_ref), lf_hash_slot, lf_match, LF_GROW_PACE, lf_prefetch_slot}, (key_skip), (key_sized), (moved) }
 
 /* An empty large form (allocates nothing). */
 void lf_init(lform *l, const lf_type *t);
