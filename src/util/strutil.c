@@ -3,6 +3,8 @@
  * the C library needs one (strtod, strtold). */
 #include "util/strutil.h"
 
+#include <assert.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -54,18 +56,51 @@ int str_to_ll(const char *s, size_t len, long long *out) {
     return 1;
 }
 
+/* "00" "01" ... "99": two digits per division by 100. */
+static const char digit_pairs[201] =
+    "0001020304050607080910111213141516171819"
+    "2021222324252627282930313233343536373839"
+    "4041424344454647484950515253545556575859"
+    "6061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal digits of u. */
+static int u64_digits(unsigned long long u) {
+    int n = 1;
+    for (;;) {
+        if (u < 10) return n;
+        if (u < 100) return n + 1;
+        if (u < 1000) return n + 2;
+        if (u < 10000) return n + 3;
+        u /= 10000;
+        n += 4;
+    }
+}
+
+/* The length is known first, so the digits are written in place from the
+ * end, two per step (integer replies are on the hot path of INCR, LPUSH,
+ * SADD...). */
 int ll_to_str(char *dst, size_t cap, long long v) {
-    char tmp[STRUTIL_LLSTR];
     unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) tmp[n++] = '-';
+    int n = u64_digits(u) + (v < 0);
     if ((size_t)n + 1 > cap) return 0;
-    for (int i = 0; i < n; i++) dst[i] = tmp[n - 1 - i];
-    dst[n] = '\0';
+    char *p = dst + n;
+    *p = '\0';
+    while (u >= 100) {
+        const char *d = digit_pairs + (u % 100) * 2;
+        u /= 100;
+        *--p = d[1];
+        *--p = d[0];
+    }
+    if (u >= 10) {
+        const char *d = digit_pairs + u * 2;
+        *--p = d[1];
+        *--p = d[0];
+    } else {
+        *--p = (char)('0' + u);
+    }
+    if (v < 0) *--p = '-';
+    assert(p == dst);
     return n;
 }
 

@@ -62,7 +62,25 @@ TEST(strutil, str_to_ull_and_back) {
         CHECK(n > 0);
         long long y;
         CHECK_MSG(str_to_ll(buf, (size_t)n, &y) && y == x, "round trip of %lld", x);
+        char want[32];
+        CHECK_EQ(n, snprintf(want, sizeof(want), "%lld", x));
+        CHECK_STR(buf, want);
     }
+    /* Every length, both signs, at the edges of each power of ten. */
+    for (long long p = 1; p <= 1000000000000000000LL; p *= 10) {
+        long long xs[] = {p - 1, p, p + 1, -(p - 1), -p, -(p + 1)};
+        for (size_t i = 0; i < sizeof(xs) / sizeof(xs[0]); i++) {
+            char want[32];
+            int n = ll_to_str(buf, sizeof(buf), xs[i]);
+            CHECK_EQ(n, snprintf(want, sizeof(want), "%lld", xs[i]));
+            CHECK_STR(buf, want);
+            /* exactly room for it and the NUL, and one byte less */
+            CHECK_EQ(ll_to_str(buf, (size_t)n + 1, xs[i]), n);
+            CHECK_EQ(ll_to_str(buf, (size_t)n, xs[i]), 0);
+        }
+    }
+    CHECK_EQ(ll_to_str(buf, sizeof(buf), LLONG_MAX), 19);
+    CHECK_STR(buf, "9223372036854775807");
 }
 
 TEST(strutil, str_to_double) {
