@@ -1151,6 +1151,49 @@ def diskless_sync_max_replicas_starts_early():
     assert digest(r1) == want and digest(r2) == want and digest(r3) == want
 
 
+@test
+def replicas_within_the_delay_share_one_rdb():
+    """Replicas that ask for a full sync within repl-diskless-sync-delay
+    get one RDB from one fork, as from Redis (goblin and redis-server
+    replicas together), while clients write; each takes the stream from
+    the same offset and ends with the primary's dataset. One replica that
+    goes away mid-transfer does not stop the others."""
+    d = tdir("shared")
+    p = primary("goblin", d, "--repl-diskless-sync-delay", "2", big=True)
+    stop = threading.Event()
+
+    def writer():
+        c = Conn(p.port)
+        i = 0
+        while not stop.is_set():
+            c.ok("SET", "w:%d" % (i % 500), i)
+            c.ok("INCR", "w:count")
+            i += 1
+        c.close()
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        rs = [replica_of("goblin", os.path.join(d, "r1"), p.port),
+              replica_of("redis", os.path.join(d, "r2"), p.port),
+              replica_of("goblin", os.path.join(d, "r3"), p.port)]
+        gone = replica_of("goblin", os.path.join(d, "gone"), p.port)
+        assert wait_for(lambda: "The diskless sync serves" in p.log_text(), 30), p.log_text()[-2000:]
+        gone.stop()
+        assert wait_for(lambda: all(link_up(r) for r in rs), 60)
+    finally:
+        stop.set()
+        t.join()
+    in_sync(p, *rs)
+    want = digest(p)
+    for r in rs:
+        assert digest(r) == want, digest_diff(p, r)
+    log = p.log_text()
+    assert log.count("Starting BGSAVE for SYNC") == 1, log[-3000:]
+    assert "The diskless sync serves 4 replicas with one RDB" in log, log[-3000:]
+    assert int(info(p.c, "replication")["connected_slaves"]) == 3
+
+
 def main():
     return SUITE.main(ARGS)
 

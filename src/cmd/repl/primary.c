@@ -11,7 +11,9 @@
  * lock at that point.
  *
  * Each link has a thread: the full sync (a fork child writes the RDB into
- * a pipe for a diskless sync or into a file; under arena-hugetlb, where
+ * a pipe for a diskless sync, which one link's thread sends to every
+ * replica that waited out the delay with it, or into a file; under
+ * arena-hugetlb, where
  * fork is refused, the thread itself writes it with a fork-less versioned
  * iteration, persist/rdb_snap.h, while clients keep writing: each key's
  * value as of the offset, written by the pass or, before its first change,
@@ -108,12 +110,19 @@ typedef struct rlink {
      * Redis's repl_start_cmd_stream_on_ack). mu. */
     int wait_ack;
     /* mu: in repl-diskless-sync-delay's wait, and released from it early
-     * (repl-diskless-sync-max-replicas replicas were waiting). */
+     * (repl-diskless-sync-max-replicas replicas were waiting, or another
+     * link's sync took this one in). */
     int in_delay, delay_go;
+    /* mu: the link whose diskless sync sends this one's RDB too (NULL:
+     * none), and the outcome it leaves here (SYNC_PENDING until then). */
+    struct rlink *rdb_by;
+    int sync_rc;
     struct rlink *next;
 } rlink;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t shared_done = PTHREAD_COND_INITIALIZER; /* with mu: a shared sync's outcomes are in */
+#define SYNC_PENDING 1
 static char replid[41], replid2[41] = "0000000000000000000000000000000000000000";
 static long long second_off = -1;
 static uint64_t master_off;       /* master_repl_offset */
@@ -553,10 +562,13 @@ static int full_sync_forkless(rlink *l) {
 }
 
 /* repl-diskless-sync-delay: wait for more replicas to arrive, but no
- * longer once repl-diskless-sync-max-replicas (if not 0) are waiting: then
- * every waiting replica starts. Each still gets a fork and a transfer of
- * its own (a shared one is not implemented). */
-static void diskless_wait(rlink *l) {
+ * longer once repl-diskless-sync-max-replicas (if not 0) are waiting.
+ * Then one fork serves them all, as in Redis: the first link whose wait
+ * ends leads, and takes in every link still waiting (rdb_by), whose
+ * threads wait for the outcome the leader leaves them. Returns the links
+ * the caller sends the RDB to (malloc'd, the caller first; *n of them),
+ * or NULL with *n 0 when another link's sync took the caller in. */
+static rlink **diskless_wait(rlink *l, int *n) {
     int delay = get(&diskless_delay);
     pthread_mutex_lock(&mu);
     l->in_delay = 1;
@@ -584,79 +596,141 @@ static void diskless_wait(rlink *l) {
     }
     pthread_mutex_lock(&mu);
     l->in_delay = 0;
+    rlink **grp = NULL;
+    *n = 0;
+    if (!l->rdb_by) {
+        grp = malloc(sizeof(*grp) * (size_t)(nlinks + 1));
+        if (grp) {
+            grp[(*n)++] = l;
+            for (rlink *x = links; x && *n <= nlinks; x = x->next) {
+                if (x == l || !x->in_delay || x->dead || x->rdb_by) continue;
+                x->rdb_by = l;
+                x->sync_rc = SYNC_PENDING;
+                x->delay_go = 1;
+                grp[(*n)++] = x;
+            }
+        }
+    }
     pthread_mutex_unlock(&mu);
+    return grp; /* NULL without memory too: then a sync of its own */
 }
 
-/* The full sync of l: snapshot at an offset under the keyspace write lock
- * and the stream lock, +FULLRESYNC, the RDB; then the link takes the
- * stream from that offset. 0, or -1 (the link dies). */
+/* A link another link's diskless sync took in: its outcome. */
+static int shared_wait(rlink *l) {
+    pthread_mutex_lock(&mu);
+    while (l->sync_rc == SYNC_PENDING) pthread_cond_wait(&shared_done, &mu);
+    int rc = l->sync_rc;
+    l->rdb_by = NULL;
+    pthread_mutex_unlock(&mu);
+    return sync_done(l, rc, 1);
+}
+
+/* The full sync of l (and, diskless, of the links it took in): snapshot
+ * at an offset under the keyspace write lock and the stream lock,
+ * +FULLRESYNC, the RDB; then each link takes the stream from that offset.
+ * 0, or -1 (the link dies). */
 static int full_sync(rlink *l) {
     if (hugetlb_bgsave_refusal()) return full_sync_forkless(l);
     int diskless = get(&diskless_sync) && l->capa_eof;
-    if (diskless) diskless_wait(l);
+    rlink *one[1] = {l}, **grp = one;
+    int ng = 1;
+    if (diskless) {
+        rlink **g = diskless_wait(l, &ng);
+        pthread_mutex_lock(&mu);
+        int taken = l->rdb_by != NULL;
+        pthread_mutex_unlock(&mu);
+        if (taken) {
+            free(g);
+            return shared_wait(l);
+        }
+        if (g) {
+            grp = g;
+        } else {
+            ng = 1;
+        }
+    }
+    int *rcs = calloc((size_t)ng, sizeof(int));
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof(tmp), "temp-repl-%ld-%d.rdb", (long)getpid(), l->fd);
     rdb_save_opts o;
     int pfd[2] = {-1, -1};
     pid_t pid = -1;
     char err[512];
-    int rc = 0;
-    uint64_t off;
-    char id[41];
-    db_wrlock_keyspace();
-    persist_fill_save_opts(&o);
-    if (diskless && pipe2(pfd, O_CLOEXEC) != 0) rc = -1;
-    wstream_lock();
-    pthread_mutex_lock(&mu);
-    off = master_off;
-    memcpy(id, replid, 41);
-    l->state = LINK_SYNCING; /* the stream accumulates from here on */
-    l->olen = 0;
-    pthread_mutex_unlock(&mu);
-    wstream_force_select_locked();
+    int rc = rcs ? 0 : -1;
+    uint64_t off = 0;
+    char id[41] = "";
     if (rc == 0) {
-        pid = fork();
-        if (pid == 0) {
-            if (diskless) {
-                int fd = pfd[1];
-                sync_child(fd, &o);
-            }
-            signal(SIGTERM, SIG_DFL);
+        db_wrlock_keyspace();
+        persist_fill_save_opts(&o);
+        if (diskless && pipe2(pfd, O_CLOEXEC) != 0) rc = -1;
+        wstream_lock();
+        pthread_mutex_lock(&mu);
+        off = master_off;
+        memcpy(id, replid, 41);
+        for (int i = 0; i < ng; i++) {
+            grp[i]->state = LINK_SYNCING; /* the stream accumulates from here on */
+            grp[i]->olen = 0;
+        }
+        pthread_mutex_unlock(&mu);
+        wstream_force_select_locked();
+        if (rc == 0) {
+            pid = fork();
+            if (pid == 0) {
+                if (diskless) {
+                    int fd = pfd[1];
+                    sync_child(fd, &o);
+                }
+                signal(SIGTERM, SIG_DFL);
 #ifdef SYS_close_range
-            syscall(SYS_close_range, 3u, ~0u, 0u);
+                syscall(SYS_close_range, 3u, ~0u, 0u);
 #endif
-            rdb_save_stats st;
-            _exit(rdb_save_file(tmp, &o, &st, err, sizeof(err)) == RDB_OK ? 0 : 1);
+                rdb_save_stats st;
+                _exit(rdb_save_file(tmp, &o, &st, err, sizeof(err)) == RDB_OK ? 0 : 1);
+            }
+            if (pid < 0) {
+                log_warn("Can't fork for the replica's full sync: %s", strerror(errno));
+                rc = -1;
+            }
         }
-        if (pid < 0) {
-            log_warn("Can't fork for the replica's full sync: %s", strerror(errno));
-            rc = -1;
-        }
+        wstream_unlock();
+        db_unlock_keyspace();
     }
-    wstream_unlock();
-    db_unlock_keyspace();
     if (pfd[1] >= 0) close(pfd[1]);
     if (rc != 0) goto out;
     log_notice("Starting BGSAVE for SYNC with target: %s", diskless ? "replicas sockets" : "disk");
-    if (l->psync) {
+    if (ng > 1) log_notice("The diskless sync serves %d replicas with one RDB", ng);
+    for (int i = 0; i < ng; i++) {
+        if (!grp[i]->psync) continue;
         char line[128];
         int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", id, (unsigned long long)off);
-        if (link_write_all(l, line, (size_t)k) != 0) rc = -1;
+        if (link_write_all(grp[i], line, (size_t)k) != 0) rcs[i] = -1;
     }
     char mark[41];
-    if (rc == 0 && diskless) {
+    if (diskless) {
         random_replid(mark);
         char head[64];
         int k = snprintf(head, sizeof(head), "$EOF:%s\r\n", mark);
-        rc = link_write_all(l, head, (size_t)k);
-        char buf[65536];
-        while (rc == 0) {
-            ssize_t n = read(pfd[0], buf, sizeof(buf));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            rc = link_write_all(l, buf, (size_t)n);
+        int alive = 0;
+        for (int i = 0; i < ng; i++) {
+            if (rcs[i] == 0) rcs[i] = link_write_all(grp[i], head, (size_t)k);
+            alive += rcs[i] == 0;
         }
-        /* A child still writing (the replica went away) gets EPIPE now. */
+        /* Every link gets each piece in turn; one that fails drops out
+         * and the others go on. */
+        char buf[65536];
+        while (alive) {
+            ssize_t nr = read(pfd[0], buf, sizeof(buf));
+            if (nr < 0 && errno == EINTR) continue;
+            if (nr <= 0) break;
+            for (int i = 0; i < ng; i++) {
+                if (rcs[i] != 0) continue;
+                if (link_write_all(grp[i], buf, (size_t)nr) != 0) {
+                    rcs[i] = -1;
+                    alive--;
+                }
+            }
+        }
+        /* A child still writing (every replica went away) gets EPIPE now. */
         close(pfd[0]);
         pfd[0] = -1;
     }
@@ -674,19 +748,31 @@ static int full_sync(rlink *l) {
                 usleep(10000);
             }
         }
-        if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-            log_warn("Replica %s:%d: the RDB child for the full sync failed", l->ip, l->port);
+        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+            if (rcs[0] == 0) log_warn("Replica %s:%d: the RDB child for the full sync failed", l->ip, l->port);
             rc = -1;
         }
     }
     /* The EOF mark only after a whole RDB: a failed child's partial one
      * ends with the connection, which the replica takes as a failed sync. */
-    if (rc == 0 && diskless) rc = link_write_all(l, mark, 40);
-    if (rc == 0 && !diskless) rc = send_file(l, tmp);
+    for (int i = 0; i < ng; i++) {
+        if (rc != 0) rcs[i] = -1;
+        if (rcs[i] == 0 && diskless) rcs[i] = link_write_all(grp[i], mark, 40);
+    }
+    if (rcs[0] == 0 && !diskless) rcs[0] = send_file(l, tmp);
 out:
     if (pfd[0] >= 0) close(pfd[0]);
     unlink(tmp);
-    return sync_done(l, rc, diskless);
+    int mine = rcs ? rcs[0] : -1;
+    if (rc != 0) mine = -1;
+    /* The links taken in learn their outcome. */
+    pthread_mutex_lock(&mu);
+    for (int i = 1; i < ng; i++) grp[i]->sync_rc = rc != 0 || !rcs ? -1 : rcs[i];
+    pthread_cond_broadcast(&shared_done);
+    pthread_mutex_unlock(&mu);
+    free(rcs);
+    if (grp != one) free(grp);
+    return sync_done(l, mine, diskless);
 }
 
 /* REPLCONF ACK <offset> [FACK <offset>] arrays in the replica's input. */
