@@ -44,6 +44,7 @@
 #include "base/log.h"
 #include "base/tls.h"
 #include "base/tstat.h"
+#include "util/strutil.h"
 
 #define READ_CHUNK (16 * 1024)
 
@@ -56,10 +57,18 @@ static int64_t now_ms(void) {
 
 /* What CLIENT LIST shows of the query buffer, published by the owner:
  * qcap counts the byte kept for the parser's terminating NUL, as an sds
- * string's alloc does not. */
+ * string's alloc does not. The arguments of a partial request already
+ * parsed are out of qbuf and count as argv-mem, as in Redis, which moves
+ * them out of its buffer (that keeps their room: qbuf + qbuf-free is the
+ * allocation either way). */
 static void publish_qbuf(conn *k) {
-    __atomic_store_n(&k->c.qbuf_len, k->qlen, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->c.qbuf_free, k->qcap ? k->qcap - 1 - k->qlen : 0, __ATOMIC_RELAXED);
+    size_t parsed = 0, argv_len = 0;
+    if (k->proto->partial) k->proto->partial(k, &parsed, &argv_len);
+    if (parsed > k->qlen) parsed = k->qlen;
+    size_t alloc = k->qcap ? k->qcap - 1 : 0;
+    __atomic_store_n(&k->c.qbuf_len, k->qlen - parsed, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->c.qbuf_free, alloc - (k->qlen - parsed), __ATOMIC_RELAXED);
+    __atomic_store_n(&k->c.qbuf_argv, argv_len, __ATOMIC_RELAXED);
 }
 
 /* The query buffer grows as Redis 7.0's sds query buffer does, so CLIENT
@@ -455,12 +464,12 @@ static void conn_process(conn *k) {
     if (used) {
         memmove(k->qbuf, k->qbuf + used, k->qlen - used);
         k->qlen -= used;
-        publish_qbuf(k);
     }
     /* A big argument begun: room for all of it now, as Redis's
      * processMultibulkBuffer makes it. */
     size_t hint = k->proto->pending_hint(k);
-    if (hint > k->qlen && qbuf_room(k, hint - k->qlen, 0) == 0) publish_qbuf(k);
+    if (hint > k->qlen) qbuf_room(k, hint - k->qlen, 0);
+    publish_qbuf(k);
 }
 
 /* A command took the connection over (client.handoff): its replies go out
@@ -555,14 +564,20 @@ void net_client_flush(client *c) { conn_after_input(c->conn); }
 static int conn_read(conn *k) {
     /* Room as Redis's readQueryFromClient makes it: a big argument is read
      * to its end into a buffer of just that size; otherwise 16 KiB, into a
-     * buffer that grows greedily once past 16 KiB. */
+     * buffer that grows greedily once past 16 KiB. Redis's buffer holds
+     * only what is not yet parsed into arguments, so while a partial
+     * request has some, no more than a big argument's rest or 16 KiB is
+     * read at a time (the room the rest of the buffer has is not Redis's). */
     size_t want = READ_CHUNK;
     size_t hint = k->proto->pending_hint(k);
     int big = hint != 0;
     if (hint > k->qlen) want = hint - k->qlen;
     if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) return -1;
-    ssize_t n = k->ssl ? tlsio_read(k, k->qbuf + k->qlen, k->qcap - k->qlen - 1)
-                       : read(k->c.fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
+    size_t parsed = 0, argv_len = 0;
+    if (k->proto->partial) k->proto->partial(k, &parsed, &argv_len);
+    size_t len = k->qcap - k->qlen - 1;
+    if ((big || parsed) && len > want) len = want;
+    ssize_t n = k->ssl ? tlsio_read(k, k->qbuf + k->qlen, len) : read(k->c.fd, k->qbuf + k->qlen, len);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return -1;
     if (n < 0) return 0;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
@@ -570,9 +585,17 @@ static int conn_read(conn *k) {
     k->qreads++;
     if (k->qlen > k->qpeak) k->qpeak = k->qlen;
     publish_qbuf(k);
-    if ((long long)k->qlen > cfg.client_query_buffer_limit) {
-        log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
-                 (unsigned long long)k->c.id, k->c.addr);
+    /* The limit applies to what is not yet parsed into arguments (Redis
+     * moves those out of its query buffer). */
+    if (parsed > k->qlen) parsed = k->qlen;
+    size_t unparsed = k->qlen - parsed;
+    if ((long long)unparsed > cfg.client_query_buffer_limit) {
+        char *info = client_info_dup(&k->c);
+        char bytes[64 * 4 + 3];
+        str_repr(bytes, k->qbuf + parsed, unparsed < 64 ? unparsed : 64);
+        log_warn("Closing client that reached max query buffer length: %s (qbuf initial bytes: %s)",
+                 info ? info : "", bytes);
+        free(info);
         return -1;
     }
     if (client_flags_peek(&k->c) & CLIENT_CLOSE_AFTER_REPLY) {

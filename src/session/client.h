@@ -96,7 +96,10 @@ typedef struct client {
     uint64_t track_redir;
     /* Error flag of the command being executed (for failed_calls). */
     int cmd_failed;
-    size_t qbuf_len, qbuf_free; /* for CLIENT LIST, kept by net/ */
+    /* For CLIENT LIST, kept by net/ (relaxed atomics): the query buffer's
+     * unparsed bytes and free room, and the total length of the arguments
+     * of a partial request already parsed (Redis's argv_len_sum). */
+    size_t qbuf_len, qbuf_free, qbuf_argv;
     /* Authenticated ACL user; NULL is the default user (owned by cmd/server/acl_check.c,
      * changed under the client registry lock). */
     struct acl_user *acl_user;
