@@ -100,6 +100,9 @@ typedef struct client {
      * unparsed bytes and free room, and the total length of the arguments
      * of a partial request already parsed (Redis's argv_len_sum). */
     size_t qbuf_len, qbuf_free, qbuf_argv;
+    /* The same for the command a blocked client waits to run (kept by
+     * cmd/blocking.c). */
+    size_t argv_blocked;
     /* Authenticated ACL user; NULL is the default user (owned by cmd/server/acl_check.c,
      * changed under the client registry lock). */
     struct acl_user *acl_user;

@@ -90,6 +90,23 @@ start_server {tags {querybuf}} {
         }
     }
 
+    test {A blocked client's command counts as argv-mem} {
+        set c [redis_deferring_client]
+        $c client setname blk1
+        $c read
+        $c blpop qb-nolist 0
+        $c flush
+        wait_for_condition 100 10 {[qb_field blk1 cmd] eq "blpop"} else {
+            fail "not blocked: [qb_field blk1 cmd]"
+        }
+        # blpop, qb-nolist, 0
+        assert_equal 15 [qb_field blk1 argv-mem]
+        r rpush qb-nolist v
+        assert_equal {qb-nolist v} [$c read]
+        assert_equal 0 [qb_field blk1 argv-mem]
+        $c close
+    }
+
     test {A big argument being read is in qbuf, the arguments before it in argv-mem} {
         set c [qb_partial_client big1 "*3\r\n\$3\r\nset\r\n\$1\r\ny\r\n\$40000\r\nabc"]
         wait_for_condition 100 10 {[qb_field big1 qbuf] == 3} else {

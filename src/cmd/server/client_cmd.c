@@ -155,10 +155,10 @@ static void flags_str(const client *c, char *out) {
 }
 
 /* Redis's argv_len_sum: the arguments of c's command while it runs (c is
- * self, the client asking, whose argv is stable) and those of a partial
- * request already parsed (published by net/). */
+ * self, the client asking, whose argv is stable) or waits blocked, and
+ * those of a partial request already parsed (published by net/). */
 static size_t argv_mem(const client *c, const client *self) {
-    size_t n = __atomic_load_n(&c->qbuf_argv, __ATOMIC_RELAXED);
+    size_t n = __atomic_load_n(&c->qbuf_argv, __ATOMIC_RELAXED) + __atomic_load_n(&c->argv_blocked, __ATOMIC_RELAXED);
     if (c == self)
         for (int i = 0; i < c->argc; i++) n += c->argv[i].n;
     return n;
