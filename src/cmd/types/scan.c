@@ -127,6 +127,7 @@ void scan_command(client *c, const scan_kind *k) {
     if (scan_parse_options(c, cursor_at + 1, &count, &pat, keyspace ? &type : NULL) != 0) return;
     scan_acc a = {0};
     a.type = keyspace && type ? type_by_name(type) : SCAN_ANY_TYPE;
+    a.pat = pat;
     /* Like Redis: up to 10*COUNT steps, until COUNT items were visited
      * (a field and its value, a member and its score count two). */
     long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;

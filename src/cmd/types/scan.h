@@ -30,6 +30,7 @@ typedef struct scan_acc {
     size_t nitems, capitems;
     size_t seen;  /* items visited, including those left out (scan_skip) */
     int type;     /* SCAN's TYPE: SCAN_ANY_TYPE, SCAN_NO_TYPE or OBJ_* */
+    const garg *pat; /* SCAN's MATCH pattern (NULL: none), for the TYPE check */
     int oom;
 } scan_acc;
 
