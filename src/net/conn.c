@@ -59,15 +59,15 @@ static int64_t now_ms(void) {
  * qcap counts the byte kept for the parser's terminating NUL, as an sds
  * string's alloc does not. The arguments of a partial request already
  * parsed are out of qbuf and count as argv-mem, as in Redis, which moves
- * them out of its buffer (that keeps their room: qbuf + qbuf-free is the
- * allocation either way). */
+ * them out of its buffer. Here they stay in it, in place, until the
+ * request completes: qbuf-free is the room truly left after them (Redis's
+ * is larger by the parsed bytes while a request is partial). */
 static void publish_qbuf(conn *k) {
     size_t parsed = 0, argv_len = 0;
     if (k->proto->partial) k->proto->partial(k, &parsed, &argv_len);
     if (parsed > k->qlen) parsed = k->qlen;
-    size_t alloc = k->qcap ? k->qcap - 1 : 0;
     __atomic_store_n(&k->c.qbuf_len, k->qlen - parsed, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->c.qbuf_free, alloc - (k->qlen - parsed), __ATOMIC_RELAXED);
+    __atomic_store_n(&k->c.qbuf_free, k->qcap ? k->qcap - 1 - k->qlen : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&k->c.qbuf_argv, argv_len, __ATOMIC_RELAXED);
 }
 
