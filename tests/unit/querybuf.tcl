@@ -124,6 +124,20 @@ start_server {tags {querybuf}} {
         $c close
     }
 
+    test {INFO clients: client_recent_max_input_buffer sees a partial big argument} {
+        set c [qb_partial_client big2 "*3\r\n\$3\r\nset\r\n\$1\r\nz\r\n\$400000\r\n[string repeat z 1000]"]
+        wait_for_condition 100 10 {[qb_field big2 qbuf] == 1000} else {
+            fail "qbuf=[qb_field big2 qbuf]"
+        }
+        # Redis samples it from its cron: wait for a pass.
+        wait_for_condition 100 20 {
+            [getInfoProperty [r info clients] client_recent_max_input_buffer] >= 400000
+        } else {
+            fail "client_recent_max_input_buffer=[getInfoProperty [r info clients] client_recent_max_input_buffer]"
+        }
+        $c close
+    }
+
     test {The initial query buffer is sized as Redis's (16 KiB to 32 KiB)} {
         set c [redis_client]
         $c client setname fresh

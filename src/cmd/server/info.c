@@ -116,7 +116,10 @@ typedef struct clients_acc {
 static void clients_cb(void *arg, client *c) {
     clients_acc *a = arg;
     /* c may run on another worker: relaxed atomic loads (client.h). */
-    size_t in = __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED) + __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED);
+    /* Redis's input usage: the query buffer and the arguments parsed out
+     * of it (a partial request's, a blocked command's). */
+    size_t in = __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED) + __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED) +
+                __atomic_load_n(&c->qbuf_argv, __ATOMIC_RELAXED) + __atomic_load_n(&c->argv_blocked, __ATOMIC_RELAXED);
     if (in > a->max_in) a->max_in = in;
     size_t peak = __atomic_load_n(&c->obuf_peak, __ATOMIC_RELAXED);
     if (peak > a->max_out) a->max_out = peak;
