@@ -827,6 +827,37 @@ start_server {tags {introspection}} {
         r config set maxmemory-policy noeviction
     }
 
+    test {rdb-key-save-delay is a hidden config: only its exact name shows it} {
+        assert_equal {rdb-key-save-delay 0} [r config get rdb-key-save-delay]
+        assert_equal {} [r config get rdb-key-save-*]
+        assert_equal -1 [lsearch [r config get *] rdb-key-save-delay]
+        r config set rdb-key-save-delay -5
+        assert_equal {rdb-key-save-delay -5} [r config get rdb-key-save-delay]
+        r config set rdb-key-save-delay 0
+    }
+
+    test {While a BGSAVE child runs, lookups do not touch (no copy-on-write)} {
+        r flushall
+        r config set maxmemory-policy allkeys-lfu
+        r set k v
+        r config set rdb-key-save-delay 1500000
+        r bgsave
+        wait_for_condition 100 10 {[getInfoProperty [r info persistence] rdb_bgsave_in_progress] == 1} else {
+            fail "no BGSAVE running"
+        }
+        r get k
+        r get k
+        assert_equal 5 [r object freq k]
+        r config set rdb-key-save-delay 0
+        wait_for_condition 300 20 {[getInfoProperty [r info persistence] rdb_bgsave_in_progress] == 0} else {
+            fail "BGSAVE did not end"
+        }
+        # The child is gone: the first access raises the counter again.
+        r get k
+        assert_equal 6 [r object freq k]
+        r config set maxmemory-policy noeviction
+    }
+
     test {NOTOUCH lookups still count keyspace hits and misses} {
         r flushall
         r set k v
