@@ -106,13 +106,13 @@ static void qbuf_resize(conn *k, size_t size) {
 
 /* Redis 7.0's clientsCronResizeQueryBuffer, once per tick (Redis's hz 10
  * cron visits a client as often): a buffer wasting more than 4 KiB loses
- * its free space when no data came for more than 2 s (all of it, freed
- * when empty), or is trimmed when over 32 KiB and more than twice its
- * peak use since the last pass (not below that peak, what it holds, or
- * the argument being read). */
+ * its free space when nothing was read or written for more than 2 s (all
+ * of it, freed when empty), or is trimmed when over 32 KiB and more than
+ * twice its peak use since the last pass (not below that peak, what it
+ * holds, or the argument being read). */
 static void conn_qbuf_cron(conn *k, int64_t now) {
-    if (k->qreads != k->qreads_seen) {
-        k->qreads_seen = k->qreads;
+    if (k->qio != k->qio_seen) {
+        k->qio_seen = k->qio;
         k->qactive_ms = now;
     }
     size_t need = k->proto->pending_hint(k);
@@ -300,9 +300,12 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
     if (ssl) conn_tls_handshake(k, 1);
 }
 
-/* Write what we can, now; -1 when the connection must be closed now. */
+/* Write what we can, now; -1 when the connection must be closed now. A
+ * write is an interaction, as in Redis: it stamps CLIENT LIST's idle time
+ * and keeps the query buffer from counting as idle. */
 static int conn_write(conn *k) {
     client *c = &k->c;
+    size_t before = c->osent;
     while (c->osent < c->olen) {
         ssize_t n = k->ssl ? tlsio_write(k, c->obuf + c->osent, c->olen - c->osent)
                            : write(c->fd, c->obuf + c->osent, c->olen - c->osent);
@@ -314,6 +317,12 @@ static int conn_write(conn *k) {
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
         return -1;
+    }
+    if (c->osent != before) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+        __atomic_store_n(&c->last_ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, __ATOMIC_RELAXED);
+        k->qio++;
     }
     if (c->osent == c->olen) {
         client_set_out(c, 0, 0);
@@ -582,7 +591,7 @@ static int conn_read(conn *k) {
     if (n < 0) return 0;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
-    k->qreads++;
+    k->qio++;
     if (k->qlen > k->qpeak) k->qpeak = k->qlen;
     publish_qbuf(k);
     /* The limit applies to what is not yet parsed into arguments (Redis

@@ -161,6 +161,24 @@ start_server {tags {querybuf}} {
         $c close
     }
 
+    test {Writes count as interaction: a subscriber that gets messages is not idle} {
+        set c [redis_deferring_client]
+        $c client setname sub1
+        $c read
+        $c subscribe qb-ch
+        $c read
+        set t [clock milliseconds]
+        while {[clock milliseconds] - $t < 3500} {
+            r publish qb-ch x
+            $c read
+            after 250
+        }
+        # Redis stamps the last interaction on every write too.
+        assert_lessthan [qb_field sub1 idle] 2
+        assert_morethan [qb_alloc sub1] 0
+        $c close
+    }
+
     test {A busy client's large query buffer shrinks towards its recent peak} {
         set c [redis_client]
         $c client setname busy1
