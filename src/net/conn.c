@@ -55,6 +55,16 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A read or a write: Redis's last interaction, for CLIENT LIST's idle (a
+ * coarse clock is fine at its one-second resolution), and for the query
+ * buffer's idle check. */
+static void conn_interacted(conn *k) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    __atomic_store_n(&k->c.last_ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, __ATOMIC_RELAXED);
+    k->qio++;
+}
+
 /* What CLIENT LIST shows of the query buffer, published by the owner:
  * qcap counts the byte kept for the parser's terminating NUL, as an sds
  * string's alloc does not. The arguments of a partial request already
@@ -318,12 +328,7 @@ static int conn_write(conn *k) {
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
         return -1;
     }
-    if (c->osent != before) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-        __atomic_store_n(&c->last_ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, __ATOMIC_RELAXED);
-        k->qio++;
-    }
+    if (c->osent != before) conn_interacted(k);
     if (c->osent == c->olen) {
         client_set_out(c, 0, 0);
         if (c->ocap > 64 * 1024) reply_obuf_release(c);
@@ -591,7 +596,7 @@ static int conn_read(conn *k) {
     if (n < 0) return 0;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
-    k->qio++;
+    conn_interacted(k);
     if (k->qlen > k->qpeak) k->qpeak = k->qlen;
     publish_qbuf(k);
     /* The limit applies to what is not yet parsed into arguments (Redis

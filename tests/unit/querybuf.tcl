@@ -179,6 +179,22 @@ start_server {tags {querybuf}} {
         $c close
     }
 
+    test {Reads count as interaction: a client sending a request slowly is not idle} {
+        set c [qb_partial_client slow1 "*2\r\n\$4\r\necho\r\n\$40\r\n"]
+        for {set i 0} {$i < 8} {incr i} {
+            after 400
+            $c write "abcde"
+            $c flush
+        }
+        assert_lessthan [qb_field slow1 idle] 2
+        assert_equal 40 [qb_field slow1 qbuf]
+        assert_equal 4 [qb_field slow1 argv-mem]
+        $c write "\r\n"
+        $c flush
+        assert_equal [string repeat abcde 8] [$c read]
+        $c close
+    }
+
     test {A busy client's large query buffer shrinks towards its recent peak} {
         set c [redis_client]
         $c client setname busy1
