@@ -83,10 +83,18 @@ typedef struct client {
      * atomics; kept out of flags, which the owner updates plainly in net/). */
     void *mstate;
     int cas_dirty;
+    /* For CLIENT LIST, kept by cmd/multi.c (relaxed atomics): the queued
+     * commands, Redis's mstate.argv_len_sums (their arguments' lengths and
+     * a pointer per argument), and while EXEC runs them the length of
+     * EXEC's own arguments (Redis's argv-mem then). */
+    int multi_count;
+    size_t multi_mem, exec_argv;
     /* Blocking state (BLPOP & co); owned by cmd/blocking.c. */
     void *bstate;
-    /* Pub/Sub subscriptions; owned by cmd/pubsub.c. */
+    /* Pub/Sub subscriptions; owned by cmd/pubsub.c, which publishes their
+     * counts for CLIENT LIST (relaxed atomics). */
     void *pstate;
+    int sub_count, psub_count, ssub_count;
     /* Replication handshake (REPLCONF before PSYNC); owned by cmd/repl. */
     void *rstate;
     /* Client-side caching: the BCAST prefixes (owned by cmd/tracking.c,

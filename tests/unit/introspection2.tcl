@@ -18,6 +18,14 @@ set TOUCH_CMDS {
     {expire {key} 100} {persist {key}} {set {key} v keepttl} {getex {key}} {copy {key} {key}.copy}
 }
 
+# The CLIENT LIST line of the client called name.
+proc ci2_line {name} {
+    foreach line [split [r client list] "\r\n"] {
+        if {[string match "* name=$name *" $line]} {return $line}
+    }
+    return ""
+}
+
 proc ntc_cmd {tpl key} {
     string map [list "{key}" $key] $tpl
 }
@@ -903,6 +911,65 @@ start_server {tags {introspection}} {
         assert_equal [lsort {k1 k2}] [lsort [lindex [r scan 0 match k*] 1]]
         assert_equal 1 [getInfoProperty [r info stats] expired_keys]
         r debug set-active-expire 1
+    }
+
+    test {CLIENT LIST: multi counts the queued commands, multi-mem their arguments} {
+        set c [redis_client]
+        $c client setname tx1
+        assert_match {* multi=-1 * multi-mem=0 *} [ci2_line tx1]
+        $c multi
+        assert_match {* flags=x * multi=0 * multi-mem=0 *} [ci2_line tx1]
+        # Redis's argv_len_sums: the arguments' bytes and a pointer for each.
+        $c set a b
+        assert_match {* multi=1 * multi-mem=29 *} [ci2_line tx1]
+        $c set abc defgh
+        assert_match {* multi=2 * multi-mem=64 *} [ci2_line tx1]
+        $c get a
+        $c ping
+        assert_match {* multi=4 * multi-mem=96 *} [ci2_line tx1]
+        $c exec
+        assert_match {* flags=N * multi=-1 * multi-mem=0 *} [ci2_line tx1]
+        $c multi
+        $c set a b
+        $c discard
+        assert_match {* multi=-1 * multi-mem=0 *} [ci2_line tx1]
+        # Inside EXEC the client still shows x and its count, and argv-mem
+        # is EXEC's own (4), as Redis leaves them.
+        $c multi
+        $c set a b
+        $c client info
+        set info [lindex [$c exec] 1]
+        assert_match {* flags=x * multi=2 * argv-mem=4 multi-mem=55 *} $info
+        $c close
+    }
+
+    test {CLIENT LIST: sub, psub, ssub and the P flag} {
+        set c [redis_deferring_client]
+        $c client setname ps1
+        $c read
+        assert_match {* flags=N * sub=0 psub=0 ssub=0 *} [ci2_line ps1]
+        $c subscribe a b c
+        for {set i 0} {$i < 3} {incr i} {$c read}
+        assert_match {* flags=P * sub=3 psub=0 ssub=0 *} [ci2_line ps1]
+        $c psubscribe x* y*
+        $c read
+        $c read
+        $c ssubscribe s1
+        $c read
+        assert_match {* flags=P * sub=3 psub=2 ssub=1 *} [ci2_line ps1]
+        $c unsubscribe a
+        $c read
+        $c punsubscribe
+        $c read
+        $c read
+        assert_match {* flags=P * sub=2 psub=0 ssub=1 *} [ci2_line ps1]
+        $c sunsubscribe
+        $c read
+        $c unsubscribe
+        $c read
+        $c read
+        assert_match {* flags=N * sub=0 psub=0 ssub=0 *} [ci2_line ps1]
+        $c close
     }
 
     test {COMMAND LIST FILTERBY PATTERN matches commands and subcommands} {

@@ -140,7 +140,8 @@ static void flags_str(const client *c, char *out) {
     char *p = out;
     uint32_t f = client_flags_peek(c);
     if (f & CLIENT_MONITOR) *p++ = 'O';
-    if (f & CLIENT_MULTI) *p++ = 'x';
+    if (f & CLIENT_PUBSUB) *p++ = 'P';
+    if (f & (CLIENT_MULTI | CLIENT_IN_EXEC)) *p++ = 'x'; /* Redis keeps it set while EXEC runs */
     if (f & CLIENT_BLOCKED) *p++ = 'b';
     if (f & CLIENT_TRACKING) *p++ = 't';
     if (f & CLIENT_TRACKING_BROKEN_REDIR) *p++ = 'R';
@@ -155,11 +156,13 @@ static void flags_str(const client *c, char *out) {
 }
 
 /* Redis's argv_len_sum: the arguments of c's command while it runs (c is
- * self, the client asking, whose argv is stable) or waits blocked, and
- * those of a partial request already parsed (published by net/). */
+ * self, the client asking, whose argv is stable; inside EXEC, EXEC's own,
+ * as Redis leaves it) or waits blocked, and those of a partial request
+ * already parsed (published by net/). */
 static size_t argv_mem(const client *c, const client *self) {
     size_t n = __atomic_load_n(&c->qbuf_argv, __ATOMIC_RELAXED) + __atomic_load_n(&c->argv_blocked, __ATOMIC_RELAXED);
-    if (c == self)
+    if (client_flags_peek(c) & CLIENT_IN_EXEC) n += __atomic_load_n(&c->exec_argv, __ATOMIC_RELAXED);
+    else if (c == self)
         for (int i = 0; i < c->argc; i++) n += c->argv[i].n;
     return n;
 }
@@ -177,16 +180,19 @@ static size_t client_info_line(const client *c, const client *self, char *buf, s
     size_t ocap = __atomic_load_n(&c->ocap, __ATOMIC_RELAXED);
     size_t qlen = __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED), qfree = __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED);
     size_t amem = argv_mem(c, self);
+    size_t mmem = __atomic_load_n(&c->multi_mem, __ATOMIC_RELAXED);
+    int multi = (f & (CLIENT_MULTI | CLIENT_IN_EXEC)) ? __atomic_load_n(&c->multi_count, __ATOMIC_RELAXED) : -1;
     return (size_t)snprintf(
         buf, cap,
-        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
-        "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=0 omem=0 "
+        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%d psub=%d ssub=%d "
+        "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu oll=0 omem=0 "
         "tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d\n",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (long long)((now - c->ctime_ms) / 1000),
         (long long)((now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000), fl,
-        __atomic_load_n(&c->db, __ATOMIC_RELAXED), (f & CLIENT_MULTI) ? 0 : -1, qlen, qfree, amem, qlen + qfree,
-        qlen + qfree, olen > osent ? olen - osent : 0, ocap + qlen + qfree + amem + sizeof(client), cmd,
+        __atomic_load_n(&c->db, __ATOMIC_RELAXED), __atomic_load_n(&c->sub_count, __ATOMIC_RELAXED),
+        __atomic_load_n(&c->psub_count, __ATOMIC_RELAXED), __atomic_load_n(&c->ssub_count, __ATOMIC_RELAXED), multi, qlen, qfree, amem, mmem, qlen + qfree,
+        qlen + qfree, olen > osent ? olen - osent : 0, ocap + qlen + qfree + amem + mmem + sizeof(client), cmd,
         acl_user_name(acl_client_user(c)),
         (f & CLIENT_TRACKING) ? (long long)__atomic_load_n(&c->track_redir, __ATOMIC_RELAXED) : -1LL,
         __atomic_load_n(&c->resp, __ATOMIC_RELAXED));
