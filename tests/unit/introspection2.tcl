@@ -839,6 +839,8 @@ start_server {tags {introspection}} {
 
     test {LFU: reads that do not touch leave OBJECT FREQ alone} {
         r config set maxmemory-policy allkeys-lfu
+        # No decay: a minute boundary crossed mid-test would lower the counter.
+        r config set lfu-decay-time 0
         set i 0
         foreach tpl $::NOTOUCH_CMDS {
             set k "nt[incr i]"
@@ -858,6 +860,7 @@ start_server {tags {introspection}} {
             assert_equal 6 [r object freq $k] "OBJECT FREQ after: [ntc_cmd $tpl $k]"
         }
         r config set maxmemory-policy noeviction
+        r config set lfu-decay-time 1
     }
 
     test {LRU: reads that do not touch leave OBJECT IDLETIME growing} {
@@ -873,6 +876,7 @@ start_server {tags {introspection}} {
         assert_morethan [r object idletime idle] 1
         assert_lessthan [r object idletime busy] 2
         r config set maxmemory-policy noeviction
+        r config set lfu-decay-time 1
     }
 
     test {rdb-key-save-delay is a hidden config: only its exact name shows it} {
@@ -887,6 +891,8 @@ start_server {tags {introspection}} {
     test {While a BGSAVE child runs, lookups do not touch (no copy-on-write)} {
         r flushall
         r config set maxmemory-policy allkeys-lfu
+        # No decay: a minute boundary crossed mid-test would lower the counter.
+        r config set lfu-decay-time 0
         r set k v
         r config set rdb-key-save-delay 1500000
         r bgsave
@@ -904,6 +910,7 @@ start_server {tags {introspection}} {
         r get k
         assert_equal 6 [r object freq k]
         r config set maxmemory-policy noeviction
+        r config set lfu-decay-time 1
     }
 
     test {NOTOUCH lookups still count keyspace hits and misses} {
@@ -950,6 +957,13 @@ start_server {tags {introspection}} {
         assert_equal 0 [getInfoProperty [r info stats] expired_keys]
         assert_equal [lsort {k1 k2}] [lsort [lindex [r scan 0 match k*] 1]]
         assert_equal 1 [getInfoProperty [r info stats] expired_keys]
+        # TYPE none: the check deletes an expired key, then names its type
+        # "none", so the key it expired is listed (and only that one).
+        r set k4 v px 1
+        after 20
+        assert_equal {0 k4} [r scan 0 type none]
+        assert_equal 0 [r exists k4]
+        assert_equal {0 {}} [r scan 0 type none]
         r debug set-active-expire 1
     }
 

@@ -109,7 +109,8 @@ static void scan_key(void *arg, dbentry *e) {
          * through (the reply leaves it out either way). */
         scan_skip(a);
     } else if (expired) {
-        scan_skip(a);
+        if (a->type == SCAN_TYPE_NONE) scan_push(a, e->key, e->klen);
+        else scan_skip(a);
         if (x->ngone == x->capgone) {
             int nc = x->capgone ? x->capgone * 2 : 16;
             char **ng = realloc(x->gone, sizeof(char *) * (size_t)nc);

@@ -99,6 +99,7 @@ static int type_by_name(const garg *a) {
     for (int t = OBJ_STRING; t <= OBJ_HASH; t++)
         if (arg_is(a, obj_type_name(t))) return t;
     if (arg_is(a, "stream")) return OBJ_STREAM;
+    if (arg_is(a, "none")) return SCAN_TYPE_NONE;
     return SCAN_NO_TYPE;
 }
 
