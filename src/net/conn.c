@@ -578,10 +578,10 @@ void net_client_flush(client *c) { conn_after_input(c->conn); }
 static int conn_read(conn *k) {
     /* Room as Redis's readQueryFromClient makes it: a big argument is read
      * to its end into a buffer of just that size; otherwise 16 KiB, into a
-     * buffer that grows greedily once past 16 KiB. Redis's buffer holds
-     * only what is not yet parsed into arguments, so while a partial
-     * request has some, no more than a big argument's rest or 16 KiB is
-     * read at a time (the room the rest of the buffer has is not Redis's). */
+     * buffer that grows greedily once past 16 KiB. Once a partial request
+     * has a big argument parsed, Redis's buffer is a new one (the old one
+     * became that argument), so no more than 16 KiB is read then: the room
+     * left here after the argument is not Redis's. */
     size_t want = READ_CHUNK;
     size_t hint = k->proto->pending_hint(k);
     int big = hint != 0;
@@ -590,7 +590,7 @@ static int conn_read(conn *k) {
     size_t parsed = 0, argv_len = 0;
     if (k->proto->partial) k->proto->partial(k, &parsed, &argv_len);
     size_t len = k->qcap - k->qlen - 1;
-    if ((big || parsed) && len > want) len = want;
+    if ((big || argv_len >= 32 * 1024) && len > want) len = want;
     ssize_t n = k->ssl ? tlsio_read(k, k->qbuf + k->qlen, len) : read(k->c.fd, k->qbuf + k->qlen, len);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return -1;
     if (n < 0) return 0;
