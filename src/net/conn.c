@@ -47,6 +47,8 @@
 #include "util/strutil.h"
 
 #define READ_CHUNK (16 * 1024)
+#define REPLYBUF_MAX (16 * 1024)   /* Redis's PROTO_REPLY_CHUNK_BYTES */
+#define REPLYBUF_MIN 1024          /* PROTO_REPLY_MIN_BYTES */
 
 
 static int64_t now_ms(void) {
@@ -141,6 +143,31 @@ static void conn_qbuf_cron(conn *k, int64_t now) {
         }
     }
     k->qpeak = k->qlen > need ? k->qlen : need;
+}
+
+/* Redis 7.0's clientsCronResizeOutputBuffer on the figures: a buffer whose
+ * peak is under half its size shrinks to the peak (at least 1 KiB); a full
+ * one doubles (up to 16 KiB); the peak goes back to the buffer's current
+ * use every peak reset period. */
+static void conn_replybuf_cron(conn *k, int64_t now) {
+    if (!__atomic_load_n(&session_replybuf_resizing, __ATOMIC_RELAXED)) return;
+    size_t next = 0;
+    if (k->rbs / 2 >= REPLYBUF_MIN && k->rbp < k->rbs / 2) {
+        next = k->rbp + 1 > REPLYBUF_MIN ? k->rbp + 1 : REPLYBUF_MIN;
+        __atomic_fetch_add(&session_stat_replybuf_shrinks, 1, __ATOMIC_RELAXED);
+    } else if (k->rbs * 2 < REPLYBUF_MAX * 2 && k->rbp == k->rbs) {
+        next = k->rbs * 2 < REPLYBUF_MAX ? k->rbs * 2 : REPLYBUF_MAX;
+        __atomic_fetch_add(&session_stat_replybuf_expands, 1, __ATOMIC_RELAXED);
+    }
+    long reset = __atomic_load_n(&session_replybuf_peak_reset_ms, __ATOMIC_RELAXED);
+    if (reset >= 0 && now - k->rbp_reset_ms >= reset) {
+        size_t pending = k->c.olen - k->c.osent;
+        k->rbp = pending < k->rbs ? pending : k->rbs;
+        k->rbp_reset_ms = now;
+    }
+    if (next) k->rbs = next;
+    __atomic_store_n(&k->c.rbs, k->rbs, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->c.rbp, k->rbp, __ATOMIC_RELAXED);
 }
 
 static void conn_on_read(evutil_socket_t fd, short what, void *arg);
@@ -287,6 +314,11 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
     k->c.resp = 2;
     k->c.id = session_next_client_id();
     k->c.ctime_ms = k->c.last_ms = now_ms();
+    /* A new client's reply buffer: 16 KiB, peak as large; the reset time
+     * is 0, so the first cron pass resets the peak (Redis stamps seconds
+     * where it compares milliseconds). */
+    k->rbs = k->rbp = REPLYBUF_MAX;
+    k->c.rbs = k->c.rbp = REPLYBUF_MAX;
     if (acl_new_client_authenticated()) k->c.flags = CLIENT_AUTHENTICATED; /* not yet visible */
     if (unix_sock) k->c.flags |= CLIENT_UNIX_SOCKET;
     if (ssl) k->c.flags |= CLIENT_TLS;
@@ -316,6 +348,13 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
 static int conn_write(conn *k) {
     client *c = &k->c;
     size_t before = c->osent;
+    /* What Redis's reply buffer would hold now: the output up to its size
+     * (the rest would be in its reply list). */
+    size_t pos = c->olen - c->osent < k->rbs ? c->olen - c->osent : k->rbs;
+    if (pos > k->rbp) {
+        k->rbp = pos;
+        __atomic_store_n(&c->rbp, pos, __ATOMIC_RELAXED);
+    }
     while (c->osent < c->olen) {
         ssize_t n = k->ssl ? tlsio_write(k, c->obuf + c->osent, c->olen - c->osent)
                            : write(c->fd, c->obuf + c->osent, c->olen - c->osent);
@@ -811,12 +850,14 @@ void conn_tick(worker *w) {
         } else if (k->paused) {
             /* Held until the pause ends. */
             conn_qbuf_cron(k, now);
+            conn_replybuf_cron(k, now);
         } else if (cfg.timeout > 0 && !(client_flags_peek(&k->c) & (CLIENT_MONITOR | CLIENT_PUBSUB | CLIENT_BLOCKED)) &&
                    now - k->c.last_ms > (int64_t)cfg.timeout * 1000) {
             log_verbose("Closing idle client");
             conn_free(k);
         } else {
             conn_qbuf_cron(k, now);
+            conn_replybuf_cron(k, now);
         }
         k = next;
     }

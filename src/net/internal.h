@@ -92,6 +92,11 @@ typedef struct conn {
     size_t qpeak;
     uint64_t qio, qio_seen;
     int64_t qactive_ms;
+    /* Redis's reply buffer (clientsCronResizeOutputBuffer), kept as
+     * figures only (the output itself is one growing buffer): its size,
+     * its peak use, and when the peak was last reset. */
+    size_t rbs, rbp;
+    int64_t rbp_reset_ms;
     struct event *tev;               /* blocking timeout */
     void (*tfn)(client *c);
     /* Commands of this connection are running (conn_process), on the

@@ -111,6 +111,9 @@ typedef struct client {
     /* The same for the command a blocked client waits to run (kept by
      * cmd/blocking.c). */
     size_t argv_blocked;
+    /* CLIENT LIST's rbs and rbp, kept by net/: the size Redis's reply
+     * buffer would have and its peak use since the last reset. */
+    size_t rbs, rbp;
     /* Authenticated ACL user; NULL is the default user (owned by cmd/server/acl_check.c,
      * changed under the client registry lock). */
     struct acl_user *acl_user;

@@ -256,3 +256,60 @@ start_server {tags {querybuf}} {
         $c close
     }
 }
+
+# Reply buffer figures (rbs, rbp) as Redis 7.0's cron sizes its reply
+# buffer: 16 KiB for a new client, down to 1 KiB when idle, doubling back
+# while replies fill it; DEBUG REPLYBUFFER tunes the cron.
+start_server {tags {querybuf}} {
+
+    test {Reply buffer: an idle client's shrinks to 1 KiB, a busy one's grows back to 16 KiB} {
+        r config resetstat
+        r debug replybuffer peak-reset-time 100
+        set c [redis_client]
+        $c client setname rb1
+        wait_for_condition 20 100 {
+            [qb_field rb1 rbs] >= 1024 && [qb_field rb1 rbs] < 2048
+        } else {
+            fail "idle client's reply buffer is [qb_field rb1 rbs]"
+        }
+        assert_morethan [getInfoProperty [r info stats] reply_buffer_shrinks] 0
+        r set bigval [string repeat x 32768]
+        r debug replybuffer peak-reset-time never
+        wait_for_condition 20 100 {
+            [string length [$c get bigval]] == 32768 && [qb_field rb1 rbs] >= 16384 && [qb_field rb1 rbs] < 32768
+        } else {
+            fail "busy client's reply buffer is [qb_field rb1 rbs]"
+        }
+        # A full buffer's peak is its size; it never goes past 16 KiB.
+        assert_equal 16384 [qb_field rb1 rbp]
+        assert_morethan [getInfoProperty [r info stats] reply_buffer_expands] 3
+        r debug replybuffer peak-reset-time reset
+        r config resetstat
+        assert_equal 0 [getInfoProperty [r info stats] reply_buffer_shrinks]
+        assert_equal 0 [getInfoProperty [r info stats] reply_buffer_expands]
+        $c close
+    }
+
+    test {Reply buffer: RESIZING 0 freezes it} {
+        r debug replybuffer resizing 0
+        r debug replybuffer peak-reset-time 100
+        set c [redis_client]
+        $c client setname rb2
+        after 500
+        assert_equal 16384 [qb_field rb2 rbs]
+        r debug replybuffer resizing 1
+        wait_for_condition 20 100 {[qb_field rb2 rbs] == 1024} else {
+            fail "reply buffer is [qb_field rb2 rbs]"
+        }
+        r debug replybuffer peak-reset-time reset
+        $c close
+    }
+
+    test {DEBUG REPLYBUFFER errors} {
+        assert_error {ERR unknown subcommand or wrong number of arguments for 'replybuffer'. Try DEBUG HELP.} \
+            {r debug replybuffer foo 1}
+        assert_error {ERR value is not an integer or out of range} {r debug replybuffer peak-reset-time x}
+        assert_equal OK [r debug replybuffer peak-reset-time never]
+        assert_equal OK [r debug replybuffer peak-reset-time reset]
+    }
+}

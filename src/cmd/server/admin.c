@@ -261,6 +261,8 @@ static void configResetstatCommand(client *c) {
     tstat_reset(TSTAT_KEYSPACE_MISSES);
     __atomic_store_n(&session_stat_connections, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&session_stat_rejected, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&session_stat_replybuf_shrinks, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&session_stat_replybuf_expands, 0, __ATOMIC_RELAXED);
     tstat_reset(TSTAT_NET_INPUT);
     tstat_reset(TSTAT_NET_OUTPUT);
     reply_ok(c);

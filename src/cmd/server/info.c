@@ -295,8 +295,8 @@ static void info_stats(strbuf *b) {
               "total_writes_processed:0\r\n"
               "io_threaded_reads_processed:0\r\n"
               "io_threaded_writes_processed:0\r\n"
-              "reply_buffer_shrinks:0\r\n"
-              "reply_buffer_expands:0\r\n",
+              "reply_buffer_shrinks:%llu\r\n"
+              "reply_buffer_expands:%llu\r\n",
               (unsigned long long)__atomic_load_n(&session_stat_connections, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_COMMANDS),
               (long long)load_double(&srv.inst_ops_per_sec),
@@ -306,7 +306,9 @@ static void info_stats(strbuf *b) {
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
-              migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors());
+              migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors(),
+              (unsigned long long)__atomic_load_n(&session_stat_replybuf_shrinks, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&session_stat_replybuf_expands, __ATOMIC_RELAXED));
 }
 
 static void info_replication(strbuf *b) { repl_info(b); }
