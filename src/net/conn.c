@@ -348,6 +348,7 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
 static int conn_write(conn *k) {
     client *c = &k->c;
     size_t before = c->osent;
+    if (c->olen > c->osent) tstat_add(TSTAT_WRITES, 1);
     /* What Redis's reply buffer would hold now: the output up to its size
      * (the rest would be in its reply list). */
     size_t pos = c->olen - c->osent < k->rbs ? c->olen - c->osent : k->rbs;
@@ -615,6 +616,7 @@ void net_client_flush(client *c) { conn_after_input(c->conn); }
  * run, 0 when nothing is to be done now, -1 when the connection must be
  * closed. */
 static int conn_read(conn *k) {
+    tstat_add(TSTAT_READS, 1);
     /* Room as Redis's readQueryFromClient makes it: a big argument is read
      * to its end into a buffer of just that size; otherwise 16 KiB, into a
      * buffer that grows greedily once past 16 KiB. Once a partial request

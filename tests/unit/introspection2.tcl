@@ -1026,6 +1026,18 @@ start_server {tags {introspection}} {
         $c close
     }
 
+    test {INFO stats: total_reads_processed and total_writes_processed} {
+        set c [redis_client]
+        r config resetstat
+        foreach i {1 2 3} {assert_equal PONG [$c ping]}
+        set info [r info stats]
+        # Three reads by c and INFO's own (and maybe the end of a client an
+        # earlier test closed); CONFIG RESETSTAT's reply and three PONGs.
+        assert_range [getInfoProperty $info total_reads_processed] 4 6
+        assert_equal 4 [getInfoProperty $info total_writes_processed]
+        $c close
+    }
+
     test {COMMAND LIST FILTERBY PATTERN matches commands and subcommands} {
         assert_equal {config config|get config|help config|resetstat config|rewrite config|set} \
             [lsort [r command list filterby pattern config*]]

@@ -265,6 +265,8 @@ static void configResetstatCommand(client *c) {
     __atomic_store_n(&session_stat_replybuf_expands, 0, __ATOMIC_RELAXED);
     tstat_reset(TSTAT_NET_INPUT);
     tstat_reset(TSTAT_NET_OUTPUT);
+    tstat_reset(TSTAT_READS);
+    tstat_reset(TSTAT_WRITES);
     reply_ok(c);
 }
 

@@ -291,8 +291,8 @@ static void info_stats(strbuf *b) {
               "unexpected_error_replies:0\r\n"
               "total_error_replies:%llu\r\n"
               "dump_payload_sanitizations:0\r\n"
-              "total_reads_processed:0\r\n"
-              "total_writes_processed:0\r\n"
+              "total_reads_processed:%llu\r\n"
+              "total_writes_processed:%llu\r\n"
               "io_threaded_reads_processed:0\r\n"
               "io_threaded_writes_processed:0\r\n"
               "reply_buffer_shrinks:%llu\r\n"
@@ -307,6 +307,7 @@ static void info_stats(strbuf *b) {
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
               migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors(),
+              (unsigned long long)tstat_sum(TSTAT_READS), (unsigned long long)tstat_sum(TSTAT_WRITES),
               (unsigned long long)__atomic_load_n(&session_stat_replybuf_shrinks, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&session_stat_replybuf_expands, __ATOMIC_RELAXED));
 }
