@@ -38,6 +38,7 @@ enum {
     F_DEFONLY = 64,      /* only the default value is accepted; notyet says why */
     F_NOPLAN = 128,      /* with F_DEFONLY: notyet is a reason, not a coming capability */
     F_OCTAL = 256,       /* T_INT given and shown in octal (unixsocketperm) */
+    F_HIDDEN = 512,      /* a Redis test knob: CONFIG GET shows it only by its exact name */
 };
 
 typedef struct config_entry {
@@ -177,6 +178,7 @@ static config_entry table[] = {
     {"stop-writes-on-bgsave-error", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbcompression", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbchecksum", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL},
+    {"rdb-key-save-delay", NULL, T_INT, F_HIDDEN, NULL, "0", INT_MIN, INT_MAX, NULL, NULL},
     /* The lazyfree switches choose which thread returns memory, never a
      * reply: -user-del and -user-flush hand large values and flushed
      * databases to the lazy-free thread (db/lazyfree.c); -expire and
@@ -847,6 +849,7 @@ void config_get(const char *pattern, config_get_fn *fn, void *arg) {
     for (size_t i = 0; i < NTABLE; i++) {
         config_entry *e = &table[i];
         int m = glob_match(pattern, strlen(pattern), e->name, strlen(e->name), 1);
+        if ((e->flags & F_HIDDEN) && strcasecmp(pattern, e->name) != 0) m = 0;
         const char *name = e->name;
         if (!m && e->alias && glob_match(pattern, strlen(pattern), e->alias, strlen(e->alias), 1)) {
             /* An alias asked for explicitly answers under the alias. */

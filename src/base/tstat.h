@@ -27,6 +27,8 @@ enum {
     TSTAT_KEYSPACE_HITS,   /* keyspace_hits */
     TSTAT_KEYSPACE_MISSES, /* keyspace_misses */
     TSTAT_DIRTY,           /* changes since start (db_dirty_now; never reset) */
+    TSTAT_READS,           /* client read events served (total_reads_processed) */
+    TSTAT_WRITES,          /* client output flushes (total_writes_processed) */
     TSTAT_N
 };
 

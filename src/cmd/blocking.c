@@ -214,6 +214,9 @@ void block_on_keys(client *c, const garg *keys, int nkeys, int64_t deadline) {
     __atomic_fetch_add(&nblocked, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&block_lock);
     c->bstate = b;
+    size_t held = 0;
+    for (int i = 0; i < b->argc; i++) held += b->argv[i].n;
+    __atomic_store_n(&c->argv_blocked, held, __ATOMIC_RELAXED);
     client_flag_on(c, CLIENT_BLOCKED);
     session_client_timer(c, deadline, on_timeout);
 }
@@ -227,6 +230,7 @@ static void finish_block(client *c) {
     __atomic_fetch_sub(&nblocked, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&block_lock);
     c->bstate = NULL;
+    __atomic_store_n(&c->argv_blocked, 0, __ATOMIC_RELAXED);
     client_flag_off(c, CLIENT_BLOCKED);
     session_client_timer(c, 0, NULL);
     bstate_free(b);

@@ -73,12 +73,14 @@ static mstate *ms_get(client *c) {
     return c->mstate;
 }
 
-static void free_queue(mstate *m) {
+static void free_queue(client *c, mstate *m) {
     for (int i = 0; i < m->n; i++) {
         for (int j = 0; j < m->cmds[i].argc; j++) free(m->cmds[i].argv[j].p);
         free(m->cmds[i].argv);
     }
     m->n = 0;
+    __atomic_store_n(&c->multi_count, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->multi_mem, 0, __ATOMIC_RELAXED);
 }
 
 static void unwatch_all(client *c) {
@@ -127,7 +129,7 @@ void multi_queued_each(const client *c, multi_each_fn *fn, void *arg) {
 void multi_discard_state(client *c) {
     mstate *m = c->mstate;
     if (!m) return;
-    free_queue(m);
+    free_queue(c, m);
     unwatch_all(c);
     client_flag_off(c, CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
     free(m->cmds);
@@ -186,11 +188,15 @@ static int multi_queue(client *c, const cmd_def *cmd) {
     q->cmd = cmd;
     q->argc = c->argc;
     q->argv = malloc(sizeof(garg) * (size_t)c->argc);
+    size_t mem = sizeof(void *) * (size_t)c->argc;
     for (int i = 0; i < c->argc; i++) {
         q->argv[i].p = malloc(c->argv[i].n + 1);
         memcpy(q->argv[i].p, c->argv[i].p, c->argv[i].n + 1);
         q->argv[i].n = c->argv[i].n;
+        mem += c->argv[i].n;
     }
+    __atomic_store_n(&c->multi_count, m->n, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->multi_mem, c->multi_mem + mem, __ATOMIC_RELAXED);
     reply_simple(c, "QUEUED");
     return 1;
 }
@@ -256,6 +262,9 @@ static void execCommand(client *c) {
     const cmd_def *self = c->cur;
     client_flag_off(c, CLIENT_MULTI);
     client_flag_on(c, CLIENT_IN_EXEC);
+    size_t exec_argv = 0;
+    for (int i = 0; i < argc; i++) exec_argv += argv[i].n;
+    __atomic_store_n(&c->exec_argv, exec_argv, __ATOMIC_RELAXED);
     reply_array(c, m->n);
     for (int i = 0; i < m->n; i++) {
         c->argc = m->cmds[i].argc;
@@ -263,6 +272,7 @@ static void execCommand(client *c) {
         cmd_call(c, m->cmds[i].cmd);
     }
     client_flag_off(c, CLIENT_IN_EXEC);
+    __atomic_store_n(&c->exec_argv, 0, __ATOMIC_RELAXED);
     c->argc = argc;
     c->argv = argv;
     __atomic_store_n(&c->cur, self, __ATOMIC_RELAXED);

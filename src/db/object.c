@@ -111,7 +111,16 @@ void obj_set_access(gobj *o, long long idle_s, int freq) {
     }
 }
 
+static int touch_holds;
+
+void obj_touch_hold(int delta) {
+    int n = __atomic_add_fetch(&touch_holds, delta, __ATOMIC_RELAXED);
+    assert(n >= 0);
+    (void)n;
+}
+
 void obj_touch(gobj *o) {
+    if (__atomic_load_n(&touch_holds, __ATOMIC_RELAXED)) return;
     if (!obj_lfu_mode()) {
         o->lru = obj_clock();
         return;

@@ -57,6 +57,12 @@ void obj_config_register(void);
 int obj_lfu_mode(void);
 void obj_init_access(gobj *o);
 void obj_touch(gobj *o);
+/* While a fork child (BGSAVE, an AOF rewrite, a replica's full sync) runs,
+ * lookups leave access times alone, as Redis's lookupKey does while it has
+ * an active child: a write would copy the page the child shares. The code
+ * that forks takes a hold (+1) once the child runs and drops it (-1) when
+ * the child is reaped; holds nest. */
+void obj_touch_hold(int delta);
 /* RESTORE's IDLETIME / FREQ (-1: not given), as Redis's objectSetLRUOrLFU:
  * each applies only under its own kind of policy. */
 void obj_set_access(gobj *o, long long idle_s, int freq);

@@ -44,8 +44,11 @@
 #include "base/log.h"
 #include "base/tls.h"
 #include "base/tstat.h"
+#include "util/strutil.h"
 
 #define READ_CHUNK (16 * 1024)
+#define REPLYBUF_MAX (16 * 1024)   /* Redis's PROTO_REPLY_CHUNK_BYTES */
+#define REPLYBUF_MIN 1024          /* PROTO_REPLY_MIN_BYTES */
 
 
 static int64_t now_ms(void) {
@@ -54,12 +57,30 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A read or a write: Redis's last interaction, for CLIENT LIST's idle (a
+ * coarse clock is fine at its one-second resolution), and for the query
+ * buffer's idle check. */
+static void conn_interacted(conn *k) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    __atomic_store_n(&k->c.last_ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, __ATOMIC_RELAXED);
+    k->qio++;
+}
+
 /* What CLIENT LIST shows of the query buffer, published by the owner:
  * qcap counts the byte kept for the parser's terminating NUL, as an sds
- * string's alloc does not. */
+ * string's alloc does not. The arguments of a partial request already
+ * parsed are out of qbuf and count as argv-mem, as in Redis, which moves
+ * them out of its buffer. Here they stay in it, in place, until the
+ * request completes: qbuf-free is the room truly left after them (Redis's
+ * is larger by the parsed bytes while a request is partial). */
 static void publish_qbuf(conn *k) {
-    __atomic_store_n(&k->c.qbuf_len, k->qlen, __ATOMIC_RELAXED);
+    size_t parsed = 0, argv_len = 0;
+    if (k->proto->partial) k->proto->partial(k, &parsed, &argv_len);
+    if (parsed > k->qlen) parsed = k->qlen;
+    __atomic_store_n(&k->c.qbuf_len, k->qlen - parsed, __ATOMIC_RELAXED);
     __atomic_store_n(&k->c.qbuf_free, k->qcap ? k->qcap - 1 - k->qlen : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->c.qbuf_argv, argv_len, __ATOMIC_RELAXED);
 }
 
 /* The query buffer grows as Redis 7.0's sds query buffer does, so CLIENT
@@ -97,13 +118,13 @@ static void qbuf_resize(conn *k, size_t size) {
 
 /* Redis 7.0's clientsCronResizeQueryBuffer, once per tick (Redis's hz 10
  * cron visits a client as often): a buffer wasting more than 4 KiB loses
- * its free space when no data came for more than 2 s (all of it, freed
- * when empty), or is trimmed when over 32 KiB and more than twice its
- * peak use since the last pass (not below that peak, what it holds, or
- * the argument being read). */
+ * its free space when nothing was read or written for more than 2 s (all
+ * of it, freed when empty), or is trimmed when over 32 KiB and more than
+ * twice its peak use since the last pass (not below that peak, what it
+ * holds, or the argument being read). */
 static void conn_qbuf_cron(conn *k, int64_t now) {
-    if (k->qreads != k->qreads_seen) {
-        k->qreads_seen = k->qreads;
+    if (k->qio != k->qio_seen) {
+        k->qio_seen = k->qio;
         k->qactive_ms = now;
     }
     size_t need = k->proto->pending_hint(k);
@@ -122,6 +143,31 @@ static void conn_qbuf_cron(conn *k, int64_t now) {
         }
     }
     k->qpeak = k->qlen > need ? k->qlen : need;
+}
+
+/* Redis 7.0's clientsCronResizeOutputBuffer on the figures: a buffer whose
+ * peak is under half its size shrinks to the peak (at least 1 KiB); a full
+ * one doubles (up to 16 KiB); the peak goes back to the buffer's current
+ * use every peak reset period. */
+static void conn_replybuf_cron(conn *k, int64_t now) {
+    if (!__atomic_load_n(&session_replybuf_resizing, __ATOMIC_RELAXED)) return;
+    size_t next = 0;
+    if (k->rbs / 2 >= REPLYBUF_MIN && k->rbp < k->rbs / 2) {
+        next = k->rbp + 1 > REPLYBUF_MIN ? k->rbp + 1 : REPLYBUF_MIN;
+        __atomic_fetch_add(&session_stat_replybuf_shrinks, 1, __ATOMIC_RELAXED);
+    } else if (k->rbs * 2 < REPLYBUF_MAX * 2 && k->rbp == k->rbs) {
+        next = k->rbs * 2 < REPLYBUF_MAX ? k->rbs * 2 : REPLYBUF_MAX;
+        __atomic_fetch_add(&session_stat_replybuf_expands, 1, __ATOMIC_RELAXED);
+    }
+    long reset = __atomic_load_n(&session_replybuf_peak_reset_ms, __ATOMIC_RELAXED);
+    if (reset >= 0 && now - k->rbp_reset_ms >= reset) {
+        size_t pending = k->c.olen - k->c.osent;
+        k->rbp = pending < k->rbs ? pending : k->rbs;
+        k->rbp_reset_ms = now;
+    }
+    if (next) k->rbs = next;
+    __atomic_store_n(&k->c.rbs, k->rbs, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->c.rbp, k->rbp, __ATOMIC_RELAXED);
 }
 
 static void conn_on_read(evutil_socket_t fd, short what, void *arg);
@@ -268,6 +314,11 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
     k->c.resp = 2;
     k->c.id = session_next_client_id();
     k->c.ctime_ms = k->c.last_ms = now_ms();
+    /* A new client's reply buffer: 16 KiB, peak as large; the reset time
+     * is 0, so the first cron pass resets the peak (Redis stamps seconds
+     * where it compares milliseconds). */
+    k->rbs = k->rbp = REPLYBUF_MAX;
+    k->c.rbs = k->c.rbp = REPLYBUF_MAX;
     if (acl_new_client_authenticated()) k->c.flags = CLIENT_AUTHENTICATED; /* not yet visible */
     if (unix_sock) k->c.flags |= CLIENT_UNIX_SOCKET;
     if (ssl) k->c.flags |= CLIENT_TLS;
@@ -291,9 +342,20 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
     if (ssl) conn_tls_handshake(k, 1);
 }
 
-/* Write what we can, now; -1 when the connection must be closed now. */
+/* Write what we can, now; -1 when the connection must be closed now. A
+ * write is an interaction, as in Redis: it stamps CLIENT LIST's idle time
+ * and keeps the query buffer from counting as idle. */
 static int conn_write(conn *k) {
     client *c = &k->c;
+    size_t before = c->osent;
+    if (c->olen > c->osent) tstat_add(TSTAT_WRITES, 1);
+    /* What Redis's reply buffer would hold now: the output up to its size
+     * (the rest would be in its reply list). */
+    size_t pos = c->olen - c->osent < k->rbs ? c->olen - c->osent : k->rbs;
+    if (pos > k->rbp) {
+        k->rbp = pos;
+        __atomic_store_n(&c->rbp, pos, __ATOMIC_RELAXED);
+    }
     while (c->osent < c->olen) {
         ssize_t n = k->ssl ? tlsio_write(k, c->obuf + c->osent, c->olen - c->osent)
                            : write(c->fd, c->obuf + c->osent, c->olen - c->osent);
@@ -306,6 +368,7 @@ static int conn_write(conn *k) {
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
         return -1;
     }
+    if (c->osent != before) conn_interacted(k);
     if (c->osent == c->olen) {
         client_set_out(c, 0, 0);
         if (c->ocap > 64 * 1024) reply_obuf_release(c);
@@ -455,12 +518,12 @@ static void conn_process(conn *k) {
     if (used) {
         memmove(k->qbuf, k->qbuf + used, k->qlen - used);
         k->qlen -= used;
-        publish_qbuf(k);
     }
     /* A big argument begun: room for all of it now, as Redis's
      * processMultibulkBuffer makes it. */
     size_t hint = k->proto->pending_hint(k);
-    if (hint > k->qlen && qbuf_room(k, hint - k->qlen, 0) == 0) publish_qbuf(k);
+    if (hint > k->qlen) qbuf_room(k, hint - k->qlen, 0);
+    publish_qbuf(k);
 }
 
 /* A command took the connection over (client.handoff): its replies go out
@@ -553,26 +616,41 @@ void net_client_flush(client *c) { conn_after_input(c->conn); }
  * run, 0 when nothing is to be done now, -1 when the connection must be
  * closed. */
 static int conn_read(conn *k) {
+    tstat_add(TSTAT_READS, 1);
     /* Room as Redis's readQueryFromClient makes it: a big argument is read
      * to its end into a buffer of just that size; otherwise 16 KiB, into a
-     * buffer that grows greedily once past 16 KiB. */
+     * buffer that grows greedily once past 16 KiB. Once a partial request
+     * has a big argument parsed, Redis's buffer is a new one (the old one
+     * became that argument), so no more than 16 KiB is read then: the room
+     * left here after the argument is not Redis's. */
     size_t want = READ_CHUNK;
     size_t hint = k->proto->pending_hint(k);
     int big = hint != 0;
     if (hint > k->qlen) want = hint - k->qlen;
     if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) return -1;
-    ssize_t n = k->ssl ? tlsio_read(k, k->qbuf + k->qlen, k->qcap - k->qlen - 1)
-                       : read(k->c.fd, k->qbuf + k->qlen, k->qcap - k->qlen - 1);
+    size_t parsed = 0, argv_len = 0;
+    if (k->proto->partial) k->proto->partial(k, &parsed, &argv_len);
+    size_t len = k->qcap - k->qlen - 1;
+    if ((big || argv_len >= 32 * 1024) && len > want) len = want;
+    ssize_t n = k->ssl ? tlsio_read(k, k->qbuf + k->qlen, len) : read(k->c.fd, k->qbuf + k->qlen, len);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return -1;
     if (n < 0) return 0;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
-    k->qreads++;
+    conn_interacted(k);
     if (k->qlen > k->qpeak) k->qpeak = k->qlen;
     publish_qbuf(k);
-    if ((long long)k->qlen > cfg.client_query_buffer_limit) {
-        log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
-                 (unsigned long long)k->c.id, k->c.addr);
+    /* The limit applies to what is not yet parsed into arguments (Redis
+     * moves those out of its query buffer). */
+    if (parsed > k->qlen) parsed = k->qlen;
+    size_t unparsed = k->qlen - parsed;
+    if ((long long)unparsed > cfg.client_query_buffer_limit) {
+        char *info = client_info_dup(&k->c);
+        char bytes[64 * 4 + 3];
+        str_repr(bytes, k->qbuf + parsed, unparsed < 64 ? unparsed : 64);
+        log_warn("Closing client that reached max query buffer length: %s (qbuf initial bytes: %s)",
+                 info ? info : "", bytes);
+        free(info);
         return -1;
     }
     if (client_flags_peek(&k->c) & CLIENT_CLOSE_AFTER_REPLY) {
@@ -774,12 +852,14 @@ void conn_tick(worker *w) {
         } else if (k->paused) {
             /* Held until the pause ends. */
             conn_qbuf_cron(k, now);
+            conn_replybuf_cron(k, now);
         } else if (cfg.timeout > 0 && !(client_flags_peek(&k->c) & (CLIENT_MONITOR | CLIENT_PUBSUB | CLIENT_BLOCKED)) &&
                    now - k->c.last_ms > (int64_t)cfg.timeout * 1000) {
             log_verbose("Closing idle client");
             conn_free(k);
         } else {
             conn_qbuf_cron(k, now);
+            conn_replybuf_cron(k, now);
         }
         k = next;
     }

@@ -86,11 +86,17 @@ typedef struct conn {
     uint64_t zseq;                   /* w->pseq when it was held */
     /* Query buffer housekeeping (conn_qbuf_cron, Redis's
      * clientsCronResizeQueryBuffer): the largest qlen since the last cron
-     * pass, the reads so far and as last seen by the cron, and the cron
-     * time of the last pass that saw a read. */
+     * pass, the reads and writes so far (Redis's last interaction) and as
+     * last seen by the cron, and the cron time of the last pass that saw
+     * one. */
     size_t qpeak;
-    uint64_t qreads, qreads_seen;
+    uint64_t qio, qio_seen;
     int64_t qactive_ms;
+    /* Redis's reply buffer (clientsCronResizeOutputBuffer), kept as
+     * figures only (the output itself is one growing buffer): its size,
+     * its peak use, and when the peak was last reset. */
+    size_t rbs, rbp;
+    int64_t rbp_reset_ms;
     struct event *tev;               /* blocking timeout */
     void (*tfn)(client *c);
     /* Commands of this connection are running (conn_process), on the

@@ -39,6 +39,11 @@ typedef struct net_proto {
      * small), so one read can take a large argument whole; also the size
      * below which the query buffer is not trimmed while it is read. */
     size_t (*pending_hint)(const struct conn *k);
+    /* Optional: the bytes at the start of the query buffer already parsed
+     * into arguments of a partial request, and those arguments' total
+     * length (CLIENT LIST shows them as Redis does: out of qbuf, as
+     * argv-mem). */
+    void (*partial)(const struct conn *k, size_t *parsed, size_t *argv_len);
 } net_proto;
 
 extern const net_proto resp_proto;

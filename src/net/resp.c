@@ -344,6 +344,14 @@ static __attribute__((noinline)) int parse_general(resp_parser *p, char *buf, si
     return RESP_COMMAND;
 }
 
+void resp_partial(const resp_parser *p, size_t *parsed, size_t *argv_len) {
+    size_t sum = 0;
+    if (p->type == 1)
+        for (int k = 0; k < p->argc; k++) sum += p->len[k];
+    *parsed = p->type == 1 ? p->pos : 0;
+    *argv_len = sum;
+}
+
 size_t resp_pending_hint(const resp_parser *p) {
     /* Only a big argument (Redis's PROTO_MBULK_BIG_ARG, 32 KiB) is read
      * whole; smaller ones come with the ordinary reads. */

@@ -38,6 +38,11 @@ void resp_parser_free(resp_parser *p);
  * (only when nothing is pending); RESP_ERROR: *err is the Redis message. */
 int resp_parse(resp_parser *p, char *buf, size_t len, const resp_limits *lim, size_t *consumed, int *argc,
                garg **argv, const char **err);
+/* Of the partial multibulk command being read: the bytes already parsed
+ * (its count and complete arguments, and the header of the argument being
+ * read) and the sum of the complete arguments' lengths; both 0 between
+ * commands and for inline requests (parsed once whole). */
+void resp_partial(const resp_parser *p, size_t *parsed, size_t *argv_len);
 /* Total bytes the current partial command still needs, if known (for reads). */
 size_t resp_pending_hint(const resp_parser *p);
 #endif

@@ -84,6 +84,11 @@ static size_t resp_process(conn *k) {
 
 static size_t resp_hint(const conn *k) { return k->pstate ? resp_pending_hint(k->pstate) : 0; }
 
+static void resp_partial_of(const conn *k, size_t *parsed, size_t *argv_len) {
+    *parsed = *argv_len = 0;
+    if (k->pstate) resp_partial(k->pstate, parsed, argv_len);
+}
+
 const net_proto resp_proto = {
     .name = "resp",
     .refusal = resp_refusal,
@@ -91,4 +96,5 @@ const net_proto resp_proto = {
     .close = resp_close,
     .process = resp_process,
     .pending_hint = resp_hint,
+    .partial = resp_partial_of,
 };

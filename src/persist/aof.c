@@ -855,6 +855,7 @@ static int rewrite_start_locked(int may_schedule, char *err, size_t errlen) {
         return AOF_RW_FAILED;
     }
     rw_pid = pid;
+    obj_touch_hold(1);
     __atomic_store_n(&rw_running, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&rw_count, 1, __ATOMIC_RELAXED); /* after rw_running: INFO never shows one done that runs */
     __atomic_store_n(&rw_start, (int64_t)time(NULL), __ATOMIC_RELAXED);
@@ -952,6 +953,7 @@ static void rewrite_done(int status) {
     __atomic_store_n(&rw_last_secs, (long long)(time(NULL) - rw_start), __ATOMIC_RELAXED);
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     rw_pid = -1;
+    obj_touch_hold(-1);
     /* INFO says the rewrite runs until its base is installed. */
     if (!ok) {
         unlink(tmp);
@@ -988,6 +990,7 @@ static void rewrite_kill_locked(void) {
     unlink(tmp);
     unlink(tmp2);
     rw_pid = -1;
+    obj_touch_hold(-1);
     __atomic_store_n(&rw_running, 0, __ATOMIC_RELAXED);
 }
 

@@ -105,10 +105,10 @@ static int config_is_yes(const char *name, int dflt) {
     return yes;
 }
 
-/* rdbcompression, rdbchecksum, rdb-save-incremental-fsync: bound in
+/* rdbcompression, rdbchecksum, rdb-save-incremental-fsync, rdb-key-save-delay: bound in
  * persist_start, read without the config lock (an AOF turned on by CONFIG
  * SET fills its save options while CONFIG SET holds that lock). */
-static int rdb_compress = 1, rdb_checksum = 1, rdb_incr_fsync = 1;
+static int rdb_compress = 1, rdb_checksum = 1, rdb_incr_fsync = 1, rdb_key_save_delay;
 
 int persist_compress(void) { return __atomic_load_n(&rdb_compress, __ATOMIC_RELAXED); }
 
@@ -146,6 +146,7 @@ void persist_fill_save_opts(rdb_save_opts *o) {
     o->no_checksum = !__atomic_load_n(&rdb_checksum, __ATOMIC_RELAXED);
     o->used_mem = memusage_used();
     o->incremental_fsync = __atomic_load_n(&rdb_incr_fsync, __ATOMIC_RELAXED);
+    o->key_delay_us = __atomic_load_n(&rdb_key_save_delay, __ATOMIC_RELAXED);
 }
 
 static uint64_t total_keys(void) {
@@ -361,6 +362,7 @@ static int do_bgsave(char *err, size_t errlen) {
     }
     fcntl(pfd[0], F_SETFL, O_NONBLOCK);
     child_pid = pid;
+    obj_touch_hold(1);
     child_fd = pfd[0];
     child_start_ms = now_ms();
     child_dirty_start = dirty_now();
@@ -442,6 +444,7 @@ static void child_done(int status) {
         }
     }
     child_pid = -1;
+    obj_touch_hold(-1);
     child_fd = -1;
     __atomic_store_n(&cur_keys_total, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&cur_keys_done, 0, __ATOMIC_RELAXED);
@@ -575,7 +578,8 @@ void persist_start(void) {
     if (slow && *slow) rdb_load_slow_us = atol(slow);
     __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
     if (config_bind_int("rdbcompression", &rdb_compress) || config_bind_int("rdbchecksum", &rdb_checksum) ||
-        config_bind_int("rdb-save-incremental-fsync", &rdb_incr_fsync))
+        config_bind_int("rdb-save-incremental-fsync", &rdb_incr_fsync) ||
+        config_bind_int("rdb-key-save-delay", &rdb_key_save_delay))
         abort(); /* the table lost a row */
     aof_config_register();
     __atomic_store_n(&cron_run, 1, __ATOMIC_RELAXED);

@@ -39,6 +39,9 @@ typedef struct rdb_save_opts {
     int repl_stream_db;
     rdb_progress_fn *progress;
     void *progress_arg;
+    /* rdb-key-save-delay (a Redis test knob): microseconds to sleep after
+     * each key; negative n sleeps 1 us after one key in -n, at random. */
+    int key_delay_us;
 } rdb_save_opts;
 
 /* rdb-save-incremental-fsync / aof-rewrite-incremental-fsync: Redis's 4 MB. */

@@ -83,10 +83,18 @@ typedef struct client {
      * atomics; kept out of flags, which the owner updates plainly in net/). */
     void *mstate;
     int cas_dirty;
+    /* For CLIENT LIST, kept by cmd/multi.c (relaxed atomics): the queued
+     * commands, Redis's mstate.argv_len_sums (their arguments' lengths and
+     * a pointer per argument), and while EXEC runs them the length of
+     * EXEC's own arguments (Redis's argv-mem then). */
+    int multi_count;
+    size_t multi_mem, exec_argv;
     /* Blocking state (BLPOP & co); owned by cmd/blocking.c. */
     void *bstate;
-    /* Pub/Sub subscriptions; owned by cmd/pubsub.c. */
+    /* Pub/Sub subscriptions; owned by cmd/pubsub.c, which publishes their
+     * counts for CLIENT LIST (relaxed atomics). */
     void *pstate;
+    int sub_count, psub_count, ssub_count;
     /* Replication handshake (REPLCONF before PSYNC); owned by cmd/repl. */
     void *rstate;
     /* Client-side caching: the BCAST prefixes (owned by cmd/tracking.c,
@@ -96,7 +104,16 @@ typedef struct client {
     uint64_t track_redir;
     /* Error flag of the command being executed (for failed_calls). */
     int cmd_failed;
-    size_t qbuf_len, qbuf_free; /* for CLIENT LIST, kept by net/ */
+    /* For CLIENT LIST, kept by net/ (relaxed atomics): the query buffer's
+     * unparsed bytes and free room, and the total length of the arguments
+     * of a partial request already parsed (Redis's argv_len_sum). */
+    size_t qbuf_len, qbuf_free, qbuf_argv;
+    /* The same for the command a blocked client waits to run (kept by
+     * cmd/blocking.c). */
+    size_t argv_blocked;
+    /* CLIENT LIST's rbs and rbp, kept by net/: the size Redis's reply
+     * buffer would have and its peak use since the last reset. */
+    size_t rbs, rbp;
     /* Authenticated ACL user; NULL is the default user (owned by cmd/server/acl_check.c,
      * changed under the client registry lock). */
     struct acl_user *acl_user;

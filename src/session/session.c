@@ -11,6 +11,9 @@
 #include <string.h>
 
 uint64_t session_stat_connections;
+int session_replybuf_resizing = 1;
+long session_replybuf_peak_reset_ms = SESSION_REPLYBUF_PEAK_RESET_MS;
+uint64_t session_stat_replybuf_shrinks, session_stat_replybuf_expands;
 uint64_t session_stat_rejected;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -91,4 +91,11 @@ int session_pause_pending(void);
  * (TSTAT_NET_INPUT / TSTAT_NET_OUTPUT of base/tstat.h). */
 extern uint64_t session_stat_connections;
 extern uint64_t session_stat_rejected;
+/* Redis's reply buffer sizing, as CLIENT LIST's rbs/rbp show it (net/
+ * keeps the figures; DEBUG REPLYBUFFER sets these, INFO shows the counts):
+ * whether the cron resizes, the peak reset period in ms (-1: never). */
+extern int session_replybuf_resizing;
+extern long session_replybuf_peak_reset_ms;
+extern uint64_t session_stat_replybuf_shrinks, session_stat_replybuf_expands;
+#define SESSION_REPLYBUF_PEAK_RESET_MS 5000
 #endif

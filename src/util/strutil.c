@@ -161,6 +161,40 @@ int double_to_str(char *dst, size_t cap, double v) {
 
 /* ASCII-only folding: what Redis gets from tolower() in the C locale, and
  * safe for the negative values of the class ranges below. */
+size_t str_repr(char *out, const char *p, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    char *o = out;
+    *o++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        const char *esc = NULL;
+        switch (ch) {
+        case '\\': esc = "\\\\"; break;
+        case '"': esc = "\\\""; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        case '\a': esc = "\\a"; break;
+        case '\b': esc = "\\b"; break;
+        default: break;
+        }
+        if (esc) {
+            *o++ = esc[0];
+            *o++ = esc[1];
+        } else if (isprint(ch)) {
+            *o++ = (char)ch;
+        } else {
+            *o++ = '\\';
+            *o++ = 'x';
+            *o++ = hex[ch >> 4];
+            *o++ = hex[ch & 15];
+        }
+    }
+    *o++ = '"';
+    *o = '\0';
+    return (size_t)(o - out);
+}
+
 static inline int glob_fold(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
 static inline int glob_lower(int c, int nocase) { return nocase ? glob_fold(c) : c; }
 

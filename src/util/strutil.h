@@ -23,6 +23,12 @@ int ld_to_str_human(char *dst, size_t cap, long double v);
 /* %.17g as Redis 7.0 replies doubles; inf/-inf spelled out. */
 int double_to_str(char *dst, size_t cap, double v);
 
+/* Bytes quoted as Redis's sdscatrepr quotes them: in double quotes, with
+ * \\ \" \n \r \t \a \b escapes and \xHH for other unprintable bytes.
+ * out needs room for n * 4 + 3 bytes; returns the length written (a NUL
+ * follows). */
+size_t str_repr(char *out, const char *p, size_t n);
+
 /* Glob match with Redis's semantics: * ? [abc] [^a-z] and \ escapes. */
 int glob_match(const char *pat, size_t plen, const char *str, size_t slen, int nocase);
 #endif

@@ -243,3 +243,18 @@ TEST(strutil, glob_pathological) {
         CHECK(a == b);
     }
 }
+
+TEST(strutil, str_repr) {
+    char out[64 * 4 + 3];
+    CHECK(str_repr(out, "", 0) == 2 && strcmp(out, "\"\"") == 0);
+    CHECK(str_repr(out, "abc", 3) == 5 && strcmp(out, "\"abc\"") == 0);
+    /* sdscatrepr's escapes, and \xHH (lowercase) for the other bytes. */
+    const char in[] = "\\\"\n\r\t\a\b\x01\xff z";
+    size_t n = str_repr(out, in, sizeof(in) - 1);
+    CHECK_MSG(strcmp(out, "\"\\\\\\\"\\n\\r\\t\\a\\b\\x01\\xff z\"") == 0, "got %s", out);
+    CHECK(n == strlen(out));
+    /* The worst case fits the documented room: 4 bytes each, 3 more. */
+    char bin[64];
+    memset(bin, 0x80, sizeof(bin));
+    CHECK(str_repr(out, bin, sizeof(bin)) == 64 * 4 + 2);
+}

@@ -958,3 +958,194 @@ start_server {tags {keyspace dump}} {
         foreach c [list $sub $w $rd] {$c close}
     }
 }
+
+# MOVE and COPY across every type (stream groups and PEL included), with
+# expiry times (absolute, so exact), expired sources and expired targets
+# (active expiry off: only the lookup expires them), and every error, as
+# the exact reply bytes Redis 7.0 sends.
+proc keyspace_move_copy_script {} {
+    return {
+        {flushall} "+OK\r\n"
+        {debug set-active-expire 0} "+OK\r\n"
+        {rpush l a b c} ":3\r\n"
+        {hset h f v g w} ":2\r\n"
+        {sadd s m1 m2 3} ":3\r\n"
+        {zadd z 1 a 2 b} ":2\r\n"
+        {xadd x 1-1 f v} "\$3\r\n1-1\r\n"
+        {xadd x 2-1 g w} "\$3\r\n2-1\r\n"
+        {xgroup create x grp 0} "+OK\r\n"
+        {xreadgroup group grp alice count 1 streams x >} "*1\r\n*2\r\n\$1\r\nx\r\n*1\r\n*2\r\n\$3\r\n1-1\r\n*2\r\n\$1\r\nf\r\n\$1\r\nv\r\n"
+        {pfadd hll a b c} ":1\r\n"
+        {set str hello} "+OK\r\n"
+        {set num 12345} "+OK\r\n"
+        {copy l l2} ":1\r\n"
+        {lrange l2 0 -1} "*3\r\n\$1\r\na\r\n\$1\r\nb\r\n\$1\r\nc\r\n"
+        {copy h h2} ":1\r\n"
+        {hgetall h2} "*4\r\n\$1\r\nf\r\n\$1\r\nv\r\n\$1\r\ng\r\n\$1\r\nw\r\n"
+        {copy s s2} ":1\r\n"
+        {smismember s2 m1 m2 3 m4} "*4\r\n:1\r\n:1\r\n:1\r\n:0\r\n"
+        {copy z z2} ":1\r\n"
+        {zrange z2 0 -1 withscores} "*4\r\n\$1\r\na\r\n\$1\r\n1\r\n\$1\r\nb\r\n\$1\r\n2\r\n"
+        {copy x x2} ":1\r\n"
+        {xrange x2 - +} "*2\r\n*2\r\n\$3\r\n1-1\r\n*2\r\n\$1\r\nf\r\n\$1\r\nv\r\n*2\r\n\$3\r\n2-1\r\n*2\r\n\$1\r\ng\r\n\$1\r\nw\r\n"
+        {xinfo groups x2} "*1\r\n*12\r\n\$4\r\nname\r\n\$3\r\ngrp\r\n\$9\r\nconsumers\r\n:1\r\n\$7\r\npending\r\n:1\r\n\$17\r\nlast-delivered-id\r\n\$3\r\n1-1\r\n\$12\r\nentries-read\r\n:1\r\n\$3\r\nlag\r\n:1\r\n"
+        {xpending x2 grp} "*4\r\n:1\r\n\$3\r\n1-1\r\n\$3\r\n1-1\r\n*1\r\n*2\r\n\$5\r\nalice\r\n\$1\r\n1\r\n"
+        {copy hll hll2} ":1\r\n"
+        {pfcount hll2} ":3\r\n"
+        {copy num num2} ":1\r\n"
+        {object encoding num2} "\$3\r\nint\r\n"
+        {copy str str db 1} ":1\r\n"
+        {select 1} "+OK\r\n"
+        {get str} "\$5\r\nhello\r\n"
+        {move str 0} ":0\r\n"
+        {select 0} "+OK\r\n"
+        {move str 1} ":0\r\n"
+        {copy str str db 1 replace} ":1\r\n"
+        {move l 1} ":1\r\n"
+        {move h 1} ":1\r\n"
+        {move s 1} ":1\r\n"
+        {move z 1} ":1\r\n"
+        {move x 1} ":1\r\n"
+        {move hll 1} ":1\r\n"
+        {exists l h s z x hll} ":0\r\n"
+        {select 1} "+OK\r\n"
+        {lrange l 0 -1} "*3\r\n\$1\r\na\r\n\$1\r\nb\r\n\$1\r\nc\r\n"
+        {hgetall h} "*4\r\n\$1\r\nf\r\n\$1\r\nv\r\n\$1\r\ng\r\n\$1\r\nw\r\n"
+        {smismember s m1 m2 3 m4} "*4\r\n:1\r\n:1\r\n:1\r\n:0\r\n"
+        {zrange z 0 -1 withscores} "*4\r\n\$1\r\na\r\n\$1\r\n1\r\n\$1\r\nb\r\n\$1\r\n2\r\n"
+        {xinfo groups x} "*1\r\n*12\r\n\$4\r\nname\r\n\$3\r\ngrp\r\n\$9\r\nconsumers\r\n:1\r\n\$7\r\npending\r\n:1\r\n\$17\r\nlast-delivered-id\r\n\$3\r\n1-1\r\n\$12\r\nentries-read\r\n:1\r\n\$3\r\nlag\r\n:1\r\n"
+        {xpending x grp} "*4\r\n:1\r\n\$3\r\n1-1\r\n\$3\r\n1-1\r\n*1\r\n*2\r\n\$5\r\nalice\r\n\$1\r\n1\r\n"
+        {pfcount hll} ":3\r\n"
+        {type x} "+stream\r\n"
+        {select 0} "+OK\r\n"
+        {set v 1} "+OK\r\n"
+        {expireat v 4000000000} ":1\r\n"
+        {move v 2} ":1\r\n"
+        {select 2} "+OK\r\n"
+        {expiretime v} ":4000000000\r\n"
+        {select 0} "+OK\r\n"
+        {set v 2} "+OK\r\n"
+        {pexpireat v 4000000000123} ":1\r\n"
+        {copy v v3} ":1\r\n"
+        {pexpiretime v3} ":4000000000123\r\n"
+        {copy v v4 db 3} ":1\r\n"
+        {select 3} "+OK\r\n"
+        {pexpiretime v4} ":4000000000123\r\n"
+        {select 0} "+OK\r\n"
+        {set gone 1 px 1} "+OK\r\n"
+        {after 20} {}
+        {copy gone gone2} ":0\r\n"
+        {exists gone2} ":0\r\n"
+        {move gone 1} ":0\r\n"
+        {set d 1} "+OK\r\n"
+        {select 4} "+OK\r\n"
+        {set d old px 1} "+OK\r\n"
+        {select 0} "+OK\r\n"
+        {after 20} {}
+        {move d 4} ":1\r\n"
+        {select 4} "+OK\r\n"
+        {get d} "\$1\r\n1\r\n"
+        {select 0} "+OK\r\n"
+        {set d 1} "+OK\r\n"
+        {set e new} "+OK\r\n"
+        {select 5} "+OK\r\n"
+        {set e old px 1} "+OK\r\n"
+        {select 0} "+OK\r\n"
+        {after 20} {}
+        {copy e e db 5} ":1\r\n"
+        {select 5} "+OK\r\n"
+        {get e} "\$3\r\nnew\r\n"
+        {select 0} "+OK\r\n"
+        {set f1 a} "+OK\r\n"
+        {set f2 b px 1} "+OK\r\n"
+        {after 20} {}
+        {copy f1 f2} ":1\r\n"
+        {get f2} "\$1\r\na\r\n"
+        {move d 0} "-ERR source and destination objects are the same\r\n"
+        {move nokey 0} "-ERR source and destination objects are the same\r\n"
+        {move d 16} "-ERR DB index is out of range\r\n"
+        {move d -1} "-ERR DB index is out of range\r\n"
+        {move d 99999999999999999999} "-ERR value is not an integer or out of range\r\n"
+        {move d 1.5} "-ERR value is not an integer or out of range\r\n"
+        {copy d d} "-ERR source and destination objects are the same\r\n"
+        {copy d d db 0} "-ERR source and destination objects are the same\r\n"
+        {copy d d db 4} ":0\r\n"
+        {copy d x db 16} "-ERR DB index is out of range\r\n"
+        {copy d x db -1} "-ERR DB index is out of range\r\n"
+        {copy d x db abc} "-ERR value is not an integer or out of range\r\n"
+        {copy d x db} "-ERR syntax error\r\n"
+        {copy d x replace replace} ":1\r\n"
+        {copy d x db 1 db 2} ":1\r\n"
+        {copy d x db 1 foo} "-ERR syntax error\r\n"
+        {copy d} "-ERR wrong number of arguments for 'copy' command\r\n"
+        {move d} "-ERR wrong number of arguments for 'move' command\r\n"
+        {multi} "+OK\r\n"
+        {move nokey 1} "+QUEUED\r\n"
+        {copy nokey x} "+QUEUED\r\n"
+        {exec} "*2\r\n:0\r\n:0\r\n"
+        {select 9} "+OK\r\n"
+        {rpush big9 a} ":1\r\n"
+        {select 0} "+OK\r\n"
+        {set moved-db-target 1} "+OK\r\n"
+        {debug set-active-expire 1} "+OK\r\n"
+    }
+}
+
+start_server {tags {keyspace}} {
+    test {MOVE and COPY: every type, expiry, expired keys, errors (exact replies)} {
+        set c [redis_client]
+        set n 0
+        foreach {cmd want} [keyspace_move_copy_script] {
+            if {[lindex $cmd 0] eq "after"} {
+                after [lindex $cmd 1]
+                continue
+            }
+            assert_equal $want [$c rawcall {*}$cmd] "reply to: $cmd"
+            incr n
+        }
+        assert_morethan $n 100
+        $c close
+    }
+
+    test {COPY makes an independent stream: its groups and PEL change alone} {
+        r flushall
+        r xadd s 1-1 a 1
+        r xadd s 2-1 b 2
+        r xgroup create s g 0
+        r xreadgroup group g c1 streams s >
+        r copy s s2
+        r xack s2 g 1-1
+        r xadd s2 3-1 c 3
+        assert_equal 2 [lindex [r xpending s g] 0]
+        assert_equal 1 [lindex [r xpending s2 g] 0]
+        assert_equal 2 [r xlen s]
+        assert_equal 3 [r xlen s2]
+        r xgroup destroy s2 g
+        assert_equal 1 [llength [r xinfo groups s]]
+    }
+
+    test {COPY and MOVE keep big encodings and their contents} {
+        r flushall
+        for {set i 0} {$i < 300} {incr i} {
+            r rpush bl $i
+            r hset bh f$i $i
+            r sadd bs m$i
+            r zadd bz $i m$i
+        }
+        foreach k {bl bh bs bz} {
+            set enc [r object encoding $k]
+            assert_equal 1 [r copy $k $k.c]
+            assert_equal $enc [r object encoding $k.c]
+            assert_equal [r debug digest-value $k] [r debug digest-value $k.c]
+            set d [r debug digest-value $k]
+            assert_equal 1 [r move $k 7]
+            r select 7
+            assert_equal $d [r debug digest-value $k]
+            assert_equal $enc [r object encoding $k]
+            r select 0
+        }
+        r select 7
+        r flushdb
+        r select 0
+    }
+}

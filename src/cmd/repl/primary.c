@@ -690,6 +690,8 @@ static int full_sync(rlink *l) {
             if (pid < 0) {
                 log_warn("Can't fork for the replica's full sync: %s", strerror(errno));
                 rc = -1;
+            } else {
+                obj_touch_hold(1);
             }
         }
         wstream_unlock();
@@ -748,6 +750,7 @@ static int full_sync(rlink *l) {
                 usleep(10000);
             }
         }
+        obj_touch_hold(-1);
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
             if (rcs[0] == 0) log_warn("Replica %s:%d: the RDB child for the full sync failed", l->ip, l->port);
             rc = -1;

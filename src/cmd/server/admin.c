@@ -85,7 +85,8 @@ void admin_alloc_stats_get(admin_alloc_stats *st) {
 /* c may run on another worker: ocap is read atomically (client.h). */
 static void clients_mem_cb(void *arg, client *c) {
     *(size_t *)arg += __atomic_load_n(&c->ocap, __ATOMIC_RELAXED) + __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED) +
-                      __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED);
+                      __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED) + __atomic_load_n(&c->qbuf_argv, __ATOMIC_RELAXED) +
+                      __atomic_load_n(&c->argv_blocked, __ATOMIC_RELAXED);
 }
 
 size_t admin_clients_memory(void) {
@@ -260,8 +261,12 @@ static void configResetstatCommand(client *c) {
     tstat_reset(TSTAT_KEYSPACE_MISSES);
     __atomic_store_n(&session_stat_connections, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&session_stat_rejected, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&session_stat_replybuf_shrinks, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&session_stat_replybuf_expands, 0, __ATOMIC_RELAXED);
     tstat_reset(TSTAT_NET_INPUT);
     tstat_reset(TSTAT_NET_OUTPUT);
+    tstat_reset(TSTAT_READS);
+    tstat_reset(TSTAT_WRITES);
     reply_ok(c);
 }
 

@@ -684,6 +684,12 @@ static void debug_help(client *c) {
         "    default.",
         "SLEEP <seconds>",
         "    Stop the server for <seconds>. Decimals allowed.",
+        "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+        "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+        "    In case NEVER is provided the last observed peak will never be reset",
+        "    In case RESET is provided the peak reset time will be restored to the default value",
+        "REPLYBUFFER RESIZING <0|1>",
+        "    Enable or disable the reply buffer resize cron job",
         "AOF-FAULT <writes> <fsyncs>",
         "    (Goblin) Fail the AOF writer's next <writes> writes and <fsyncs> fsyncs",
         "    with an I/O error.",
@@ -693,6 +699,28 @@ static void debug_help(client *c) {
         NULL,
     };
     admin_reply_help(c, "DEBUG", help);
+}
+
+/* DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|ms> | RESIZING <0|1>. */
+static void debug_replybuffer(client *c) {
+    const garg *what = &c->argv[2], *v = &c->argv[3];
+    if (arg_is(what, "peak-reset-time")) {
+        long long ms = SESSION_REPLYBUF_PEAK_RESET_MS;
+        if (arg_is(v, "never")) {
+            ms = -1;
+        } else if (!arg_is(v, "reset") && !str_to_ll(v->p, v->n, &ms)) {
+            reply_error(c, "ERR value is not an integer or out of range");
+            return;
+        }
+        __atomic_store_n(&session_replybuf_peak_reset_ms, (long)ms, __ATOMIC_RELAXED);
+    } else if (arg_is(what, "resizing")) {
+        __atomic_store_n(&session_replybuf_resizing, atoi(v->p), __ATOMIC_RELAXED);
+    } else {
+        reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.128s'. Try DEBUG HELP.",
+                     c->argv[1].p);
+        return;
+    }
+    reply_ok(c);
 }
 
 void debugCommand(client *c) {
@@ -733,6 +761,8 @@ void debugCommand(client *c) {
         __atomic_store_n(&db_active_expire_enabled, on, __ATOMIC_RELAXED); /* read by the cron thread */
         cfg.active_expire = on;
         reply_ok(c);
+    } else if (c->argc == 4 && arg_is(sub, "replybuffer")) {
+        debug_replybuffer(c);
     } else if (c->argc == 3 && arg_is(sub, "protocol")) {
         debug_protocol(c);
     } else if (c->argc == 3 && arg_is(sub, "error")) {

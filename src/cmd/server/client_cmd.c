@@ -4,7 +4,6 @@
  * registry under its lock (session_registry_lock), and KILL only flags the
  * victim and wakes its worker, which frees it. MONITOR lines are formatted
  * by the executing thread and queued to each monitor's worker. */
-#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,30 +78,13 @@ void cmd_client_gone(client *c) {
 }
 
 /* Quote an argument the way Redis's MONITOR does (sdscatrepr). */
+/* Quote an argument the way Redis's MONITOR does (sdscatrepr). */
 static void repr(char **buf, size_t *len, size_t *cap, const char *p, size_t n) {
     if (*cap - *len < n * 4 + 8) {
         *cap = (*len + n * 4 + 8) * 2;
         *buf = realloc(*buf, *cap);
     }
-    char *o = *buf + *len;
-    *o++ = '"';
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        switch (ch) {
-        case '\\': *o++ = '\\'; *o++ = '\\'; break;
-        case '"': *o++ = '\\'; *o++ = '"'; break;
-        case '\n': *o++ = '\\'; *o++ = 'n'; break;
-        case '\r': *o++ = '\\'; *o++ = 'r'; break;
-        case '\t': *o++ = '\\'; *o++ = 't'; break;
-        case '\a': *o++ = '\\'; *o++ = 'a'; break;
-        case '\b': *o++ = '\\'; *o++ = 'b'; break;
-        default:
-            if (isprint(ch)) *o++ = (char)ch;
-            else o += sprintf(o, "\\x%02x", ch);
-        }
-    }
-    *o++ = '"';
-    *len = (size_t)(o - *buf);
+    *len += str_repr(*buf + *len, p, n);
 }
 
 static void monitor_feed(client *c, const cmd_def *cmd, int dbid) {
@@ -158,7 +140,8 @@ static void flags_str(const client *c, char *out) {
     char *p = out;
     uint32_t f = client_flags_peek(c);
     if (f & CLIENT_MONITOR) *p++ = 'O';
-    if (f & CLIENT_MULTI) *p++ = 'x';
+    if (f & CLIENT_PUBSUB) *p++ = 'P';
+    if (f & (CLIENT_MULTI | CLIENT_IN_EXEC)) *p++ = 'x'; /* Redis keeps it set while EXEC runs */
     if (f & CLIENT_BLOCKED) *p++ = 'b';
     if (f & CLIENT_TRACKING) *p++ = 't';
     if (f & CLIENT_TRACKING_BROKEN_REDIR) *p++ = 'R';
@@ -172,7 +155,19 @@ static void flags_str(const client *c, char *out) {
     *p = '\0';
 }
 
-static size_t client_info_line(const client *c, char *buf, size_t cap) {
+/* Redis's argv_len_sum: the arguments of c's command while it runs (c is
+ * self, the client asking, whose argv is stable; inside EXEC, EXEC's own,
+ * as Redis leaves it) or waits blocked, and those of a partial request
+ * already parsed (published by net/). */
+static size_t argv_mem(const client *c, const client *self) {
+    size_t n = __atomic_load_n(&c->qbuf_argv, __ATOMIC_RELAXED) + __atomic_load_n(&c->argv_blocked, __ATOMIC_RELAXED);
+    if (client_flags_peek(c) & CLIENT_IN_EXEC) n += __atomic_load_n(&c->exec_argv, __ATOMIC_RELAXED);
+    else if (c == self)
+        for (int i = 0; i < c->argc; i++) n += c->argv[i].n;
+    return n;
+}
+
+static size_t client_info_line(const client *c, const client *self, char *buf, size_t cap) {
     char fl[16];
     flags_str(c, fl);
     int64_t now = wall_ms();
@@ -184,16 +179,20 @@ static size_t client_info_line(const client *c, char *buf, size_t cap) {
     size_t olen = __atomic_load_n(&c->olen, __ATOMIC_RELAXED), osent = __atomic_load_n(&c->osent, __ATOMIC_RELAXED);
     size_t ocap = __atomic_load_n(&c->ocap, __ATOMIC_RELAXED);
     size_t qlen = __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED), qfree = __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED);
+    size_t amem = argv_mem(c, self);
+    size_t mmem = __atomic_load_n(&c->multi_mem, __ATOMIC_RELAXED);
+    int multi = (f & (CLIENT_MULTI | CLIENT_IN_EXEC)) ? __atomic_load_n(&c->multi_count, __ATOMIC_RELAXED) : -1;
     return (size_t)snprintf(
         buf, cap,
-        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
-        "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=0 omem=0 "
+        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%d psub=%d ssub=%d "
+        "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu oll=0 omem=0 "
         "tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d\n",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (long long)((now - c->ctime_ms) / 1000),
         (long long)((now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000), fl,
-        __atomic_load_n(&c->db, __ATOMIC_RELAXED), (f & CLIENT_MULTI) ? 0 : -1, qlen, qfree, qlen + qfree,
-        qlen + qfree, olen > osent ? olen - osent : 0, ocap + qlen + qfree + sizeof(client), cmd,
+        __atomic_load_n(&c->db, __ATOMIC_RELAXED), __atomic_load_n(&c->sub_count, __ATOMIC_RELAXED),
+        __atomic_load_n(&c->psub_count, __ATOMIC_RELAXED), __atomic_load_n(&c->ssub_count, __ATOMIC_RELAXED), multi, qlen, qfree, amem, mmem,
+        __atomic_load_n(&c->rbs, __ATOMIC_RELAXED), __atomic_load_n(&c->rbp, __ATOMIC_RELAXED), olen > osent ? olen - osent : 0, ocap + qlen + qfree + amem + mmem + sizeof(client), cmd,
         acl_user_name(acl_client_user(c)),
         (f & CLIENT_TRACKING) ? (long long)__atomic_load_n(&c->track_redir, __ATOMIC_RELAXED) : -1LL,
         __atomic_load_n(&c->resp, __ATOMIC_RELAXED));
@@ -201,7 +200,7 @@ static size_t client_info_line(const client *c, char *buf, size_t cap) {
 
 char *client_info_dup(const client *c) {
     char buf[2048];
-    size_t n = client_info_line(c, buf, sizeof(buf));
+    size_t n = client_info_line(c, c, buf, sizeof(buf));
     if (n >= sizeof(buf)) n = sizeof(buf) - 1;
     while (n && buf[n - 1] == '\n') n--;
     return strndup(buf, n);
@@ -277,6 +276,7 @@ typedef struct list_ctx {
     const char *type;
     unsigned long long *ids;
     int nids;
+    const client *self; /* the client asking */
 } list_ctx;
 
 static void list_one(void *arg, client *c) {
@@ -291,7 +291,7 @@ static void list_one(void *arg, client *c) {
         lc->cap = lc->cap * 2 + 1024;
         lc->buf = realloc(lc->buf, lc->cap);
     }
-    lc->len += client_info_line(c, lc->buf + lc->len, lc->cap - lc->len);
+    lc->len += client_info_line(c, lc->self, lc->buf + lc->len, lc->cap - lc->len);
 }
 
 static int parse_type(client *c, const garg *a, const char **out) {
@@ -325,6 +325,7 @@ static void clientListCommand(client *c) {
         return;
     }
     session_registry_lock();
+    lc.self = c;
     session_clients_each(list_one, &lc);
     session_registry_unlock();
     reply_verbatim(c, lc.buf ? lc.buf : "", lc.len, "txt");
@@ -334,8 +335,7 @@ static void clientListCommand(client *c) {
 static void clientInfoCommand(client *c) {
     char buf[1024];
     session_registry_lock();
-    __atomic_store_n(&c->qbuf_len, 26, __ATOMIC_RELAXED);
-    size_t n = client_info_line(c, buf, sizeof(buf));
+    size_t n = client_info_line(c, c, buf, sizeof(buf));
     session_registry_unlock();
     reply_verbatim(c, buf, n, "txt");
 }

@@ -116,7 +116,10 @@ typedef struct clients_acc {
 static void clients_cb(void *arg, client *c) {
     clients_acc *a = arg;
     /* c may run on another worker: relaxed atomic loads (client.h). */
-    size_t in = __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED) + __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED);
+    /* Redis's input usage: the query buffer and the arguments parsed out
+     * of it (a partial request's, a blocked command's). */
+    size_t in = __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED) + __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED) +
+                __atomic_load_n(&c->qbuf_argv, __ATOMIC_RELAXED) + __atomic_load_n(&c->argv_blocked, __ATOMIC_RELAXED);
     if (in > a->max_in) a->max_in = in;
     size_t peak = __atomic_load_n(&c->obuf_peak, __ATOMIC_RELAXED);
     if (peak > a->max_out) a->max_out = peak;
@@ -288,12 +291,12 @@ static void info_stats(strbuf *b) {
               "unexpected_error_replies:0\r\n"
               "total_error_replies:%llu\r\n"
               "dump_payload_sanitizations:0\r\n"
-              "total_reads_processed:0\r\n"
-              "total_writes_processed:0\r\n"
+              "total_reads_processed:%llu\r\n"
+              "total_writes_processed:%llu\r\n"
               "io_threaded_reads_processed:0\r\n"
               "io_threaded_writes_processed:0\r\n"
-              "reply_buffer_shrinks:0\r\n"
-              "reply_buffer_expands:0\r\n",
+              "reply_buffer_shrinks:%llu\r\n"
+              "reply_buffer_expands:%llu\r\n",
               (unsigned long long)__atomic_load_n(&session_stat_connections, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_COMMANDS),
               (long long)load_double(&srv.inst_ops_per_sec),
@@ -303,7 +306,10 @@ static void info_stats(strbuf *b) {
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
-              migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors());
+              migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors(),
+              (unsigned long long)tstat_sum(TSTAT_READS), (unsigned long long)tstat_sum(TSTAT_WRITES),
+              (unsigned long long)__atomic_load_n(&session_stat_replybuf_shrinks, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&session_stat_replybuf_expands, __ATOMIC_RELAXED));
 }
 
 static void info_replication(strbuf *b) { repl_info(b); }

@@ -83,10 +83,15 @@ static int ps_count(const client *c) {
     return p ? p->nchans + p->npats : 0;
 }
 
+/* After every change of c's subscriptions: the PUBSUB flag, and the counts
+ * CLIENT LIST shows. */
 static void update_flag(client *c) {
     const pstate *p = c->pstate;
     if (p && (p->nchans + p->npats + p->nschans) > 0) client_flag_on(c, CLIENT_PUBSUB);
     else client_flag_off(c, CLIENT_PUBSUB);
+    __atomic_store_n(&c->sub_count, p ? p->nchans : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->psub_count, p ? p->npats : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->ssub_count, p ? p->nschans : 0, __ATOMIC_RELAXED);
 }
 
 /* Name list helpers (per-client). */

@@ -94,11 +94,23 @@ typedef struct scan_ctx {
     int ngone, capgone;
 } scan_ctx;
 
+/* SCAN's TYPE check is Redis's read lookup of each key MATCH let through
+ * (one that touches nothing but counts a keyspace hit, or a miss for an
+ * expired key); the key itself is filtered here, while it is at hand, and
+ * MATCH again in scan_command. */
 static void scan_key(void *arg, dbentry *e) {
     scan_ctx *x = arg;
     scan_acc *a = x->a;
-    if (db_is_expired(e, db_now_ms())) {
+    int expired = db_is_expired(e, db_now_ms());
+    int matched = !a->pat || glob_match(a->pat->p, a->pat->n, e->key, e->klen, 0);
+    if (a->type != SCAN_ANY_TYPE && matched) db_count_read(!expired);
+    if (expired && !matched) {
+        /* Left for later, as Redis expires only the keys MATCH lets
+         * through (the reply leaves it out either way). */
         scan_skip(a);
+    } else if (expired) {
+        if (a->type == SCAN_TYPE_NONE) scan_push(a, e->key, e->klen);
+        else scan_skip(a);
         if (x->ngone == x->capgone) {
             int nc = x->capgone ? x->capgone * 2 : 16;
             char **ng = realloc(x->gone, sizeof(char *) * (size_t)nc);

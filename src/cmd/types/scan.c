@@ -99,6 +99,7 @@ static int type_by_name(const garg *a) {
     for (int t = OBJ_STRING; t <= OBJ_HASH; t++)
         if (arg_is(a, obj_type_name(t))) return t;
     if (arg_is(a, "stream")) return OBJ_STREAM;
+    if (arg_is(a, "none")) return SCAN_TYPE_NONE;
     return SCAN_NO_TYPE;
 }
 
@@ -127,6 +128,7 @@ void scan_command(client *c, const scan_kind *k) {
     if (scan_parse_options(c, cursor_at + 1, &count, &pat, keyspace ? &type : NULL) != 0) return;
     scan_acc a = {0};
     a.type = keyspace && type ? type_by_name(type) : SCAN_ANY_TYPE;
+    a.pat = pat;
     /* Like Redis: up to 10*COUNT steps, until COUNT items were visited
      * (a field and its value, a member and its score count two). */
     long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;

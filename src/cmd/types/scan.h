@@ -14,8 +14,10 @@
 #include "cmd/command.h"
 
 /* SCAN's TYPE filter (scan_acc.type): no TYPE option, or a name that no
- * type has (nothing passes); else the OBJ_* type wanted. */
-enum { SCAN_ANY_TYPE = -1, SCAN_NO_TYPE = -2 };
+ * type has (nothing passes), or "none" (only keys the scan expires pass,
+ * as in Redis, whose TYPE check deletes them and then names their type
+ * "none"); else the OBJ_* type wanted. */
+enum { SCAN_ANY_TYPE = -1, SCAN_NO_TYPE = -2, SCAN_TYPE_NONE = -3 };
 
 typedef struct scan_item {
     size_t off, n; /* bytes buf[off .. off + n) */
@@ -30,6 +32,7 @@ typedef struct scan_acc {
     size_t nitems, capitems;
     size_t seen;  /* items visited, including those left out (scan_skip) */
     int type;     /* SCAN's TYPE: SCAN_ANY_TYPE, SCAN_NO_TYPE or OBJ_* */
+    const garg *pat; /* SCAN's MATCH pattern (NULL: none), for the TYPE check */
     int oom;
 } scan_acc;
 
