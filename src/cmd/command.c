@@ -358,8 +358,7 @@ static void on_dataset_replaced(void) {
 /* Redis 7.0's MAY_REPLICATE commands: COMMAND INFO does not show the flag
  * (so the stored metadata lacks it), CLIENT PAUSE WRITE holds them. */
 static int may_replicate(const char *name) {
-    static const char *const names[] = {"publish", "spublish", "pfcount", "eval", "evalsha", "fcall",
-                                        "script|load", "script|flush", NULL};
+    static const char *const names[] = {"publish", "spublish", "pfcount", "eval", "evalsha", "fcall", NULL};
     for (int i = 0; names[i]; i++)
         if (!strcmp(names[i], name)) return 1;
     return 0;
@@ -866,22 +865,29 @@ int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
     /* Redis checks for a busy script before the pause: -BUSY at once. */
     const char *busy_err;
     if (!(cmd->flags & CMDF_ALLOW_BUSY) && script_busy(&busy_err)) return 0;
-    if (!write_only) return 1;
-    const uint32_t w = CMDF_WRITE | CMDF_MAY_REPLICATE;
-    uint32_t flags = cmd->flags;
-    if (flags & CMDF_NO_OWN_RECORD) {
-        /* A script's declared flags decide (a no-writes one passes), as
-         * Redis's getCommandFlags; they are read from this request. */
-        garg *sv = c->argv;
-        int sa = c->argc;
-        c->argv = argv;
-        c->argc = argc;
-        flags = script_dispatch_flags(c, cmd);
-        c->argv = sv;
-        c->argc = sa;
+    int held = !write_only;
+    if (!held) {
+        const uint32_t w = CMDF_WRITE | CMDF_MAY_REPLICATE;
+        uint32_t flags = cmd->flags;
+        if (flags & CMDF_NO_OWN_RECORD) {
+            /* A script's declared flags decide (a no-writes one passes), as
+             * Redis's getCommandFlags; they are read from this request. */
+            garg *sv = c->argv;
+            int sa = c->argc;
+            c->argv = argv;
+            c->argc = argc;
+            flags = script_dispatch_flags(c, cmd);
+            c->argv = sv;
+            c->argc = sa;
+        }
+        held = (flags & w) || ((cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & w));
     }
-    if (flags & w) return 1;
-    return (cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & w);
+    /* A held client shows the command it waits to run (CLIENT LIST cmd=). */
+    if (held) {
+        __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->last, cmd, __ATOMIC_RELAXED);
+    }
+    return held;
 }
 
 int arg_is(const garg *a, const char *lit) {
