@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cmd/server/acl.h"
+#include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "session/reply.h"
 #include "cmd/stream.h"
@@ -803,9 +804,10 @@ void conn_release_drain(worker *w) {
             pthread_mutex_unlock(&hold_lock);
             return;
         }
-        if (k->w != w) {
+        if (k->w != w || block_retries_pending()) {
             /* The next one belongs to another worker: the drain goes on
-             * there (release_posted stays set). */
+             * there (release_posted stays set). Clients the last one woke
+             * are served first (their retries are jobs, posted earlier). */
             int to = k->w->id;
             pthread_mutex_unlock(&hold_lock);
             net_post(to, drain_job, &net_workers[to]);
