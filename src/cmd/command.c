@@ -852,7 +852,6 @@ int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
     }
     if ((cmd->arity > 0 && argc != cmd->arity) || (argc < -cmd->arity)) return 0;
     uint32_t cf = client_flags_peek(c);
-    if (cf & CLIENT_PRIMARY) return 0;
     if (acl_auth_required(c) && !(cmd->flags & CMDF_NO_AUTH)) return 0;
     const char *n = cmd->parent ? cmd->parent->name : cmd->name;
     if ((cf & CLIENT_PUBSUB) && c->resp == 2) {

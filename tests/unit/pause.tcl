@@ -483,10 +483,54 @@ proc pause_tests {} {
     r client unpause
 }
 
+# On a replica the primary's stream is held too: it is read, not applied.
+proc pause_replica_tests {} {
+    start_server {tags {pause}} {
+        set primary [srv -1 client]
+        $primary config set repl-ping-replica-period 3600
+        r replicaof 127.0.0.1 [srv -1 port]
+        wait_for_condition 100 50 {[s master_link_status] eq {up}} else {
+            fail "replication did not start"
+        }
+
+        pause_test {CLIENT PAUSE WRITE on a replica holds the primary's writes} {
+            $primary set foo bar
+            set applied [getInfoProperty [$primary info replication] master_repl_offset]
+            wait_for_condition 100 20 {[s slave_repl_offset] == $applied} else {
+                fail "the replica did not catch up"
+            }
+            r client pause 100000 write
+            $primary set foo2 bar2
+            wait_for_condition 100 20 {
+                [s slave_read_repl_offset] == [getInfoProperty [$primary info replication] master_repl_offset]
+            } else {
+                fail "the replica did not read the stream"
+            }
+            after 100
+            assert_equal $applied [s slave_repl_offset]
+            assert_equal {} [r get foo2]
+            r client unpause
+            wait_for_condition 100 20 {
+                [s slave_repl_offset] == [getInfoProperty [$primary info replication] master_repl_offset]
+            } else {
+                fail "the replica did not apply the stream after the pause"
+            }
+            assert_equal bar2 [r get foo2]
+        }
+        r replicaof no one
+    }
+}
+
 if {[is_goblin]} {
     foreach cores {2 4} {
-        start_server [list tags {pause} args [list --cores $cores]] {pause_tests}
+        start_server [list tags {pause} args [list --cores $cores]] {
+            pause_tests
+            pause_replica_tests
+        }
     }
 } else {
-    start_server {tags {pause}} {pause_tests}
+    start_server {tags {pause}} {
+        pause_tests
+        pause_replica_tests
+    }
 }
