@@ -177,6 +177,7 @@ static int release_mode;   /* the mode being released (SESSION_PAUSE_*) */
 static int release_posted; /* a drain job is posted or running */
 static int releasing;      /* atomics: a release is in progress */
 static _Thread_local conn *draining; /* the connection the drain runs */
+static int64_t drain_wait_since;     /* hold_lock: the drain waits for retries */
 
 static void held_link_locked(conn *k) {
     k->paused = 1;
@@ -804,16 +805,24 @@ void conn_release_drain(worker *w) {
             pthread_mutex_unlock(&hold_lock);
             return;
         }
-        if (k->w != w || block_retries_pending()) {
-            /* The next one belongs to another worker: the drain goes on
-             * there (release_posted stays set). Clients the last one woke
-             * are served first (their retries are jobs, posted earlier). */
+        /* Clients the last one woke are served first (their retries are
+         * jobs, posted earlier), for 100 ms at most: other clients' retries
+         * may keep coming. */
+        int wait = 0;
+        if (block_retries_pending()) {
+            int64_t now = now_ms();
+            if (!drain_wait_since) drain_wait_since = now;
+            wait = now - drain_wait_since < 100;
+        }
+        if (k->w != w || wait) {
+            /* The drain goes on there (release_posted stays set). */
             int to = k->w->id;
             pthread_mutex_unlock(&hold_lock);
             net_post(to, drain_job, &net_workers[to]);
             return;
         }
         held_unlink_locked(k);
+        drain_wait_since = 0;
         pthread_mutex_unlock(&hold_lock);
         client_flag_off(&k->c, CLIENT_PAUSED);
         draining = k;
