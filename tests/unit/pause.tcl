@@ -254,6 +254,21 @@ proc pause_tests {} {
             r client unpause
             $rr close
         }
+        # So do NOPERM (no log entry is made twice) and NOAUTH.
+        r acl setuser pauser on nopass +get +set ~*
+        r acl setuser pauser -set
+        r acl log reset
+        r set foo bar
+        r client pause 100000 write
+        set rr [redis_client]
+        $rr auth pauser x
+        assert_error {NOPERM this user has no permissions to run the 'set' command} {$rr set foo bar}
+        assert_equal bar [$rr get foo]
+        r client unpause
+        assert_equal 1 [dict get [lindex [r acl log] 0] count]
+        $rr close
+        r acl deluser pauser
+        r acl log reset
         # Errors of the command itself come when it runs.
         r client pause 100000 write
         set rd [redis_deferring_client]
@@ -508,6 +523,8 @@ proc pause_replica_tests {} {
             }
             after 100
             assert_equal $applied [s slave_repl_offset]
+            # The refusal of a read-only replica comes before the pause.
+            assert_error {READONLY You can't write against a read only replica.} {r set foo3 bar}
             assert_equal {} [r get foo2]
             r client unpause
             wait_for_condition 100 20 {
