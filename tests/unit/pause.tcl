@@ -46,6 +46,9 @@ proc pause_tests {} {
         # A zero timeout is a pause that is over at once.
         assert_equal OK [r client pause 0 write]
         assert_equal OK [r set zero 1]
+        # An end past the clock's range wraps to a time long gone.
+        assert_equal OK [r client pause 9223372036854775807 write]
+        assert_equal OK [r set zero 2]
     }
 
     pause_test {CLIENT PAUSE WRITE: reads pass} {

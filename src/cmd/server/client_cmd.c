@@ -477,8 +477,9 @@ static void clientPauseCommand(client *c) {
         reply_error(c, "ERR timeout is negative");
         return;
     }
-    int64_t now = wall_ms();
-    int64_t end = ms == 0 ? 0 : (ms > INT64_MAX - now ? INT64_MAX : now + ms);
+    /* As Redis, an end past the range of the clock wraps (to a time long
+     * gone: the pause is over at once). */
+    int64_t end = ms == 0 ? 0 : (int64_t)((uint64_t)wall_ms() + (uint64_t)ms);
     session_pause(SESSION_PAUSE_BY_CLIENT, end, mode);
     reply_ok(c);
 }
