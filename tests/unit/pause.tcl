@@ -2,12 +2,15 @@
 # commands (PUBLISH, SPUBLISH, PFCOUNT, scripts not flagged no-writes) and
 # EXEC of a transaction holding one wait; reads, read-only scripts and
 # read-only transactions pass. ALL holds every command of a normal client.
-# Errors found before the pause check (unknown command, arity) come at once.
-# Held clients count as blocked (INFO blocked_clients, CLIENT LIST flag b)
-# and run in the order they were held when the pause ends (CLIENT UNPAUSE
-# or its timeout). A second CLIENT PAUSE keeps the more restrictive mode
-# and the later end. Expiry and eviction are suspended meanwhile. goblin
-# runs this with several workers, so held clients sit on different ones.
+# Errors found before the pause check (unknown command, arity, NOPERM,
+# READONLY) come at once. Held clients count as blocked (INFO
+# blocked_clients, CLIENT LIST flag b and the held command) and run in the
+# order they were held when the pause ends (CLIENT UNPAUSE or its timeout),
+# after the clients a released write woke. A second CLIENT PAUSE keeps the
+# more restrictive mode and the later end. Expiry and eviction are
+# suspended meanwhile; on a replica the primary's stream is read but not
+# applied. goblin runs this with several workers, so held clients sit on
+# different ones.
 
 proc pause_wait_blocked {n} {
     wait_for_condition 300 10 {
