@@ -352,6 +352,26 @@ static retry_job *new_job(const waiter *w, int db, const char *key, size_t klen)
 
 static void retry_in_worker(void *arg);
 
+/* Retry jobs posted and not yet finished (a served waiter's job posts the
+ * next one before it finishes): CLIENT PAUSE's release waits for none to
+ * be in flight before it runs the next held client, as Redis serves the
+ * clients a command woke before it runs another. */
+static long retries_in_flight;
+
+static void retry_post(retry_job *j) {
+    __atomic_fetch_add(&retries_in_flight, 1, __ATOMIC_RELAXED);
+    session_post(j->wid, retry_in_worker, j);
+}
+
+long block_retries_pending(void) { return __atomic_load_n(&retries_in_flight, __ATOMIC_ACQUIRE); }
+
+static void retry_run(void *arg);
+
+static void retry_in_worker(void *arg) {
+    retry_run(arg);
+    __atomic_fetch_sub(&retries_in_flight, 1, __ATOMIC_RELEASE);
+}
+
 /* The turn of the waiter after c's in the queue of the job's key (pass-on
  * mode, c not served): NULL when c is the last. block_lock held. */
 static retry_job *pass_turn_locked(bstate *b, const retry_job *j) {
@@ -364,7 +384,7 @@ static retry_job *pass_turn_locked(bstate *b, const retry_job *j) {
     return NULL;
 }
 
-static void retry_in_worker(void *arg) {
+static void retry_run(void *arg) {
     retry_job *j = arg;
     client *c = session_worker_find_client(j->wid, j->id);
     if (!c || !c->bstate) {
@@ -388,7 +408,7 @@ static void retry_in_worker(void *arg) {
             pthread_mutex_lock(&block_lock);
             retry_job *nj = pass_turn_locked(b, j);
             pthread_mutex_unlock(&block_lock);
-            if (nj) session_post(nj->wid, retry_in_worker, nj);
+            if (nj) retry_post(nj);
         }
         free(j);
         return;
@@ -429,9 +449,8 @@ void block_handle_ready(void) {
             bqueue *q = *(bqueue **)slot;
             if (q->head) {
                 retry_job *j = new_job(q->head, rk.db, rk.p, rk.n);
-                int wid = j->wid;
                 pthread_mutex_unlock(&block_lock);
-                session_post(wid, retry_in_worker, j);
+                retry_post(j);
                 free(rk.p);
                 continue;
             }

@@ -73,6 +73,9 @@ int block_unblock_client(uint64_t id, int with_error);
 /* The client is going away or reset: drop it from every queue. */
 void block_forget_client(client *c);
 
+/* Retries of woken blocked clients posted and not yet run (any thread). */
+long block_retries_pending(void);
+
 /* Number of blocked clients (INFO clients: blocked_clients). */
 long block_count(void);
 #endif

@@ -358,8 +358,7 @@ static void on_dataset_replaced(void) {
 /* Redis 7.0's MAY_REPLICATE commands: COMMAND INFO does not show the flag
  * (so the stored metadata lacks it), CLIENT PAUSE WRITE holds them. */
 static int may_replicate(const char *name) {
-    static const char *const names[] = {"publish", "spublish", "pfcount", "eval", "evalsha", "fcall",
-                                        "script|load", "script|flush", NULL};
+    static const char *const names[] = {"publish", "spublish", "pfcount", "eval", "evalsha", "fcall", NULL};
     for (int i = 0; names[i]; i++)
         if (!strcmp(names[i], name)) return 1;
     return 0;
@@ -843,6 +842,38 @@ static void execute(client *c) {
     if (!busy) block_handle_ready();
 }
 
+/* The refusals Redis 7.0's processCommand makes before its pause check, as
+ * execute() makes them (without replying or logging): 1 when one applies. */
+static int refused_before_pause(client *c, const cmd_def *cmd, uint32_t flags, int argc, garg *argv) {
+    uint32_t cf = client_flags_peek(c);
+    if (acl_auth_required(c) && !(cmd->flags & CMDF_NO_AUTH)) return 1;
+    if ((cf & CLIENT_MULTI) && (cmd->flags & CMDF_NO_MULTI)) return 1;
+    if (!acl_allows(c, cmd, argv, argc)) return 1;
+    const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+    int exec = (cf & CLIENT_MULTI) && !strcmp(n, "exec");
+    int write = (flags & CMDF_WRITE) || (exec && (multi_queued_flags(c) & CMDF_WRITE));
+    char aof_err[256];
+    if ((write || !strcmp(n, "ping")) && (persist_writes_refused() || aof_write_error(aof_err, sizeof(aof_err))))
+        return 1;
+    if (repl_is_replica()) {
+        if (write && repl_read_only()) return 1;
+        if (!(flags & CMDF_STALE) && repl_stale_refusal()) return 1;
+    } else if ((flags & CMDF_WRITE) && repl_min_replicas_refuse()) {
+        return 1;
+    }
+    if (!(cmd->flags & CMDF_LOADING) && persist_loading()) return 1;
+    if ((cf & CLIENT_PUBSUB) && c->resp == 2) {
+        static const char *const ok[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
+                                          "sunsubscribe", "ping", "quit", "reset", NULL};
+        int allowed = 0;
+        for (int i = 0; ok[i]; i++) allowed |= strcmp(ok[i], n) == 0;
+        if (!allowed) return 1;
+    }
+    /* -BUSY comes before the pause too. */
+    const char *busy_err;
+    return !(cmd->flags & CMDF_ALLOW_BUSY) && script_busy(&busy_err);
+}
+
 int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
     if (argc == 0) return 0;
     const cmd_def *cmd = cmd_lookup(argv[0].p, argv[0].n);
@@ -853,21 +884,6 @@ int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
     }
     if ((cmd->arity > 0 && argc != cmd->arity) || (argc < -cmd->arity)) return 0;
     uint32_t cf = client_flags_peek(c);
-    if (cf & CLIENT_PRIMARY) return 0;
-    if (acl_auth_required(c) && !(cmd->flags & CMDF_NO_AUTH)) return 0;
-    const char *n = cmd->parent ? cmd->parent->name : cmd->name;
-    if ((cf & CLIENT_PUBSUB) && c->resp == 2) {
-        static const char *const ok[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
-                                          "sunsubscribe", "ping", "quit", "reset", NULL};
-        int allowed = 0;
-        for (int i = 0; ok[i]; i++) allowed |= strcmp(ok[i], n) == 0;
-        if (!allowed) return 0;
-    }
-    /* Redis checks for a busy script before the pause: -BUSY at once. */
-    const char *busy_err;
-    if (!(cmd->flags & CMDF_ALLOW_BUSY) && script_busy(&busy_err)) return 0;
-    if (!write_only) return 1;
-    const uint32_t w = CMDF_WRITE | CMDF_MAY_REPLICATE;
     uint32_t flags = cmd->flags;
     if (flags & CMDF_NO_OWN_RECORD) {
         /* A script's declared flags decide (a no-writes one passes), as
@@ -880,8 +896,20 @@ int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
         c->argv = sv;
         c->argc = sa;
     }
-    if (flags & w) return 1;
-    return (cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & w);
+    /* The primary's stream is obeyed: no refusal applies to it. */
+    if (!(cf & CLIENT_PRIMARY) && refused_before_pause(c, cmd, flags, argc, argv)) return 0;
+    int held = !write_only;
+    if (!held) {
+        const uint32_t w = CMDF_WRITE | CMDF_MAY_REPLICATE;
+        const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+        held = (flags & w) || ((cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & w));
+    }
+    /* A held client shows the command it waits to run (CLIENT LIST cmd=). */
+    if (held) {
+        __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->last, cmd, __ATOMIC_RELAXED);
+    }
+    return held;
 }
 
 int arg_is(const garg *a, const char *lit) {

@@ -113,7 +113,9 @@ size_t cmd_active_expire_cycle(long long budget_us);
  * must wait for the pause to end. As Redis 7.0's processCommand, errors
  * found before the pause check (unknown command, arity, NOAUTH, the RESP2
  * Pub/Sub context) are answered at once; WRITE holds write and
- * may-replicate commands and an EXEC whose queue holds one. */
+ * may-replicate commands and an EXEC whose queue holds one (a script by
+ * its own flags). The primary's stream is held too, as Redis's master
+ * client. When it holds, c's current command shows as the held one. */
 int cmd_pause_holds(client *c, int argc, garg *argv, int write_only);
 /* Run a resolved command with locks (used by EXEC for queued commands). */
 void cmd_call(client *c, const cmd_def *cmd);

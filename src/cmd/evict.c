@@ -277,10 +277,7 @@ static int evicting;
 
 /* Under CLIENT PAUSE the dataset stays as it is: no eviction (and no OOM
  * refusal), as Redis 7.0's performEvictions. */
-static int evict_paused(void) {
-    int write_only;
-    return session_paused(db_now_ms(), &write_only) != 0;
-}
+static int evict_paused(void) { return session_pause_check(db_now_ms(), NULL) != SESSION_PAUSE_OFF; }
 
 int evict_perform(void) {
     uint64_t max = (uint64_t)cfg.maxmemory;

@@ -18,12 +18,14 @@
 #include "cmd/command.h"
 #include "cmd/multi.h"
 #include "cmd/families.h"
+#include "cmd/server/function.h"
 #include "session/reply.h"
 #include "util/hashfn.h"
 #include "ds/swiss.h"
 
 typedef struct mcmd {
     const cmd_def *cmd;
+    uint32_t flags; /* as the dispatcher sees it (a script's own flags) */
     int argc;
     garg *argv;
 } mcmd;
@@ -115,7 +117,7 @@ uint32_t multi_queued_flags(const client *c) {
     const mstate *m = c->mstate;
     uint32_t f = 0;
     if (m)
-        for (int i = 0; i < m->n; i++) f |= m->cmds[i].cmd->flags;
+        for (int i = 0; i < m->n; i++) f |= m->cmds[i].flags;
     return f;
 }
 
@@ -186,6 +188,7 @@ static int multi_queue(client *c, const cmd_def *cmd) {
     }
     mcmd *q = &m->cmds[m->n++];
     q->cmd = cmd;
+    q->flags = (cmd->flags & CMDF_NO_OWN_RECORD) ? script_dispatch_flags(c, cmd) : cmd->flags;
     q->argc = c->argc;
     q->argv = malloc(sizeof(garg) * (size_t)c->argc);
     size_t mem = sizeof(void *) * (size_t)c->argc;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cmd/server/acl.h"
+#include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "session/reply.h"
 #include "cmd/stream.h"
@@ -202,28 +203,67 @@ static void pending_unlink(conn *k) {
     k->pwait = 0;
 }
 
-/* The paused list (w->phead): connections CLIENT PAUSE holds, oldest
- * first, each at most once (k->paused). */
-static void paused_add(conn *k) {
-    worker *w = k->w;
+/* The held list: connections CLIENT PAUSE holds, from every worker, in the
+ * order they were held (Redis's postponed-clients list), each at most once
+ * (k->paused). Under hold_lock: the list, its numbering (zseq from
+ * hold_seq) and the release in progress. When the pause mode in force
+ * becomes less restrictive, every entry numbered up to hold_seq at that
+ * moment is released (release_upto): one drain job at a time walks the
+ * list from its head, running each connection on its own worker and
+ * posting itself to the next entry's worker, so held clients run in the
+ * order they were held across workers too. A client the pause still
+ * applies to is held again at the tail, past release_upto. While a
+ * release is in progress (releasing), a command the released mode would
+ * have held joins the tail and the release, so it does not overtake the
+ * clients held before it. */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static conn *hold_head, *hold_tail;
+static uint64_t hold_seq, release_upto;
+static int release_mode;   /* the mode being released (SESSION_PAUSE_*) */
+static int release_posted; /* a drain job is posted or running */
+static int releasing;      /* atomics: a release is in progress */
+static _Thread_local conn *draining; /* the connection the drain runs */
+static int64_t drain_wait_since;     /* hold_lock: the drain waits for retries */
+
+static void held_link_locked(conn *k) {
     k->paused = 1;
-    k->zseq = ++w->pseq;
+    k->zseq = ++hold_seq;
     k->znext = NULL;
-    k->zprev = w->ptail;
-    if (w->ptail) w->ptail->znext = k;
-    else w->phead = k;
-    w->ptail = k;
-    client_flag_on(&k->c, CLIENT_PAUSED);
+    k->zprev = hold_tail;
+    if (hold_tail) hold_tail->znext = k;
+    else hold_head = k;
+    hold_tail = k;
 }
 
-static void paused_unlink(conn *k) {
-    worker *w = k->w;
+static void held_unlink_locked(conn *k) {
     if (k->zprev) k->zprev->znext = k->znext;
-    else w->phead = k->znext;
+    else hold_head = k->znext;
     if (k->znext) k->znext->zprev = k->zprev;
-    else w->ptail = k->zprev;
+    else hold_tail = k->zprev;
     k->zprev = k->znext = NULL;
     k->paused = 0;
+}
+
+/* Hold k (pause: the pause in force holds its command; else it joins the
+ * release in progress, if any). 0: not held. */
+static int held_add(conn *k, int pause) {
+    pthread_mutex_lock(&hold_lock);
+    int in_release = hold_head && hold_head->zseq <= release_upto;
+    if (!pause && !in_release) {
+        pthread_mutex_unlock(&hold_lock);
+        return 0;
+    }
+    held_link_locked(k);
+    if (!pause) release_upto = k->zseq;
+    pthread_mutex_unlock(&hold_lock);
+    client_flag_on(&k->c, CLIENT_PAUSED);
+    return 1;
+}
+
+static void held_remove(conn *k) {
+    pthread_mutex_lock(&hold_lock);
+    held_unlink_locked(k);
+    pthread_mutex_unlock(&hold_lock);
     client_flag_off(&k->c, CLIENT_PAUSED);
 }
 
@@ -231,7 +271,7 @@ static void conn_free(conn *k) {
     worker *w = k->w;
     if (k->dwait) durable_unlink(k);
     if (k->pwait) pending_unlink(k);
-    if (k->paused) paused_unlink(k);
+    if (k->paused) held_remove(k);
     cmd_stream_client_gone(&k->c);
     cmd_client_gone(&k->c);
     session_unregister(&k->c);
@@ -447,10 +487,9 @@ static int conn_obuf_over_limit(conn *k) {
 }
 
 /* The pause in force ends at until (unix ms, now is the time): wake the
- * worker then, unless a wake-up is armed for then already (an earlier one
- * finds the pause extended and holds the clients again, arming the next).
- * A pause with no end in sight (FAILOVER) is ended by session_unpause,
- * which posts conn_release_paused to every worker. */
+ * worker then, unless a wake-up is armed for then already; the tick checks
+ * too (a pause with no end in sight, FAILOVER's, is ended by
+ * session_unpause). */
 static void pause_timer_arm(worker *w, int64_t until, int64_t now) {
     if (w->pause_at == until && evtimer_pending(w->pause_ev, NULL)) return;
     w->pause_at = until;
@@ -463,19 +502,20 @@ static void pause_timer_arm(worker *w, int64_t until, int64_t now) {
 
 int conn_may_run(conn *k, int argc, garg *argv) {
     client *c = &k->c;
-    int write_only = 0;
-    int64_t until;
-    /* The clock is read only while a pause is in force (session_paused
-     * reads nothing else without one). */
-    if (argc && session_pause_pending()) {
-        int64_t now = now_ms();
-        if ((until = session_paused(now, &write_only)) && cmd_pause_holds(c, argc, argv, write_only)) {
-            /* A paused client keeps its commands queued until the pause
-             * ends; held clients are released in the order they came. */
-            if (!k->paused) paused_add(k);
-            pause_timer_arm(k->w, until, now);
+    /* The clock is read only while a pause is in force or being released. */
+    if (argc && (session_pause_mode() || __atomic_load_n(&releasing, __ATOMIC_ACQUIRE))) {
+        int64_t now = now_ms(), until = 0;
+        int mode = session_pause_check(now, &until);
+        if (mode && cmd_pause_holds(c, argc, argv, mode == SESSION_PAUSE_WRITE)) {
+            /* A held client keeps its commands queued until the pause
+             * ends, and runs then in the order it was held. */
+            if (!k->paused && held_add(k, 1)) pause_timer_arm(k->w, until, now);
             return 0;
         }
+        if (k != draining && __atomic_load_n(&releasing, __ATOMIC_ACQUIRE) &&
+            cmd_pause_holds(c, argc, argv, __atomic_load_n(&release_mode, __ATOMIC_RELAXED) == SESSION_PAUSE_WRITE) &&
+            (k->paused || held_add(k, 0)))
+            return 0;
     }
     /* Redis stamps the last interaction once per read; the batch's clock
      * reading is as good at CLIENT LIST's resolution. */
@@ -826,24 +866,72 @@ void conn_durable_notify(void) {
     }
 }
 
-void conn_release_paused(worker *w) {
-    uint64_t last = w->pseq;
-    /* Those held again go to the tail with a later number: each runs once. */
-    while (w->phead && w->phead->zseq <= last) {
-        conn *k = w->phead;
-        paused_unlink(k);
+void conn_pause_check(void) {
+    /* The held clients are released through session's pause_ended. */
+    if (session_pause_mode()) session_pause_check(now_ms(), NULL);
+}
+
+static void drain_job(void *arg) { conn_release_drain(arg); }
+
+void conn_release_drain(worker *w) {
+    for (;;) {
+        pthread_mutex_lock(&hold_lock);
+        conn *k = hold_head;
+        if (!k || k->zseq > release_upto) {
+            release_posted = 0;
+            __atomic_store_n(&releasing, 0, __ATOMIC_RELEASE);
+            pthread_mutex_unlock(&hold_lock);
+            return;
+        }
+        /* Clients the last one woke are served first (their retries are
+         * jobs, posted earlier), for 100 ms at most: other clients' retries
+         * may keep coming. */
+        int wait = 0;
+        if (block_retries_pending()) {
+            int64_t now = now_ms();
+            if (!drain_wait_since) drain_wait_since = now;
+            wait = now - drain_wait_since < 100;
+        }
+        if (k->w != w || wait) {
+            /* The drain goes on there (release_posted stays set). */
+            int to = k->w->id;
+            pthread_mutex_unlock(&hold_lock);
+            net_post(to, drain_job, &net_workers[to]);
+            return;
+        }
+        held_unlink_locked(k);
+        drain_wait_since = 0;
+        pthread_mutex_unlock(&hold_lock);
+        client_flag_off(&k->c, CLIENT_PAUSED);
+        draining = k;
         conn_process(k);
+        draining = NULL;
         conn_after_input(k);
     }
-    if (!w->phead) evtimer_del(w->pause_ev);
+}
+
+void conn_release_paused(int old_mode) {
+    int to = -1;
+    pthread_mutex_lock(&hold_lock);
+    if (hold_head) {
+        /* A release in progress goes on to these too; it lets through
+         * what the most restrictive of the modes held. */
+        int busy = hold_head->zseq <= release_upto;
+        if (!busy || old_mode > release_mode) __atomic_store_n(&release_mode, old_mode, __ATOMIC_RELAXED);
+        release_upto = hold_seq;
+        __atomic_store_n(&releasing, 1, __ATOMIC_RELEASE);
+        if (!release_posted) {
+            release_posted = 1;
+            to = hold_head->w->id;
+        }
+    }
+    pthread_mutex_unlock(&hold_lock);
+    if (to >= 0) net_post(to, drain_job, &net_workers[to]);
 }
 
 void conn_tick(worker *w) {
     int64_t now = now_ms();
-    /* A pause that changed (a new CLIENT PAUSE replaced it) may let held
-     * clients go; an ALL pause lets none. */
-    int write_only = 0;
-    if (w->phead && (!session_paused(now, &write_only) || write_only)) conn_release_paused(w);
+    conn_pause_check();
     conn *k = w->conns;
     while (k) {
         conn *next = k->next;

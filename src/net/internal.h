@@ -51,12 +51,8 @@ typedef struct worker {
     /* Connections with output to write at the end of this loop iteration
      * (conn_write_pending). */
     struct conn *pending;
-    /* Connections CLIENT PAUSE holds, in the order they were held (Redis's
-     * paused-clients list): released in that order when the pause ends
-     * (conn_release_paused). pseq numbers them; pause_ev fires when the
-     * pause in force ends. */
-    struct conn *phead, *ptail;
-    uint64_t pseq;
+    /* Fires when the pause in force ends (its held connections are on
+     * conn.c's held list). */
     struct event *pause_ev;
     int64_t pause_at;        /* the end pause_ev was armed for */
     /* The wall clock (unix ms) read when the connection being served
@@ -81,9 +77,9 @@ typedef struct conn {
     struct conn *dprev, *dnext;      /* w->durable (dwait 1) or w->dbatch (2) */
     int dwait;
     uint64_t dneed;                  /* dwait 2: the AOF offset to wait for */
-    int paused;                      /* held by CLIENT PAUSE: on w->phead */
-    struct conn *zprev, *znext;      /* w->phead list, when paused */
-    uint64_t zseq;                   /* w->pseq when it was held */
+    int paused;                      /* held by CLIENT PAUSE: on the held list */
+    struct conn *zprev, *znext;      /* the held list (conn.c), when paused */
+    uint64_t zseq;                   /* its number there */
     /* Query buffer housekeeping (conn_qbuf_cron, Redis's
      * clientsCronResizeQueryBuffer): the largest qlen since the last cron
      * pass, the reads and writes so far (Redis's last interaction) and as
@@ -124,9 +120,16 @@ extern worker *net_workers;
 void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char *peer, const char *local,
                  int unix_sock);
 void conn_tick(worker *w);
-/* Run the connections CLIENT PAUSE held, in the order they were held;
- * those the pause still applies to are held again, in the same order. */
-void conn_release_paused(worker *w);
+/* From any thread: the pause mode in force became less restrictive than
+ * old_mode. The connections CLIENT PAUSE held run again, in the order they
+ * were held (on their workers, one after the other); those the pause still
+ * applies to are held again, in the same order. */
+void conn_release_paused(int old_mode);
+/* A pause past its end is over (Redis's serverCron check): the timer and
+ * the tick call it. */
+void conn_pause_check(void);
+/* The release's drain job, on worker w. */
+void conn_release_drain(worker *w);
 void conn_free_all(worker *w);
 void conn_drain_async(worker *w);
 /* End of a loop iteration: write the output of the connections that ran

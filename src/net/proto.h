@@ -58,8 +58,8 @@ int mc_proto_tls_port(void);
 
 /* For protocol modules, around each command they run: conn_may_run is 0
  * when CLIENT PAUSE holds the command back (the connection is marked
- * paused and retried at the next tick: the module must not consume the
- * request); conn_ran does what follows every command (output limits,
+ * paused and run again, in the order it was held, when the pause ends:
+ * the module must not consume the request); conn_ran does what follows every command (output limits,
  * CLIENT REPLY SKIP bookkeeping). */
 int conn_may_run(struct conn *k, int argc, garg *argv);
 void conn_ran(struct conn *k);

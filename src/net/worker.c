@@ -244,17 +244,14 @@ static void on_jobs(evutil_socket_t fd, short what, void *arg) {
     if (__atomic_load_n(&shutdown_requested, __ATOMIC_ACQUIRE)) event_base_loopbreak(w->base);
 }
 
-static void release_paused_job(void *arg) { conn_release_paused(arg); }
-
-/* session_unpause, from any thread. */
-static void net_pause_ended(void) {
-    for (int i = 0; i < nworkers; i++) net_post(i, release_paused_job, &net_workers[i]);
-}
+/* session's pause_ended, from any thread. */
+static void net_pause_ended(int old_mode) { conn_release_paused(old_mode); }
 
 static void on_pause_end(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
-    conn_release_paused(arg);
+    (void)arg;
+    conn_pause_check();
 }
 
 static void on_stream(evutil_socket_t fd, short what, void *arg) {

@@ -58,8 +58,16 @@ client *session_find_client(uint64_t id) {
     return slot ? *(client **)slot : NULL;
 }
 
-static int64_t pause_until_ms;
-static int pause_write_only;
+/* The pause purposes, under pause_lock; the mode in force and its end are
+ * published with relaxed atomics for the workers' per-command check. */
+typedef struct pause_event {
+    int mode; /* SESSION_PAUSE_OFF: unused */
+    int64_t end;
+} pause_event;
+static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
+static pause_event pauses[SESSION_PAUSE_PURPOSES];
+static int pause_mode;
+static int64_t pause_end;
 
 void session_registry_lock(void) { pthread_mutex_lock(&registry_lock); }
 void session_registry_unlock(void) { pthread_mutex_unlock(&registry_lock); }
@@ -115,30 +123,72 @@ void session_events_while_busy(void) {
     if (transport && transport->events_while_busy) transport->events_while_busy();
 }
 
-/* Set by CLIENT PAUSE on one worker, read by every worker before it runs
- * a command: relaxed atomics, the end time written last. */
-void session_pause(int64_t until_ms, int write_only) {
-    __atomic_store_n(&pause_write_only, write_only, __ATOMIC_RELAXED);
-    __atomic_store_n(&pause_until_ms, until_ms, __ATOMIC_RELEASE);
-    db_hold_expiry(until_ms);
-}
-
-void session_unpause(void) {
-    __atomic_store_n(&pause_until_ms, 0, __ATOMIC_RELAXED);
-    db_hold_expiry(0);
-    /* As Redis's unpauseClients: the held clients run now, not at a tick. */
-    if (transport && transport->pause_ended) transport->pause_ended();
-}
-
-int session_pause_pending(void) { return __atomic_load_n(&pause_until_ms, __ATOMIC_RELAXED) != 0; }
-
-int64_t session_paused(int64_t now_ms, int *write_only) {
-    int64_t until = __atomic_load_n(&pause_until_ms, __ATOMIC_ACQUIRE);
-    if (!until) return 0;
-    if (now_ms >= until) {
-        __atomic_compare_exchange_n(&pause_until_ms, &until, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-        return 0;
+/* Recomputes the mode in force from the purposes (pause_lock held);
+ * returns the mode it replaced when that was more restrictive, else OFF. */
+static int pause_update_locked(int64_t now_ms) {
+    int old = __atomic_load_n(&pause_mode, __ATOMIC_RELAXED);
+    int mode = SESSION_PAUSE_OFF;
+    int64_t end = 0;
+    for (int i = 0; i < SESSION_PAUSE_PURPOSES; i++) {
+        if (pauses[i].mode != SESSION_PAUSE_OFF && pauses[i].end < now_ms) pauses[i].mode = SESSION_PAUSE_OFF;
+        if (pauses[i].mode > mode) mode = pauses[i].mode;
     }
-    *write_only = __atomic_load_n(&pause_write_only, __ATOMIC_RELAXED);
-    return until;
+    for (int i = 0; i < SESSION_PAUSE_PURPOSES; i++)
+        if (mode != SESSION_PAUSE_OFF && pauses[i].mode == mode && pauses[i].end > end) end = pauses[i].end;
+    __atomic_store_n(&pause_end, end, __ATOMIC_RELAXED);
+    __atomic_store_n(&pause_mode, mode, __ATOMIC_RELEASE);
+    /* Expired keys stay while any pause is in force. */
+    db_hold_expiry(mode != SESSION_PAUSE_OFF ? INT64_MAX : 0);
+    return mode < old ? old : SESSION_PAUSE_OFF;
+}
+
+static void pause_changed(int old) {
+    if (old != SESSION_PAUSE_OFF && transport && transport->pause_ended) transport->pause_ended(old);
+}
+
+void session_pause(int purpose, int64_t until_ms, int mode) {
+    assert(purpose >= 0 && purpose < SESSION_PAUSE_PURPOSES);
+    assert(mode == SESSION_PAUSE_WRITE || mode == SESSION_PAUSE_ALL);
+    pthread_mutex_lock(&pause_lock);
+    pause_event *p = &pauses[purpose];
+    if (p->mode == SESSION_PAUSE_OFF) {
+        p->mode = mode;
+        p->end = until_ms;
+    } else {
+        if (mode > p->mode) p->mode = mode;
+        if (until_ms > p->end) p->end = until_ms;
+    }
+    int old = pause_update_locked(db_now_ms());
+    pthread_mutex_unlock(&pause_lock);
+    pause_changed(old);
+}
+
+void session_unpause(int purpose) {
+    assert(purpose >= 0 && purpose < SESSION_PAUSE_PURPOSES);
+    pthread_mutex_lock(&pause_lock);
+    int old = SESSION_PAUSE_OFF;
+    if (pauses[purpose].mode != SESSION_PAUSE_OFF) {
+        pauses[purpose].mode = SESSION_PAUSE_OFF;
+        old = pause_update_locked(db_now_ms());
+    }
+    pthread_mutex_unlock(&pause_lock);
+    pause_changed(old);
+}
+
+int session_pause_mode(void) { return __atomic_load_n(&pause_mode, __ATOMIC_RELAXED); }
+
+int session_pause_check(int64_t now_ms, int64_t *until_ms) {
+    int mode = __atomic_load_n(&pause_mode, __ATOMIC_ACQUIRE);
+    if (mode == SESSION_PAUSE_OFF) return mode;
+    int64_t end = __atomic_load_n(&pause_end, __ATOMIC_RELAXED);
+    if (end < now_ms) {
+        pthread_mutex_lock(&pause_lock);
+        int old = pause_update_locked(now_ms);
+        mode = __atomic_load_n(&pause_mode, __ATOMIC_RELAXED);
+        end = __atomic_load_n(&pause_end, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&pause_lock);
+        pause_changed(old);
+    }
+    if (until_ms) *until_ms = end;
+    return mode;
 }

@@ -51,9 +51,10 @@ typedef struct session_transport {
     void (*client_flush)(client *c);
     /* Arm (deadline_ms > 0) or clear (0) c's timer; fn(c) runs on expiry. */
     void (*client_timer)(client *c, int64_t deadline_ms, void (*fn)(client *c));
-    /* From any thread: the pause ended (session_unpause); every worker
-     * runs the clients it held, in the order they were held. */
-    void (*pause_ended)(void);
+    /* From any thread: the pause mode in force became less restrictive
+     * than old_mode (session_unpause, the end of a pause): the held clients
+     * run again, in the order they were held. */
+    void (*pause_ended)(int old_mode);
     /* From a worker's thread, in the middle of a command that cannot end
      * soon (a script past busy-reply-threshold, or one waiting behind it):
      * read and run, without blocking, what the worker's other connections
@@ -76,15 +77,23 @@ void session_client_flush(client *c);
 void session_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c));
 void session_events_while_busy(void);
 
-/* ---- CLIENT PAUSE ------------------------------------------------------- */
-void session_pause(int64_t until_ms, int write_only);
-void session_unpause(void);
-/* 0 when no pause is in force (an expired one is cleared), else its end
- * (unix ms) with *write_only set. */
-int64_t session_paused(int64_t now_ms, int *write_only);
-/* Non-zero when a pause was set and not yet cleared (it may have expired):
- * one load, no clock; session_paused tells. */
-int session_pause_pending(void);
+/* ---- CLIENT PAUSE ------------------------------------------------------- *
+ * As Redis 7.0's pauseClients: each purpose (CLIENT PAUSE, a failover) has
+ * its own mode and end; the pause in force is the most restrictive mode
+ * among them, ending at the latest end of that mode. A purpose paused again
+ * keeps the more restrictive mode and the later end. A pause stays in force
+ * past its end until session_pause_check (or session_unpause) clears it;
+ * when the mode in force becomes less restrictive, transport->pause_ended
+ * gets the mode it had, and the held clients run again in order. */
+enum { SESSION_PAUSE_OFF = 0, SESSION_PAUSE_WRITE = 1, SESSION_PAUSE_ALL = 2 };
+enum { SESSION_PAUSE_BY_CLIENT = 0, SESSION_PAUSE_BY_FAILOVER = 1, SESSION_PAUSE_PURPOSES = 2 };
+void session_pause(int purpose, int64_t until_ms, int mode);
+void session_unpause(int purpose);
+/* The mode in force (SESSION_PAUSE_*): one relaxed load, no clock. */
+int session_pause_mode(void);
+/* Clears the purposes whose end is before now_ms (unix ms), then returns
+ * the mode in force and, when it is not OFF, its end in *until_ms. */
+int session_pause_check(int64_t now_ms, int64_t *until_ms);
 
 /* ---- counters (INFO stats; relaxed atomics) ------------------------------ *
  * Per connection. The bytes read and written are counted per thread

@@ -767,7 +767,7 @@ static int process(clink *l, const unsigned char *h, size_t totlen) {
         cl_reset_manual_failover();
         cl.mf_end = now + 5000;
         cl.mf_slave = sender;
-        session_pause(now + 5000 * 2, 1);
+        session_pause(SESSION_PAUSE_BY_FAILOVER, now + 5000 * 2, SESSION_PAUSE_WRITE);
         log_warn("Manual failover requested by replica %.40s.", sender->name);
         cl_send_ping(l, CM_PING);
     } else if (type == CM_UPDATE) {

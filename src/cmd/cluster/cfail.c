@@ -104,7 +104,7 @@ static void log_cant_failover(int reason) {
 }
 
 void cl_reset_manual_failover(void) {
-    if (cl.mf_slave) session_unpause();
+    if (cl.mf_slave) session_unpause(SESSION_PAUSE_BY_FAILOVER);
     cl.mf_end = 0;
     cl.mf_can_start = 0;
     cl.mf_slave = NULL;

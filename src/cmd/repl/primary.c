@@ -1274,7 +1274,7 @@ int repl_failover_start(const char *host, int port, long long timeout_ms, int fo
 out:
     pthread_mutex_unlock(&mu);
     if (rc == 0) {
-        session_pause(INT64_MAX, 1);
+        session_pause(SESSION_PAUSE_BY_FAILOVER, INT64_MAX, SESSION_PAUSE_WRITE);
         repl_request_acks();
     }
     return rc;
@@ -1283,7 +1283,7 @@ out:
 static void fo_abort_locked(const char *why) {
     log_notice("FAILOVER to %s:%d aborted: %s", fo_host, fo_port, why);
     fo_state = FO_NONE;
-    session_unpause();
+    session_unpause(SESSION_PAUSE_BY_FAILOVER);
 }
 
 int repl_failover_abort(void) {
@@ -1304,7 +1304,7 @@ void repl_failover_done(int ok) {
     if (fo_state != FO_NONE) {
         if (ok) log_notice("Failover target %s:%d is now the primary", fo_host, fo_port);
         fo_state = FO_NONE;
-        session_unpause();
+        session_unpause(SESSION_PAUSE_BY_FAILOVER);
     }
     pthread_mutex_unlock(&mu);
 }

@@ -46,6 +46,7 @@
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "session/reply.h"
+#include "session/session.h"
 #include "util/fdio.h"
 #include "util/sockio.h"
 #include "util/strutil.h"
@@ -82,6 +83,9 @@ static client mc;                /* the primary's client, only on the thread */
  * under the keyspace write lock reads the offset that matches it. */
 static uint64_t pending_off;     /* the thread's: the offset after the command running */
 static uint64_t applied_off;     /* atomics */
+/* Read from the primary while its commands are held by CLIENT PAUSE
+ * (slave_read_repl_offset); below reploff: nothing held. Atomics. */
+static uint64_t read_off;
 
 static int64_t now_ms(void) {
     struct timespec t;
@@ -503,6 +507,7 @@ static void stream_loop(mconn *m, unsigned mygen) {
     pthread_mutex_unlock(&rmu);
     /* Only this thread writes reploff while the loop runs. */
     uint64_t off = __atomic_load_n(&reploff, __ATOMIC_RELAXED);
+    __atomic_store_n(&read_off, 0, __ATOMIC_RELAXED);
     for (;;) {
         if (__atomic_load_n(&gen, __ATOMIC_ACQUIRE) != mygen || __atomic_load_n(&stop_all, __ATOMIC_ACQUIRE)) break;
         int64_t t = now_ms();
@@ -548,6 +553,22 @@ static void stream_loop(mconn *m, unsigned mygen) {
                 repl_feed_from_primary(raw, (size_t)used);
                 send_ack(m);
                 m->pos += (size_t)used;
+                continue;
+            }
+            /* CLIENT PAUSE holds the primary's commands too (Redis 7.0
+             * pauses the master client, not replicas): what comes is read
+             * (slave_read_repl_offset grows), nothing is applied. */
+            int pm = session_pause_mode() ? session_pause_check(now_ms(), NULL) : SESSION_PAUSE_OFF;
+            if (pm && cmd_pause_holds(&mc, argc, argv, pm == SESSION_PAUSE_WRITE)) {
+                for (int i = 0; i < argc; i++) argv[i].p[argv[i].n] = '\r';
+                struct pollfd pf = {m->fd, POLLIN, 0};
+                int r = m->ssl && SSL_pending(m->ssl) > 0 ? 1 : poll(&pf, 1, 10);
+                if (r < 0 && errno != EINTR) break;
+                if (r > 0 && fill(m) != 0) {
+                    log_notice("Connection with master lost.");
+                    break;
+                }
+                __atomic_store_n(&read_off, off + (uint64_t)(m->len - m->pos), __ATOMIC_RELAXED);
                 continue;
             }
             mc.argc = argc;
@@ -903,6 +924,11 @@ long long repl_data_age_ms(void) {
 
 /* ---- INFO / ROLE --------------------------------------------------------------- */
 
+static uint64_t read_offset(void) {
+    uint64_t applied = __atomic_load_n(&reploff, __ATOMIC_RELAXED), rd = __atomic_load_n(&read_off, __ATOMIC_RELAXED);
+    return rd > applied ? rd : applied;
+}
+
 void repl_info_replica(strbuf *b) {
     pthread_mutex_lock(&rmu);
     int64_t t = now_ms();
@@ -916,7 +942,7 @@ void repl_info_replica(strbuf *b) {
                 "slave_repl_offset:%llu\r\n",
                 mhost, mport, rstate == RS_CONNECTED ? "up" : "down",
                 rstate == RS_CONNECTED ? (long long)((t - last_io_ms) / 1000) : -1LL, sync_in_progress,
-                (unsigned long long)__atomic_load_n(&reploff, __ATOMIC_RELAXED),
+                (unsigned long long)read_offset(),
                 (unsigned long long)__atomic_load_n(&reploff, __ATOMIC_RELAXED));
     if (sync_in_progress)
         strbuf_addf(b,

@@ -142,7 +142,7 @@ static void flags_str(const client *c, char *out) {
     if (f & CLIENT_MONITOR) *p++ = 'O';
     if (f & CLIENT_PUBSUB) *p++ = 'P';
     if (f & (CLIENT_MULTI | CLIENT_IN_EXEC)) *p++ = 'x'; /* Redis keeps it set while EXEC runs */
-    if (f & CLIENT_BLOCKED) *p++ = 'b';
+    if (f & (CLIENT_BLOCKED | CLIENT_PAUSED)) *p++ = 'b';
     if (f & CLIENT_TRACKING) *p++ = 't';
     if (f & CLIENT_TRACKING_BROKEN_REDIR) *p++ = 'R';
     if (f & CLIENT_TRACKING_BCAST) *p++ = 'B';
@@ -452,27 +452,40 @@ out:
     if (k.user) acl_user_release(k.user);
 }
 
+/* CLIENT PAUSE <timeout> [WRITE|ALL]: the mode is checked before the
+ * timeout, as Redis does; a zero timeout is a pause already over. */
 static void clientPauseCommand(client *c) {
-    long long ms;
-    int write_only = 0;
-    if (arg_ll_range(c, &c->argv[2], &ms, 0, 0x7fffffffffffffffLL, "ERR timeout is not an integer or out of range") != 0)
+    int mode = SESSION_PAUSE_ALL;
+    if (c->argc > 4) {
+        reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try CLIENT HELP.",
+                     (int)(c->argv[1].n > 128 ? 128 : c->argv[1].n), c->argv[1].p);
         return;
+    }
     if (c->argc == 4) {
-        if (arg_is(&c->argv[3], "write")) write_only = 1;
+        if (arg_is(&c->argv[3], "write")) mode = SESSION_PAUSE_WRITE;
         else if (!arg_is(&c->argv[3], "all")) {
             reply_error(c, "ERR CLIENT PAUSE mode must be WRITE or ALL");
             return;
         }
-    } else if (c->argc > 4) {
-        reply_err_syntax(c);
+    }
+    long long ms;
+    if (!str_to_ll(c->argv[2].p, c->argv[2].n, &ms)) {
+        reply_error(c, "ERR timeout is not an integer or out of range");
         return;
     }
-    session_pause(wall_ms() + ms, write_only);
+    if (ms < 0) {
+        reply_error(c, "ERR timeout is negative");
+        return;
+    }
+    /* As Redis, an end past the range of the clock wraps (to a time long
+     * gone: the pause is over at once). */
+    int64_t end = ms == 0 ? 0 : (int64_t)((uint64_t)wall_ms() + (uint64_t)ms);
+    session_pause(SESSION_PAUSE_BY_CLIENT, end, mode);
     reply_ok(c);
 }
 
 static void clientUnpauseCommand(client *c) {
-    session_unpause();
+    session_unpause(SESSION_PAUSE_BY_CLIENT);
     reply_ok(c);
 }
 

@@ -575,6 +575,14 @@ uint32_t script_dispatch_flags(const client *c, const cmd_def *cmd) {
         size_t skip;
         char err[256];
         if (script_shebang_flags(c->argv[1].p, c->argv[1].n, &sf, &skip, err, sizeof(err))) sf = -1;
+    } else if ((!strcmp(cmd->fullname, "evalsha") || !strcmp(cmd->fullname, "evalsha_ro")) && c->argv[1].n == 40) {
+        char sha[41];
+        for (int i = 0; i < 40; i++) {
+            char ch = c->argv[1].p[i];
+            sha[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+        }
+        sha[40] = '\0';
+        if (script_cached_flags(sha, &sf)) sf = -1;
     }
     return sf < 0 ? flags : script_cmd_flags(flags, sf);
 }

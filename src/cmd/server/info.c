@@ -123,7 +123,7 @@ static void clients_cb(void *arg, client *c) {
     if (in > a->max_in) a->max_in = in;
     size_t peak = __atomic_load_n(&c->obuf_peak, __ATOMIC_RELAXED);
     if (peak > a->max_out) a->max_out = peak;
-    if (client_flags_peek(c) & CLIENT_BLOCKED) a->blocked++;
+    if (client_flags_peek(c) & (CLIENT_BLOCKED | CLIENT_PAUSED)) a->blocked++;
 }
 
 static void info_clients(strbuf *b) {

@@ -16,6 +16,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,53 @@ void script_family_shutdown(void) {
 
 /* ------------------------------------------------------------------------ */
 /* The script cache */
+
+/* The cached scripts' flags by sha, beside the Lua registry's copy, for
+ * readers on any thread (script_cached_flags); under flags_lock. Scripts
+ * are few: a linear table. */
+typedef struct sha_flags {
+    char sha[41];
+    int flags;
+} sha_flags;
+static pthread_mutex_t flags_lock = PTHREAD_MUTEX_INITIALIZER;
+static sha_flags *flags_tab;
+static size_t flags_n, flags_cap;
+
+static void flags_remember(const char *sha, int flags) {
+    pthread_mutex_lock(&flags_lock);
+    if (flags_n == flags_cap) {
+        size_t cap = flags_cap ? flags_cap * 2 : 16;
+        sha_flags *t = realloc(flags_tab, cap * sizeof(*t));
+        if (!t) {
+            pthread_mutex_unlock(&flags_lock);
+            return;
+        }
+        flags_tab = t;
+        flags_cap = cap;
+    }
+    memcpy(flags_tab[flags_n].sha, sha, 41);
+    flags_tab[flags_n++].flags = flags;
+    pthread_mutex_unlock(&flags_lock);
+}
+
+static void flags_forget_all(void) {
+    pthread_mutex_lock(&flags_lock);
+    flags_n = 0;
+    pthread_mutex_unlock(&flags_lock);
+}
+
+int script_cached_flags(const char *sha, int *flags) {
+    int rc = -1;
+    pthread_mutex_lock(&flags_lock);
+    for (size_t i = 0; i < flags_n; i++)
+        if (!memcmp(flags_tab[i].sha, sha, 40)) {
+            *flags = flags_tab[i].flags;
+            rc = 0;
+            break;
+        }
+    pthread_mutex_unlock(&flags_lock);
+    return rc;
+}
 
 /* Push the cached function of sha (40 hex), or return 0. */
 static int cache_get(const char *sha) {
@@ -113,6 +161,7 @@ static int cache_add(client *c, const char *body, size_t n, char sha[41]) {
     lua_pushnumber(L, flags);
     lua_setfield(L, -2, sha);
     lua_pop(L, 1);
+    flags_remember(sha, flags);
     return 0;
 }
 
@@ -210,6 +259,7 @@ static void scriptFlushCommand(client *c) {
     }
     lua_close(L);
     lua_setup();
+    flags_forget_all();
     reply_ok(c);
 }
 

@@ -49,4 +49,9 @@ int script_busy(const char **err);
  * (not on the script's own thread, nor for a primary's stream). */
 void script_gate_wait(const client *c);
 
+/* From any thread: the shebang flags (SCRIPT_FLAG_*) of the cached script
+ * sha (40 lowercase hex digits) into *flags, 0; -1 when it is not cached.
+ * For EVALSHA's command flags before it runs (CLIENT PAUSE WRITE, ...). */
+int script_cached_flags(const char *sha, int *flags);
+
 #endif
