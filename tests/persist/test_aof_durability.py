@@ -1023,9 +1023,17 @@ class Random(threading.Thread):
             # SORT ... BY <pattern> STORE: elements whose BY values tie keep
             # the source's order, and a set's order is not the same after a
             # restart (nor in Redis), so the stored list may differ.
+            # Nor a numeric SORT ... STORE: redis-server 7.0 does not reset
+            # errno before its strtod, so after any command of another
+            # family left ERANGE behind (a double that overflows), a
+            # redis-server replica refuses the SORT that the primary ran
+            # ("One or more scores can't be converted into double") and
+            # its copy of the destination differs.
             if name == b"SORT" and len(a) > 2:
                 up = [x.upper() for x in a]
                 if b"STORE" in up and any(up[j] == b"BY" and b"*" in a[j + 1] for j in range(len(a) - 1)):
+                    continue
+                if b"STORE" in up and b"ALPHA" not in up:
                     continue
             # Under maxmemory the data must outgrow the limit: no flushes.
             if self.fill and name in (b"FLUSHALL", b"FLUSHDB"):
