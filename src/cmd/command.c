@@ -600,11 +600,12 @@ void cmd_call(client *c, const cmd_def *cmd) {
      * before its reply can go out (at the end of the loop iteration). */
     if (!block_waiting(c)) {
         if (t && cfg.latency_tracking) cmd_hist_add(t, dur);
-        if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
+        if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, c->argc, block_sent_args(c), dur);
         latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
     }
-    /* Redis feeds MONITOR after the call, with the db the client has then. */
-    if (monitor_hook && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, c->db);
+    /* Redis feeds MONITOR after the call, with the db the client has then;
+     * a blocked command shows once, when it is sent, not when re-run. */
+    if (monitor_hook && !retry && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, c->db);
 }
 
 static pthread_key_t redact_key;
