@@ -667,7 +667,15 @@ static void asking_done(client *c) {
     client_flag_off(c, CLIENT_ASKING);
 }
 
+/* The client whose command runs on this thread (a busy script's thread
+ * runs other clients' commands inside its own: saved and restored). */
+static _Thread_local client *running;
+
+client *cmd_running_client(void) { return running; }
+
 void cmd_execute(client *c) {
+    client *outer = running;
+    running = c;
     if (__builtin_expect(tracking_active(), 0)) {
         /* Invalidations for c caused before its call (tracking table
          * limit, eviction) go out before its reply, as in Redis. */
@@ -675,11 +683,11 @@ void cmd_execute(client *c) {
         tracking_command_begin(c, &tf);
         execute(c);
         tracking_command_end(&tf);
-        asking_done(c);
-        return;
+    } else {
+        execute(c);
     }
-    execute(c);
     asking_done(c);
+    running = outer;
 }
 
 static void execute(client *c) {

@@ -106,6 +106,10 @@ void cmd_redact_arg(client *c, int i);
 
 /* Execute argv of c: lookup, arity, auth, lock, call, statistics. */
 void cmd_execute(client *c);
+/* The client whose cmd_execute runs on this thread (the caller, during
+ * its script's or transaction's calls); NULL outside commands. Bytes for
+ * it go straight to its output, in order with its reply. */
+client *cmd_running_client(void);
 /* One active expiry cycle (db_active_expire_cycle) of the cron thread; the
  * clients blocked on the keys it removed are then retried. */
 size_t cmd_active_expire_cycle(long long budget_us);
