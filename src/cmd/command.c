@@ -311,9 +311,12 @@ static cmd_key_observer_fn *key_observer;
 
 void cmd_set_key_observer(cmd_key_observer_fn *fn) { key_observer = fn; }
 
+/* Set while SWAPDB signals its change: WATCH is told apart (cmd_dbs_swapped). */
+static _Thread_local int swapping;
+
 static void on_key_modified(gdb *db, const char *key, size_t klen) {
     mcmeta_forget(db, key, klen); /* a new item to memcache: flags 0, new CAS */
-    multi_touch(db ? db->id : -1, key, klen);
+    if (!swapping) multi_touch(db ? db->id : -1, key, klen);
     if (key_observer) key_observer(db ? db->id : -1, key, klen);
     prop_count_change();
     if (!block_count() || !prop_in_call()) return;
@@ -476,6 +479,16 @@ dbentry *cmd_lookup_typed(client *c, gdb *db, const garg *key, int type, int *wr
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen) {
     if (key && tracking_active()) tracking_key_modified(c, key, klen);
     db_signal_modified(db, key, klen);
+}
+
+void cmd_dbs_swapped(client *c, int a, int b) {
+    multi_touch_swapped(a, b);
+    swapping = 1;
+    cmd_key_modified(c, NULL, NULL, 0);
+    swapping = 0;
+    /* Clients blocked on keys that the swapped-in databases hold. */
+    block_signal_db(db_get(a));
+    block_signal_db(db_get(b));
 }
 
 void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen) {

@@ -144,6 +144,10 @@ enum {
 gdb *cmd_db(client *c);
 /* Per-change bookkeeping: db_signal_modified (dirty counter, WATCH). */
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen);
+/* SWAPDB a b was done (keyspace write lock held): every database changed
+ * as for a flush, WATCH dirtied as Redis 7.0 does (multi_touch_swapped),
+ * and clients blocked on keys the swapped-in databases hold are served. */
+void cmd_dbs_swapped(client *c, int a, int b);
 void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen);
 
 /* INFO commandstats of one command: the per-thread counts added up, since

@@ -10,6 +10,7 @@
  * Every modification path calls cmd_key_modified(), which marks the
  * watchers' cas_dirty (an atomic word apart from flags); whole-db changes (FLUSHDB, FLUSHALL, SWAPDB)
  * pass key == NULL. Expiry reaches it through the db layer's hook. */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,11 @@ typedef struct mcmd {
 typedef struct mstate {
     mcmd *cmds;
     int n, cap;
-    /* watched keys of this client */
+    /* watched keys of this client; wexp[i]: watched[i] was already
+     * expired when watched (Redis's watchedKey.expired: its expiry then
+     * is no change). Both under watch_lock. */
     struct wkey **watched;
+    unsigned char *wexp;
     int nwatched, capwatched;
 } mstate;
 
@@ -132,6 +136,7 @@ void multi_discard_state(client *c) {
     client_flag_off(c, CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
     free(m->cmds);
     free(m->watched);
+    free(m->wexp);
     free(m);
     c->mstate = NULL;
 }
@@ -163,6 +168,44 @@ void multi_touch(int dbid, const char *key, size_t klen) {
         }
         swiss_iter_done(&it);
     }
+    pthread_mutex_unlock(&watch_lock);
+}
+
+void multi_touch_swapped(int a, int b) {
+    if (!__atomic_load_n(&nwatching, __ATOMIC_RELAXED)) return;
+    int64_t now = db_now_ms();
+    pthread_mutex_lock(&watch_lock);
+    swiss_iter it;
+    swiss_iter_init(&it, &watch_tab);
+    void *slot;
+    while ((slot = swiss_iter_next(&it))) {
+        wkey *w = *(wkey **)slot;
+        if (w->db != a && w->db != b) continue;
+        /* Swapped already: the database that was under w->db is now
+         * under the other index. */
+        gdb *was = db_get(w->db == a ? b : a), *came = db_get(w->db);
+        dbentry *old = db_lookup_raw(was, w->key, w->klen);
+        dbentry *cur = db_lookup_raw(came, w->key, w->klen);
+        if (!old && !cur) continue;
+        int cur_expired = cur && db_is_expired(cur, now);
+        for (int j = 0; j < w->nclients; j++) {
+            client *wc = w->clients[j];
+            mstate *m = wc->mstate;
+            int k = 0;
+            while (k < m->nwatched && m->watched[k] != w) k++;
+            assert(k < m->nwatched);
+            if (m->wexp[k]) {
+                /* Expired when watched: gone now, or still expired, is no change. */
+                if (!cur) m->wexp[k] = 0;
+                if (!cur || cur_expired) continue;
+            } else if (!old && cur_expired) {
+                m->wexp[k] = 1; /* an expired key took the place of none */
+                continue;
+            }
+            __atomic_store_n(&wc->cas_dirty, 1, __ATOMIC_RELAXED);
+        }
+    }
+    swiss_iter_done(&it);
     pthread_mutex_unlock(&watch_lock);
 }
 
@@ -222,6 +265,7 @@ static int watched_key_expired(client *c) {
     int64_t now = db_now_ms();
     for (int i = 0; i < m->nwatched; i++) {
         wkey *w = m->watched[i];
+        if (m->wexp[i]) continue;
         gdb *db = db_get(w->db);
         dbentry *e = db_lookup_raw(db, w->key, w->klen);
         if (e && db_is_expired(e, now)) return 1;
@@ -277,6 +321,8 @@ static void watchCommand(client *c) {
         return;
     }
     mstate *m = ms_get(c);
+    gdb *db = cmd_db(c);
+    int64_t now = db_now_ms();
     pthread_mutex_lock(&watch_lock);
     for (int i = 1; i < c->argc; i++) {
         const garg *k = &c->argv[i];
@@ -308,7 +354,11 @@ static void watchCommand(client *c) {
         if (m->nwatched == m->capwatched) {
             m->capwatched = m->capwatched ? m->capwatched * 2 : 4;
             m->watched = realloc(m->watched, sizeof(wkey *) * (size_t)m->capwatched);
+            m->wexp = realloc(m->wexp, (size_t)m->capwatched);
+            if (!m->watched || !m->wexp) abort();
         }
+        dbentry *e = db_lookup_raw(db, k->p, k->n);
+        m->wexp[m->nwatched] = e && db_is_expired(e, now);
         m->watched[m->nwatched++] = w;
     }
     pthread_mutex_unlock(&watch_lock);
