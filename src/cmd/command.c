@@ -311,12 +311,13 @@ static cmd_key_observer_fn *key_observer;
 
 void cmd_set_key_observer(cmd_key_observer_fn *fn) { key_observer = fn; }
 
-/* Set while SWAPDB signals its change: WATCH is told apart (cmd_dbs_swapped). */
-static _Thread_local int swapping;
+/* Set while a whole-database change whose WATCH effect was dealt with
+ * apart is signalled (cmd_db_modified_watched). */
+static _Thread_local int watch_done;
 
 static void on_key_modified(gdb *db, const char *key, size_t klen) {
     mcmeta_forget(db, key, klen); /* a new item to memcache: flags 0, new CAS */
-    if (!swapping) multi_touch(db ? db->id : -1, key, klen);
+    if (!watch_done) multi_touch(db ? db->id : -1, key, klen);
     if (key_observer) key_observer(db ? db->id : -1, key, klen);
     prop_count_change();
     if (!block_count() || !prop_in_call()) return;
@@ -481,11 +482,15 @@ void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen) {
     db_signal_modified(db, key, klen);
 }
 
+void cmd_db_modified_watched(client *c, gdb *db) {
+    watch_done = 1;
+    cmd_key_modified(c, db, NULL, 0);
+    watch_done = 0;
+}
+
 void cmd_dbs_swapped(client *c, int a, int b) {
     multi_touch_swapped(a, b);
-    swapping = 1;
-    cmd_key_modified(c, NULL, NULL, 0);
-    swapping = 0;
+    cmd_db_modified_watched(c, NULL);
     /* Clients blocked on keys that the swapped-in databases hold. */
     block_signal_db(db_get(a));
     block_signal_db(db_get(b));

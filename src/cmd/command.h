@@ -144,6 +144,10 @@ enum {
 gdb *cmd_db(client *c);
 /* Per-change bookkeeping: db_signal_modified (dirty counter, WATCH). */
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen);
+/* A change to every key of db (NULL: of every db) whose WATCH effect the
+ * caller dealt with (multi_touch_emptied, multi_touch_swapped):
+ * cmd_key_modified(c, db, NULL, 0) without touching the watchers. */
+void cmd_db_modified_watched(client *c, gdb *db);
 /* SWAPDB a b was done (keyspace write lock held): every database changed
  * as for a flush, WATCH dirtied as Redis 7.0 does (multi_touch_swapped),
  * and clients blocked on keys the swapped-in databases hold are served. */

@@ -146,9 +146,55 @@ static void mark_dirty_locked(wkey *w) {
     for (int j = 0; j < w->nclients; j++) __atomic_store_n(&w->clients[j]->cas_dirty, 1, __ATOMIC_RELAXED);
 }
 
-typedef struct all_ctx {
-    int db;
-} all_ctx;
+/* The place of w in wc's watched keys (wc watches w). watch_lock held. */
+static int watch_index(const client *wc, const wkey *w) {
+    const mstate *m = wc->mstate;
+    int k = 0;
+    while (k < m->nwatched && m->watched[k] != w) k++;
+    assert(k < m->nwatched);
+    return k;
+}
+
+/* A change to w's key: its watchers are dirty, except those that watched
+ * it already expired (Redis 7.0's touchWatchedKey): for them the removal
+ * of that expired key is no change, and they watch a missing key from
+ * then on. The caller holds the key's shard lock. watch_lock held. */
+static void mark_key_dirty_locked(wkey *w) {
+    int present = -1;
+    for (int j = 0; j < w->nclients; j++) {
+        client *wc = w->clients[j];
+        mstate *m = wc->mstate;
+        int k = watch_index(wc, w);
+        if (m->wexp[k]) {
+            if (present < 0) present = db_lookup_raw(db_get(w->db), w->key, w->klen) != NULL;
+            if (!present) m->wexp[k] = 0;
+            continue;
+        }
+        __atomic_store_n(&wc->cas_dirty, 1, __ATOMIC_RELAXED);
+    }
+}
+
+void multi_touch_emptied(int dbid) {
+    if (!__atomic_load_n(&nwatching, __ATOMIC_RELAXED)) return;
+    gdb *db = db_get(dbid);
+    pthread_mutex_lock(&watch_lock);
+    swiss_iter it;
+    swiss_iter_init(&it, &watch_tab);
+    void *slot;
+    while ((slot = swiss_iter_next(&it))) {
+        wkey *w = *(wkey **)slot;
+        if (w->db != dbid || !db_lookup_raw(db, w->key, w->klen)) continue;
+        for (int j = 0; j < w->nclients; j++) {
+            client *wc = w->clients[j];
+            mstate *m = wc->mstate;
+            int k = watch_index(wc, w);
+            if (m->wexp[k]) m->wexp[k] = 0; /* an expired key removed: no change */
+            else __atomic_store_n(&wc->cas_dirty, 1, __ATOMIC_RELAXED);
+        }
+    }
+    swiss_iter_done(&it);
+    pthread_mutex_unlock(&watch_lock);
+}
 
 /* Touch watched keys: key == NULL means the whole db, db < 0 every db. */
 void multi_touch(int dbid, const char *key, size_t klen) {
@@ -157,7 +203,7 @@ void multi_touch(int dbid, const char *key, size_t klen) {
     if (key) {
         wref r = {dbid, key, klen};
         void *slot = swiss_find(&watch_tab, wk_hash(dbid, key, klen), &r);
-        if (slot) mark_dirty_locked(*(wkey **)slot);
+        if (slot) mark_key_dirty_locked(*(wkey **)slot);
     } else {
         swiss_iter it;
         swiss_iter_init(&it, &watch_tab);
@@ -191,9 +237,7 @@ void multi_touch_swapped(int a, int b) {
         for (int j = 0; j < w->nclients; j++) {
             client *wc = w->clients[j];
             mstate *m = wc->mstate;
-            int k = 0;
-            while (k < m->nwatched && m->watched[k] != w) k++;
-            assert(k < m->nwatched);
+            int k = watch_index(wc, w);
             if (m->wexp[k]) {
                 /* Expired when watched: gone now, or still expired, is no change. */
                 if (!cur) m->wexp[k] = 0;
