@@ -5,7 +5,8 @@
 # RESP2 and RESP3, keyspace events, client-side caching invalidations as
 # RESP3 pushes and as RESP2 redirected messages), inside MULTI/EXEC and
 # scripts; what RESET clears and what it keeps; SWAPDB serving clients
-# blocked on keys of the swapped-in database; SLOWLOG showing a command as
+# blocked on keys of the swapped-in database; which whole-database changes
+# (SWAPDB, FLUSHDB) and expiries dirty WATCH; SLOWLOG showing a command as
 # the client sent it (not as propagated or re-run); and the harness's own
 # end-of-block liveness check.
 #
@@ -597,6 +598,81 @@ start_server [list tags {client_state} args $::cs_server_args] {
         r swapdb 0 1
         assert_equal {l from0} [$c read]
         $c close
+        r flushall
+    }
+
+    # --- WATCH and whole-database changes -------------------------------------
+
+    # WATCH key on a fresh client (in database db), run change on the
+    # default client, then MULTI/PING/EXEC: 1 when the transaction ran.
+    proc watch_survives {key change {db 0}} {
+        set c [redis_client]
+        $c select $db
+        $c watch $key
+        foreach cmd $change {r {*}$cmd}
+        $c multi
+        $c ping
+        set res [$c exec]
+        $c close
+        r select 0
+        expr {$res eq "PONG"}
+    }
+
+    test {SWAPDB dirties WATCH only for keys that exist in one of the two databases} {
+        r flushall
+        assert_equal 1 [watch_survives w {{swapdb 0 1}}]
+        r select 1
+        r set w 1
+        r select 0
+        assert_equal 0 [watch_survives w {{swapdb 0 1}}]
+        assert_equal 0 [watch_survives w {{swapdb 0 1}}]
+        assert_equal 1 [watch_survives w {{swapdb 0 0}}]
+        assert_equal 1 [watch_survives w {{swapdb 2 3}}]
+        assert_equal 0 [watch_survives w {{swapdb 1 0}} 1]
+        assert_equal 1 [watch_survives other {{swapdb 0 1}}]
+        r flushall
+    }
+
+    test {FLUSHDB / FLUSHALL dirty WATCH only for keys the database held} {
+        r flushall
+        r set other 1
+        assert_equal 1 [watch_survives w {{flushdb}}]
+        r set w 1
+        assert_equal 0 [watch_survives w {{flushdb}}]
+        r set w 1
+        assert_equal 0 [watch_survives w {{flushall async}}]
+        r select 1
+        r set w 1
+        r select 0
+        r set other 1
+        assert_equal 1 [watch_survives w {{flushdb}} 1]
+        assert_equal 0 [watch_survives w {{flushall}} 1]
+    }
+
+    test {WATCH of a key already expired: its removal is no change, a new value is} {
+        r flushall
+        r debug set-active-expire 0
+        foreach {change survives} {
+            {} 1
+            {{get w}} 1
+            {{del w}} 1
+            {{flushdb}} 1
+            {{get w} {set w 3}} 0
+            {{set w 2}} 0
+            {{swapdb 0 1}} 1
+        } {
+            r set w 1 px 1
+            after 5
+            assert_equal $survives [watch_survives w $change] "after {$change}"
+            r flushall
+        }
+        # An expired key arriving by SWAPDB where there was none: no change.
+        r select 1
+        r set w 1 px 1
+        r select 0
+        after 5
+        assert_equal 1 [watch_survives w {{swapdb 0 1}}]
+        r debug set-active-expire 1
         r flushall
     }
 
