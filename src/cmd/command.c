@@ -864,6 +864,12 @@ static void execute(client *c) {
         reject_with(c, cmd, busy_err);
         return;
     }
+    /* A MONITOR client counts as a replica in Redis 7.0: nothing that
+     * reads, writes or may replicate. */
+    if ((cf & CLIENT_MONITOR) && (flags & (CMDF_READONLY | CMDF_WRITE | CMDF_MAY_REPLICATE))) {
+        reject_with(c, cmd, "ERR Replica can't interact with the keyspace");
+        return;
+    }
     if (cmd_multi_queue_hook && cmd_multi_queue_hook(c, cmd)) return;
     cmd_call(c, cmd);
     /* Clients blocked on keys the script is writing wait for its end. */

@@ -381,6 +381,15 @@ start_server [list tags {client_state} args $::cs_server_args] {
         $m close
     }
 
+    test {A MONITOR client may not read or write keys (it counts as a replica)} {
+        set err "-ERR Replica can't interact with the keyspace\r\n"
+        set got [cs_pipe {{monitor} {get k} {set k v} {publish ch m} {eval "return 1" 0} {ping} {client reply on}}]
+        assert_match "+OK\r\n$err$err$err$err+PONG\r\n*+OK\r\n*" $got
+        set got [cs_pipe {{monitor} {multi} {set k v} {exec}}]
+        assert_match "+OK\r\n+OK\r\n*$err*-EXECABORT Transaction discarded because of previous errors.\r\n*" $got
+        assert_equal 0 [r exists k]
+    }
+
     test {MONITOR shows a blocked command once, as sent, not when it is served} {
         r del mb ms
         set m [redis_deferring_client]
