@@ -20,9 +20,13 @@ if {[is_goblin]} {
     set ::cs_server_args {}
 }
 
+# How long the first byte of an expected reply may take (ms): the machine
+# may be loaded. Output expected to be empty costs this much each time.
+set ::cs_patience 600
+
 # A fresh connection: every command of cmds (a list of argument lists) in
 # one write, then every byte that arrives until ms milliseconds of silence
-# (or the connection's end).
+# after the first (or the connection's end).
 proc cs_pipe {cmds {ms 200} {hello3 0}} {
     set c [redis_client]
     if {$hello3} {$c hello 3}
@@ -30,7 +34,7 @@ proc cs_pipe {cmds {ms 200} {hello3 0}} {
     foreach cmd $cmds {append out [::resp::encode $cmd]}
     $c write $out
     $c flush
-    set got [$c read_all $ms]
+    set got [$c read_all $ms $::cs_patience]
     $c close
     return $got
 }
@@ -41,7 +45,7 @@ proc cs_send {c cmds {ms 150}} {
     foreach cmd $cmds {append out [::resp::encode $cmd]}
     $c write $out
     $c flush
-    $c read_all $ms
+    $c read_all $ms $::cs_patience
 }
 
 # The bytes of a Pub/Sub confirmation or message: arguments are bulk
@@ -206,7 +210,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
                 r publish pq ho
                 r spublish sh hu
                 assert_equal "[cs_push $resp message ch hi][cs_push $resp pmessage p* pq ho][cs_push $resp smessage sh hu]" \
-                    [$c read_all 200]
+                    [$c read_all 200 $::cs_patience]
                 $c close
             }
         }
@@ -254,7 +258,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
             assert_equal "+OK\r\n_\r\n" [cs_send $c {{client tracking on} {get tk}}]
             assert_equal "" [cs_send $c [list [list client reply $mode]]]
             r set tk 1
-            assert_equal [cs_inv tk] [$c read_all 200]
+            assert_equal [cs_inv tk] [$c read_all 200 $::cs_patience]
             $c close
         }
     }
@@ -272,9 +276,9 @@ start_server [list tags {client_state} args $::cs_server_args] {
         assert_equal "+OK\r\n" [cs_send $c {{client tracking on bcast prefix bc:}}]
         assert_equal "" [cs_send $c {{client reply off}}]
         r set bc:1 v
-        assert_equal [cs_inv bc:1] [$c read_all 200]
+        assert_equal [cs_inv bc:1] [$c read_all 200 $::cs_patience]
         r flushall
-        assert_equal [cs_inv] [$c read_all 200]
+        assert_equal [cs_inv] [$c read_all 200 $::cs_patience]
         $c close
     }
 
@@ -290,7 +294,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
             $a client tracking on redirect $tid
             $a get rk
             r set rk 1
-            assert_equal "*3\r\n\$7\r\nmessage\r\n\$20\r\n__redis__:invalidate\r\n*1\r\n\$2\r\nrk\r\n" [$t read_all 200]
+            assert_equal "*3\r\n\$7\r\nmessage\r\n\$20\r\n__redis__:invalidate\r\n*1\r\n\$2\r\nrk\r\n" [$t read_all 200 $::cs_patience]
             $a close
             $t close
         }
@@ -308,7 +312,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
         wait_for_condition 50 20 {![string match "*id=$tid *" [r client list]]} else {fail "redirection client still listed"}
         assert_equal "" [cs_send $c {{client reply off}}]
         r set rb 1
-        assert_equal ">2\r\n\$21\r\ntracking-redir-broken\r\n:$tid\r\n" [$c read_all 200]
+        assert_equal ">2\r\n\$21\r\ntracking-redir-broken\r\n:$tid\r\n" [$c read_all 200 $::cs_patience]
         $c close
     }
 
@@ -365,7 +369,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
         # OFF: its own CLIENT REPLY OFF and what others run meanwhile are not shown.
         assert_equal "" [cs_send $m {{client reply off}}]
         r set mon 1
-        assert_equal "" [$m read_all 150]
+        assert_equal "" [$m read_all 150 $::cs_patience]
         set got [cs_send $m {{client reply on}}]
         assert_match "+OK\r\n*" $got
         assert_equal {{"client" "reply" "on"}} [cs_monitor_lines $got]
@@ -373,11 +377,11 @@ start_server [list tags {client_state} args $::cs_server_args] {
         set got [cs_send $m {{client reply skip}}]
         assert_equal {{"client" "reply" "skip"}} [cs_monitor_lines $got]
         r set mon 2
-        assert_equal "" [$m read_all 150]
+        assert_equal "" [$m read_all 150 $::cs_patience]
         # That next command is skipped whole: its reply and its own line.
         assert_equal "" [cs_send $m {{ping}}]
         r set mon 3
-        assert_equal {{"set" "mon" "3"}} [cs_monitor_lines [$m read_all 150]]
+        assert_equal {{"set" "mon" "3"}} [cs_monitor_lines [$m read_all 150 $::cs_patience]]
         $m close
     }
 
@@ -405,7 +409,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
         r xadd ms 1-1 f v
         assert_equal {{ms {{1-1 {f v}}}}} [$c read]
         set lines {}
-        foreach l [cs_monitor_lines [$m read_all 200]] {
+        foreach l [cs_monitor_lines [$m read_all 200 $::cs_patience]] {
             if {![string match {"info"*} $l]} {lappend lines $l}
         }
         assert_equal {{"blpop" "mb" "0"} {"rpush" "mb" "x"} {"xread" "block" "0" "streams" "ms" "$"} {"xadd" "ms" "1-1" "f" "v"}} $lines
@@ -447,7 +451,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
         $c read
         assert_equal "+OK\r\n_\r\n+RESET\r\n" [cs_send $c {{client tracking on} {get rt} {reset}}]
         r set rt 1
-        assert_equal "" [$c read_all 150]
+        assert_equal "" [$c read_all 150 $::cs_patience]
         $c close
         r del rt
     }
@@ -505,7 +509,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
         set m [redis_deferring_client]
         assert_equal "+OK\r\n+RESET\r\n" [cs_send $m {{monitor} {reset}}]
         r set rm 1
-        assert_equal "" [$m read_all 150]
+        assert_equal "" [$m read_all 150 $::cs_patience]
         assert_equal "+PONG\r\n" [cs_send $m {{ping}}]
         $m close
         r del rm
@@ -531,7 +535,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
         $c flush
         cs_wait_blocked 1
         r swapdb 0 1
-        set got [$c read_all $ms]
+        set got [$c read_all $ms $::cs_patience]
         $c close
         return $got
     }
@@ -571,7 +575,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
         $c flush
         cs_wait_blocked 1
         r swapdb 0 1
-        assert_equal "*1\r\n*2\r\n[cs_bulk x]$entry" [$c read_all 300]
+        assert_equal "*1\r\n*2\r\n[cs_bulk x]$entry" [$c read_all 300 $::cs_patience]
         $c close
         r flushall
     }
