@@ -38,6 +38,7 @@ typedef struct mstate {
     struct wkey **watched;
     unsigned char *wexp;
     int nwatched, capwatched;
+    int nexp; /* how many wexp are set: none spares the search */
 } mstate;
 
 typedef struct wkey {
@@ -106,6 +107,7 @@ static void unwatch_all(client *c) {
         }
     }
     m->nwatched = 0;
+    m->nexp = 0;
     __atomic_store_n(&c->cas_dirty, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&watch_lock);
 }
@@ -146,6 +148,12 @@ static void mark_dirty_locked(wkey *w) {
     for (int j = 0; j < w->nclients; j++) __atomic_store_n(&w->clients[j]->cas_dirty, 1, __ATOMIC_RELAXED);
 }
 
+static void wexp_set(mstate *m, int k, int v) {
+    if (m->wexp[k] == v) return;
+    m->wexp[k] = (unsigned char)v;
+    m->nexp += v ? 1 : -1;
+}
+
 /* The place of w in wc's watched keys (wc watches w). watch_lock held. */
 static int watch_index(const client *wc, const wkey *w) {
     const mstate *m = wc->mstate;
@@ -164,10 +172,10 @@ static void mark_key_dirty_locked(wkey *w) {
     for (int j = 0; j < w->nclients; j++) {
         client *wc = w->clients[j];
         mstate *m = wc->mstate;
-        int k = watch_index(wc, w);
-        if (m->wexp[k]) {
+        int k = m->nexp ? watch_index(wc, w) : -1;
+        if (k >= 0 && m->wexp[k]) {
             if (present < 0) present = db_lookup_raw(db_get(w->db), w->key, w->klen) != NULL;
-            if (!present) m->wexp[k] = 0;
+            if (!present) wexp_set(m, k, 0);
             continue;
         }
         __atomic_store_n(&wc->cas_dirty, 1, __ATOMIC_RELAXED);
@@ -187,8 +195,8 @@ void multi_touch_emptied(int dbid) {
         for (int j = 0; j < w->nclients; j++) {
             client *wc = w->clients[j];
             mstate *m = wc->mstate;
-            int k = watch_index(wc, w);
-            if (m->wexp[k]) m->wexp[k] = 0; /* an expired key removed: no change */
+            int k = m->nexp ? watch_index(wc, w) : -1;
+            if (k >= 0 && m->wexp[k]) wexp_set(m, k, 0); /* an expired key removed: no change */
             else __atomic_store_n(&wc->cas_dirty, 1, __ATOMIC_RELAXED);
         }
     }
@@ -240,10 +248,10 @@ void multi_touch_swapped(int a, int b) {
             int k = watch_index(wc, w);
             if (m->wexp[k]) {
                 /* Expired when watched: gone now, or still expired, is no change. */
-                if (!cur) m->wexp[k] = 0;
+                if (!cur) wexp_set(m, k, 0);
                 if (!cur || cur_expired) continue;
             } else if (!old && cur_expired) {
-                m->wexp[k] = 1; /* an expired key took the place of none */
+                wexp_set(m, k, 1); /* an expired key took the place of none */
                 continue;
             }
             __atomic_store_n(&wc->cas_dirty, 1, __ATOMIC_RELAXED);
@@ -402,8 +410,9 @@ static void watchCommand(client *c) {
             if (!m->watched || !m->wexp) abort();
         }
         dbentry *e = db_lookup_raw(db, k->p, k->n);
-        m->wexp[m->nwatched] = e && db_is_expired(e, now);
-        m->watched[m->nwatched++] = w;
+        m->wexp[m->nwatched] = 0;
+        m->watched[m->nwatched] = w;
+        wexp_set(m, m->nwatched++, e && db_is_expired(e, now));
     }
     pthread_mutex_unlock(&watch_lock);
     reply_ok(c);
