@@ -497,6 +497,9 @@ start_server [list tags {client_state} args $::cs_server_args] {
         assert_match "+OK\r\n+RESET\r\n-NOAUTH *\r\n" $got
         r auth defpw
         r config set requirepass ""
+        # The default user disabled: RESET leaves the client unauthenticated.
+        assert_equal "+OK\r\n+OK\r\n+RESET\r\n-NOAUTH Authentication required.\r\n+OK\r\n+OK\r\n" \
+            [cs_pipe {{auth rsu pw} {acl setuser default off} {reset} {ping} {auth rsu pw} {acl setuser default on}}]
         r acl deluser rsu
     }
 
