@@ -778,4 +778,27 @@ start_server [list tags {client_state} args $::cs_server_args] {
         assert_equal "" [::srv::answers_ping $sid 300]
         r client unpause
     }
+
+    test {A run whose file leaves its server paused ends with that file's failure counted} {
+        # A nested run of the harness on two files of its own: its counts
+        # stay its own (this test reads them).
+        set dir [srv dir]
+        set paused [file join $dir leaves_pause.tcl]
+        set fine [file join $dir leaves_nothing.tcl]
+        set fd [open $paused w]
+        puts $fd {start_server {tags {selftest}} { test {pauses and returns} { r client pause 30000 all } }}
+        close $fd
+        set fd [open $fine w]
+        puts $fd {start_server {tags {selftest}} { test {pings} { assert_equal PONG [r ping] } }}
+        close $fd
+        catch {exec [info nameofexecutable] [file join $::testdir test_helper.tcl] --server $::srv::binary \
+                   --kind $::t::server_kind --single $paused --single $fine --timeout 120 2>@1} out
+        # The nested run keeps the failed server's files: not needed here.
+        foreach d [glob -nocomplain -directory $::srv::tmproot *[file tail $dir]_leaves_pause.*] {
+            file delete -force $d
+        }
+        assert_match {*\[err\]: server answers PING after */leaves_pause.tcl *} $out
+        assert {[regexp {\n2 passed, 1 failed(\n|$)} $out]} "the nested run did not end with 2 passed, 1 failed"
+        assert_no_match {*answers PING after */leaves_nothing.tcl*} $out
+    }
 }
