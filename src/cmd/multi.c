@@ -8,8 +8,12 @@
  * WATCH: a global table (db index, key) -> watching clients, guarded by
  * watch_lock (a leaf lock: taken under shard locks, never the reverse).
  * Every modification path calls cmd_key_modified(), which marks the
- * watchers' cas_dirty (an atomic word apart from flags); whole-db changes (FLUSHDB, FLUSHALL, SWAPDB)
- * pass key == NULL. Expiry reaches it through the db layer's hook. */
+ * watchers' cas_dirty (an atomic word apart from flags); FLUSHDB, FLUSHALL
+ * and SWAPDB touch only the keys their databases held, as Redis 7.0
+ * (multi_touch_emptied, multi_touch_swapped); a load passes key == NULL.
+ * Expiry reaches it through the db layer's hook. A key already expired
+ * when watched is remembered per watcher (mstate.wexp): its removal is no
+ * change to that watcher. */
 #include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>

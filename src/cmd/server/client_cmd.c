@@ -129,7 +129,7 @@ static void monitor_feed(client *c, const cmd_def *cmd, int dbid) {
      * REPLY OFF or SKIP holds its output back (MONITOR lines are not
      * pushes): the state when the line is made decides, as in Redis 7.0. */
     for (int i = 0; i < nmonitors; i++) {
-        if (monitors[i] == c) reply_raw(c, buf, len); /* right after its reply; muted or not there */
+        if (monitors[i] == c) reply_raw(c, buf, len); /* after its reply, muted with it */
         else if (!(client_flags_peek(monitors[i]) & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)))
             session_client_send_async(monitors[i], buf, len);
     }
