@@ -43,7 +43,8 @@ typedef struct bqueue {
 
 typedef struct bstate {
     int argc;
-    garg *argv;          /* owned copies of the blocked command */
+    garg *argv;          /* owned copies of the blocked command, as re-run */
+    garg *sent;          /* as the client sent it, once block_set_arg changed argv */
     int nkeys;
     waiter *w;           /* one per key */
     int64_t deadline;
@@ -126,6 +127,12 @@ int block_retrying(const client *c) {
     return b && b->retrying;
 }
 
+const garg *block_sent_args(const client *c) {
+    const bstate *b = c->bstate;
+    if (!b || !b->retrying) return c->argv;
+    return b->sent ? b->sent : b->argv;
+}
+
 int block_waiting(const client *c) {
     const bstate *b = c->bstate;
     return b && (!b->retrying || b->reblocked);
@@ -135,9 +142,28 @@ int block_allowed(const client *c) { return !(client_flags_peek(c) & (CLIENT_MUL
 
 long block_count(void) { return __atomic_load_n(&nblocked, __ATOMIC_RELAXED); }
 
+static void args_free(garg *a, int n) {
+    if (!a) return;
+    for (int i = 0; i < n; i++) free(a[i].p);
+    free(a);
+}
+
+static garg *args_copy(const garg *a, int n) {
+    garg *out = malloc(sizeof(garg) * (size_t)(n ? n : 1));
+    if (!out) abort();
+    for (int i = 0; i < n; i++) {
+        out[i].p = malloc(a[i].n + 1);
+        if (!out[i].p) abort();
+        memcpy(out[i].p, a[i].p, a[i].n);
+        out[i].p[a[i].n] = '\0';
+        out[i].n = a[i].n;
+    }
+    return out;
+}
+
 static void bstate_free(bstate *b) {
-    for (int i = 0; i < b->argc; i++) free(b->argv[i].p);
-    free(b->argv);
+    args_free(b->argv, b->argc);
+    args_free(b->sent, b->argc);
     free(b->w);
     free(b);
 }
@@ -172,12 +198,7 @@ void block_on_keys(client *c, const garg *keys, int nkeys, int64_t deadline) {
     }
     b = calloc(1, sizeof(*b));
     b->argc = c->argc;
-    b->argv = malloc(sizeof(garg) * (size_t)c->argc);
-    for (int i = 0; i < c->argc; i++) {
-        b->argv[i].p = malloc(c->argv[i].n + 1);
-        memcpy(b->argv[i].p, c->argv[i].p, c->argv[i].n + 1);
-        b->argv[i].n = c->argv[i].n;
-    }
+    b->argv = args_copy(c->argv, c->argc);
     b->nkeys = nkeys;
     b->w = calloc((size_t)nkeys, sizeof(waiter));
     b->deadline = deadline;
@@ -248,6 +269,7 @@ void block_pass_on(client *c) {
 void block_set_arg(client *c, int i, const char *p, size_t n) {
     bstate *b = c->bstate;
     if (!b || i < 0 || i >= b->argc) return;
+    if (!b->sent) b->sent = args_copy(b->argv, b->argc);
     char *np = malloc(n + 1);
     if (!np) return;
     memcpy(np, p, n);

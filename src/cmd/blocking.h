@@ -47,6 +47,11 @@ void block_set_arg(client *c, int i, const char *p, size_t n);
  * blocked clients only from keys of the type they wait for. */
 int block_retrying(const client *c);
 
+/* The arguments of the command c runs as the client sent them (the
+ * slow log shows these): c->argv, except in a re-run whose arguments
+ * block_set_arg changed. */
+const garg *block_sent_args(const client *c);
+
 /* Non-zero when the command just run left c blocked (it blocked, or its
  * re-run blocked again): Redis logs it in the slow log when it is served. */
 int block_waiting(const client *c);

@@ -311,9 +311,13 @@ static cmd_key_observer_fn *key_observer;
 
 void cmd_set_key_observer(cmd_key_observer_fn *fn) { key_observer = fn; }
 
+/* Set while a whole-database change whose WATCH effect was dealt with
+ * apart is signalled (cmd_db_modified_watched). */
+static _Thread_local int watch_done;
+
 static void on_key_modified(gdb *db, const char *key, size_t klen) {
     mcmeta_forget(db, key, klen); /* a new item to memcache: flags 0, new CAS */
-    multi_touch(db ? db->id : -1, key, klen);
+    if (!watch_done) multi_touch(db ? db->id : -1, key, klen);
     if (key_observer) key_observer(db ? db->id : -1, key, klen);
     prop_count_change();
     if (!block_count() || !prop_in_call()) return;
@@ -477,6 +481,20 @@ void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen) {
     db_signal_modified(db, key, klen);
 }
 
+void cmd_db_modified_watched(client *c, gdb *db) {
+    watch_done = 1;
+    cmd_key_modified(c, db, NULL, 0);
+    watch_done = 0;
+}
+
+void cmd_dbs_swapped(client *c, int a, int b) {
+    multi_touch_swapped(a, b);
+    cmd_db_modified_watched(c, NULL);
+    /* Clients blocked on keys that the swapped-in databases hold. */
+    block_signal_db(db_get(a));
+    block_signal_db(db_get(b));
+}
+
 void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen) {
     (void)c;
     if (db && key) pubsub_notify(type, event, db->id, key, klen);
@@ -599,11 +617,12 @@ void cmd_call(client *c, const cmd_def *cmd) {
      * before its reply can go out (at the end of the loop iteration). */
     if (!block_waiting(c)) {
         if (t && cfg.latency_tracking) cmd_hist_add(t, dur);
-        if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, dur);
+        if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, c->argc, block_sent_args(c), dur);
         latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
     }
-    /* Redis feeds MONITOR after the call, with the db the client has then. */
-    if (monitor_hook && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, c->db);
+    /* Redis feeds MONITOR after the call, with the db the client has then;
+     * a blocked command shows once, when it is sent, not when re-run. */
+    if (monitor_hook && !retry && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, c->db);
 }
 
 static pthread_key_t redact_key;
@@ -665,7 +684,15 @@ static void asking_done(client *c) {
     client_flag_off(c, CLIENT_ASKING);
 }
 
+/* The client whose command runs on this thread (a busy script's thread
+ * runs other clients' commands inside its own: saved and restored). */
+static _Thread_local client *running;
+
+client *cmd_running_client(void) { return running; }
+
 void cmd_execute(client *c) {
+    client *outer = running;
+    running = c;
     if (__builtin_expect(tracking_active(), 0)) {
         /* Invalidations for c caused before its call (tracking table
          * limit, eviction) go out before its reply, as in Redis. */
@@ -673,11 +700,11 @@ void cmd_execute(client *c) {
         tracking_command_begin(c, &tf);
         execute(c);
         tracking_command_end(&tf);
-        asking_done(c);
-        return;
+    } else {
+        execute(c);
     }
-    execute(c);
     asking_done(c);
+    running = outer;
 }
 
 static void execute(client *c) {
@@ -834,6 +861,12 @@ static void execute(client *c) {
      * commands too, so a pipelined transaction is not half refused). */
     if (busy && !(cmd->flags & CMDF_ALLOW_BUSY)) {
         reject_with(c, cmd, busy_err);
+        return;
+    }
+    /* A MONITOR client counts as a replica in Redis 7.0: nothing that
+     * reads, writes or may replicate. */
+    if ((cf & CLIENT_MONITOR) && (flags & (CMDF_READONLY | CMDF_WRITE | CMDF_MAY_REPLICATE))) {
+        reject_with(c, cmd, "ERR Replica can't interact with the keyspace");
         return;
     }
     if (cmd_multi_queue_hook && cmd_multi_queue_hook(c, cmd)) return;

@@ -106,6 +106,10 @@ void cmd_redact_arg(client *c, int i);
 
 /* Execute argv of c: lookup, arity, auth, lock, call, statistics. */
 void cmd_execute(client *c);
+/* The client whose cmd_execute runs on this thread (the caller, during
+ * its script's or transaction's calls); NULL outside commands. Bytes for
+ * it go straight to its output, in order with its reply. */
+client *cmd_running_client(void);
 /* One active expiry cycle (db_active_expire_cycle) of the cron thread; the
  * clients blocked on the keys it removed are then retried. */
 size_t cmd_active_expire_cycle(long long budget_us);
@@ -142,6 +146,14 @@ enum {
 gdb *cmd_db(client *c);
 /* Per-change bookkeeping: db_signal_modified (dirty counter, WATCH). */
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen);
+/* A change to every key of db (NULL: of every db) whose WATCH effect the
+ * caller dealt with (multi_touch_emptied, multi_touch_swapped):
+ * cmd_key_modified(c, db, NULL, 0) without touching the watchers. */
+void cmd_db_modified_watched(client *c, gdb *db);
+/* SWAPDB a b was done (keyspace write lock held): every database changed
+ * as for a flush, WATCH dirtied as Redis 7.0 does (multi_touch_swapped),
+ * and clients blocked on keys the swapped-in databases hold are served. */
+void cmd_dbs_swapped(client *c, int a, int b);
 void cmd_notify(client *c, int type, const char *event, gdb *db, const char *key, size_t klen);
 
 /* INFO commandstats of one command: the per-thread counts added up, since

@@ -8,8 +8,13 @@
  * WATCH: a global table (db index, key) -> watching clients, guarded by
  * watch_lock (a leaf lock: taken under shard locks, never the reverse).
  * Every modification path calls cmd_key_modified(), which marks the
- * watchers' cas_dirty (an atomic word apart from flags); whole-db changes (FLUSHDB, FLUSHALL, SWAPDB)
- * pass key == NULL. Expiry reaches it through the db layer's hook. */
+ * watchers' cas_dirty (an atomic word apart from flags); FLUSHDB, FLUSHALL
+ * and SWAPDB touch only the keys their databases held, as Redis 7.0
+ * (multi_touch_emptied, multi_touch_swapped); a load passes key == NULL.
+ * Expiry reaches it through the db layer's hook. A key already expired
+ * when watched is remembered per watcher (mstate.wexp): its removal is no
+ * change to that watcher. */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +38,13 @@ typedef struct mcmd {
 typedef struct mstate {
     mcmd *cmds;
     int n, cap;
-    /* watched keys of this client */
+    /* watched keys of this client; wexp[i]: watched[i] was already
+     * expired when watched (Redis's watchedKey.expired: its expiry then
+     * is no change). Both under watch_lock. */
     struct wkey **watched;
+    unsigned char *wexp;
     int nwatched, capwatched;
+    int nexp; /* how many wexp are set: none spares the search */
 } mstate;
 
 typedef struct wkey {
@@ -106,6 +115,7 @@ static void unwatch_all(client *c) {
         }
     }
     m->nwatched = 0;
+    m->nexp = 0;
     __atomic_store_n(&c->cas_dirty, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&watch_lock);
 }
@@ -136,6 +146,7 @@ void multi_discard_state(client *c) {
     client_flag_off(c, CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
     free(m->cmds);
     free(m->watched);
+    free(m->wexp);
     free(m);
     c->mstate = NULL;
 }
@@ -145,9 +156,61 @@ static void mark_dirty_locked(wkey *w) {
     for (int j = 0; j < w->nclients; j++) __atomic_store_n(&w->clients[j]->cas_dirty, 1, __ATOMIC_RELAXED);
 }
 
-typedef struct all_ctx {
-    int db;
-} all_ctx;
+static void wexp_set(mstate *m, int k, int v) {
+    if (m->wexp[k] == v) return;
+    m->wexp[k] = (unsigned char)v;
+    m->nexp += v ? 1 : -1;
+}
+
+/* The place of w in wc's watched keys (wc watches w). watch_lock held. */
+static int watch_index(const client *wc, const wkey *w) {
+    const mstate *m = wc->mstate;
+    int k = 0;
+    while (k < m->nwatched && m->watched[k] != w) k++;
+    assert(k < m->nwatched);
+    return k;
+}
+
+/* A change to w's key: its watchers are dirty, except those that watched
+ * it already expired (Redis 7.0's touchWatchedKey): for them the removal
+ * of that expired key is no change, and they watch a missing key from
+ * then on. The caller holds the key's shard lock. watch_lock held. */
+static void mark_key_dirty_locked(wkey *w) {
+    int present = -1;
+    for (int j = 0; j < w->nclients; j++) {
+        client *wc = w->clients[j];
+        mstate *m = wc->mstate;
+        int k = m->nexp ? watch_index(wc, w) : -1;
+        if (k >= 0 && m->wexp[k]) {
+            if (present < 0) present = db_lookup_raw(db_get(w->db), w->key, w->klen) != NULL;
+            if (!present) wexp_set(m, k, 0);
+            continue;
+        }
+        __atomic_store_n(&wc->cas_dirty, 1, __ATOMIC_RELAXED);
+    }
+}
+
+void multi_touch_emptied(int dbid) {
+    if (!__atomic_load_n(&nwatching, __ATOMIC_RELAXED)) return;
+    gdb *db = db_get(dbid);
+    pthread_mutex_lock(&watch_lock);
+    swiss_iter it;
+    swiss_iter_init(&it, &watch_tab);
+    void *slot;
+    while ((slot = swiss_iter_next(&it))) {
+        wkey *w = *(wkey **)slot;
+        if (w->db != dbid || !db_lookup_raw(db, w->key, w->klen)) continue;
+        for (int j = 0; j < w->nclients; j++) {
+            client *wc = w->clients[j];
+            mstate *m = wc->mstate;
+            int k = m->nexp ? watch_index(wc, w) : -1;
+            if (k >= 0 && m->wexp[k]) wexp_set(m, k, 0); /* an expired key removed: no change */
+            else __atomic_store_n(&wc->cas_dirty, 1, __ATOMIC_RELAXED);
+        }
+    }
+    swiss_iter_done(&it);
+    pthread_mutex_unlock(&watch_lock);
+}
 
 /* Touch watched keys: key == NULL means the whole db, db < 0 every db. */
 void multi_touch(int dbid, const char *key, size_t klen) {
@@ -156,7 +219,7 @@ void multi_touch(int dbid, const char *key, size_t klen) {
     if (key) {
         wref r = {dbid, key, klen};
         void *slot = swiss_find(&watch_tab, wk_hash(dbid, key, klen), &r);
-        if (slot) mark_dirty_locked(*(wkey **)slot);
+        if (slot) mark_key_dirty_locked(*(wkey **)slot);
     } else {
         swiss_iter it;
         swiss_iter_init(&it, &watch_tab);
@@ -167,6 +230,42 @@ void multi_touch(int dbid, const char *key, size_t klen) {
         }
         swiss_iter_done(&it);
     }
+    pthread_mutex_unlock(&watch_lock);
+}
+
+void multi_touch_swapped(int a, int b) {
+    if (!__atomic_load_n(&nwatching, __ATOMIC_RELAXED)) return;
+    int64_t now = db_now_ms();
+    pthread_mutex_lock(&watch_lock);
+    swiss_iter it;
+    swiss_iter_init(&it, &watch_tab);
+    void *slot;
+    while ((slot = swiss_iter_next(&it))) {
+        wkey *w = *(wkey **)slot;
+        if (w->db != a && w->db != b) continue;
+        /* Swapped already: the database that was under w->db is now
+         * under the other index. */
+        gdb *was = db_get(w->db == a ? b : a), *came = db_get(w->db);
+        dbentry *old = db_lookup_raw(was, w->key, w->klen);
+        dbentry *cur = db_lookup_raw(came, w->key, w->klen);
+        if (!old && !cur) continue;
+        int cur_expired = cur && db_is_expired(cur, now);
+        for (int j = 0; j < w->nclients; j++) {
+            client *wc = w->clients[j];
+            mstate *m = wc->mstate;
+            int k = watch_index(wc, w);
+            if (m->wexp[k]) {
+                /* Expired when watched: gone now, or still expired, is no change. */
+                if (!cur) wexp_set(m, k, 0);
+                if (!cur || cur_expired) continue;
+            } else if (!old && cur_expired) {
+                wexp_set(m, k, 1); /* an expired key took the place of none */
+                continue;
+            }
+            __atomic_store_n(&wc->cas_dirty, 1, __ATOMIC_RELAXED);
+        }
+    }
+    swiss_iter_done(&it);
     pthread_mutex_unlock(&watch_lock);
 }
 
@@ -231,6 +330,7 @@ static int watched_key_expired(client *c) {
     int64_t now = db_now_ms();
     for (int i = 0; i < m->nwatched; i++) {
         wkey *w = m->watched[i];
+        if (m->wexp[i]) continue;
         gdb *db = db_get(w->db);
         dbentry *e = db_lookup_raw(db, w->key, w->klen);
         if (e && db_is_expired(e, now)) return 1;
@@ -290,6 +390,8 @@ static void watchCommand(client *c) {
         return;
     }
     mstate *m = ms_get(c);
+    gdb *db = cmd_db(c);
+    int64_t now = db_now_ms();
     pthread_mutex_lock(&watch_lock);
     for (int i = 1; i < c->argc; i++) {
         const garg *k = &c->argv[i];
@@ -321,8 +423,13 @@ static void watchCommand(client *c) {
         if (m->nwatched == m->capwatched) {
             m->capwatched = m->capwatched ? m->capwatched * 2 : 4;
             m->watched = realloc(m->watched, sizeof(wkey *) * (size_t)m->capwatched);
+            m->wexp = realloc(m->wexp, (size_t)m->capwatched);
+            if (!m->watched || !m->wexp) abort();
         }
-        m->watched[m->nwatched++] = w;
+        dbentry *e = db_lookup_raw(db, k->p, k->n);
+        m->wexp[m->nwatched] = 0;
+        m->watched[m->nwatched] = w;
+        wexp_set(m, m->nwatched++, e && db_is_expired(e, now));
     }
     pthread_mutex_unlock(&watch_lock);
     reply_ok(c);

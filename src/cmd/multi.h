@@ -11,6 +11,13 @@
 /* Mark the clients watching key of db dbid dirty; key NULL: every key of
  * the db; dbid < 0: every db. Cheap when nobody watches. */
 void multi_touch(int dbid, const char *key, size_t klen);
+/* Before db dbid is emptied (FLUSHDB, FLUSHALL; keyspace write lock
+ * held): as Redis 7.0, the watchers of the keys it holds are dirty. */
+void multi_touch_emptied(int dbid);
+/* After SWAPDB a b (keyspace write lock held): as Redis 7.0, a key
+ * watched in a or b dirties its watchers when it exists in either
+ * database, unless only an expired key took the place of none. */
+void multi_touch_swapped(int a, int b);
 /* Drop c's queued transaction and its watched keys. */
 void multi_discard_state(client *c);
 /* The union of the queued commands' flags (CMDF_*). */

@@ -57,35 +57,36 @@ static void trim_locked(long max) {
     }
 }
 
-void slowlog_maybe_add(client *c, long long dur) {
+void slowlog_maybe_add(const client *c, int cargc, const garg *cargv, long long dur) {
     if (cfg.slowlog_log_slower_than < 0 || dur < cfg.slowlog_log_slower_than) return;
     slowentry *e = calloc(1, sizeof(*e));
-    int argc = c->argc > SLOWLOG_MAX_ARGC ? SLOWLOG_MAX_ARGC : c->argc;
+    int argc = cargc > SLOWLOG_MAX_ARGC ? SLOWLOG_MAX_ARGC : cargc;
     e->argc = argc;
     e->argv = calloc((size_t)argc, sizeof(char *));
     e->argl = calloc((size_t)argc, sizeof(size_t));
     for (int i = 0; i < argc; i++) {
         char buf[256];
-        if (argc != c->argc && i == argc - 1) {
-            int n = snprintf(buf, sizeof(buf), "... (%d more arguments)", c->argc - argc + 1);
+        if (argc != cargc && i == argc - 1) {
+            int n = snprintf(buf, sizeof(buf), "... (%d more arguments)", cargc - argc + 1);
             e->argv[i] = strndup(buf, (size_t)n);
             e->argl[i] = (size_t)n;
-        } else if (c->argv[i].n > SLOWLOG_MAX_ARGLEN) {
-            int n = snprintf(buf, sizeof(buf), "... (%zu more bytes)", c->argv[i].n - SLOWLOG_MAX_ARGLEN);
+        } else if (cargv[i].n > SLOWLOG_MAX_ARGLEN) {
+            int n = snprintf(buf, sizeof(buf), "... (%zu more bytes)", cargv[i].n - SLOWLOG_MAX_ARGLEN);
             e->argl[i] = SLOWLOG_MAX_ARGLEN + (size_t)n;
             e->argv[i] = malloc(e->argl[i]);
-            memcpy(e->argv[i], c->argv[i].p, SLOWLOG_MAX_ARGLEN);
+            memcpy(e->argv[i], cargv[i].p, SLOWLOG_MAX_ARGLEN);
             memcpy(e->argv[i] + SLOWLOG_MAX_ARGLEN, buf, (size_t)n);
         } else {
-            e->argv[i] = malloc(c->argv[i].n + 1);
-            memcpy(e->argv[i], c->argv[i].p, c->argv[i].n);
-            e->argl[i] = c->argv[i].n;
+            e->argv[i] = malloc(cargv[i].n + 1);
+            memcpy(e->argv[i], cargv[i].p, cargv[i].n);
+            e->argl[i] = cargv[i].n;
         }
     }
     e->time = (long long)time(NULL);
     e->duration = dur;
-    e->peer = strdup(c->addr);
-    e->name = strdup(c->name ? c->name : "");
+    int script = (client_flags_peek(c) & CLIENT_SCRIPT) != 0;
+    e->peer = strdup(script ? "?:0" : c->addr);
+    e->name = strdup(!script && c->name ? c->name : "");
     pthread_mutex_lock(&slow_lock);
     e->id = next_id++;
     e->next = head;

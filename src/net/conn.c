@@ -526,7 +526,12 @@ int conn_may_run(conn *k, int argc, garg *argv) {
 void conn_ran(conn *k) {
     client *c = &k->c;
     if (c->olen > c->osent && conn_obuf_over_limit(k)) client_flag_on(c, CLIENT_CLOSE_ASAP);
-    if (client_flags_peek(c) & CLIENT_REPLY_SKIP) client_flag_off(c, CLIENT_REPLY_SKIP);
+    /* CLIENT REPLY SKIP covers the whole of the next command: one that
+     * blocked keeps it until its late reply (timeout, served, CLIENT
+     * UNBLOCK) is made, and net_client_resume lifts it then, as Redis
+     * resets the client only when it is unblocked. */
+    if ((client_flags_peek(c) & (CLIENT_REPLY_SKIP | CLIENT_BLOCKED)) == CLIENT_REPLY_SKIP)
+        client_flag_off(c, CLIENT_REPLY_SKIP);
     if (client_flags_peek(c) & CLIENT_REPLY_SKIP_NEXT) {
         client_flag_off(c, CLIENT_REPLY_SKIP_NEXT);
         client_flag_on(c, CLIENT_REPLY_SKIP);
@@ -1017,6 +1022,9 @@ client *net_worker_find_client(int wid, uint64_t id) {
 
 void net_client_resume(client *c) {
     conn *k = c->conn;
+    /* The command that waited has its reply: a SKIP it ran under ends. */
+    if (!(client_flags_peek(c) & CLIENT_BLOCKED) && (client_flags_peek(c) & CLIENT_REPLY_SKIP))
+        client_flag_off(c, CLIENT_REPLY_SKIP);
     conn_process(k);
     conn_after_input(k);
 }

@@ -7,7 +7,8 @@
 #   $r read                   ;# read one reply (deferred clients, pipelines)
 #   $r readraw 1              ;# from now on `read` returns one raw line
 #   $r read_bytes N           ;# exactly N bytes from the socket
-#   $r read_all ?ms?          ;# every byte that arrives until ms of silence/EOF
+#   $r read_all ?ms? ?first?  ;# every byte that arrives until ms of silence/EOF
+#                             ;# (the first byte waited for up to first ms)
 #   $r wait_closed ?ms?       ;# 1 when the server closed the connection
 #   $r close
 #
@@ -203,13 +204,17 @@ proc ::resp::m_read_bytes {id n} {
 }
 
 # Everything that arrives until `ms` milliseconds pass without new data or
-# the server closes the connection.
-proc ::resp::m_read_all {id {ms 200}} {
+# the server closes the connection; the first byte is waited for up to
+# `first` ms (default: ms).
+proc ::resp::m_read_all {id {ms 200} {first {}}} {
     variable st
+    if {$first eq ""} {set first $ms}
+    set wait $first
     while {1} {
-        if {[catch {fill $id $ms} err]} {
+        if {[catch {fill $id $wait} err]} {
             break
         }
+        set wait $ms
     }
     set p $st($id,pos)
     set st($id,pos) [string length $st($id,buf)]

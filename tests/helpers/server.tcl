@@ -198,22 +198,29 @@ proc ::srv::wait_ready {sid} {
     return "no PONG within $start_timeout ms"
 }
 
-# "" when the server answers PING on a new connection within ms
-# milliseconds (-NOAUTH counts: it answered), else what went wrong.
-proc ::srv::answers_ping {sid {ms 5000}} {
+# "" when the server answers PING on new connections within ms
+# milliseconds in all (-NOAUTH and -LOADING count: it answered), else what
+# went wrong. Several connections, one after the other: a server with
+# several workers (Goblin's --cores) hands each to one of them, and a
+# worker that hangs (a sleep, a stuck command) must be found too.
+proc ::srv::answers_ping {sid {ms 5000} {conns 8}} {
     variable S
     set saved $::resp::deadline
     set ::resp::deadline ""
+    set deadline [expr {[clock milliseconds] + $ms}]
     try {
-        if {[catch {::resp::client -port $S($sid,port) -timeout $ms} c]} {
-            return "no connection to the server at the end of the block: $c"
+        for {set i 0} {$i < $conns} {incr i} {
+            set left [expr {max(1, $deadline - [clock milliseconds])}]
+            if {[catch {::resp::client -port $S($sid,port) -timeout $left} c]} {
+                return "no connection to the server at the end of the block: $c"
+            }
+            set code [catch {$c ping} reply]
+            catch {$c close}
+            if {$code == 0 && $reply eq "PONG"} continue
+            if {$code != 0 && ([string match {NOAUTH*} $reply] || [string match {LOADING*} $reply])} continue
+            return "PING at the end of the block answered '$reply' (within $ms ms, connection [expr {$i + 1}] of $conns)"
         }
-        set code [catch {$c ping} reply]
-        catch {$c close}
-        if {$code == 0 && $reply eq "PONG"} {return ""}
-        if {$code != 0 && [string match {NOAUTH*} $reply]} {return ""}
-        if {$code != 0 && [string match {LOADING*} $reply]} {return ""}
-        return "PING at the end of the block answered '$reply' (within $ms ms)"
+        return ""
     } finally {
         set ::resp::deadline $saved
     }

@@ -19,6 +19,7 @@
 #include "cmd/server/admin_family.h"
 #include "cmd/server/script.h"
 #include "cmd/families.h"
+#include "cmd/multi.h"
 #include "cmd/tracking.h"
 #include "session/reply.h"
 #include "session/session.h"
@@ -326,15 +327,16 @@ static int flush_mode(client *c) {
 }
 
 /* Empty db; as in Redis the dirty counter grows by the number of keys
- * removed, and WATCHers of the db are touched when there was something to
- * remove. Keyspace write lock held (CMD_LOCK_ALL). */
+ * removed, and the watchers of the keys it held are touched. Keyspace
+ * write lock held (CMD_LOCK_ALL). */
 static void flush_db(client *c, gdb *db, int async) {
     size_t removed = db_size(db);
     if (!removed) return;
+    multi_touch_emptied(db->id);
     if (async) db_flush_async(db);
     else db_flush(db);
     db_dirty_add(removed - 1);
-    cmd_key_modified(c, db, NULL, 0); /* the last one, and the WATCH touch */
+    cmd_db_modified_watched(c, db); /* the last one */
 }
 
 void admin_flush_config_register(void) { config_bind_int("lazyfree-lazy-user-flush", &lazy_user_flush); }

@@ -45,9 +45,11 @@ void client_reset_state(client *c) {
     multi_discard_state(c);
     __atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
-    /* CLIENT NO-EVICT survives RESET, as in Redis 7.0. */
-    client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT |
-                           CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
+    /* CLIENT NO-EVICT survives RESET, as in Redis 7.0; so does a SKIP in
+     * force (RESET's own +RESET is skipped), while OFF and a SKIP asked
+     * for by the command before are lifted. */
+    client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT | CLIENT_MULTI | CLIENT_DIRTY_EXEC |
+                           CLIENT_DIRTY_CAS);
     if (client_flags_peek(c) & CLIENT_MONITOR) {
         cmd_client_gone(c);
         client_flag_off(c, CLIENT_MONITOR);
@@ -105,8 +107,14 @@ static void monitor_feed(client *c, const cmd_def *cmd, int dbid) {
     buf[len++] = '\r';
     buf[len++] = '\n';
     pthread_mutex_lock(&monitor_lock);
-    for (int i = 0; i < nmonitors; i++)
-        if (monitors[i] != c) session_client_send_async(monitors[i], buf, len);
+    /* Every monitor sees the line, its own commands' too, unless CLIENT
+     * REPLY OFF or SKIP holds its output back (MONITOR lines are not
+     * pushes): the state when the line is made decides, as in Redis 7.0. */
+    for (int i = 0; i < nmonitors; i++) {
+        if (monitors[i] == c) reply_raw(c, buf, len); /* after its reply, muted with it */
+        else if (!(client_flags_peek(monitors[i]) & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)))
+            session_client_send_async(monitors[i], buf, len);
+    }
     pthread_mutex_unlock(&monitor_lock);
     free(buf);
 }

@@ -32,8 +32,9 @@ static void pingCommand(client *c) {
 static void echoCommand(client *c) { reply_bulk(c, c->argv[1].p, c->argv[1].n); }
 
 static void quitCommand(client *c) {
-    /* Redis 7.0 replies +OK even with CLIENT REPLY OFF. */
-    client_flag_off(c, CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+    /* Under CLIENT REPLY OFF or SKIP the +OK is held back, as in Redis 7.0.
+     * Redis then keeps the connection open with nothing more read from it
+     * until something is written to it; here it closes at once. */
     reply_ok(c);
     client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
 }

@@ -395,8 +395,11 @@ static const char *msg_for(msgbuf *m, int resp, const char *kind, const char *pa
     return m->b[k];
 }
 
+/* A message for the client running the command (PUBLISH to itself, from
+ * a script too, or a keyspace event it caused) joins its output at once,
+ * before its reply as in Redis; others get it through their worker. */
 static void deliver(client *self, client *to, const char *p, size_t n) {
-    if (to == self) {
+    if (to == self || to == cmd_running_client()) {
         uint32_t muted = client_reply_unmute(to);
         reply_raw(to, p, n);
         client_flag_on(to, muted);

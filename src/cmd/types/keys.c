@@ -322,10 +322,7 @@ static void swapdbCommand(client *c) {
     }
     if (a != b) {
         db_swap((int)a, (int)b);
-        cmd_key_modified(c, NULL, NULL, 0);
-        /* Clients blocked on keys that the swapped-in databases hold. */
-        block_signal_db(db_get((int)a));
-        block_signal_db(db_get((int)b));
+        cmd_dbs_swapped(c, (int)a, (int)b);
     }
     reply_ok(c);
 }
