@@ -505,6 +505,7 @@ static int vol_add(shard *sh, dbentry *e) {
 }
 
 static int expiry_paused; /* atomics: set and cleared around the AOF load */
+static int replica_mode;  /* atomics: this node follows a primary (below) */
 
 void db_pause_expiry(int on) { __atomic_store_n(&expiry_paused, on, __ATOMIC_RELAXED); }
 
@@ -513,7 +514,12 @@ int db_is_expired(const dbentry *e, int64_t now) {
 }
 
 int db_time_passed(int64_t when_ms) {
-    return when_ms <= db_now_ms() && !__atomic_load_n(&expiry_paused, __ATOMIC_RELAXED);
+    /* A replica takes the time as a TTL and waits for its primary's DEL,
+     * as Redis's checkAlreadyExpired: the primary ran the command before
+     * that time, and what it does with the key meanwhile (PERSIST, a
+     * write) must find it here too. */
+    return when_ms <= db_now_ms() && !__atomic_load_n(&expiry_paused, __ATOMIC_RELAXED) &&
+           !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED);
 }
 
 void db_entry_free(dbentry *e) {
@@ -571,7 +577,6 @@ dbentry *db_lookup_raw(gdb *db, const char *k, size_t n) {
 /* A replica does not expire keys itself: its primary sends the DELs. A
  * logically expired key is missing to its clients but stays, and the
  * primary's own commands still see it (as Redis's expireIfNeeded). */
-static int replica_mode;                /* atomics */
 static _Thread_local int primary_context;
 
 void db_set_replica_mode(int on) { __atomic_store_n(&replica_mode, on, __ATOMIC_RELAXED); }

@@ -150,8 +150,9 @@ void db_hold_expiry(int64_t until_ms);
 /* While the append-only file loads nothing expires, as in Redis: a later
  * command of the file may extend or remove a TTL that has passed since
  * (db_is_expired is then false for every key). db_time_passed(when): the
- * absolute time when_ms is over and expiry is not paused (the test of the
- * commands that delete a key given a time in the past). */
+ * absolute time when_ms is over, expiry is not paused and this node is not
+ * a replica (the test of the commands that delete a key given a time in
+ * the past; a replica keeps the key with that time instead). */
 void db_pause_expiry(int on);
 int db_time_passed(int64_t when_ms);
 /* Expire e if its time has passed: returns 1 when it was deleted. */

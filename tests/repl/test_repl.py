@@ -1194,6 +1194,45 @@ def replicas_within_the_delay_share_one_rdb():
     assert int(info(p.c, "replication")["connected_slaves"]) == 3
 
 
+@test
+def an_expire_whose_time_passed_before_the_replica_applies_it():
+    """A replica that applies PEXPIREAT (or GETEX PXAT, RESTORE ABSTTL)
+    after its time has passed keeps the key with that time and waits for
+    the primary's DEL, as Redis's checkAlreadyExpired: the primary ran it
+    in time, and a PERSIST or a write that follows must find the key on
+    the replica too. CLIENT PAUSE WRITE on the replicas holds the stream
+    until the times are over."""
+    d = tdir("late_expire")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+    rg = replica_of("goblin", os.path.join(d, "rg"), p.port)
+    rr = replica_of("redis", os.path.join(d, "rr"), p.port)
+    in_sync(p, rg, rr)
+    for r in (rg, rr):
+        assert r.c.ok("CLIENT", "PAUSE", 600, "WRITE") == b"OK"
+    c = p.c
+    c.ok("SET", "a", "v")
+    c.ok("PEXPIRE", "a", 150)
+    c.ok("PERSIST", "a")
+    c.ok("SADD", "s", "x", "y")
+    c.ok("PEXPIRE", "s", 150)
+    c.ok("SUNIONSTORE", "u", "s")
+    c.ok("PERSIST", "s")
+    c.ok("SET", "g", "v")
+    c.ok("GETEX", "g", "PX", 150)
+    c.ok("APPEND", "g", "w")
+    c.ok("PERSIST", "g")
+    dump = c.ok("DUMP", "a")
+    c.ok("RESTORE", "r", int(time.time() * 1000) + 150, dump, "ABSTTL")
+    c.ok("PERSIST", "r")
+    time.sleep(0.8)
+    in_sync(p, rg, rr)
+    want = digest(p)
+    for name, r in (("goblin", rg), ("redis", rr)):
+        assert digest(r) == want, (name, digest_diff(p, r))
+    for k in ("a", "s", "u", "g", "r"):
+        assert rg.c.ok("EXISTS", k) == 1 and rg.c.ok("PTTL", k) == -1, k
+
+
 def main():
     return SUITE.main(ARGS)
 
