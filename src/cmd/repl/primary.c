@@ -565,10 +565,11 @@ static int full_sync_forkless(rlink *l) {
  * longer once repl-diskless-sync-max-replicas (if not 0) are waiting.
  * Then one fork serves them all, as in Redis: the first link whose wait
  * ends leads, and takes in every link still waiting (rdb_by), whose
- * threads wait for the outcome the leader leaves them. Returns the links
- * the caller sends the RDB to (malloc'd, the caller first; *n of them),
- * or NULL with *n 0 when another link's sync took the caller in. */
-static rlink **diskless_wait(rlink *l, int *n) {
+ * threads wait for the outcome the leader leaves them. Returns how many
+ * links the caller sends the RDB to, *grp holding them (malloc'd, the
+ * caller first; left alone without memory: then the caller alone), or 0
+ * when another link's sync took the caller in. */
+static int diskless_wait(rlink *l, rlink ***grp) {
     int delay = get(&diskless_delay);
     pthread_mutex_lock(&mu);
     l->in_delay = 1;
@@ -596,23 +597,23 @@ static rlink **diskless_wait(rlink *l, int *n) {
     }
     pthread_mutex_lock(&mu);
     l->in_delay = 0;
-    rlink **grp = NULL;
-    *n = 0;
-    if (!l->rdb_by) {
-        grp = malloc(sizeof(*grp) * (size_t)(nlinks + 1));
-        if (grp) {
-            grp[(*n)++] = l;
-            for (rlink *x = links; x && *n <= nlinks; x = x->next) {
-                if (x == l || !x->in_delay || x->dead || x->rdb_by) continue;
-                x->rdb_by = l;
-                x->sync_rc = SYNC_PENDING;
-                x->delay_go = 1;
-                grp[(*n)++] = x;
-            }
+    int n = 0;
+    rlink **g = l->rdb_by ? NULL : malloc(sizeof(*g) * (size_t)(nlinks + 1));
+    if (g) {
+        g[n++] = l;
+        for (rlink *x = links; x && n <= nlinks; x = x->next) {
+            if (x == l || !x->in_delay || x->dead || x->rdb_by) continue;
+            x->rdb_by = l;
+            x->sync_rc = SYNC_PENDING;
+            x->delay_go = 1;
+            g[n++] = x;
         }
+        *grp = g;
+    } else if (!l->rdb_by) {
+        n = 1;
     }
     pthread_mutex_unlock(&mu);
-    return grp; /* NULL without memory too: then a sync of its own */
+    return n;
 }
 
 /* A link another link's diskless sync took in: its outcome. */
@@ -635,19 +636,8 @@ static int full_sync(rlink *l) {
     rlink *one[1] = {l}, **grp = one;
     int ng = 1;
     if (diskless) {
-        rlink **g = diskless_wait(l, &ng);
-        pthread_mutex_lock(&mu);
-        int taken = l->rdb_by != NULL;
-        pthread_mutex_unlock(&mu);
-        if (taken) {
-            free(g);
-            return shared_wait(l);
-        }
-        if (g) {
-            grp = g;
-        } else {
-            ng = 1;
-        }
+        ng = diskless_wait(l, &grp);
+        if (!ng) return shared_wait(l);
     }
     int *rcs = calloc((size_t)ng, sizeof(int));
     char tmp[PATH_MAX];
@@ -766,11 +756,10 @@ static int full_sync(rlink *l) {
 out:
     if (pfd[0] >= 0) close(pfd[0]);
     unlink(tmp);
-    int mine = rcs ? rcs[0] : -1;
-    if (rc != 0) mine = -1;
+    int mine = rc != 0 ? -1 : rcs[0];
     /* The links taken in learn their outcome. */
     pthread_mutex_lock(&mu);
-    for (int i = 1; i < ng; i++) grp[i]->sync_rc = rc != 0 || !rcs ? -1 : rcs[i];
+    for (int i = 1; i < ng; i++) grp[i]->sync_rc = rc != 0 ? -1 : rcs[i];
     pthread_cond_broadcast(&shared_done);
     pthread_mutex_unlock(&mu);
     free(rcs);
