@@ -108,17 +108,17 @@ int mcmeta_get(gdb *db, const dbentry *e, mcmeta *out) {
     return found;
 }
 
-/* Key's entry becomes (e, *m); with keep, an entry of e already there
- * stays and *m becomes its metadata. */
-static int put(const char *key, size_t klen, const dbentry *e, mcmeta *m, int keep) {
+/* Key's entry becomes (e, *m); with kept, an entry of e already there
+ * stays and *kept becomes its metadata. */
+static int put(const char *key, size_t klen, const dbentry *e, const mcmeta *m, mcmeta *kept) {
     uint64_t h = db_key_hash(key, klen);
     mcpart *p = part_of(h);
     int rc = 0;
     pthread_mutex_lock(&p->lk);
     mcm **s = find(p, h, key, klen);
     if (s && *s) {
-        if (keep && (*s)->e == e) {
-            *m = (*s)->m;
+        if (kept && (*s)->e == e) {
+            *kept = (*s)->m;
         } else {
             (*s)->e = e;
             (*s)->m = *m;
@@ -148,8 +148,7 @@ static int put(const char *key, size_t klen, const dbentry *e, mcmeta *m, int ke
 
 int mcmeta_set(gdb *db, const dbentry *e, const mcmeta *m) {
     if (!db || db->id != 0) return 0;
-    mcmeta copy = *m;
-    return put(e->key, e->klen, e, &copy, 0);
+    return put(e->key, e->klen, e, m, NULL);
 }
 
 void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
@@ -160,7 +159,7 @@ void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
     if (!db || db->id != 0) return;
     /* Readers of one key may run together (its shard held shared): the
      * first to give a unique wins and the others show that one. */
-    put(e->key, e->klen, e, out, 1);
+    put(e->key, e->klen, e, out, out);
 }
 
 static void clear_all(void);
@@ -203,8 +202,7 @@ static void restore_one(const char *key, size_t klen, const mcmeta *m) {
     if (!db) return;
     const dbentry *e = db_lookup_raw(db, key, klen);
     if (!e) return;
-    mcmeta copy = *m;
-    put(key, klen, e, &copy, 0);
+    put(key, klen, e, m, NULL);
     mcmeta_see_cas(m->cas);
 }
 
