@@ -4,7 +4,6 @@
 #include "util/strutil.h"
 
 #include <assert.h>
-
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -159,8 +158,6 @@ int double_to_str(char *dst, size_t cap, double v) {
     return snprintf(dst, cap, "%.17g", v);
 }
 
-/* ASCII-only folding: what Redis gets from tolower() in the C locale, and
- * safe for the negative values of the class ranges below. */
 size_t str_repr(char *out, const char *p, size_t n) {
     static const char hex[] = "0123456789abcdef";
     char *o = out;
@@ -195,6 +192,8 @@ size_t str_repr(char *out, const char *p, size_t n) {
     return (size_t)(o - out);
 }
 
+/* ASCII-only folding: what Redis gets from tolower() in the C locale, and
+ * safe for the negative values of the class ranges below. */
 static inline int glob_fold(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
 static inline int glob_lower(int c, int nocase) { return nocase ? glob_fold(c) : c; }
 
