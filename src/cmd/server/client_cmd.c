@@ -80,7 +80,6 @@ void cmd_client_gone(client *c) {
 }
 
 /* Quote an argument the way Redis's MONITOR does (sdscatrepr). */
-/* Quote an argument the way Redis's MONITOR does (sdscatrepr). */
 static void repr(char **buf, size_t *len, size_t *cap, const char *p, size_t n) {
     if (*cap - *len < n * 4 + 8) {
         *cap = (*len + n * 4 + 8) * 2;
@@ -199,8 +198,9 @@ static size_t client_info_line(const client *c, const client *self, char *buf, s
         (long long)((now - c->ctime_ms) / 1000),
         (long long)((now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000), fl,
         __atomic_load_n(&c->db, __ATOMIC_RELAXED), __atomic_load_n(&c->sub_count, __ATOMIC_RELAXED),
-        __atomic_load_n(&c->psub_count, __ATOMIC_RELAXED), __atomic_load_n(&c->ssub_count, __ATOMIC_RELAXED), multi, qlen, qfree, amem, mmem,
-        __atomic_load_n(&c->rbs, __ATOMIC_RELAXED), __atomic_load_n(&c->rbp, __ATOMIC_RELAXED), olen > osent ? olen - osent : 0, ocap + qlen + qfree + amem + mmem + sizeof(client), cmd,
+        __atomic_load_n(&c->psub_count, __ATOMIC_RELAXED), __atomic_load_n(&c->ssub_count, __ATOMIC_RELAXED), multi,
+        qlen, qfree, amem, mmem, __atomic_load_n(&c->rbs, __ATOMIC_RELAXED), __atomic_load_n(&c->rbp, __ATOMIC_RELAXED),
+        olen > osent ? olen - osent : 0, ocap + qlen + qfree + amem + mmem + sizeof(client), cmd,
         acl_user_name(acl_client_user(c)),
         (f & CLIENT_TRACKING) ? (long long)__atomic_load_n(&c->track_redir, __ATOMIC_RELAXED) : -1LL,
         __atomic_load_n(&c->resp, __ATOMIC_RELAXED));
