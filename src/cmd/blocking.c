@@ -142,28 +142,9 @@ int block_allowed(const client *c) { return !(client_flags_peek(c) & (CLIENT_MUL
 
 long block_count(void) { return __atomic_load_n(&nblocked, __ATOMIC_RELAXED); }
 
-static void args_free(garg *a, int n) {
-    if (!a) return;
-    for (int i = 0; i < n; i++) free(a[i].p);
-    free(a);
-}
-
-static garg *args_copy(const garg *a, int n) {
-    garg *out = malloc(sizeof(garg) * (size_t)(n ? n : 1));
-    if (!out) abort();
-    for (int i = 0; i < n; i++) {
-        out[i].p = malloc(a[i].n + 1);
-        if (!out[i].p) abort();
-        memcpy(out[i].p, a[i].p, a[i].n);
-        out[i].p[a[i].n] = '\0';
-        out[i].n = a[i].n;
-    }
-    return out;
-}
-
 static void bstate_free(bstate *b) {
-    args_free(b->argv, b->argc);
-    args_free(b->sent, b->argc);
+    cmd_args_free(b->argv, b->argc);
+    cmd_args_free(b->sent, b->argc);
     free(b->w);
     free(b);
 }
@@ -198,7 +179,7 @@ void block_on_keys(client *c, const garg *keys, int nkeys, int64_t deadline) {
     }
     b = calloc(1, sizeof(*b));
     b->argc = c->argc;
-    b->argv = args_copy(c->argv, c->argc);
+    b->argv = cmd_args_copy(c->argv, c->argc);
     b->nkeys = nkeys;
     b->w = calloc((size_t)nkeys, sizeof(waiter));
     b->deadline = deadline;
@@ -269,7 +250,7 @@ void block_pass_on(client *c) {
 void block_set_arg(client *c, int i, const char *p, size_t n) {
     bstate *b = c->bstate;
     if (!b || i < 0 || i >= b->argc) return;
-    if (!b->sent) b->sent = args_copy(b->argv, b->argc);
+    if (!b->sent) b->sent = cmd_args_copy(b->argv, b->argc);
     char *np = malloc(n + 1);
     if (!np) return;
     memcpy(np, p, n);

@@ -945,6 +945,25 @@ int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
     return held;
 }
 
+garg *cmd_args_copy(const garg *a, int argc) {
+    garg *out = malloc(sizeof(garg) * (size_t)(argc ? argc : 1));
+    if (!out) abort();
+    for (int i = 0; i < argc; i++) {
+        out[i].p = malloc(a[i].n + 1);
+        if (!out[i].p) abort();
+        memcpy(out[i].p, a[i].p, a[i].n);
+        out[i].p[a[i].n] = '\0';
+        out[i].n = a[i].n;
+    }
+    return out;
+}
+
+void cmd_args_free(garg *a, int argc) {
+    if (!a) return;
+    for (int i = 0; i < argc; i++) free(a[i].p);
+    free(a);
+}
+
 int arg_is(const garg *a, const char *lit) {
     size_t n = strlen(lit);
     return a->n == n && strncasecmp(a->p, lit, n) == 0;

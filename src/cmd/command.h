@@ -104,6 +104,11 @@ void cmd_redact_arg(client *c, int i);
     "RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the " \
     "RDB error."
 
+/* Owned, NUL-terminated copies of argc arguments (a queued or blocked
+ * command's); aborts without memory. cmd_args_free(NULL, n) does nothing. */
+garg *cmd_args_copy(const garg *a, int argc);
+void cmd_args_free(garg *a, int argc);
+
 /* Execute argv of c: lookup, arity, auth, lock, call, statistics. */
 void cmd_execute(client *c);
 /* The client whose cmd_execute runs on this thread (the caller, during

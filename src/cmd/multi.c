@@ -85,10 +85,7 @@ static mstate *ms_get(client *c) {
 }
 
 static void free_queue(client *c, mstate *m) {
-    for (int i = 0; i < m->n; i++) {
-        for (int j = 0; j < m->cmds[i].argc; j++) free(m->cmds[i].argv[j].p);
-        free(m->cmds[i].argv);
-    }
+    for (int i = 0; i < m->n; i++) cmd_args_free(m->cmds[i].argv, m->cmds[i].argc);
     m->n = 0;
     __atomic_store_n(&c->multi_count, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&c->multi_mem, 0, __ATOMIC_RELAXED);
@@ -289,14 +286,9 @@ static int multi_queue(client *c, const cmd_def *cmd) {
     q->cmd = cmd;
     q->flags = (cmd->flags & CMDF_NO_OWN_RECORD) ? script_dispatch_flags(c, cmd) : cmd->flags;
     q->argc = c->argc;
-    q->argv = malloc(sizeof(garg) * (size_t)c->argc);
+    q->argv = cmd_args_copy(c->argv, c->argc);
     size_t mem = sizeof(void *) * (size_t)c->argc;
-    for (int i = 0; i < c->argc; i++) {
-        q->argv[i].p = malloc(c->argv[i].n + 1);
-        memcpy(q->argv[i].p, c->argv[i].p, c->argv[i].n + 1);
-        q->argv[i].n = c->argv[i].n;
-        mem += c->argv[i].n;
-    }
+    for (int i = 0; i < c->argc; i++) mem += c->argv[i].n;
     __atomic_store_n(&c->multi_count, m->n, __ATOMIC_RELAXED);
     __atomic_store_n(&c->multi_mem, c->multi_mem + mem, __ATOMIC_RELAXED);
     reply_simple(c, "QUEUED");
