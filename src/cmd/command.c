@@ -707,6 +707,23 @@ void cmd_execute(client *c) {
     running = outer;
 }
 
+/* c is in MULTI and cmd is EXEC of a queue holding a command with one of
+ * the flags of mask (the refusals that judge a transaction by its queue). */
+static int exec_queue_has(client *c, const cmd_def *cmd, uint32_t mask) {
+    const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+    return (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & mask);
+}
+
+/* What a RESP2 connection in the Pub/Sub context may run. */
+static int pubsub_context_allows(const cmd_def *cmd) {
+    static const char *const ok[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
+                                      "sunsubscribe", "ping", "quit", "reset", NULL};
+    const char *n = cmd->parent ? cmd->parent->name : cmd->name;
+    for (int i = 0; ok[i]; i++)
+        if (!strcmp(ok[i], n)) return 1;
+    return 0;
+}
+
 static void execute(client *c) {
     if (c->argc == 0) return;
     /* Behind a running script the command waits, as behind Redis's one
@@ -797,9 +814,7 @@ static void execute(client *c) {
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;
         int queuing = (client_flags_peek(c) & CLIENT_MULTI) && strcmp(n, "exec") && strcmp(n, "discard") && strcmp(n, "quit") &&
                       strcmp(n, "reset");
-        int exec_denyoom = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") &&
-                           (multi_queued_flags(c) & CMDF_DENYOOM);
-        if ((flags & CMDF_DENYOOM) || queuing || exec_denyoom) {
+        if ((flags & CMDF_DENYOOM) || queuing || exec_queue_has(c, cmd, CMDF_DENYOOM)) {
             reject_with(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
             return;
         }
@@ -812,17 +827,13 @@ static void execute(client *c) {
         /* As Redis: writes (and PING, and an EXEC of queued writes) are
          * refused while the last save failed or the AOF can't be written. */
         const char *n = cmd->parent ? cmd->parent->name : cmd->name;
-        int exec_write = (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") &&
-                         (multi_queued_flags(c) & CMDF_WRITE);
-        if ((flags & CMDF_WRITE) || exec_write || !strcmp(n, "ping")) {
+        if ((flags & CMDF_WRITE) || exec_queue_has(c, cmd, CMDF_WRITE) || !strcmp(n, "ping")) {
             reject_with(c, cmd, disk_err);
             return;
         }
     }
     if (repl_is_replica()) {
-        const char *n = cmd->parent ? cmd->parent->name : cmd->name;
-        int exec_write = (cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & CMDF_WRITE);
-        if (repl_read_only() && ((flags & CMDF_WRITE) || exec_write)) {
+        if (repl_read_only() && ((flags & CMDF_WRITE) || exec_queue_has(c, cmd, CMDF_WRITE))) {
             reject_with(c, cmd, "READONLY You can't write against a read only replica.");
             return;
         }
@@ -842,12 +853,7 @@ static void execute(client *c) {
         return;
     }
     if ((client_flags_peek(c) & CLIENT_PUBSUB) && c->resp == 2) {
-        const char *n = cmd->parent ? cmd->parent->name : cmd->name;
-        static const char *const ok[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
-                                          "sunsubscribe", "ping", "quit", "reset", NULL};
-        int allowed = 0;
-        for (int i = 0; ok[i]; i++) allowed |= strcmp(ok[i], n) == 0;
-        if (!allowed) {
+        if (!pubsub_context_allows(cmd)) {
             reply_errorf(c,
                          "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
                          "allowed in this context",
@@ -883,8 +889,7 @@ static int refused_before_pause(client *c, const cmd_def *cmd, uint32_t flags, i
     if ((cf & CLIENT_MULTI) && (cmd->flags & CMDF_NO_MULTI)) return 1;
     if (!acl_allows(c, cmd, argv, argc)) return 1;
     const char *n = cmd->parent ? cmd->parent->name : cmd->name;
-    int exec = (cf & CLIENT_MULTI) && !strcmp(n, "exec");
-    int write = (flags & CMDF_WRITE) || (exec && (multi_queued_flags(c) & CMDF_WRITE));
+    int write = (flags & CMDF_WRITE) || exec_queue_has(c, cmd, CMDF_WRITE);
     char aof_err[256];
     if ((write || !strcmp(n, "ping")) && (persist_writes_refused() || aof_write_error(aof_err, sizeof(aof_err))))
         return 1;
@@ -895,13 +900,7 @@ static int refused_before_pause(client *c, const cmd_def *cmd, uint32_t flags, i
         return 1;
     }
     if (!(cmd->flags & CMDF_LOADING) && persist_loading()) return 1;
-    if ((cf & CLIENT_PUBSUB) && c->resp == 2) {
-        static const char *const ok[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
-                                          "sunsubscribe", "ping", "quit", "reset", NULL};
-        int allowed = 0;
-        for (int i = 0; ok[i]; i++) allowed |= strcmp(ok[i], n) == 0;
-        if (!allowed) return 1;
-    }
+    if ((cf & CLIENT_PUBSUB) && c->resp == 2 && !pubsub_context_allows(cmd)) return 1;
     /* -BUSY comes before the pause too. */
     const char *busy_err;
     return !(cmd->flags & CMDF_ALLOW_BUSY) && script_busy(&busy_err);
@@ -931,12 +930,8 @@ int cmd_pause_holds(client *c, int argc, garg *argv, int write_only) {
     }
     /* The primary's stream is obeyed: no refusal applies to it. */
     if (!(cf & CLIENT_PRIMARY) && refused_before_pause(c, cmd, flags, argc, argv)) return 0;
-    int held = !write_only;
-    if (!held) {
-        const uint32_t w = CMDF_WRITE | CMDF_MAY_REPLICATE;
-        const char *n = cmd->parent ? cmd->parent->name : cmd->name;
-        held = (flags & w) || ((cf & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & w));
-    }
+    const uint32_t w = CMDF_WRITE | CMDF_MAY_REPLICATE;
+    int held = !write_only || (flags & w) || exec_queue_has(c, cmd, w);
     /* A held client shows the command it waits to run (CLIENT LIST cmd=). */
     if (held) {
         __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
