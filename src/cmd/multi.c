@@ -171,9 +171,9 @@ static int watch_index(const client *wc, const wkey *w) {
 /* A change to w's key: its watchers are dirty, except those that watched
  * it already expired (Redis 7.0's touchWatchedKey): for them the removal
  * of that expired key is no change, and they watch a missing key from
- * then on. The caller holds the key's shard lock. watch_lock held. */
-static void mark_key_dirty_locked(wkey *w) {
-    int present = -1;
+ * then on. present: whether the key is there after the change (-1: look
+ * it up; the caller holds the key's shard lock). watch_lock held. */
+static void mark_key_dirty_locked(wkey *w, int present) {
     for (int j = 0; j < w->nclients; j++) {
         client *wc = w->clients[j];
         mstate *m = wc->mstate;
@@ -196,14 +196,8 @@ void multi_touch_emptied(int dbid) {
     void *slot;
     while ((slot = swiss_iter_next(&it))) {
         wkey *w = *(wkey **)slot;
-        if (w->db != dbid || !db_lookup_raw(db, w->key, w->klen)) continue;
-        for (int j = 0; j < w->nclients; j++) {
-            client *wc = w->clients[j];
-            mstate *m = wc->mstate;
-            int k = m->nexp ? watch_index(wc, w) : -1;
-            if (k >= 0 && m->wexp[k]) wexp_set(m, k, 0); /* an expired key removed: no change */
-            else __atomic_store_n(&wc->cas_dirty, 1, __ATOMIC_RELAXED);
-        }
+        /* The database is about to be emptied: each key it holds goes. */
+        if (w->db == dbid && db_lookup_raw(db, w->key, w->klen)) mark_key_dirty_locked(w, 0);
     }
     swiss_iter_done(&it);
     pthread_mutex_unlock(&watch_lock);
@@ -216,7 +210,7 @@ void multi_touch(int dbid, const char *key, size_t klen) {
     if (key) {
         wref r = {dbid, key, klen};
         void *slot = swiss_find(&watch_tab, wk_hash(dbid, key, klen), &r);
-        if (slot) mark_key_dirty_locked(*(wkey **)slot);
+        if (slot) mark_key_dirty_locked(*(wkey **)slot, -1);
     } else {
         swiss_iter it;
         swiss_iter_init(&it, &watch_tab);
