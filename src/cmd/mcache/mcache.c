@@ -569,6 +569,13 @@ static void mc_flush(client *c) {
 
 /* ---- meta commands ------------------------------------------------- */
 
+/* The metadata of e a meta reply shows (*m left alone when e has none):
+ * with the c flag the item gets its CAS unique if it had none yet. */
+static void meta_of(gdb *db, const dbentry *e, const mc_req *r, mcmeta *m) {
+    if (r->mflags & MC_MF('c')) mcmeta_ensure(db, e, m);
+    else mcmeta_get(db, e, m);
+}
+
 static void meta_code(client *c, const mc_req *r, const char *code, const mc_ret *rt) {
     reply_raw(c, code, 2);
     meta_retflags(c, r, meta_order(c), rt);
@@ -626,8 +633,7 @@ static void mc_mg(client *c) {
         strcpy(win, " W");
     } else {
         mc_stat_add(MCS_GET_HITS, 1);
-        if (r->mflags & MC_MF('c')) mcmeta_ensure(db, e, &m);
-        else if (!mcmeta_get(db, e, &m)) m = (mcmeta){0};
+        meta_of(db, e, r, &m); /* m is {0} when e has none */
         mc_winflags(db, e, &m, win);
     }
     mc_ret rt = {&m, e, key, strval_len(&e->val), win[1] == 'W' && !(m.state & MCMETA_STALE)};
@@ -709,8 +715,7 @@ static void mc_ms(client *c) {
     if (st == ST_STORED) {
         e = mc_string(db, key);
         m = (mcmeta){.flags = r->flags, .cas = cas};
-        if (e && (r->mflags & MC_MF('c'))) mcmeta_ensure(db, e, &m);
-        else if (e) mcmeta_get(db, e, &m);
+        if (e) meta_of(db, e, r, &m);
     }
     mc_ret rt = {&m, e, key, e ? strval_len(&e->val) : 0};
     if (st == ST_STORED && r->noreply) return;
@@ -792,8 +797,7 @@ static void mc_ma(client *c) {
     else if (st == AR_MISS) mc_stat_add(incr ? MCS_INCR_MISSES : MCS_DECR_MISSES, 1);
     dbentry *e = st == AR_OK ? mc_string(db, key) : NULL;
     mcmeta m = {.cas = cas};
-    if (e && (r->mflags & MC_MF('c'))) mcmeta_ensure(db, e, &m);
-    else if (e) mcmeta_get(db, e, &m);
+    if (e) meta_of(db, e, r, &m);
     mc_ret rt = {e ? &m : NULL, e, key, e ? strval_len(&e->val) : 0};
     switch (st) {
     case AR_OK:
