@@ -75,13 +75,23 @@ static void conn_interacted(conn *k) {
  * them out of its buffer. Here they stay in it, in place, until the
  * request completes: qbuf-free is the room truly left after them (Redis's
  * is larger by the parsed bytes while a request is partial). */
-static void publish_qbuf(conn *k) {
-    size_t parsed = 0, argv_len = 0;
-    if (k->proto->partial) k->proto->partial(k, &parsed, &argv_len);
+static void partial_of(const conn *k, size_t *parsed, size_t *argv_len) {
+    *parsed = *argv_len = 0;
+    if (k->proto->partial) k->proto->partial(k, parsed, argv_len);
+}
+
+/* parsed, argv_len: what partial_of says now. */
+static void publish_qbuf_as(conn *k, size_t parsed, size_t argv_len) {
     if (parsed > k->qlen) parsed = k->qlen;
     __atomic_store_n(&k->c.qbuf_len, k->qlen - parsed, __ATOMIC_RELAXED);
     __atomic_store_n(&k->c.qbuf_free, k->qcap ? k->qcap - 1 - k->qlen : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&k->c.qbuf_argv, argv_len, __ATOMIC_RELAXED);
+}
+
+static void publish_qbuf(conn *k) {
+    size_t parsed, argv_len;
+    partial_of(k, &parsed, &argv_len);
+    publish_qbuf_as(k, parsed, argv_len);
 }
 
 /* The query buffer grows as Redis 7.0's sds query buffer does, so CLIENT
@@ -673,8 +683,9 @@ static int conn_read(conn *k) {
     int big = hint != 0;
     if (hint > k->qlen) want = hint - k->qlen;
     if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) return -1;
-    size_t parsed = 0, argv_len = 0;
-    if (k->proto->partial) k->proto->partial(k, &parsed, &argv_len);
+    /* A read adds bytes, it parses none: what is parsed now holds after it. */
+    size_t parsed, argv_len;
+    partial_of(k, &parsed, &argv_len);
     size_t len = k->qcap - k->qlen - 1;
     if ((big || argv_len >= 32 * 1024) && len > want) len = want;
     ssize_t n = k->ssl ? tlsio_read(k, k->qbuf + k->qlen, len) : read(k->c.fd, k->qbuf + k->qlen, len);
@@ -684,7 +695,7 @@ static int conn_read(conn *k) {
     k->qlen += (size_t)n;
     conn_interacted(k);
     if (k->qlen > k->qpeak) k->qpeak = k->qlen;
-    publish_qbuf(k);
+    publish_qbuf_as(k, parsed, argv_len);
     /* The limit applies to what is not yet parsed into arguments (Redis
      * moves those out of its query buffer). */
     if (parsed > k->qlen) parsed = k->qlen;
