@@ -475,3 +475,34 @@ proc make_nonstring_key {key} {
         }
     }
 }
+
+# On a fresh connection (HELLO 3 first with hello3): every command of cmds
+# (a list of argument lists) in one write, then every byte that arrives
+# until ms of silence, the first byte waited for up to first ms ("": ms).
+proc pipe_bytes {cmds ms hello3 {first {}}} {
+    set c [redis_client]
+    if {$hello3} {$c hello 3}
+    set out ""
+    foreach cmd $cmds {append out [::resp::encode $cmd]}
+    $c write $out
+    $c flush
+    set got [$c read_all $ms $first]
+    $c close
+    return $got
+}
+
+# The RESP bytes of a Pub/Sub confirmation or message (a push in RESP3):
+# arguments are bulk strings, ":N" an integer, "(nil)" a null.
+proc push_bytes {resp args} {
+    set out [expr {$resp == 3 ? ">" : "*"}][llength $args]\r\n
+    foreach a $args {
+        if {$a eq "(nil)"} {
+            append out [expr {$resp == 3 ? "_\r\n" : "\$-1\r\n"}]
+        } elseif {[regexp {^:-?[0-9]+$} $a]} {
+            append out $a\r\n
+        } else {
+            append out "\$[string length $a]\r\n$a\r\n"
+        }
+    }
+    return $out
+}

@@ -24,20 +24,8 @@ if {[is_goblin]} {
 # may be loaded. Output expected to be empty costs this much each time.
 set ::cs_patience 600
 
-# A fresh connection: every command of cmds (a list of argument lists) in
-# one write, then every byte that arrives until ms milliseconds of silence
-# after the first (or the connection's end).
-proc cs_pipe {cmds {ms 200} {hello3 0}} {
-    set c [redis_client]
-    if {$hello3} {$c hello 3}
-    set out ""
-    foreach cmd $cmds {append out [::resp::encode $cmd]}
-    $c write $out
-    $c flush
-    set got [$c read_all $ms $::cs_patience]
-    $c close
-    return $got
-}
+# pipe_bytes (helpers/util.tcl), the first byte waited for cs_patience.
+proc cs_pipe {cmds {ms 200} {hello3 0}} { pipe_bytes $cmds $ms $hello3 $::cs_patience }
 
 # Send cmds on the deferring client c, return what arrives until ms of silence.
 proc cs_send {c cmds {ms 150}} {
@@ -46,22 +34,6 @@ proc cs_send {c cmds {ms 150}} {
     $c write $out
     $c flush
     $c read_all $ms $::cs_patience
-}
-
-# The bytes of a Pub/Sub confirmation or message: arguments are bulk
-# strings, ":N" an integer, "(nil)" a null.
-proc cs_push {resp args} {
-    set out [expr {$resp == 3 ? ">" : "*"}][llength $args]\r\n
-    foreach a $args {
-        if {$a eq "(nil)"} {
-            append out [expr {$resp == 3 ? "_\r\n" : "\$-1\r\n"}]
-        } elseif {[regexp {^:-?[0-9]+$} $a]} {
-            append out $a\r\n
-        } else {
-            append out "\$[string length $a]\r\n$a\r\n"
-        }
-    }
-    return $out
 }
 
 proc cs_bulk {s} { return "\$[string length $s]\r\n$s\r\n" }
@@ -185,17 +157,17 @@ start_server [list tags {client_state} args $::cs_server_args] {
         set pong [expr {$resp == 3 ? "+PONG\r\n" : "*2\r\n\$4\r\npong\r\n\$0\r\n\r\n"}]
 
         test "Pub/Sub confirmations go out under CLIENT REPLY OFF and SKIP (RESP$resp)" {
-            assert_equal [cs_push $resp subscribe ch :1] [cs_pipe {{client reply off} {subscribe ch}} 200 $h]
-            assert_equal "[cs_push $resp subscribe ch :1]$pong" \
+            assert_equal [push_bytes $resp subscribe ch :1] [cs_pipe {{client reply off} {subscribe ch}} 200 $h]
+            assert_equal "[push_bytes $resp subscribe ch :1]$pong" \
                 [cs_pipe {{client reply skip} {subscribe ch} {ping}} 200 $h]
-            assert_equal "[cs_push $resp psubscribe a* :1][cs_push $resp psubscribe b* :2]$pong" \
+            assert_equal "[push_bytes $resp psubscribe a* :1][push_bytes $resp psubscribe b* :2]$pong" \
                 [cs_pipe {{client reply skip} {psubscribe a* b*} {ping}} 200 $h]
-            assert_equal "[cs_push $resp ssubscribe s1 :1][cs_push $resp subscribe c1 :1]" \
+            assert_equal "[push_bytes $resp ssubscribe s1 :1][push_bytes $resp subscribe c1 :1]" \
                 [cs_pipe {{client reply off} {ssubscribe s1} {subscribe c1}} 200 $h]
             # PING in the subscribed state is a reply, not a push.
-            assert_equal "[cs_push $resp subscribe c1 :1][cs_push $resp unsubscribe c1 :0]" \
+            assert_equal "[push_bytes $resp subscribe c1 :1][push_bytes $resp unsubscribe c1 :0]" \
                 [cs_pipe {{client reply off} {subscribe c1} {ping} {unsubscribe c1}} 200 $h]
-            assert_equal "[cs_push $resp unsubscribe (nil) :0][cs_push $resp punsubscribe (nil) :0][cs_push $resp sunsubscribe (nil) :0]+OK\r\n" \
+            assert_equal "[push_bytes $resp unsubscribe (nil) :0][push_bytes $resp punsubscribe (nil) :0][push_bytes $resp sunsubscribe (nil) :0]+OK\r\n" \
                 [cs_pipe {{client reply off} {unsubscribe} {punsubscribe} {sunsubscribe} {client reply on}} 200 $h]
         }
 
@@ -204,12 +176,12 @@ start_server [list tags {client_state} args $::cs_server_args] {
                 set c [redis_deferring_client]
                 if {$resp == 3} {$c hello 3; $c read}
                 # RESP2 takes no CLIENT REPLY once subscribed: set it first.
-                assert_equal "[cs_push $resp subscribe ch :1][cs_push $resp psubscribe p* :2][cs_push $resp ssubscribe sh :1]" \
+                assert_equal "[push_bytes $resp subscribe ch :1][push_bytes $resp psubscribe p* :2][push_bytes $resp ssubscribe sh :1]" \
                     [cs_send $c [list [list client reply $mode] {subscribe ch} {psubscribe p*} {ssubscribe sh}]]
                 r publish ch hi
                 r publish pq ho
                 r spublish sh hu
-                assert_equal "[cs_push $resp message ch hi][cs_push $resp pmessage p* pq ho][cs_push $resp smessage sh hu]" \
+                assert_equal "[push_bytes $resp message ch hi][push_bytes $resp pmessage p* pq ho][push_bytes $resp smessage sh hu]" \
                     [$c read_all 200 $::cs_patience]
                 $c close
             }
@@ -217,33 +189,33 @@ start_server [list tags {client_state} args $::cs_server_args] {
     }
 
     test {PUBLISH to itself under CLIENT REPLY OFF / SKIP (RESP3): the message, not the count} {
-        assert_equal "[cs_push 3 subscribe me :1][cs_push 3 message me x]+OK\r\n" \
+        assert_equal "[push_bytes 3 subscribe me :1][push_bytes 3 message me x]+OK\r\n" \
             [cs_pipe {{subscribe me} {client reply off} {publish me x} {client reply on}} 200 1]
-        assert_equal "[cs_push 3 subscribe me :1][cs_push 3 message me x]+PONG\r\n" \
+        assert_equal "[push_bytes 3 subscribe me :1][push_bytes 3 message me x]+PONG\r\n" \
             [cs_pipe {{subscribe me} {client reply skip} {publish me x} {ping}} 200 1]
         # Unmuted, the message comes before PUBLISH's own reply.
-        assert_equal "[cs_push 3 subscribe me :1][cs_push 3 message me x]:1\r\n" \
+        assert_equal "[push_bytes 3 subscribe me :1][push_bytes 3 message me x]:1\r\n" \
             [cs_pipe {{subscribe me} {publish me x}} 200 1]
     }
 
     test {A script's PUBLISH to its caller comes before the script's reply, muted or not (RESP3)} {
         set s {redis.call('publish','me','y') return 7}
-        assert_equal "[cs_push 3 subscribe me :1][cs_push 3 message me y]:7\r\n" \
+        assert_equal "[push_bytes 3 subscribe me :1][push_bytes 3 message me y]:7\r\n" \
             [cs_pipe [list {subscribe me} [list eval $s 0]] 200 1]
-        assert_equal "[cs_push 3 subscribe me :1][cs_push 3 message me y]+OK\r\n" \
+        assert_equal "[push_bytes 3 subscribe me :1][push_bytes 3 message me y]+OK\r\n" \
             [cs_pipe [list {subscribe me} {client reply off} [list eval $s 0] {client reply on}] 200 1]
-        assert_equal "[cs_push 3 subscribe me :1][cs_push 3 message me y]+PONG\r\n" \
+        assert_equal "[push_bytes 3 subscribe me :1][push_bytes 3 message me y]+PONG\r\n" \
             [cs_pipe [list {subscribe me} {client reply skip} [list eval $s 0] {ping}] 200 1]
     }
 
     test {A keyspace event a client causes for itself precedes its reply; OFF/SKIP keep the event (RESP3)} {
         r config set notify-keyspace-events KA
-        set ev [cs_push 3 message __keyspace@0__:ke set]
-        assert_equal "[cs_push 3 subscribe __keyspace@0__:ke :1]$ev+OK\r\n" \
+        set ev [push_bytes 3 message __keyspace@0__:ke set]
+        assert_equal "[push_bytes 3 subscribe __keyspace@0__:ke :1]$ev+OK\r\n" \
             [cs_pipe {{subscribe __keyspace@0__:ke} {set ke 1}} 200 1]
-        assert_equal "[cs_push 3 subscribe __keyspace@0__:ke :1]$ev+PONG\r\n" \
+        assert_equal "[push_bytes 3 subscribe __keyspace@0__:ke :1]$ev+PONG\r\n" \
             [cs_pipe {{subscribe __keyspace@0__:ke} {client reply skip} {set ke 2} {ping}} 200 1]
-        assert_equal "[cs_push 3 subscribe __keyspace@0__:ke :1]$ev+OK\r\n" \
+        assert_equal "[push_bytes 3 subscribe __keyspace@0__:ke :1]$ev+OK\r\n" \
             [cs_pipe {{subscribe __keyspace@0__:ke} {client reply off} {set ke 3} {client reply on}} 200 1]
         r config set notify-keyspace-events ""
         r del ke
@@ -288,7 +260,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
             set t [redis_deferring_client]
             $t client id
             set tid [$t read]
-            assert_equal [cs_push 2 subscribe __redis__:invalidate :1] \
+            assert_equal [push_bytes 2 subscribe __redis__:invalidate :1] \
                 [cs_send $t [list [list client reply $mode] {subscribe __redis__:invalidate}]]
             set a [redis_client]
             $a client tracking on redirect $tid
@@ -343,7 +315,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
         assert_equal "*-1\r\n+PONG\r\n" [cs_send $c {{exec} {ping}}]
         $c close
         # SUBSCRIBE inside MULTI under OFF: the confirmation is a push.
-        assert_equal "[cs_push 3 subscribe m1 :1]+OK\r\n" \
+        assert_equal "[push_bytes 3 subscribe m1 :1]+OK\r\n" \
             [cs_pipe {{client reply off} {multi} {subscribe m1} {exec} {client reply on}} 200 1]
     }
 
@@ -476,7 +448,7 @@ start_server [list tags {client_state} args $::cs_server_args] {
     test {RESET: Pub/Sub subscriptions end, without unsubscribe messages} {
         foreach resp {2 3} {
             set h [expr {$resp == 3}]
-            assert_equal "[cs_push $resp subscribe a :1][cs_push $resp psubscribe b* :2][cs_push $resp ssubscribe s :1]+RESET\r\n+PONG\r\n:0\r\n" \
+            assert_equal "[push_bytes $resp subscribe a :1][push_bytes $resp psubscribe b* :2][push_bytes $resp ssubscribe s :1]+RESET\r\n+PONG\r\n:0\r\n" \
                 [cs_pipe {{subscribe a} {psubscribe b*} {ssubscribe s} {reset} {ping} {publish a x}} 200 $h]
         }
         assert_equal {a 0} [r pubsub numsub a]

@@ -8,37 +8,8 @@
 # Every test here runs against redis-server 7.0 too (--server
 # /usr/bin/redis-server); the expected bytes were taken from it.
 
-# A fresh connection: send every command of cmds (a list of argument
-# lists) in one write, then return every byte that arrives until ms
-# milliseconds of silence.
-proc exact_pipe {cmds {ms 250} {hello3 0}} {
-    set c [redis_client]
-    if {$hello3} {$c hello 3}
-    set out ""
-    foreach cmd $cmds {append out [::resp::encode $cmd]}
-    $c write $out
-    $c flush
-    set got [$c read_all $ms]
-    $c close
-    return $got
-}
-
-# The RESP bytes of a Pub/Sub confirmation or message.
-proc exact_push {resp args} {
-    set out [expr {$resp == 3 ? ">" : "*"}][llength $args]\r\n
-    foreach a $args {
-        if {[string is integer -strict $a] && [string index $a 0] eq ":"} {
-            append out $a\r\n
-        } elseif {$a eq "(nil)"} {
-            append out [expr {$resp == 3 ? "_\r\n" : "\$-1\r\n"}]
-        } elseif {[string index $a 0] eq ":"} {
-            append out $a\r\n
-        } else {
-            append out "\$[string length $a]\r\n$a\r\n"
-        }
-    }
-    return $out
-}
+# pipe_bytes (helpers/util.tcl) with this file's 250 ms of silence.
+proc exact_pipe {cmds {ms 250} {hello3 0}} { pipe_bytes $cmds $ms $hello3 }
 
 proc exact_client_field {name field} {
     foreach l [split [r client list] "\n"] {
@@ -136,16 +107,16 @@ start_server {tags {exact}} {
     foreach resp {2 3} {
         test "Pub/Sub confirmations are sent under CLIENT REPLY OFF and SKIP (RESP$resp)" {
             set h [expr {$resp == 3}]
-            assert_equal [exact_push $resp subscribe ch :1] \
+            assert_equal [push_bytes $resp subscribe ch :1] \
                 [exact_pipe {{client reply off} {subscribe ch}} 250 $h]
             set pong [expr {$resp == 3 ? "+PONG\r\n" : "*2\r\n\$4\r\npong\r\n\$0\r\n\r\n"}]
-            assert_equal "[exact_push $resp subscribe ch :1]$pong" \
+            assert_equal "[push_bytes $resp subscribe ch :1]$pong" \
                 [exact_pipe {{client reply skip} {subscribe ch} {ping}} 250 $h]
-            assert_equal "[exact_push $resp psubscribe a :1][exact_push $resp psubscribe b :2]$pong" \
+            assert_equal "[push_bytes $resp psubscribe a :1][push_bytes $resp psubscribe b :2]$pong" \
                 [exact_pipe {{client reply skip} {psubscribe a b} {ping}} 250 $h]
-            assert_equal "[exact_push $resp ssubscribe s1 :1][exact_push $resp psubscribe q* :1]" \
+            assert_equal "[push_bytes $resp ssubscribe s1 :1][push_bytes $resp psubscribe q* :1]" \
                 [exact_pipe {{client reply off} {ssubscribe s1} {psubscribe q*}} 250 $h]
-            assert_equal "[exact_push $resp unsubscribe (nil) :0][exact_push $resp punsubscribe (nil) :0][exact_push $resp sunsubscribe (nil) :0]+OK\r\n" \
+            assert_equal "[push_bytes $resp unsubscribe (nil) :0][push_bytes $resp punsubscribe (nil) :0][push_bytes $resp sunsubscribe (nil) :0]+OK\r\n" \
                 [exact_pipe {{client reply off} {unsubscribe} {punsubscribe} {sunsubscribe} {client reply on}} 250 $h]
         }
 
@@ -158,16 +129,16 @@ start_server {tags {exact}} {
                 $c subscribe ch
                 $c psubscribe p*
                 $c flush
-                assert_equal "[exact_push $resp subscribe ch :1][exact_push $resp psubscribe p* :2]" [$c read_all 150]
+                assert_equal "[push_bytes $resp subscribe ch :1][push_bytes $resp psubscribe p* :2]" [$c read_all 150]
                 r publish ch hi
-                assert_equal [exact_push $resp message ch hi] [$c read_all 200]
+                assert_equal [push_bytes $resp message ch hi] [$c read_all 200]
                 $c close
             }
         }
     }
 
     test {SUBSCRIBE inside MULTI under CLIENT REPLY OFF (RESP3)} {
-        assert_equal "[exact_push 3 subscribe m1 :1]+OK\r\n" \
+        assert_equal "[push_bytes 3 subscribe m1 :1]+OK\r\n" \
             [exact_pipe {{client reply off} {multi} {subscribe m1} {exec} {client reply on}} 250 1]
     }
 
@@ -400,7 +371,7 @@ start_server {tags {exact}} {
         set got [exact_pipe {{select 3} {client setname foo} {client reply skip} {ping} {multi} {reset}
             {client info} {ping} {multi} {exec}} 250 1]
         assert_match "*+OK\r\n+RESET\r\n\$*\r\nid=* name= * flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 *resp=2\n\r\n+PONG\r\n+OK\r\n*0\r\n" $got
-        assert_equal "[exact_push 2 subscribe a :1][exact_push 2 psubscribe b* :2]+RESET\r\n+PONG\r\n:0\r\n" \
+        assert_equal "[push_bytes 2 subscribe a :1][push_bytes 2 psubscribe b* :2]+RESET\r\n+PONG\r\n:0\r\n" \
             [exact_pipe {{subscribe a} {psubscribe b*} {reset} {ping} {publish a x}}]
         assert_equal "+OK\r\n+RESET\r\n+OK\r\n*0\r\n" [exact_pipe {{watch k} {reset} {multi} {exec}}]
         assert_equal "+RESET\r\n+PONG\r\n" [exact_pipe {{client reply off} {reset} {ping}}]
