@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strutil.h"
+
 static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static const wstream_sink *sinks[WSTREAM_MAX_SINKS];
 static int nsinks;          /* written under ws_lock, peeked relaxed */
@@ -57,15 +59,11 @@ static void reserve(size_t more) {
     cap = ncap;
 }
 
-/* "<c><v>\r\n" at d; its length. (sprintf was a visible share of a
- * write's cost: every record has argc + 1 of these.) */
+/* "<c><v>\r\n" at d (room for 24 bytes); its length. (sprintf was a
+ * visible share of a write's cost: every record has argc + 1 of these.) */
 static size_t put_head(char *d, char c, size_t v) {
-    char tmp[24];
-    size_t k = 0;
-    do tmp[k++] = (char)('0' + v % 10);
-    while ((v /= 10));
     d[0] = c;
-    for (size_t i = 0; i < k; i++) d[1 + i] = tmp[k - 1 - i];
+    size_t k = (size_t)ll_to_str(d + 1, STRUTIL_LLSTR, (long long)v);
     d[1 + k] = '\r';
     d[2 + k] = '\n';
     return k + 3;
