@@ -42,6 +42,13 @@ Sections (--sections; all but "off" by default):
             system, /proc) when it answers PING. Every load is checked for
             DBSIZE = K; the first round compares DEBUG DIGEST of all eight.
 
+With --flush-delay-us D the servers' directories are on a pass-through
+FUSE mount (benchmarks/slowflush_fs.c, built here with libfuse3) whose
+fsync/fdatasync take D microseconds more than the disk's: a disk whose
+flush dominates a request, which this machine's virtual disk (a flush in a
+fraction of a millisecond) is not. The flushes column then counts the
+mount's fsyncs exactly.
+
 Printed: medians over rounds, and the median (and range) of the per-round
 ratio goblin/redis; each against its goal.
 
@@ -60,6 +67,7 @@ import random
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -82,7 +90,11 @@ LOADED = re.compile(r"DB loaded from append only file: ([0-9.]+) seconds")
 
 def disk_flushes(path):
     """Flush requests completed by the block device holding path (None when
-    the kernel does not count them)."""
+    the kernel does not count them); on a slowflush_fs mount, its fsyncs."""
+    try:
+        return int(os.getxattr(path, "user.slowflush.flushes"))
+    except OSError:
+        pass
     st = os.stat(path)
     base = "/sys/dev/block/%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))
     for p in (base + "/stat", base + "/../stat"):
@@ -285,6 +297,8 @@ def main():
     ap.add_argument("--keys", type=int, default=1000000, help="keys of the load dataset")
     ap.add_argument("--pin", action="store_true", help="servers on the first CPU(s), client on the rest")
     ap.add_argument("--timeout", type=float, default=900, help="seconds allowed for one redis-benchmark run")
+    ap.add_argument("--flush-delay-us", type=int, default=0,
+                    help="servers on a FUSE mount whose fsyncs take this much longer (0: the temp dir as is)")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
     sections = [x.strip() for x in args.sections.split(",") if x.strip()]
@@ -298,14 +312,36 @@ def main():
     harness.REDIS = args.redis
     cleanup = tb.Cleanup()
     tmp = tempfile.mkdtemp(prefix="aof_bench.")
+    mnt = None
     try:
+        if args.flush_delay_us:
+            mnt = mount_slowflush(tmp, args.flush_delay_us)
+            tempfile.tempdir = mnt   # the servers' directories (tb.Server uses mkdtemp)
         return run(args, sections, tmp, cleanup)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
     finally:
         cleanup.run()
+        tempfile.tempdir = None
+        if mnt:
+            subprocess.call(["fusermount3", "-u", mnt])
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def mount_slowflush(tmp, delay_us):
+    """Build slowflush_fs and mount it on tmp/mnt over tmp/back."""
+    exe = os.path.join(tmp, "slowflush_fs")
+    src = os.path.join(REPO, "benchmarks", "slowflush_fs.c")
+    flags = subprocess.check_output(["pkg-config", "--cflags", "--libs", "fuse3"], text=True).split()
+    subprocess.check_call(["gcc", "-O2", "-o", exe, src] + flags)
+    back, mnt = os.path.join(tmp, "back"), os.path.join(tmp, "mnt")
+    os.makedirs(back)
+    os.makedirs(mnt)
+    subprocess.check_call([exe, back, mnt, str(delay_us)])
+    if not os.path.ismount(mnt):
+        raise RuntimeError("slowflush_fs did not mount on %s" % mnt)
+    return mnt
 
 
 def run(args, sections, tmp, cleanup):
@@ -317,6 +353,8 @@ def run(args, sections, tmp, cleanup):
                                                   " ".join(open("/proc/loadavg").read().split()[:3])))
     print("redis-server %s; goblin-core %s --cores %d; %s; %d rounds; temp dir %s" % (
         redis_version, args.goblin, args.cores, pin_note, args.rounds, tmp), flush=True)
+    if args.flush_delay_us:
+        print("servers on slowflush_fs: every fsync/fdatasync %d us longer than the disk's" % args.flush_delay_us)
     res = {"date": date, "machine": tb.machine_description(), "redis_version": redis_version,
            "cores": args.cores, "pinning": pin_note, "rounds": args.rounds, "args": vars(args)}
     kinds = ["redis", "goblin"]

@@ -12,6 +12,17 @@
  * ran go out in the next single write+fsync (group commit). Invariant: synced_off <=
  * written_off <= recv_off, and bytes reach the file in stream order.
  *
+ * Gathering (appendfsync always): the clients a write+fsync acknowledges
+ * send their next writes a round trip later, while the next write+fsync
+ * would already be running with only what came in meanwhile. Left alone,
+ * the clients split into two groups that take turns, each fsync carrying
+ * half of them (Redis's beforeSleep fsync does the same). So after each
+ * fsync the writer waits for about as many bytes as were pending plus the
+ * ones it just acknowledged, at most half the last fsync's duration (and
+ * never more than GATHER_MAX_US): one group, one fsync per round trip.
+ * With one client, or when the writes stop, the wait ends at once or after
+ * that bound; under everysec and no nothing waits.
+ *
  * Lock order: stream lock -> mu (the sink); man_mu (the manifest) is taken
  * before the stream lock, never under mu. The writer thread never takes
  * the stream lock.
@@ -33,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -157,10 +169,33 @@ static _Thread_local int tl_batching, tl_kick;
  * against maxmemory for good. */
 #define AOF_BUF_KEEP (64 * 1024)
 
+/* The longest a write+fsync waits for the writes of the clients the last
+ * one acknowledged (see Gathering above). */
+#define GATHER_MAX_US 2000
+
 static int64_t mono_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int64_t mono_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+/* Wait on cv (mu held) for at most us microseconds. */
+static void cond_wait_us(pthread_cond_t *cv, int64_t us) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += us / 1000000;
+    ts.tv_nsec += (us % 1000000) * 1000;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cv, &mu, &ts);
 }
 
 /* Room for n more pending bytes (mu held). */
@@ -174,6 +209,12 @@ static void pend_reserve(size_t n) {
     pcap = nc;
     __atomic_store_n(&pcap_pub, pcap, __ATOMIC_RELAXED);
 }
+
+/* Gathering: the writer waits for gather_want pending bytes until
+ * gather_until (mono_us); producers wake it only once that many are
+ * there (0: at once). mu. */
+static size_t gather_want;
+static int64_t gather_until;
 
 static int64_t ts_last; /* unix second of the last #TS annotation (mu) */
 
@@ -201,7 +242,7 @@ static void sink_write(void *arg, const char *p, size_t n) {
     recv_off += n;
     tl_need = recv_off;
     if (tl_batching) tl_kick = 1;
-    else pthread_cond_signal(&cv_work);
+    else if (plen >= gather_want) pthread_cond_signal(&cv_work);
     pthread_mutex_unlock(&mu);
 }
 
@@ -213,7 +254,7 @@ void aof_batch_end(void) {
     if (!tl_kick) return;
     tl_kick = 0;
     pthread_mutex_lock(&mu);
-    pthread_cond_signal(&cv_work);
+    if (plen >= gather_want) pthread_cond_signal(&cv_work);
     pthread_mutex_unlock(&mu);
 }
 
@@ -333,6 +374,8 @@ static void *writer_main(void *arg) {
     pthread_setname_np(pthread_self(), "goblin-aof");
     char *wbuf = NULL;
     size_t wcap = 0;
+    /* The gathering waits are tens of microseconds: no default timer slack. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     pthread_mutex_lock(&mu);
     for (;;) {
         int mode = __atomic_load_n(&fsync_mode, __ATOMIC_RELAXED);
@@ -344,15 +387,16 @@ static void *writer_main(void *arg) {
          * bytes still need one (appendfsync always). */
         int resync_due = retry_due && written_off > synced_off;
         if (stop_req && !plen) break;
-        if ((!plen || (!ok && !retry_due && !stop_req)) && !fsync_due && !resync_due) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 250 * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
+        if (gather_want && mode == AOF_FSYNC_ALWAYS && ok && !stop_req && plen < gather_want) {
+            int64_t left = gather_until - mono_us();
+            if (left > 0) {
+                cond_wait_us(&cv_work, left);
+                continue;
             }
-            pthread_cond_timedwait(&cv_work, &mu, &ts);
+        }
+        gather_want = 0;
+        if ((!plen || (!ok && !retry_due && !stop_req)) && !fsync_due && !resync_due) {
+            cond_wait_us(&cv_work, 250000);
             continue;
         }
         /* Take everything pending: one write (and one fsync) for all. */
@@ -374,6 +418,7 @@ static void *writer_main(void *arg) {
 
         size_t done = 0;
         int rc, e;
+        int64_t fsync_t0 = 0;
         if (n && take_fault(&fault_writes)) {
             rc = -1;
             e = EIO;
@@ -390,6 +435,7 @@ static void *writer_main(void *arg) {
             last_fsync_ms = mono_ms();
         } else if (rc == 0 &&
                    (mode == AOF_FSYNC_ALWAYS || (mode == AOF_FSYNC_EVERYSEC && mono_ms() - last_fsync_ms >= 1000))) {
+            fsync_t0 = mono_us();
             if (take_fault(&fault_fsyncs) ? (errno = EIO, 1) : fdatasync(fd) != 0) {
                 rc = -1;
                 e = errno;
@@ -401,6 +447,11 @@ static void *writer_main(void *arg) {
             }
         }
         pthread_mutex_lock(&mu);
+        if (fsync_t0 && synced && mode == AOF_FSYNC_ALWAYS) {
+            int64_t t1 = mono_us(), half = (t1 - fsync_t0) / 2;
+            gather_want = plen + n - n / 8; /* stragglers go with the next group */
+            gather_until = t1 + (half < GATHER_MAX_US ? half : GATHER_MAX_US);
+        }
         busy = 0;
         __atomic_fetch_add(&incr_size, done, __ATOMIC_RELAXED);
         __atomic_fetch_add(&cur_size, done, __ATOMIC_RELAXED);
