@@ -169,6 +169,7 @@ def main():
     ap.add_argument("--server-cpus")
     ap.add_argument("--client-cpus")
     ap.add_argument("--timeout", type=float, default=300, help="seconds allowed for one redis-benchmark run")
+    ap.add_argument("--goblin-args", default="", help="more goblin-core flags, e.g. \"--net async\"")
     ap.add_argument("--tls", action="store_true", help="benchmark over TLS (tls-port, client certificates)")
     ap.add_argument("--chart", metavar="FILE.png")
     ap.add_argument("--json", metavar="FILE")
@@ -205,7 +206,9 @@ def run(args, tests, pipes, cleanup):
     print("redis-server %s; goblin-core %s --cores %d; pinning: %s" % (
         redis_version, args.goblin, args.cores, pin_note))
     tls_cli = []
-    extra_gob, extra_red = [], []
+    extra_gob, extra_red = args.goblin_args.split(), []
+    if extra_gob:
+        print("goblin-core flags: %s" % " ".join(extra_gob))
     tls_ports = {}
     if args.tls:
         certs = make_certs(cleanup)

@@ -209,7 +209,8 @@ int main(int argc, char **argv) {
     persist_loading_begin();
     if (tls_init() != 0) return 1;
     if (net_start(cfg.cores) != 0) return 1;
-    log_notice("Ready to accept connections tcp on port %d with %d worker(s)", cfg.port, cfg.cores);
+    log_notice("Ready to accept connections tcp on port %d with %d worker(s), network I/O: %s", cfg.port, cfg.cores,
+               net_io_mode());
     pthread_t st;
     pthread_create(&st, NULL, signal_thread, &set);
     pthread_detach(st);

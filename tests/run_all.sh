@@ -49,6 +49,9 @@ run layers python3 tests/layers/check_layers.py --dot tests/tmp/layers.dot
 run directives python3 tests/config/check_directives.py
 run unit ./build-release/unit-tests
 run tcl tclsh tests/test_helper.tcl --server ./build-release/goblin-core --seed "$SEED"
+# The same with a read and a write system call per connection (--net epoll) instead of
+# the workers' io_uring batches (--net auto's choice on this kernel).
+run tcl-epoll tclsh tests/test_helper.tcl --server ./build-release/goblin-core --seed "$SEED" --server-args "--net epoll"
 run diff sh tests/diff/run.sh --server ./build-release/goblin-core --seed "$SEED"
 # The same commands over values around a 16 KiB head, tails on an SSD dir.
 run diff-objstore sh tests/diff/run.sh --server ./build-release/goblin-core --seed "$SEED" --family bigstrings \

@@ -6,6 +6,8 @@
 #                     a binary named redis-server* is run as Redis, which is
 #                     how the suites themselves are validated
 #   --kind KIND       goblin or redis, when the binary's name does not tell
+#   --server-args A   more flags for every goblin-core the tests start (a
+#                     list, e.g. "--net async"); a test's own flags follow
 #   --single FILE     run only this test file (repeatable); a path, or a
 #                     name like "keyspace" or "type/string.tcl"
 #   --tags LIST       "slow" runs only tests tagged slow, "-slow" leaves them
@@ -29,7 +31,7 @@ set ::rootdir [file dirname $::testdir]
 
 proc usage {} {
     puts {usage: tclsh tests/test_helper.tcl [--server PATH] [--kind goblin|redis] [--single FILE]...
-       [--tags TAGS]... [--only GLOB]... [--jobs N] [--timeout SECS] [--test-timeout SECS]
+       [--server-args ARGS] [--tags TAGS]... [--only GLOB]... [--jobs N] [--timeout SECS] [--test-timeout SECS]
        [--seed N] [--verbose] [--dont-clean] [--list]}
 }
 
@@ -49,6 +51,7 @@ set opt(child) ""
 set opt(port_base) 21000
 set opt(kind) ""
 set opt(seed) ""
+set opt(server_args) {}
 
 for {set i 0} {$i < [llength $argv]} {incr i} {
     set a [lindex $argv $i]
@@ -67,6 +70,7 @@ for {set i 0} {$i < [llength $argv]} {incr i} {
         --child {set opt(child) $v; incr i}
         --port-base {set opt(port_base) $v; incr i}
         --kind {set opt(kind) $v; incr i}
+        --server-args {set opt(server_args) $v; incr i}
         --seed {set opt(seed) $v; incr i}
         --help - -h {usage; exit 0}
         default {
@@ -93,6 +97,7 @@ proc run_child {} {
     source [file join $::testdir helpers util.tcl]
     source [file join $::testdir helpers server.tcl]
     set ::srv::binary $opt(server)
+    if {$opt(kind) eq "goblin"} {set ::srv::extra_args $opt(server_args)}
     set ::srv::tmproot [file join $::testdir tmp]
     set ::srv::keep_tmp $opt(dont_clean)
     set ::srv::port_base $opt(port_base)
@@ -242,6 +247,7 @@ proc start_next {} {
                       --port-base [expr {20000 + (4000 * ($slot + 3 * ([pid] % 5))) % 40000}]]
         foreach tg $opt(tags) {lappend args --tags $tg}
         foreach o $opt(only) {lappend args --only $o}
+        if {[llength $opt(server_args)]} {lappend args --server-args $opt(server_args)}
         lappend args --test-timeout $opt(test_timeout)
         if {$opt(verbose)} {lappend args --verbose}
         if {$opt(dont_clean)} {lappend args --dont-clean}

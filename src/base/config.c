@@ -66,9 +66,9 @@ static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile
 
 static const char *const aof_fsyncs[] = {"no", "always", "everysec", NULL};
 static const char *const mirror_clients[] = {"socket", "uring", NULL};
+static const char *const nets[] = {"auto", "async", "epoll", NULL};
 static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb", NULL};
 
-#define NOTYET_NET "connections read and written through each worker's io_uring ring, docs/http.md"
 #define NOTYET_REPL "replication"
 
 static const char *const supervised_modes[] = {"upstart", "systemd", "auto", "no", NULL};
@@ -157,7 +157,7 @@ static config_entry table[] = {
     {"memcache-max-item-size", NULL, T_GSIZE, 0, NULL, "1M", 1024, 1LL << 30, NULL, NULL},
     {"mirror", NULL, T_STRING, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL},
     {"mirror-client", NULL, T_ENUM, F_IMMUTABLE, NULL, "socket", 0, 0, mirror_clients, NULL},
-    {"net", NULL, T_STRING, F_IMMUTABLE | F_NOTYET, NULL, "", 0, 0, NULL, NOTYET_NET},
+    {"net", NULL, T_ENUM, F_IMMUTABLE, NULL, "auto", 0, 0, nets, NULL},
     /* Redis directives. Each one works, or accepts only its default value
      * (F_DEFONLY: any other is refused with the reason in the entry) until
      * the capability that gives it meaning arrives. docs/configuration.md

@@ -213,6 +213,27 @@ static void pending_unlink(conn *k) {
     k->pwait = 0;
 }
 
+/* --net async's read lists, intrusive like the pending one: w->rready
+ * (rwait 1) and conn_read_batch's `done` (rwait 2). */
+static _Thread_local conn *rdone_tl; /* conn_read_batch's, per worker thread */
+
+static void rlist_push(conn **head, conn *k, int which) {
+    k->rwait = which;
+    k->rprev = NULL;
+    k->rnext = *head;
+    if (*head) (*head)->rprev = k;
+    *head = k;
+}
+
+static void rlist_unlink(conn *k) {
+    conn **head = k->rwait == 1 ? &k->w->rready : &rdone_tl;
+    if (k->rprev) k->rprev->rnext = k->rnext;
+    else *head = k->rnext;
+    if (k->rnext) k->rnext->rprev = k->rprev;
+    k->rprev = k->rnext = NULL;
+    k->rwait = 0;
+}
+
 /* The held list: connections CLIENT PAUSE holds, from every worker, in the
  * order they were held (Redis's postponed-clients list), each at most once
  * (k->paused). Under hold_lock: the list, its numbering (zseq from
@@ -279,6 +300,7 @@ static void held_remove(conn *k) {
 
 static void conn_free(conn *k) {
     worker *w = k->w;
+    if (k->rwait) rlist_unlink(k);
     if (k->dwait) durable_unlink(k);
     if (k->pwait) pending_unlink(k);
     if (k->paused) held_remove(k);
@@ -392,12 +414,9 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
     if (ssl) conn_tls_handshake(k, 1);
 }
 
-/* Write what we can, now; -1 when the connection must be closed now. A
- * write is an interaction, as in Redis: it stamps CLIENT LIST's idle time
- * and keeps the query buffer from counting as idle. */
-static int conn_write(conn *k) {
+/* Before writing k's output: the counters and figures a write updates. */
+static void conn_write_begin(conn *k) {
     client *c = &k->c;
-    size_t before = c->osent;
     if (c->olen > c->osent) tstat_add(TSTAT_WRITES, 1);
     /* What Redis's reply buffer would hold now: the output up to its size
      * (the rest would be in its reply list). */
@@ -406,18 +425,42 @@ static int conn_write(conn *k) {
         k->rbp = pos;
         __atomic_store_n(&c->rbp, pos, __ATOMIC_RELAXED);
     }
+}
+
+static void conn_wrote(conn *k, size_t n) {
+    __atomic_store_n(&k->c.osent, k->c.osent + n, __ATOMIC_RELAXED);
+    tstat_add(TSTAT_NET_OUTPUT, (uint64_t)n);
+}
+
+static int conn_write_end(conn *k, size_t before);
+
+/* Write what we can, now; -1 when the connection must be closed now. A
+ * write is an interaction, as in Redis: it stamps CLIENT LIST's idle time
+ * and keeps the query buffer from counting as idle. */
+static int conn_write(conn *k) {
+    client *c = &k->c;
+    size_t before = c->osent;
+    conn_write_begin(k);
     while (c->osent < c->olen) {
         ssize_t n = k->ssl ? tlsio_write(k, c->obuf + c->osent, c->olen - c->osent)
                            : write(c->fd, c->obuf + c->osent, c->olen - c->osent);
         if (n > 0) {
-            __atomic_store_n(&c->osent, c->osent + (size_t)n, __ATOMIC_RELAXED);
-            tstat_add(TSTAT_NET_OUTPUT, (uint64_t)n);
+            conn_wrote(k, (size_t)n);
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
         return -1;
     }
+    return conn_write_end(k, before);
+}
+
+/* After writing (before: osent when it began): what is written is an
+ * interaction; all of it written, the buffer may shrink and a
+ * CLOSE_AFTER_REPLY connection closes (-1); otherwise the rest waits for
+ * the socket to take more. */
+static int conn_write_end(conn *k, size_t before) {
+    client *c = &k->c;
     if (c->osent != before) conn_interacted(k);
     if (c->osent == c->olen) {
         client_set_out(c, 0, 0);
@@ -638,12 +681,40 @@ static int conn_after_input(conn *k) {
  * pending-write list. Writing runs no command, so nothing joins the list
  * meanwhile; one held for the fsync since it was listed stays held
  * (conn_durable_flush sends it). */
+#define NET_BATCH 64
+
 void conn_write_pending(worker *w) {
+    conn *batch[NET_BATCH];
+    nuring_op ops[NET_BATCH];
+    size_t before[NET_BATCH];
     while (w->pending) {
-        conn *k = w->pending;
-        pending_unlink(k);
-        if (k->dwait) continue;
-        if ((client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) || conn_write(k) != 0) conn_free(k);
+        int n = 0;
+        while (w->pending && n < NET_BATCH) {
+            conn *k = w->pending;
+            pending_unlink(k);
+            if (k->dwait) continue;
+            if (client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) {
+                conn_free(k);
+            } else if (w->uring && !k->ssl && k->c.osent < k->c.olen) {
+                /* --net async: written with the rest of the batch. */
+                conn_write_begin(k);
+                before[n] = k->c.osent;
+                ops[n] = (nuring_op){k->c.fd, 1, k->c.obuf + k->c.osent, k->c.olen - k->c.osent, 0};
+                batch[n++] = k;
+            } else if (conn_write(k) != 0) {
+                conn_free(k);
+            }
+        }
+        if (!n) continue;
+        /* Nothing below runs a command: no connection of the batch can be
+         * freed by another's turn. */
+        nuring_run(w->uring, ops, n);
+        for (int i = 0; i < n; i++) {
+            conn *k = batch[i];
+            int r = ops[i].res;
+            if (r > 0) conn_wrote(k, (size_t)r);
+            if ((r < 0 && r != -EAGAIN && r != -EINTR) || conn_write_end(k, before[i]) != 0) conn_free(k);
+        }
     }
 }
 
@@ -667,10 +738,24 @@ void conn_busy_flush(worker *w) {
 
 void net_client_flush(client *c) { conn_after_input(c->conn); }
 
+static int conn_read_room(conn *k, size_t *len, size_t *parsed, size_t *argv_len);
+static int conn_read_got(conn *k, ssize_t n, size_t parsed, size_t argv_len);
+static void busy_ran(conn *k, int r);
+
 /* Read what the socket (or OpenSSL) has: 1 when bytes came and are to be
  * run, 0 when nothing is to be done now, -1 when the connection must be
  * closed. */
 static int conn_read(conn *k) {
+    size_t len, parsed, argv_len;
+    if (conn_read_room(k, &len, &parsed, &argv_len) != 0) return -1;
+    ssize_t n = k->ssl ? tlsio_read(k, k->qbuf + k->qlen, len) : read(k->c.fd, k->qbuf + k->qlen, len);
+    if (n < 0) n = -errno;
+    return conn_read_got(k, n, parsed, argv_len);
+}
+
+/* Make room to read into (len bytes at qbuf + qlen) and note the figures of
+ * the partial request before the read; -1 when there is no memory. */
+static int conn_read_room(conn *k, size_t *len, size_t *parsed, size_t *argv_len) {
     tstat_add(TSTAT_READS, 1);
     /* Room as Redis's readQueryFromClient makes it: a big argument is read
      * to its end into a buffer of just that size; otherwise 16 KiB, into a
@@ -684,12 +769,17 @@ static int conn_read(conn *k) {
     if (hint > k->qlen) want = hint - k->qlen;
     if (qbuf_room(k, want, !big && k->qcap > READ_CHUNK) != 0) return -1;
     /* A read adds bytes, it parses none: what is parsed now holds after it. */
-    size_t parsed, argv_len;
-    partial_of(k, &parsed, &argv_len);
-    size_t len = k->qcap - k->qlen - 1;
-    if ((big || argv_len >= 32 * 1024) && len > want) len = want;
-    ssize_t n = k->ssl ? tlsio_read(k, k->qbuf + k->qlen, len) : read(k->c.fd, k->qbuf + k->qlen, len);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return -1;
+    partial_of(k, parsed, argv_len);
+    *len = k->qcap - k->qlen - 1;
+    if ((big || *argv_len >= 32 * 1024) && *len > want) *len = want;
+    return 0;
+}
+
+/* n bytes (or -errno) came into the room conn_read_room made: 1 when they
+ * are to be run, 0 when nothing is to be done now, -1 when the connection
+ * must be closed. */
+static int conn_read_got(conn *k, ssize_t n, size_t parsed, size_t argv_len) {
+    if (n == 0 || (n < 0 && n != -EAGAIN && n != -EWOULDBLOCK && n != -EINTR)) return -1;
     if (n < 0) return 0;
     tstat_add(TSTAT_NET_INPUT, (uint64_t)n);
     k->qlen += (size_t)n;
@@ -736,7 +826,13 @@ void conn_busy_serve(conn *k, short revents) {
         return;
     }
     if (!(revents & (POLLIN | POLLHUP | POLLERR))) return;
-    int r = conn_read(k);
+    if (k->rwait == 2) return; /* conn_busy_settle runs what it read */
+    busy_ran(k, conn_read(k));
+}
+
+/* The busy pump's share of a read (r as conn_read returns it): run what
+ * came; an end of file or a failed write closes it once the loop is back. */
+static void busy_ran(conn *k, int r) {
     if (r < 0) {
         k->busy_eof = 1;
         client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
@@ -746,6 +842,21 @@ void conn_busy_serve(conn *k, short revents) {
     conn_process(k);
     if (k->c.handoff) return; /* the loop deals with it later */
     if (conn_flush(k) != 0) client_flag_on(&k->c, CLIENT_CLOSE_ASAP);
+}
+
+/* --net async, from the busy pump: the reads conn_read_batch made and has
+ * not run yet (the long command is one of them, or they came after it in
+ * the batch) are run now, before the pump reads anything more into their
+ * buffers. */
+void conn_busy_settle(worker *w) {
+    (void)w;
+    for (conn *k = rdone_tl, *next; k; k = next) {
+        next = k->rnext;
+        if (k->running) continue;
+        rlist_unlink(k);
+        busy_ran(k, conn_read_got(k, k->rres, k->rparsed, k->rargv));
+        next = rdone_tl; /* running commands may have changed the list */
+    }
 }
 
 /* A TLS connection's reads: until OpenSSL holds no byte more (decrypted,
@@ -802,7 +913,53 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     conn *k = arg;
     if (k->ssl) conn_tls_event(k, what);
-    else conn_read_run(k);
+    else if (k->w->uring) {
+        if (!k->rwait) rlist_push(&k->w->rready, k, 1); /* conn_read_batch reads it */
+    } else {
+        conn_read_run(k);
+    }
+}
+
+/* --net async, after the loop's callbacks: read every connection they found
+ * readable, in batches of one system call, then run what came, connection
+ * by connection, as conn_read_run does. The reads of a batch are all made
+ * before any command runs; a connection a command frees (CLIENT KILL,
+ * a handoff) leaves the list it is on. */
+void conn_read_batch(worker *w) {
+    nuring_op ops[NET_BATCH];
+    conn *batch[NET_BATCH];
+    while (w->rready) {
+        int n = 0;
+        while (w->rready && n < NET_BATCH) {
+            conn *k = w->rready;
+            rlist_unlink(k);
+            size_t len;
+            if (conn_read_room(k, &len, &k->rparsed, &k->rargv) != 0) {
+                conn_free(k);
+                continue;
+            }
+            ops[n] = (nuring_op){k->c.fd, 0, k->qbuf + k->qlen, len, 0};
+            batch[n++] = k;
+        }
+        if (!n) continue;
+        nuring_run(w->uring, ops, n);
+        for (int i = n - 1; i >= 0; i--) {
+            batch[i]->rres = ops[i].res;
+            rlist_push(&rdone_tl, batch[i], 2); /* run in the order read */
+        }
+        while (rdone_tl) {
+            conn *k = rdone_tl;
+            rlist_unlink(k);
+            int r = conn_read_got(k, k->rres, k->rparsed, k->rargv);
+            if (r < 0) {
+                conn_free(k);
+                continue;
+            }
+            if (!r) continue;
+            conn_process(k);
+            conn_after_input(k);
+        }
+    }
 }
 
 /* The socket may take more output; -1 when k was freed (a stream pump

@@ -60,6 +60,11 @@ typedef struct worker {
     int64_t batch_ms;
     /* net_events_while_busy is serving the connections (not re-entered). */
     int busy_pump;
+    /* --net async: the ring that serves an iteration's reads and writes in
+     * one system call each (uring_io.c), NULL otherwise; and the
+     * connections whose reads it serves next (conn_read_batch). */
+    struct nuring *uring;
+    struct conn *rready;
 } worker;
 
 typedef struct conn {
@@ -77,6 +82,14 @@ typedef struct conn {
     struct conn *dprev, *dnext;      /* w->durable (dwait 1) or w->dbatch (2) */
     int dwait;
     uint64_t dneed;                  /* dwait 2: the AOF offset to wait for */
+    /* --net async: on w->rready (rwait 1: readable, its read not yet
+     * made) or on conn_read_batch's list of reads made, not yet run
+     * (rwait 2, with their result rres and the query-buffer figures taken
+     * before the read). */
+    struct conn *rprev, *rnext;
+    int rwait;
+    int rres;
+    size_t rparsed, rargv;
     int paused;                      /* held by CLIENT PAUSE: on the held list */
     struct conn *zprev, *znext;      /* the held list (conn.c), when paused */
     uint64_t zseq;                   /* its number there */
@@ -114,6 +127,22 @@ typedef struct conn {
     int tls_want;
 } conn;
 
+/* uring_io.c: a batch of socket reads (send 0) and writes (send 1), all
+ * submitted in one system call; nuring_run returns when every one has
+ * completed, res holding its byte count or -errno (-EAGAIN: the socket had
+ * nothing to give or no room). Nothing stays in flight. */
+typedef struct nuring nuring;
+typedef struct nuring_op {
+    int fd;
+    int send;
+    void *buf;
+    size_t len;
+    int res;
+} nuring_op;
+nuring *nuring_new(unsigned entries, char *err, size_t errlen);
+void nuring_free(nuring *r);
+void nuring_run(nuring *r, nuring_op *ops, int n);
+
 extern worker *net_workers;
 /* unix_sock: from the unixsocket listener (flag U, never refused by
  * protected mode: the peer is on this host). */
@@ -136,6 +165,11 @@ void conn_drain_async(worker *w);
  * commands or got output during it (first), then send the replies that
  * waited for the AOF fsync (one fsync for every reply held during it). */
 void conn_write_pending(worker *w);
+/* --net async: read the connections the loop found readable, in batches
+ * (after the loop's callbacks, before conn_write_pending), and from the
+ * busy pump, run the reads made and not yet run. */
+void conn_read_batch(worker *w);
+void conn_busy_settle(worker *w);
 void conn_durable_flush(worker *w);
 void conn_durable_notify(void);
 /* From net_events_while_busy, with what poll(2) reported: write what k's

@@ -12,6 +12,8 @@
 #include "session/client.h"
 
 int net_start(int nworkers);          /* bind + spawn; -1 with a message on error */
+/* After net_start: "async" (the workers' io_uring rings) or "epoll". */
+const char *net_io_mode(void);
 void net_stop(void);                  /* stop loops and join */
 /* Leaving while a worker may never return (a script that never ends): as
  * net_stop, but joins only the workers that end within ms. */

@@ -286,6 +286,9 @@ void net_post(int wid, net_job_fn *fn, void *arg) {
     }
 }
 
+/* --net async: operations per ring submission (a batch of more is split). */
+#define NET_RING_ENTRIES 64
+
 static void *worker_main(void *arg) {
     worker *w = arg;
     self = w;
@@ -306,6 +309,7 @@ static void *worker_main(void *arg) {
     repl_batch_begin();
     while (!event_base_got_break(w->base)) {
         if (event_base_loop(w->base, EVLOOP_ONCE) != 0) break;
+        if (w->uring) conn_read_batch(w);
         /* BCAST invalidations of this iteration's changes, queued before
          * the writers' replies go out (Redis's beforeSleep order). */
         if (tracking_active()) tracking_bcast_flush();
@@ -336,6 +340,7 @@ static void net_events_while_busy(void) {
     if (!w || w->busy_pump) return;
     w->busy_pump = 1;
     conn_busy_flush(w);
+    if (w->uring) conn_busy_settle(w);
     size_t n = (size_t)w->nlisten;
     for (conn *k = w->conns; k; k = k->next) n++;
     struct pollfd *fds = malloc(n * sizeof(*fds));
@@ -586,6 +591,8 @@ static int ports_distinct(int hport, int htport, int *mcport, int mctport) {
     return 0;
 }
 
+const char *net_io_mode(void) { return nworkers && net_workers[0].uring ? "async" : "epoll"; }
+
 int net_start(int n) {
     session_set_transport(&net_transport);
     bind_addr addrs[16];
@@ -617,11 +624,33 @@ int net_start(int n) {
     if (mct < 0) return -1;
     if (unix_listen() != 0) return -1;
     if (net_cbus_start() != 0) return -1;
+    /* --net: async (each worker's reads and writes through its io_uring,
+     * uring_io.c), epoll (a system call per read and write), or auto:
+     * async where the kernel lets this process make a ring, else epoll. */
+    char *nv = config_value("net");
+    int want = nv && !strcmp(nv, "epoll") ? 0 : nv && !strcmp(nv, "async") ? 2 : 1;
+    free(nv);
     nworkers = n;
     net_workers = calloc((size_t)n, sizeof(worker));
     for (int k = 0; k < n; k++) {
         worker *w = &net_workers[k];
         w->id = k;
+        if (want) {
+            char err[128];
+            if (!(w->uring = nuring_new(NET_RING_ENTRIES, err, sizeof(err)))) {
+                if (want == 2) {
+                    fprintf(stderr, "goblin: --net async: %s\n", err);
+                    return -1;
+                }
+                log_warn("--net auto: no io_uring for the connections (%s): each read and write is a system call",
+                         err);
+                for (int j = 0; j < k; j++) {
+                    nuring_free(net_workers[j].uring);
+                    net_workers[j].uring = NULL;
+                }
+                want = 0;
+            }
+        }
         w->base = event_base_new();
         pthread_mutex_init(&w->qlock, NULL);
         w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -14,6 +14,7 @@
 
 namespace eval ::srv {
     variable binary ""
+    variable extra_args {}   ;# test_helper's --server-args (goblin only)
     variable tmproot ""
     variable keep_tmp 0
     variable port_base 21000
@@ -113,8 +114,9 @@ proc ::srv::sanitizer_report {sid} {
 
 proc ::srv::cmdline {sid port} {
     variable S
+    variable extra_args
     set argv [list --port $port --bind 127.0.0.1 --dir $S($sid,dir) --save "" \
-                  --enable-debug-command yes]
+                  --enable-debug-command yes {*}$extra_args]
     if {[kind] eq "redis"} {
         lappend argv --daemonize no \
             --appendonly no --logfile ""

@@ -869,10 +869,10 @@ def goblin_store_defaults():
     os.makedirs(os.path.join(d, "ssd"), exist_ok=True)
     o = mirror()[1]
     port, hport = free_port(), free_port()
-    # The seed benchmark's command line (but --net async), scaled down.
+    # The seed benchmark's command line, scaled down.
     cmd = [store, "--port", str(port), "--save", "", "--dir", d, "--mirror", "http://127.0.0.1:%d/pfx" % o.port,
            "--mirror-client", "uring", "--listen-address", "127.0.0.1", "--http-port", str(hport), "--no-memcache",
-           "--numa", "0", "--cores", "2", "--memory", "64M", "--small-memory", "64M", "--block", "2M",
+           "--net", "async", "--numa", "0", "--cores", "2", "--memory", "64M", "--small-memory", "64M", "--block", "2M",
            "--ram-head", "256K", "--io-chunk", "256K", "--write-io-chunk", "1M", "--no-numa-promotion",
            "--ssd-dir", os.path.join(d, "ssd"), "--memcache-port", str(free_port())]
     with open(os.path.join(d, "log.txt"), "wb") as log:
@@ -891,9 +891,11 @@ def goblin_store_defaults():
             eq((st, body), (200, Origin.body("/pfx/store-obj")))
             s.close()
             eq(redis.Redis(port=port).config_get("http-port")["http-port"], str(hport))
+            eq(redis.Redis(port=port).config_get("net")["net"], "async")
         finally:
             p.terminate()
             p.wait(10)
+        assert "network I/O: async" in open(os.path.join(d, "log.txt")).read()
     # Without --http-port, goblin-store listens on 8080 (when it is free;
     # else one is given), and the memcache listener is on unless
     # --no-memcache.
@@ -930,10 +932,57 @@ def goblin_store_defaults():
         p.terminate()
         p.wait(10)
     eq(plain().r.config_get("http-port")["http-port"], str(plain().hport))
-    # --net async is refused, and says why.
-    r = subprocess.run([store, "--port", "0", "--net", "async"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    # --net takes auto, async or epoll; anything else is refused.
+    r = subprocess.run([store, "--port", "0", "--net", "uring"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        timeout=10)
-    assert r.returncode != 0 and b"not supported yet" in r.stdout and b"io_uring" in r.stdout, r.stdout
+    assert r.returncode != 0 and b"net" in r.stdout, r.stdout
+
+
+@test
+def net_auto_falls_back_without_io_uring():
+    """With io_uring turned off for the machine (kernel.io_uring_disabled=2),
+    --net auto serves with epoll and says so; --net async refuses to start."""
+    knob = "/proc/sys/kernel/io_uring_disabled"
+    if os.geteuid() != 0 or not os.path.exists(knob):
+        print("    (skipped: needs root and %s to turn io_uring off)" % knob)
+        return
+    old = open(knob).read().strip()
+    d = os.path.join(TMP, "noring")
+    os.makedirs(d, exist_ok=True)
+    try:
+        with open(knob, "w") as f:
+            f.write("2")
+        r = subprocess.run([GOBLIN, "--port", str(free_port()), "--net", "async", "--save", "", "--dir", d],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10)
+        assert r.returncode != 0 and b"--net async" in r.stdout, r.stdout
+        port = free_port()
+        with open(os.path.join(d, "log.txt"), "wb") as log:
+            p = subprocess.Popen([GOBLIN, "--port", str(port), "--save", "", "--dir", d, "--cores", "2",
+                                  "--memcache-port", str(free_port())], stdout=log, stderr=subprocess.STDOUT)
+        try:
+            c = redis.Redis(port=port)
+            deadline = time.time() + 10
+            while True:
+                try:
+                    c.ping()
+                    break
+                except redis.exceptions.ConnectionError:
+                    assert p.poll() is None and time.time() < deadline, open(os.path.join(d, "log.txt")).read()
+                    time.sleep(0.05)
+            eq(c.config_get("net")["net"], "auto")
+            pipe = c.pipeline(transaction=False)
+            for i in range(2000):
+                pipe.set("k%d" % i, "v%d" % i)
+            pipe.execute()
+            eq(c.get("k1999"), b"v1999")
+        finally:
+            p.terminate()
+            p.wait(10)
+        text = open(os.path.join(d, "log.txt")).read()
+        assert "no io_uring for the connections" in text and "network I/O: epoll" in text, text
+    finally:
+        with open(knob, "w") as f:
+            f.write(old)
 
 
 def main():
