@@ -101,6 +101,9 @@ typedef struct rlink {
     int port;                /* REPLCONF listening-port */
     char *out;               /* pending stream bytes (mu) */
     size_t olen, ocap;
+    /* mu: the link's thread is about to wait in poll with nothing to send;
+     * only then do the stream's appends need to wake it. */
+    int idle;
     int64_t soft_since;      /* over the soft output limit since (ms) */
     uint64_t ack;            /* last acknowledged offset (mu) */
     int64_t ack_ms;          /* when (mu) */
@@ -189,6 +192,15 @@ static void wake(rlink *l) {
     }
 }
 
+/* Wake l's thread if it is (about to be) waiting with nothing to send (mu
+ * held): a thread that has bytes to send polls for the socket being
+ * writable and takes the new bytes with them, no eventfd write needed. */
+static void wake_idle(rlink *l) {
+    if (!l->idle) return;
+    l->idle = 0;
+    wake(l);
+}
+
 /* A worker thread's appends wake the links once, at the end of its loop
  * iteration (repl_batch_end), not once per record. */
 static _Thread_local int tl_batching, tl_kick;
@@ -224,9 +236,11 @@ static void link_append(rlink *l, const char *p, size_t n) {
     } else {
         l->soft_since = 0;
     }
-    if (was_empty || l->dead) {
+    if (l->dead) {
+        wake(l);
+    } else if (was_empty && l->idle) {
         if (tl_batching) tl_kick = 1;
-        else wake(l);
+        else wake_idle(l);
     }
 }
 
@@ -237,7 +251,8 @@ void repl_batch_end(void) {
     tl_kick = 0;
     pthread_mutex_lock(&mu);
     for (rlink *l = links; l; l = l->next)
-        if (l->olen || l->dead) wake(l);
+        if (l->dead) wake(l);
+        else if (l->olen) wake_idle(l);
     pthread_mutex_unlock(&mu);
 }
 
@@ -826,6 +841,9 @@ static size_t parse_acks(rlink *l, char *p, size_t n) {
     return used;
 }
 
+/* A link's send buffers larger than this are not kept for reuse. */
+#define LINK_BUF_KEEP (256 * 1024)
+
 static void *link_main(void *arg) {
     rlink *l = arg;
     pthread_setname_np(pthread_self(), "goblin-replica");
@@ -842,12 +860,16 @@ static void *link_main(void *arg) {
     fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
     char in[4096];
     size_t inlen = 0;
-    char *chunk = NULL;
+    /* The buffer last sent, handed back to the appenders at the next take
+     * (two buffers taking turns, not one malloc and free per send). */
+    char *spare = NULL;
+    size_t spare_cap = 0;
     for (;;) {
         pthread_mutex_lock(&mu);
         int dead = l->dead;
         size_t pending = l->wait_ack ? 0 : l->olen;
         int64_t ack_ms = l->ack_ms;
+        l->idle = !pending;
         pthread_mutex_unlock(&mu);
         if (dead) break;
         if (now_ms() - ack_ms > (int64_t)get(&repl_timeout) * 1000) {
@@ -881,11 +903,20 @@ static void *link_main(void *arg) {
         if (pending) {
             /* Take the pending bytes, send them outside the lock. */
             pthread_mutex_lock(&mu);
-            chunk = l->out;
-            size_t n = l->olen;
-            l->out = NULL;
-            l->olen = l->ocap = 0;
+            char *chunk = l->out;
+            size_t n = l->olen, cap = l->ocap;
+            l->out = spare;
+            l->ocap = spare_cap;
+            l->olen = 0;
             pthread_mutex_unlock(&mu);
+            /* After a burst, a big buffer goes back to the allocator. */
+            if (cap > LINK_BUF_KEEP) {
+                spare = NULL;
+                spare_cap = 0;
+            } else {
+                spare = chunk;
+                spare_cap = cap;
+            }
             size_t sent = 0;
             while (sent < n) {
                 int want_read = 0;
@@ -903,12 +934,12 @@ static void *link_main(void *arg) {
                 }
                 break;
             }
-            free(chunk);
-            chunk = NULL;
+            if (chunk != spare) free(chunk);
             if (sent < n) break;
         }
     }
     log_notice("Connection with replica %s:%d lost.", l->ip, l->port);
+    free(spare);
     link_free(l);
     return NULL;
 }
