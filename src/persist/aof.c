@@ -21,7 +21,10 @@
  * ones it just acknowledged, at most half the last fsync's duration (and
  * never more than GATHER_MAX_US): one group, one fsync per round trip.
  * With one client, or when the writes stop, the wait ends at once or after
- * that bound; under everysec and no nothing waits.
+ * that bound; under everysec and no nothing waits. Nor after an fsync
+ * shorter than GATHER_MIN_FSYNC_US: a disk that flushes that fast leaves
+ * less than the clients' round trip to gain, and the wait would only add
+ * to it.
  *
  * Lock order: stream lock -> mu (the sink); man_mu (the manifest) is taken
  * before the stream lock, never under mu. The writer thread never takes
@@ -172,6 +175,7 @@ static _Thread_local int tl_batching, tl_kick;
 /* The longest a write+fsync waits for the writes of the clients the last
  * one acknowledged (see Gathering above). */
 #define GATHER_MAX_US 2000
+#define GATHER_MIN_FSYNC_US 1000
 
 static int64_t mono_ms(void) {
     struct timespec t;
@@ -447,8 +451,8 @@ static void *writer_main(void *arg) {
             }
         }
         pthread_mutex_lock(&mu);
-        if (fsync_t0 && synced && mode == AOF_FSYNC_ALWAYS) {
-            int64_t t1 = mono_us(), half = (t1 - fsync_t0) / 2;
+        int64_t t1 = fsync_t0 ? mono_us() : 0, half = (t1 - fsync_t0) / 2;
+        if (fsync_t0 && synced && mode == AOF_FSYNC_ALWAYS && t1 - fsync_t0 >= GATHER_MIN_FSYNC_US) {
             gather_want = plen + n - n / 8; /* stragglers go with the next group */
             gather_until = t1 + (half < GATHER_MAX_US ? half : GATHER_MAX_US);
         }
