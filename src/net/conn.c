@@ -741,6 +741,7 @@ void net_client_flush(client *c) { conn_after_input(c->conn); }
 static int conn_read_room(conn *k, size_t *len, size_t *parsed, size_t *argv_len);
 static int conn_read_got(conn *k, ssize_t n, size_t parsed, size_t argv_len);
 static void busy_ran(conn *k, int r);
+static int conn_run_read(conn *k, int r);
 
 /* Read what the socket (or OpenSSL) has: 1 when bytes came and are to be
  * run, 0 when nothing is to be done now, -1 when the connection must be
@@ -808,8 +809,11 @@ static int conn_read_got(conn *k, ssize_t n, size_t parsed, size_t argv_len) {
 
 /* Read and run the requests that completes: -1 when k was freed, 1 when
  * there was nothing to read, 0 otherwise. */
-static int conn_read_run(conn *k) {
-    int r = conn_read(k);
+static int conn_read_run(conn *k) { return conn_run_read(k, conn_read(k)); }
+
+/* What a read returned (r as conn_read_got says) is run: -1 when k was
+ * freed, 1 when there was nothing to read, 0 otherwise. */
+static int conn_run_read(conn *k, int r) {
     if (r < 0) {
         conn_free(k);
         return -1;
@@ -950,14 +954,7 @@ void conn_read_batch(worker *w) {
         while (rdone_tl) {
             conn *k = rdone_tl;
             rlist_unlink(k);
-            int r = conn_read_got(k, k->rres, k->rparsed, k->rargv);
-            if (r < 0) {
-                conn_free(k);
-                continue;
-            }
-            if (!r) continue;
-            conn_process(k);
-            conn_after_input(k);
+            conn_run_read(k, conn_read_got(k, k->rres, k->rparsed, k->rargv));
         }
     }
 }
