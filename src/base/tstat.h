@@ -29,6 +29,7 @@ enum {
     TSTAT_DIRTY,           /* changes since start (db_dirty_now; never reset) */
     TSTAT_READS,           /* client read events served (total_reads_processed) */
     TSTAT_WRITES,          /* client output flushes (total_writes_processed) */
+    TSTAT_NET_OUTPUT_DIRECT, /* of NET_OUTPUT, sent from the caller's memory (reply_rawv) */
     TSTAT_N
 };
 

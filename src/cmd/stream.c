@@ -3,8 +3,10 @@
  * A GET of a value whose tail is an SSD extent answers "$<len>\r\n" and the
  * head at once and opens a tail stream (mem/ssdtail.h): --io-chunk reads
  * submitted together on the worker's own io_uring, whose completions wake
- * the worker's loop (cmd_stream_poll). Completed chunks are appended to the
- * client's output in order as they arrive, then "\r\n"; meanwhile the client
+ * the worker's loop (cmd_stream_poll). Completed chunks go to the client in
+ * order as they arrive (reply_rawv: straight from the read buffer to the
+ * socket while nothing waits in the output before them, else through the
+ * output), then "\r\n"; meanwhile the client
  * is CLIENT_STREAMING, so its pipelined commands wait (replies stay in
  * order), while every other client on the worker is served. Many streams on
  * one worker proceed together: each keeps up to SSDTAIL_WINDOW reads in
@@ -92,13 +94,18 @@ static int stream_start(client *c, const gobj *o, const char *hdr, size_t hdrlen
         return 1;
     }
     char bulk[32];
-    if (!hdr) {
-        int n = snprintf(bulk, sizeof(bulk), "$%zu\r\n", total);
-        hdr = bulk;
-        hdrlen = (size_t)n;
+    struct iovec v[2] = {{NULL, 0}, {(void *)head, headlen}};
+    if (!hdr && c->value_sink && c->value_sink(c, v + 1, 1, total, 1)) {
+        trailer = ""; /* the sink framed it: the value's bytes alone follow */
+    } else {
+        if (!hdr) {
+            int n = snprintf(bulk, sizeof(bulk), "$%zu\r\n", total);
+            hdr = bulk;
+            hdrlen = (size_t)n;
+        }
+        v[0] = (struct iovec){(void *)hdr, hdrlen};
+        reply_rawv(c, v, 2);
     }
-    reply_raw(c, hdr, hdrlen);
-    reply_raw(c, head, headlen);
     tab[ntab++] = (vstream){c, s, trailer};
     client_flag_on(c, CLIENT_STREAMING);
     return 1;
@@ -130,7 +137,8 @@ static void pump(client *c) {
             return;
         }
         if (n == 0) break;
-        reply_raw(c, p, (size_t)n);
+        struct iovec v = {(void *)p, (size_t)n};
+        reply_rawv(c, &v, 1);
         ssdtail_stream_consume(s);
     }
     if (ssdtail_stream_done(s)) {
@@ -144,11 +152,6 @@ static void pump(client *c) {
 }
 
 void cmd_stream_pump(client *c) { pump(c); }
-
-void cmd_stream_unframe(client *c) {
-    long i = find(c);
-    if (i >= 0) tab[i].trailer = "";
-}
 
 void cmd_stream_poll(void) {
     ssdtail_async_reap();

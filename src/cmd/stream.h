@@ -6,18 +6,15 @@
 #include "db/object.h"
 
 /* Start a streamed bulk reply of o for c: 1 when the header and the head
- * are in c's output and the tail follows (c is CLIENT_STREAMING until the
- * reply is complete); 0 when o must be replied the ordinary way. */
+ * are in c's output (or sent: reply_rawv) and the tail follows (c is
+ * CLIENT_STREAMING until the reply is complete); 0 when o must be replied
+ * the ordinary way. A client's value sink (client.h) may frame it instead
+ * of the bulk string's header; the stream then carries the bytes alone. */
 int cmd_stream_reply(client *c, const gobj *o);
 /* The same with the protocol's own framing: hdr[0..hdrlen) before the
  * value (it must state the value's length itself, strval_len) and the
  * static string trailer after it (memcache: "\r\nEND\r\n"). */
 int cmd_stream_reply_framed(client *c, const gobj *o, const char *hdr, size_t hdrlen, const char *trailer);
-
-/* c's running stream ends without the bulk string's closing "\r\n": a
- * protocol that replaced the "$<len>\r\n" header it began with by its
- * own (an HTTP body) sends the value's bytes alone. */
-void cmd_stream_unframe(client *c);
 
 /* For net/: the calling worker thread's I/O completion fd (-1: none; make
  * it once on each worker thread before its loop runs), what to call when

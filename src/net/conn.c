@@ -19,6 +19,7 @@
  * through OpenSSL (tlsio.c): its handshake runs from its events first,
  * and its reads go on while OpenSSL holds bytes no socket event will
  * announce; the plaintext path only tests k->ssl. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -394,6 +395,7 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
     if (acl_new_client_authenticated()) k->c.flags = CLIENT_AUTHENTICATED; /* not yet visible */
     if (unix_sock) k->c.flags |= CLIENT_UNIX_SOCKET;
     if (ssl) k->c.flags |= CLIENT_TLS;
+    else k->c.send_direct = conn_send_direct;
     snprintf(k->c.addr, sizeof(k->c.addr), "%s", peer);
     snprintf(k->c.laddr, sizeof(k->c.laddr), "%s", local);
     pthread_mutex_init(&k->alock, NULL);
@@ -414,17 +416,21 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
     if (ssl) conn_tls_handshake(k, 1);
 }
 
+/* What Redis's reply buffer would hold with pending bytes of output: up
+ * to its size (the rest would be in its reply list); its peak follows. */
+static void conn_replybuf_use(conn *k, size_t pending) {
+    size_t pos = pending < k->rbs ? pending : k->rbs;
+    if (pos > k->rbp) {
+        k->rbp = pos;
+        __atomic_store_n(&k->c.rbp, pos, __ATOMIC_RELAXED);
+    }
+}
+
 /* Before writing k's output: the counters and figures a write updates. */
 static void conn_write_begin(conn *k) {
     client *c = &k->c;
     if (c->olen > c->osent) tstat_add(TSTAT_WRITES, 1);
-    /* What Redis's reply buffer would hold now: the output up to its size
-     * (the rest would be in its reply list). */
-    size_t pos = c->olen - c->osent < k->rbs ? c->olen - c->osent : k->rbs;
-    if (pos > k->rbp) {
-        k->rbp = pos;
-        __atomic_store_n(&c->rbp, pos, __ATOMIC_RELAXED);
-    }
+    conn_replybuf_use(k, c->olen - c->osent);
 }
 
 static void conn_wrote(conn *k, size_t n) {
@@ -482,6 +488,31 @@ static int conn_write_end(conn *k, size_t before) {
  * yet, or it is held already. */
 static int conn_must_hold(conn *k) {
     return k->c.osent < k->c.olen && (k->dwait || aof_durable_needed());
+}
+
+/* client.send_direct of a plain socket (session/reply.c, reply_rawv): the
+ * socket takes what it can of iov now, from the caller's memory, instead
+ * of the bytes going through the output buffer. Only when the output may
+ * go now: nothing held for the fsync (conn_must_hold, which looks at the
+ * output this would have joined) and the connection not closing. A
+ * failed send takes nothing: the copy that follows meets the error. */
+size_t conn_send_direct(client *c, const struct iovec *iov, int iovcnt) {
+    conn *k = c->conn;
+    assert(!k->ssl && c->osent == c->olen);
+    if (k->dwait || aof_durable_needed() || (client_flags_peek(c) & CLIENT_CLOSE_ASAP)) return 0;
+    struct msghdr mh = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt};
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; i++) total += iov[i].iov_len;
+    conn_replybuf_use(k, total); /* Redis would have put it in its buffer */
+    ssize_t n;
+    do n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) return 0;
+    tstat_add(TSTAT_WRITES, 1);
+    tstat_add(TSTAT_NET_OUTPUT, (uint64_t)n);
+    tstat_add(TSTAT_NET_OUTPUT_DIRECT, (uint64_t)n);
+    conn_interacted(k);
+    return (size_t)n;
 }
 
 /* Write now, or hold; returns -1 when the connection must be closed now. */

@@ -4,15 +4,18 @@
  * Each request is parsed by http_req.c (libhttp-parser) and served through
  * the command layer on the connection's client, as a RESP client's GET,
  * SET or DEL would be: the same locks, ACL (the default user), statistics,
- * write stream, WATCH and eviction. The RESP reply the command appended is
- * then rewritten in place into the HTTP answer: "$<len>\r\n" becomes the
- * status line and headers, the value's bytes stay where they are (one
- * memmove at most), the closing "\r\n" is dropped. A value whose tail is on
- * the SSD is streamed as GET streams it (cmd/stream.c), its framing taken
- * off (cmd_stream_unframe), so its body follows its head as the reads
- * complete. Requests pipelined on a connection are answered in order: the
- * module stops while a streamed body or an origin fetch (mirror.c) is in
- * progress, and goes on when it ends.
+ * write stream, WATCH and eviction. A GET hands the value it finds to this
+ * module's value sink (client.value_sink, http_value_sink) while it holds
+ * the key: the HTTP head and the body go out from there, a large body
+ * straight from the store to the socket (reply_rawv), with no RESP framing
+ * in between. A value whose tail is on the SSD is streamed as GET streams
+ * it (cmd/stream.c), the head and the bytes alone, so its body follows its
+ * head as the reads complete. Other replies (errors, misses, SET, DEL,
+ * the few GETs the sink leaves) are caught in the output
+ * (CLIENT_CAPTURE) and rewritten in place into the HTTP answer. Requests
+ * pipelined on a connection are answered in order: the module stops while
+ * a streamed body or an origin fetch (mirror.c) is in progress, and goes
+ * on when it ends.
  *
  * Key mapping: the request target's path, percent-decoded, without its
  * leading '/', is the key (the query string is not part of it). ETag: a
@@ -45,11 +48,22 @@
 http_stats http_stat;
 static int http_admin;
 
+/* A GET being served: what the value sink needs to answer it. */
+typedef struct hget {
+    const http_req *r;
+    const http_want *w;
+    uint64_t epoch;
+    int answered;       /* the sink appended the answer */
+    int streamed;       /* ... and its body follows as a stream */
+    size_t bytes;       /* the answer's length */
+} hget;
+
 typedef struct hstate {
     int waiting;        /* an origin fetch answers the request being served */
     int sent_continue;  /* "100 Continue" went out for the request being read */
     int closing;        /* answered a Connection: close: read nothing more */
     size_t hint;
+    hget *get;          /* set while serve_get runs its GET */
 } hstate;
 
 void http_stat_add(uint64_t *w, uint64_t n) { __atomic_fetch_add(w, n, __ATOMIC_RELAXED); }
@@ -196,8 +210,8 @@ void http_answer_value(conn *k, const http_want *w, const char *body, size_t len
     char et[24];
     http_etag(body, len, et);
     size_t hl = plan(w, len, et, head, sizeof(head), &off, &n);
-    reply_raw(&k->c, head, hl);
-    reply_raw(&k->c, body + off, n);
+    struct iovec v[2] = {{head, hl}, {(void *)(body + off), n}};
+    reply_rawv(&k->c, v, 2);
     http_stat_add(&http_stat.bytes_out, hl + n);
 }
 
@@ -229,10 +243,14 @@ static size_t cap_begin(client *c) {
     return c->olen;
 }
 
+/* The command's reply stays in the output to be read back and rewritten
+ * (CLIENT_CAPTURE), except what the value sink answers itself. */
 static void run_cmd(client *c, garg *argv, int argc) {
     c->argc = argc;
     c->argv = argv;
+    client_flag_on(c, CLIENT_CAPTURE);
     cmd_execute(c);
+    client_flag_off(c, CLIENT_CAPTURE);
     c->argc = 0;
     c->argv = NULL;
 }
@@ -277,28 +295,6 @@ static void rewrite(client *c, size_t olen0, const char *head, size_t hl, size_t
     client_set_out(c, c->osent, olen0 + need);
 }
 
-/* The reply at olen0 is gap bytes of room, then RESP's "$<len>\r\n"
- * and the value; the value's bytes [src, src + n) after the room become
- * the answer's body behind the HTTP head. When the room was made (nothing
- * before olen0 waits to be sent) and the head fits in front of the body,
- * the head goes right before it and the room's unused front counts as
- * sent: the body is not moved. Otherwise it moves behind the head. */
-static void rewrite_in_room(client *c, size_t olen0, size_t gap, const char *head, size_t hl, size_t src,
-                            size_t n) {
-    if (gap && hl <= gap + src) {
-        assert(c->osent == olen0);
-        size_t at = olen0 + gap + src - hl;
-        memcpy(c->obuf + at, head, hl);
-        client_set_out(c, at, olen0 + gap + src + n);
-        return;
-    }
-    rewrite(c, olen0, head, hl, gap + src, n);
-}
-
-/* Room made in front of a GET's reply for the HTTP head (rewrite_in_room):
- * more than any head http_head writes, less than a copy of the value. */
-#define HTTP_HEAD_ROOM 512
-
 /* "$<len>\r\n" at p: its length and the header's, or -1 (a null / not a
  * bulk string). */
 static long long bulk_len(const char *p, size_t n, size_t *pfx) {
@@ -332,22 +328,79 @@ int http_store(conn *k, const char *key, size_t klen, const char *body, size_t b
 
 /* ---- Serving --------------------------------------------------------------- */
 
+/* client.value_sink while serve_get runs its GET: the value, where GET
+ * found it, becomes the HTTP answer with no RESP framing to rewrite, and
+ * reply_rawv sends a large body straight from the store. A streamed value
+ * (its tail on the SSD) is taken only for a plain GET that is not a 304:
+ * the head and the first part of the body now, the rest from the stream.
+ * A value in RAM is taken whole unless its ETag must be computed and its
+ * bytes are in two parts (head and tail); serve_get answers the rest from
+ * the RESP reply, as before. */
+static int http_value_sink(client *c, const struct iovec *parts, int nparts, size_t len, int streamed) {
+    hstate *hs = ((conn *)c->conn)->pstate;
+    hget *g = hs->get;
+    if (!g) return 0;
+    const http_want *w = g->w;
+    char head[1024], etb[24];
+    const char *et = http_etag_lookup(g->r->key, g->r->klen, g->epoch, etb) ? etb : NULL;
+    struct iovec v[4];
+    size_t hl, off = 0, n = len;
+    int nv = 1;
+    if (streamed) {
+        if (w->method != HTTP_M_GET || w->range != HTTP_RANGE_NONE || (et && inm_matches(w->inm, et))) return 0;
+        hl = http_head(head, sizeof(head), 200, (long long)len, et, NULL, NULL, w);
+        for (int i = 0; i < nparts; i++) v[nv++] = parts[i];
+    } else {
+        if (!et) {
+            if (nparts > 1) return 0;
+            http_etag_of(g->r->key, g->r->klen, g->epoch, parts[0].iov_base, parts[0].iov_len, etb);
+            et = etb;
+        }
+        hl = plan(w, len, et, head, sizeof(head), &off, &n);
+        /* The body: [off, off + n) of the parts. */
+        size_t skip = off, want = n;
+        for (int i = 0; i < nparts && want; i++) {
+            if (skip >= parts[i].iov_len) {
+                skip -= parts[i].iov_len;
+                continue;
+            }
+            size_t take = parts[i].iov_len - skip < want ? parts[i].iov_len - skip : want;
+            v[nv++] = (struct iovec){(char *)parts[i].iov_base + skip, take};
+            want -= take;
+            skip = 0;
+        }
+    }
+    v[0] = (struct iovec){head, hl};
+    client_flag_off(c, CLIENT_CAPTURE); /* this answer is final */
+    reply_rawv(c, v, nv);
+    client_flag_on(c, CLIENT_CAPTURE);
+    g->answered = 1;
+    g->streamed = streamed;
+    g->bytes = hl + n;
+    return 1;
+}
+
 static void serve_get(conn *k, http_req *r, http_want *w) {
     client *c = &k->c;
     garg argv[4] = {{(char *)"GET", 3}, {r->key, r->klen}, {NULL, 0}, {NULL, 0}};
-    uint64_t epoch = http_etag_epoch(r->key, r->klen);
+    hstate *hs = k->pstate;
+    hget g = {r, w, http_etag_epoch(r->key, r->klen), 0, 0, 0};
     size_t olen0 = cap_begin(c);
-    static const char room[HTTP_HEAD_ROOM];
-    size_t gap = c->osent == olen0 ? sizeof(room) : 0;
-    if (gap) reply_raw(c, room, gap);
+    hs->get = &g;
+    c->value_sink = http_value_sink;
     run_cmd(c, argv, 2);
-    size_t n = c->olen - olen0 - gap;
-    const char *p = c->obuf + olen0 + gap;
+    c->value_sink = NULL;
+    hs->get = NULL;
+    if (g.answered) {
+        http_stat_add(&http_stat.hits, 1);
+        http_stat_add(&http_stat.bytes_out, g.bytes);
+        http_stat_first_byte(w->t0_us);
+        return;
+    }
+    uint64_t epoch = g.epoch;
+    size_t n = c->olen - olen0;
+    const char *p = c->obuf + olen0;
     if (n && p[0] == '-') {
-        if (gap) {
-            memmove(c->obuf + olen0, p, n);
-            client_set_out(c, c->osent, olen0 + n);
-        }
         caught_error(k, w, olen0);
         return;
     }
@@ -376,14 +429,6 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
             size_t hl = http_head(head, sizeof(head), 304, -1, et, NULL, NULL, w);
             reply_raw(c, head, hl);
             http_stat_add(&http_stat.bytes_out, hl);
-            http_stat_first_byte(w->t0_us);
-            return;
-        }
-        if (w->method == HTTP_M_GET && w->range == HTTP_RANGE_NONE) {
-            size_t hl = http_head(head, sizeof(head), 200, len, et, NULL, NULL, w);
-            rewrite_in_room(c, olen0, gap, head, hl, pfx, n - pfx);
-            cmd_stream_unframe(c);
-            http_stat_add(&http_stat.bytes_out, hl + (uint64_t)len);
             http_stat_first_byte(w->t0_us);
             return;
         }
@@ -463,12 +508,13 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
         http_stat_first_byte(w->t0_us);
         return;
     }
-    /* The whole value is in the output. */
+    /* The whole value is in the output: a value in two parts whose ETag
+     * the sink could not compute without joining them. */
     size_t off, m;
     char et[24];
     http_etag_of(r->key, r->klen, epoch, p + pfx, (size_t)len, et);
     size_t hl = plan(w, (size_t)len, et, head, sizeof(head), &off, &m);
-    rewrite_in_room(c, olen0, gap, head, hl, pfx + off, m);
+    rewrite(c, olen0, head, hl, pfx + off, m);
     http_stat_add(&http_stat.bytes_out, hl + m);
     http_stat_first_byte(w->t0_us);
 }

@@ -180,6 +180,8 @@ void conn_busy_serve(conn *k, short revents);
 /* From net_events_while_busy: write the output waiting on w's pending-write
  * list (nothing freed). */
 void conn_busy_flush(worker *w);
+/* client.send_direct of every plain-socket connection (reply_rawv). */
+size_t conn_send_direct(client *c, const struct iovec *iov, int iovcnt);
 /* The addresses of the bind directive (port port_num), for the client
  * listeners and the cluster bus: count, or -1 with a log line. */
 typedef struct bind_addr {

@@ -8,6 +8,7 @@
 #define GOBLIN_SESSION_CLIENT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 typedef struct garg {
     char *p;
@@ -52,6 +53,10 @@ enum {
     CLIENT_ASKING = 1u << 28,
     CLIENT_READONLY = 1u << 29,
     CLIENT_TLS = 1u << 30, /* connected through a tls-port listener */
+    /* A protocol module reads back and rewrites the reply of the command
+     * it runs (HTTP): no byte of that reply may leave the output buffer
+     * before it has (reply_rawv copies). */
+    CLIENT_CAPTURE = 1u << 31,
 };
 
 struct cmd_def;
@@ -70,6 +75,21 @@ typedef struct client {
     char *obuf;
     size_t olen, ocap, osent;
     size_t obuf_peak;
+    /* Set by net/ on a plain socket: sends iov[0..iovcnt) straight from
+     * the caller's memory without blocking, when the connection's output
+     * may go now; returns the bytes the socket took (0: none). Only
+     * reply_rawv calls it, and only while nothing waits in obuf, so the
+     * bytes keep their order. NULL: every reply is copied. */
+    size_t (*send_direct)(struct client *c, const struct iovec *iov, int iovcnt);
+    /* Set by a protocol that frames string values itself (HTTP) around a
+     * command it runs: a string value replied whole from RAM (parts: its
+     * bytes, len in all, streamed 0), or the head of one whose rest
+     * follows as a stream (parts: the head, len: the whole value's,
+     * streamed 1; the stream then carries the value's bytes alone), is
+     * handed to it instead of being framed as a RESP bulk string. It
+     * appends its own answer and returns 1, or returns 0 and the value is
+     * replied as usual. */
+    int (*value_sink)(struct client *c, const struct iovec *parts, int nparts, size_t len, int streamed);
     /* Identity. */
     char *name;
     char *lib_name, *lib_ver;

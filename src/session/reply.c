@@ -2,7 +2,11 @@
  *
  * The output buffer is one growable byte array; net/ sends [osent, olen).
  * Deferred lengths insert their header in place when the count is known
- * (a memmove of the tail, which is small next to producing the items). */
+ * (a memmove of the tail, which is small next to producing the items).
+ * A large reply that nothing waits in front of may skip the buffer:
+ * reply_rawv hands it to the transport's send_direct, and only the part
+ * the socket did not take is copied; bytes leave in the order they were
+ * replied either way. */
 #include "session/reply.h"
 
 #include <assert.h>
@@ -91,6 +95,25 @@ void reply_raw(client *c, const char *p, size_t n) {
     obuf_reserve(c, n);
     if (n) memcpy(c->obuf + c->olen, p, n); /* p may be NULL when n is 0 (SCAN of an empty key name) */
     obuf_commit(c, n);
+}
+
+void reply_rawv(client *c, const struct iovec *iov, int iovcnt) {
+    if (reply_muted(c)) return;
+    size_t total = 0, sent = 0;
+    for (int i = 0; i < iovcnt; i++) total += iov[i].iov_len;
+    if (total >= REPLY_DIRECT_MIN && c->send_direct && c->osent == c->olen &&
+        !(client_flags_peek(c) & CLIENT_CAPTURE))
+        sent = c->send_direct(c, iov, iovcnt);
+    assert(sent <= total);
+    for (int i = 0; i < iovcnt; i++) {
+        size_t n = iov[i].iov_len;
+        if (sent >= n) {
+            sent -= n;
+            continue;
+        }
+        reply_raw(c, (const char *)iov[i].iov_base + sent, n - sent);
+        sent = 0;
+    }
 }
 
 /* "<type><n>\r\n" into buf (32 bytes); returns its length. */

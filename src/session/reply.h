@@ -11,6 +11,14 @@
 #include "session/client.h"
 
 void reply_raw(client *c, const char *p, size_t n);
+/* reply_raw of iov[0..iovcnt) in order. A large reply (REPLY_DIRECT_MIN
+ * bytes or more) that nothing waits in front of goes to the socket
+ * straight from the caller's memory where the transport can send it now
+ * (client.send_direct, not under CLIENT_CAPTURE); only what the socket did
+ * not take is copied into the output buffer. For a reply that is final as
+ * appended: none of it can be taken back. */
+#define REPLY_DIRECT_MIN (32 * 1024)
+void reply_rawv(client *c, const struct iovec *iov, int iovcnt);
 /* net/: c's output was all sent and its buffer is large: drop it (kept as
  * this thread's spare for the next large reply). reply_thread_exit frees
  * the spare when a worker ends. */

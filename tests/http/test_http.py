@@ -592,6 +592,48 @@ def client_disconnects_mid_body():
     assert g.alive()
 
 
+def direct_bytes(g):
+    return g.r.info("goblin")["net_output_direct_bytes"]
+
+
+@test
+def large_bodies_from_the_store():
+    # A large body goes to the socket straight from the store: a whole
+    # small-object record (the default head) and a RAM head and tail
+    # (--ram-head 16K, no SSD), with ranges across the head's end, HEAD,
+    # 304, pipelining and a reader that does not read while the key changes.
+    if "ramtail" not in S:
+        S["ramtail"] = Server("ramtail", "--ram-head", "16K", "--http-admin", "yes")
+    for g, n in [(plain(), 150000), (S["ramtail"], 3 << 20)]:
+        val = os.urandom(n)
+        g.r.set("lb", val)
+        d0 = direct_bytes(g)
+        st, h, body = fetch(g, "GET", "/lb")
+        eq((st, body == val), (200, True), "first GET")
+        tag = h["etag"]
+        st, h2, body = fetch(g, "GET", "/lb")
+        eq((st, body == val, h2["etag"]), (200, True, tag), "second GET, the ETag kept")
+        assert direct_bytes(g) - d0 >= n, "not sent from the store: %d" % (direct_bytes(g) - d0)
+        st, h, body = fetch(g, "GET", "/lb", headers=[("Range", "bytes=16000-40000")])
+        eq((st, body, h["content-range"]), (206, val[16000:40001], "bytes 16000-40000/%d" % n), "range")
+        eq(fetch(g, "GET", "/lb", headers=[("If-None-Match", tag)])[0], 304, "304")
+        s = conn(g)
+        rd = Reader(s)
+        s.sendall((req("GET", "/lb") + req("HEAD", "/lb") + req("GET", "/lb", headers=[("Range", "bytes=-5")])) * 6)
+        time.sleep(0.3)
+        g.r.set("lb", b"changed")
+        g.r.delete("lb")
+        for i in range(6):
+            st, h, body = rd.response()
+            eq((st, body == val), (200, True), "pipelined GET %d" % i)
+            st, h, body = rd.response(head=True)
+            eq((st, h["content-length"], body), (200, str(n), b""), "pipelined HEAD %d" % i)
+            st, h, body = rd.response()
+            eq((st, body), (206, val[-5:]), "pipelined range %d" % i)
+        s.close()
+    assert plain().alive() and S["ramtail"].alive()
+
+
 @test
 def mirror_fill_and_cross_protocol():
     g, o = mirror()

@@ -615,6 +615,40 @@ def ssd_tails(server):
         g.cleanup()
 
 
+def direct_sends(server):
+    """A large value goes to the socket straight from the store while
+    nothing waits before it: RAM heads and tails (--ram-head 16K) and a
+    whole small-object record; a reader that does not read leaves the rest
+    copied, in order, and a change to the key after its get does not reach
+    the bytes still to go."""
+    g = Goblin(server, ["--ram-head", "16K", "--memcache-max-item-size", "4m"])
+    try:
+        c = MC(g.mport)
+        old = os.urandom(3 << 20)
+        vals = {b"big": old, b"mid": os.urandom(40000), b"small": b"x" * 100}
+        for k, v in vals.items():
+            check(c.call(b"set %s 3 0 %d\r\n%s\r\n" % (k, len(v), v)) == b"STORED\r\n", "set " + k.decode())
+        before = g.r.info("goblin")["net_output_direct_bytes"]
+        # Ten gets of 3 MiB pipelined and not read: the socket fills.
+        order = [b"big", b"small", b"mid"] * 10
+        c.send(b"".join(b"get %s\r\n" % k for k in order))
+        time.sleep(0.3)
+        c2 = MC(g.mport)
+        new = os.urandom(3 << 20)
+        check(c2.call(b"set big 3 0 %d\r\n%s\r\n" % (len(new), new)) == b"STORED\r\n", "overwritten meanwhile")
+        check(c2.call(b"delete big\r\n") == b"DELETED\r\n", "deleted meanwhile")
+        c2.close()
+        for k in order:
+            v = vals[k]
+            got = c.read_until(b"END\r\n")
+            check(got == b"VALUE %s 3 %d\r\n%s\r\nEND\r\n" % (k, len(v), v), "get %s in order, the bytes it saw" % k.decode())
+        after = g.r.info("goblin")["net_output_direct_bytes"]
+        check(after - before >= (3 << 20), "large values sent from the store: %d bytes" % (after - before))
+        c.close()
+    finally:
+        g.cleanup()
+
+
 def cas_side_table(server):
     """Flags and CAS uniques live in a side table; an item of flags 0 has no
     entry until its unique is first shown. The CAS semantics do not change:
@@ -690,7 +724,7 @@ def main():
                      ("cross", lambda: cross(a.server)), ("transport", lambda: transport(a.server)),
                      ("replica", lambda: replica(a.server)), ("maxmemory", lambda: maxmemory(a.server)),
                      ("limits", lambda: limits(a.server)), ("cas", lambda: cas_side_table(a.server)),
-                     ("ssd", lambda: ssd_tails(a.server))]:
+                     ("ssd", lambda: ssd_tails(a.server)), ("direct", lambda: direct_sends(a.server))]:
         try:
             fn()
         except Exception as e:  # a crash of one group is a failure, the others still run

@@ -81,6 +81,57 @@ proc objstore_suite {label} {
 
 start_server {tags {objstore} args {--ram-head 16K}} {
     objstore_suite ram
+
+    test "objstore ram: large replies go out from the store, in order, the rest copied when the socket is full" {
+        set big [objstore_val [expr {3 << 20}] 11]
+        set big2 [objstore_val 200001 12]
+        r set big $big
+        r set big2 $big2
+        r set n 1
+        set before [getInfoProperty [r info goblin] net_output_direct_bytes]
+        set rd [redis_deferring_client]
+        # Not read for a while: the first replies fill the socket and the
+        # rest of them waits in the output buffer.
+        for {set i 0} {$i < 8} {incr i} { $rd get big; $rd incr n; $rd get big2 }
+        after 300
+        # The key changes and goes meanwhile: what is still to be sent was
+        # copied when its GET ran.
+        r set big [objstore_val [expr {3 << 20}] 13]
+        r del big
+        for {set i 0} {$i < 8} {incr i} {
+            assert_equal $big [$rd read]
+            assert_equal [expr {$i + 2}] [$rd read]
+            assert_equal $big2 [$rd read]
+        }
+        $rd close
+        set after [getInfoProperty [r info goblin] net_output_direct_bytes]
+        assert {$after - $before >= (3 << 20)}
+    }
+}
+
+start_server {tags {objstore}} {
+    test "objstore: a large small-object value goes out from the store; MULTI and CLIENT REPLY keep theirs" {
+        set v [objstore_val 100000 14]
+        r set v $v
+        set before [getInfoProperty [r info goblin] net_output_direct_bytes]
+        assert_equal $v [r get v]
+        set mid [getInfoProperty [r info goblin] net_output_direct_bytes]
+        assert {$mid - $before >= 100000}
+        r multi
+        r get v
+        r get v
+        assert_equal [list $v $v] [r exec]
+        set rd [redis_deferring_client]
+        $rd client reply skip
+        $rd get v
+        $rd ping
+        assert_equal PONG [$rd read]
+        $rd close
+        # The transaction's replies and the skipped one went nowhere direct
+        # (only the INFO replies were counted, and they are small).
+        set after [getInfoProperty [r info goblin] net_output_direct_bytes]
+        assert_equal $mid $after
+    }
 }
 
 file mkdir [file join [pwd] tests tmp]

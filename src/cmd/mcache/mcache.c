@@ -270,17 +270,19 @@ static void reply_value(client *c, const dbentry *e, const char *hdr, size_t hl,
     if (last && cmd_stream_reply_framed(c, &e->val, hdr, hl, trailer)) return;
     const char *h, *t;
     size_t hlen, tl;
-    reply_raw(c, hdr, hl);
+    char tmp[STRUTIL_LLSTR];
+    struct iovec v[4] = {{(void *)hdr, hl}};
+    int nv = 1;
     if (strval_ram_parts(&e->val, &h, &hlen, &t, &tl)) {
-        reply_raw(c, h, hlen);
-        if (tl) reply_raw(c, t, tl);
+        v[nv++] = (struct iovec){(void *)h, hlen};
+        if (tl) v[nv++] = (struct iovec){(void *)t, tl};
     } else {
-        char tmp[STRUTIL_LLSTR];
         size_t n;
         const char *p = mc_bytes(e, tmp, &n);
-        reply_raw(c, p ? p : "", p ? n : 0);
+        v[nv++] = (struct iovec){(void *)(p ? p : ""), p ? n : 0};
     }
-    reply_raw(c, trailer, strlen(trailer));
+    v[nv++] = (struct iovec){(void *)trailer, strlen(trailer)};
+    reply_rawv(c, v, nv); /* a large value: straight from the store when it can */
 }
 
 static void mc_get(client *c) {

@@ -66,28 +66,40 @@ static dbentry *string_lookup(client *c, gdb *db, const garg *key, int read, int
 }
 
 /* Replies the value; -1 after replying an error when a large value's tail
- * cannot be read (nothing may change then). */
+ * cannot be read (nothing may change then). The value's bytes are read
+ * where they are (a large value in RAM: its head and tail) and handed to
+ * the client's value sink, or framed as a bulk string and sent through
+ * reply_rawv, which sends a large one straight from the store. */
 static int reply_strval(client *c, const gobj *o) {
     char tmp[STRUTIL_LLSTR];
-    size_t n;
+    struct iovec v[4];
+    int nv = 1;
+    size_t len;
     const char *h, *t;
     size_t hl, tl;
     if (strval_ram_parts(o, &h, &hl, &t, &tl)) {
-        /* A large value in RAM: copied once, from its head and tail. */
-        char hdr[32];
-        int k = snprintf(hdr, sizeof(hdr), "$%zu\r\n", hl + tl);
-        reply_raw(c, hdr, (size_t)k);
-        reply_raw(c, h, hl);
-        if (tl) reply_raw(c, t, tl);
-        reply_raw(c, "\r\n", 2);
-        return 0;
+        v[1] = (struct iovec){(void *)h, hl};
+        v[2] = (struct iovec){(void *)t, tl};
+        nv = tl ? 3 : 2;
+        len = hl + tl;
+    } else {
+        const char *p = strval_bytes(o, tmp, &len);
+        if (!p) {
+            reply_error(c, strval_io_error() ? strval_io_error() : "OOM command not allowed when used memory > 'maxmemory'.");
+            return -1;
+        }
+        if (!c->value_sink && len < REPLY_DIRECT_MIN) {
+            reply_bulk(c, p, len);
+            return 0;
+        }
+        v[1] = (struct iovec){(void *)p, len};
+        nv = 2;
     }
-    const char *p = strval_bytes(o, tmp, &n);
-    if (!p) {
-        reply_error(c, strval_io_error() ? strval_io_error() : "OOM command not allowed when used memory > 'maxmemory'.");
-        return -1;
-    }
-    reply_bulk(c, p, n);
+    if (c->value_sink && c->value_sink(c, v + 1, nv - 1, len, 0)) return 0;
+    char hdr[32];
+    v[0] = (struct iovec){hdr, (size_t)snprintf(hdr, sizeof(hdr), "$%zu\r\n", len)};
+    v[nv++] = (struct iovec){(void *)"\r\n", 2};
+    reply_rawv(c, v, nv);
     return 0;
 }
 
