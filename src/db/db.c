@@ -303,6 +303,41 @@ void db_unlock_keyspace(void) {
 }
 
 int db_keyspace_write_held(void) { return ks_write_held; }
+
+/* Two passes over the batch, each key's shard locked around its step as a
+ * lookup would lock it: the home groups first, then (their lines arriving
+ * meanwhile) the entries their tags point at. Only from a thread holding
+ * no keyspace lock (never inside a command, a script's busy pump or a
+ * wake-up run from a command), and only when no writer holds or waits for
+ * the keyspace: a prefetch never waits. */
+void db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count) {
+    if (ks_write_held || ks_depth || count <= 0) return;
+    if (count > DB_PREFETCH_MAX) count = DB_PREFETCH_MAX;
+    ks_slot *me = ks_slot_of_thread();
+    __atomic_add_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&ks_writer, __ATOMIC_SEQ_CST)) {
+        __atomic_sub_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
+        return;
+    }
+    gdb *db = db_get(dbid);
+    if (db) {
+        uint64_t h[DB_PREFETCH_MAX];
+        unsigned sh[DB_PREFETCH_MAX];
+        for (int i = 0; i < count; i++) {
+            h[i] = hash_bytes(k[i], n[i]);
+            sh[i] = shard_of(h[i], k[i], n[i]);
+            pthread_mutex_lock(&db->shards[sh[i]].lock);
+            swiss_prefetch_group(&db->shards[sh[i]].keys, h[i]);
+            pthread_mutex_unlock(&db->shards[sh[i]].lock);
+        }
+        for (int i = 0; i < count; i++) {
+            pthread_mutex_lock(&db->shards[sh[i]].lock);
+            swiss_prefetch_match(&db->shards[sh[i]].keys, h[i]);
+            pthread_mutex_unlock(&db->shards[sh[i]].lock);
+        }
+    }
+    __atomic_sub_fetch(&me->readers, 1, __ATOMIC_RELEASE);
+}
 /* Under the keyspace write lock no other thread can hold a shard. */
 void db_lock_shard(gdb *db, unsigned s) {
     if (!ks_write_held) pthread_mutex_lock(&db->shards[s].lock);

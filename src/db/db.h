@@ -94,6 +94,13 @@ int db_keyspace_write_held(void);
  * worker serves its other connections meanwhile). It must not take the
  * keyspace lock. Set once at start-up. */
 void db_set_keyspace_wait_hook(void (*fn)(void));
+/* Start loading what lookups of keys k[0..count) in database dbid will
+ * read (index groups, then entries), so a batch of commands' cache misses
+ * overlap; changes nothing, and does nothing where a lookup could not run
+ * now without waiting (this thread holds a keyspace lock, or a writer is
+ * at work). At most DB_PREFETCH_MAX keys are looked at. */
+#define DB_PREFETCH_MAX 32
+void db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count);
 void db_lock_shard(gdb *db, unsigned s);
 void db_unlock_shard(gdb *db, unsigned s);
 

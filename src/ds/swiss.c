@@ -480,6 +480,46 @@ void *swiss_find(swiss *s, uint64_t h, const void *key) {
     return tab_find(s, &p->t[0], q, hash_tag(h), key);
 }
 
+/* The part of h and its in-part position, for a reader that changes
+ * nothing (part_for without the hint). */
+static const swiss_part *part_of_hash(const swiss *s, uint64_t h, uint32_t *q) {
+    uint32_t pos = hash_pos(h);
+    if (!s->parts) {
+        *q = pos;
+        return &s->one;
+    }
+    *q = pos << SWISS_PART_BITS;
+    return &s->parts[pos >> (32 - SWISS_PART_BITS)];
+}
+
+void swiss_prefetch_group(const swiss *s, uint64_t h) {
+    uint32_t q;
+    const swiss_part *p = part_of_hash(s, h, &q);
+    for (int i = 0; i < 2; i++) {
+        const swiss_tab *t = &p->t[i];
+        if (!t->used) continue;
+        const uint8_t *ctrl = group_ctrl(s, t, home_group(q, t->ngroups));
+        /* The control bytes and the first slots share a line; the rest of
+         * the group's slots are in the next one or two. */
+        __builtin_prefetch(ctrl);
+        __builtin_prefetch(ctrl + 64);
+    }
+}
+
+void swiss_prefetch_match(const swiss *s, uint64_t h) {
+    if (!s->type->prefetch_slot) return;
+    uint32_t q;
+    const swiss_part *p = part_of_hash(s, h, &q);
+    uint8_t tag = hash_tag(h);
+    for (int i = 0; i < 2; i++) {
+        const swiss_tab *t = &p->t[i];
+        if (!t->used) continue;
+        const uint8_t *ctrl = group_ctrl(s, t, home_group(q, t->ngroups));
+        for (unsigned m = group_match(ctrl, tag); m; m &= m - 1)
+            s->type->prefetch_slot(s->ctx, ctrl + SWISS_GROUP + (size_t)__builtin_ctz(m) * s->type->slot_size);
+    }
+}
+
 void *swiss_insert(swiss *s, uint64_t h) {
     uint32_t q;
     swiss_part *p = part_for(s, hash_pos(h), &q);

@@ -79,6 +79,15 @@ size_t swiss_mapped_bytes(void);
 
 /* Slot of the element matching key, or NULL. */
 void *swiss_find(swiss *s, uint64_t hash, const void *key);
+/* Prefetching for a batch of lookups (their cache misses overlap instead
+ * of coming one by one): swiss_prefetch_group starts loading the home
+ * group of hash (control bytes and slots; both tables of a resizing part),
+ * swiss_prefetch_match -- called once that has had time to arrive -- reads
+ * the home group's control bytes and hands each slot whose tag matches to
+ * the type's prefetch_slot. Neither changes anything; both read the table,
+ * so the caller holds what a find would hold. */
+void swiss_prefetch_group(const swiss *s, uint64_t hash);
+void swiss_prefetch_match(const swiss *s, uint64_t hash);
 /* A free slot for a new element with this hash; the caller has checked the
  * element is absent and fills the slot before any other call. NULL only on
  * allocation failure. */

@@ -210,6 +210,7 @@ static inline size_t parse_fast(resp_parser *p, char *buf, size_t len, const res
 static int parse_general(resp_parser *p, char *buf, size_t len, const resp_limits *lim, size_t *consumed, int *argc,
                          garg **argv, const char **err);
 
+
 int resp_parse(resp_parser *p, char *buf, size_t len, const resp_limits *lim, size_t *consumed, int *argc,
                garg **argv, const char **err) {
     if (p->type == 0 && len >= 4 && buf[0] == '*') {

@@ -48,6 +48,7 @@
 #include "session/reply.h"
 #include "session/session.h"
 #include "util/fdio.h"
+#include "util/resppeek.h"
 #include "util/sockio.h"
 #include "util/strutil.h"
 
@@ -492,6 +493,9 @@ static long parse_command(mconn *m, garg **argvp, int *cap, int *argc) {
     return (long)(q - s);
 }
 
+/* Commands of the stream whose keys are prefetched together. */
+#define REPLICA_PREFETCH_BATCH 16
+
 /* Apply the stream until the link fails. */
 static void stream_loop(mconn *m, unsigned mygen) {
     int cap = 64;
@@ -506,7 +510,7 @@ static void stream_loop(mconn *m, unsigned mygen) {
     applying = 1;
     pthread_mutex_unlock(&rmu);
     /* Only this thread writes reploff while the loop runs. */
-    uint64_t off = __atomic_load_n(&reploff, __ATOMIC_RELAXED);
+    uint64_t off = __atomic_load_n(&reploff, __ATOMIC_RELAXED), pf_upto = 0;
     __atomic_store_n(&read_off, 0, __ATOMIC_RELAXED);
     for (;;) {
         if (__atomic_load_n(&gen, __ATOMIC_ACQUIRE) != mygen || __atomic_load_n(&stop_all, __ATOMIC_ACQUIRE)) break;
@@ -514,6 +518,15 @@ static void stream_loop(mconn *m, unsigned mygen) {
         if (t - last_ack >= 1000) {
             send_ack(m);
             last_ack = t;
+        }
+        if (off >= pf_upto) {
+            /* The commands waiting in the buffer: their keys' index groups
+             * and entries start loading before the first of them runs. */
+            const char *key[REPLICA_PREFETCH_BATCH];
+            size_t klen[REPLICA_PREFETCH_BATCH], span;
+            int nk = resp_peek_keys(m->buf + m->pos, m->len - m->pos, key, klen, REPLICA_PREFETCH_BATCH, &span);
+            pf_upto = off + (span ? span : 1);
+            if (nk >= 2) db_prefetch_keys(__atomic_load_n(&mc.db, __ATOMIC_RELAXED), key, klen, nk);
         }
         int argc;
         long used = parse_command(m, &argv, &cap, &argc);
