@@ -201,8 +201,13 @@ def write_run(cfg, args, srv_cpus, cli_cpus, cleanup):
                       extra=["--replicaof", "127.0.0.1", str(p.port)])
             if wait_in_sync(p.conn, r.conn, 60) is None:
                 raise RuntimeError("%s replica did not come online:\n%s\n%s" % (kind, p.log_tail(), r.log_tail()))
-            if "state=online" not in tb.info_fields(p.conn, "replication").get("slave0", ""):
-                raise RuntimeError("%s primary does not list its replica online" % kind)
+            # The replica can report the link up a moment before its primary
+            # lists it online (redis-server too): wait for both.
+            deadline = time.time() + 10
+            while "state=online" not in tb.info_fields(p.conn, "replication").get("slave0", ""):
+                if time.time() > deadline:
+                    raise RuntimeError("%s primary does not list its replica online" % kind)
+                time.sleep(0.05)
         cmd = tb.taskset_prefix(cli_cpus) + [
             args.redis_benchmark, "-h", "127.0.0.1", "-p", str(p.port), "-c", str(args.clients), "-n", str(args.n),
             "-P", "16", "-r", "1000000", "-t", "set", "--csv"]
