@@ -30,6 +30,7 @@ enum {
     TSTAT_READS,           /* client read events served (total_reads_processed) */
     TSTAT_WRITES,          /* client output flushes (total_writes_processed) */
     TSTAT_NET_OUTPUT_DIRECT, /* of NET_OUTPUT, sent from the caller's memory (reply_rawv) */
+    TSTAT_KEYS_PREFETCHED, /* keys whose lookups were prefetched (db_prefetch_keys) */
     TSTAT_N
 };
 

@@ -84,6 +84,7 @@ static void *cron_main(void *arg) {
         /* Client-side caching: the table limit, the broadcast of expired keys. */
         tracking_cron();
         if (__atomic_load_n(&active_rehashing, __ATOMIC_RELAXED)) db_rehash_cycle();
+        db_prefetch_refresh();
         /* Small-object compaction: one sparse segment per tick at most,
          * with readers excluded (records move). */
         if (smallobj_wants_compaction()) {

@@ -304,12 +304,39 @@ void db_unlock_keyspace(void) {
 
 int db_keyspace_write_held(void) { return ks_write_held; }
 
+/* Shards with fewer keys than this are left alone: their index and entries
+ * are likely in cache already, and the prefetch would only cost. */
+#define DB_PREFETCH_MIN_KEYS 1024
+
+/* Per database, whether its shards are that big on average, refreshed by
+ * the cron: a protocol module asks before it even reads requests ahead. */
+static int prefetch_on[DB_MAX];
+
+int db_prefetch_wanted(int dbid) {
+    return dbid >= 0 && dbid < DB_MAX && __atomic_load_n(&prefetch_on[dbid], __ATOMIC_RELAXED);
+}
+
+void db_prefetch_refresh(void) {
+    db_rdlock_keyspace();
+    for (int i = 0; i < ndbs; i++) {
+        size_t n = 0;
+        for (unsigned sh = 0; sh < DB_NSHARDS; sh++) {
+            db_lock_shard(dbs[i], sh);
+            n += swiss_size(&dbs[i]->shards[sh].keys);
+            db_unlock_shard(dbs[i], sh);
+        }
+        __atomic_store_n(&prefetch_on[i], n >= (size_t)DB_NSHARDS * DB_PREFETCH_MIN_KEYS, __ATOMIC_RELAXED);
+    }
+    db_unlock_keyspace();
+}
+
 /* Two passes over the batch, each key's shard locked around its step as a
  * lookup would lock it: the home groups first, then (their lines arriving
- * meanwhile) the entries their tags point at. Only from a thread holding
- * no keyspace lock (never inside a command, a script's busy pump or a
- * wake-up run from a command), and only when no writer holds or waits for
- * the keyspace: a prefetch never waits. */
+ * meanwhile) the entries their tags point at. A key equal to the one
+ * before it (a pipeline on one list, say) is looked at once. Only from a
+ * thread holding no keyspace lock (never inside a command, a script's busy
+ * pump or a wake-up run from a command), and only when no writer holds or
+ * waits for the keyspace: a prefetch never waits. */
 void db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count) {
     if (ks_write_held || ks_depth || count <= 0) return;
     if (count > DB_PREFETCH_MAX) count = DB_PREFETCH_MAX;
@@ -323,18 +350,24 @@ void db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count
     if (db) {
         uint64_t h[DB_PREFETCH_MAX];
         unsigned sh[DB_PREFETCH_MAX];
+        int m = 0;
         for (int i = 0; i < count; i++) {
-            h[i] = hash_bytes(k[i], n[i]);
-            sh[i] = shard_of(h[i], k[i], n[i]);
-            pthread_mutex_lock(&db->shards[sh[i]].lock);
-            swiss_prefetch_group(&db->shards[sh[i]].keys, h[i]);
-            pthread_mutex_unlock(&db->shards[sh[i]].lock);
+            if (i && n[i] == n[i - 1] && memcmp(k[i], k[i - 1], n[i]) == 0) continue;
+            h[m] = hash_bytes(k[i], n[i]);
+            sh[m] = shard_of(h[m], k[i], n[i]);
+            shard *s = &db->shards[sh[m]];
+            pthread_mutex_lock(&s->lock);
+            int big = swiss_size(&s->keys) >= DB_PREFETCH_MIN_KEYS;
+            if (big) swiss_prefetch_group(&s->keys, h[m]);
+            pthread_mutex_unlock(&s->lock);
+            m += big;
         }
-        for (int i = 0; i < count; i++) {
+        for (int i = 0; i < m; i++) {
             pthread_mutex_lock(&db->shards[sh[i]].lock);
             swiss_prefetch_match(&db->shards[sh[i]].keys, h[i]);
             pthread_mutex_unlock(&db->shards[sh[i]].lock);
         }
+        tstat_add(TSTAT_KEYS_PREFETCHED, (uint64_t)m);
     }
     __atomic_sub_fetch(&me->readers, 1, __ATOMIC_RELEASE);
 }

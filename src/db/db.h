@@ -101,6 +101,11 @@ void db_set_keyspace_wait_hook(void (*fn)(void));
  * at work). At most DB_PREFETCH_MAX keys are looked at. */
 #define DB_PREFETCH_MAX 32
 void db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count);
+/* Whether database dbid is large enough for prefetching to pay (its index
+ * and entries no longer fit the caches), as the cron last found it with
+ * db_prefetch_refresh. */
+int db_prefetch_wanted(int dbid);
+void db_prefetch_refresh(void);
 void db_lock_shard(gdb *db, unsigned s);
 void db_unlock_shard(gdb *db, unsigned s);
 

@@ -22,6 +22,7 @@ typedef struct resp_parser {
     char *inl;           /* inline argument storage */
     size_t inl_cap;
     garg *argv;          /* filled when a command completes */
+    unsigned peek_rest;  /* resp_proto.c: reads to skip before reading ahead again */
 } resp_parser;
 
 typedef struct resp_limits {

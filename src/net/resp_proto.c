@@ -5,6 +5,7 @@
  * the reply, as Redis does. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/config.h"
 #include "cmd/command.h"
@@ -49,18 +50,32 @@ static void resp_close(conn *k) {
 }
 
 /* Pipelined requests (RESP_PREFETCH_BATCH at a time, when two or more of
- * them name a key) have their keys' index groups and entries prefetched
- * before the first of them runs, so the batch's cache misses overlap. The
- * requests are only read ahead: each still runs in order, parsed when its
- * turn comes. */
+ * them name a key, in a database large enough for it to pay) have their
+ * keys' index groups and entries prefetched before the first of them runs,
+ * so the batch's cache misses overlap. The requests are only read ahead:
+ * each still runs in order, parsed when its turn comes. */
 #define RESP_PREFETCH_BATCH 16
+#define RESP_PREFETCH_REST 8
 
-static void resp_prefetch(conn *k, size_t start, size_t *upto) {
+static void resp_prefetch(conn *k, resp_parser *p, size_t start, size_t *upto) {
     const char *key[RESP_PREFETCH_BATCH];
     size_t len[RESP_PREFETCH_BATCH], span;
+    if (p->peek_rest || !db_prefetch_wanted(k->c.db)) {
+        if (p->peek_rest) p->peek_rest--;
+        *upto = k->qlen; /* not for the rest of this read */
+        return;
+    }
     int n = resp_peek_keys(k->qbuf + start, k->qlen - start, key, len, RESP_PREFETCH_BATCH, &span);
     *upto = start + (span ? span : k->qlen - start);
-    if (n >= 2) db_prefetch_keys(k->c.db, key, len, n);
+    int distinct = n > 0;
+    for (int i = 1; i < n; i++) distinct += len[i] != len[i - 1] || memcmp(key[i], key[i - 1], len[i]) != 0;
+    if (distinct >= 2) {
+        db_prefetch_keys(k->c.db, key, len, n);
+    } else {
+        /* One request per read, or one key over and over (a pipeline on
+         * one list): nothing to overlap. Look again some reads later. */
+        p->peek_rest = RESP_PREFETCH_REST;
+    }
 }
 
 static size_t resp_process(conn *k) {
@@ -69,7 +84,7 @@ static size_t resp_process(conn *k) {
     size_t start = 0, prefetched = 0;
     while (!(client_flags_peek(c) & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING)) &&
            start < k->qlen && !k->paused) {
-        if (start >= prefetched && p->type == 0) resp_prefetch(k, start, &prefetched);
+        if (start >= prefetched && p->type == 0) resp_prefetch(k, p, start, &prefetched);
         size_t used;
         int argc;
         garg *argv;

@@ -532,6 +532,30 @@ def sentinel_fails_over_a_goblin_primary():
 
 
 @test
+def a_replica_prefetches_the_keys_of_its_stream():
+    """Over a large keyspace a replica reads the stream's commands ahead and
+    prefetches their keys; the dataset it applies is the primary's."""
+    d = tdir("prefetch")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+    p.c.ok("DEBUG", "POPULATE", "80000", "key")
+    r = replica_of("goblin", os.path.join(d, "r"), p.port)
+    in_sync(p, r)
+    before = int(info(r.c, "goblin")["keys_prefetched"])
+    rng = random.Random(8)
+    for _ in range(20):
+        cmds = []
+        for i in range(500):
+            k = "key:%d" % rng.randrange(80000)
+            cmds.append(["SET", k, "v%d" % i] if i % 3 else ["DEL", k])
+        p.c.pipeline(cmds, check=False)
+        in_sync(p, r)
+        if int(info(r.c, "goblin")["keys_prefetched"]) > before:
+            break
+    assert int(info(r.c, "goblin")["keys_prefetched"]) > before, "the replica prefetched no key"
+    assert digest(r) == digest(p)
+
+
+@test
 def a_restarted_replica_continues_from_its_dump():
     """A replica's dump keeps its primary's replication id and offset
     (repl-id, repl-offset aux fields): restarted, it continues with a

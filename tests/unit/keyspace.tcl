@@ -1149,3 +1149,54 @@ start_server {tags {keyspace}} {
         r select 0
     }
 }
+
+proc keyspace_pipeline_of_gets {rd} {
+    for {set i 0} {$i < 20} {incr i} { $rd get key:[expr {$i * 3001}] }
+    for {set i 0} {$i < 20} {incr i} { assert_equal value:[expr {$i * 3001}] [$rd read] }
+    return 1
+}
+
+start_server {tags {keyspace}} {
+    test {Pipelined commands over a large keyspace prefetch their keys and answer as without} {
+        r debug populate 80000 key
+        r select 1
+        r set other 1
+        r select 0
+        set rd [redis_deferring_client]
+        set before [getInfoProperty [r info goblin] keys_prefetched]
+        # The cron marks the database large within a tick: pipelines of
+        # reads until it has.
+        wait_for_condition 50 100 {
+            [keyspace_pipeline_of_gets $rd] &&
+            [getInfoProperty [r info goblin] keys_prefetched] > $before
+        } else {
+            fail "no key was prefetched"
+        }
+        # Then reads, writes, misses and SELECTs mixed, in order.
+        for {set round 0} {$round < 3} {incr round} {
+            set want {}
+            for {set i 0} {$i < 40} {incr i} {
+                set n [expr {($round * 5 + $i / 8) * 613 % 80000}]
+                switch [expr {$i % 8}] {
+                    0 { $rd get key:$n; lappend want value:$n }
+                    1 { $rd set key:$n new:$n; lappend want OK }
+                    2 { $rd get key:$n; lappend want new:$n }
+                    3 { $rd get nokey:$n; lappend want {} }
+                    4 { $rd select 1; lappend want OK }
+                    5 { $rd get other; lappend want 1 }
+                    6 { $rd select 0; lappend want OK }
+                    7 { $rd incr key:$n; lappend want {ERR value is not an integer or out of range} }
+                }
+            }
+            foreach w $want {
+                if {[string match ERR* $w]} {
+                    assert_error "$w*" {$rd read}
+                } else {
+                    assert_equal $w [$rd read]
+                }
+            }
+        }
+        $rd close
+        assert_equal 80001 [expr {[r dbsize] + 1}]
+    }
+}

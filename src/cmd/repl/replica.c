@@ -519,7 +519,7 @@ static void stream_loop(mconn *m, unsigned mygen) {
             send_ack(m);
             last_ack = t;
         }
-        if (off >= pf_upto) {
+        if (off >= pf_upto && db_prefetch_wanted(__atomic_load_n(&mc.db, __ATOMIC_RELAXED))) {
             /* The commands waiting in the buffer: their keys' index groups
              * and entries start loading before the first of them runs. */
             const char *key[REPLICA_PREFETCH_BATCH];

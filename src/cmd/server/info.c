@@ -412,9 +412,11 @@ static void info_goblin(strbuf *b) {
               "workers:%d\r\n"
               "shards_per_db:%d\r\n"
               "databases:%d\r\n"
-              "net_output_direct_bytes:%llu\r\n",
+              "net_output_direct_bytes:%llu\r\n"
+              "keys_prefetched:%llu\r\n",
               GOBLIN_VERSION, GOBLIN_REDIS_VERSION, cfg.cores, session_nworkers(), DB_NSHARDS, db_count(),
-              (unsigned long long)tstat_sum(TSTAT_NET_OUTPUT_DIRECT));
+              (unsigned long long)tstat_sum(TSTAT_NET_OUTPUT_DIRECT),
+              (unsigned long long)tstat_sum(TSTAT_KEYS_PREFETCHED));
     for (int i = 0; i < ngoblin_ext; i++) goblin_ext[i](b);
 }
 
