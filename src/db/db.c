@@ -325,7 +325,9 @@ void db_prefetch_refresh(void) {
             n += swiss_size(&dbs[i]->shards[sh].keys);
             db_unlock_shard(dbs[i], sh);
         }
-        __atomic_store_n(&prefetch_on[i], n >= (size_t)DB_NSHARDS * DB_PREFETCH_MIN_KEYS, __ATOMIC_RELAXED);
+        int on = n >= (size_t)DB_NSHARDS * DB_PREFETCH_MIN_KEYS;
+        /* Written only when it changes: every worker reads the line. */
+        if (__atomic_load_n(&prefetch_on[i], __ATOMIC_RELAXED) != on) __atomic_store_n(&prefetch_on[i], on, __ATOMIC_RELAXED);
     }
     db_unlock_keyspace();
 }
