@@ -53,8 +53,7 @@ typedef struct hget {
     const http_req *r;
     const http_want *w;
     uint64_t epoch;
-    int answered;       /* the sink appended the answer */
-    int streamed;       /* ... and its body follows as a stream */
+    int answered;       /* the sink appended the answer (a streamed body follows) */
     size_t bytes;       /* the answer's length */
 } hget;
 
@@ -375,7 +374,6 @@ static int http_value_sink(client *c, const struct iovec *parts, int nparts, siz
     reply_rawv(c, v, nv);
     client_flag_on(c, CLIENT_CAPTURE);
     g->answered = 1;
-    g->streamed = streamed;
     g->bytes = hl + n;
     return 1;
 }
@@ -384,7 +382,7 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
     client *c = &k->c;
     garg argv[4] = {{(char *)"GET", 3}, {r->key, r->klen}, {NULL, 0}, {NULL, 0}};
     hstate *hs = k->pstate;
-    hget g = {r, w, http_etag_epoch(r->key, r->klen), 0, 0, 0};
+    hget g = {r, w, http_etag_epoch(r->key, r->klen), 0, 0};
     size_t olen0 = cap_begin(c);
     hs->get = &g;
     c->value_sink = http_value_sink;
