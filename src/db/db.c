@@ -245,6 +245,16 @@ static void ks_wlock_take(void) {
     }
 }
 
+/* The reader's half of the handshake: count me in, then look for a
+ * writer (a writer sets ks_writer, then waits for every count to drop). 1:
+ * in; 0: a writer is at work and the count is taken back. */
+static int ks_reader_enter(ks_slot *me) {
+    __atomic_add_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&ks_writer, __ATOMIC_SEQ_CST)) return 1;
+    __atomic_sub_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
 void db_rdlock_keyspace(void) {
     if (ks_write_held) {
         ks_nested++;
@@ -252,10 +262,7 @@ void db_rdlock_keyspace(void) {
     }
     if (ks_depth++) return;
     ks_slot *me = ks_slot_of_thread();
-    for (;;) {
-        __atomic_add_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
-        if (!__atomic_load_n(&ks_writer, __ATOMIC_SEQ_CST)) return;
-        __atomic_sub_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
+    while (!ks_reader_enter(me)) {
         ks_wlock_take(); /* the writer holds it until it is done */
         pthread_mutex_unlock(&ks_wlock);
     }
@@ -335,26 +342,26 @@ void db_prefetch_refresh(void) {
 /* Two passes over the batch, each key's shard locked around its step as a
  * lookup would lock it: the home groups first, then (their lines arriving
  * meanwhile) the entries their tags point at. A key equal to the one
- * before it (a pipeline on one list, say) is looked at once. Only from a
+ * before it (a pipeline on one list, say) is looked at once, and a batch
+ * of fewer than two distinct keys has nothing to overlap. Only from a
  * thread holding no keyspace lock (never inside a command, a script's busy
  * pump or a wake-up run from a command), and only when no writer holds or
  * waits for the keyspace: a prefetch never waits. */
-void db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count) {
-    if (ks_write_held || ks_depth || count <= 0) return;
+int db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count) {
     if (count > DB_PREFETCH_MAX) count = DB_PREFETCH_MAX;
+    int at[DB_PREFETCH_MAX], distinct = 0;
+    for (int i = 0; i < count; i++)
+        if (!i || n[i] != n[i - 1] || memcmp(k[i], k[i - 1], n[i]) != 0) at[distinct++] = i;
+    if (distinct < 2 || ks_write_held || ks_depth) return distinct;
     ks_slot *me = ks_slot_of_thread();
-    __atomic_add_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&ks_writer, __ATOMIC_SEQ_CST)) {
-        __atomic_sub_fetch(&me->readers, 1, __ATOMIC_SEQ_CST);
-        return;
-    }
+    if (!ks_reader_enter(me)) return distinct;
     gdb *db = db_get(dbid);
     if (db) {
         uint64_t h[DB_PREFETCH_MAX];
         unsigned sh[DB_PREFETCH_MAX];
         int m = 0;
-        for (int i = 0; i < count; i++) {
-            if (i && n[i] == n[i - 1] && memcmp(k[i], k[i - 1], n[i]) == 0) continue;
+        for (int j = 0; j < distinct; j++) {
+            int i = at[j];
             h[m] = hash_bytes(k[i], n[i]);
             sh[m] = shard_of(h[m], k[i], n[i]);
             shard *s = &db->shards[sh[m]];
@@ -372,6 +379,7 @@ void db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count
         tstat_add(TSTAT_KEYS_PREFETCHED, (uint64_t)m);
     }
     __atomic_sub_fetch(&me->readers, 1, __ATOMIC_RELEASE);
+    return distinct;
 }
 /* Under the keyspace write lock no other thread can hold a shard. */
 void db_lock_shard(gdb *db, unsigned s) {

@@ -96,11 +96,13 @@ int db_keyspace_write_held(void);
 void db_set_keyspace_wait_hook(void (*fn)(void));
 /* Start loading what lookups of keys k[0..count) in database dbid will
  * read (index groups, then entries), so a batch of commands' cache misses
- * overlap; changes nothing, and does nothing where a lookup could not run
- * now without waiting (this thread holds a keyspace lock, or a writer is
- * at work). At most DB_PREFETCH_MAX keys are looked at. */
+ * overlap; changes nothing, and does nothing for fewer than two distinct
+ * keys (a key equal to the one before it counts once) or where a lookup
+ * could not run now without waiting (this thread holds a keyspace lock,
+ * or a writer is at work). At most DB_PREFETCH_MAX keys are looked at.
+ * Returns the number of distinct keys in the batch. */
 #define DB_PREFETCH_MAX 32
-void db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count);
+int db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count);
 /* Whether database dbid is large enough for prefetching to pay (its index
  * and entries no longer fit the caches), as the cron last found it with
  * db_prefetch_refresh. */

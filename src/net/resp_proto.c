@@ -5,7 +5,6 @@
  * the reply, as Redis does. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/config.h"
 #include "cmd/command.h"
@@ -67,15 +66,9 @@ static void resp_prefetch(conn *k, resp_parser *p, size_t start, size_t *upto) {
     }
     int n = resp_peek_keys(k->qbuf + start, k->qlen - start, key, len, RESP_PREFETCH_BATCH, &span);
     *upto = start + (span ? span : k->qlen - start);
-    int distinct = n > 0;
-    for (int i = 1; i < n; i++) distinct += len[i] != len[i - 1] || memcmp(key[i], key[i - 1], len[i]) != 0;
-    if (distinct >= 2) {
-        db_prefetch_keys(k->c.db, key, len, n);
-    } else {
-        /* One request per read, or one key over and over (a pipeline on
-         * one list): nothing to overlap. Look again some reads later. */
-        p->peek_rest = RESP_PREFETCH_REST;
-    }
+    /* One request per read, or one key over and over (a pipeline on one
+     * list): nothing to overlap. Look again some reads later. */
+    if (db_prefetch_keys(k->c.db, key, len, n) < 2) p->peek_rest = RESP_PREFETCH_REST;
 }
 
 static size_t resp_process(conn *k) {

@@ -526,7 +526,7 @@ static void stream_loop(mconn *m, unsigned mygen) {
             size_t klen[REPLICA_PREFETCH_BATCH], span;
             int nk = resp_peek_keys(m->buf + m->pos, m->len - m->pos, key, klen, REPLICA_PREFETCH_BATCH, &span);
             pf_upto = off + (span ? span : 1);
-            if (nk >= 2) db_prefetch_keys(__atomic_load_n(&mc.db, __ATOMIC_RELAXED), key, klen, nk);
+            db_prefetch_keys(__atomic_load_n(&mc.db, __ATOMIC_RELAXED), key, klen, nk);
         }
         int argc;
         long used = parse_command(m, &argv, &cap, &argc);
