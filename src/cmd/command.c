@@ -508,6 +508,10 @@ void cmd_feed_monitor(client *c) {
 
 static long long now_us(void) { return (long long)monotime_us(); }
 
+static _Thread_local uint64_t busy_us_tl;
+
+uint64_t cmd_thread_busy_us(void) { return busy_us_tl; }
+
 /* Lock what cmd needs; returns the shard mask taken, and in *db the
  * database whose shards those are, for unlock_for (the same database even
  * if the handler changes c->db). */
@@ -559,7 +563,8 @@ void cmd_call(client *c, const cmd_def *cmd) {
     int retry = block_retrying(c);
     __atomic_store_n(&c->cur, cmd, __ATOMIC_RELAXED);
     c->cmd_failed = 0;
-    if (client_flags_peek(c) & CLIENT_IN_EXEC) {
+    int in_exec = (client_flags_peek(c) & CLIENT_IN_EXEC) != 0;
+    if (in_exec) {
         /* Queued commands are checked again: the rules may have changed. */
         const char *denied = acl_check_call(c, cmd, 1);
         if (denied) {
@@ -595,6 +600,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     if (track) tracking_call_end(c, cmd, nested, &tf);
     if (!counted) return;
     long long dur = now_us() - t0;
+    if (!in_exec) busy_us_tl += (uint64_t)dur;
     /* Counted in this thread's slot: no word every worker writes. */
     tstat_slot *ts = tstat_self();
     cmd_tstat *t = cmd_tstat_of(ts);

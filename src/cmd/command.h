@@ -128,6 +128,12 @@ size_t cmd_active_expire_cycle(long long budget_us);
 int cmd_pause_holds(client *c, int argc, garg *argv, int write_only);
 /* Run a resolved command with locks (used by EXEC for queued commands). */
 void cmd_call(client *c, const cmd_def *cmd);
+/* Microseconds the calling thread has spent in commands since it started
+ * (each outermost call's duration, as INFO commandstats counts it; a
+ * transaction's or script's inner calls are inside their EXEC or EVAL).
+ * Read twice, it says how long the commands between the readings took
+ * without reading the clock again. */
+uint64_t cmd_thread_busy_us(void);
 
 /* Keyspace notification classes (notify-keyspace-events letters). */
 enum {

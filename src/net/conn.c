@@ -214,9 +214,12 @@ static void pending_unlink(conn *k) {
     k->pwait = 0;
 }
 
-/* --net async's read lists, intrusive like the pending one: w->rready
- * (rwait 1) and conn_read_batch's `done` (rwait 2). */
+/* The run lists, intrusive like the pending one, each connection on at
+ * most one (k->rwait): --net async's w->rready (1) and conn_read_batch's
+ * reads made (2); the turns to run again, w->more (3), and the pass of
+ * conn_run_more running them (4). */
 static _Thread_local conn *rdone_tl; /* conn_read_batch's, per worker thread */
+static _Thread_local conn *mrun_tl;  /* conn_run_more's */
 
 static void rlist_push(conn **head, conn *k, int which) {
     k->rwait = which;
@@ -227,7 +230,7 @@ static void rlist_push(conn **head, conn *k, int which) {
 }
 
 static void rlist_unlink(conn *k) {
-    conn **head = k->rwait == 1 ? &k->w->rready : &rdone_tl;
+    conn **head = k->rwait == 1 ? &k->w->rready : k->rwait == 2 ? &rdone_tl : k->rwait == 3 ? &k->w->more : &mrun_tl;
     if (k->rprev) k->rprev->rnext = k->rnext;
     else *head = k->rnext;
     if (k->rnext) k->rnext->rprev = k->rprev;
@@ -609,6 +612,7 @@ int conn_may_run(conn *k, int argc, garg *argv) {
 
 void conn_ran(conn *k) {
     client *c = &k->c;
+    if (cmd_thread_busy_us() >= k->turn_end) k->turn_over = 1;
     if (c->olen > c->osent && conn_obuf_over_limit(k)) client_flag_on(c, CLIENT_CLOSE_ASAP);
     /* CLIENT REPLY SKIP covers the whole of the next command: one that
      * blocked keeps it until its late reply (timeout, served, CLIENT
@@ -633,17 +637,44 @@ void conn_protocol_error(conn *k, const char *what) {
 
 static void conn_take_async(conn *k);
 
-/* Run every complete request in the query buffer through the protocol.
- * Messages other threads queued for k before these requests arrived (an
- * invalidation, a published message) precede their replies, as they do in
- * Redis's single output buffer. */
+/* Run the complete requests in the query buffer through the protocol, for
+ * one turn: a connection has at most one turn per loop iteration, and a
+ * turn ends (conn_ran; the module stops before its next request) once its
+ * commands have taken NET_TURN_US. What is left runs in the next
+ * iteration (w->more), after the other connections' turns. A pipeline of
+ * heavy commands (MSETs, ZADDs of a thousand elements) then holds another
+ * client of the worker for about a turn plus one command, not for all it
+ * sent in one read. Messages other threads queued for k before these
+ * requests arrived (an invalidation, a published message) precede their
+ * replies, as they do in Redis's single output buffer. */
+#define NET_TURN_US 500
+
 static void conn_process(conn *k) {
     if (!k->qlen) return;
-    k->w->batch_ms = now_ms();
+    worker *w = k->w;
+    /* Turns: not for TLS (OpenSSL may hold bytes no event will announce:
+     * its reads are not put off), nor while the busy pump serves clients
+     * or a CLIENT PAUSE release runs the held ones in order. */
+    int turns = !k->ssl && !w->busy_pump && k != draining;
+    if (turns && k->turn_iter == w->iter) {
+        /* It had its turn in this iteration: the rest waits for the next. */
+        if (!k->rwait) rlist_push(&w->more, k, 3);
+        return;
+    }
+    k->turn_iter = w->iter;
+    w->batch_ms = now_ms();
     if (__atomic_load_n(&k->alen, __ATOMIC_RELAXED)) conn_take_async(k);
     k->running++;
+    k->turn_end = turns ? cmd_thread_busy_us() + NET_TURN_US : UINT64_MAX;
+    k->turn_over = 0;
     size_t used = k->proto->process(k);
     k->running--;
+    if (k->turn_over) {
+        k->turn_over = 0;
+        /* Listed to run again, unless a read of it is pending (that runs
+         * the rest too). */
+        if (!k->rwait) rlist_push(&w->more, k, 3);
+    }
     if (used) {
         memmove(k->qbuf, k->qbuf + used, k->qlen - used);
         k->qlen -= used;
@@ -948,7 +979,10 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     conn *k = arg;
     if (k->ssl) conn_tls_event(k, what);
-    else if (k->w->uring) {
+    else if (k->rwait == 3) {
+        /* Its next turn runs what it sent already; the socket is read once
+         * that is done (the event stays on). */
+    } else if (k->w->uring) {
         if (!k->rwait) rlist_push(&k->w->rready, k, 1); /* conn_read_batch reads it */
     } else {
         conn_read_run(k);
@@ -987,6 +1021,23 @@ void conn_read_batch(worker *w) {
             rlist_unlink(k);
             conn_run_read(k, conn_read_got(k, k->rres, k->rparsed, k->rargv));
         }
+    }
+}
+
+/* Every connection whose turn ran out runs its next one, oldest first;
+ * one whose turn runs out again is listed for the next pass, which comes
+ * after the events of the next iteration. */
+void conn_run_more(worker *w) {
+    while (w->more) {
+        conn *k = w->more;
+        rlist_unlink(k);
+        rlist_push(&mrun_tl, k, 4);
+    }
+    while (mrun_tl) {
+        conn *k = mrun_tl;
+        rlist_unlink(k);
+        conn_process(k);
+        conn_after_input(k);
     }
 }
 

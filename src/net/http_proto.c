@@ -667,7 +667,7 @@ static size_t http_process(conn *k) {
     size_t start = 0;
     unsigned long long max_body = cfg.proto_max_bulk_len > 0 ? (unsigned long long)cfg.proto_max_bulk_len : 0;
     const uint32_t stop = CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING;
-    while (!(client_flags_peek(c) & stop) && start < k->qlen && !k->paused && !h->waiting) {
+    while (!(client_flags_peek(c) & stop) && start < k->qlen && !k->paused && !k->turn_over && !h->waiting) {
         if (h->closing) {
             start = k->qlen;
             break;

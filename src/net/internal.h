@@ -65,6 +65,11 @@ typedef struct worker {
      * connections whose reads it serves next (conn_read_batch). */
     struct nuring *uring;
     struct conn *rready;
+    /* Connections whose turn ended with complete requests still in their
+     * query buffer (conn_ran): they run again after the next iteration's
+     * events (conn_run_more). */
+    struct conn *more;
+    uint64_t iter;           /* loop iterations so far (turns) */
 } worker;
 
 typedef struct conn {
@@ -85,7 +90,8 @@ typedef struct conn {
     /* --net async: on w->rready (rwait 1: readable, its read not yet
      * made) or on conn_read_batch's list of reads made, not yet run
      * (rwait 2, with their result rres and the query-buffer figures taken
-     * before the read). */
+     * before the read); either mode: on w->more (rwait 3), its turn over
+     * with requests left to run. */
     struct conn *rprev, *rnext;
     int rwait;
     int rres;
@@ -111,6 +117,13 @@ typedef struct conn {
     /* Commands of this connection are running (conn_process), on the
      * stack of this worker's thread: a busy pump leaves it alone. */
     int running;
+    /* Its turns (conn_process): the loop iteration of the last one, the
+     * thread's command time (cmd_thread_busy_us) at which the one running
+     * ends, and whether conn_ran found it over (the protocol module stops
+     * before the next request). */
+    uint64_t turn_iter;
+    uint64_t turn_end;
+    int turn_over;
     /* The busy pump saw its end of file: left to the loop, once the
      * command that pumps is over, to close. */
     int busy_eof;
@@ -170,6 +183,9 @@ void conn_write_pending(worker *w);
  * busy pump, run the reads made and not yet run. */
 void conn_read_batch(worker *w);
 void conn_busy_settle(worker *w);
+/* At the start of a loop iteration: the connections whose turn ran out
+ * run their next turn (w->more). */
+void conn_run_more(worker *w);
 void conn_durable_flush(worker *w);
 void conn_durable_notify(void);
 /* From net_events_while_busy, with what poll(2) reported: write what k's

@@ -491,7 +491,7 @@ static size_t mc_process(conn *k) {
     size_t start = 0;
     tok stackt[32];
     while (!(client_flags_peek(c) & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING)) &&
-           start < k->qlen && !k->paused) {
+           start < k->qlen && !k->paused && !k->turn_over) {
         const char *q = k->qbuf + start;
         size_t avail = k->qlen - start;
         if (st->swallow) {

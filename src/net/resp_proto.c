@@ -76,7 +76,7 @@ static size_t resp_process(conn *k) {
     resp_parser *p = k->pstate;
     size_t start = 0, prefetched = 0;
     while (!(client_flags_peek(c) & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED | CLIENT_STREAMING)) &&
-           start < k->qlen && !k->paused) {
+           start < k->qlen && !k->paused && !k->turn_over) {
         if (start >= prefetched && p->type == 0) resp_prefetch(k, p, start, &prefetched);
         size_t used;
         int argc;

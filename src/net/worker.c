@@ -308,7 +308,13 @@ static void *worker_main(void *arg) {
     aof_batch_begin();
     repl_batch_begin();
     while (!event_base_got_break(w->base)) {
-        if (event_base_loop(w->base, EVLOOP_ONCE) != 0) break;
+        /* The turns the last iteration left over run first, and their
+         * replies go out with this iteration's: a request that came
+         * meanwhile waits for one turn, not two. With turns still left,
+         * the sockets are looked at without waiting. */
+        w->iter++;
+        conn_run_more(w);
+        if (event_base_loop(w->base, w->more ? EVLOOP_ONCE | EVLOOP_NONBLOCK : EVLOOP_ONCE) != 0) break;
         if (w->uring) conn_read_batch(w);
         /* BCAST invalidations of this iteration's changes, queued before
          * the writers' replies go out (Redis's beforeSleep order). */
