@@ -573,7 +573,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
         }
     }
     int counted = !(client_flags_peek(c) & CLIENT_AOF_LOADER);
-    long long t0 = counted ? now_us() : 0;
+    long long t0 = now_us();
     /* Client-side caching: one load when nobody tracks. A call inside EXEC
      * or a script (CLIENT_IN_EXEC) is nested in its client's call. */
     int track = tracking_active(), nested = 0;
@@ -582,7 +582,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
         nested = (client_flags_peek(c) & CLIENT_IN_EXEC) != 0;
         tracking_call_begin(c, nested, &tf);
     }
-    db_freeze_time();
+    db_freeze_time((uint64_t)t0);
     uint64_t mask = lock_for(c, cmd, &mode, &db);
     if (db_snap_running()) repl_snap_before_call(c, cmd, mode); /* a fork-less sync: old values first */
     db_count_lookups((cmd->flags & CMDF_READONLY) != 0);

@@ -20,6 +20,7 @@
 #include "db/memusage.h"
 #include "mem/smallobj.h"
 #include "session/session.h"
+#include "util/monotime.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -79,6 +80,8 @@ static void *cron_main(void *arg) {
         struct timespec ts = {0, 1000000000L / hz};
         nanosleep(&ts, NULL);
         __atomic_fetch_add(&srv.cron_loops, 1, __ATOMIC_RELAXED);
+        /* The commands' clock (db_freeze_time) follows the system clock. */
+        monotime_sync_wall();
         /* Active expiry: at most 25% of the period. */
         cmd_active_expire_cycle(250000 / hz);
         /* Client-side caching: the table limit, the broadcast of expired keys. */

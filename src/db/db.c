@@ -394,11 +394,8 @@ void db_unlock_shard(gdb *db, unsigned s) {
 static _Thread_local int64_t frozen_ms;
 static _Thread_local int frozen_depth;
 
-void db_freeze_time(void) {
-    if (frozen_depth++ == 0) {
-        frozen_ms = 0;
-        frozen_ms = db_now_ms();
-    }
+void db_freeze_time(uint64_t mono_us) {
+    if (frozen_depth++ == 0) frozen_ms = monotime_unix_ms(mono_us);
 }
 
 void db_unfreeze_time(void) {

@@ -112,8 +112,9 @@ void db_lock_shard(gdb *db, unsigned s);
 void db_unlock_shard(gdb *db, unsigned s);
 
 int64_t db_now_ms(void);
-/* Freeze db_now_ms() for the calling thread (nests), around one command. */
-void db_freeze_time(void);
+/* Freeze db_now_ms() for the calling thread (nests), around one command,
+ * at the wall time of mono_us, a monotime_us reading the caller took. */
+void db_freeze_time(uint64_t mono_us);
 void db_unfreeze_time(void);
 
 /* Key access. lookup applies lazy expiry and refreshes the access clock;

@@ -59,13 +59,18 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A read or a write: Redis's last interaction, for CLIENT LIST's idle (a
- * coarse clock is fine at its one-second resolution), and for the query
- * buffer's idle check. */
-static void conn_interacted(conn *k) {
+/* The wall clock at the kernel tick's resolution: enough for CLIENT LIST's
+ * idle and age (seconds) and the timeout directive. */
+static int64_t coarse_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-    __atomic_store_n(&k->c.last_ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, __ATOMIC_RELAXED);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A read or a write: Redis's last interaction, for CLIENT LIST's idle,
+ * and for the query buffer's idle check. */
+static void conn_interacted(conn *k) {
+    __atomic_store_n(&k->c.last_ms, coarse_ms(), __ATOMIC_RELAXED);
     k->qio++;
 }
 
@@ -662,7 +667,7 @@ static void conn_process(conn *k) {
         return;
     }
     k->turn_iter = w->iter;
-    w->batch_ms = now_ms();
+    w->batch_ms = coarse_ms();
     if (__atomic_load_n(&k->alen, __ATOMIC_RELAXED)) conn_take_async(k);
     k->running++;
     k->turn_end = turns ? cmd_thread_busy_us() + NET_TURN_US : UINT64_MAX;

@@ -55,8 +55,8 @@ typedef struct worker {
      * conn.c's held list). */
     struct event *pause_ev;
     int64_t pause_at;        /* the end pause_ev was armed for */
-    /* The wall clock (unix ms) read when the connection being served
-     * started its batch of commands (conn_process). */
+    /* The wall clock (unix ms, coarse) read when the connection being
+     * served started its batch of commands (conn_process). */
     int64_t batch_ms;
     /* net_events_while_busy is serving the connections (not re-entered). */
     int busy_pump;

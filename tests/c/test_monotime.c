@@ -28,3 +28,30 @@ TEST(monotime, keeps_pace_with_clock_monotonic) {
         prev = now;
     }
 }
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+TEST(monotime, a_reading_gives_the_wall_clock) {
+    monotime_init();
+    int64_t before = wall_ms();
+    int64_t t = monotime_unix_ms(monotime_us());
+    int64_t after = wall_ms();
+    CHECK_MSG(t >= before - 1 && t <= after + 1, "%lld not within [%lld, %lld]", (long long)t, (long long)before,
+              (long long)after);
+    /* Later readings keep the wall clock's pace, and a new offset changes
+     * nothing while the system clock is not stepped. */
+    struct timespec d = {0, 30 * 1000 * 1000};
+    nanosleep(&d, NULL);
+    monotime_sync_wall();
+    before = wall_ms();
+    t = monotime_unix_ms(monotime_us());
+    after = wall_ms();
+    CHECK_MSG(t >= before - 1 && t <= after + 1, "%lld not within [%lld, %lld]", (long long)t, (long long)before,
+              (long long)after);
+    uint64_t m = monotime_us();
+    CHECK(monotime_unix_ms(m + 5000) - monotime_unix_ms(m) == 5);
+}
