@@ -465,6 +465,18 @@ int cmd_key_positions(const cmd_def *cmd, int argc, int *idx, int max) {
 
 gdb *cmd_db(client *c) { return db_get(c->db); }
 
+void cmd_prefetch_run(client *c, gdb *db, int j, int first, int step) {
+    if ((j - first) / step % CMD_PREFETCH_RUN != 0 || !db_prefetch_wanted(db->id)) return;
+    const char *k[CMD_PREFETCH_RUN];
+    size_t n[CMD_PREFETCH_RUN];
+    int m = 0;
+    for (int i = j; i < c->argc && m < CMD_PREFETCH_RUN; i += step, m++) {
+        k[m] = c->argv[i].p;
+        n[m] = c->argv[i].n;
+    }
+    db_prefetch_held(db, k, n, m);
+}
+
 dbentry *cmd_lookup_typed(client *c, gdb *db, const garg *key, int type, int *wrong) {
     *wrong = 0;
     dbentry *e = db_lookup(db, key->p, key->n);

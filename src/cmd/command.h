@@ -155,6 +155,13 @@ enum {
 
 /* The selected database of c. */
 gdb *cmd_db(client *c);
+/* A multi-key command's loop over its keys argv[first], argv[first + step],
+ * ... calls this with each key's index j: at every CMD_PREFETCH_RUN-th key
+ * it starts loading that key's and the next ones' index groups and
+ * entries (db_prefetch_held: the command holds their shards), so the
+ * lookups' cache misses overlap instead of coming one key at a time. */
+#define CMD_PREFETCH_RUN 16
+void cmd_prefetch_run(client *c, gdb *db, int j, int first, int step);
 /* Per-change bookkeeping: db_signal_modified (dirty counter, WATCH). */
 void cmd_key_modified(client *c, gdb *db, const char *key, size_t klen);
 /* A change to every key of db (NULL: of every db) whose WATCH effect the

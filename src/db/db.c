@@ -339,14 +339,39 @@ void db_prefetch_refresh(void) {
     db_unlock_keyspace();
 }
 
-/* Two passes over the batch, each key's shard locked around its step as a
- * lookup would lock it: the home groups first, then (their lines arriving
- * meanwhile) the entries their tags point at. A key equal to the one
- * before it (a pipeline on one list, say) is looked at once, and a batch
- * of fewer than two distinct keys has nothing to overlap. Only from a
- * thread holding no keyspace lock (never inside a command, a script's busy
- * pump or a wake-up run from a command), and only when no writer holds or
- * waits for the keyspace: a prefetch never waits. */
+/* Two passes over keys k[at[0..count)], each key's shard locked around
+ * its step as a lookup would lock it (unless held: the caller holds them
+ * all): the home groups first, then (their lines arriving meanwhile) the
+ * entries their tags point at. A shard too small for its index to miss
+ * the caches is skipped. */
+static void prefetch_pass(gdb *db, const char *const *k, const size_t *n, const int *at, int count, int held) {
+    uint64_t h[DB_PREFETCH_MAX];
+    unsigned sh[DB_PREFETCH_MAX];
+    int m = 0;
+    for (int j = 0; j < count; j++) {
+        int i = at[j];
+        h[m] = hash_bytes(k[i], n[i]);
+        sh[m] = shard_of(h[m], k[i], n[i]);
+        shard *s = &db->shards[sh[m]];
+        if (!held) pthread_mutex_lock(&s->lock);
+        int big = swiss_size(&s->keys) >= DB_PREFETCH_MIN_KEYS;
+        if (big) swiss_prefetch_group(&s->keys, h[m]);
+        if (!held) pthread_mutex_unlock(&s->lock);
+        m += big;
+    }
+    for (int i = 0; i < m; i++) {
+        if (!held) pthread_mutex_lock(&db->shards[sh[i]].lock);
+        swiss_prefetch_match(&db->shards[sh[i]].keys, h[i]);
+        if (!held) pthread_mutex_unlock(&db->shards[sh[i]].lock);
+    }
+    tstat_add(TSTAT_KEYS_PREFETCHED, (uint64_t)m);
+}
+
+/* A key equal to the one before it (a pipeline on one list, say) is
+ * looked at once, and a batch of fewer than two distinct keys has nothing
+ * to overlap. Only from a thread holding no keyspace lock (never inside a
+ * command, a script's busy pump or a wake-up run from a command), and only
+ * when no writer holds or waits for the keyspace: a prefetch never waits. */
 int db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count) {
     if (count > DB_PREFETCH_MAX) count = DB_PREFETCH_MAX;
     int at[DB_PREFETCH_MAX], distinct = 0;
@@ -356,30 +381,17 @@ int db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count)
     ks_slot *me = ks_slot_of_thread();
     if (!ks_reader_enter(me)) return distinct;
     gdb *db = db_get(dbid);
-    if (db) {
-        uint64_t h[DB_PREFETCH_MAX];
-        unsigned sh[DB_PREFETCH_MAX];
-        int m = 0;
-        for (int j = 0; j < distinct; j++) {
-            int i = at[j];
-            h[m] = hash_bytes(k[i], n[i]);
-            sh[m] = shard_of(h[m], k[i], n[i]);
-            shard *s = &db->shards[sh[m]];
-            pthread_mutex_lock(&s->lock);
-            int big = swiss_size(&s->keys) >= DB_PREFETCH_MIN_KEYS;
-            if (big) swiss_prefetch_group(&s->keys, h[m]);
-            pthread_mutex_unlock(&s->lock);
-            m += big;
-        }
-        for (int i = 0; i < m; i++) {
-            pthread_mutex_lock(&db->shards[sh[i]].lock);
-            swiss_prefetch_match(&db->shards[sh[i]].keys, h[i]);
-            pthread_mutex_unlock(&db->shards[sh[i]].lock);
-        }
-        tstat_add(TSTAT_KEYS_PREFETCHED, (uint64_t)m);
-    }
+    if (db) prefetch_pass(db, k, n, at, distinct, 0);
     __atomic_sub_fetch(&me->readers, 1, __ATOMIC_RELEASE);
     return distinct;
+}
+
+void db_prefetch_held(gdb *db, const char *const *k, const size_t *n, int count) {
+    if (count < 2 || !db_prefetch_wanted(db->id)) return;
+    if (count > DB_PREFETCH_MAX) count = DB_PREFETCH_MAX;
+    int at[DB_PREFETCH_MAX];
+    for (int i = 0; i < count; i++) at[i] = i;
+    prefetch_pass(db, k, n, at, count, 1);
 }
 /* Under the keyspace write lock no other thread can hold a shard. */
 void db_lock_shard(gdb *db, unsigned s) {

@@ -103,6 +103,10 @@ void db_set_keyspace_wait_hook(void (*fn)(void));
  * Returns the number of distinct keys in the batch. */
 #define DB_PREFETCH_MAX 32
 int db_prefetch_keys(int dbid, const char *const *k, const size_t *n, int count);
+/* The same for a command's own keys k[0..count) of db, whose shards the
+ * caller holds (or the keyspace write lock): a multi-key command's lookups
+ * then overlap their misses. Only where db_prefetch_wanted says it pays. */
+void db_prefetch_held(gdb *db, const char *const *k, const size_t *n, int count);
 /* Whether database dbid is large enough for prefetching to pay (its index
  * and entries no longer fit the caches), as the cron last found it with
  * db_prefetch_refresh. */

@@ -1199,4 +1199,49 @@ start_server {tags {keyspace}} {
         $rd close
         assert_equal 80001 [expr {[r dbsize] + 1}]
     }
+
+    test {Multi-key commands over a large keyspace prefetch their own keys and answer as without} {
+        # The database is large (the test above): MSET, MGET, EXISTS,
+        # TOUCH, DEL and MSETNX of 100 keys, some repeated, some missing,
+        # one of another type, each run 16 keys at a time.
+        r rpush mk:list a
+        if {[is_goblin]} { set before [getInfoProperty [r info goblin] keys_prefetched] }
+        set args {}
+        for {set i 0} {$i < 100} {incr i} {
+            set n [expr {$i * 797 % 80000}]
+            if {$i % 10 == 9} {
+                lappend args key:[expr {($i - 1) * 797 % 80000}] again:$i
+            } elseif {$i % 3 == 0} {
+                lappend args mk:new:$i fresh:$i
+            } else {
+                lappend args key:$n set:$i
+            }
+        }
+        assert_equal OK [r mset {*}$args]
+        set want [dict create]
+        foreach {k v} $args { dict set want $k $v }
+        set keys [dict keys $want]
+        lappend keys mk:missing mk:list
+        set got [r mget {*}$keys]
+        set i 0
+        foreach k [dict keys $want] {
+            assert_equal [dict get $want $k] [lindex $got $i]
+            incr i
+        }
+        assert_equal {{} {}} [lrange $got end-1 end]
+        set all [concat [dict keys $want] [dict keys $want] mk:missing mk:list]
+        set distinct [dict size $want]
+        assert_equal [expr {2 * $distinct + 1}] [r exists {*}$all]
+        assert_equal [expr {2 * $distinct + 1}] [r touch {*}$all]
+        assert_equal 0 [r msetnx {*}$args]
+        assert_equal [dict get $want mk:new:0] [r get mk:new:0]
+        set news {}
+        for {set i 0} {$i < 40} {incr i} { lappend news mk:nx:$i v$i }
+        assert_equal 1 [r msetnx {*}$news]
+        assert_equal v39 [r get mk:nx:39]
+        assert_equal [expr {$distinct + 1}] [r del {*}$all]
+        assert_equal 40 [r del {*}[dict keys [dict create {*}$news]] mk:missing]
+        assert_equal 0 [r exists {*}[dict keys $want]]
+        if {[is_goblin]} { assert_morethan [getInfoProperty [r info goblin] keys_prefetched] [expr {$before + 100}] }
+    }
 }

@@ -27,6 +27,7 @@ static void delGeneric(client *c, int lazy) {
     gdb *db = cmd_db(c);
     long long n = 0;
     for (int i = 1; i < c->argc; i++) {
+        cmd_prefetch_run(c, db, i, 1, 1);
         if ((lazy ? db_unlink : db_delete)(db, c->argv[i].p, c->argv[i].n)) {
             cmd_key_modified(c, db, c->argv[i].p, c->argv[i].n);
             cmd_notify(c, NOTIFY_GENERIC, "del", db, c->argv[i].p, c->argv[i].n);
@@ -46,7 +47,10 @@ static void unlinkCommand(client *c) { delGeneric(c, 1); }
 static void count_keys(client *c, dbentry *(*lookup)(gdb *, const char *, size_t)) {
     gdb *db = cmd_db(c);
     long long n = 0;
-    for (int i = 1; i < c->argc; i++) n += lookup(db, c->argv[i].p, c->argv[i].n) != NULL;
+    for (int i = 1; i < c->argc; i++) {
+        cmd_prefetch_run(c, db, i, 1, 1);
+        n += lookup(db, c->argv[i].p, c->argv[i].n) != NULL;
+    }
     reply_int(c, n);
 }
 

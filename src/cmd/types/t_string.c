@@ -381,6 +381,7 @@ static void mgetCommand(client *c) {
     gdb *db = cmd_db(c);
     reply_array(c, c->argc - 1);
     for (int j = 1; j < c->argc; j++) {
+        cmd_prefetch_run(c, db, j, 1, 1);
         dbentry *e = db_lookup(db, c->argv[j].p, c->argv[j].n);
         if (!e || e->val.type != OBJ_STRING) reply_null(c);
         else reply_strval(c, &e->val);
@@ -397,6 +398,7 @@ static void mset_generic(client *c, int nx) {
     gdb *db = cmd_db(c);
     if (nx) {
         for (int j = 1; j < c->argc; j += 2) {
+            cmd_prefetch_run(c, db, j, 1, 2);
             if (db_lookup(db, c->argv[j].p, c->argv[j].n)) {
                 reply_int(c, 0);
                 return;
@@ -404,6 +406,7 @@ static void mset_generic(client *c, int nx) {
         }
     }
     for (int j = 1; j < c->argc; j += 2) {
+        cmd_prefetch_run(c, db, j, 1, 2);
         const garg *key = &c->argv[j];
         dbentry *e = db_lookup(db, key->p, key->n);
         if (!string_store(c, db, e, key, c->argv[j + 1].p, c->argv[j + 1].n, 0)) return;
