@@ -508,6 +508,10 @@ int hash_get(hash *h, const void *f, size_t flen, const char **v, size_t *vlen) 
 
 int hash_exists(hash *h, const void *f, size_t flen) { return hash_get(h, f, flen, NULL, NULL); }
 
+void hash_prefetch(const hash *h, const void *f, size_t flen, int stage) {
+    if (is_large(h)) lf_prefetch(as_large(h), f, flen, stage);
+}
+
 /* Small-form write of a pair whose entry was found at pos..next (pos is
  * (size_t)-1 for a new pair, next then the end byte's offset, count the
  * number of pairs), with id the field's interned id or -1. The caller

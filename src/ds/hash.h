@@ -53,6 +53,8 @@ size_t hash_mem_usage(const hash *h);
 /* 1 and the value when field is present, else 0. */
 int hash_get(hash *h, const void *f, size_t flen, const char **v, size_t *vlen);
 int hash_exists(hash *h, const void *f, size_t flen);
+/* A lookup of field f to come (lf_prefetch's stages; large form only). */
+void hash_prefetch(const hash *h, const void *f, size_t flen, int stage);
 
 /* Set field to value. Returns 1 when the field was new, 0 when it was
  * overwritten, or a HASH_E* error (the hash is then unchanged). *hp may be

@@ -79,6 +79,13 @@ void lf_prefetch_slot(void *ctx, const void *slot) {
     arena_prefetch(&l->a, arena_ref_load(slot));
 }
 
+void lf_prefetch(const lform *l, const void *key, size_t klen, int stage) {
+    if (lf_count(l) < LF_PREFETCH_MIN) return;
+    uint64_t hv = hash_bytes(key, klen);
+    if (stage) swiss_prefetch_match(&l->idx, hv);
+    else swiss_prefetch_group(&l->idx, hv);
+}
+
 int lf_match(void *ctx, const void *slot, const void *key) {
     const lf_lookup *q = key;
     arena_ref r = arena_ref_load(slot);

@@ -97,6 +97,12 @@ static inline void *lf_find(lform *l, const void *key, size_t klen, uint64_t hv)
 /* The slot holding live entry r (found by its key's hash, matched by
  * reference: never compares bytes). */
 void *lf_find_ref(lform *l, arena_ref r);
+/* A lookup of key[0..klen) to come: stage 0 starts loading its home group
+ * in the index, stage 1 (once that has had time to arrive) the entries
+ * whose tags match. Reads only. Nothing for an index of fewer than
+ * LF_PREFETCH_MIN entries, which the caches hold anyway. */
+#define LF_PREFETCH_MIN 32768
+void lf_prefetch(const lform *l, const void *key, size_t klen, int stage);
 /* The key of live entry r. */
 const unsigned char *lf_key(const lform *l, arena_ref r, size_t *klen);
 

@@ -396,6 +396,10 @@ int set_contains(gset *s, const void *m, size_t n) {
     }
 }
 
+void set_prefetch(const gset *s, const void *m, size_t n, int stage) {
+    if (s->form == SET_LARGE) lf_prefetch(&((const slarge *)s)->lf, m, n, stage);
+}
+
 int set_contains_elem(gset *s, const set_elem *e) {
     if (s->form == SET_INTSET && e->isint) {
         size_t pos;

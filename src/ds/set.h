@@ -81,6 +81,8 @@ size_t set_mem_usage(const gset *s);
 void set_elem_bytes(set_elem *e, const void *p, size_t n);
 
 int set_contains(gset *s, const void *m, size_t n);
+/* A lookup of member m to come (lf_prefetch's stages; large form only). */
+void set_prefetch(const gset *s, const void *m, size_t n, int stage);
 int set_contains_elem(gset *s, const set_elem *e);
 
 /* Add a member: 1 when added, 0 when already present, or a SET_E* error

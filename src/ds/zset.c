@@ -430,6 +430,10 @@ int zset_score(zset *z, const void *m, size_t n, double *score) {
     return 1;
 }
 
+void zset_prefetch(const zset *z, const void *m, size_t n, int stage) {
+    if (z->big) lf_prefetch(&z->big->lf, m, n, stage);
+}
+
 long zset_rank(zset *z, const void *m, size_t n, double *score) {
     if (!z->big) {
         size_t r;

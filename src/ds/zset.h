@@ -48,6 +48,8 @@ size_t zset_mem_bytes(const zset *z);
 
 /* Score of member; 1 when present. */
 int zset_score(zset *z, const void *m, size_t n, double *score);
+/* A lookup of member m to come (lf_prefetch's stages; big form only). */
+void zset_prefetch(const zset *z, const void *m, size_t n, int stage);
 /* 0-based ascending rank of member, -1 when absent (score optional). */
 long zset_rank(zset *z, const void *m, size_t n, double *score);
 

@@ -93,6 +93,7 @@ static void hsetGeneric(client *c, int is_hmset) {
     long long created = 0;
     int rc = 0, written = 0;
     for (int i = 2; i < c->argc && rc >= 0; i += 2) {
+        tc_prefetch_elems(&e->val, c->argv, c->argc, i, 2);
         rc = set_pair(e, &c->argv[i], c->argv[i + 1].p, c->argv[i + 1].n, &lim);
         if (rc >= 0) written++;
         if (rc > 0) created++;

@@ -77,6 +77,7 @@ static int add_members(client *c, gdb *db, dbentry *e, const garg *members, int 
     set_limits lim = set_cfg_limits();
     int rc = 0;
     for (int i = 0; i < n && rc >= 0; i++) {
+        tc_prefetch_elems(&e->val, members, n, i, 1);
         gset *s = obj_set(e);
         rc = set_add(&s, members[i].p, members[i].n, &lim);
         e->val.u.p = s;

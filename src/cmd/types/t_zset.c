@@ -264,6 +264,7 @@ static void zaddGeneric(client *c, int flags) {
     }
     zset *z = obj_zset(e);
     for (int j = 0; j < elements; j++) {
+        tc_prefetch_elems(&e->val, c->argv, c->argc, scoreidx + 1 + j * 2, 2);
         const garg *m = &c->argv[scoreidx + 1 + j * 2];
         int out;
         double ns = 0;

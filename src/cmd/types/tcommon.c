@@ -7,6 +7,9 @@
 #include <limits.h>
 
 #include "cmd/types/tcommon.h"
+#include "ds/hash.h"
+#include "ds/set.h"
+#include "ds/zset.h"
 #include "session/reply.h"
 #include "util/strutil.h"
 
@@ -141,6 +144,21 @@ void tc_reply_len(client *c, int type) {
     reply_int(c, e ? (long long)tc_value_len(&e->val) : 0);
 }
 
+static void prefetch_elem(const gobj *o, const garg *a, int stage) {
+    switch (o->type) {
+    case OBJ_HASH: hash_prefetch(o->u.p, a->p, a->n, stage); break;
+    case OBJ_SET: set_prefetch(o->u.p, a->p, a->n, stage); break;
+    case OBJ_ZSET: zset_prefetch(o->u.p, a->p, a->n, stage); break;
+    default: break;
+    }
+}
+
+void tc_prefetch_elems(const gobj *o, const garg *argv, int argc, int j, int step) {
+    int near = j + TC_AHEAD / 2 * step, far = j + TC_AHEAD * step;
+    if (far < argc) prefetch_elem(o, &argv[far], 0);
+    if (near < argc) prefetch_elem(o, &argv[near], 1);
+}
+
 void tc_remove_args(client *c, int type, const char *event, tc_remove_fn *remove) {
     gdb *db = cmd_db(c);
     const garg *key = &c->argv[1];
@@ -148,6 +166,7 @@ void tc_remove_args(client *c, int type, const char *event, tc_remove_fn *remove
     if (!e) return;
     long long deleted = 0;
     for (int i = 2; i < c->argc; i++) {
+        tc_prefetch_elems(&e->val, c->argv, c->argc, i, 1);
         if (!remove(e, &c->argv[i])) continue;
         deleted++;
         if (tc_value_len(&e->val) == 0) break;
