@@ -148,6 +148,7 @@ static void hmgetCommand(client *c) {
     for (int i = 2; i < c->argc; i++) {
         const char *v;
         size_t vl;
+        if (e) tc_prefetch_elems(&e->val, c->argv, c->argc, i, 1);
         if (e && hash_get(obj_hash(e), c->argv[i].p, c->argv[i].n, &v, &vl)) reply_bulk(c, v, vl);
         else reply_null(c);
     }

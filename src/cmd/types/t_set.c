@@ -133,7 +133,10 @@ static void smismemberCommand(client *c) {
     dbentry *e = cmd_lookup_typed(c, cmd_db(c), &c->argv[1], OBJ_SET, &wrong);
     if (wrong) return;
     reply_array(c, c->argc - 2);
-    for (int i = 2; i < c->argc; i++) reply_int(c, e && set_contains(obj_set(e), c->argv[i].p, c->argv[i].n));
+    for (int i = 2; i < c->argc; i++) {
+        if (e) tc_prefetch_elems(&e->val, c->argv, c->argc, i, 1);
+        reply_int(c, e && set_contains(obj_set(e), c->argv[i].p, c->argv[i].n));
+    }
 }
 
 static void scardCommand(client *c) { tc_reply_len(c, OBJ_SET); }

@@ -329,6 +329,7 @@ static void zmscoreCommand(client *c) {
     reply_array(c, c->argc - 2);
     for (int j = 2; j < c->argc; j++) {
         double s;
+        if (e) tc_prefetch_elems(&e->val, c->argv, c->argc, j, 1);
         if (e && zset_score(obj_zset(e), c->argv[j].p, c->argv[j].n, &s)) reply_double(c, s);
         else reply_null(c);
     }

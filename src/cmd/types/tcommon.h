@@ -76,8 +76,9 @@ void tc_reply_len(client *c, int type);
  * lookups of the elements TC_AHEAD and TC_AHEAD / 2 places further will
  * read (their index groups, then the entries their tags match). A big
  * collection's index and entries no longer fit the caches, and the
- * misses of a many-element HSET, SADD, ZADD or removal were most of its
- * cost; now they overlap. Small collections: nothing. */
+ * misses of a many-element HSET, SADD, ZADD, HMGET, SMISMEMBER, ZMSCORE
+ * or removal were most of its cost; now they overlap. Small collections:
+ * nothing. */
 #define TC_AHEAD 8
 void tc_prefetch_elems(const gobj *o, const garg *argv, int argc, int j, int step);
 
