@@ -391,6 +391,32 @@ static void insert_key(zbtree *t, const zkey *k) {
     l->n++;
 }
 
+/* Loads the lines of n bytes at p. */
+static inline void prefetch_bytes(const void *p, size_t n) {
+    for (size_t o = 0; o < n; o += 64) __builtin_prefetch((const char *)p + o);
+}
+
+void zbt_prefetch(const zbtree *t, double score, int stage) {
+    const void *node = t->root;
+    if (!node || t->height == 0) return;
+    for (int h = t->height; h > 0; h--) {
+        const zbt_inner *x = node;
+        if (h == 1 && stage == 0) {
+            prefetch_bytes(x->score, sizeof(x->score));
+            prefetch_bytes(x->kid, sizeof(x->kid));
+            return;
+        }
+        int lo = 1, hi = x->n;
+        while (lo < hi) {
+            int mid = (lo + hi) >> 1;
+            if (score >= x->score[mid]) lo = mid + 1;
+            else hi = mid;
+        }
+        node = x->kid[lo - 1];
+    }
+    prefetch_bytes(node, sizeof(zbt_leaf));
+}
+
 typedef struct zpath {
     zbt_inner *node[MAX_HEIGHT];
     int idx[MAX_HEIGHT];

@@ -79,6 +79,12 @@ int zbt_cmp(const zbtree *t, double s1, arena_ref r1, double s2, arena_ref r2);
 
 /* Add element ref (score, member m[0..n)), absent from the tree. */
 void zbt_insert(zbtree *t, double score, const unsigned char *m, size_t n, arena_ref ref);
+/* An insert of score to come: stage 0 starts loading the parent of the
+ * leaf it will reach (the levels above are read: the caches hold them),
+ * stage 1 -- once that has had time to arrive -- the leaf itself. The
+ * descent goes by score alone (a tie may pick a neighbour: only the
+ * prefetch is off). Reads only. */
+void zbt_prefetch(const zbtree *t, double score, int stage);
 /* Rank of the key (score, m, n), or where it would go; ref: the key's own
  * entry (compared by reference) or ARENA_REF_NONE. */
 size_t zbt_rank(const zbtree *t, double score, const unsigned char *m, size_t n, arena_ref ref);

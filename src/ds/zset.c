@@ -434,6 +434,10 @@ void zset_prefetch(const zset *z, const void *m, size_t n, int stage) {
     if (z->big) lf_prefetch(&z->big->lf, m, n, stage);
 }
 
+void zset_prefetch_score(const zset *z, double score, int stage) {
+    if (z->big && lf_count(&z->big->lf) >= LF_PREFETCH_MIN) zbt_prefetch(&z->big->t, score, stage);
+}
+
 long zset_rank(zset *z, const void *m, size_t n, double *score) {
     if (!z->big) {
         size_t r;

@@ -50,6 +50,9 @@ size_t zset_mem_bytes(const zset *z);
 int zset_score(zset *z, const void *m, size_t n, double *score);
 /* A lookup of member m to come (lf_prefetch's stages; big form only). */
 void zset_prefetch(const zset *z, const void *m, size_t n, int stage);
+/* An insert of score to come (zbt_prefetch's stages; big form of
+ * LF_PREFETCH_MIN members or more only). */
+void zset_prefetch_score(const zset *z, double score, int stage);
 /* 0-based ascending rank of member, -1 when absent (score optional). */
 long zset_rank(zset *z, const void *m, size_t n, double *score);
 

@@ -265,6 +265,9 @@ static void zaddGeneric(client *c, int flags) {
     zset *z = obj_zset(e);
     for (int j = 0; j < elements; j++) {
         tc_prefetch_elems(&e->val, c->argv, c->argc, scoreidx + 1 + j * 2, 2);
+        /* And the B-tree path of the scores to come (new members go there). */
+        if (j + TC_AHEAD < elements) zset_prefetch_score(z, scores[j + TC_AHEAD], 0);
+        if (j + TC_AHEAD / 2 < elements) zset_prefetch_score(z, scores[j + TC_AHEAD / 2], 1);
         const garg *m = &c->argv[scoreidx + 1 + j * 2];
         int out;
         double ns = 0;
