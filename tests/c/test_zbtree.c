@@ -153,6 +153,13 @@ TEST(zbtree, replace_ref_and_build) {
     for (size_t i = 0; i < n; i++) sc[i] = zbt_score(&t, m.v[i]);
     zbt_build(&t, sc, m.v, n);
     verify(&t, &m);
+    /* Prefetching the path of any score, at either stage, reads only. */
+    for (int i = 0; i < 200; i++) {
+        zbt_prefetch(&t, pick_score(&r), i & 1);
+        zbt_prefetch(&t, i % 2 ? -INFINITY : NAN, i & 1);
+    }
+    CHECK(t.height >= 2);
+    verify(&t, &m);
     /* Evenly filled: no leaf below half full. */
     for (const zbt_leaf *l = t.head; l; l = l->next) CHECK(l->n >= ZBT_LEAF_CAP / 2);
     /* Move every third element, minima of inner nodes among them. */
@@ -173,6 +180,8 @@ TEST(zbtree, replace_ref_and_build) {
     model_sort(&m);
     for (size_t i = 0; i < n; i++) CHECK(zbt_delete_rank(&t, 0) == m.v[i]);
     CHECK(t.root == NULL && t.head == NULL && t.nleaf == 0 && t.ninner == 0);
+    zbt_prefetch(&t, 1.0, 0); /* an empty tree: nothing to load */
+    zbt_prefetch(&t, 1.0, 1);
     free(sc);
     free(m.v);
     arena_destroy(&a);
