@@ -1198,7 +1198,7 @@ start_server {tags {keyspace}} {
         }
         $rd close
         assert_equal 80001 [expr {[r dbsize] + 1}]
-    }
+    } {goblin_only}
 
     test {Multi-key commands over a large keyspace prefetch their own keys and answer as without} {
         # The database is large (the test above): MSET, MGET, EXISTS,
