@@ -297,7 +297,6 @@ static void part_finish(swiss *s, swiss_part *p) {
     s->resizing &= ~(1u << part_index(s, p));
 }
 
-/* Move up to n groups of p's resize; 1 if more remain. */
 /* Ask the type to start loading what hashing group g of t will read (its
  * elements), so their cache misses overlap. */
 static void prefetch_group_elems(swiss *s, swiss_tab *t, size_t g) {
@@ -307,6 +306,7 @@ static void prefetch_group_elems(swiss *s, swiss_tab *t, size_t g) {
         if (ctrl_full(*ctrl_at(s, t, base + j))) s->type->prefetch_slot(s->ctx, slot_at(s, t, base + j));
 }
 
+/* Move up to n groups of p's resize; 1 if more remain. */
 static int part_step(swiss *s, swiss_part *p, size_t n) {
     if (p->rehash_idx == SWISS_IDLE) return 0;
     swiss_tab *from = &p->t[0], *to = &p->t[1];
