@@ -591,7 +591,7 @@ void cmd_call(client *c, const cmd_def *cmd) {
     int track = tracking_active(), nested = 0;
     tracking_frame tf;
     if (track) {
-        nested = (client_flags_peek(c) & CLIENT_IN_EXEC) != 0;
+        nested = in_exec;
         tracking_call_begin(c, nested, &tf);
     }
     db_freeze_time((uint64_t)t0);
