@@ -44,6 +44,7 @@ typedef struct http_want {
     long long rfirst, rlast;
     char *inm;       /* owned */
     uint64_t t0_us;  /* when the request was read */
+    uint64_t mirror_seen; /* mirror_ended() before the store lookup */
 } http_want;
 
 /* The response head: status line and headers, into buf (>= 1024 bytes).
@@ -94,8 +95,11 @@ int mirror_enabled(void);
 int mirror_setup(const char *url, long long timeout_ms, int uring, char *err, size_t errlen);
 /* A miss for key on k: fetch it from the origin (or join the fetch in
  * flight); the answer to w goes to k when it comes. k is waiting
- * (http_set_waiting) until then. Takes w->inm. */
-void mirror_miss(struct conn *k, const char *key, size_t klen, http_want *w);
+ * (http_set_waiting) until then. Takes w->inm. 1 instead (w untouched):
+ * a fetch ended since w->mirror_seen was read, look in the store again. */
+int mirror_miss(struct conn *k, const char *key, size_t klen, http_want *w);
+/* How many origin fetches have ended (left the coalescing registry). */
+uint64_t mirror_ended(void);
 /* k goes away: it leaves the fetch it waits on. */
 void mirror_conn_gone(struct conn *k);
 /* The worker's thread ends (before its loop is freed): its idle origin

@@ -382,8 +382,10 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
     client *c = &k->c;
     garg argv[4] = {{(char *)"GET", 3}, {r->key, r->klen}, {NULL, 0}, {NULL, 0}};
     hstate *hs = k->pstate;
+again:;
     hget g = {r, w, http_etag_epoch(r->key, r->klen), 0, 0};
     size_t olen0 = cap_begin(c);
+    if (mirror_enabled()) w->mirror_seen = mirror_ended();
     hs->get = &g;
     c->value_sink = http_value_sink;
     run_cmd(c, argv, 2);
@@ -406,11 +408,10 @@ static void serve_get(conn *k, http_req *r, http_want *w) {
     long long len = bulk_len(p, n, &pfx);
     if (len < 0) {
         client_set_out(c, c->osent, olen0);
+        /* A fetch of it may have ended meanwhile: then it looks again. */
+        if (mirror_enabled() && mirror_miss(k, r->key, r->klen, w)) goto again;
         http_stat_add(&http_stat.misses, 1);
-        if (mirror_enabled()) {
-            mirror_miss(k, r->key, r->klen, w);
-            return;
-        }
+        if (mirror_enabled()) return;
         http_answer_status(k, w, 404, "Not Found");
         return;
     }

@@ -164,6 +164,7 @@ typedef struct gentry {
 
 static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
 static gentry *gtab;
+static uint64_t ended; /* fetches that left the registry (mirror_ended) */
 
 /* On the waiting worker: its clients waiting for another worker's fetch. */
 typedef struct rwait {
@@ -609,6 +610,9 @@ static void fetch_unlink(ofetch *f) {
             f->remote = g->remote;
             free(g->key);
             free(g);
+            /* Written under glock, read without it by mirror_ended
+             * (before the store lookup that precedes a miss). */
+            __atomic_store_n(&ended, ended + 1, __ATOMIC_RELEASE);
             break;
         }
     }
@@ -681,69 +685,78 @@ static void remote_notify(ofetch *f, int kind, int status, const char *body, siz
     }
 }
 
-/* A miss joins the fetch another worker has in flight for key: 1, or 0
- * when there is none. */
-static int remote_join(conn *k, const char *key, size_t klen, http_want *w) {
+/* A miss enters the registry, in one step under glock so that two
+ * workers missing the same key at once start one fetch between them:
+ * REG_JOINED, it joined the fetch another worker has in flight for key (a
+ * remote waiter, answered by remote_job); REG_AGAIN, there is none but a
+ * fetch ended since the request looked in the store (w->mirror_seen): the
+ * object may be stored now, so the request looks again; REG_OWNER, f (the
+ * caller's new fetch, key set) is in the registry now and the caller
+ * starts it; REG_ALONE, the same but without the registry (no memory: the
+ * fetch goes on without remote waiters). */
+enum { REG_JOINED, REG_AGAIN, REG_OWNER, REG_ALONE };
+
+static int registry_enter(conn *k, ofetch *f, http_want *w) {
     rwait *r = calloc(1, sizeof(*r));
     rwaiter *rw = calloc(1, sizeof(*rw));
-    char *kc = malloc(klen + 1);
-    if (!r || !rw || !kc) {
+    gentry *g = calloc(1, sizeof(*g));
+    char *kc = malloc(f->klen + 1);
+    char *gk = malloc(f->klen + 1);
+    if (!r || !rw || !g || !kc || !gk) {
         free(r);
         free(rw);
+        free(g);
         free(kc);
-        return 0;
+        free(gk);
+        return REG_ALONE;
     }
-    int joined = 0;
+    memcpy(kc, f->key, f->klen + 1);
+    memcpy(gk, f->key, f->klen + 1);
+    int out = REG_OWNER;
     pthread_mutex_lock(&glock);
-    for (gentry *g = gtab; g; g = g->next)
-        if (g->owner != k->w->id && g->klen == klen && memcmp(g->key, key, klen) == 0) {
-            rw->wid = k->w->id;
-            rw->cid = k->c.id;
-            rw->next = g->remote;
-            g->remote = rw;
-            joined = 1;
-            break;
-        }
-    pthread_mutex_unlock(&glock);
-    if (!joined) {
-        free(r);
-        free(rw);
-        free(kc);
-        return 0;
+    gentry *x = gtab;
+    for (; x; x = x->next)
+        if (x->owner != f->owner && x->klen == f->klen && memcmp(x->key, f->key, f->klen) == 0) break;
+    if (x) {
+        rw->wid = k->w->id;
+        rw->cid = k->c.id;
+        rw->next = x->remote;
+        x->remote = rw;
+        rw = NULL;
+        out = REG_JOINED;
+    } else if (ended != w->mirror_seen) {
+        out = REG_AGAIN;
+    } else {
+        g->key = gk;
+        g->klen = f->klen;
+        g->owner = f->owner;
+        g->next = gtab;
+        gtab = g;
+        g = NULL;
+        gk = NULL;
     }
-    memcpy(kc, key, klen);
-    kc[klen] = '\0';
+    pthread_mutex_unlock(&glock);
+    free(rw);
+    free(g);
+    free(gk);
+    if (out != REG_JOINED) {
+        free(r);
+        free(kc);
+        return out;
+    }
     r->k = k;
     r->cid = k->c.id;
     r->key = kc;
-    r->klen = klen;
+    r->klen = f->klen;
     r->w = *w;
     w->inm = NULL;
     r->next = rwaits;
     rwaits = r;
-    http_set_waiting(k, 1);
     http_stat_add(&http_stat.coalesced, 1);
-    return 1;
+    return REG_JOINED;
 }
 
-/* A new fetch enters the registry: 0, or -1 (no memory: it goes on
- * without remote waiters). */
-static int registry_add(ofetch *f) {
-    gentry *g = calloc(1, sizeof(*g));
-    if (!g || !(g->key = malloc(f->klen + 1))) {
-        free(g);
-        return -1;
-    }
-    memcpy(g->key, f->key, f->klen);
-    g->key[f->klen] = '\0';
-    g->klen = f->klen;
-    g->owner = f->owner;
-    pthread_mutex_lock(&glock);
-    g->next = gtab;
-    gtab = g;
-    pthread_mutex_unlock(&glock);
-    return 0;
-}
+uint64_t mirror_ended(void) { return __atomic_load_n(&ended, __ATOMIC_ACQUIRE); }
 
 static void fetch_free(ofetch *f) {
     while (f->waiters) {
@@ -821,10 +834,8 @@ static void answer_complete(ofetch *f, waiter *wt, void *arg) {
 }
 
 static void fetch_done(ofetch *f) {
-    fetch_unlink(f);
-    if (f->timer) evtimer_del(f->timer);
-    int reusable = !f->oc->eof && http_should_keep_alive(&f->oc->hp);
-    release_oconn(f, reusable);
+    /* Stored before it leaves the registry: a miss elsewhere either
+     * joins it or, seeing it ended (mirror_ended), finds it stored. */
     if (f->status == 200 && f->keep) {
         for (waiter *wt = f->waiters; wt; wt = wt->next)
             if (wt->k) {
@@ -832,6 +843,10 @@ static void fetch_done(ofetch *f) {
                 break;
             }
     }
+    fetch_unlink(f);
+    if (f->timer) evtimer_del(f->timer);
+    int reusable = !f->oc->eof && http_should_keep_alive(&f->oc->hp);
+    release_oconn(f, reusable);
     deliver_each(f, answer_complete, NULL);
     if (f->status == 200) remote_notify(f, REMOTE_AGAIN, 0, NULL, 0);
     else if (f->keep) remote_notify(f, REMOTE_STATUS, f->status, f->buf, f->blen);
@@ -1073,24 +1088,24 @@ static void fetch_start(ofetch *f) {
     if (oconn_flush(oc) != 0) fail_later(f, 502);
 }
 
-void mirror_miss(conn *k, const char *key, size_t klen, http_want *w) {
+int mirror_miss(conn *k, const char *key, size_t klen, http_want *w) {
     tbase = self_worker(k)->base;
-    waiter *wt = calloc(1, sizeof(*wt));
-    if (!wt) {
-        http_answer_status(k, w, 503, "out of memory");
-        return;
-    }
-    wt->k = k;
-    wt->w = *w;
-    w->inm = NULL;
     ofetch *f = NULL;
     for (ofetch *x = fetches; x; x = x->next)
         if (x->joinable && x->klen == klen && memcmp(x->key, key, klen) == 0) {
             f = x;
             break;
         }
-    http_set_waiting(k, 1);
+    waiter *wt = calloc(1, sizeof(*wt));
+    if (!wt) {
+        http_answer_status(k, w, 503, "out of memory");
+        return 0;
+    }
     if (f) {
+        wt->k = k;
+        wt->w = *w;
+        w->inm = NULL;
+        http_set_waiting(k, 1);
         http_stat_add(&http_stat.coalesced, 1);
         wt->next = f->waiters;
         f->waiters = wt;
@@ -1100,35 +1115,41 @@ void mirror_miss(conn *k, const char *key, size_t klen, http_want *w) {
             waiter_stream_head(f, wt);
             waiter_send(wt, f->buf, f->blen);
         }
-        return;
-    }
-    if (remote_join(k, key, klen, &wt->w)) {
-        free(wt);
-        return;
+        return 0;
     }
     f = calloc(1, sizeof(*f));
     if (!f || !(f->key = malloc(klen + 1))) {
         free(f);
-        free(wt->w.inm);
         free(wt);
-        http_set_waiting(k, 0);
         http_answer_status(k, w, 503, "out of memory");
-        return;
+        return 0;
     }
     memcpy(f->key, key, klen);
     f->key[klen] = '\0';
     f->klen = klen;
+    f->owner = k->w->id;
+    int reg = registry_enter(k, f, w);
+    if (reg == REG_JOINED || reg == REG_AGAIN) {
+        free(f->key);
+        free(f);
+        free(wt);
+        if (reg == REG_JOINED) http_set_waiting(k, 1);
+        return reg == REG_AGAIN;
+    }
+    wt->k = k;
+    wt->w = *w;
+    w->inm = NULL;
+    http_set_waiting(k, 1);
     f->joinable = 1;
     f->clen = -1;
     f->waiters = wt;
     f->nwaiters = 1;
     f->timer = evtimer_new(tbase, on_timeout, f);
-    f->owner = k->w->id;
     f->next = fetches;
     fetches = f;
-    registry_add(f);
     http_stat_add(&http_stat.fetches, 1);
     fetch_start(f);
+    return 0;
 }
 
 void mirror_conn_gone(conn *k) {

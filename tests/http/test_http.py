@@ -849,6 +849,31 @@ def mirror_coalesces_across_workers():
 
 
 @test
+def mirror_fetches_each_object_once_across_workers():
+    """Misses for one key on both workers at the same instant, and misses
+    just as its fetch ends: one origin fetch each time."""
+    if "mirror2" + sfx() not in S:
+        o = mirror()[1]
+        S["mirror2" + sfx()] = Server("mirror2" + sfx(), "--mirror", "http://127.0.0.1:%d/pfx" % o.port,
+                                      "--mirror-timeout", "3000", "--cores", "2", "--mirror-client", MODE[0])
+    g, o = S["mirror2" + sfx()], S["origin" + sfx()]
+    socks = [conn(g, timeout=20) for _ in range(16)]
+    rds = [Reader(s) for s in socks]
+    for i in range(60):
+        path = "/race%s-%d" % (sfx(), i)
+        data = req("GET", path)
+        for s in socks:
+            s.sendall(data)
+        want = Origin.body("/pfx" + path)
+        for rd in rds:
+            st, h, body = rd.response()
+            eq((st, body), (200, want))
+        eq(o.count("/pfx" + path), 1, "origin fetches of " + path)
+    for s in socks:
+        s.close()
+
+
+@test
 def info_section():
     g = plain()
     fetch(g, "GET", "/k1")
