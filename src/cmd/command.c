@@ -6,7 +6,7 @@
  * ascending order; or the keyspace write lock for whole-keyspace commands),
  * run the handler, release, record statistics, feed the slow log and
  * MONITOR. Handlers never take locks themselves unless they say so
- * (CMD_LOCK_SELF). */
+ * (CMD_LOCK_SELF; CMD_LOCK_READ takes the shards). */
 #include "cmd/cluster/cluster.h"
 #include "cmd/command.h"
 #include "cmd/multi.h"
@@ -546,6 +546,11 @@ static uint64_t lock_for(client *c, const cmd_def *cmd, int *mode, gdb **db) {
     if (lock == CMD_LOCK_NONE || lock == CMD_LOCK_SELF) return 0;
     if (lock == CMD_LOCK_ALL) {
         db_wrlock_keyspace();
+        return 0;
+    }
+    if (lock == CMD_LOCK_READ) {
+        db_rdlock_keyspace();
+        *db = cmd_db(c);
         return 0;
     }
     uint64_t mask = 0;

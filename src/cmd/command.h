@@ -45,6 +45,7 @@ enum {
     CMD_LOCK_NONE = 1,   /* touches no keyspace state */
     CMD_LOCK_ALL = 2,    /* keyspace write lock: whole-keyspace or cross-db */
     CMD_LOCK_SELF = 3,   /* handler takes its own locks */
+    CMD_LOCK_READ = 4,   /* keyspace read lock; the handler locks the shards it touches */
 };
 
 typedef struct cmd_handler {

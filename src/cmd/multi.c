@@ -22,6 +22,7 @@
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/multi.h"
+#include "cmd/propagate.h"
 #include "cmd/families.h"
 #include "cmd/server/function.h"
 #include "session/reply.h"
@@ -366,6 +367,10 @@ static void execCommand(client *c) {
     c->argv = argv;
     __atomic_store_n(&c->cur, self, __ATOMIC_RELAXED);
     c->cmd_failed = 0;
+    /* The transaction's records enter the stream while nothing else can
+     * change the keyspace: after the unlock, another worker's write could
+     * be applied after them and appended before them. */
+    prop_flush();
     db_unlock_keyspace();
     multi_discard_state(c);
 }

@@ -150,6 +150,17 @@ static void emit_all(void) {
     wstream_unlock();
 }
 
+static void drop_all(void) {
+    for (int i = 0; i < T.nops; i++) op_free(&T.ops[i]);
+    T.nops = 0;
+}
+
+void prop_flush(void) {
+    if (T.depth != 1 || !T.nops) return;
+    if (wstream_active()) emit_all();
+    drop_all();
+}
+
 /* EXEC and the scripts propagate only what the calls nested in them did;
  * LOAD and DEBUG (RELOAD) replace the dataset from a file, and replaying
  * them would read a file that may have changed since (the AOF rewrites
@@ -205,8 +216,7 @@ static __attribute__((noinline)) void end_level(client *c, const cmd_def *cmd, p
     }
     if (T.depth > 0) return;
     if (T.nops && wstream_active()) emit_all();
-    for (int i = 0; i < T.nops; i++) op_free(&T.ops[i]);
-    T.nops = 0;
+    drop_all();
 }
 
 void prop_end(client *c, const cmd_def *cmd) {

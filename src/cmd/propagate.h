@@ -16,7 +16,9 @@
  *    wrapped in MULTI ... EXEC, so a transaction or a script stays atomic
  *    in the stream.
  * The outermost call appends while it still holds its key shards (or the
- * keyspace write lock), which keeps wstream's order invariant. Changes
+ * keyspace write lock), which keeps wstream's order invariant; a command
+ * that takes locks of its own (EXEC the keyspace write lock, SCAN one
+ * shard at a time) appends with prop_flush before it lets them go. Changes
  * made outside any call (active expiry, eviction) go straight to the
  * stream with prop_direct, under the shard lock of the key they change. */
 #ifndef GOBLIN_CMD_PROPAGATE_H
@@ -36,6 +38,11 @@ int prop_in_call(void);
 /* Around the handler in cmd_call (prop_end before the locks go). */
 void prop_begin(void);
 void prop_end(client *c, const struct cmd_def *cmd);
+/* The records the outermost call collected so far enter the stream now,
+ * as prop_end would put them (more than one: inside MULTI ... EXEC), for a
+ * handler that is about to release locks it took itself. Inside a nested
+ * call it does nothing: the outermost call holds its locks still. */
+void prop_flush(void);
 /* Counted by the db layer's modified hook. */
 void prop_count_change(void);
 

@@ -917,6 +917,102 @@ def changes_made_by_reads_and_failed_writes_reload():
     assert g.c.ok("DEBUG", "DIGEST") == want
 
 
+@test
+def writes_beside_transactions_and_scans_keep_their_order():
+    """The stream's order is the order the changes were applied in, also
+    for a command that takes its locks itself: transactions on one worker
+    and another worker's pushes to the same list, SCANs that delete keys
+    whose TTL passed while another client sets those keys again. Live and
+    restarted from the AOF, the list and the keys are the same."""
+    d = tdir("order")
+    args = ("--appendonly", "yes", "--appendfsync", "no", "--cores", "2")
+    g = start("goblin", d, *args)
+    stop = threading.Event()
+    errors = []
+
+    def run(fn):
+        def body():
+            try:
+                fn(Conn(g.port))
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(repr(e))
+                stop.set()
+        return threading.Thread(target=body, daemon=True)
+
+    def transactions(c):
+        # A long transaction: its records are many, the window after
+        # it lets the keyspace go is wide.
+        for i in range(60):
+            cmds = []
+            for j in range(5):
+                cmds += [["MULTI"], ["RPUSH", "L", "a%d.%d" % (i, j)]]
+                cmds += [["SET", "pad%d" % q, i] for q in range(150)]
+                cmds.append(["EXEC"])
+            c.pipeline(cmds)
+
+    def pushes(tag):
+        def fn(c):
+            n = 0
+            while not stop.is_set():
+                c.pipeline([["RPUSH", "L", "%s%d" % (tag, n + j)] for j in range(50)])
+                n += 50
+        return fn
+
+    # Round r: keys s<r>:<k> with a 1 ms TTL, then SCANs, which delete
+    # them; meanwhile another client sets keys of the round for good. No
+    # one writes a key of an earlier round again, so a DEL recorded after
+    # the SET it was applied before would leave the key out of the AOF.
+    rnd = [0]
+
+    def scans(c):
+        for r in range(60):
+            c.pipeline([["SET", "s%d:%d" % (r, k), "v", "PX", 1] for k in range(200)])
+            rnd[0] = r
+            time.sleep(0.003)
+            cur = b"0"
+            while True:
+                cur, _ = c.ok("SCAN", cur, "MATCH", "s%d:*" % r, "COUNT", 1000)
+                if cur == b"0":
+                    break
+        rnd[0] = -1
+
+    def resets(c):
+        rng = random.Random(SEED)
+        while not stop.is_set() and rnd[0] >= 0:
+            r = rnd[0]
+            c.pipeline([["SET", "s%d:%d" % (r, rng.randrange(200)), "w"] for _ in range(10)])
+
+    ts = [run(transactions), run(pushes("b")), run(pushes("c")), run(scans), run(resets)]
+    for t in ts:
+        t.start()
+    ts[0].join(120)
+    ts[3].join(120)
+    stop.set()
+    for t in ts:
+        t.join(60)
+    assert not errors, errors
+    time.sleep(0.05)  # every 1 ms TTL is over
+    ks = settle(g.c, values=True)
+    live = g.c.ok("LRANGE", "L", 0, -1)
+    want = g.c.ok("DEBUG", "DIGEST")
+    assert g.shutdown("NOSAVE") == 0
+    g = start("goblin", d, *args)
+    got = g.c.ok("LRANGE", "L", 0, -1)
+    ks2 = keyspace(g.c, values=True)
+    bad = []
+    if got != live:
+        at = next(i for i in range(len(live) + 1) if i >= len(live) or i >= len(got) or live[i] != got[i])
+        bad.append("the list differs at element %d of %d: live %r, restarted %r"
+                   % (at, len(live), live[at:at + 4], got[at:at + 4]))
+    ks.pop((0, b"L"), None)
+    ks2.pop((0, b"L"), None)
+    if ks2 != ks:
+        bad.append("keys differ: %s" % diff_keyspaces(ks, ks2))
+    assert not bad, bad
+    assert g.c.ok("DEBUG", "DIGEST") == want
+    note("%d list elements, %d keys" % (len(live), len(ks)))
+
+
 # ---- random mixed load ------------------------------------------------------------------------------
 
 ALL_FAMILIES = families.load_all()

@@ -463,9 +463,9 @@ static size_t serialized_length(const gobj *o) {
 }
 
 static void debug_object(client *c) {
-    gdb *db = cmd_db(c);
     unsigned s = db_shard_of(c->argv[2].p, c->argv[2].n);
     db_rdlock_keyspace();
+    gdb *db = cmd_db(c); /* under the lock: SWAPDB renumbers under the write lock */
     db_lock_shard(db, s);
     dbentry *e = db_lookup_raw(db, c->argv[2].p, c->argv[2].n);
     if (!e) {
@@ -567,13 +567,13 @@ static void debug_populate(client *c) {
     if (positive_arg(c, &c->argv[2], &count) != 0) return;
     if (c->argc == 5 && positive_arg(c, &c->argv[4], &size) != 0) return;
     const char *prefix = c->argc >= 4 ? c->argv[3].p : "key";
-    gdb *db = cmd_db(c);
     char *val = size ? calloc(1, (size_t)size) : NULL;
     if (size && !val) {
         reply_error(c, "ERR out of memory");
         return;
     }
     db_wrlock_keyspace();
+    gdb *db = cmd_db(c);
     for (long long j = 0; j < count; j++) {
         char key[128], v[64];
         int kl = snprintf(key, sizeof(key), "%s:%lld", prefix, j);
@@ -634,9 +634,9 @@ static void debug_digest_value(client *c) {
         reply_error(c, "ERR out of memory");
         return;
     }
-    gdb *db = cmd_db(c);
     int rc = 0;
     db_wrlock_keyspace();
+    gdb *db = cmd_db(c);
     for (int j = 0; j < nkeys && rc == 0; j++) {
         dbentry *e = db_lookup_raw(db, c->argv[j + 2].p, c->argv[j + 2].n);
         if (e) rc = digest_entry(e, d + (size_t)j * DIGEST_BYTES);

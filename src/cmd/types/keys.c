@@ -4,8 +4,8 @@
  * Locking: commands whose keys are all in their argument range run under
  * their shards' locks (the dispatcher takes them); KEYS, RANDOMKEY, MOVE,
  * COPY and SWAPDB reach beyond one database's named shards and run under
- * the keyspace write lock; SCAN's step (the rest of SCAN is scan.c's)
- * takes the keyspace read lock itself, and db_scan one shard at a time. */
+ * the keyspace write lock; SCAN runs under the keyspace read lock, its
+ * step (the rest of SCAN is scan.c's) locking one shard at a time. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,19 +136,19 @@ static void scan_key(void *arg, dbentry *e) {
     }
 }
 
+/* Under the keyspace read lock the dispatcher took (CMD_LOCK_READ). */
 static uint64_t scan_keyspace_step(void *db, uint64_t cursor, scan_acc *a) {
     scan_ctx x = {a, NULL, NULL, 0, 0};
-    db_rdlock_keyspace();
     cursor = db_scan(db, cursor, scan_key, &x);
     for (int i = 0; i < x.ngone; i++) {
         unsigned s = db_shard_of(x.gone[i], x.gonen[i]);
         db_lock_shard(db, s);
         dbentry *e = db_lookup_raw(db, x.gone[i], x.gonen[i]);
         if (e) db_expire_if_needed(db, e);
+        prop_flush(); /* its DEL, before another write to the key can be */
         db_unlock_shard(db, s);
         free(x.gone[i]);
     }
-    db_unlock_keyspace();
     free(x.gone);
     free(x.gonen);
     return cursor;
@@ -573,7 +573,7 @@ const cmd_handler keys_handlers[] = {
     {"touch", touchCommand, CMD_LOCK_KEYS},
     {"type", typeCommand, CMD_LOCK_KEYS},
     {"keys", keysCommand, CMD_LOCK_ALL},
-    {"scan", scanCommand, CMD_LOCK_SELF},
+    {"scan", scanCommand, CMD_LOCK_READ},
     {"randomkey", randomkeyCommand, CMD_LOCK_ALL},
     {"rename", renameCommand, CMD_LOCK_KEYS},
     {"renamenx", renamenxCommand, CMD_LOCK_KEYS},
