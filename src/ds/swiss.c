@@ -16,7 +16,9 @@
  *
  * Parts. A small index is one part (s->one, group counts powers of two).
  * When that part would grow past SWISS_SPLIT_GROUPS groups it is split, once
- * and in one bounded step (at most ~3.3K elements), into SWISS_NPARTS parts:
+ * and in one bounded step (at most ~3.3K elements), into SWISS_NPARTS parts
+ * (a table may ask to split earlier, at 1/2, 1/4 or 1/8 of that size, so
+ * that tables growing side by side do not all split at once):
  * part i holds the elements whose pos has i in its top SWISS_PART_BITS bits.
  * Every part resizes on its own (double at the maximum load of 13/16, same
  * size to drop tombstones, shrink below 1/8), and the group counts of part i
@@ -26,7 +28,7 @@
  * 2 ln 2 = 0.59: 5 B/slot / 0.59 = 8.9 B per entry with 4-byte slots, within
  * 8.5..9.4 measured) instead of swinging 13/32..13/16 all at once. Only
  * one part (1/16 of the index) is ever copied by one resize, so the transient
- * peak is small too. Below SWISS_MERGE_COUNT elements the parts merge back
+ * peak is small too. Below a third of the split point the parts merge back
  * into one (bounded the same way).
  *
  * Home group. Within a part the in-part position q (pos without the part
@@ -77,13 +79,18 @@
 #define CTRL_DELETED ((uint8_t)0x01)
 #define CTRL_FULL_BIT 0x80
 
-/* One part grows up to this many groups (4096 slots, 3584 elements) before
- * the index splits into SWISS_NPARTS parts. */
+/* One part grows up to this many groups (4096 slots, 3328 elements) before
+ * the index splits into SWISS_NPARTS parts (fewer after
+ * swiss_set_split_shift). */
 #define SWISS_SPLIT_GROUPS 256
-/* Parts merge back into one below this many elements (hysteresis: a third
- * of the split point), once no part is resizing and the capacity is small. */
-#define SWISS_MERGE_COUNT 1024
-#define SWISS_MERGE_MAX_SLOTS (8 * SWISS_SPLIT_GROUPS * SWISS_GROUP)
+#define SWISS_SPLIT_SHIFT_MAX 3
+/* Parts merge back into one below 4 elements per split group (1024 by
+ * default; hysteresis: a third of the split point), once no part is
+ * resizing and the capacity is at most 8 times the split point's. */
+#define SWISS_MERGE_PER_GROUP 4
+#define SWISS_MERGE_SLOTS_PER_GROUP (8 * SWISS_GROUP)
+
+static inline size_t split_groups(const swiss *s) { return (size_t)SWISS_SPLIT_GROUPS >> s->split_shift; }
 
 static inline size_t tab_cap(const swiss_tab *t) { return t->ngroups * SWISS_GROUP; }
 /* Maximum load (live + deleted) of a table: LOAD_NUM / LOAD_DEN. */
@@ -214,6 +221,11 @@ void swiss_init(swiss *s, const swiss_type *type, void *ctx) {
     s->ctx = ctx;
     s->one.rehash_idx = SWISS_IDLE;
     s->one.mant = 1;
+}
+
+void swiss_set_split_shift(swiss *s, unsigned shift) {
+    assert(shift <= SWISS_SPLIT_SHIFT_MAX && s->count == 0 && !s->parts);
+    s->split_shift = (uint8_t)shift;
 }
 
 void swiss_free(swiss *s) {
@@ -402,7 +414,7 @@ static swiss_part *parts_alloc(swiss *s, const size_t *cnt, size_t num, size_t d
  * single part has at most SWISS_SPLIT_GROUPS groups. */
 static int split(swiss *s) {
     swiss_tab *from = &s->one.t[0];
-    assert(!s->parts && s->one.rehash_idx == SWISS_IDLE && from->ngroups <= SWISS_SPLIT_GROUPS);
+    assert(!s->parts && s->one.rehash_idx == SWISS_IDLE && from->ngroups <= split_groups(s));
     size_t cnt[SWISS_NPARTS] = {0};
     /* Each element's hash once (it reads the element: a cache miss apiece,
      * overlapped by loading the next group's elements meanwhile). */
@@ -466,7 +478,7 @@ static int part_grow(swiss *s, swiss_part *p) {
     if (t->ngroups && t->used + t->tombs + 1 <= tab_max_load(t)) return 0;
     size_t ng = t->ngroups ? t->ngroups : p->mant;
     if (t->ngroups && t->used + 1 > tab_max_load(t) / 2) ng = t->ngroups * 2;
-    if (!s->parts && ng > SWISS_SPLIT_GROUPS) return split(s);
+    if (!s->parts && ng > split_groups(s)) return split(s);
     return part_resize(s, p, ng);
 }
 
@@ -606,7 +618,8 @@ void swiss_delete(swiss *s, void *slot) {
             part_resize(s, p, ng);
         }
     }
-    if (s->parts && s->count < SWISS_MERGE_COUNT && !s->resizing && swiss_capacity(s) <= SWISS_MERGE_MAX_SLOTS)
+    if (s->parts && s->count < SWISS_MERGE_PER_GROUP * split_groups(s) && !s->resizing &&
+        swiss_capacity(s) <= SWISS_MERGE_SLOTS_PER_GROUP * split_groups(s))
         merge(s);
 }
 
@@ -723,7 +736,7 @@ int swiss_reserve(swiss *s, size_t n) {
     /* Only an empty, idle table is presized: a bulk load (RDB) then never
      * pays for the resizes it would go through one element at a time. */
     if (s->count != 0 || s->resizing || s->paused) return 0;
-    if (n <= SWISS_SPLIT_GROUPS * SWISS_GROUP / LOAD_DEN * LOAD_NUM) {
+    if (n <= split_groups(s) * SWISS_GROUP / LOAD_DEN * LOAD_NUM) {
         if (s->parts) return 0;
         /* The smallest table whose maximum load holds n: the same
          * density natural growth ends at. */

@@ -59,6 +59,7 @@ typedef struct swiss {
     uint32_t resizing;     /* bit i: part i (bit 0: one) is mid-resize */
     uint32_t hint;         /* part of the last slot found (delete's guess) */
     int paused;            /* >0: iterators alive, no resize steps */
+    uint8_t split_shift;   /* splits at SWISS_SPLIT_GROUPS >> split_shift groups */
     uint32_t pace;         /* operations counted for grow_pace */
     uint64_t moved_groups; /* groups moved by resize steps (statistics) */
 } swiss;
@@ -68,6 +69,12 @@ typedef struct swiss {
 typedef void swiss_scan_fn(void *arg, void *slot);
 
 void swiss_init(swiss *s, const swiss_type *type, void *ctx);
+/* An empty table splits into parts earlier: when its single part would
+ * grow past SWISS_SPLIT_GROUPS >> shift groups (shift 0..3; it merges back
+ * proportionally earlier). Tables that grow together (a database's key
+ * shards) given different shifts split at different sizes, not all in one
+ * command. */
+void swiss_set_split_shift(swiss *s, unsigned shift);
 void swiss_free(swiss *s);
 void swiss_clear(swiss *s);
 size_t swiss_size(const swiss *s);

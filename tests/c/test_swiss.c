@@ -548,16 +548,22 @@ static void paced_growth(int with_finds) {
 TEST(swiss, paced_growth_with_finds) { paced_growth(1); }
 TEST(swiss, paced_growth_inserts_only) { paced_growth(0); }
 
-/* Split into parts and merge back, with scans and lookups in between. */
-TEST(swiss, split_and_merge) {
+/* Split into parts and merge back, with scans and lookups in between;
+ * with a split shift, at 1/2^shift of the default point (3328 elements,
+ * the single part's 256 groups at 13/16). The split comes from the
+ * insert that finds the single part full, so it starts with exactly that
+ * many elements; the merge back comes below a third of it. */
+static void split_and_merge(unsigned shift) {
     th t;
     th_init(&t, M4, 100000);
+    if (shift) swiss_set_split_shift(&t.s, shift);
     for (int round = 0; round < 3; round++) {
         uint32_t id = 0;
         while (!t.s.parts) {
             if (!t.present[id]) th_insert(&t, id);
             id++;
         }
+        CHECK_EQ(t.count, (uint64_t)(3328 >> shift) + 1);
         th_verify(&t);
         for (uint32_t i = 0; i < t.universe; i++) CHECK_EQ(th_find(&t, i) != NULL, t.present[i]);
         for (uint32_t i = 0; i < 20000; i++)
@@ -572,6 +578,12 @@ TEST(swiss, split_and_merge) {
         CHECK(!t.s.parts || t.count == 0);
     }
     th_free(&t);
+}
+
+TEST(swiss, split_and_merge) { split_and_merge(0); }
+TEST(swiss, split_and_merge_earlier) {
+    split_and_merge(1);
+    split_and_merge(3);
 }
 
 TEST(swiss, rehash_step_and_lookups_mid_resize) {
