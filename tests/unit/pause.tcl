@@ -510,7 +510,9 @@ proc pause_replica_tests {} {
         set primary [srv -1 client]
         $primary config set repl-ping-replica-period 3600
         r replicaof 127.0.0.1 [srv -1 port]
-        wait_for_condition 100 50 {[s master_link_status] eq {up}} else {
+        # A full sync of what the tests before left, on a machine that may
+        # run this under a sanitizer: up to 20 s.
+        wait_for_condition 200 100 {[s master_link_status] eq {up}} else {
             fail "replication did not start"
         }
 
