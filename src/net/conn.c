@@ -919,8 +919,7 @@ static void busy_ran(conn *k, int r) {
  * not run yet (the long command is one of them, or they came after it in
  * the batch) are run now, before the pump reads anything more into their
  * buffers. */
-void conn_busy_settle(worker *w) {
-    (void)w;
+void conn_busy_settle(void) {
     for (conn *k = rdone_tl, *next; k; k = next) {
         next = k->rnext;
         if (k->running) continue;

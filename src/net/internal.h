@@ -182,7 +182,7 @@ void conn_write_pending(worker *w);
  * (after the loop's callbacks, before conn_write_pending), and from the
  * busy pump, run the reads made and not yet run. */
 void conn_read_batch(worker *w);
-void conn_busy_settle(worker *w);
+void conn_busy_settle(void);
 /* At the start of a loop iteration: the connections whose turn ran out
  * run their next turn (w->more). */
 void conn_run_more(worker *w);

@@ -346,7 +346,7 @@ static void net_events_while_busy(void) {
     if (!w || w->busy_pump) return;
     w->busy_pump = 1;
     conn_busy_flush(w);
-    if (w->uring) conn_busy_settle(w);
+    if (w->uring) conn_busy_settle();
     size_t n = (size_t)w->nlisten;
     for (conn *k = w->conns; k; k = k->next) n++;
     struct pollfd *fds = malloc(n * sizeof(*fds));
