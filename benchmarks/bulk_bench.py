@@ -26,6 +26,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tlb_arena_benchmark import free_port  # noqa: E402
+
 
 def encode(args):
     out = [b"*%d\r\n" % len(args)]
@@ -55,14 +58,6 @@ def command(kind, rnd, per, pick):
         for _ in range(per):
             a += [rnd.randrange(10**9), "m%010d" % pick()]
     return encode(a)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def cpu_ticks(pid):

@@ -66,6 +66,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tlb_arena_benchmark import free_port  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOBLIN = os.path.join(REPO, "build-release", "goblin-core")
 CLK = os.sysconf("SC_CLK_TCK")
@@ -83,14 +86,6 @@ def fmt_size(n):
         if n >= m and n % m == 0:
             return "%d%s" % (n // m, unit)
     return str(n)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def wait_port(port, proc=None, timeout=30.0):
