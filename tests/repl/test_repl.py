@@ -531,6 +531,51 @@ def sentinel_fails_over_a_goblin_primary():
             proc.wait()
 
 
+def client_lines(c, *args):
+    """CLIENT LIST [args] as a list of {field: value}."""
+    out = c.ok("CLIENT", "LIST", *args)
+    text = out.decode() if isinstance(out, bytes) else out
+    return [dict(kv.split("=", 1) for kv in line.split(" ")) for line in text.splitlines() if line]
+
+
+@test
+def replication_links_in_client_list_and_kill():
+    """A replica's link is one of the primary's clients as Redis shows it
+    (flags S, CLIENT LIST TYPE replica and ID), CLIENT KILL closes it by ID
+    or TYPE replica, and on the replica CLIENT KILL TYPE master closes the
+    link to the primary; each time the replica comes back with a partial
+    resync. The same assertions hold against redis-server 7.0."""
+    for kind in ("goblin", "redis"):
+        d = tdir("links_" + kind)
+        p = start(kind, os.path.join(d, "p"), *PRIMARY_ARGS)
+        r = replica_of(kind, os.path.join(d, "r"), p.port)
+        in_sync(p, r)
+        links = [f for f in client_lines(p.c) if f["flags"] == "S"]
+        assert len(links) == 1, (kind, links)
+        link = links[0]
+        assert link["laddr"] == "127.0.0.1:%d" % p.port and link["addr"].startswith("127.0.0.1:"), (kind, link)
+        assert [f["id"] for f in client_lines(p.c, "TYPE", "replica")] == [link["id"]], kind
+        assert [f["id"] for f in client_lines(p.c, "TYPE", "slave")] == [link["id"]], kind
+        assert all(f["flags"] != "S" for f in client_lines(p.c, "TYPE", "normal")), kind
+        assert [f["flags"] for f in client_lines(p.c, "ID", link["id"])] == ["S"], kind
+        assert p.c.ok("CLIENT", "KILL", "TYPE", "master") == 0, kind  # a primary follows nobody
+        assert p.c.ok("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes") == 0, (kind, client_lines(p.c))
+        partial = int(info(p.c, "stats")["sync_partial_ok"])
+        assert p.c.ok("CLIENT", "KILL", "ID", link["id"]) == 1, kind
+        assert wait_for(lambda: int(info(p.c, "stats")["sync_partial_ok"]) == partial + 1, 20), (kind, info(p.c, "stats"))
+        in_sync(p, r)
+        p.c.ok("SET", "after", "1")
+        assert r.c.ok("CLIENT", "KILL", "TYPE", "master") == 1, kind
+        assert wait_for(lambda: int(info(p.c, "stats")["sync_partial_ok"]) == partial + 2, 20), kind
+        in_sync(p, r)
+        assert r.c.ok("GET", "after") == b"1", kind
+        new = [f for f in client_lines(p.c, "TYPE", "replica")]
+        assert len(new) == 1 and new[0]["id"] != link["id"], (kind, new)
+        assert p.c.ok("CLIENT", "KILL", "TYPE", "replica") == 1, kind
+        r.stop()
+        p.stop()
+
+
 @test
 def a_replica_prefetches_the_keys_of_its_stream():
     """Over a large keyspace a replica reads the stream's commands ahead and

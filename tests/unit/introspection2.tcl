@@ -1026,6 +1026,21 @@ start_server {tags {introspection}} {
         $c close
     }
 
+    test {CLIENT INFO and CLIENT LIST show a name of any length whole} {
+        set name [string repeat n 5000]
+        set c [redis_client]
+        $c client setname $name
+        assert_match "* name=$name age=*" [$c client info]
+        set others [string repeat o 3000]
+        r client setname $others
+        set list [$c client list]
+        assert_match "* name=$name age=*" $list
+        assert_match "* name=$others age=*" $list
+        assert_equal 2 [llength [split [string trim $list] "\n"]]
+        r client setname {}
+        $c close
+    }
+
     test {INFO stats: total_reads_processed and total_writes_processed} {
         set c [redis_client]
         r config resetstat

@@ -52,6 +52,7 @@
 #include "base/tls.h"
 #include "cmd/command.h"
 #include "cmd/repl/backlog.h"
+#include "cmd/server/acl.h"
 #include "db/db.h"
 #include "mem/hugetlb.h"
 #include "persist/persist.h"
@@ -89,6 +90,8 @@ static int64_t now_ms(void) {
 
 enum { LINK_WAIT_START, LINK_SYNCING, LINK_ONLINE };
 
+static unsigned long long stat_sync[3]; /* mu: REPL_SYNC_* */
+
 typedef struct rlink {
     int fd;
     SSL *ssl;                /* a replica on tls-port: the link over TLS */
@@ -120,6 +123,12 @@ typedef struct rlink {
      * none), and the outcome it leaves here (SYNC_PENDING until then). */
     struct rlink *rdb_by;
     int sync_rc;
+    /* The client it was, for CLIENT LIST and KILL (flags S). */
+    uint64_t cid;
+    char addr[64], laddr[64];
+    char *name, *user;
+    int64_t ctime_ms;
+    int resp;
     struct rlink *next;
 } rlink;
 
@@ -392,6 +401,8 @@ static void link_free(rlink *l) {
     close(l->fd);
     close(l->efd);
     free(l->out);
+    free(l->name);
+    free(l->user);
     free(l);
 }
 
@@ -1042,6 +1053,10 @@ void repl_psync(client *c, int psync) {
         reply_error(c, "ERR can't create the replication backlog");
         return;
     }
+    /* INFO's sync_* counters, as Redis's syncCommand counts them. */
+    if (partial) stat_sync[REPL_SYNC_PARTIAL_OK]++;
+    else stat_sync[REPL_SYNC_FULL]++;
+    if (!partial && psync && c->argc >= 3 && strcmp(c->argv[1].p, "?") != 0) stat_sync[REPL_SYNC_PARTIAL_ERR]++;
     if (partial) {
         size_t n;
         char *bytes = backlog_copy_from(&bl, from, &n);
@@ -1064,6 +1079,13 @@ void repl_psync(client *c, int psync) {
                                                                   : "no previous history");
     }
     l->ack_ms = now_ms();
+    l->cid = c->id;
+    memcpy(l->addr, c->addr, sizeof(l->addr));
+    memcpy(l->laddr, c->laddr, sizeof(l->laddr));
+    l->name = c->name ? strdup(c->name) : NULL;
+    l->user = strdup(acl_user_name(acl_client_user(c)));
+    l->ctime_ms = c->ctime_ms;
+    l->resp = c->resp;
     l->next = links;
     links = l;
     nlinks++;
@@ -1234,11 +1256,35 @@ int repl_replicas_each(repl_replica_fn *fn, void *arg) {
     return n;
 }
 
-int repl_kill_replicas(void) {
+unsigned long long repl_sync_stat(int which) {
+    pthread_mutex_lock(&mu);
+    unsigned long long v = stat_sync[which];
+    pthread_mutex_unlock(&mu);
+    return v;
+}
+
+void repl_sync_stats_reset(void) {
+    pthread_mutex_lock(&mu);
+    memset(stat_sync, 0, sizeof(stat_sync));
+    pthread_mutex_unlock(&mu);
+}
+
+void repl_links_each(repl_link_fn *fn, void *arg) {
+    pthread_mutex_lock(&mu);
+    for (rlink *l = links; l; l = l->next) {
+        if (l->dead) continue;
+        repl_link_view v = {l->cid, l->addr, l->laddr, l->name ? l->name : "", l->user ? l->user : "",
+                            l->fd, l->resp, l->ctime_ms, l->ack_ms, l->olen};
+        fn(arg, &v);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+int repl_kill_replicas(uint64_t id) {
     pthread_mutex_lock(&mu);
     int n = 0;
     for (rlink *l = links; l; l = l->next) {
-        if (l->dead) continue;
+        if (l->dead || (id && l->cid != id)) continue;
         l->dead = 1;
         wake(l);
         n++;

@@ -83,9 +83,29 @@ void repl_info_offsets(strbuf *b);
 /* ROLE's replica list: each replica's ip, port and acked offset. */
 typedef void repl_replica_fn(void *arg, const char *ip, int port, uint64_t ack);
 int repl_replicas_each(repl_replica_fn *fn, void *arg);
-/* CLIENT KILL TYPE replica: every replica link closes (each replica
- * reconnects as it would in Redis); the number of links closed. */
-int repl_kill_replicas(void);
+/* INFO stats' sync_full, sync_partial_ok, sync_partial_err (CONFIG
+ * RESETSTAT zeroes them). */
+enum { REPL_SYNC_FULL, REPL_SYNC_PARTIAL_OK, REPL_SYNC_PARTIAL_ERR };
+unsigned long long repl_sync_stat(int which);
+void repl_sync_stats_reset(void);
+/* The replica links as CLIENT LIST shows them (the client each was when
+ * it sent PSYNC). fn runs under the links' lock: it must not call back. */
+typedef struct repl_link_view {
+    uint64_t id;
+    const char *addr, *laddr, *name, *user;
+    int fd, resp;
+    int64_t ctime_ms, last_ms; /* wall clock: attached, last ACK */
+    size_t obuf;               /* stream bytes not yet sent */
+} repl_link_view;
+typedef void repl_link_fn(void *arg, const repl_link_view *v);
+void repl_links_each(repl_link_fn *fn, void *arg);
+/* CLIENT KILL of replicas: the link with client id `id` (0: every one)
+ * closes (the replica reconnects as it would in Redis); the number of
+ * links closed. */
+int repl_kill_replicas(uint64_t id);
+/* CLIENT KILL TYPE master on a replica: the link to the primary closes
+ * and is made again (PSYNC); 1, or 0 when there is none streaming. */
+int repl_kill_primary_link(void);
 
 /* FAILOVER [TO host port [FORCE]] [TIMEOUT ms]: 0, or -1 with err (Redis's
  * text). repl_failover_abort: -1 when none runs. The replica side calls

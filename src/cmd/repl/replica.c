@@ -70,6 +70,7 @@ static int applying;
 enum { RS_CONNECT, RS_CONNECTING, RS_SYNC, RS_CONNECTED };
 static int rstate = RS_CONNECT;  /* rmu */
 static int64_t last_io_ms;       /* rmu: last byte from the primary */
+static int link_fd = -1;         /* rmu: the streaming link's socket, -1: none */
 static int64_t down_since_ms;    /* rmu */
 static int sync_in_progress;     /* rmu */
 static long long sync_total, sync_read; /* rmu: bytes of the RDB being received (total 0: EOF framing) */
@@ -764,13 +765,27 @@ static void follow_once(const char *host, int port, unsigned mygen) {
         goto out;
     }
     set_state(RS_CONNECTED);
+    pthread_mutex_lock(&rmu);
+    link_fd = m->fd;
+    pthread_mutex_unlock(&rmu);
     stream_loop(m, mygen);
 out:
+    pthread_mutex_lock(&rmu);
+    link_fd = -1;
+    pthread_mutex_unlock(&rmu);
     set_state(RS_CONNECT);
     tls_close(m->ssl);
     close(m->fd);
     free(m->buf);
     free(m);
+}
+
+int repl_kill_primary_link(void) {
+    pthread_mutex_lock(&rmu);
+    /* The link's thread sees its socket end and connects again (PSYNC). */
+    int n = link_fd >= 0 && shutdown(link_fd, SHUT_RDWR) == 0;
+    pthread_mutex_unlock(&rmu);
+    return n;
 }
 
 void repl_applied_locked(void) { __atomic_store_n(&applied_off, pending_off, __ATOMIC_RELAXED); }

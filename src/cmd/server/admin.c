@@ -20,6 +20,7 @@
 #include "cmd/server/script.h"
 #include "cmd/families.h"
 #include "cmd/multi.h"
+#include "cmd/repl/repl.h"
 #include "cmd/tracking.h"
 #include "session/reply.h"
 #include "session/session.h"
@@ -268,6 +269,7 @@ static void configResetstatCommand(client *c) {
     tstat_reset(TSTAT_NET_OUTPUT);
     tstat_reset(TSTAT_READS);
     tstat_reset(TSTAT_WRITES);
+    repl_sync_stats_reset();
     reply_ok(c);
 }
 

@@ -209,7 +209,7 @@ static size_t client_info_line(const client *c, const client *self, char *buf, s
 char *client_info_dup(const client *c) {
     char buf[2048];
     size_t n = client_info_line(c, c, buf, sizeof(buf));
-    if (n >= sizeof(buf)) n = sizeof(buf) - 1;
+    if (n >= sizeof(buf)) n = sizeof(buf) - 1; /* cut: a diagnostic line */
     while (n && buf[n - 1] == '\n') n--;
     return strndup(buf, n);
 }
@@ -287,25 +287,66 @@ typedef struct list_ctx {
     const client *self; /* the client asking */
 } list_ctx;
 
+static int list_wants(const list_ctx *lc, const char *type, unsigned long long id) {
+    if (lc->type && strcmp(lc->type, type) != 0) return 0;
+    if (!lc->nids) return 1;
+    for (int i = 0; i < lc->nids; i++)
+        if (lc->ids[i] == id) return 1;
+    return 0;
+}
+
+/* Room for n more bytes and a NUL: 0, or -1 (no memory; the list ends). */
+static int list_room(list_ctx *lc, size_t n) {
+    if (lc->cap - lc->len > n) return 0;
+    size_t cap = lc->cap * 2 + n + 1024;
+    char *b = realloc(lc->buf, cap);
+    if (!b) return -1;
+    lc->buf = b;
+    lc->cap = cap;
+    return 0;
+}
+
 static void list_one(void *arg, client *c) {
     list_ctx *lc = arg;
-    if (lc->type && strcmp(lc->type, client_type(c)) != 0) return;
-    if (lc->nids) {
-        int hit = 0;
-        for (int i = 0; i < lc->nids; i++) hit |= lc->ids[i] == c->id;
-        if (!hit) return;
+    if (!list_wants(lc, client_type(c), c->id)) return;
+    /* A line has no fixed bound (a client name is any length). */
+    for (;;) {
+        size_t n = client_info_line(c, lc->self, lc->buf ? lc->buf + lc->len : NULL, lc->cap - lc->len);
+        if (n < lc->cap - lc->len) {
+            lc->len += n;
+            return;
+        }
+        if (list_room(lc, n) != 0) return;
     }
-    if (lc->cap - lc->len < 1024) {
-        lc->cap = lc->cap * 2 + 1024;
-        lc->buf = realloc(lc->buf, lc->cap);
+}
+
+/* A replication link, as Redis lists a replica's client. */
+static void list_link(void *arg, const repl_link_view *v) {
+    list_ctx *lc = arg;
+    if (!list_wants(lc, "replica", v->id)) return;
+    int64_t now = wall_ms();
+    for (;;) {
+        size_t avail = lc->cap - lc->len;
+        size_t n = (size_t)snprintf(
+            lc->buf ? lc->buf + lc->len : NULL, avail,
+            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=S db=0 sub=0 psub=0 ssub=0 "
+            "multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu "
+            "events=r cmd=replconf user=%s redir=-1 resp=%d\n",
+            (unsigned long long)v->id, v->addr, v->laddr, v->fd, v->name, (long long)((now - v->ctime_ms) / 1000),
+            (long long)((now - v->last_ms) / 1000), v->obuf, v->obuf + sizeof(client), v->user, v->resp);
+        if (n < avail) {
+            lc->len += n;
+            return;
+        }
+        if (list_room(lc, n) != 0) return;
     }
-    lc->len += client_info_line(c, lc->self, lc->buf + lc->len, lc->cap - lc->len);
 }
 
 static int parse_type(client *c, const garg *a, const char **out) {
     if (arg_is(a, "normal")) *out = "normal";
     else if (arg_is(a, "pubsub")) *out = "pubsub";
-    else if (arg_is(a, "master") || arg_is(a, "replica") || arg_is(a, "slave")) *out = "replica";
+    else if (arg_is(a, "master")) *out = "master";
+    else if (arg_is(a, "replica") || arg_is(a, "slave")) *out = "replica";
     else {
         reply_errorf(c, "ERR Unknown client type '%.128s'", a->p);
         return -1;
@@ -336,16 +377,20 @@ static void clientListCommand(client *c) {
     lc.self = c;
     session_clients_each(list_one, &lc);
     session_registry_unlock();
+    /* The replicas' links left the registry for the replication threads. */
+    repl_links_each(list_link, &lc);
     reply_verbatim(c, lc.buf ? lc.buf : "", lc.len, "txt");
     free(lc.buf);
 }
 
 static void clientInfoCommand(client *c) {
-    char buf[1024];
+    list_ctx lc = {0};
+    lc.self = c;
     session_registry_lock();
-    size_t n = client_info_line(c, c, buf, sizeof(buf));
+    list_one(&lc, c); /* a line of any length (a long name) */
     session_registry_unlock();
-    reply_verbatim(c, buf, n, "txt");
+    reply_verbatim(c, lc.buf ? lc.buf : "", lc.len, "txt");
+    free(lc.buf);
 }
 
 static void clientIdCommand(client *c) { reply_int(c, (long long)c->id); }
@@ -379,7 +424,8 @@ typedef struct kill_ctx {
     int skipme;
     long long maxage;
     long killed;
-    int replicas; /* TYPE replica|slave: the replication links too */
+    unsigned long long links[64]; /* replication links to close */
+    int nlinks;
 } kill_ctx;
 
 static void kill_one(void *arg, client *c) {
@@ -394,6 +440,18 @@ static void kill_one(void *arg, client *c) {
     if (c == k->self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
     else session_client_kill(c);
     k->killed++;
+}
+
+/* A replication link the filters name (a replica's client, flags S). */
+static void kill_link(void *arg, const repl_link_view *v) {
+    kill_ctx *k = arg;
+    if (k->type && strcmp(k->type, "replica") != 0) return;
+    if (k->addr && strcmp(k->addr, v->addr) != 0) return;
+    if (k->laddr && strcmp(k->laddr, v->laddr) != 0) return;
+    if (k->user && strcmp(acl_user_name(k->user), v->user) != 0) return;
+    if (k->id && k->id != v->id) return;
+    if (k->maxage && (wall_ms() - v->ctime_ms) / 1000 < k->maxage) return;
+    if (k->nlinks < (int)(sizeof(k->links) / sizeof(k->links[0]))) k->links[k->nlinks++] = v->id;
 }
 
 static void clientKillCommand(client *c) {
@@ -416,7 +474,6 @@ static void clientKillCommand(client *c) {
                 k.id = (unsigned long long)id;
             } else if (arg_is(o, "type")) {
                 if (parse_type(c, v, &k.type) != 0) goto out;
-                k.replicas = arg_is(v, "replica") || arg_is(v, "slave");
             } else if (arg_is(o, "addr")) {
                 k.addr = v->p;
             } else if (arg_is(o, "laddr")) {
@@ -448,8 +505,12 @@ static void clientKillCommand(client *c) {
     session_clients_each(kill_one, &k);
     session_registry_unlock();
     /* Replication links are not in the client registry (they left their
-     * worker for the replication thread): only a kill by type names them. */
-    if (k.replicas && !k.addr && !k.laddr && !k.id && !k.user && !k.maxage) k.killed += repl_kill_replicas();
+     * worker for the replication thread); on a replica, TYPE master names
+     * its link to the primary. */
+    repl_links_each(kill_link, &k);
+    for (int i = 0; i < k.nlinks; i++) k.killed += repl_kill_replicas(k.links[i]);
+    if (k.type && !strcmp(k.type, "master") && !k.addr && !k.laddr && !k.id && !k.user && !k.maxage)
+        k.killed += repl_kill_primary_link();
     if (k.old_style) {
         if (k.killed == 0) reply_error(c, "ERR No such client");
         else reply_ok(c);

@@ -259,9 +259,9 @@ static void info_stats(strbuf *b) {
               "instantaneous_input_repl_kbps:0.00\r\n"
               "instantaneous_output_repl_kbps:0.00\r\n"
               "rejected_connections:%llu\r\n"
-              "sync_full:0\r\n"
-              "sync_partial_ok:0\r\n"
-              "sync_partial_err:0\r\n"
+              "sync_full:%llu\r\n"
+              "sync_partial_ok:%llu\r\n"
+              "sync_partial_err:%llu\r\n"
               "expired_keys:%llu\r\n"
               "expired_stale_perc:0.00\r\n"
               "expired_time_cap_reached_count:0\r\n"
@@ -303,6 +303,8 @@ static void info_stats(strbuf *b) {
               (unsigned long long)tstat_sum(TSTAT_NET_INPUT), (unsigned long long)tstat_sum(TSTAT_NET_OUTPUT),
               load_double(&srv.inst_input_kbps), load_double(&srv.inst_output_kbps),
               (unsigned long long)__atomic_load_n(&session_stat_rejected, __ATOMIC_RELAXED),
+              repl_sync_stat(REPL_SYNC_FULL), repl_sync_stat(REPL_SYNC_PARTIAL_OK),
+              repl_sync_stat(REPL_SYNC_PARTIAL_ERR),
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
