@@ -1041,6 +1041,42 @@ start_server {tags {introspection}} {
         $c close
     }
 
+    test {INFO stats: pubsub_channels, pubsub_patterns and pubsubshard_channels} {
+        proc ci2_pubsub {} {
+            set i [r info stats]
+            list [getInfoProperty $i pubsub_channels] [getInfoProperty $i pubsub_patterns] \
+                [getInfoProperty $i pubsubshard_channels]
+        }
+        assert_equal {0 0 0} [ci2_pubsub]
+        set a [redis_deferring_client]
+        set b [redis_deferring_client]
+        $a subscribe c1 c2
+        $a read
+        $a read
+        $b subscribe c2 c3
+        $b read
+        $b read
+        $a psubscribe p*
+        $a read
+        $b psubscribe p* q*
+        $b read
+        $b read
+        $a ssubscribe s1
+        $a read
+        # Channels and patterns, each counted once however many subscribe.
+        wait_for_condition 50 20 {[ci2_pubsub] eq {3 2 1}} else {
+            fail "counts: [ci2_pubsub]"
+        }
+        $a close
+        wait_for_condition 50 20 {[ci2_pubsub] eq {2 2 0}} else {
+            fail "counts after a subscriber left: [ci2_pubsub]"
+        }
+        $b close
+        wait_for_condition 50 20 {[ci2_pubsub] eq {0 0 0}} else {
+            fail "counts after both left: [ci2_pubsub]"
+        }
+    }
+
     test {INFO stats: total_reads_processed and total_writes_processed} {
         set c [redis_client]
         r config resetstat

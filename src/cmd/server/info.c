@@ -35,6 +35,7 @@
 #include "cmd/evict.h"
 #include "cmd/families.h"
 #include "cmd/repl/repl.h"
+#include "cmd/server/pubsub.h"
 #include "session/reply.h"
 #include "session/session.h"
 #include "base/config.h"
@@ -245,6 +246,8 @@ static double load_double(const double *p) {
 static void info_stats(strbuf *b) {
     tracking_stats ts;
     tracking_stats_get(&ts);
+    long nchan, npat, nshard;
+    pubsub_counts(&nchan, &npat, &nshard);
     strbuf_addf(b,
               "# Stats\r\n"
               "total_connections_received:%llu\r\n"
@@ -272,9 +275,9 @@ static void info_stats(strbuf *b) {
               "current_eviction_exceeded_time:0\r\n"
               "keyspace_hits:%llu\r\n"
               "keyspace_misses:%llu\r\n"
-              "pubsub_channels:0\r\n"
-              "pubsub_patterns:0\r\n"
-              "pubsubshard_channels:0\r\n"
+              "pubsub_channels:%ld\r\n"
+              "pubsub_patterns:%ld\r\n"
+              "pubsubshard_channels:%ld\r\n"
               "latest_fork_usec:0\r\n"
               "total_forks:0\r\n"
               "migrate_cached_sockets:%d\r\n"
@@ -308,7 +311,7 @@ static void info_stats(strbuf *b) {
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
-              migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors(),
+              nchan, npat, nshard, migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors(),
               (unsigned long long)tstat_sum(TSTAT_READS), (unsigned long long)tstat_sum(TSTAT_WRITES),
               (unsigned long long)__atomic_load_n(&session_stat_replybuf_shrinks, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&session_stat_replybuf_expands, __ATOMIC_RELAXED));

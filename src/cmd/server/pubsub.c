@@ -513,9 +513,8 @@ static void pubsubNumsubGeneric(client *c, int shard) {
 static void pubsubNumsubCommand(client *c) { pubsubNumsubGeneric(c, 0); }
 static void pubsubShardnumsubCommand(client *c) { pubsubNumsubGeneric(c, 1); }
 
-static void pubsubNumpatCommand(client *c) {
-    /* Redis counts distinct patterns. */
-    pthread_mutex_lock(&pubsub_lock);
+/* Redis counts distinct patterns (pubsub_lock held). */
+static long distinct_patterns(void) {
     long distinct = 0;
     for (int i = 0; i < npatterns; i++) {
         int seen = 0;
@@ -523,8 +522,22 @@ static void pubsubNumpatCommand(client *c) {
             seen = patterns[j].n == patterns[i].n && memcmp(patterns[j].pat, patterns[i].pat, patterns[i].n) == 0;
         if (!seen) distinct++;
     }
+    return distinct;
+}
+
+static void pubsubNumpatCommand(client *c) {
+    pthread_mutex_lock(&pubsub_lock);
+    long distinct = distinct_patterns();
     pthread_mutex_unlock(&pubsub_lock);
     reply_int(c, distinct);
+}
+
+void pubsub_counts(long *nchannels, long *npats, long *nshard) {
+    pthread_mutex_lock(&pubsub_lock);
+    *nchannels = (long)swiss_size(&channels);
+    *npats = distinct_patterns();
+    *nshard = (long)swiss_size(&shard_channels);
+    pthread_mutex_unlock(&pubsub_lock);
 }
 
 static void pubsubHelpCommand(client *c) {

@@ -16,4 +16,6 @@ void pubsub_client_gone(client *c);
  * configuration. Called before the config is read, so that a bad value in
  * the config file or a flag is refused where it is given. */
 void pubsub_config_register(void);
+/* INFO stats: channels with subscribers, distinct patterns, shard channels. */
+void pubsub_counts(long *nchannels, long *npats, long *nshard);
 #endif
