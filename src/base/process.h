@@ -5,6 +5,7 @@
 #ifndef GOBLIN_BASE_PROCESS_H
 #define GOBLIN_BASE_PROCESS_H
 #include <stdint.h>
+#include <sys/types.h>
 
 #define GOBLIN_VERSION "0.1.0"
 #define GOBLIN_REDIS_VERSION "7.0.15"   /* the Redis version whose behaviour we follow */
@@ -20,8 +21,13 @@ typedef struct server_state {
     double inst_ops_per_sec, inst_input_kbps, inst_output_kbps;
     uint64_t stat_peak_memory;
     uint64_t used_memory_startup;
+    uint64_t total_forks, latest_fork_usec; /* process_fork; CONFIG RESETSTAT zeroes them */
 } server_state;
 
 extern server_state srv;
+
+/* fork(2), counted and timed (in the parent) for INFO's total_forks and
+ * latest_fork_usec. */
+pid_t process_fork(void);
 
 #endif

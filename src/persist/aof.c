@@ -63,6 +63,7 @@
 #include "persist/wstream.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/process.h"
 
 /* ---- settings --------------------------------------------------------------- */
 
@@ -901,7 +902,7 @@ static int rewrite_start_locked(int may_schedule, char *err, size_t errlen) {
     }
     rw_base_seq = man.incr_seq;
     rw_rdb = setting(&use_preamble);
-    pid_t pid = fork();
+    pid_t pid = process_fork();
     if (pid == 0) rw_child(rw_rdb);
     if (pid < 0) {
         __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);

@@ -346,7 +346,7 @@ static int do_bgsave(char *err, size_t errlen) {
     snprintf(path, sizeof(path), "%s", cfg.dbfilename);
     uint64_t keys = total_keys();
     __atomic_store_n(&last_bgsave_try, (int64_t)time(NULL), __ATOMIC_RELAXED);
-    pid_t pid = fork();
+    pid_t pid = process_fork();
     if (pid == 0) {
         close(pfd[0]);
         child_main(pfd[1], path, &o);

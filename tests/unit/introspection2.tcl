@@ -1077,6 +1077,22 @@ start_server {tags {introspection}} {
         }
     }
 
+    test {INFO stats: a BGSAVE's fork counts in total_forks and latest_fork_usec} {
+        r config resetstat
+        assert_equal 0 [s total_forks]
+        assert_equal 0 [s latest_fork_usec]
+        r set forkkey v
+        r bgsave
+        wait_for_condition 200 50 {[s rdb_bgsave_in_progress] == 0} else {
+            fail "the BGSAVE did not end"
+        }
+        assert_equal 1 [s total_forks]
+        assert {[s latest_fork_usec] > 0}
+        r config resetstat
+        assert_equal 0 [s total_forks]
+        assert_equal 0 [s latest_fork_usec]
+    }
+
     test {INFO stats: total_reads_processed and total_writes_processed} {
         set c [redis_client]
         r config resetstat

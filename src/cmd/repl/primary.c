@@ -49,6 +49,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "base/process.h"
 #include "base/tls.h"
 #include "cmd/command.h"
 #include "cmd/repl/backlog.h"
@@ -690,7 +691,7 @@ static int full_sync(rlink *l) {
         pthread_mutex_unlock(&mu);
         wstream_force_select_locked();
         if (rc == 0) {
-            pid = fork();
+            pid = process_fork();
             if (pid == 0) {
                 if (diskless) {
                     int fd = pfd[1];

@@ -278,8 +278,8 @@ static void info_stats(strbuf *b) {
               "pubsub_channels:%ld\r\n"
               "pubsub_patterns:%ld\r\n"
               "pubsubshard_channels:%ld\r\n"
-              "latest_fork_usec:0\r\n"
-              "total_forks:0\r\n"
+              "latest_fork_usec:%llu\r\n"
+              "total_forks:%llu\r\n"
               "migrate_cached_sockets:%d\r\n"
               "slave_expires_tracked_keys:0\r\n"
               "active_defrag_hits:0\r\n"
@@ -311,7 +311,8 @@ static void info_stats(strbuf *b) {
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
-              nchan, npat, nshard, migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors(),
+              nchan, npat, nshard, (unsigned long long)__atomic_load_n(&srv.latest_fork_usec, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&srv.total_forks, __ATOMIC_RELAXED), migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors(),
               (unsigned long long)tstat_sum(TSTAT_READS), (unsigned long long)tstat_sum(TSTAT_WRITES),
               (unsigned long long)__atomic_load_n(&session_stat_replybuf_shrinks, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&session_stat_replybuf_expands, __ATOMIC_RELAXED));
