@@ -19,6 +19,7 @@ typedef struct server_state {
     int hz;                         /* the cron's rate now (dynamic-hz); 0 before it runs */
     int64_t lastsave;               /* unix seconds */
     double inst_ops_per_sec, inst_input_kbps, inst_output_kbps;
+    double inst_repl_input_kbps, inst_repl_output_kbps;
     uint64_t stat_peak_memory;
     uint64_t used_memory_startup;
     uint64_t total_forks, latest_fork_usec; /* process_fork; CONFIG RESETSTAT zeroes them */

@@ -15,6 +15,7 @@
 #include "base/tstat.h"
 #include "cmd/cluster/migrate.h"
 #include "cmd/command.h"
+#include "cmd/repl/repl.h"
 #include "cmd/tracking.h"
 #include "db/db.h"
 #include "db/memusage.h"
@@ -69,7 +70,7 @@ static int effective_hz(int hz) {
 static void *cron_main(void *arg) {
     (void)arg;
     pthread_setname_np(pthread_self(), "goblin-cron");
-    uint64_t last_cmds = 0, last_in = 0, last_out = 0;
+    uint64_t last_cmds = 0, last_in = 0, last_out = 0, last_rin = 0, last_rout = 0;
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
     while (!__atomic_load_n(&cron_stopping, __ATOMIC_RELAXED)) {
@@ -104,13 +105,20 @@ static void *cron_main(void *arg) {
             uint64_t cmds = tstat_sum_raw(TSTAT_COMMANDS);
             uint64_t in = tstat_sum_raw(TSTAT_NET_INPUT);
             uint64_t out = tstat_sum_raw(TSTAT_NET_OUTPUT);
+            uint64_t rin = repl_bytes_raw(REPL_BYTES_IN), rout = repl_bytes_raw(REPL_BYTES_OUT);
             /* INFO reads these from other threads (relaxed atomic loads). */
             double ops = (double)(cmds - last_cmds) / dt;
             double kin = (double)(in - last_in) / dt / 1024;
             double kout = (double)(out - last_out) / dt / 1024;
+            double rkin = (double)(rin - last_rin) / dt / 1024;
+            double rkout = (double)(rout - last_rout) / dt / 1024;
             __atomic_store(&srv.inst_ops_per_sec, &ops, __ATOMIC_RELAXED);
             __atomic_store(&srv.inst_input_kbps, &kin, __ATOMIC_RELAXED);
             __atomic_store(&srv.inst_output_kbps, &kout, __ATOMIC_RELAXED);
+            __atomic_store(&srv.inst_repl_input_kbps, &rkin, __ATOMIC_RELAXED);
+            __atomic_store(&srv.inst_repl_output_kbps, &rkout, __ATOMIC_RELAXED);
+            last_rin = rin;
+            last_rout = rout;
             last_cmds = cmds;
             last_in = in;
             last_out = out;

@@ -544,12 +544,24 @@ def replication_links_in_client_list_and_kill():
     (flags S, CLIENT LIST TYPE replica and ID), CLIENT KILL closes it by ID
     or TYPE replica, and on the replica CLIENT KILL TYPE master closes the
     link to the primary; each time the replica comes back with a partial
-    resync. The same assertions hold against redis-server 7.0."""
+    resync (INFO's sync_partial_ok). INFO counts the replication traffic
+    both ways. The same assertions hold against redis-server 7.0."""
     for kind in ("goblin", "redis"):
         d = tdir("links_" + kind)
         p = start(kind, os.path.join(d, "p"), *PRIMARY_ARGS)
         r = replica_of(kind, os.path.join(d, "r"), p.port)
         in_sync(p, r)
+        # The traffic: the RDB and the stream out of the primary, into the
+        # replica; a 200 KB value moves both by at least its size.
+        out0 = int(info(p.c, "stats")["total_net_repl_output_bytes"])
+        in0 = int(info(r.c, "stats")["total_net_repl_input_bytes"])
+        assert out0 > 0 and in0 > 0, (kind, out0, in0)
+        p.c.ok("SET", "big", "x" * 200000)
+        in_sync(p, r)
+        assert int(info(p.c, "stats")["total_net_repl_output_bytes"]) >= out0 + 200000, kind
+        assert int(info(r.c, "stats")["total_net_repl_input_bytes"]) >= in0 + 200000, kind
+        p.c.ok("CONFIG", "RESETSTAT")
+        assert int(info(p.c, "stats")["total_net_repl_output_bytes"]) < 1000, kind
         links = [f for f in client_lines(p.c) if f["flags"] == "S"]
         assert len(links) == 1, (kind, links)
         link = links[0]

@@ -91,7 +91,6 @@ static int64_t now_ms(void) {
 
 enum { LINK_WAIT_START, LINK_SYNCING, LINK_ONLINE };
 
-static unsigned long long stat_sync[3]; /* mu: REPL_SYNC_* */
 
 typedef struct rlink {
     int fd;
@@ -410,7 +409,9 @@ static void link_free(rlink *l) {
 /* All of p to the replica, on the blocking socket of the sync: through
  * TLS when the link has it. 0, or -1. */
 static int link_write_all(rlink *l, const void *p, size_t n) {
-    return l->ssl ? tls_write_all(l->ssl, p, n) : fd_write_all(l->fd, p, n);
+    int rc = l->ssl ? tls_write_all(l->ssl, p, n) : fd_write_all(l->fd, p, n);
+    if (rc == 0) repl_stat_bytes(REPL_BYTES_OUT, n);
+    return rc;
 }
 
 static _Noreturn void sync_child(int fd, const rdb_save_opts *o) {
@@ -464,6 +465,7 @@ static int send_file(rlink *l, const char *path) {
             ssize_t n = sendfile(l->fd, fd, &pos, (size_t)(st.st_size - pos));
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) rc = -1;
+            else repl_stat_bytes(REPL_BYTES_OUT, (size_t)n);
         }
     }
     if (fd >= 0) close(fd);
@@ -936,6 +938,7 @@ static void *link_main(void *arg) {
                                    : write(l->fd, chunk + sent, n - sent);
                 if (w > 0) {
                     sent += (size_t)w;
+                    repl_stat_bytes(REPL_BYTES_OUT, (size_t)w);
                     continue;
                 }
                 if (w < 0 && errno == EINTR) continue;
@@ -1055,9 +1058,8 @@ void repl_psync(client *c, int psync) {
         return;
     }
     /* INFO's sync_* counters, as Redis's syncCommand counts them. */
-    if (partial) stat_sync[REPL_SYNC_PARTIAL_OK]++;
-    else stat_sync[REPL_SYNC_FULL]++;
-    if (!partial && psync && c->argc >= 3 && strcmp(c->argv[1].p, "?") != 0) stat_sync[REPL_SYNC_PARTIAL_ERR]++;
+    repl_stat_sync(partial ? REPL_SYNC_PARTIAL_OK : REPL_SYNC_FULL);
+    if (!partial && psync && c->argc >= 3 && strcmp(c->argv[1].p, "?") != 0) repl_stat_sync(REPL_SYNC_PARTIAL_ERR);
     if (partial) {
         size_t n;
         char *bytes = backlog_copy_from(&bl, from, &n);
@@ -1255,19 +1257,6 @@ int repl_replicas_each(repl_replica_fn *fn, void *arg) {
         if (fn) fn(arg, l->ip, l->port, l->ack);
     pthread_mutex_unlock(&mu);
     return n;
-}
-
-unsigned long long repl_sync_stat(int which) {
-    pthread_mutex_lock(&mu);
-    unsigned long long v = stat_sync[which];
-    pthread_mutex_unlock(&mu);
-    return v;
-}
-
-void repl_sync_stats_reset(void) {
-    pthread_mutex_lock(&mu);
-    memset(stat_sync, 0, sizeof(stat_sync));
-    pthread_mutex_unlock(&mu);
 }
 
 void repl_links_each(repl_link_fn *fn, void *arg) {

@@ -83,11 +83,17 @@ void repl_info_offsets(strbuf *b);
 /* ROLE's replica list: each replica's ip, port and acked offset. */
 typedef void repl_replica_fn(void *arg, const char *ip, int port, uint64_t ack);
 int repl_replicas_each(repl_replica_fn *fn, void *arg);
-/* INFO stats' sync_full, sync_partial_ok, sync_partial_err (CONFIG
- * RESETSTAT zeroes them). */
+/* replstat.c: INFO stats' sync_full, sync_partial_ok, sync_partial_err
+ * and total_net_repl_input/output_bytes since the last CONFIG RESETSTAT;
+ * repl_bytes_raw counts from the start (for the cron's rates). */
 enum { REPL_SYNC_FULL, REPL_SYNC_PARTIAL_OK, REPL_SYNC_PARTIAL_ERR };
+enum { REPL_BYTES_IN, REPL_BYTES_OUT };
+void repl_stat_sync(int which);
+void repl_stat_bytes(int dir, size_t n);
 unsigned long long repl_sync_stat(int which);
-void repl_sync_stats_reset(void);
+unsigned long long repl_bytes_stat(int dir);
+uint64_t repl_bytes_raw(int dir);
+void repl_stats_reset(void);
 /* The replica links as CLIENT LIST shows them (the client each was when
  * it sent PSYNC). fn runs under the links' lock: it must not call back. */
 typedef struct repl_link_view {

@@ -151,7 +151,9 @@ static int dial(const char *host, int port, char *err, size_t errlen) {
 
 /* The link's bytes: the socket's, or TLS over it. */
 static ssize_t link_read(mconn *m, void *buf, size_t n) {
-    return m->ssl ? tls_read(m->ssl, buf, n, NULL) : read(m->fd, buf, n);
+    ssize_t r = m->ssl ? tls_read(m->ssl, buf, n, NULL) : read(m->fd, buf, n);
+    if (r > 0) repl_stat_bytes(REPL_BYTES_IN, (size_t)r);
+    return r;
 }
 
 static int send_cmd(mconn *m, int argc, const char *const *argv) {

@@ -269,7 +269,7 @@ static void configResetstatCommand(client *c) {
     tstat_reset(TSTAT_NET_OUTPUT);
     tstat_reset(TSTAT_READS);
     tstat_reset(TSTAT_WRITES);
-    repl_sync_stats_reset();
+    repl_stats_reset();
     __atomic_store_n(&srv.total_forks, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&srv.latest_fork_usec, 0, __ATOMIC_RELAXED);
     reply_ok(c);

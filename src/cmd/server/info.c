@@ -255,12 +255,12 @@ static void info_stats(strbuf *b) {
               "instantaneous_ops_per_sec:%lld\r\n"
               "total_net_input_bytes:%llu\r\n"
               "total_net_output_bytes:%llu\r\n"
-              "total_net_repl_input_bytes:0\r\n"
-              "total_net_repl_output_bytes:0\r\n"
+              "total_net_repl_input_bytes:%llu\r\n"
+              "total_net_repl_output_bytes:%llu\r\n"
               "instantaneous_input_kbps:%.2f\r\n"
               "instantaneous_output_kbps:%.2f\r\n"
-              "instantaneous_input_repl_kbps:0.00\r\n"
-              "instantaneous_output_repl_kbps:0.00\r\n"
+              "instantaneous_input_repl_kbps:%.2f\r\n"
+              "instantaneous_output_repl_kbps:%.2f\r\n"
               "rejected_connections:%llu\r\n"
               "sync_full:%llu\r\n"
               "sync_partial_ok:%llu\r\n"
@@ -304,7 +304,9 @@ static void info_stats(strbuf *b) {
               (unsigned long long)tstat_sum(TSTAT_COMMANDS),
               (long long)load_double(&srv.inst_ops_per_sec),
               (unsigned long long)tstat_sum(TSTAT_NET_INPUT), (unsigned long long)tstat_sum(TSTAT_NET_OUTPUT),
+              repl_bytes_stat(REPL_BYTES_IN), repl_bytes_stat(REPL_BYTES_OUT),
               load_double(&srv.inst_input_kbps), load_double(&srv.inst_output_kbps),
+              load_double(&srv.inst_repl_input_kbps), load_double(&srv.inst_repl_output_kbps),
               (unsigned long long)__atomic_load_n(&session_stat_rejected, __ATOMIC_RELAXED),
               repl_sync_stat(REPL_SYNC_FULL), repl_sync_stat(REPL_SYNC_PARTIAL_OK),
               repl_sync_stat(REPL_SYNC_PARTIAL_ERR),
