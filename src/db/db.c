@@ -64,6 +64,7 @@ static int ndbs;
 static db_hooks hooks;
 volatile int db_active_expire_enabled = 1;
 uint64_t db_stat_expired_keys;
+uint64_t db_stat_expire_cycle_us, db_stat_expire_time_cap;
 static _Thread_local int count_lookups;
 
 void db_count_lookups(int on) { count_lookups = on; }
@@ -928,6 +929,7 @@ size_t db_active_expire_cycle(long long budget_us) {
     if (keep_expired()) return 0;
     long long start = mono_us();
     size_t expired = 0;
+    int capped = 0;
     db_rdlock_keyspace();
     for (int d = 0; d < ndbs; d++) {
         gdb *db = dbs[d];
@@ -957,7 +959,10 @@ size_t db_active_expire_cycle(long long budget_us) {
                 if (hit * 4 <= sampled) break;
             }
             db_unlock_shard(db, (unsigned)s);
-            if (mono_us() - start > budget_us) break;
+            if (mono_us() - start > budget_us) {
+                capped = 1;
+                break;
+            }
         }
         int64_t prev = __atomic_load_n(&db->avg_ttl, __ATOMIC_RELAXED);
         if (ttl_n) {
@@ -969,6 +974,8 @@ size_t db_active_expire_cycle(long long budget_us) {
         }
     }
     db_unlock_keyspace();
+    __atomic_fetch_add(&db_stat_expire_cycle_us, (uint64_t)(mono_us() - start), __ATOMIC_RELAXED);
+    if (capped) __atomic_fetch_add(&db_stat_expire_time_cap, 1, __ATOMIC_RELAXED);
     return expired;
 }
 

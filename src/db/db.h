@@ -261,4 +261,8 @@ extern volatile int db_active_expire_enabled;
  * base/tstat.h. */
 void db_count_lookups(int on);
 extern uint64_t db_stat_expired_keys;
+/* The active expiry cycle: microseconds spent in it, and the cycles that
+ * stopped at their time budget (INFO's expire_cycle_cpu_milliseconds and
+ * expired_time_cap_reached_count; CONFIG RESETSTAT zeroes them). */
+extern uint64_t db_stat_expire_cycle_us, db_stat_expire_time_cap;
 #endif

@@ -1093,6 +1093,28 @@ start_server {tags {introspection}} {
         assert_equal 0 [s latest_fork_usec]
     }
 
+    test {INFO stats: expire_cycle_cpu_milliseconds counts the active expiry's time} {
+        r flushall
+        r config resetstat
+        assert_equal 0 [s expire_cycle_cpu_milliseconds]
+        assert_equal 0 [s expired_time_cap_reached_count]
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < 50000} {incr i} {
+            $rd set ecyc:$i v px 10
+        }
+        for {set i 0} {$i < 50000} {incr i} {
+            $rd read
+        }
+        $rd close
+        # Only the active cycle expires them: nothing looks them up.
+        wait_for_condition 200 50 {[s expired_keys] == 50000} else {
+            fail "expired: [s expired_keys]"
+        }
+        assert {[s expire_cycle_cpu_milliseconds] > 0}
+        r config resetstat
+        assert_equal 0 [s expire_cycle_cpu_milliseconds]
+    }
+
     test {INFO stats: total_reads_processed and total_writes_processed} {
         set c [redis_client]
         r config resetstat

@@ -259,6 +259,8 @@ static void configResetstatCommand(client *c) {
     reply_errorstats_reset();
     tstat_reset(TSTAT_COMMANDS);
     __atomic_store_n(&db_stat_expired_keys, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&db_stat_expire_cycle_us, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&db_stat_expire_time_cap, 0, __ATOMIC_RELAXED);
     tstat_reset(TSTAT_KEYSPACE_HITS);
     tstat_reset(TSTAT_KEYSPACE_MISSES);
     __atomic_store_n(&session_stat_connections, 0, __ATOMIC_RELAXED);

@@ -267,8 +267,8 @@ static void info_stats(strbuf *b) {
               "sync_partial_err:%llu\r\n"
               "expired_keys:%llu\r\n"
               "expired_stale_perc:0.00\r\n"
-              "expired_time_cap_reached_count:0\r\n"
-              "expire_cycle_cpu_milliseconds:0\r\n"
+              "expired_time_cap_reached_count:%llu\r\n"
+              "expire_cycle_cpu_milliseconds:%llu\r\n"
               "evicted_keys:%llu\r\n"
               "evicted_clients:0\r\n"
               "total_eviction_exceeded_time:0\r\n"
@@ -311,6 +311,8 @@ static void info_stats(strbuf *b) {
               repl_sync_stat(REPL_SYNC_FULL), repl_sync_stat(REPL_SYNC_PARTIAL_OK),
               repl_sync_stat(REPL_SYNC_PARTIAL_ERR),
               (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&db_stat_expire_time_cap, __ATOMIC_RELAXED),
+              (unsigned long long)(__atomic_load_n(&db_stat_expire_cycle_us, __ATOMIC_RELAXED) / 1000),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
               nchan, npat, nshard, (unsigned long long)__atomic_load_n(&srv.latest_fork_usec, __ATOMIC_RELAXED),
