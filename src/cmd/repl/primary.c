@@ -963,7 +963,9 @@ static void *link_main(void *arg) {
 
 static void start_link(int fd, void *tls, void *arg) {
     rlink *l = arg;
+    pthread_mutex_lock(&mu); /* CLIENT LIST reads it (repl_links_each) */
     l->fd = fd;
+    pthread_mutex_unlock(&mu);
     l->ssl = tls;
     /* No reading ahead here: SSL_pending then covers all that OpenSSL
      * holds (nothing was sent after PSYNC before this). */
