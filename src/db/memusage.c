@@ -44,15 +44,11 @@ static uint64_t block_bytes(int huge_only) {
 
 /* The object store's heads and small objects live in mapped segments the
  * allocator does not see either: count what they hold (live records and
- * used head slots), so that freeing keys shows (maxmemory eviction). */
+ * used head slots), so that freeing keys shows (maxmemory eviction). Both
+ * are read without the stores' locks: INFO and the eviction check would
+ * otherwise wait behind a thread freeing millions of values. */
 static uint64_t store_bytes(void) {
-    smallobj_stats so;
-    smallobj_stats_get(&so);
-    objstore_stats os;
-    objstore_stats_get(&os);
-    uint64_t heads = 0;
-    for (int i = 0; i < os.npools && i < 16; i++) heads += os.pool[i].slots_used;
-    return so.live_bytes + heads * objstore_ram_head();
+    return smallobj_live_bytes() + objstore_heads_used() * objstore_ram_head();
 }
 
 uint64_t memusage_used(void) {

@@ -47,6 +47,9 @@ typedef struct pool {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pool pools[MAXPOOLS];
 static int npools;
+/* Head slots in use in every pool (the sum of slots_used), kept apart for
+ * objstore_heads_used, which reads it without the lock. */
+static size_t heads_used;
 static int inited;
 static size_t head_sz, block_sz, spb;
 static int serving_node = -1;
@@ -295,6 +298,7 @@ int objstore_head_alloc(objhead *h) {
         uint32_t idx = p->free_idx[--p->nfree];
         p->blk_used[idx / spb]++;
         p->slots_used++;
+        __atomic_add_fetch(&heads_used, 1, __ATOMIC_RELAXED);
         h->pool = (uint16_t)i;
         h->idx = idx;
         h->p = p->blocks[idx / spb] + (idx % spb) * head_sz;
@@ -316,6 +320,7 @@ void objstore_head_free(objhead *h) {
     pool *p = &pools[h->pool];
     p->blk_used[h->idx / spb]--;
     p->slots_used--;
+    __atomic_sub_fetch(&heads_used, 1, __ATOMIC_RELAXED);
     p->free_idx[p->nfree++] = h->idx;
     if (p->owner) {
         p->owner[h->idx] = NULL;
@@ -367,6 +372,8 @@ void objstore_count_served(const objhead *h, size_t head_bytes) {
         if (__atomic_load_n(sc, __ATOMIC_RELAXED) < UINT32_MAX / 2) __atomic_fetch_add(sc, 1, __ATOMIC_RELAXED);
     }
 }
+
+size_t objstore_heads_used(void) { return __atomic_load_n(&heads_used, __ATOMIC_RELAXED); }
 
 void objstore_stats_get(objstore_stats *st) {
     memset(st, 0, sizeof(*st));

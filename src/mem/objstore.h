@@ -121,4 +121,7 @@ typedef struct objstore_stats {
     int serving_node;
 } objstore_stats;
 void objstore_stats_get(objstore_stats *st);
+/* Head slots in use in all pools, read without the store's lock (used
+ * memory must not wait for a thread that allocates or frees heads). */
+size_t objstore_heads_used(void);
 #endif

@@ -294,7 +294,8 @@ static smallrec **alloc_sized(size_t sz, int raw) {
     *cell(h) = r;
     segs[si].live += sz;
     st.live_records++;
-    st.live_bytes += sz;
+    /* Stored atomically: smallobj_live_bytes reads it without the lock. */
+    __atomic_store_n(&st.live_bytes, st.live_bytes + sz, __ATOMIC_RELAXED);
     smallrec **c = cell(h);
     pthread_mutex_unlock(&lock);
     return c;
@@ -316,7 +317,7 @@ void smallobj_free(smallrec **hc) {
     push_free(si, r, sz);
     if (frees_since_stuck < RETRY_FREES) frees_since_stuck++;
     st.live_records--;
-    st.live_bytes -= sz;
+    __atomic_store_n(&st.live_bytes, st.live_bytes - sz, __ATOMIC_RELAXED);
     *cell(h) = (smallrec *)(uintptr_t)hfree_head;
     hfree_head = h;
     pthread_mutex_unlock(&lock);
@@ -427,6 +428,8 @@ size_t smallobj_compact(void) {
     while ((b = smallobj_compact_step()) > 0) total += b;
     return total;
 }
+
+size_t smallobj_live_bytes(void) { return __atomic_load_n(&st.live_bytes, __ATOMIC_RELAXED); }
 
 void smallobj_stats_get(smallobj_stats *out) {
     pthread_mutex_lock(&lock);

@@ -67,4 +67,9 @@ typedef struct smallobj_stats {
     } pool[16];
 } smallobj_stats;
 void smallobj_stats_get(smallobj_stats *st);
+/* Live record bytes, read without the allocator's lock: used memory (INFO,
+ * the eviction check) must not wait for a thread that allocates or frees
+ * (the lazy-free thread freeing millions of records holds the lock most of
+ * the time). */
+size_t smallobj_live_bytes(void);
 #endif

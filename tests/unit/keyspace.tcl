@@ -673,6 +673,29 @@ start_server {tags {keyspace}} {
         assert_equal [expr {$before + 1000}] [lazyfreed]
     }
 
+    test {The lazy-free thread frees in pieces, below the workers (SCHED_IDLE)} {
+        r flushall
+        # Values over the embedding limit: records of the small-object store.
+        r debug populate 20000 lzp 300
+        set before [lazyfreed]
+        assert_equal OK [r flushall async]
+        assert_equal 0 [r dbsize]
+        wait_for_condition 200 20 {[lazyfreed] == $before + 20000} else {fail "freed [expr {[lazyfreed] - $before}] of 20000"}
+        set policy ""
+        foreach t [glob -nocomplain /proc/[srv pid]/task/*] {
+            if {[catch {set f [open $t/comm]; set comm [string trim [read $f]]; close $f}]} continue
+            if {$comm ne "goblin-lazyfree"} continue
+            set f [open $t/stat]
+            set stat [read $f]
+            close $f
+            # Field 41 (policy); the fields after the ") " that ends comm start at 3.
+            set policy [lindex [string range $stat [expr {[string last ") " $stat] + 2}] end] 38]
+        }
+        assert_equal 5 $policy
+        r set after-free v
+        assert_equal v [r get after-free]
+    }
+
     test {FLUSHDB and FLUSHALL syntax errors} {
         assert_error {ERR syntax error} {r flushdb foo}
         assert_error {ERR syntax error} {r flushall foo}
