@@ -335,11 +335,12 @@ static void conn_free(conn *k) {
     free(k);
 }
 
-/* Redis's connIsLocal: a peer on the loopback interface. */
+/* Redis's connIsLocal: a peer on the loopback interface (peer: ip:port or
+ * [ip6]:port). */
 static int peer_is_loopback(const char *peer) {
     const char *colon = strrchr(peer, ':');
     size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
-    return strncmp(peer, "127.", 4) == 0 || (n == 3 && strncmp(peer, "::1", 3) == 0);
+    return strncmp(peer, "127.", 4) == 0 || (n == 5 && strncmp(peer, "[::1]", 5) == 0);
 }
 
 static void conn_refuse(int fd, const char *msg) {

@@ -118,7 +118,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg) {
             struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
             inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
             port = ntohs(s6->sin6_port);
-            snprintf(peer, sizeof(peer), "%s:%d", host, port);
+            snprintf(peer, sizeof(peer), "[%s]:%d", host, port); /* as Redis's anetFormatAddr */
         }
         struct sockaddr_storage ls;
         socklen_t ll = sizeof(ls);
@@ -130,7 +130,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg) {
                 snprintf(local, sizeof(local), "%s:%d", lh, ntohs(((struct sockaddr_in *)&ls)->sin_port));
             } else {
                 inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ls)->sin6_addr, lh, sizeof(lh));
-                snprintf(local, sizeof(local), "%s:%d", lh, ntohs(((struct sockaddr_in6 *)&ls)->sin6_port));
+                snprintf(local, sizeof(local), "[%s]:%d", lh, ntohs(((struct sockaddr_in6 *)&ls)->sin6_port));
             }
         }
         int one = 1;

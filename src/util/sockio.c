@@ -3,6 +3,7 @@
  * peer that stops answering costs at most the timeout, never a hang. */
 #include "util/sockio.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -130,4 +131,26 @@ ssize_t sock_read_line(int fd, char *buf, size_t size, long timeout_ms) {
     if (len && buf[len - 1] == '\r') len--;
     if (size) buf[len] = '\0';
     return (ssize_t)len;
+}
+
+int sock_addr_text(int fd, int peer, char *buf, size_t n) {
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    int rc = peer ? getpeername(fd, (struct sockaddr *)&ss, &sl) : getsockname(fd, (struct sockaddr *)&ss, &sl);
+    char host[INET6_ADDRSTRLEN];
+    if (rc == 0 && ss.ss_family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        if (inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host))) {
+            snprintf(buf, n, "%s:%d", host, ntohs(a->sin_port));
+            return 0;
+        }
+    } else if (rc == 0 && ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        if (inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host))) {
+            snprintf(buf, n, "[%s]:%d", host, ntohs(a->sin6_port));
+            return 0;
+        }
+    }
+    if (n) buf[0] = '\0';
+    return -1;
 }

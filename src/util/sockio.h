@@ -23,4 +23,7 @@ ssize_t sock_write(int fd, const void *p, size_t n, long timeout_ms);
  * the deadline (errno ETIMEDOUT). Byte by byte: nothing after the line is
  * taken from the socket. */
 ssize_t sock_read_line(int fd, char *buf, size_t size, long timeout_ms);
+/* The address of fd's peer (peer != 0) or of its own end, as Redis writes
+ * one in CLIENT LIST: ip:port, [ip6]:port. 0, or -1 (buf empty). */
+int sock_addr_text(int fd, int peer, char *buf, size_t n);
 #endif

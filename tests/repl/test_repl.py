@@ -542,8 +542,8 @@ def client_lines(c, *args):
 def replication_links_in_client_list_and_kill():
     """A replica's link is one of the primary's clients as Redis shows it
     (flags S, CLIENT LIST TYPE replica and ID), CLIENT KILL closes it by ID
-    or TYPE replica, and on the replica CLIENT KILL TYPE master closes the
-    link to the primary; each time the replica comes back with a partial
+    or TYPE replica; on the replica the primary is a client (flags M) that
+    CLIENT KILL TYPE master or ID closes; each time the replica comes back with a partial
     resync (INFO's sync_partial_ok). INFO counts the replication traffic
     both ways. The same assertions hold against redis-server 7.0."""
     for kind in ("goblin", "redis"):
@@ -576,9 +576,29 @@ def replication_links_in_client_list_and_kill():
         assert p.c.ok("CLIENT", "KILL", "ID", link["id"]) == 1, kind
         assert wait_for(lambda: int(info(p.c, "stats")["sync_partial_ok"]) == partial + 1, 20), (kind, info(p.c, "stats"))
         in_sync(p, r)
+        # On the replica, the primary is a client: flags M, TYPE master, its
+        # addr the primary's, run by no user (Redis's "(superuser)"), counted
+        # in connected_clients; no USER filter kills it, its ID does.
+        prim = client_lines(r.c, "TYPE", "master")
+        assert len(prim) == 1, (kind, client_lines(r.c))
+        assert prim[0]["flags"] == "M" and prim[0]["addr"] == "127.0.0.1:%d" % p.port, (kind, prim)
+        assert prim[0]["user"] == "(superuser)" and prim[0]["laddr"].startswith("127.0.0.1:"), (kind, prim)
+        assert [f["id"] for f in client_lines(r.c) if f["flags"] == "M"] == [prim[0]["id"]], kind
+        assert [f["flags"] for f in client_lines(r.c, "ID", prim[0]["id"])] == ["M"], kind
+        assert all(f["flags"] != "M" for f in client_lines(r.c, "TYPE", "normal")), kind
+        assert int(info(r.c, "clients")["connected_clients"]) == len(client_lines(r.c)), (kind, info(r.c, "clients"), client_lines(r.c))
+        assert r.c.ok("CLIENT", "KILL", "USER", "default", "SKIPME", "yes") == 0, kind
+        assert r.c.ok("CLIENT", "KILL", "ID", prim[0]["id"]) == 1, kind
+        assert wait_for(lambda: int(info(p.c, "stats")["sync_partial_ok"]) == partial + 2, 20), kind
+        # A partial resync brings the same client back (Redis resurrects its
+        # cached master); its socket is a new one.
+        assert wait_for(lambda: len(client_lines(r.c, "TYPE", "master")) == 1, 20), kind
+        back = client_lines(r.c, "TYPE", "master")[0]
+        assert back["id"] == prim[0]["id"] and back["laddr"] != prim[0]["laddr"], (kind, back, prim)
+        in_sync(p, r)
         p.c.ok("SET", "after", "1")
         assert r.c.ok("CLIENT", "KILL", "TYPE", "master") == 1, kind
-        assert wait_for(lambda: int(info(p.c, "stats")["sync_partial_ok"]) == partial + 2, 20), kind
+        assert wait_for(lambda: int(info(p.c, "stats")["sync_partial_ok"]) == partial + 3, 20), kind
         in_sync(p, r)
         assert r.c.ok("GET", "after") == b"1", kind
         new = [f for f in client_lines(p.c, "TYPE", "replica")]

@@ -1549,3 +1549,20 @@ start_server [list tags {server} args $::stats_server_args] {
         assert_equal [expr {$dirty0 + 200}] [getInfoProperty [r info persistence] rdb_changes_since_last_save]
     }
 }
+
+start_server {tags {server} overrides {bind {127.0.0.1 -::1}}} {
+    test {CLIENT LIST writes an IPv6 address in brackets, as Redis} {
+        if {[catch {redis_client -host ::1} c]} {
+            puts "    skipped: no IPv6 loopback here ($c)"
+        } else {
+            set line [$c client info]
+            assert_match {\[::1\]:[0-9]*} [client_field $line addr]
+            assert_equal "\[::1\]:[srv port]" [client_field $line laddr]
+            # The loopback is trusted as Redis trusts it (protected mode).
+            assert_equal PONG [$c ping]
+            set addr [client_field $line addr]
+            assert_equal 1 [r client kill addr $addr]
+            $c close
+        }
+    }
+}

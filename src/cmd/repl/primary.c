@@ -1023,9 +1023,12 @@ void repl_psync(client *c, int psync) {
     l->port = h->port;
     if (h->ip[0]) snprintf(l->ip, sizeof(l->ip), "%s", h->ip);
     else {
-        snprintf(l->ip, sizeof(l->ip), "%s", c->addr);
+        /* ip:port, or [ip6]:port */
+        const char *a = c->addr[0] == '[' ? c->addr + 1 : c->addr;
+        snprintf(l->ip, sizeof(l->ip), "%s", a);
         char *colon = strrchr(l->ip, ':');
         if (colon) *colon = '\0';
+        if (a != c->addr && colon > l->ip && colon[-1] == ']') colon[-1] = '\0';
     }
     pthread_mutex_lock(&mu);
     int fol = following;

@@ -109,9 +109,15 @@ void repl_links_each(repl_link_fn *fn, void *arg);
  * closes (the replica reconnects as it would in Redis); the number of
  * links closed. */
 int repl_kill_replicas(uint64_t id);
-/* CLIENT KILL TYPE master on a replica: the link to the primary closes
- * and is made again (PSYNC); 1, or 0 when there is none streaming. */
+/* CLIENT KILL of the primary's client on a replica: the link to the
+ * primary closes and is made again (PSYNC); 1, or 0 when there is none
+ * streaming. */
 int repl_kill_primary_link(void);
+/* On a replica streaming from its primary: fn(arg, the primary's client),
+ * the client CLIENT LIST shows with flags M (its id, addresses and age are
+ * those of the current link). fn runs under the replication lock: it must
+ * not call back into replication (repl_kill_primary_link). */
+void repl_primary_client_each(void (*fn)(void *arg, client *c), void *arg);
 
 /* FAILOVER [TO host port [FORCE]] [TIMEOUT ms]: 0, or -1 with err (Redis's
  * text). repl_failover_abort: -1 when none runs. The replica side calls

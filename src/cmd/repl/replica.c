@@ -187,6 +187,7 @@ static int fill(mconn *m) {
     m->len += (size_t)n;
     pthread_mutex_lock(&rmu);
     last_io_ms = now_ms();
+    __atomic_store_n(&mc.last_ms, last_io_ms, __ATOMIC_RELAXED); /* CLIENT LIST's idle */
     pthread_mutex_unlock(&rmu);
     return 0;
 }
@@ -724,7 +725,9 @@ static void follow_once(const char *host, int port, unsigned mygen) {
         }
         repl_failover_done(1);
     }
+    int full = 0; /* a full sync: the primary's client is a new one */
     if (!strncmp(line, "+FULLRESYNC", 11)) {
+        full = 1;
         char newid[64] = "";
         unsigned long long moff = 0;
         if (sscanf(line, "+FULLRESYNC %63s %llu", newid, &moff) != 2 || strlen(newid) != 40) {
@@ -769,17 +772,36 @@ static void follow_once(const char *host, int port, unsigned mygen) {
     set_state(RS_CONNECTED);
     pthread_mutex_lock(&rmu);
     link_fd = m->fd;
+    /* The primary's client, as CLIENT LIST shows it. As in Redis, a full
+     * sync makes a new one (a new id and age); a partial resync brings the
+     * same one back on the new socket. */
+    if (full || !mc.id) {
+        mc.id = session_next_client_id();
+        mc.ctime_ms = now_ms();
+        __atomic_store_n(&mc.last, NULL, __ATOMIC_RELAXED);
+    }
+    mc.fd = m->fd;
+    sock_addr_text(m->fd, 1, mc.addr, sizeof(mc.addr));
+    sock_addr_text(m->fd, 0, mc.laddr, sizeof(mc.laddr));
+    __atomic_store_n(&mc.last_ms, now_ms(), __ATOMIC_RELAXED);
     pthread_mutex_unlock(&rmu);
     stream_loop(m, mygen);
 out:
     pthread_mutex_lock(&rmu);
     link_fd = -1;
+    mc.fd = -1;
     pthread_mutex_unlock(&rmu);
     set_state(RS_CONNECT);
     tls_close(m->ssl);
     close(m->fd);
     free(m->buf);
     free(m);
+}
+
+void repl_primary_client_each(void (*fn)(void *arg, client *c), void *arg) {
+    pthread_mutex_lock(&rmu);
+    if (link_fd >= 0) fn(arg, &mc);
+    pthread_mutex_unlock(&rmu);
 }
 
 int repl_kill_primary_link(void) {

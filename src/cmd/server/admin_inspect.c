@@ -440,7 +440,7 @@ static int debug_allowed(client *c) {
     if (v && strcasecmp(v, "local") == 0) {
         const char *colon = strrchr(c->addr, ':');
         size_t hl = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
-        ok = (hl == 9 && strncmp(c->addr, "127.0.0.1", 9) == 0) || (hl == 3 && strncmp(c->addr, "::1", 3) == 0);
+        ok = (hl == 9 && strncmp(c->addr, "127.0.0.1", 9) == 0) || (hl == 5 && strncmp(c->addr, "[::1]", 5) == 0);
     }
     free(v);
     return ok;

@@ -138,7 +138,8 @@ static void monitorCommand(client *c) {
 }
 
 static const char *client_type(const client *c) {
-    return (client_flags_peek(c) & CLIENT_PUBSUB) ? "pubsub" : "normal";
+    uint32_t f = client_flags_peek(c);
+    return (f & CLIENT_PRIMARY) ? "master" : (f & CLIENT_PUBSUB) ? "pubsub" : "normal";
 }
 
 /* The client may belong to another worker: its fields are read with
@@ -146,6 +147,7 @@ static const char *client_type(const client *c) {
 static void flags_str(const client *c, char *out) {
     char *p = out;
     uint32_t f = client_flags_peek(c);
+    if (f & CLIENT_PRIMARY) *p++ = 'M';
     if (f & CLIENT_MONITOR) *p++ = 'O';
     if (f & CLIENT_PUBSUB) *p++ = 'P';
     if (f & (CLIENT_MULTI | CLIENT_IN_EXEC)) *p++ = 'x'; /* Redis keeps it set while EXEC runs */
@@ -201,7 +203,7 @@ static size_t client_info_line(const client *c, const client *self, char *buf, s
         __atomic_load_n(&c->psub_count, __ATOMIC_RELAXED), __atomic_load_n(&c->ssub_count, __ATOMIC_RELAXED), multi,
         qlen, qfree, amem, mmem, __atomic_load_n(&c->rbs, __ATOMIC_RELAXED), __atomic_load_n(&c->rbp, __ATOMIC_RELAXED),
         olen > osent ? olen - osent : 0, ocap + qlen + qfree + amem + mmem + sizeof(client), cmd,
-        acl_user_name(acl_client_user(c)),
+        (f & CLIENT_PRIMARY) ? "(superuser)" : acl_user_name(acl_client_user(c)),
         (f & CLIENT_TRACKING) ? (long long)__atomic_load_n(&c->track_redir, __ATOMIC_RELAXED) : -1LL,
         __atomic_load_n(&c->resp, __ATOMIC_RELAXED));
 }
@@ -377,8 +379,10 @@ static void clientListCommand(client *c) {
     lc.self = c;
     session_clients_each(list_one, &lc);
     session_registry_unlock();
-    /* The replicas' links left the registry for the replication threads. */
+    /* The replicas' links left the registry for the replication threads;
+     * a replica's primary is a client of its replication thread. */
     repl_links_each(list_link, &lc);
+    repl_primary_client_each(list_one, &lc);
     reply_verbatim(c, lc.buf ? lc.buf : "", lc.len, "txt");
     free(lc.buf);
 }
@@ -426,6 +430,7 @@ typedef struct kill_ctx {
     long killed;
     unsigned long long links[64]; /* replication links to close */
     int nlinks;
+    int primary; /* the link to the primary is to close */
 } kill_ctx;
 
 static void kill_one(void *arg, client *c) {
@@ -433,11 +438,14 @@ static void kill_one(void *arg, client *c) {
     if (k->addr && strcmp(k->addr, c->addr) != 0) return;
     if (k->laddr && strcmp(k->laddr, c->laddr) != 0) return;
     if (k->type && strcmp(k->type, client_type(c)) != 0) return;
-    if (k->user && acl_client_user(c) != k->user) return;
+    /* A replica's primary runs as no user (Redis's superuser): no USER
+     * filter names it. */
+    if (k->user && ((client_flags_peek(c) & CLIENT_PRIMARY) || acl_client_user(c) != k->user)) return;
     if (k->id && k->id != c->id) return;
     if (k->maxage && (wall_ms() - c->ctime_ms) / 1000 < k->maxage) return;
     if (c == k->self && k->skipme) return;
-    if (c == k->self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
+    if (client_flags_peek(c) & CLIENT_PRIMARY) k->primary = 1; /* closed after the walk */
+    else if (c == k->self) client_flag_on(c, CLIENT_CLOSE_AFTER_REPLY);
     else session_client_kill(c);
     k->killed++;
 }
@@ -505,12 +513,11 @@ static void clientKillCommand(client *c) {
     session_clients_each(kill_one, &k);
     session_registry_unlock();
     /* Replication links are not in the client registry (they left their
-     * worker for the replication thread); on a replica, TYPE master names
-     * its link to the primary. */
+     * worker for the replication thread), nor is a replica's primary. */
     repl_links_each(kill_link, &k);
     for (int i = 0; i < k.nlinks; i++) k.killed += repl_kill_replicas(k.links[i]);
-    if (k.type && !strcmp(k.type, "master") && !k.addr && !k.laddr && !k.id && !k.user && !k.maxage)
-        k.killed += repl_kill_primary_link();
+    repl_primary_client_each(kill_one, &k);
+    if (k.primary && !repl_kill_primary_link()) k.killed--; /* gone meanwhile */
     if (k.old_style) {
         if (k.killed == 0) reply_error(c, "ERR No such client");
         else reply_ok(c);

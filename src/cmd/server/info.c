@@ -144,7 +144,7 @@ static void info_clients(strbuf *b) {
               "blocked_clients:%ld\r\n"
               "tracking_clients:%lld\r\n"
               "clients_in_timeout_table:0\r\n",
-              session_clients_count(), cluster_connections(), cfg.maxclients, a.max_in, a.max_out, a.blocked, ts.clients);
+              session_clients_count() + repl_primary_link_up(), cluster_connections(), cfg.maxclients, a.max_in, a.max_out, a.blocked, ts.clients);
 }
 
 static unsigned long long total_system_memory(void) {
