@@ -118,6 +118,14 @@ int main(int argc, char **argv) {
     obj_config_register();
     if (config_load(argc, argv) != 0) return 1;
     {
+        char *thp = config_value("disable-thp");
+        int off = thp && !strcmp(thp, "yes");
+        free(thp);
+        if (off && process_disable_thp() < 0)
+            fprintf(stderr, "goblin-core: WARNING transparent huge pages are on and could not be turned off for "
+                            "this process (prctl PR_SET_THP_DISABLE)\n");
+    }
+    {
         char oerr[512];
         if (objstore_validate(&objstore_cfg, oerr, sizeof(oerr)) != 0) {
             fprintf(stderr, "goblin-core: %s\n", oerr);

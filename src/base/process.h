@@ -31,4 +31,10 @@ extern server_state srv;
  * latest_fork_usec. */
 pid_t process_fork(void);
 
+/* disable-thp yes (Redis's default): where transparent huge pages are on
+ * for every mapping, turn them off for this process and its children (a
+ * fork's copy-on-write would copy 2 MB per written page; latency spikes on
+ * allocation). 1 done, 0 nothing to do, -1 the kernel refused. */
+int process_disable_thp(void);
+
 #endif

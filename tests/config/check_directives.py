@@ -32,7 +32,7 @@ def table_rows():
     src = open(os.path.join(ROOT, "src/base/config.c")).read()
     t = src[src.index("static config_entry table[] = {"):src.index("#define NTABLE")]
     rows = []
-    for m in re.finditer(r'\{"([a-z0-9-]+)", (?:NULL|"[a-z0-9-]+"), (T_[A-Z]+), ([^,]+), [^,]+, "([^"]*)"', t):
+    for m in re.finditer(r'\{"([a-z0-9_-]+)", (?:NULL|"[a-z0-9_-]+"), (T_[A-Z]+), ([^,]+), [^,]+, "([^"]*)"', t):
         rows.append((m.group(1), m.group(2), m.group(3), m.group(4)))
     return rows
 
@@ -40,7 +40,7 @@ def table_rows():
 def doc_status():
     st = {}
     for line in open(os.path.join(ROOT, "docs/configuration.md")):
-        m = re.match(r"^\| ([a-z0-9-]+) \| ([^|]+) \|", line)
+        m = re.match(r"^\| ([a-z0-9_-]+) \| ([^|]+) \|", line)
         if m and m.group(1) != "directive":
             st[m.group(1)] = m.group(2).strip()
     return st
@@ -48,7 +48,8 @@ def doc_status():
 
 # A value that is not the default, by type (enums: one of Redis's values).
 ENUM_OTHER = {"supervised": "systemd", "oom-score-adj": "yes", "enable-protected-configs": "yes",
-              "enable-module-command": "yes", "repl-diskless-load": "swapdb"}
+              "enable-module-command": "yes", "repl-diskless-load": "swapdb", "propagation-error-behavior": "panic",
+              "shutdown-on-sigint": "nosave", "shutdown-on-sigterm": "nosave"}
 
 
 def other_value(name, typ, dflt):
@@ -130,8 +131,42 @@ def main():
             srv.wait(timeout=10)
         except subprocess.TimeoutExpired:
             srv.kill()
+    stock_config(tmp)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
+
+
+def stock_config(tmp):
+    """A Redis user's config file loads as it is: Debian's redis.conf (the
+    redis-server package deps/ installs), its paths and port overridden."""
+    conf = "/etc/redis/redis.conf"
+    if not os.path.exists(conf):
+        print("skipped: %s is not installed here (Debian's redis-server package)" % conf)
+        return
+    port = free_port()
+    args = ["nice", "-n", "19", SERVER, conf, "--port", str(port), "--bind", "127.0.0.1", "--dir", tmp,
+            "--daemonize", "no", "--logfile", "", "--pidfile", os.path.join(tmp, "stock.pid"), "--save", ""]
+    srv = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        sock = None
+        for _ in range(100):
+            if srv.poll() is not None:
+                break
+            try:
+                sock = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.05)
+        err = "" if sock else (srv.stderr.read() if srv.poll() is not None else "no answer")
+        check(sock is not None, "goblin-core starts with %s: %s" % (conf, err.strip()[-300:]))
+        if sock:
+            check(call(sock, "ping") == "+PONG\r\n", "PING with %s" % conf)
+            call(sock, "shutdown", "nosave")
+    finally:
+        try:
+            srv.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            srv.kill()
 
 
 if __name__ == "__main__":

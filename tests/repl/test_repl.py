@@ -588,6 +588,10 @@ def replication_links_in_client_list_and_kill():
         assert all(f["flags"] != "M" for f in client_lines(r.c, "TYPE", "normal")), kind
         assert int(info(r.c, "clients")["connected_clients"]) == len(client_lines(r.c)), (kind, info(r.c, "clients"), client_lines(r.c))
         assert r.c.ok("CLIENT", "KILL", "USER", "default", "SKIPME", "yes") == 0, kind
+        assert info(r.c, "replication")["replica_announced"] == "1", kind
+        r.c.ok("CONFIG", "SET", "replica-announced", "no")
+        assert info(r.c, "replication")["replica_announced"] == "0", kind
+        r.c.ok("CONFIG", "SET", "replica-announced", "yes")
         assert r.c.ok("CLIENT", "KILL", "ID", prim[0]["id"]) == 1, kind
         assert wait_for(lambda: int(info(p.c, "stats")["sync_partial_ok"]) == partial + 2, 20), kind
         # A partial resync brings the same client back (Redis resurrects its

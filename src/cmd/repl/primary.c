@@ -37,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/eventfd.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -77,6 +79,7 @@ static int diskless_delay = 5;           /* repl-diskless-sync-delay */
 static int diskless_max = 0;             /* repl-diskless-sync-max-replicas */
 static int min_replicas = 0;             /* min-replicas-to-write */
 static int min_replicas_lag = 10;        /* min-replicas-max-lag */
+static int nodelay_off;                  /* repl-disable-tcp-nodelay */
 
 static int get(const int *v) { return __atomic_load_n(v, __ATOMIC_RELAXED); }
 static long long getll(const long long *v) { return __atomic_load_n(v, __ATOMIC_RELAXED); }
@@ -872,6 +875,10 @@ static void *link_main(void *arg) {
     l->ack_ms = now_ms();
     pthread_mutex_unlock(&mu);
     fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
+    /* repl-disable-tcp-nodelay yes: the online stream goes out in fewer,
+     * larger packets (Nagle), as Redis does once a replica is online. */
+    int nodelay = !__atomic_load_n(&nodelay_off, __ATOMIC_RELAXED);
+    setsockopt(l->fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof(nodelay));
     char in[4096];
     size_t inlen = 0;
     /* The buffer last sent, handed back to the appenders at the next take
@@ -1459,7 +1466,8 @@ void repl_primary_init(void) {
         config_bind_int("repl-diskless-sync-delay", &diskless_delay) ||
         config_bind_int("repl-diskless-sync-max-replicas", &diskless_max) ||
         config_bind_int("min-replicas-to-write", &min_replicas) ||
-        config_bind_int("min-replicas-max-lag", &min_replicas_lag))
+        config_bind_int("min-replicas-max-lag", &min_replicas_lag) ||
+        config_bind_int("repl-disable-tcp-nodelay", &nodelay_off))
         abort(); /* the table lost a row */
     no_replicas_since = now_ms();
     __atomic_store_n(&cron_run, 1, __ATOMIC_RELAXED);

@@ -1011,10 +1011,12 @@ void repl_info_replica(strbuf *b) {
     pthread_mutex_unlock(&rmu);
     char *prio = config_value("replica-priority");
     char *ro = config_value("replica-read-only");
-    strbuf_addf(b, "slave_priority:%s\r\nslave_read_only:%d\r\nreplica_announced:1\r\n", prio ? prio : "100",
-                ro && !strcmp(ro, "yes"));
+    char *ann = config_value("replica-announced");
+    strbuf_addf(b, "slave_priority:%s\r\nslave_read_only:%d\r\nreplica_announced:%d\r\n", prio ? prio : "100",
+                ro && !strcmp(ro, "yes"), !ann || !strcmp(ann, "yes"));
     free(prio);
     free(ro);
+    free(ann);
 }
 
 void repl_role_replica(client *c) {
