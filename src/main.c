@@ -32,6 +32,7 @@
 #include "base/tls.h"
 #include "base/process.h"
 #include "cmd/cron.h"
+#include "cmd/repl/repl.h"
 #include "cmd/server/script.h"
 #include "persist/aof.h"
 
@@ -41,10 +42,13 @@ static void *signal_thread(void *arg) {
         int sig;
         if (sigwait(set, &sig) != 0) continue;
         log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
-        /* Like SHUTDOWN: save when save points are configured; a failed
-         * save keeps the server running, as Redis does. */
+        /* Like SHUTDOWN: lagging replicas catch up first (SHUTDOWN ABORT
+         * stops it), save when save points are configured; a failed save
+         * keeps the server running, as Redis does. */
+        if (repl_shutdown_grace(NULL) != 0) continue;
         char err[600];
         if (persist_shutdown(PERSIST_SHUTDOWN_DEFAULT, err, sizeof(err)) != 0) {
+            repl_shutdown_grace_end();
             log_warn("%s received but errors trying to shut down the server, check the logs for more "
                      "information",
                      sig == SIGINT ? "SIGINT" : "SIGTERM");

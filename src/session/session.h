@@ -78,7 +78,8 @@ void session_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c))
 void session_events_while_busy(void);
 
 /* ---- CLIENT PAUSE ------------------------------------------------------- *
- * As Redis 7.0's pauseClients: each purpose (CLIENT PAUSE, a failover) has
+ * As Redis 7.0's pauseClients: each purpose (CLIENT PAUSE, a failover, a
+ * shutdown waiting for its replicas) has
  * its own mode and end; the pause in force is the most restrictive mode
  * among them, ending at the latest end of that mode. A purpose paused again
  * keeps the more restrictive mode and the later end. A pause stays in force
@@ -86,7 +87,12 @@ void session_events_while_busy(void);
  * when the mode in force becomes less restrictive, transport->pause_ended
  * gets the mode it had, and the held clients run again in order. */
 enum { SESSION_PAUSE_OFF = 0, SESSION_PAUSE_WRITE = 1, SESSION_PAUSE_ALL = 2 };
-enum { SESSION_PAUSE_BY_CLIENT = 0, SESSION_PAUSE_BY_FAILOVER = 1, SESSION_PAUSE_PURPOSES = 2 };
+enum {
+    SESSION_PAUSE_BY_CLIENT = 0,
+    SESSION_PAUSE_BY_FAILOVER = 1,
+    SESSION_PAUSE_BY_SHUTDOWN = 2,
+    SESSION_PAUSE_PURPOSES = 3
+};
 void session_pause(int purpose, int64_t until_ms, int mode);
 void session_unpause(int purpose);
 /* The mode in force (SESSION_PAUSE_*): one relaxed load, no clock. */

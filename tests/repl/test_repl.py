@@ -20,6 +20,7 @@ Ends with "repl: N passed, M failed".
 """
 import os
 import random
+import signal
 import socket
 import sys
 import threading
@@ -608,6 +609,69 @@ def replication_links_in_client_list_and_kill():
         new = [f for f in client_lines(p.c, "TYPE", "replica")]
         assert len(new) == 1 and new[0]["id"] != link["id"], (kind, new)
         assert p.c.ok("CLIENT", "KILL", "TYPE", "replica") == 1, kind
+        r.stop()
+        p.stop()
+
+
+@test
+def shutdown_waits_for_lagging_replicas():
+    """SHUTDOWN waits (shutdown-timeout) while a replica is behind the
+    stream: writes are held meanwhile, reads served; SHUTDOWN ABORT stops
+    the wait (the SHUTDOWN gets an error, the held write then runs); a
+    shutdown ends only once the replica has every write. The same
+    assertions hold against redis-server 7.0."""
+    for kind in ("goblin", "redis"):
+        d = tdir("shutdown_" + kind)
+        p = start(kind, os.path.join(d, "p"), *PRIMARY_ARGS)
+        r = replica_of(kind, os.path.join(d, "r"), p.port)
+        in_sync(p, r)
+        e = p.c.call("SHUTDOWN", "ABORT")
+        assert isinstance(e, Err) and "No shutdown in progress" in e.msg, (kind, e)
+        os.kill(r.p.pid, signal.SIGSTOP)
+        try:
+            p.c.ok("SET", "k1", "v1")
+            s = p.client()
+            s.send("SHUTDOWN", "NOSAVE")
+            time.sleep(0.5)
+            assert p.alive(), kind
+            assert p.client().ok("GET", "k1") == b"v1", kind
+            w = p.client()
+            w.send("SET", "k2", "v2")
+            w.sock.settimeout(0.3)
+            try:
+                held = w.read()
+            except socket.timeout:
+                held = None
+            assert held is None, (kind, held)  # paused while the shutdown waits
+            assert p.c.ok("SHUTDOWN", "ABORT") == b"OK", kind
+            e = s.read()
+            assert isinstance(e, Err) and "Errors trying to SHUTDOWN" in e.msg, (kind, e)
+            w.sock.settimeout(10)
+            assert w.read() == b"OK", kind
+            p.c.ok("SET", "k3", "v3")
+            s = p.client()
+            s.send("SHUTDOWN", "NOSAVE")
+            time.sleep(0.5)
+            assert p.alive(), kind
+        finally:
+            os.kill(r.p.pid, signal.SIGCONT)
+        assert wait_for(lambda: not p.alive(), 20), kind
+        assert r.c.ok("GET", "k3") == b"v3" and r.c.ok("GET", "k2") == b"v2", kind
+        # A replica that never catches up holds a shutdown for
+        # shutdown-timeout seconds at most.
+        p = start(kind, os.path.join(d, "p2"), *PRIMARY_ARGS)
+        r.c.ok("REPLICAOF", "127.0.0.1", str(p.port))
+        in_sync(p, r)
+        p.c.ok("CONFIG", "SET", "shutdown-timeout", "1")
+        os.kill(r.p.pid, signal.SIGSTOP)
+        try:
+            p.c.ok("SET", "k4", "v4")
+            t0 = time.time()
+            p.c.send("SHUTDOWN", "NOSAVE")
+            assert wait_for(lambda: not p.alive(), 20), kind
+            assert 0.8 <= time.time() - t0 < 10, (kind, time.time() - t0)
+        finally:
+            os.kill(r.p.pid, signal.SIGCONT)
         r.stop()
         p.stop()
 

@@ -1469,6 +1469,7 @@ void repl_primary_init(void) {
         config_bind_int("min-replicas-max-lag", &min_replicas_lag) ||
         config_bind_int("repl-disable-tcp-nodelay", &nodelay_off))
         abort(); /* the table lost a row */
+    repl_shutdown_config_register();
     no_replicas_since = now_ms();
     __atomic_store_n(&cron_run, 1, __ATOMIC_RELAXED);
     if (pthread_create(&cron_tid, NULL, cron_main, NULL) != 0) __atomic_store_n(&cron_run, 0, __ATOMIC_RELAXED);

@@ -119,6 +119,19 @@ int repl_kill_primary_link(void);
  * not call back into replication (repl_kill_primary_link). */
 void repl_primary_client_each(void (*fn)(void *arg, client *c), void *arg);
 
+/* shutdown.c: the grace period before a shutdown (shutdown-timeout).
+ * repl_shutdown_grace: when some replica lags behind the stream, pause
+ * writes, ask for ACKs and wait until every replica caught up or the
+ * timeout passed, calling pump (may be NULL) every millisecond: 0, go on
+ * with the shutdown (writes stay paused until it is over or
+ * repl_shutdown_grace_end); -1, SHUTDOWN ABORT arrived (writes resumed) or
+ * another shutdown is under way. repl_shutdown_abort: 0, the waiting
+ * shutdown will stop; -1, none waits. */
+void repl_shutdown_config_register(void);
+int repl_shutdown_grace(void (*pump)(void));
+void repl_shutdown_grace_end(void);
+int repl_shutdown_abort(void);
+
 /* FAILOVER [TO host port [FORCE]] [TIMEOUT ms]: 0, or -1 with err (Redis's
  * text). repl_failover_abort: -1 when none runs. The replica side calls
  * repl_failover_done when its PSYNC FAILOVER was answered (ok) or refused. */

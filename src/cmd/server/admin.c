@@ -402,9 +402,9 @@ static void shutdownCommand(client *c) {
         return;
     }
     if (abort_) {
-        /* Shutdown never waits (no replicas to catch up), so none is ever
-         * in progress when this runs. */
-        reply_error(c, "ERR No shutdown in progress.");
+        /* Only a shutdown waiting for its replicas can be stopped. */
+        if (repl_shutdown_abort() != 0) reply_error(c, "ERR No shutdown in progress.");
+        else reply_ok(c);
         return;
     }
     /* A busy script: only SHUTDOWN NOSAVE may stop the server. */
@@ -413,10 +413,17 @@ static void shutdownCommand(client *c) {
         reply_error(c, busy_err);
         return;
     }
+    /* Replicas behind the stream catch up first (shutdown-timeout), unless
+     * NOW; SHUTDOWN ABORT from another client stops the wait. */
+    if (!now && repl_shutdown_grace(session_events_while_busy) != 0) {
+        reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
     char err[600];
     int how = save ? PERSIST_SHUTDOWN_SAVE : nosave ? PERSIST_SHUTDOWN_NOSAVE : PERSIST_SHUTDOWN_DEFAULT;
     if (persist_shutdown(how, err, sizeof(err)) != 0 && !force) {
         persist_shutdown_cancelled();
+        repl_shutdown_grace_end();
         reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
         return;
     }

@@ -1,0 +1,104 @@
+/* shutdown.c -- the grace period of a shutdown (Redis 7.0's
+ * shutdown-timeout): before the server exits, its replicas catch up with
+ * the stream, so that the writes it acknowledged outlive it.
+ *
+ * While some replica's acknowledged offset is behind the stream, writes
+ * are paused (SESSION_PAUSE_BY_SHUTDOWN), the replicas are asked for an
+ * ACK, and the shutdown waits until every one has acknowledged the whole
+ * stream, shutdown-timeout seconds have passed (it then goes on, naming the
+ * replicas that lag) or SHUTDOWN ABORT arrives (writes resume, the server
+ * keeps running). Invariant: state is GRACE_WAITING only inside
+ * repl_shutdown_grace, GRACE_FINISHING from its successful end until the
+ * shutdown is over or repl_shutdown_grace_end, and the pause is in force
+ * exactly while state is not GRACE_OFF. */
+#include "cmd/repl/repl.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "base/config.h"
+#include "base/log.h"
+#include "session/session.h"
+
+enum { GRACE_OFF, GRACE_WAITING, GRACE_FINISHING };
+
+static int timeout_s = 10; /* shutdown-timeout */
+static int state;          /* GRACE_*: atomics */
+static int abort_asked;    /* atomics */
+
+void repl_shutdown_config_register(void) {
+    if (config_bind_int("shutdown-timeout", &timeout_s)) abort(); /* the table lost a row */
+}
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+typedef struct lag {
+    uint64_t off;
+    int behind, log;
+} lag;
+
+static void lag_one(void *arg, const char *ip, int port, uint64_t ack) {
+    lag *l = arg;
+    if (ack >= l->off) return;
+    l->behind++;
+    if (l->log)
+        log_warn("Lagging replica %s:%d reported offset %llu behind master.", ip, port,
+                 (unsigned long long)(l->off - ack));
+}
+
+/* Replicas whose acknowledged offset is behind the stream (logged). */
+static int behind(int log) {
+    lag l = {repl_offset(), 0, log};
+    repl_replicas_each(lag_one, &l);
+    return l.behind;
+}
+
+int repl_shutdown_grace(void (*pump)(void)) {
+    int t = __atomic_load_n(&timeout_s, __ATOMIC_RELAXED);
+    if (t <= 0 || !behind(0)) return 0;
+    int off = GRACE_OFF;
+    if (!__atomic_compare_exchange_n(&state, &off, GRACE_WAITING, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        return -1; /* another shutdown waits, or is finishing */
+    __atomic_store_n(&abort_asked, 0, __ATOMIC_RELAXED);
+    session_pause(SESSION_PAUSE_BY_SHUTDOWN, INT64_MAX, SESSION_PAUSE_WRITE);
+    repl_request_acks();
+    log_notice("Waiting for replicas before shutting down.");
+    int64_t deadline = mono_ms() + (int64_t)t * 1000;
+    for (;;) {
+        if (!behind(0)) break;
+        if (__atomic_load_n(&abort_asked, __ATOMIC_ACQUIRE)) {
+            log_warn("Shutdown manually aborted.");
+            session_unpause(SESSION_PAUSE_BY_SHUTDOWN);
+            __atomic_store_n(&state, GRACE_OFF, __ATOMIC_RELEASE);
+            return -1;
+        }
+        if (mono_ms() >= deadline) {
+            behind(1);
+            break;
+        }
+        /* The calling worker's other clients are served meanwhile (reads;
+         * writes wait for the pause), as Redis serves them while its
+         * SHUTDOWN client is blocked. */
+        if (pump) pump();
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    __atomic_store_n(&state, GRACE_FINISHING, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void repl_shutdown_grace_end(void) {
+    if (__atomic_exchange_n(&state, GRACE_OFF, __ATOMIC_ACQ_REL) != GRACE_OFF)
+        session_unpause(SESSION_PAUSE_BY_SHUTDOWN);
+}
+
+int repl_shutdown_abort(void) {
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != GRACE_WAITING) return -1;
+    __atomic_store_n(&abort_asked, 1, __ATOMIC_RELEASE);
+    return 0;
+}
