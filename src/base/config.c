@@ -298,6 +298,7 @@ static config_entry table[] = {
      "Goblin does not pin its threads (taskset or numactl do)"},
     {"bgsave_cpulist", NULL, T_STRING, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "", 0, 0, NULL,
      "Goblin does not pin its threads (taskset or numactl do)"},
+    {"replica-ignore-disk-write-errors", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
     {"shutdown-timeout", NULL, T_INT, 0, NULL, "10", 0, INT_MAX, NULL, NULL},
     {"shutdown-on-sigint", NULL, T_ENUM, F_DEFONLY | F_NOPLAN, NULL, "default", 0, 0, shutdown_signal_modes,
      "a signal shuts down as SHUTDOWN without options does"},

@@ -41,6 +41,7 @@
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "base/config.h"
+#include "base/log.h"
 #include "base/tstat.h"
 
 typedef struct cmd_meta {
@@ -368,7 +369,32 @@ static int may_replicate(const char *name) {
     return 0;
 }
 
+/* replica-ignore-disk-write-errors. A write of the primary's stream that
+ * this replica cannot persist (its AOF cannot be written, or its last save
+ * failed under stop-writes-on-bgsave-error): as Redis 7.0, the replica
+ * panics by default, rather than go on with a dataset its own files will
+ * not have after a restart; with yes it logs (every 10 s) and applies it.
+ * 1: the write is not applied (never returns while the panic is on). */
+static int ignore_disk_write_errors;
+
+static int primary_write_unpersisted(void) {
+    char err[256];
+    if (!persist_writes_refused() && !aof_write_error(err, sizeof(err))) return 0;
+    if (!__atomic_load_n(&ignore_disk_write_errors, __ATOMIC_RELAXED)) {
+        log_warn("Guru Meditation: Replica was unable to write command to disk.");
+        abort();
+    }
+    static int64_t last_log_ms; /* the replication thread's */
+    int64_t now = db_now_ms();
+    if (now - last_log_ms > 10000) {
+        last_log_ms = now;
+        log_warn("Replica is applying a command even though it is unable to write to disk.");
+    }
+    return 0;
+}
+
 void cmd_table_init(void) {
+    if (config_bind_int("replica-ignore-disk-write-errors", &ignore_disk_write_errors)) abort();
     static const db_hooks hooks = {on_key_expired, on_key_modified, on_dataset_replaced};
     db_set_hooks(&hooks);
     prop_config_register();
@@ -805,7 +831,8 @@ static void execute(client *c) {
     }
     uint32_t cf = client_flags_peek(c);
     if (cf & CLIENT_PRIMARY) {
-        /* The primary's stream: none of the checks below apply. */
+        /* The primary's stream: none of the checks below apply, but one. */
+        if (((cmd->flags & CMDF_WRITE) || exec_queue_has(c, cmd, CMDF_WRITE)) && primary_write_unpersisted()) return;
         if (cmd_multi_queue_hook && cmd_multi_queue_hook(c, cmd)) return;
         cmd_call(c, cmd);
         return;

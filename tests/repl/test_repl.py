@@ -677,6 +677,31 @@ def shutdown_waits_for_lagging_replicas():
 
 
 @test
+def a_replica_that_cannot_persist_its_primarys_writes_stops():
+    """replica-ignore-disk-write-errors: a replica whose AOF cannot be
+    written applies its primary's writes only with yes (and logs that); with
+    no, Redis's default, it stops at the next one."""
+    d = tdir("diskerr")
+    p = start("goblin", os.path.join(d, "p"), *PRIMARY_ARGS)
+    r = replica_of("goblin", os.path.join(d, "r"), p.port, "--appendonly", "yes")
+    in_sync(p, r)
+    r.c.ok("CONFIG", "SET", "replica-ignore-disk-write-errors", "yes")
+    r.c.ok("DEBUG", "AOF-FAULT", "1000000", "1000000")
+    p.c.ok("SET", "a", "1")
+    assert wait_for(lambda: info(r.c, "persistence")["aof_last_write_status"] == "err", 20), info(r.c, "persistence")
+    p.c.ok("SET", "a2", "2")
+    in_sync(p, r)
+    assert r.c.ok("GET", "a2") == b"2"
+    assert "applying a command even though it is unable to write to disk" in r.log_text()
+    r.c.ok("CONFIG", "SET", "replica-ignore-disk-write-errors", "no")
+    p.c.ok("SET", "b", "3")
+    assert wait_for(lambda: not r.alive(), 20), "the replica still runs"
+    assert "Replica was unable to write command to disk" in r.log_text()
+    r.stop()
+    p.stop()
+
+
+@test
 def a_replica_prefetches_the_keys_of_its_stream():
     """Over a large keyspace a replica reads the stream's commands ahead and
     prefetches their keys; the dataset it applies is the primary's."""
