@@ -798,12 +798,21 @@ static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
     return set_value(e, val, err, errlen);
 }
 
+static int load_stream(FILE *f, const char *path);
+
 static int load_file(const char *path) {
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "goblin-core: can't open config file '%s': %s\n", path, strerror(errno));
         return -1;
     }
+    int rc = load_stream(f, path);
+    fclose(f);
+    return rc;
+}
+
+/* The directives of f, one per line (path names it in errors). */
+static int load_stream(FILE *f, const char *path) {
     char line[8192];
     int lineno = 0;
     while (fgets(line, sizeof(line), f)) {
@@ -828,11 +837,9 @@ static int load_file(const char *path) {
             fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (goblin-core) ***\n");
             fprintf(stderr, "Reading the configuration file '%s', at line %d\n", path, lineno);
             fprintf(stderr, ">>> '%s'\n%s\n", p, err);
-            fclose(f);
             return -1;
         }
     }
-    fclose(f);
     return 0;
 }
 
@@ -846,13 +853,24 @@ int config_set_default(const char *name, const char *def) {
 int config_load(int argc, char **argv) {
     config_defaults();
     int i = 1;
-    if (argc > 1 && strncmp(argv[1], "--", 2) != 0) {
+    /* As Redis: a config file, then the directives on standard input when
+     * an argument "-" follows it or ends the command line, then the flags. */
+    int from_stdin = 0;
+    if (argc > 1 && !strcmp(argv[argc - 1], "-")) {
+        from_stdin = 1;
+        argc--;
+    }
+    if (argc > 1 && !strcmp(argv[1], "-")) {
+        from_stdin = 1;
+        i = 2;
+    } else if (argc > 1 && strncmp(argv[1], "--", 2) != 0) {
         char *abs = realpath(argv[1], NULL);
         free(cfg.config_file);
         cfg.config_file = abs ? abs : strdup(argv[1]);
         if (load_file(argv[1]) != 0) return -1;
         i = 2;
     }
+    if (from_stdin && load_stream(stdin, "stdin") != 0) return -1;
     while (i < argc) {
         if (strncmp(argv[i], "--", 2) != 0 || !argv[i][2]) {
             fprintf(stderr, "goblin-core: unexpected argument '%s' (flags are --name value)\n", argv[i]);

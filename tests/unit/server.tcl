@@ -1493,6 +1493,20 @@ tags {server startup} {
         assert_match "*nosuchdirective*" $out
     }
 
+    test {An argument "-" reads directives from standard input, as Redis} {
+        set f [file join $::srv::tmproot stdin-[pid].conf]
+        set fh [open $f w]
+        puts $fh "port 0\nnosuchdirective yes\n"
+        close $fh
+        foreach argv [list [list - < $f] [list --port 0 - < $f]] {
+            lassign [run_server_binary $argv] status out
+            assert_equal 1 $status "exit status; output: $out"
+            assert_match "*line 2*" $out
+            assert_match "*nosuchdirective*" $out
+        }
+        file delete $f
+    }
+
     test {--ram-head must be a power of two dividing --block} {
         lassign [run_server_binary {--port 0 --ram-head 3K}] status out
         assert_equal 1 $status "exit status; output: $out"
