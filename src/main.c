@@ -238,8 +238,18 @@ int main(int argc, char **argv) {
     }
     cron_start();
     repl_start(); /* a configured replicaof: follow the primary now */
+    char *sup_mode = config_value("supervised");
+    int sup = process_supervision(sup_mode);
+    free(sup_mode);
+    if (sup != PROCESS_SUPERVISED_NONE &&
+        process_supervised_ready(sup, repl_is_replica() ? "Ready to accept connections in read-only mode. Waiting for "
+                                                          "MASTER <-> REPLICA sync"
+                                                        : "Ready to accept connections") != 0)
+        log_warn("supervised %s: the supervisor could not be told that the server is ready",
+                 sup == PROCESS_SUPERVISED_SYSTEMD ? "systemd (NOTIFY_SOCKET)" : "upstart (UPSTART_JOB)");
 
     net_wait();
+    process_notify(sup, "STOPPING=1\n");
     log_warn("User requested shutdown...");
     int is_eval;
     int64_t since;

@@ -37,4 +37,15 @@ pid_t process_fork(void);
  * allocation). 1 done, 0 nothing to do, -1 the kernel refused. */
 int process_disable_thp(void);
 
+/* supervised (Redis's no|upstart|systemd|auto): process_supervision
+ * resolves the mode (auto from the environment) to PROCESS_SUPERVISED_*.
+ * process_supervised_ready, once the server serves: upstart, stop itself
+ * (the job's "expect stop"); systemd, STATUS=status and READY=1 to
+ * $NOTIFY_SOCKET. process_notify sends one systemd message (STOPPING=1).
+ * 0, or -1 when the supervisor cannot be told (no socket, no job). */
+enum { PROCESS_SUPERVISED_NONE, PROCESS_SUPERVISED_UPSTART, PROCESS_SUPERVISED_SYSTEMD };
+int process_supervision(const char *mode);
+int process_supervised_ready(int supervision, const char *status);
+int process_notify(int supervision, const char *msg);
+
 #endif

@@ -47,7 +47,7 @@ def doc_status():
 
 
 # A value that is not the default, by type (enums: one of Redis's values).
-ENUM_OTHER = {"supervised": "systemd", "oom-score-adj": "yes", "enable-protected-configs": "yes",
+ENUM_OTHER = {"oom-score-adj": "yes", "enable-protected-configs": "yes",
               "enable-module-command": "yes", "repl-diskless-load": "swapdb", "propagation-error-behavior": "panic",
               "shutdown-on-sigint": "nosave", "shutdown-on-sigterm": "nosave"}
 
@@ -132,8 +132,44 @@ def main():
         except subprocess.TimeoutExpired:
             srv.kill()
     stock_config(tmp)
+    supervised_systemd(tmp)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
+
+
+def supervised_systemd(tmp):
+    """supervised systemd: READY=1 reaches $NOTIFY_SOCKET once the server
+    answers, STOPPING=1 when it shuts down (a Type=notify unit)."""
+    path = os.path.join(tmp, "notify.sock")
+    ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    ns.bind(path)
+    ns.settimeout(20)
+    port = free_port()
+    env = dict(os.environ, NOTIFY_SOCKET=path)
+    srv = subprocess.Popen(["nice", "-n", "19", SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", tmp,
+                            "--save", "", "--supervised", "systemd"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, env=env)
+    try:
+        try:
+            msg = ns.recv(4096).decode()
+        except socket.timeout:
+            msg = ""
+        check("READY=1" in msg and "STATUS=Ready to accept connections" in msg, "systemd READY message: %r" % msg)
+        sock = socket.create_connection(("127.0.0.1", port)) if msg else None
+        if sock:
+            check(call(sock, "ping") == "+PONG\r\n", "PING after READY=1")
+            call(sock, "shutdown", "nosave")
+            try:
+                msg = ns.recv(4096).decode()
+            except socket.timeout:
+                msg = ""
+            check(msg == "STOPPING=1\n", "systemd STOPPING message: %r" % msg)
+    finally:
+        ns.close()
+        try:
+            srv.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            srv.kill()
 
 
 def stock_config(tmp):
