@@ -279,13 +279,45 @@ static int evicting;
  * refusal), as Redis 7.0's performEvictions. */
 static int evict_paused(void) { return session_pause_check(db_now_ms(), NULL) != SESSION_PAUSE_OFF; }
 
+/* How long used memory stays over maxmemory (INFO's eviction exceeded
+ * time, as Redis measures it): the start of the current stretch (mono_us,
+ * 0: none) and the sum of the past ones. An eviction that leaves memory
+ * over the limit (or cannot evict) starts a stretch, one that finds it
+ * under ends it. Atomics: any worker evicts. */
+static int64_t exceeded_since;
+static uint64_t exceeded_total_us;
+
+static int exceeded(int over, int rc) {
+    int64_t since = __atomic_load_n(&exceeded_since, __ATOMIC_RELAXED);
+    if (over && !since) {
+        __atomic_compare_exchange_n(&exceeded_since, &since, mono_us(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    } else if (!over && since &&
+               __atomic_compare_exchange_n(&exceeded_since, &since, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        __atomic_fetch_add(&exceeded_total_us, (uint64_t)(mono_us() - since), __ATOMIC_RELAXED);
+    }
+    return rc;
+}
+
+void evict_exceeded_time(uint64_t *total_ms, uint64_t *current_ms) {
+    int64_t since = __atomic_load_n(&exceeded_since, __ATOMIC_RELAXED);
+    uint64_t cur = since ? (uint64_t)(mono_us() - since) : 0;
+    *current_ms = cur / 1000;
+    *total_ms = (__atomic_load_n(&exceeded_total_us, __ATOMIC_RELAXED) + cur) / 1000;
+}
+
+void evict_exceeded_reset(void) {
+    __atomic_store_n(&exceeded_since, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&exceeded_total_us, 0, __ATOMIC_RELAXED);
+}
+
 int evict_perform(void) {
     uint64_t max = (uint64_t)cfg.maxmemory;
-    if (!max || evict_paused()) return EVICT_OK;
+    if (evict_paused()) return EVICT_OK;
+    if (!max) return exceeded(0, EVICT_OK);
     uint64_t used = counted(used_memory(0));
-    if (used <= max) return EVICT_OK;
+    if (used <= max) return exceeded(0, EVICT_OK);
     int policy = cfg.maxmemory_policy;
-    if (policy == POL_NOEVICTION) return EVICT_FAIL;
+    if (policy == POL_NOEVICTION) return exceeded(1, EVICT_FAIL);
     /* Someone else is evicting: let this command run meanwhile. */
     if (__atomic_exchange_n(&evicting, 1, __ATOMIC_ACQUIRE)) return EVICT_OK;
     int samples = cfg.maxmemory_samples > 0 ? cfg.maxmemory_samples : 5;
@@ -306,7 +338,7 @@ int evict_perform(void) {
     db_unlock_keyspace();
     used = counted(used_memory(1));
     __atomic_store_n(&evicting, 0, __ATOMIC_RELEASE);
-    return stuck && used > max ? EVICT_FAIL : EVICT_OK;
+    return exceeded(used > max, stuck && used > max ? EVICT_FAIL : EVICT_OK);
 }
 
 int evict_store_pressure(void) {

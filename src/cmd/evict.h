@@ -24,4 +24,9 @@ uint64_t evict_used_memory(void);
 
 /* INFO evicted_keys. */
 extern uint64_t evict_stat_evicted_keys;
+/* INFO's total_eviction_exceeded_time and current_eviction_exceeded_time
+ * (ms used memory has been over maxmemory, in all and in the stretch under
+ * way); CONFIG RESETSTAT zeroes them. */
+void evict_exceeded_time(uint64_t *total_ms, uint64_t *current_ms);
+void evict_exceeded_reset(void);
 #endif

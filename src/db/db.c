@@ -65,6 +65,7 @@ static db_hooks hooks;
 volatile int db_active_expire_enabled = 1;
 uint64_t db_stat_expired_keys;
 uint64_t db_stat_expire_cycle_us, db_stat_expire_time_cap;
+double db_stat_expired_stale_perc;
 static _Thread_local int count_lookups;
 
 void db_count_lookups(int on) { count_lookups = on; }
@@ -928,7 +929,7 @@ size_t db_active_expire_cycle(long long budget_us) {
     if (!__atomic_load_n(&db_active_expire_enabled, __ATOMIC_RELAXED)) return 0;
     if (keep_expired()) return 0;
     long long start = mono_us();
-    size_t expired = 0;
+    size_t expired = 0, sampled_all = 0;
     int capped = 0;
     db_rdlock_keyspace();
     for (int d = 0; d < ndbs; d++) {
@@ -956,6 +957,7 @@ size_t db_active_expire_cycle(long long budget_us) {
                     }
                 }
                 expired += (size_t)hit;
+                sampled_all += (size_t)sampled;
                 if (hit * 4 <= sampled) break;
             }
             db_unlock_shard(db, (unsigned)s);
@@ -974,6 +976,12 @@ size_t db_active_expire_cycle(long long budget_us) {
         }
     }
     db_unlock_keyspace();
+    /* Redis's expired_stale_perc: a moving average (weight 1/20 per cycle)
+     * of the share of sampled keys found expired. */
+    double cur = sampled_all ? (double)expired / (double)sampled_all : 0, old;
+    __atomic_load(&db_stat_expired_stale_perc, &old, __ATOMIC_RELAXED);
+    double avg = cur * 0.05 + old * 0.95;
+    __atomic_store(&db_stat_expired_stale_perc, &avg, __ATOMIC_RELAXED);
     __atomic_fetch_add(&db_stat_expire_cycle_us, (uint64_t)(mono_us() - start), __ATOMIC_RELAXED);
     if (capped) __atomic_fetch_add(&db_stat_expire_time_cap, 1, __ATOMIC_RELAXED);
     return expired;

@@ -265,4 +265,7 @@ extern uint64_t db_stat_expired_keys;
  * stopped at their time budget (INFO's expire_cycle_cpu_milliseconds and
  * expired_time_cap_reached_count; CONFIG RESETSTAT zeroes them). */
 extern uint64_t db_stat_expire_cycle_us, db_stat_expire_time_cap;
+/* INFO's expired_stale_perc / 100: the moving average of the share of keys
+ * the cycles sampled that had expired (relaxed atomic; RESETSTAT zeroes). */
+extern double db_stat_expired_stale_perc;
 #endif

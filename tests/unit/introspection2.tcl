@@ -1111,8 +1111,38 @@ start_server {tags {introspection}} {
             fail "expired: [s expired_keys]"
         }
         assert {[s expire_cycle_cpu_milliseconds] > 0}
+        # The cycles found expired keys in their samples.
+        assert {[s expired_stale_perc] > 0}
         r config resetstat
         assert_equal 0 [s expire_cycle_cpu_milliseconds]
+        assert_equal 0.00 [s expired_stale_perc]
+    }
+
+    test {INFO stats: eviction exceeded time while used memory is over maxmemory} {
+        r flushall
+        r config resetstat
+        assert_equal 0 [s total_eviction_exceeded_time]
+        r set filler [string repeat x 100000]
+        r config set maxmemory-policy noeviction
+        r config set maxmemory 1
+        assert_error {OOM *} {r set k v}
+        after 1100
+        set info [r info stats]
+        set cur [getInfoProperty $info current_eviction_exceeded_time]
+        assert {$cur >= 1000}
+        assert {[getInfoProperty $info total_eviction_exceeded_time] >= $cur}
+        # The next write's eviction check finds memory under the limit.
+        r config set maxmemory 1gb
+        r set k v
+        assert_equal 0 [s current_eviction_exceeded_time]
+        set total [s total_eviction_exceeded_time]
+        assert {$total >= 1000}
+        after 100
+        assert_equal $total [s total_eviction_exceeded_time]
+        r config resetstat
+        assert_equal 0 [s total_eviction_exceeded_time]
+        r config set maxmemory 0
+        r del filler
     }
 
     test {INFO stats: total_reads_processed and total_writes_processed} {

@@ -18,6 +18,7 @@
 
 #include "cmd/server/admin_family.h"
 #include "cmd/server/script.h"
+#include "cmd/evict.h"
 #include "cmd/families.h"
 #include "cmd/multi.h"
 #include "cmd/repl/repl.h"
@@ -261,6 +262,9 @@ static void configResetstatCommand(client *c) {
     __atomic_store_n(&db_stat_expired_keys, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&db_stat_expire_cycle_us, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&db_stat_expire_time_cap, 0, __ATOMIC_RELAXED);
+    double zero = 0;
+    __atomic_store(&db_stat_expired_stale_perc, &zero, __ATOMIC_RELAXED);
+    evict_exceeded_reset();
     tstat_reset(TSTAT_KEYSPACE_HITS);
     tstat_reset(TSTAT_KEYSPACE_MISSES);
     __atomic_store_n(&session_stat_connections, 0, __ATOMIC_RELAXED);

@@ -248,6 +248,10 @@ static void info_stats(strbuf *b) {
     tracking_stats_get(&ts);
     long nchan, npat, nshard;
     pubsub_counts(&nchan, &npat, &nshard);
+    double stale;
+    __atomic_load(&db_stat_expired_stale_perc, &stale, __ATOMIC_RELAXED);
+    uint64_t over_total, over_now;
+    evict_exceeded_time(&over_total, &over_now);
     strbuf_addf(b,
               "# Stats\r\n"
               "total_connections_received:%llu\r\n"
@@ -266,13 +270,13 @@ static void info_stats(strbuf *b) {
               "sync_partial_ok:%llu\r\n"
               "sync_partial_err:%llu\r\n"
               "expired_keys:%llu\r\n"
-              "expired_stale_perc:0.00\r\n"
+              "expired_stale_perc:%.2f\r\n"
               "expired_time_cap_reached_count:%llu\r\n"
               "expire_cycle_cpu_milliseconds:%llu\r\n"
               "evicted_keys:%llu\r\n"
               "evicted_clients:0\r\n"
-              "total_eviction_exceeded_time:0\r\n"
-              "current_eviction_exceeded_time:0\r\n"
+              "total_eviction_exceeded_time:%llu\r\n"
+              "current_eviction_exceeded_time:%llu\r\n"
               "keyspace_hits:%llu\r\n"
               "keyspace_misses:%llu\r\n"
               "pubsub_channels:%ld\r\n"
@@ -310,10 +314,11 @@ static void info_stats(strbuf *b) {
               (unsigned long long)__atomic_load_n(&session_stat_rejected, __ATOMIC_RELAXED),
               repl_sync_stat(REPL_SYNC_FULL), repl_sync_stat(REPL_SYNC_PARTIAL_OK),
               repl_sync_stat(REPL_SYNC_PARTIAL_ERR),
-              (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&db_stat_expired_keys, __ATOMIC_RELAXED), stale * 100,
               (unsigned long long)__atomic_load_n(&db_stat_expire_time_cap, __ATOMIC_RELAXED),
               (unsigned long long)(__atomic_load_n(&db_stat_expire_cycle_us, __ATOMIC_RELAXED) / 1000),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
+              (unsigned long long)over_total, (unsigned long long)over_now,
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
               nchan, npat, nshard, (unsigned long long)__atomic_load_n(&srv.latest_fork_usec, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&srv.total_forks, __ATOMIC_RELAXED), migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors(),
