@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "util/strutil.h"
 
 static inline int reply_muted(const client *c) {
@@ -202,8 +203,28 @@ void reply_errorstats_reset(void) {
 
 uint64_t reply_total_errors(void) { return __atomic_load_n(&total_errors, __ATOMIC_RELAXED); }
 
+/* Errors "sent" to the primary's stream or to the AOF loader: nobody reads
+ * them, and they mean this dataset may differ from the one that wrote the
+ * stream, so each is logged and counted (INFO's unexpected_error_replies),
+ * as Redis's afterErrorReply does. */
+static uint64_t unexpected_errors;
+
+uint64_t reply_unexpected_errors(void) { return __atomic_load_n(&unexpected_errors, __ATOMIC_RELAXED); }
+void reply_unexpected_errors_reset(void) { __atomic_store_n(&unexpected_errors, 0, __ATOMIC_RELAXED); }
+
+static void unexpected_error(client *c, const char *err) {
+    uint32_t f = client_flags_peek(c);
+    if (!(f & (CLIENT_PRIMARY | CLIENT_AOF_LOADER))) return;
+    __atomic_fetch_add(&unexpected_errors, 1, __ATOMIC_RELAXED);
+    int aof = (f & CLIENT_AOF_LOADER) != 0;
+    log_warn("== CRITICAL == This %s is sending an error to its %s: '%.4096s' after processing the command '%.*s'",
+             aof ? "server" : "replica", aof ? "AOF-loading-client" : "master", err,
+             c->argc ? (int)(c->argv[0].n > 128 ? 128 : c->argv[0].n) : 9, c->argc ? c->argv[0].p : "<unknown>");
+}
+
 void reply_error(client *c, const char *err) {
     errstat_count(err);
+    unexpected_error(c, err);
     c->cmd_failed = 1;
     reply_raw(c, "-", 1);
     /* Error strings must stay on one line. */

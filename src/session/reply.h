@@ -61,4 +61,8 @@ typedef void reply_errstat_fn(void *arg, const char *code, uint64_t count);
 void reply_errorstats_each(reply_errstat_fn *fn, void *arg);
 void reply_errorstats_reset(void);
 uint64_t reply_total_errors(void);
+/* Error replies to the primary's stream or to the AOF loader (INFO's
+ * unexpected_error_replies; CONFIG RESETSTAT zeroes it). */
+uint64_t reply_unexpected_errors(void);
+void reply_unexpected_errors_reset(void);
 #endif

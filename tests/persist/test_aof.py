@@ -282,6 +282,24 @@ def torn_tail_is_truncated_with_aof_load_truncated_yes():
 
 
 @test
+def an_error_reply_while_loading_counts_as_unexpected():
+    """A command of the AOF that fails (INCR of a string) does not stop the
+    load; INFO stats counts it in unexpected_error_replies and the log says
+    so, as Redis 7.0 does; CONFIG RESETSTAT zeroes the count."""
+    for kind in ("goblin", "redis"):
+        d = tdir("unexpected_" + kind)
+        cmds = resp("SET", "a", "abc") + resp("INCR", "a") + resp("SET", "b", "2")
+        write_dir(d, [("appendonly.aof.1.base.aof", b"", "b"), ("appendonly.aof.1.incr.aof", cmds, "i")])
+        s = start(kind, d, "--appendonly", "yes")
+        assert s.c.ok("GET", "a") == b"abc" and s.c.ok("GET", "b") == b"2", kind
+        assert info(s.c, "stats")["unexpected_error_replies"] == "1", (kind, info(s.c, "stats"))
+        assert "== CRITICAL ==" in s.log_text(), kind
+        s.c.ok("CONFIG", "RESETSTAT")
+        assert info(s.c, "stats")["unexpected_error_replies"] == "0", kind
+        s.shutdown("NOSAVE")
+
+
+@test
 def torn_tail_refused_with_aof_load_truncated_no():
     d = tdir("torn_no")
     data = resp("SET", "a", "1") + b"*2\r\n$3\r\nGET"

@@ -258,6 +258,7 @@ static void configResetstatCommand(client *c) {
     cmd_each(reset_stats_cb, NULL);
     cmd_latency_reset();
     reply_errorstats_reset();
+    reply_unexpected_errors_reset();
     tstat_reset(TSTAT_COMMANDS);
     __atomic_store_n(&db_stat_expired_keys, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&db_stat_expire_cycle_us, 0, __ATOMIC_RELAXED);

@@ -295,7 +295,7 @@ static void info_stats(strbuf *b) {
               "tracking_total_keys:%lld\r\n"
               "tracking_total_items:%lld\r\n"
               "tracking_total_prefixes:%lld\r\n"
-              "unexpected_error_replies:0\r\n"
+              "unexpected_error_replies:%llu\r\n"
               "total_error_replies:%llu\r\n"
               "dump_payload_sanitizations:0\r\n"
               "total_reads_processed:%llu\r\n"
@@ -321,7 +321,8 @@ static void info_stats(strbuf *b) {
               (unsigned long long)over_total, (unsigned long long)over_now,
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
               nchan, npat, nshard, (unsigned long long)__atomic_load_n(&srv.latest_fork_usec, __ATOMIC_RELAXED),
-              (unsigned long long)__atomic_load_n(&srv.total_forks, __ATOMIC_RELAXED), migrate_cached_links(), ts.keys, ts.items, ts.prefixes, (unsigned long long)reply_total_errors(),
+              (unsigned long long)__atomic_load_n(&srv.total_forks, __ATOMIC_RELAXED), migrate_cached_links(), ts.keys, ts.items, ts.prefixes,
+              (unsigned long long)reply_unexpected_errors(), (unsigned long long)reply_total_errors(),
               (unsigned long long)tstat_sum(TSTAT_READS), (unsigned long long)tstat_sum(TSTAT_WRITES),
               (unsigned long long)__atomic_load_n(&session_stat_replybuf_shrinks, __ATOMIC_RELAXED),
               (unsigned long long)__atomic_load_n(&session_stat_replybuf_expands, __ATOMIC_RELAXED));
