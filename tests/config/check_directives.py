@@ -64,6 +64,14 @@ def other_value(name, typ, dflt):
 
 
 
+def reap(srv):
+    """Wait for a server told to shut down; kill it if it does not go."""
+    try:
+        srv.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+
+
 def call(sock, *args):
     out = b"*%d\r\n" % len(args)
     for a in args:
@@ -127,10 +135,7 @@ def main():
                     check(rep.startswith("+OK"), "CONFIG SET %s %s (the default): %s" % (name, dflt, rep.strip()))
             call(sock, "shutdown", "nosave")
     finally:
-        try:
-            srv.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            srv.kill()
+        reap(srv)
     stock_config(tmp)
     supervised_systemd(tmp)
     print("%d passed, %d failed" % (passed, failed))
@@ -166,10 +171,7 @@ def supervised_systemd(tmp):
             check(msg == "STOPPING=1\n", "systemd STOPPING message: %r" % msg)
     finally:
         ns.close()
-        try:
-            srv.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            srv.kill()
+        reap(srv)
 
 
 def stock_config(tmp):
@@ -199,10 +201,7 @@ def stock_config(tmp):
             check(call(sock, "ping") == "+PONG\r\n", "PING with %s" % conf)
             call(sock, "shutdown", "nosave")
     finally:
-        try:
-            srv.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            srv.kill()
+        reap(srv)
 
 
 if __name__ == "__main__":
