@@ -373,13 +373,12 @@ static int may_replicate(const char *name) {
  * this replica cannot persist (its AOF cannot be written, or its last save
  * failed under stop-writes-on-bgsave-error): as Redis 7.0, the replica
  * panics by default, rather than go on with a dataset its own files will
- * not have after a restart; with yes it logs (every 10 s) and applies it.
- * 1: the write is not applied (never returns while the panic is on). */
+ * not have after a restart; with yes it logs (every 10 s) and applies it. */
 static int ignore_disk_write_errors;
 
-static int primary_write_unpersisted(void) {
+static void primary_write_check(void) {
     char err[256];
-    if (!persist_writes_refused() && !aof_write_error(err, sizeof(err))) return 0;
+    if (!persist_writes_refused() && !aof_write_error(err, sizeof(err))) return;
     if (!__atomic_load_n(&ignore_disk_write_errors, __ATOMIC_RELAXED)) {
         log_warn("Guru Meditation: Replica was unable to write command to disk.");
         abort();
@@ -390,7 +389,6 @@ static int primary_write_unpersisted(void) {
         last_log_ms = now;
         log_warn("Replica is applying a command even though it is unable to write to disk.");
     }
-    return 0;
 }
 
 void cmd_table_init(void) {
@@ -832,7 +830,7 @@ static void execute(client *c) {
     uint32_t cf = client_flags_peek(c);
     if (cf & CLIENT_PRIMARY) {
         /* The primary's stream: none of the checks below apply, but one. */
-        if (((cmd->flags & CMDF_WRITE) || exec_queue_has(c, cmd, CMDF_WRITE)) && primary_write_unpersisted()) return;
+        if ((cmd->flags & CMDF_WRITE) || exec_queue_has(c, cmd, CMDF_WRITE)) primary_write_check();
         if (cmd_multi_queue_hook && cmd_multi_queue_hook(c, cmd)) return;
         cmd_call(c, cmd);
         return;
