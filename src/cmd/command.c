@@ -393,6 +393,7 @@ static void primary_write_check(void) {
 
 void cmd_table_init(void) {
     if (config_bind_int("replica-ignore-disk-write-errors", &ignore_disk_write_errors)) abort();
+    reply_config_register();
     static const db_hooks hooks = {on_key_expired, on_key_modified, on_dataset_replaced};
     db_set_hooks(&hooks);
     prop_config_register();

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/config.h"
 #include "base/log.h"
 #include "util/strutil.h"
 
@@ -208,6 +209,14 @@ uint64_t reply_total_errors(void) { return __atomic_load_n(&total_errors, __ATOM
  * stream, so each is logged and counted (INFO's unexpected_error_replies),
  * as Redis's afterErrorReply does. */
 static uint64_t unexpected_errors;
+/* propagation-error-behavior: ignore (logged and counted), panic, or
+ * panic-on-replicas (the primary's stream only), as Redis 7.0. */
+enum { PROPAGATION_IGNORE, PROPAGATION_PANIC, PROPAGATION_PANIC_ON_REPLICAS };
+static int propagation_errors;
+
+void reply_config_register(void) {
+    if (config_bind_int("propagation-error-behavior", &propagation_errors)) abort(); /* the table lost a row */
+}
 
 uint64_t reply_unexpected_errors(void) { return __atomic_load_n(&unexpected_errors, __ATOMIC_RELAXED); }
 void reply_unexpected_errors_reset(void) { __atomic_store_n(&unexpected_errors, 0, __ATOMIC_RELAXED); }
@@ -217,9 +226,16 @@ static void unexpected_error(client *c, const char *err) {
     if (!(f & (CLIENT_PRIMARY | CLIENT_AOF_LOADER))) return;
     __atomic_fetch_add(&unexpected_errors, 1, __ATOMIC_RELAXED);
     int aof = (f & CLIENT_AOF_LOADER) != 0;
+    int cn = c->argc ? (int)(c->argv[0].n > 128 ? 128 : c->argv[0].n) : 9;
+    const char *cmd = c->argc ? c->argv[0].p : "<unknown>";
     log_warn("== CRITICAL == This %s is sending an error to its %s: '%.4096s' after processing the command '%.*s'",
-             aof ? "server" : "replica", aof ? "AOF-loading-client" : "master", err,
-             c->argc ? (int)(c->argv[0].n > 128 ? 128 : c->argv[0].n) : 9, c->argc ? c->argv[0].p : "<unknown>");
+             aof ? "server" : "replica", aof ? "AOF-loading-client" : "master", err, cn, cmd);
+    int mode = __atomic_load_n(&propagation_errors, __ATOMIC_RELAXED);
+    if (mode == PROPAGATION_PANIC || (mode == PROPAGATION_PANIC_ON_REPLICAS && !aof)) {
+        log_warn("Guru Meditation: This %s panicked sending an error to its %s after processing the command '%.*s'",
+                 aof ? "server" : "replica", aof ? "AOF-loading-client" : "master", cn, cmd);
+        abort();
+    }
 }
 
 void reply_error(client *c, const char *err) {

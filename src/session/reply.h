@@ -65,4 +65,7 @@ uint64_t reply_total_errors(void);
  * unexpected_error_replies; CONFIG RESETSTAT zeroes it). */
 uint64_t reply_unexpected_errors(void);
 void reply_unexpected_errors_reset(void);
+/* Binds propagation-error-behavior (after the configuration is loaded):
+ * panic, or panic-on-replicas, stops the server at such an error. */
+void reply_config_register(void);
 #endif

@@ -48,7 +48,7 @@ def doc_status():
 
 # A value that is not the default, by type (enums: one of Redis's values).
 ENUM_OTHER = {"oom-score-adj": "yes", "enable-protected-configs": "yes",
-              "enable-module-command": "yes", "repl-diskless-load": "swapdb", "propagation-error-behavior": "panic",
+              "enable-module-command": "yes", "repl-diskless-load": "swapdb",
               "shutdown-on-sigint": "nosave", "shutdown-on-sigterm": "nosave"}
 
 

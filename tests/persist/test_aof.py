@@ -285,7 +285,8 @@ def torn_tail_is_truncated_with_aof_load_truncated_yes():
 def an_error_reply_while_loading_counts_as_unexpected():
     """A command of the AOF that fails (INCR of a string) does not stop the
     load; INFO stats counts it in unexpected_error_replies and the log says
-    so, as Redis 7.0 does; CONFIG RESETSTAT zeroes the count."""
+    so, as Redis 7.0 does; CONFIG RESETSTAT zeroes the count. Under
+    propagation-error-behavior panic the server stops there instead."""
     for kind in ("goblin", "redis"):
         d = tdir("unexpected_" + kind)
         cmds = resp("SET", "a", "abc") + resp("INCR", "a") + resp("SET", "b", "2")
@@ -297,6 +298,17 @@ def an_error_reply_while_loading_counts_as_unexpected():
         s.c.ok("CONFIG", "RESETSTAT")
         assert info(s.c, "stats")["unexpected_error_replies"] == "0", kind
         s.shutdown("NOSAVE")
+        # propagation-error-behavior panic: the load stops the server there;
+        # panic-on-replicas leaves the AOF alone.
+        s = start(kind, d, "--appendonly", "yes", "--propagation-error-behavior", "panic-on-replicas")
+        assert s.c.ok("GET", "b") == b"2", kind
+        s.shutdown("NOSAVE")
+        s = start(kind, d, "--appendonly", "yes", "--propagation-error-behavior", "panic", wait=False)
+        try:
+            s.p.wait(20)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("%s went on loading past the error" % kind)
+        assert s.p.returncode != 0 and "panicked sending an error" in s.log_text(), (kind, s.log_tail())
 
 
 @test
