@@ -22,16 +22,10 @@ import time
 
 import redis
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tlb_arena_benchmark import free_port  # noqa: E402
+
 PROBES = (("ping",), ("info", "keyspace"), ("info", "memory"))
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def cpu_s(pid):
