@@ -12,6 +12,7 @@ Data sets (all values deterministic, the same bytes sent to both servers):
             such values LZF-compressed in its small-object arena)
   rstrings  the same with 100 pseudo-random bytes per value (do not
             compress: what plain storage costs)
+  kstrings  rstrings with the keys "k:<n>" (the strings goal's data set)
   smallhash 100,000 hashes "hash:<k>" of 10 fields "f0".."f9", 16-byte
             values (small: listpack in Redis, packed block in Goblin);
             an element is a field, the per-key figure is printed too
@@ -55,11 +56,13 @@ SETS = {
     "set": (1_000_000, 0.5),
     "strings": (1_000_000, 0.6),
     "rstrings": (1_000_000, None),
+    "kstrings": (1_000_000, 0.7),
     "smallhash": (1_000_000, None),      # 100,000 hashes x 10 fields
 }
 LABELS = {
     "hash": "1M-field hash", "zset": "1M-member zset", "list": "1M-element list",
     "set": "1M-member set", "strings": "1M strings (100 B)", "rstrings": "1M strings (100 random B)",
+    "kstrings": "1M strings k:<n> (100 random B)",
     "smallhash": "100K hashes x 10 (per field)",
 }
 
@@ -123,6 +126,9 @@ def batches(name, n):
             elif name == "rstrings":
                 head = b"*%d\r\n$4\r\nMSET\r\n" % (1 + 2 * k)
                 body = b"".join(bulk(b"key:%d" % j) + bulk(rval(j, 100)) for j in r)
+            elif name == "kstrings":
+                head = b"*%d\r\n$4\r\nMSET\r\n" % (1 + 2 * k)
+                body = b"".join(bulk(b"k:%d" % j) + bulk(rval(j, 100)) for j in r)
             else:
                 raise ValueError(name)
             parts.append(head + body)
@@ -140,7 +146,7 @@ def check(conn, name, n):
         got = conn.call("LLEN", "mem:list")
     elif name == "set":
         got = conn.call("SCARD", "mem:set")
-    elif name in ("strings", "rstrings"):
+    elif name in ("strings", "rstrings", "kstrings"):
         got = conn.call("DBSIZE")
     else:
         got = conn.call("DBSIZE") * 10
@@ -179,7 +185,7 @@ def measure(args, name, n, srv_cpus, cleanup):
         enc = {}
         for s in (gob, red):
             key = {"hash": "mem:hash", "zset": "mem:zset", "list": "mem:list", "set": "mem:set",
-                   "strings": "key:0", "rstrings": "key:0", "smallhash": "hash:0"}[name]
+                   "strings": "key:0", "rstrings": "key:0", "kstrings": "k:0", "smallhash": "hash:0"}[name]
             try:
                 enc[s.name] = s.conn.call("OBJECT", "ENCODING", key).decode()
             except tb.RespError as e:

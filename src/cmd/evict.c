@@ -142,7 +142,7 @@ static int candidate(const dbentry *e) { return !pressure_bits || strval_pressur
 
 static uint64_t score_of(int policy, const dbentry *e) {
     switch (policy) {
-    case POL_VOLATILE_TTL: return UINT64_MAX - (uint64_t)e->expire;
+    case POL_VOLATILE_TTL: return UINT64_MAX - (uint64_t)db_entry_expire(e);
     case POL_VOLATILE_LFU:
     case POL_ALLKEYS_LFU: return 255 - obj_lfu_freq(&e->val);
     default: {
@@ -197,7 +197,7 @@ static void pool_populate(int policy, int samples) {
                 break;
             }
             if (candidate(e)) {
-                pool_insert(score_of(policy, e), d, e->key, e->klen);
+                pool_insert(score_of(policy, e), d, e->key, db_entry_klen(e));
                 found++;
             }
             db_unlock_shard(db, s);
@@ -208,7 +208,7 @@ static void pool_populate(int policy, int samples) {
 
 /* Delete e (its shard locked) as an eviction; returns the bytes it held. */
 static size_t evict_entry(gdb *db, dbentry *e) {
-    size_t n = e->klen;
+    size_t n = db_entry_klen(e);
     char small[256];
     char *key = n < sizeof(small) ? small : malloc(n + 1);
     if (!key) abort();
@@ -263,7 +263,7 @@ static size_t evict_one(int policy, int samples) {
                 unsigned s = db_shard_of(c.key, c.klen);
                 db_lock_shard(db, s);
                 dbentry *e = db_lookup_raw(db, c.key, c.klen);
-                if (e && (!volatile_policy(policy) || e->expire != -1) && candidate(e)) b = evict_entry(db, e);
+                if (e && (!volatile_policy(policy) || db_entry_expire(e) != -1) && candidate(e)) b = evict_entry(db, e);
                 db_unlock_shard(db, s);
             }
             free(c.key);

@@ -2,11 +2,14 @@
  *
  * Invariants: an entry is in exactly one shard, the one its key hash names
  * (in slot mode: its hash slot, and then also in that slot's set);
- * VIDX(e) == DB_VIDX_NONE iff e->expire == -1, else shard->vol[VIDX(e)] == e.
+ * an entry is in its shard's vol iff it has a TTL: VIDX(e) == DB_VIDX_NONE iff
+ * db_entry_expire(e) == -1, else shard->vol[VIDX(e)] == e.
  * An expired entry may still be present until lazy or active expiry removes
  * it, but no lookup ever returns it. */
 #include "db/db.h"
 #include "db/lazyfree.h"
+#include "db/mcmeta.h"
+#include "db/strval.h"
 
 #include <assert.h>
 #include <malloc.h>
@@ -29,20 +32,20 @@ typedef struct keyref {
 static uint64_t key_slot_hash(void *ctx, const void *slot) {
     (void)ctx;
     const dbentry *e = *(dbentry *const *)slot;
-    return hash_bytes(e->key, e->klen);
+    return hash_bytes(e->key, db_entry_klen(e));
 }
 
 static int key_slot_match(void *ctx, const void *slot, const void *key) {
     (void)ctx;
     const dbentry *e = *(dbentry *const *)slot;
     const keyref *k = key;
-    return e->klen == k->n && memcmp(e->key, k->p, k->n) == 0;
+    return db_entry_klen(e) == k->n && memcmp(e->key, k->p, k->n) == 0;
 }
 
 static void key_slot_prefetch(void *ctx, const void *slot) {
     (void)ctx;
     const dbentry *e = *(dbentry *const *)slot;
-    __builtin_prefetch(&e->klen);
+    __builtin_prefetch(e->key);
 }
 
 static const swiss_type keyspace_type = {sizeof(dbentry *), key_slot_hash, key_slot_match, 0, key_slot_prefetch};
@@ -475,10 +478,10 @@ static int slots_add(gdb *db, dbentry *e, uint64_t h, unsigned sl) {
 
 static void slots_del(gdb *db, dbentry *e) {
     db_slots *ds = __atomic_load_n(&db->slots, __ATOMIC_ACQUIRE);
-    unsigned sl = crc16_key_slot(e->key, e->klen);
+    unsigned sl = crc16_key_slot(e->key, db_entry_klen(e));
     assert(ds && ds->set[sl]);
-    keyref kr = {e->key, e->klen};
-    void *slot = swiss_find(ds->set[sl], key_hash(e->key, e->klen), &kr);
+    keyref kr = {e->key, db_entry_klen(e)};
+    void *slot = swiss_find(ds->set[sl], key_hash(e->key, db_entry_klen(e)), &kr);
     assert(slot && *(dbentry **)slot == e);
     swiss_delete(ds->set[sl], slot);
     if (swiss_size(ds->set[sl]) == 0) {
@@ -527,9 +530,13 @@ void db_slots_exchange(gdb *a, gdb *b) {
     b->slots = t;
 }
 
-/* The low 31 bits of vbits: the entry's position in its shard's vol. */
-#define VIDX(e) ((e)->vbits & DB_VIDX_NONE)
-static inline void vidx_set(dbentry *e, uint32_t i) { e->vbits = (e->vbits & DB_SNAP_BIT) | i; }
+/* The entry's position in its shard's vol (only entries with a dbext can
+ * have a TTL). */
+#define VIDX(e) (db_entry_has_ext(e) ? DB_EXT(e)->vidx : DB_VIDX_NONE)
+static inline void vidx_set(dbentry *e, uint32_t i) {
+    assert(db_entry_has_ext(e));
+    DB_EXT(e)->vidx = i;
+}
 
 /* ---- snapshot marks (db.h) ---- */
 int db_snap_on;
@@ -560,7 +567,7 @@ void db_snap_adopt(gdb *db) {
         swiss_iter_init(&it, &db->shards[s].keys);
         while ((slot = swiss_iter_next(&it))) {
             dbentry *e = *(dbentry **)slot;
-            e->vbits = (e->vbits & ~DB_SNAP_BIT) | __atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
+            db_entry_mark_saved(e);
         }
         swiss_iter_done(&it);
     }
@@ -611,7 +618,9 @@ static int replica_mode;  /* atomics: this node follows a primary (below) */
 void db_pause_expiry(int on) { __atomic_store_n(&expiry_paused, on, __ATOMIC_RELAXED); }
 
 int db_is_expired(const dbentry *e, int64_t now) {
-    return e->expire != -1 && e->expire <= now && !__atomic_load_n(&expiry_paused, __ATOMIC_RELAXED);
+    if (!db_entry_has_ext(e)) return 0;
+    int64_t when = DB_EXT(e)->expire;
+    return when != -1 && when <= now && !__atomic_load_n(&expiry_paused, __ATOMIC_RELAXED);
 }
 
 int db_time_passed(int64_t when_ms) {
@@ -623,9 +632,12 @@ int db_time_passed(int64_t when_ms) {
            !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED);
 }
 
+/* The start of e's allocation. */
+static inline void *entry_base(dbentry *e) { return db_entry_has_ext(e) ? (void *)DB_EXT(e) : (void *)e; }
+
 void db_entry_free(dbentry *e) {
     obj_free(&e->val);
-    free(e);
+    free(entry_base(e));
 }
 
 void db_index_free_entries(swiss *keys) {
@@ -660,7 +672,7 @@ static void *find_slot(gdb *db, const char *k, size_t n, shard **shp) {
 /* Deletes an expired entry found through slot; notifies the hook. */
 static void expire_now(gdb *db, shard *sh, void *slot, dbentry *e) {
     char small[128];
-    size_t n = e->klen;
+    size_t n = db_entry_klen(e);
     char *copy = n < sizeof(small) ? small : malloc(n + 1);
     if (copy) memcpy(copy, e->key, n);
     shard_remove(db, sh, slot, e);
@@ -740,7 +752,7 @@ int db_key_exists(gdb *db, const char *k, size_t n) { return db_lookup(db, k, n)
 int db_expire_if_needed(gdb *db, dbentry *e) {
     if (!db_is_expired(e, db_now_ms()) || keep_expired()) return 0;
     shard *sh;
-    void *slot = find_slot(db, e->key, e->klen, &sh);
+    void *slot = find_slot(db, e->key, db_entry_klen(e), &sh);
     assert(slot);
     expire_now(db, sh, slot, e);
     return 1;
@@ -749,40 +761,50 @@ int db_expire_if_needed(gdb *db, dbentry *e) {
 dbentry *db_add(gdb *db, const char *k, size_t n) { return db_add_room(db, k, n, 0, NULL); }
 
 dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp) {
+    return db_add_ext(db, k, n, room, roomp, 0);
+}
+
+dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp, int ttl) {
     uint64_t h = key_hash(k, n);
     shard *sh = shard_for(db, h, k, n);
+    /* A long key's length is in a dbext, as a TTL is. */
+    size_t ext = ttl || n >= DBE_KLEN ? sizeof(dbext) : 0;
     size_t off = (sizeof(dbentry) + n + 1 + 3) & ~(size_t)3;
-    dbentry *e = malloc(room ? off + room : sizeof(dbentry) + n + 1);
-    if (!e) return NULL;
+    char *base = malloc(ext + (room ? off + room : sizeof(dbentry) + n + 1));
+    if (!base) return NULL;
+    dbentry *e = (dbentry *)(void *)(base + ext);
     if (roomp) *roomp = room ? (char *)e + off : NULL;
     memset(&e->val, 0, sizeof(e->val));
     e->val.type = OBJ_NONE;
     obj_init_access(&e->val);
-    e->expire = -1;
     /* A new key is not part of a snapshot that runs: it gets the mark. */
-    e->vbits = DB_VIDX_NONE | __atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
-    e->klen = (uint32_t)n;
+    e->val.flags = (uint16_t)__atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
+    e->val.flags |= (uint16_t)(n >= DBE_KLEN ? DBE_KLEN : n);
+    if (ext) {
+        e->val.flags |= DBE_EXT;
+        *DB_EXT(e) = (dbext){-1, DB_VIDX_NONE, (uint32_t)n};
+    }
     memcpy(e->key, k, n);
     e->key[n] = '\0';
     void *slot = swiss_insert(&sh->keys, h);
     if (!slot) {
-        free(e);
+        free(base);
         return NULL;
     }
     memcpy(slot, &e, sizeof(e));
     if (__builtin_expect(slot_mode, 0) && slots_add(db, e, h, key_slot(k, n)) != 0) {
         swiss_delete(&sh->keys, slot);
-        free(e);
+        free(base);
         return NULL;
     }
     return e;
 }
 
-size_t db_entry_size(const dbentry *e) { return malloc_usable_size((void *)e); }
+size_t db_entry_size(const dbentry *e) { return malloc_usable_size(entry_base((dbentry *)e)); }
 
 void db_delete_entry(gdb *db, dbentry *e) {
     shard *sh;
-    void *slot = find_slot(db, e->key, e->klen, &sh);
+    void *slot = find_slot(db, e->key, db_entry_klen(e), &sh);
     assert(slot && *(dbentry **)slot == e);
     shard_remove(db, sh, slot, e);
 }
@@ -810,23 +832,68 @@ int db_unlink(gdb *db, const char *k, size_t n) { return remove_key(db, k, n, 1)
 
 void db_replace_value(dbentry *e, const gobj *v) {
     obj_free(&e->val);
-    uint32_t lru = e->val.lru;
-    e->val = *v;
-    e->val.lru = lru;
+    db_entry_set_value(e, v);
 }
 
-void db_set_expire(gdb *db, dbentry *e, int64_t when) {
-    shard *sh = shard_for(db, hash_bytes(e->key, e->klen), e->key, e->klen);
+void db_entry_set_value(dbentry *e, const gobj *v) {
+    assert(e->val.type == OBJ_NONE);
+    uint32_t lru = e->val.lru;
+    uint16_t flags = e->val.flags;
+    e->val = *v;
+    e->val.lru = lru;
+    e->val.flags = flags;
+}
+
+/* e gets a dbext: the entry moves into a new allocation with room for one
+ * in front (its bytes copied whole, an embedded value with them), and
+ * what points at it (the shard's index, the slot's set, an embedded
+ * value's pointer) is pointed at the copy. NULL when out of memory. */
+static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
+    size_t klen = db_entry_klen(e), size = sizeof(dbentry) + klen + 1;
+    const char *end = strval_embedded_end(&e->val);
+    if (end) size = (size_t)(end - (const char *)e);
+    char *base = malloc(sizeof(dbext) + size);
+    if (!base) return NULL;
+    dbentry *ne = (dbentry *)(void *)(base + sizeof(dbext));
+    memcpy(ne, e, size);
+    *DB_EXT(ne) = (dbext){-1, DB_VIDX_NONE, (uint32_t)klen};
+    ne->val.flags |= DBE_EXT;
+    strval_moved(&ne->val, e, ne);
+    keyref kr = {e->key, klen};
+    void *slot = swiss_find(&sh->keys, h, &kr);
+    assert(slot && *(dbentry **)slot == e);
+    memcpy(slot, &ne, sizeof(ne));
+    if (__builtin_expect(slot_mode, 0)) {
+        db_slots *ds = __atomic_load_n(&db->slots, __ATOMIC_ACQUIRE);
+        unsigned sl = crc16_key_slot(e->key, klen);
+        assert(ds && ds->set[sl]);
+        slot = swiss_find(ds->set[sl], h, &kr);
+        assert(slot && *(dbentry **)slot == e);
+        memcpy(slot, &ne, sizeof(ne));
+    }
+    mcmeta_moved(db, e, ne);
+    free(e);
+    return ne;
+}
+
+dbentry *db_set_expire(gdb *db, dbentry *e, int64_t when) {
+    size_t klen = db_entry_klen(e);
+    uint64_t h = hash_bytes(e->key, klen);
+    shard *sh = shard_for(db, h, e->key, klen);
     snap_save(db, e);
-    e->expire = when;
+    if (!db_entry_has_ext(e) && !(e = entry_add_ext(db, sh, h, e))) abort();
+    DB_EXT(e)->expire = when;
     if (vol_add(sh, e) != 0) abort();
+    return e;
 }
 
 void db_persist(gdb *db, dbentry *e) {
-    shard *sh = shard_for(db, hash_bytes(e->key, e->klen), e->key, e->klen);
+    if (!db_entry_has_ext(e)) return;
+    size_t klen = db_entry_klen(e);
+    shard *sh = shard_for(db, hash_bytes(e->key, klen), e->key, klen);
     snap_save(db, e);
     vol_remove(sh, e);
-    e->expire = -1;
+    DB_EXT(e)->expire = -1;
 }
 
 size_t db_size(gdb *db) {
@@ -947,12 +1014,12 @@ size_t db_active_expire_cycle(long long budget_us) {
                     dbentry *e = sh->vol[rand_below(sh->nvol)];
                     if (db_is_expired(e, now)) {
                         void *slot;
-                        keyref kr = {e->key, e->klen};
-                        slot = swiss_find(&sh->keys, hash_bytes(e->key, e->klen), &kr);
+                        keyref kr = {e->key, db_entry_klen(e)};
+                        slot = swiss_find(&sh->keys, hash_bytes(e->key, db_entry_klen(e)), &kr);
                         expire_now(db, sh, slot, e);
                         hit++;
                     } else {
-                        ttl_sum += (double)e->expire - (double)now;
+                        ttl_sum += (double)db_entry_expire(e) - (double)now;
                         ttl_n++;
                     }
                 }

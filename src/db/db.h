@@ -19,17 +19,46 @@
 #define DB_NSHARDS 64
 #define DB_SHARD_BITS 6
 #define DB_MAX 64
-#define DB_SNAP_BIT 0x80000000u
+#define DB_SNAP_BIT 0x8000u
 #define DB_VIDX_NONE 0x7fffffffu
+
+/* A key's entry: a 16-byte header (the value, whose flags word the entry
+ * owns) and the key's bytes, NUL-terminated for convenience, then the room
+ * an embedded value was given (db_add_room). What only some keys need
+ * lives in a dbext just before the entry, in the same allocation: the TTL
+ * (with the entry's place in its shard's list of keys that have one) and
+ * the length of a key of DBE_KLEN bytes or more. An entry gets its dbext
+ * when it is created with one in mind or when its key first gets a TTL,
+ * which moves it (db_set_expire); it keeps it until the key goes.
+ *
+ * val.flags: bit 15 the snapshot mark (DB_SNAP_BIT, below), bit 14 DBE_EXT
+ * (a dbext precedes the entry), bits 0-13 the key's length, or DBE_KLEN
+ * when the length is in the dbext. Invariant: whatever writes a value into
+ * an entry keeps val.flags (db_entry_set_value, db_replace_value). */
+#define DBE_EXT 0x4000u
+#define DBE_KLEN 0x3fffu
+
+typedef struct dbext {
+    int64_t expire;     /* unix ms, -1 when the key has no TTL */
+    uint32_t vidx;      /* position in shard->vol, DB_VIDX_NONE when none */
+    uint32_t klen;      /* the key's length when DBE_KLEN or more */
+} dbext;
 
 typedef struct dbentry {
     gobj val;
-    int64_t expire;     /* unix ms, -1 when the key has no TTL */
-    uint32_t vbits;     /* bit 31: the snapshot mark (below); bits 0-30: the
-                           position in shard->vol, DB_VIDX_NONE when none */
-    uint32_t klen;
-    char key[];         /* NUL-terminated for convenience */
+    char key[];
 } dbentry;
+
+#define DB_EXT(e) ((dbext *)(void *)(e) - 1)
+static inline int db_entry_has_ext(const dbentry *e) { return (e->val.flags & DBE_EXT) != 0; }
+static inline size_t db_entry_klen(const dbentry *e) {
+    unsigned k = e->val.flags & DBE_KLEN;
+    return k != DBE_KLEN ? k : ((const dbext *)(const void *)e - 1)->klen;
+}
+/* unix ms, -1 when the key has no TTL */
+static inline int64_t db_entry_expire(const dbentry *e) {
+    return db_entry_has_ext(e) ? ((const dbext *)(const void *)e - 1)->expire : -1;
+}
 
 typedef struct shard {
     pthread_mutex_t lock;
@@ -142,6 +171,9 @@ dbentry *db_add(gdb *db, const char *k, size_t n);
  * the value to be embedded in (strval_set_embedded); they go with the
  * entry. */
 dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp);
+/* db_add_room for a key that gets a TTL at once (ttl non-zero): its entry
+ * is made with a dbext, so db_set_expire does not move it. */
+dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp, int ttl);
 void db_delete_entry(gdb *db, dbentry *e);
 /* Bytes of e's allocation: the entry, its key and an embedded value. */
 size_t db_entry_size(const dbentry *e);
@@ -153,9 +185,14 @@ void db_index_free_entries(swiss *keys);
 /* db_delete whose large collection values a background thread frees
  * (UNLINK; DEL under lazyfree-lazy-user-del). */
 int db_unlink(gdb *db, const char *k, size_t n);
-/* Replace the value of e (freeing the old one). */
+/* Replace the value of e (freeing the old one); its access clock stays. */
 void db_replace_value(dbentry *e, const gobj *v);
-void db_set_expire(gdb *db, dbentry *e, int64_t when_ms);
+/* v becomes the value of e, which holds none (a new key's, or one whose
+ * value moved out): e's access clock and flags stay. */
+void db_entry_set_value(dbentry *e, const gobj *v);
+/* The key's TTL becomes when_ms. e may move to make room for it: the
+ * entry to use from then on is the one returned. */
+dbentry *db_set_expire(gdb *db, dbentry *e, int64_t when_ms);
 void db_persist(gdb *db, dbentry *e);
 int db_is_expired(const dbentry *e, int64_t now);
 /* Replica mode: keys are not expired here (the primary sends the DELs);
@@ -193,10 +230,10 @@ extern uint32_t db_snap_mark;   /* 0 or DB_SNAP_BIT (relaxed atomic) */
 static inline int db_snap_running(void) { return __atomic_load_n(&db_snap_on, __ATOMIC_RELAXED); }
 /* A snapshot runs and e's value as of its start is not in it yet. */
 static inline int db_entry_unsaved(const dbentry *e) {
-    return db_snap_running() && (e->vbits & DB_SNAP_BIT) != __atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
+    return db_snap_running() && (e->val.flags & DB_SNAP_BIT) != __atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
 }
 static inline void db_entry_mark_saved(dbentry *e) {
-    e->vbits = (e->vbits & ~DB_SNAP_BIT) | __atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
+    e->val.flags = (uint16_t)((e->val.flags & ~DB_SNAP_BIT) | __atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED));
 }
 /* Hooks of the snapshot. save: called (shard lock or keyspace write lock
  * held) before the db layer removes an unsaved entry (expiry, eviction,

@@ -187,7 +187,7 @@ int digest_entry(const dbentry *e, unsigned char d[DIGEST_BYTES]) {
     case OBJ_STREAM: stream_mix(d, o); break;
     default: assert(!"unknown value type"); break;
     }
-    if (e->expire != -1) fold_xor(d, "!!expire!!", 10);
+    if (db_entry_expire(e) != -1) fold_xor(d, "!!expire!!", 10);
     return 0;
 }
 
@@ -207,7 +207,7 @@ int digest_dataset(unsigned char out[DIGEST_BYTES]) {
                 const dbentry *e = *(dbentry **)slot;
                 if (e->val.type == OBJ_NONE) continue;
                 unsigned char kd[DIGEST_BYTES] = {0};
-                fold_mix(kd, e->key, e->klen);
+                fold_mix(kd, e->key, db_entry_klen(e));
                 rc = digest_entry(e, kd);
                 fold_xor(out, kd, DIGEST_BYTES);
             }

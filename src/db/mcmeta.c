@@ -91,11 +91,11 @@ static int grow(mcpart *p) {
 
 int mcmeta_get(gdb *db, const dbentry *e, mcmeta *out) {
     if (!db || db->id != 0 || !mcmeta_count()) return 0;
-    uint64_t h = db_key_hash(e->key, e->klen);
+    uint64_t h = db_key_hash(e->key, db_entry_klen(e));
     mcpart *p = part_of(h);
     int found = 0;
     pthread_mutex_lock(&p->lk);
-    mcm **s = find(p, h, e->key, e->klen);
+    mcm **s = find(p, h, e->key, db_entry_klen(e));
     if (s && *s) {
         if ((*s)->e == e) {
             *out = (*s)->m;
@@ -148,7 +148,7 @@ static int put(const char *key, size_t klen, const dbentry *e, const mcmeta *m, 
 
 int mcmeta_set(gdb *db, const dbentry *e, const mcmeta *m) {
     if (!db || db->id != 0) return 0;
-    return put(e->key, e->klen, e, m, NULL);
+    return put(e->key, db_entry_klen(e), e, m, NULL);
 }
 
 void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
@@ -159,7 +159,17 @@ void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
     if (!db || db->id != 0) return;
     /* Readers of one key may run together (its shard held shared): the
      * first to give a unique wins and the others show that one. */
-    put(e->key, e->klen, e, out, out);
+    put(e->key, db_entry_klen(e), e, out, out);
+}
+
+void mcmeta_moved(gdb *db, const dbentry *from, const dbentry *to) {
+    if (!db || db->id != 0 || !mcmeta_count()) return;
+    uint64_t h = db_key_hash(to->key, db_entry_klen(to));
+    mcpart *p = part_of(h);
+    pthread_mutex_lock(&p->lk);
+    mcm **s = find(p, h, to->key, db_entry_klen(to));
+    if (s && *s && (*s)->e == from) (*s)->e = to;
+    pthread_mutex_unlock(&p->lk);
 }
 
 static void clear_all(void);

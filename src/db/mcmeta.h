@@ -41,6 +41,9 @@ int mcmeta_set(gdb *db, const dbentry *e, const mcmeta *m);
 void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out);
 /* Forget key of db (key NULL: every key of db; db NULL: of every db). */
 void mcmeta_forget(gdb *db, const char *key, size_t klen);
+/* The entry of a key of db moved from from to to (db_set_expire): its
+ * metadata follows. */
+void mcmeta_moved(gdb *db, const dbentry *from, const dbentry *to);
 /* Keys with metadata (for INFO). */
 uint64_t mcmeta_count(void);
 /* Persistence (an RDB AUX field): every entry as a blob of records

@@ -23,7 +23,8 @@ enum {
 typedef struct gobj {
     uint8_t type;
     uint8_t enc;
-    uint16_t flags;
+    uint16_t flags;    /* the container's: a key's entry keeps its own bits
+                          here (db.h); values leave them alone */
     uint32_t lru;      /* seconds clock of last access, or LFU data */
     union {
         int64_t i;

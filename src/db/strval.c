@@ -730,3 +730,15 @@ void strval_embed(gobj *o, void *room) {
     smallobj_free((smallrec **)o->u.p);
     o->u.p = (void *)((uintptr_t)e | 2u);
 }
+
+const void *strval_embedded_end(const gobj *o) {
+    if (!strval_is_embedded(o)) return NULL;
+    const smallrec *r = EMB(o);
+    return (const char *)r + EMB_HDR + SMALLOBJ_CAP(r) + ((r->cap & SMALLOBJ_RAW) ? 0 : 1);
+}
+
+void strval_moved(gobj *o, const void *old_base, void *new_base) {
+    if (!strval_is_embedded(o)) return;
+    uintptr_t at = (uintptr_t)EMB(o) - (uintptr_t)old_base + (uintptr_t)new_base;
+    o->u.p = (void *)(at | 2u);
+}

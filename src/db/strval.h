@@ -64,6 +64,12 @@ int strval_unembed(gobj *o);
  * embedded (0: it stays where it is), and the move itself. */
 size_t strval_embed_size_of(const gobj *o);
 void strval_embed(gobj *o, void *room);
+/* The address just past an embedded value's room (NULL: o is not
+ * embedded). */
+const void *strval_embedded_end(const gobj *o);
+/* o's entry allocation moved from old_base to new_base, byte for byte: an
+ * embedded value is pointed at its new copy; any other is untouched. */
+void strval_moved(gobj *o, const void *old_base, void *new_base);
 
 /* Large values (>= --ram-head) hand out a contiguous view (head + tail
  * copied together) from strval_bytes/strval_resize. strval_end_command()

@@ -47,7 +47,7 @@ static void kb_apply(kbuilder *kb, kbatch *b) {
         void *at = NULL;
         if (db_lookup_raw(db, k, r->klen)) {
             kb->err = RDB_ERR_DUPLICATE;
-        } else if (!(e = db_add_room(db, k, r->klen, room, &at))) {
+        } else if (!(e = db_add_ext(db, k, r->klen, room, &at, r->expire != -1))) {
             kb->err = RDB_ERR_NOMEM;
         }
         if (!e) {
@@ -60,8 +60,7 @@ static void kb_apply(kbuilder *kb, kbatch *b) {
             continue;
         }
         if (at) strval_embed(&r->val, at);
-        r->val.lru = e->val.lru;
-        e->val = r->val;
+        db_entry_set_value(e, &r->val);
         if (r->expire != -1) db_set_expire(db, e, r->expire);
         ld->keys++;
     }

@@ -629,14 +629,14 @@ static void save_entry(rdb_out *o, const dbentry *e) {
     const gobj *v = &e->val;
     int t = value_rdb_type(v);
     if (t < 0) return; /* a key being created (no value yet) */
-    if (e->expire != -1) {
+    if (db_entry_expire(e) != -1) {
         unsigned char b[9];
         b[0] = RDB_OPCODE_EXPIRETIME_MS;
-        le_put64(b + 1, (uint64_t)e->expire);
+        le_put64(b + 1, (uint64_t)db_entry_expire(e));
         out_bytes(o, b, 9);
     }
     out_byte(o, (unsigned char)t);
-    out_string(o, e->key, e->klen);
+    out_string(o, e->key, db_entry_klen(e));
     save_value(o, v);
 }
 

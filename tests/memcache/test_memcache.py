@@ -702,6 +702,16 @@ def cas_side_table(server):
         m1, m2 = re.match(rb"^HD c(\d+) W\r\n$", v1), re.match(rb"^HD c(\d+) Z\r\n$", v2)
         check(m1 is not None and m2 is not None and m1.group(1) == m2.group(1) and m1.group(1) != b"0",
               "mg N: unique and token", repr((v1, v2)))
+        # A key's first TTL (touch, gat) keeps flags and unique.
+        c.call(b"set t1 5 0 2\r\nab\r\n")
+        g1 = c.call(b"gets t1\r\n")
+        check(c.call(b"touch t1 1000\r\n") == b"TOUCHED\r\n", "touch", "")
+        c.call(b"set t2 6 0 2\r\ncd\r\n")
+        g2 = c.call(b"gets t2\r\n")
+        check(c.call(b"gat 1000 t2\r\n") == b"VALUE t2 6 2\r\ncd\r\nEND\r\n", "gat", "")
+        check(c.call(b"gets t1 t2\r\n") == g1[:-5] + g2, "flags and unique after a first TTL",
+              repr((g1, g2, c.call(b"gets t1 t2\r\n"))))
+        check(0 < r.ttl("t1") <= 1000 and 0 < r.ttl("t2") <= 1000, "the TTLs", "")
         # Flags survive a restart; flags-0 items come back with flags 0.
         c.call(b"set p 9 0 1\r\nx\r\n")
         r.save()

@@ -455,4 +455,80 @@ start_server {tags {expire}} {
         assert_equal w [r get k]
         assert_range [r ttl k] 9 10
     }
+
+    test {A key's first TTL keeps its value, encoding and access clock} {
+        r flushall
+        set vals [list 1 12345 [string repeat x 44] [string repeat y 45] [string repeat z 100] \
+                      [string repeat ab 100] [string repeat q 253] [string repeat w 255] [string repeat v 300] \
+                      [string repeat u 70000]]
+        set i 0
+        foreach v $vals {
+            r set k$i $v
+            r hset h$i f $v
+            incr i
+        }
+        r debug sleep 0
+        set before [r debug digest]
+        set enc {}
+        for {set j 0} {$j < $i} {incr j} { lappend enc [r object encoding k$j] }
+        for {set j 0} {$j < $i} {incr j} {
+            assert_equal 1 [r expire k$j 1000]
+            assert_equal 1 [r expire h$j 1000]
+        }
+        for {set j 0} {$j < $i} {incr j} {
+            assert_equal [lindex $vals $j] [r get k$j]
+            assert_equal [lindex $vals $j] [r hget h$j f]
+            assert_equal [lindex $enc $j] [r object encoding k$j]
+            assert_range [r ttl k$j] 990 1000
+        }
+        # The TTL goes and comes back without moving the entry again.
+        for {set j 0} {$j < $i} {incr j} {
+            assert_equal 1 [r persist k$j]
+            assert_equal 1 [r persist h$j]
+        }
+        assert_equal $before [r debug digest]
+        for {set j 0} {$j < $i} {incr j} { r pexpire k$j 500000 }
+        r debug reload
+        for {set j 0} {$j < $i} {incr j} {
+            assert_equal [lindex $vals $j] [r get k$j]
+            assert_range [r pttl k$j] 400000 500000
+        }
+        # Values that grow past the room their entry was made with.
+        r set g1 abc
+        r expire g1 100
+        r append g1 [string repeat d 500]
+        assert_equal [expr {3 + 500}] [r strlen g1]
+        assert_range [r ttl g1] 90 100
+    }
+
+    test {Keys of 16383 bytes and more, with and without a TTL} {
+        r flushall
+        foreach n {16382 16383 16384 70000} {
+            set k [string repeat k $n]
+            r set $k v$n
+            assert_equal v$n [r get $k]
+            assert_equal -1 [r ttl $k]
+            r expire $k 100
+            assert_range [r ttl $k] 90 100
+            r set x$k w ex 100
+            assert_equal w [r get x$k]
+            r rename $k y$k
+            assert_equal v$n [r get y$k]
+            assert_range [r ttl y$k] 90 100
+            assert_equal [expr {$n + 1}] [string length [lindex [r keys y*] 0]]
+            r persist y$k
+            assert_equal -1 [r ttl y$k]
+            r del y$k x$k
+        }
+        assert_equal 0 [r dbsize]
+    }
+
+    test {Active expiry after many first TTLs and PERSISTs} {
+        r flushall
+        for {set j 0} {$j < 2000} {incr j} { r set e$j $j }
+        for {set j 0} {$j < 2000} {incr j} { r pexpire e$j [expr {$j % 2 ? 50 : 100000}] }
+        for {set j 0} {$j < 2000} {incr j 4} { r persist e$j }
+        wait_for_condition 100 50 { [r dbsize] == 1000 } else { fail "odd keys did not expire: [r dbsize]" }
+        assert_equal 500 [lindex [regexp -inline {expires=(\d+)} [r info keyspace]] 1]
+    }
 }

@@ -451,10 +451,10 @@ static void collect_key(void *arg, dbentry *e) {
         kl->n = realloc(kl->n, kl->cap * sizeof(size_t));
         if (!kl->k || !kl->n) abort();
     }
-    kl->k[kl->cnt] = malloc(e->klen + 1);
+    kl->k[kl->cnt] = malloc(db_entry_klen(e) + 1);
     if (!kl->k[kl->cnt]) abort();
-    memcpy(kl->k[kl->cnt], e->key, e->klen + 1);
-    kl->n[kl->cnt++] = e->klen;
+    memcpy(kl->k[kl->cnt], e->key, db_entry_klen(e) + 1);
+    kl->n[kl->cnt++] = db_entry_klen(e);
 }
 
 /* Slots this node lost while holding keys of them: their keys are deleted

@@ -310,8 +310,8 @@ static void migrateCommand(client *c) {
             dbentry *e = db_lookup_notouch(db, k->p, k->n);
             if (!e) continue;
             long long ttl = 0;
-            if (e->expire != -1) {
-                ttl = e->expire - db_now_ms();
+            if (db_entry_expire(e) != -1) {
+                ttl = db_entry_expire(e) - db_now_ms();
                 if (ttl < 0) continue;
                 if (ttl < 1) ttl = 1;
             }

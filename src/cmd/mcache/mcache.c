@@ -107,7 +107,7 @@ static dbentry *mc_put(gdb *db, dbentry *e, const garg *key, const char *p, size
     if (strval_set(&nv, p, n) != 0) return NULL;
     if (e) {
         db_replace_value(e, &nv);
-        if (!keepttl && e->expire != -1) db_persist(db, e);
+        if (!keepttl && db_entry_expire(e) != -1) db_persist(db, e);
         return e;
     }
     e = db_add(db, key->p, key->n);
@@ -115,8 +115,7 @@ static dbentry *mc_put(gdb *db, dbentry *e, const garg *key, const char *p, size
         strval_free(&nv);
         return NULL;
     }
-    nv.lru = e->val.lru;
-    e->val = nv;
+    db_entry_set_value(e, &nv);
     return e;
 }
 
@@ -165,18 +164,19 @@ static uint64_t mc_stored(client *c, gdb *db, dbentry *e, const garg *key, uint3
     return m.cas;
 }
 
-/* A TTL change keeps flags and CAS (memcached's touch). */
-static void mc_retime(client *c, gdb *db, dbentry *e, const garg *key, int64_t when) {
+/* A TTL change keeps flags and CAS (memcached's touch). Returns the entry,
+ * which a first TTL may have moved. */
+static dbentry *mc_retime(client *c, gdb *db, dbentry *e, const garg *key, int64_t when) {
     mcmeta m;
     int had = mcmeta_get(db, e, &m);
     char ms[32];
     if (when >= 0) {
-        db_set_expire(db, e, when);
+        e = db_set_expire(db, e, when);
         const char *a[3] = {"PEXPIREAT", key->p, ms};
         size_t l[3] = {9, key->n, (size_t)snprintf(ms, sizeof(ms), "%lld", (long long)when)};
         prop_also(c->db, 3, a, l);
     } else {
-        if (e->expire == -1) return;
+        if (db_entry_expire(e) == -1) return e;
         db_persist(db, e);
         const char *a[2] = {"PERSIST", key->p};
         size_t l[2] = {7, key->n};
@@ -185,6 +185,7 @@ static void mc_retime(client *c, gdb *db, dbentry *e, const garg *key, int64_t w
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, NOTIFY_GENERIC, when >= 0 ? "expire" : "persist", db, key->p, key->n);
     if (had) mcmeta_set(db, e, &m);
+    return e;
 }
 
 /* ---- meta return flags ---------------------------------------------- */
@@ -236,7 +237,7 @@ static void meta_retflags(client *c, const mc_req *r, const char *order, const m
             break;
         case 't':
             if (rt->e) {
-                long long t = rt->e->expire == -1 ? -1 : (rt->e->expire - db_now_ms() + 999) / 1000;
+                long long t = db_entry_expire(rt->e) == -1 ? -1 : (db_entry_expire(rt->e) - db_now_ms() + 999) / 1000;
                 /* mg walks its flags in order: the TTL t shows is the one
                  * the T (and, on an item N made, N) before it set. */
                 if (r->op == MC_MG) {
@@ -304,7 +305,7 @@ static void mc_get(client *c) {
         }
         if (touch) {
             /* An expired time still shows the value once (memcached). */
-            if (st >= 0) mc_retime(c, db, e, k, when);
+            if (st >= 0) e = mc_retime(c, db, e, k, when);
             mc_stat_add(MCS_TOUCH_HITS, 1);
         } else {
             mc_stat_add(MCS_GET_HITS, 1);
@@ -396,7 +397,7 @@ static int mc_store(client *c, const mc_req *r, int op, uint64_t *cas_out) {
     }
     dbentry *ne = mc_put(db, any, key, r->data, r->dlen, 0);
     if (!ne) return ST_ERROR;
-    if (when >= 0) db_set_expire(db, ne, when);
+    if (when >= 0) ne = db_set_expire(db, ne, when);
     prop_set(c, key, r->data, r->dlen, when, 0);
     *cas_out = mc_stored(c, db, ne, key, r->flags);
     return ST_STORED;
@@ -440,7 +441,7 @@ static void mc_touch(client *c) {
     if (e) {
         int64_t when;
         if (mc_when(r->exptime, &when) < 0) mc_remove(c, db, &c->argv[1]);
-        else mc_retime(c, db, e, &c->argv[1], when);
+        else e = mc_retime(c, db, e, &c->argv[1], when);
     }
     mc_stat_add(hit ? MCS_TOUCH_HITS : MCS_TOUCH_MISSES, 1);
     if (r->noreply) return;
@@ -626,7 +627,7 @@ static void mc_mg(client *c) {
             OUT(c, "SERVER_ERROR out of memory storing object\r\n");
             return;
         }
-        if (k > 0) db_set_expire(db, e, when);
+        if (k > 0) e = db_set_expire(db, e, when);
         prop_set(c, key, "", 0, k > 0 ? when : -1, 0);
         mc_stored(c, db, e, key, 0);
         mcmeta_ensure(db, e, &m);
@@ -657,7 +658,7 @@ static void mc_mg(client *c) {
     const char *ord = meta_order(c), *tp = strchr(ord, 'T'), *np = strchr(ord, 'N');
     if (tp && (!rt.vivified || (np && tp > np))) {
         int64_t when;
-        if (mc_when(r->exptime, &when) >= 0) mc_retime(c, db, e, key, when);
+        if (mc_when(r->exptime, &when) >= 0) e = mc_retime(c, db, e, key, when);
         else mc_remove(c, db, key);
     }
 }
@@ -755,7 +756,7 @@ static void mc_md(client *c) {
         mcmeta m;
         mcmeta_ensure(db, e, &m);
         int64_t when;
-        if ((r->mflags & MC_MF('T')) && mc_when(r->exptime, &when) >= 0) mc_retime(c, db, e, key, when);
+        if ((r->mflags & MC_MF('T')) && mc_when(r->exptime, &when) >= 0) e = mc_retime(c, db, e, key, when);
         m.state = (m.state | MCMETA_STALE) & ~(uint32_t)MCMETA_TOKEN;
         m.cas = mcmeta_next_cas();
         mcmeta_set(db, e, &m);
@@ -786,7 +787,7 @@ static void mc_ma(client *c) {
         mc_when(r->vivify_ttl, &when);
         dbentry *e = mc_put(db, NULL, key, nb, (size_t)k, 0);
         if (e) {
-            if (when >= 0) db_set_expire(db, e, when);
+            if (when >= 0) e = db_set_expire(db, e, when);
             prop_set(c, key, nb, (size_t)k, when, 0);
             cas = mc_stored(c, db, e, key, 0);
             v = (uint64_t)r->init;

@@ -397,7 +397,7 @@ static void bitopCommand(client *c) {
     }
     if (de) {
         db_replace_value(de, &nv);
-        if (de->expire != -1) db_persist(db, de);
+        if (db_entry_expire(de) != -1) db_persist(db, de);
     } else {
         de = db_add(db, dest->p, dest->n);
         if (!de) {
@@ -405,8 +405,7 @@ static void bitopCommand(client *c) {
             reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
             goto done;
         }
-        nv.lru = de->val.lru;
-        de->val = nv;
+        db_entry_set_value(de, &nv);
     }
     cmd_key_modified(c, db, dest->p, dest->n);
     cmd_notify(c, NOTIFY_STRING, "set", db, dest->p, dest->n);

@@ -78,8 +78,8 @@ static void keysCommand(client *c) {
         while ((slot = swiss_iter_next(&it))) {
             dbentry *e = *(dbentry **)slot;
             if (db_is_expired(e, now)) continue;
-            if (!all && !glob_match(pat->p, pat->n, e->key, e->klen, 0)) continue;
-            reply_bulk(c, e->key, e->klen);
+            if (!all && !glob_match(pat->p, pat->n, e->key, db_entry_klen(e), 0)) continue;
+            reply_bulk(c, e->key, db_entry_klen(e));
             n++;
         }
         swiss_iter_done(&it);
@@ -106,14 +106,14 @@ static void scan_key(void *arg, dbentry *e) {
     scan_ctx *x = arg;
     scan_acc *a = x->a;
     int expired = db_is_expired(e, db_now_ms());
-    int matched = !a->pat || glob_match(a->pat->p, a->pat->n, e->key, e->klen, 0);
+    int matched = !a->pat || glob_match(a->pat->p, a->pat->n, e->key, db_entry_klen(e), 0);
     if (a->type != SCAN_ANY_TYPE && matched) db_count_read(!expired);
     if (expired && !matched) {
         /* Left for later, as Redis expires only the keys MATCH lets
          * through (the reply leaves it out either way). */
         scan_skip(a);
     } else if (expired) {
-        if (a->type == SCAN_TYPE_NONE) scan_push(a, e->key, e->klen);
+        if (a->type == SCAN_TYPE_NONE) scan_push(a, e->key, db_entry_klen(e));
         else scan_skip(a);
         if (x->ngone == x->capgone) {
             int nc = x->capgone ? x->capgone * 2 : 16;
@@ -124,15 +124,15 @@ static void scan_key(void *arg, dbentry *e) {
             if (!ng || !nn) return; /* it stays: the next lookup expires it */
             x->capgone = nc;
         }
-        char *k = malloc(e->klen + 1);
+        char *k = malloc(db_entry_klen(e) + 1);
         if (!k) return;
-        memcpy(k, e->key, e->klen);
+        memcpy(k, e->key, db_entry_klen(e));
         x->gone[x->ngone] = k;
-        x->gonen[x->ngone++] = e->klen;
+        x->gonen[x->ngone++] = db_entry_klen(e);
     } else if (a->type != SCAN_ANY_TYPE && e->val.type != a->type) {
         scan_skip(a);
     } else {
-        scan_push(a, e->key, e->klen);
+        scan_push(a, e->key, db_entry_klen(e));
     }
 }
 
@@ -161,7 +161,7 @@ static void scanCommand(client *c) { scan_command(c, &keyspace_scan); }
 static void randomkeyCommand(client *c) {
     dbentry *e = db_random_key(cmd_db(c));
     if (!e) reply_null(c);
-    else reply_bulk(c, e->key, e->klen);
+    else reply_bulk(c, e->key, db_entry_klen(e));
 }
 
 /* Move entry e (key from of src) to the free key to of dst (same or other
@@ -172,11 +172,12 @@ static void move_entry(client *c, gdb *src, dbentry *e, const garg *from, gdb *d
     /* An embedded string is copied out of its entry, into the new one. */
     if (strval_unembed(&e->val) != 0) abort();
     void *at;
-    dbentry *ne = db_add_room(dst, to->p, to->n, strval_embed_size_of(&e->val), &at);
+    int64_t exp = db_entry_expire(e);
+    dbentry *ne = db_add_ext(dst, to->p, to->n, strval_embed_size_of(&e->val), &at, exp != -1);
     if (!ne) abort();
     if (at) strval_embed(&e->val, at);
-    ne->val = e->val;
-    int64_t exp = e->expire;
+    db_entry_set_value(ne, &e->val);
+    ne->val.lru = e->val.lru; /* the value keeps its access clock */
     e->val.type = OBJ_NONE; /* ownership moved */
     db_delete_entry(src, e);
     if (exp != -1) db_set_expire(dst, ne, exp);
@@ -296,9 +297,9 @@ static void copyCommand(client *c) {
         reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
         return;
     }
-    int64_t exp = e->expire;
-    dbentry *ne = db_add(dst, dk->p, dk->n);
-    ne->val = copy;
+    int64_t exp = db_entry_expire(e);
+    dbentry *ne = db_add_ext(dst, dk->p, dk->n, 0, NULL, exp != -1);
+    db_entry_set_value(ne, &copy);
     if (exp != -1) db_set_expire(dst, ne, exp);
     block_signal_key(dst, dk->p, dk->n);
     cmd_key_modified(c, dst, dk->p, dk->n);
@@ -429,10 +430,11 @@ static void restoreCommand(client *c) {
     obj_init_access(&v);
     obj_set_access(&v, idle, (int)freq);
     void *at;
-    dbentry *ne = db_add_room(db, key->p, key->n, strval_embed_size_of(&v), &at);
+    dbentry *ne = db_add_ext(db, key->p, key->n, strval_embed_size_of(&v), &at, ttl != 0);
     if (!ne) abort();
     if (at) strval_embed(&v, at);
-    ne->val = v;
+    db_entry_set_value(ne, &v);
+    ne->val.lru = v.lru; /* IDLETIME / FREQ */
     if (ttl) db_set_expire(db, ne, ttl);
     block_signal_key(db, key->p, key->n);
     cmd_key_modified(c, db, key->p, key->n);
@@ -484,7 +486,7 @@ static void expireGeneric(client *c, int64_t basetime, int seconds) {
         reply_int(c, 0);
         return;
     }
-    int64_t cur = e->expire;
+    int64_t cur = db_entry_expire(e);
     if (((flags & EXP_NX) && cur != -1) || ((flags & EXP_XX) && cur == -1) ||
         ((flags & EXP_GT) && (cur == -1 || when <= cur)) || ((flags & EXP_LT) && cur != -1 && when >= cur)) {
         reply_int(c, 0);
@@ -498,7 +500,7 @@ static void expireGeneric(client *c, int64_t basetime, int seconds) {
         prop_none(c);
         prop_deletion(c->db, PROP_DEL_EXPIRED, k->p, k->n);
     } else {
-        db_set_expire(db, e, when);
+        e = db_set_expire(db, e, when);
         cmd_key_modified(c, db, k->p, k->n);
         cmd_notify(c, NOTIFY_GENERIC, "expire", db, k->p, k->n);
         /* Propagated as an absolute time, options kept, as Redis does. */
@@ -523,25 +525,25 @@ static void ttlGeneric(client *c, int mode) {
         reply_int(c, -2);
         return;
     }
-    if (e->expire == -1) {
+    if (db_entry_expire(e) == -1) {
         reply_int(c, -1);
         return;
     }
     int64_t v;
     switch (mode) {
     case 0: {
-        int64_t ttl = e->expire - db_now_ms();
+        int64_t ttl = db_entry_expire(e) - db_now_ms();
         if (ttl < 0) ttl = 0;
         v = (ttl + 500) / 1000;
         break;
     }
     case 1: {
-        int64_t ttl = e->expire - db_now_ms();
+        int64_t ttl = db_entry_expire(e) - db_now_ms();
         v = ttl < 0 ? 0 : ttl;
         break;
     }
-    case 2: v = (int64_t)(((uint64_t)e->expire + 500) / 1000); break; /* no overflow near INT64_MAX */
-    default: v = e->expire; break;
+    case 2: v = (int64_t)(((uint64_t)db_entry_expire(e) + 500) / 1000); break; /* no overflow near INT64_MAX */
+    default: v = db_entry_expire(e); break;
     }
     reply_int(c, v);
 }
@@ -554,7 +556,7 @@ static void pexpiretimeCommand(client *c) { ttlGeneric(c, 3); }
 static void persistCommand(client *c) {
     gdb *db = cmd_db(c);
     dbentry *e = db_lookup(db, c->argv[1].p, c->argv[1].n);
-    if (!e || e->expire == -1) {
+    if (!e || db_entry_expire(e) == -1) {
         reply_int(c, 0);
         return;
     }

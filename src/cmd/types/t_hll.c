@@ -79,8 +79,7 @@ static dbentry *hll_store(client *c, gdb *db, dbentry *e, const garg *key, const
         reply_error(c, err_oom);
         return NULL;
     }
-    nv.lru = e->val.lru;
-    e->val = nv;
+    db_entry_set_value(e, &nv);
     return e;
 }
 

@@ -109,40 +109,44 @@ static void reply_resize_failed(client *c) {
     else reply_oom(c);
 }
 
+/* How string_install and string_store treat the TTL: ST_KEEPTTL keeps it
+ * (else it is removed); ST_TTL: the caller sets one next (a new key's
+ * entry is made ready for it). */
+enum { ST_KEEPTTL = 1, ST_TTL = 2 };
+
 /* Installs the fresh value *nv as the value of key: replaces the value of e
  * (whatever its type; the old one is freed) or adds the key when e is NULL.
- * The TTL is removed unless keepttl. Returns the entry, or NULL after
- * freeing *nv and replying an error. */
-static dbentry *string_install(client *c, gdb *db, dbentry *e, const garg *key, gobj *nv, int keepttl) {
+ * The TTL is removed unless how has ST_KEEPTTL. Returns the entry, or NULL
+ * after freeing *nv and replying an error. */
+static dbentry *string_install(client *c, gdb *db, dbentry *e, const garg *key, gobj *nv, int how) {
     if (e) {
         db_replace_value(e, nv);
-        if (!keepttl && e->expire != -1) db_persist(db, e);
+        if (!(how & ST_KEEPTTL) && db_entry_expire(e) != -1) db_persist(db, e);
         return e;
     }
-    e = db_add(db, key->p, key->n);
+    e = db_add_ext(db, key->p, key->n, 0, NULL, how & ST_TTL);
     if (!e) {
         strval_free(nv);
         reply_oom(c);
         return NULL;
     }
-    nv->lru = e->val.lru;
-    e->val = *nv;
+    db_entry_set_value(e, nv);
     return e;
 }
 
 /* Makes bytes p[0..n) the value of key (see string_install). */
 static dbentry *string_store(client *c, gdb *db, dbentry *e, const garg *key, const char *p, size_t n,
-                             int keepttl) {
+                             int how) {
     /* A small value is embedded in its entry: written over the old one
      * when it fits there, or in a new key's entry. */
     if (e && strval_set_in_place(&e->val, p, n)) {
-        if (!keepttl && e->expire != -1) db_persist(db, e);
+        if (!(how & ST_KEEPTTL) && db_entry_expire(e) != -1) db_persist(db, e);
         return e;
     }
     size_t room;
     if (!e && (room = strval_embed_size(p, n)) != 0) {
         void *at;
-        e = db_add_room(db, key->p, key->n, room, &at);
+        e = db_add_ext(db, key->p, key->n, room, &at, how & ST_TTL);
         if (!e) {
             reply_oom(c);
             return NULL;
@@ -155,14 +159,14 @@ static dbentry *string_store(client *c, gdb *db, dbentry *e, const garg *key, co
         reply_resize_failed(c);
         return NULL;
     }
-    return string_install(c, db, e, key, &nv, keepttl);
+    return string_install(c, db, e, key, &nv, how);
 }
 
 /* Same for the counters' integer results; they keep the TTL. */
 static dbentry *string_store_int(client *c, gdb *db, dbentry *e, const garg *key, int64_t v) {
     gobj nv = {0};
     strval_set_int(&nv, v);
-    return string_install(c, db, e, key, &nv, 1);
+    return string_install(c, db, e, key, &nv, ST_KEEPTTL);
 }
 
 /* Redis's limit on a string built by APPEND/SETRANGE: size + append bytes
@@ -259,12 +263,12 @@ static void set_generic(client *c, int flags, const garg *key, const garg *val, 
         else reply_null(c);
         return;
     }
-    e = string_store(c, db, e, key, val->p, val->n, flags & SO_KEEPTTL);
+    e = string_store(c, db, e, key, val->p, val->n, ((flags & SO_KEEPTTL) ? ST_KEEPTTL : 0) | (exp ? ST_TTL : 0));
     if (!e) return;
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, NOTIFY_STRING, "set", db, key->p, key->n);
     if (exp) {
-        db_set_expire(db, e, when);
+        e = db_set_expire(db, e, when);
         cmd_notify(c, NOTIFY_GENERIC, "expire", db, key->p, key->n);
         if (!(flags & SO_PXAT)) { /* as Redis: SET key value PXAT ms */
             const char *p[5] = {"SET", key->p, val->p, "PXAT", NULL};
@@ -363,11 +367,11 @@ static void getexCommand(client *c) {
         prop_none(c);
         prop_deletion(c->db, PROP_DEL_EXPIRED, key->p, key->n);
     } else if (exp) {
-        db_set_expire(db, e, when);
+        e = db_set_expire(db, e, when);
         cmd_key_modified(c, db, key->p, key->n);
         cmd_notify(c, NOTIFY_GENERIC, "expire", db, key->p, key->n);
         prop_pexpireat(c, key->p, key->n, when);
-    } else if ((flags & SO_PERSIST) && e->expire != -1) {
+    } else if ((flags & SO_PERSIST) && db_entry_expire(e) != -1) {
         db_persist(db, e);
         cmd_key_modified(c, db, key->p, key->n);
         cmd_notify(c, NOTIFY_GENERIC, "persist", db, key->p, key->n);
@@ -608,7 +612,7 @@ static void incrbyfloatCommand(client *c) {
             reply_oom(c);
             return;
         }
-        if (!string_install(c, db, e, key, &nv, 1)) return;
+        if (!string_install(c, db, e, key, &nv, ST_KEEPTTL)) return;
     }
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, NOTIFY_STRING, "incrbyfloat", db, key->p, key->n);

@@ -80,7 +80,7 @@ dbentry *tc_set_key(client *c, gdb *db, const garg *key, int type, int enc, void
     nv.enc = (uint8_t)enc;
     nv.u.p = v;
     db_replace_value(e, &nv);
-    if (e->expire != -1) db_persist(db, e);
+    if (db_entry_expire(e) != -1) db_persist(db, e);
     return e;
 }
 
