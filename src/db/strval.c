@@ -1,6 +1,6 @@
 /* strval.c -- string values on the head/tail object store.
  *
- * A value is one of:
+ * A value is one of (u.p's tag bits: EMB_TAG, then bit 0):
  *   ENC_INT            a canonical int64 inline in the gobj;
  *   small  (u.p even)  a handle cell of the small-object arena: values
  *                      shorter than --ram-head, 16-byte aligned records;
@@ -8,19 +8,30 @@
  *                      compressed when that makes the record smaller (a
  *                      raw record; len = COMP_BIT | clen << 16 | length),
  *                      and read back through a per-command scratch buffer;
- *   embedded (u.p & 2) a record of the same layout as the arena's, but
- *                      in the room its key's entry was allocated with
- *                      (db_add_room): a value a write stores under a new
- *                      key, up to EMBED_MAX bytes and unless a fixed
- *                      small-object pool or --perverse placement is
- *                      set, lives right after the
- *                      key, so a read touches one allocation instead of
- *                      three (entry, handle cell, record). The entry owns
- *                      the room: freeing the value frees nothing, a value
- *                      that no longer fits moves to the arena (the room
- *                      stays unused until the key goes), and a value that
- *                      leaves its entry (RENAME, MOVE) is copied out first
- *                      (strval_unembed);
+ *   embedded (EMB_TAG) the value in the room its key's entry was
+ *                      allocated with (db_add_room): a value a write stores
+ *                      under a new key, up to EMBED_MAX bytes and unless a
+ *                      fixed small-object pool or --perverse placement is
+ *                      set, lives right after the key, so a read touches
+ *                      one allocation instead of three (entry, handle cell,
+ *                      record). The entry owns the room: freeing the value
+ *                      frees nothing, a value that no longer fits moves to
+ *                      the arena (the room stays unused until the key goes),
+ *                      and a value that leaves its entry (RENAME, MOVE) is
+ *                      copied out first (strval_unembed).
+ *                      The room may start at any byte address (u.p is
+ *                      tagged with bit 63, which no user-space address
+ *                      has, and the record is read byte by byte), and its
+ *                      layout is not the arena's but a 2-byte header:
+ *                        plain       [cap][len][len bytes][NUL]
+ *                        compressed  [cap][EMB_COMP][rawlen][clen][clen LZF bytes]
+ *                      Invariant: the room is EMB_HDR + cap + 1 bytes
+ *                      whatever it holds (a plain value of up to cap bytes
+ *                      fits); len and rawlen are 0..EMBED_MAX (< EMB_COMP);
+ *                      the compressed form is there only when it is
+ *                      smaller than the plain one would be (and
+ *                      deflate_into found it worth it), so no room is over
+ *                      EMB_HDR + EMBED_MAX + 1 bytes (cap fits its byte);
  *   large  (u.p odd)   a bigval: one head slot of ram_head bytes in a block
  *                      of the head pool plus a tail (RAM or SSD extent).
  *
@@ -66,18 +77,42 @@ static _Thread_local const char *io_failed;
 const char *strval_io_error(void) { return io_failed; }
 void strval_count_read_error(void) { __atomic_fetch_add(&tail_read_errors, 1, __ATOMIC_RELAXED); }
 
-#define IS_BIG(o) (((uintptr_t)(o)->u.p) & 1u)
+/* The tag of an embedded value: a bit no user-space address has (x86-64:
+ * below 2^47, 2^56 with 5-level paging; AArch64 without tagged pointers:
+ * below 2^52; emb_point asserts it), so the room may start at any byte. A
+ * bigval pointer is malloc-aligned and tagged with bit 0 (IS_BIG ignores
+ * bit 0 of an embedded value); a small value's handle cell is untagged. */
+#define EMB_TAG ((uintptr_t)1 << 63)
+_Static_assert(sizeof(uintptr_t) == 8 && sizeof(void *) == 8, "EMB_TAG needs 64-bit pointers");
+#define IS_BIG(o) ((((uintptr_t)(o)->u.p) & (EMB_TAG | 1u)) == 1u)
 #define BIG(o) ((bigval *)((uintptr_t)(o)->u.p & ~(uintptr_t)1))
-#define IS_EMB(o) (((uintptr_t)(o)->u.p) & 2u)
-#define EMB(o) ((smallrec *)((uintptr_t)(o)->u.p & ~(uintptr_t)2))
-#define SMALL(o) (IS_EMB(o) ? EMB(o) : *(smallrec **)(o)->u.p)
+#define IS_EMB(o) ((((uintptr_t)(o)->u.p) & EMB_TAG) != 0)
+#define EMB(o) ((unsigned char *)((uintptr_t)(o)->u.p & ~EMB_TAG))
+#define SMALL(o) (*(smallrec **)(o)->u.p) /* an arena value's record */
 /* Values up to this size are embedded in a new key's entry: beyond it the
  * allocator's size classes (a quarter of a power of two apart) waste more
- * than the arena's 16-byte records and its handle cost. */
-#define EMBED_MAX 256
-/* An embedded record's header (the arena's layout: handle, cap, len). */
-#define EMB_HDR 12
-#define EMB_HANDLE 0xfffffffeu
+ * than the arena's 16-byte records and its handle cost. It is also what
+ * the one-byte len and cap of an embedded record can hold. */
+#define EMBED_MAX 254
+/* An embedded record (see above): bytes 0 cap and 1 len (or EMB_COMP),
+ * then the plain bytes and a NUL; a compressed one has bytes 2 rawlen and
+ * 3 clen (EMB_CHDR bytes in all) before its LZF bytes. */
+#define EMB_HDR 2
+#define EMB_CHDR 4
+#define EMB_COMP 255
+_Static_assert(EMBED_MAX < EMB_COMP && EMBED_MAX <= 255, "an embedded len is one byte, EMB_COMP apart");
+static size_t emb_cap(const unsigned char *e) { return e[0]; }
+static size_t emb_room(const unsigned char *e) { return EMB_HDR + e[0] + 1; }
+static int emb_is_comp(const unsigned char *e) { return e[1] == EMB_COMP; }
+static size_t emb_len(const unsigned char *e) { return emb_is_comp(e) ? e[2] : e[1]; }
+static char *emb_data(unsigned char *e) { return (char *)e + EMB_HDR; }
+static const char *emb_cdata(const unsigned char *e) { return (const char *)e + EMB_CHDR; }
+static size_t emb_clen(const unsigned char *e) { return e[3]; }
+/* o becomes the embedded value at e. */
+static void emb_point(gobj *o, unsigned char *e) {
+    assert(((uintptr_t)e & EMB_TAG) == 0); /* a user address: the tag bit is free */
+    o->u.p = (void *)((uintptr_t)e | EMB_TAG);
+}
 
 /* Compressed small values (see above). */
 #define COMP_BIT 0x80000000u
@@ -154,15 +189,25 @@ static void tls_register(void) {
     pthread_setspecific(tls_key, &done);
 }
 
-/* Decompressed bytes of a compressed record (+ NUL), in scratch. */
-static char *small_inflate(const smallrec *r) {
-    size_t n = COMP_RAWLEN(r);
-    char *b = scratch_alloc(n + 1);
-    if (!b) return NULL;
-    size_t got = lzf_decompress(r->data, COMP_CLEN(r), b, n);
+/* c[0..clen), the LZF form of n bytes, decompressed into out (+ NUL). */
+static void inflate_into(const char *c, size_t clen, char *out, size_t n) {
+    size_t got = lzf_decompress(c, clen, out, n);
     assert(got == n);
     (void)got;
-    b[n] = '\0';
+    out[n] = '\0';
+}
+
+/* Decompressed bytes of a compressed record (+ NUL), in scratch. */
+static char *small_inflate(const smallrec *r) {
+    char *b = scratch_alloc(COMP_RAWLEN(r) + 1);
+    if (b) inflate_into(r->data, COMP_CLEN(r), b, COMP_RAWLEN(r));
+    return b;
+}
+
+/* The same for a compressed embedded record. */
+static char *emb_inflate(const unsigned char *e) {
+    char *b = scratch_alloc(emb_len(e) + 1);
+    if (b) inflate_into(emb_cdata(e), emb_clen(e), b, emb_len(e));
     return b;
 }
 
@@ -371,6 +416,11 @@ const char *strval_bytes(const gobj *o, char *tmp, size_t *len) {
         *len = (size_t)ll_to_str(tmp, STRUTIL_LLSTR, o->u.i);
         return tmp;
     }
+    if (IS_EMB(o)) {
+        unsigned char *e = EMB(o);
+        *len = emb_len(e);
+        return emb_is_comp(e) ? emb_inflate(e) : emb_data(e);
+    }
     if (!IS_BIG(o)) {
         const smallrec *r = SMALL(o);
         if (IS_COMP(r)) {
@@ -390,8 +440,17 @@ const char *strval_bytes(const gobj *o, char *tmp, size_t *len) {
 }
 
 int strval_lzf(const gobj *o, const char **c, size_t *clen, size_t *len) {
-    if (o->type != OBJ_STRING || o->enc == ENC_INT || IS_BIG(o) || !IS_COMP(SMALL(o))) return 0;
+    if (o->type != OBJ_STRING || o->enc == ENC_INT || IS_BIG(o)) return 0;
+    if (IS_EMB(o)) {
+        const unsigned char *e = EMB(o);
+        if (!emb_is_comp(e)) return 0;
+        *c = emb_cdata(e);
+        *clen = emb_clen(e);
+        *len = emb_len(e);
+        return 1;
+    }
     const smallrec *r = SMALL(o);
+    if (!IS_COMP(r)) return 0;
     *c = r->data;
     *clen = COMP_CLEN(r);
     *len = COMP_RAWLEN(r);
@@ -446,6 +505,7 @@ size_t strval_len(const gobj *o) {
         strval_bytes(o, tmp, &n);
         return n;
     }
+    if (IS_EMB(o)) return emb_len(EMB(o));
     return IS_BIG(o) ? BIG(o)->len : small_len(SMALL(o));
 }
 
@@ -455,15 +515,67 @@ int strval_get_int(const gobj *o, int64_t *v) {
         return 1;
     }
     if (IS_BIG(o)) return 0; /* at least ram_head (>= 4K) bytes */
-    const smallrec *r = SMALL(o);
     long long x;
+    if (IS_EMB(o)) {
+        unsigned char *e = EMB(o);
+        if (emb_is_comp(e) || emb_len(e) > 20 || !str_to_ll(emb_data(e), emb_len(e), &x)) return 0;
+        *v = x;
+        return 1;
+    }
+    const smallrec *r = SMALL(o);
     if (IS_COMP(r) || r->len > 20 || !str_to_ll(r->data, r->len, &x)) return 0;
     *v = x;
     return 1;
 }
 
-char *strval_resize(gobj *o, size_t newlen) {
+/* A small or embedded value o of len bytes at src (in its own record)
+ * grows to newlen bytes in a new place: an arena record with room to grow,
+ * or a large value. The new bytes are zeros. NULL on no memory (o is
+ * unchanged). */
+static char *small_grow(gobj *o, const char *src, size_t len, size_t newlen) {
     size_t H = objstore_ram_head();
+    if (newlen < H) {
+        /* Room to grow like an append-heavy value needs, below the head. */
+        size_t cap = newlen * 2 < H ? newlen * 2 : H - 1;
+        smallrec **nh = smallobj_alloc(cap);
+        if (!nh) return NULL;
+        smallrec *nr = *nh;
+        memcpy(nr->data, src, len);
+        memset(nr->data + len, 0, newlen - len + 1);
+        nr->len = (uint32_t)newlen;
+        small_release(o);
+        set_small(o, nh);
+        o->enc = ENC_RAW;
+        return nr->data;
+    }
+    /* Becomes large: the head slot is taken now (so a full pool is an
+     * error here), the bytes live in a dirty view until folded. */
+    bigval *b = calloc(1, sizeof(*b));
+    if (!b) return NULL;
+    if (objstore_head_alloc(&b->head) != 0) {
+        free(b);
+        return NULL;
+    }
+    size_t vc = newlen < (1u << 20) ? newlen * 2 : newlen + (1u << 20);
+    b->view = malloc(vc + 1);
+    if (!b->view) {
+        objstore_head_free(&b->head);
+        free(b);
+        return NULL;
+    }
+    b->viewcap = vc;
+    memcpy(b->view, src, len);
+    memset(b->view + len, 0, newlen - len + 1);
+    b->len = newlen;
+    b->dirty = 1;
+    small_release(o);
+    o->u.p = (void *)((uintptr_t)b | 1u);
+    o->enc = ENC_RAW;
+    touch(b);
+    return b->view;
+}
+
+char *strval_resize(gobj *o, size_t newlen) {
     io_failed = NULL;
     if (o->enc == ENC_INT) {
         char tmp[STRUTIL_LLSTR];
@@ -472,6 +584,21 @@ char *strval_resize(gobj *o, size_t newlen) {
         gobj t = *o;
         if (strval_set_str(&t, tmp, n) != 0) return NULL;
         *o = t;
+    }
+    if (IS_EMB(o)) {
+        /* Stays in its room, plain, when newlen fits there. */
+        unsigned char *e = EMB(o);
+        size_t len = emb_len(e);
+        const char *src = emb_is_comp(e) ? emb_inflate(e) : emb_data(e);
+        if (!src) return NULL;
+        assert(newlen >= len);
+        if (newlen > emb_cap(e)) return small_grow(o, src, len, newlen);
+        char *d = emb_data(e);
+        if (src != d) memcpy(d, src, len); /* from the scratch */
+        memset(d + len, 0, newlen - len + 1);
+        e[1] = (unsigned char)newlen;
+        o->enc = ENC_RAW;
+        return d;
     }
     if (!IS_BIG(o) && IS_COMP(SMALL(o))) {
         /* Written to: back to a plain record first. */
@@ -493,45 +620,7 @@ char *strval_resize(gobj *o, size_t newlen) {
             o->enc = ENC_RAW;
             return r->data;
         }
-        if (newlen < H) {
-            /* Room to grow like an append-heavy value needs, below the head. */
-            size_t cap = newlen * 2 < H ? newlen * 2 : H - 1;
-            smallrec **nh = smallobj_alloc(cap);
-            if (!nh) return NULL;
-            smallrec *nr = *nh;
-            memcpy(nr->data, r->data, r->len);
-            memset(nr->data + r->len, 0, newlen - r->len + 1);
-            nr->len = (uint32_t)newlen;
-            small_release(o);
-            set_small(o, nh);
-            o->enc = ENC_RAW;
-            return nr->data;
-        }
-        /* Becomes large: the head slot is taken now (so a full pool is an
-         * error here), the bytes live in a dirty view until folded. */
-        bigval *b = calloc(1, sizeof(*b));
-        if (!b) return NULL;
-        if (objstore_head_alloc(&b->head) != 0) {
-            free(b);
-            return NULL;
-        }
-        size_t vc = newlen < (1u << 20) ? newlen * 2 : newlen + (1u << 20);
-        b->view = malloc(vc + 1);
-        if (!b->view) {
-            objstore_head_free(&b->head);
-            free(b);
-            return NULL;
-        }
-        b->viewcap = vc;
-        memcpy(b->view, r->data, r->len);
-        memset(b->view + r->len, 0, newlen - r->len + 1);
-        b->len = newlen;
-        b->dirty = 1;
-        small_release(o);
-        o->u.p = (void *)((uintptr_t)b | 1u);
-        o->enc = ENC_RAW;
-        touch(b);
-        return b->view;
+        return small_grow(o, r->data, r->len, newlen);
     }
     bigval *b = BIG(o);
     assert(newlen >= b->len);
@@ -635,57 +724,66 @@ static int embed_allowed(void) { return !objstore_cfg.small_memory && !objstore_
 
 /* Bytes of an embedded record holding n bytes, or their LZF form of clen
  * bytes when clen (no NUL then). */
-static size_t emb_size(size_t n, size_t clen) { return clen ? EMB_HDR + clen : EMB_HDR + n + 1; }
+static size_t emb_size(size_t n, size_t clen) { return clen ? EMB_CHDR + clen : EMB_HDR + n + 1; }
+/* The LZF form (clen bytes, 0: none) of an n-byte value, if it is to be
+ * embedded compressed: when smaller than the plain form (which also makes
+ * clen and n fit their header bytes); else 0. */
+static size_t emb_clen_kept(size_t n, size_t clen) {
+    return clen && n <= EMBED_MAX && emb_size(n, clen) < emb_size(n, 0) ? clen : 0;
+}
 
 size_t strval_embed_size(const char *p, size_t n) {
     long long v;
     emb_plan.p = NULL;
     if (n > EMBED_MAX || n >= objstore_ram_head() || !embed_allowed() || (n <= 20 && str_to_ll(p, n, &v))) return 0;
-    size_t cn = deflate_into(p, n, emb_plan.c);
+    size_t cn = emb_clen_kept(n, deflate_into(p, n, emb_plan.c));
     emb_plan.p = p;
     emb_plan.n = n;
     emb_plan.clen = cn;
     return emb_size(n, cn);
 }
 
-/* Writes p[0..n) into the embedded record r (room bytes in all), in the
- * LZF form c[0..clen) when clen. */
-static void emb_write(smallrec *r, size_t room, const char *p, size_t n, const char *c, size_t clen) {
-    r->handle = EMB_HANDLE;
+/* Writes the embedded record e of room bytes in all (EMB_HDR + 1 up to
+ * EMB_HDR + EMBED_MAX + 1): p[0..n), or its LZF form c[0..clen) when
+ * clen (p may be NULL then). Byte by byte: e has any alignment. */
+static void emb_write(unsigned char *e, size_t room, const char *p, size_t n, const char *c, size_t clen) {
+    assert(room >= EMB_HDR + 1 && room <= EMB_HDR + EMBED_MAX + 1 && n <= EMBED_MAX);
+    e[0] = (unsigned char)(room - EMB_HDR - 1);
     if (clen) {
-        assert(EMB_HDR + clen <= room);
-        r->cap = (uint32_t)(room - EMB_HDR) | SMALLOBJ_RAW;
-        memcpy(r->data, c, clen);
-        r->len = COMP_BIT | (uint32_t)clen << 16 | (uint32_t)n;
+        assert(EMB_CHDR + clen <= room);
+        e[1] = EMB_COMP;
+        e[2] = (unsigned char)n;
+        e[3] = (unsigned char)clen;
+        memcpy(e + EMB_CHDR, c, clen);
     } else {
         assert(EMB_HDR + n + 1 <= room);
-        r->cap = (uint32_t)(room - EMB_HDR - 1);
-        memcpy(r->data, p, n);
-        r->data[n] = '\0';
-        r->len = (uint32_t)n;
+        e[1] = (unsigned char)n;
+        memcpy(e + EMB_HDR, p, n);
+        e[EMB_HDR + n] = '\0';
     }
 }
 
 void strval_set_embedded(gobj *o, void *room, const char *p, size_t n) {
-    assert(emb_plan.p == p && emb_plan.n == n && ((uintptr_t)room & 3u) == 0);
-    smallrec *r = room;
-    emb_write(r, emb_size(n, emb_plan.clen), p, n, emb_plan.c, emb_plan.clen);
+    assert(emb_plan.p == p && emb_plan.n == n);
+    unsigned char *e = room;
+    emb_write(e, emb_size(n, emb_plan.clen), p, n, emb_plan.c, emb_plan.clen);
     emb_plan.p = NULL;
     o->type = OBJ_STRING;
     o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
-    o->u.p = (void *)((uintptr_t)r | 2u);
+    emb_point(o, e);
 }
 
 int strval_set_in_place(gobj *o, const char *p, size_t n) {
     long long v;
     if (o->type != OBJ_STRING || o->enc == ENC_INT || !IS_EMB(o)) return 0;
+    if (n > EMBED_MAX) return 0;
     if (n <= 20 && str_to_ll(p, n, &v)) return 0; /* kept as an integer */
-    smallrec *r = EMB(o);
-    size_t room = EMB_HDR + SMALLOBJ_CAP(r) + ((r->cap & SMALLOBJ_RAW) ? 0 : 1);
+    unsigned char *e = EMB(o);
+    size_t room = emb_room(e);
     char c[COMP_MAX];
-    size_t cn = deflate_into(p, n, c);
+    size_t cn = emb_clen_kept(n, deflate_into(p, n, c));
     if (emb_size(n, cn) > room) return 0;
-    emb_write(r, room, p, n, c, cn);
+    emb_write(e, room, p, n, c, cn);
     o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
     return 1;
 }
@@ -694,16 +792,18 @@ int strval_is_embedded(const gobj *o) { return o->type == OBJ_STRING && o->enc !
 
 int strval_unembed(gobj *o) {
     if (!strval_is_embedded(o)) return 0;
-    const smallrec *r = EMB(o);
-    smallrec **h = IS_COMP(r) ? smallobj_alloc_raw(COMP_CLEN(r)) : smallobj_alloc(r->len);
-    if (!h) return -1;
-    if (IS_COMP(r)) {
-        memcpy((*h)->data, r->data, COMP_CLEN(r));
+    const unsigned char *e = EMB(o);
+    size_t n = emb_len(e);
+    smallrec **h;
+    if (emb_is_comp(e)) {
+        /* Kept compressed: deflate_into found it worth it in the arena. */
+        if (!(h = small_put_comp(emb_cdata(e), emb_clen(e), n))) return -1;
     } else {
-        memcpy((*h)->data, r->data, r->len);
-        (*h)->data[r->len] = '\0';
+        if (!(h = smallobj_alloc(n))) return -1;
+        memcpy((*h)->data, e + EMB_HDR, n);
+        (*h)->data[n] = '\0';
+        (*h)->len = (uint32_t)n;
     }
-    (*h)->len = r->len;
     set_small(o, h);
     return 0;
 }
@@ -711,24 +811,30 @@ int strval_unembed(gobj *o) {
 size_t strval_embed_size_of(const gobj *o) {
     if (o->type != OBJ_STRING || o->enc == ENC_INT || IS_BIG(o) || IS_EMB(o) || !embed_allowed()) return 0;
     const smallrec *r = SMALL(o);
-    if (small_len(r) > EMBED_MAX) return 0;
-    return emb_size(r->len, IS_COMP(r) ? COMP_CLEN(r) : 0);
+    size_t n = small_len(r);
+    if (n > EMBED_MAX) return 0;
+    return emb_size(n, emb_clen_kept(n, IS_COMP(r) ? COMP_CLEN(r) : 0));
 }
 
 void strval_embed(gobj *o, void *room) {
-    assert(strval_embed_size_of(o) && ((uintptr_t)room & 3u) == 0);
-    const smallrec *r = SMALL(o);
-    smallrec *e = room;
-    if (IS_COMP(r)) {
-        e->handle = EMB_HANDLE;
-        e->cap = (uint32_t)COMP_CLEN(r) | SMALLOBJ_RAW;
-        memcpy(e->data, r->data, COMP_CLEN(r));
-        e->len = r->len;
+    size_t need = strval_embed_size_of(o);
+    assert(need);
+    smallrec **h = o->u.p;
+    const smallrec *r = *h;
+    unsigned char *e = room;
+    size_t n = small_len(r);
+    if (!IS_COMP(r)) {
+        emb_write(e, need, r->data, n, NULL, 0);
+    } else if (emb_clen_kept(n, COMP_CLEN(r))) {
+        emb_write(e, need, NULL, n, r->data, COMP_CLEN(r));
     } else {
-        emb_write(e, EMB_HDR + r->len + 1, r->data, r->len, NULL, 0);
+        /* Its LZF form would not be smaller embedded: plain. */
+        e[0] = (unsigned char)(need - EMB_HDR - 1);
+        e[1] = (unsigned char)n;
+        inflate_into(r->data, COMP_CLEN(r), emb_data(e), n);
     }
-    smallobj_free((smallrec **)o->u.p);
-    o->u.p = (void *)((uintptr_t)e | 2u);
+    smallobj_free(h);
+    emb_point(o, e);
 }
 
 const void *strval_embedded_end(const gobj *o) {

@@ -50,7 +50,7 @@ size_t strval_mem_usage(const gobj *o);
  * embedded (integers, values over the embedding limit or --ram-head). It
  * may compress p for strval_set_embedded, which must follow for the same
  * p and n on the same thread: o (a value slot holding nothing) becomes
- * the value, written into room (4-byte aligned, as large as asked). */
+ * the value, written into room (any alignment, as large as asked). */
 size_t strval_embed_size(const char *p, size_t n);
 void strval_set_embedded(gobj *o, void *room, const char *p, size_t n);
 /* o is embedded and p[0..n) fits its room: it becomes the value there
