@@ -18,7 +18,8 @@
  *                      frees nothing, a value that no longer fits moves to
  *                      the arena (the room stays unused until the key goes),
  *                      and a value that leaves its entry (RENAME, MOVE) is
- *                      copied out first (strval_unembed).
+ *                      copied out first (strval_unembed); when the entry
+ *                      itself is reallocated, strval_moved re-points it.
  *                      The room may start at any byte address (u.p is
  *                      tagged with bit 63, which no user-space address
  *                      has, and the record is read byte by byte), and its
@@ -839,12 +840,14 @@ void strval_embed(gobj *o, void *room) {
 
 const void *strval_embedded_end(const gobj *o) {
     if (!strval_is_embedded(o)) return NULL;
-    const smallrec *r = EMB(o);
-    return (const char *)r + EMB_HDR + SMALLOBJ_CAP(r) + ((r->cap & SMALLOBJ_RAW) ? 0 : 1);
+    const unsigned char *e = EMB(o);
+    return e + emb_room(e);
 }
 
 void strval_moved(gobj *o, const void *old_base, void *new_base) {
-    if (!strval_is_embedded(o)) return;
-    uintptr_t at = (uintptr_t)EMB(o) - (uintptr_t)old_base + (uintptr_t)new_base;
-    o->u.p = (void *)(at | 2u);
+    if (o->type != OBJ_STRING || o->enc == ENC_INT || !IS_EMB(o)) return;
+    /* Integer arithmetic: old_base may be freed (realloc). */
+    uintptr_t at = (uintptr_t)EMB(o);
+    assert(at >= (uintptr_t)old_base);
+    emb_point(o, (unsigned char *)((uintptr_t)new_base + (at - (uintptr_t)old_base)));
 }

@@ -67,8 +67,10 @@ void strval_embed(gobj *o, void *room);
 /* The address just past an embedded value's room (NULL: o is not
  * embedded). */
 const void *strval_embedded_end(const gobj *o);
-/* o's entry allocation moved from old_base to new_base, byte for byte: an
- * embedded value is pointed at its new copy; any other is untouched. */
+/* o's entry allocation moved from old_base to new_base (same content,
+ * byte for byte): an embedded value is re-pointed into the new copy
+ * (o->u.p rebased by new_base - old_base); any other value is untouched.
+ * old_base is only compared, never read (it may be freed). */
 void strval_moved(gobj *o, const void *old_base, void *new_base);
 
 /* Large values (>= --ram-head) hand out a contiguous view (head + tail
