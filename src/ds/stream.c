@@ -31,10 +31,13 @@
  * nacks (owned by the group's), as Redis shares them between its raxes.
  * New deliveries have the highest IDs, so PEL inserts are mostly appends.
  *
- * Invariant (stream_check): runs are sorted by master ID, each run's
- * counters match its flags bytes and live > 0; length is the sum of live
- * counts; every nack is in its group's PEL and in its consumer's PEL, each
- * sorted and free of duplicates. */
+ * Invariant (stream_check): runs are sorted by master ID, a run's entries
+ * after the first have larger IDs and its live ones grow (a deleted entry
+ * may be above the entries after it: XSETID may lower last_id past it, as
+ * in Redis, so walks bound live entries only), each run's counters match
+ * its flags bytes and live > 0; length is the sum of live counts; every
+ * nack is in its group's PEL and in its consumer's PEL, each sorted and
+ * free of duplicates. */
 #include "ds/stream.h"
 
 #include <assert.h>
@@ -460,9 +463,11 @@ int stream_iter_next(stream_iter *it, stream_id *id, size_t *nfields) {
             size_t nf;
             const stream_run *r = &s->runs[it->run];
             size_t f = entry_head(it->base, it->offs[it->pos], &r->first, it->nmaster, &fl, &cur, &nf);
+            /* bounds apply to live entries only: a deleted one may be
+             * above the entries after it (see the invariant) */
+            if (fl & F_DELETED) continue;
             if (!it->rev && stream_id_cmp(&cur, &it->end) > 0) return 0;
             if (it->rev && stream_id_cmp(&cur, &it->start) < 0) return 0;
-            if (fl & F_DELETED) continue;
             if (!it->rev && stream_id_cmp(&cur, &it->start) < 0) continue;
             if (it->rev && stream_id_cmp(&cur, &it->end) > 0) continue;
             it->ep = it->base + f;
@@ -993,10 +998,14 @@ int stream_check(gstream *s) {
             stream_id id;
             entry_head(it.base, it.offs[k], &r->first, it.nmaster, &fl, &id, &nf);
             if (k == 0 && stream_id_cmp(&id, &r->first) != 0) return -4;
-            if (k && stream_id_cmp(&prev, &id) >= 0) return -5;
+            if (k && stream_id_cmp(&r->first, &id) >= 0) return -5;
+            if (fl & F_DELETED) {
+                dead++;
+                continue;
+            }
+            if (live && stream_id_cmp(&prev, &id) >= 0) return -5;
             prev = id;
-            if (fl & F_DELETED) dead++;
-            else live++;
+            live++;
         }
         stream_iter_done(&it);
         if (live != r->live || dead != r->dead) return -6;

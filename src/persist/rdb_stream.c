@@ -98,7 +98,7 @@ static int elem_int(const lp_elems *l, size_t k, int64_t *v) {
     return 1;
 }
 
-/* One node: its entries into s. *prev is the last ID loaded so far. */
+/* One node: its entries into s. *prev is the last live ID loaded so far. */
 static int load_node(rdb_in *in, gstream *s, const stream_id *master, lp_elems *l, stream_id *prev, int *any) {
     int64_t count, deleted, nmaster, zero;
     if (!elem_int(l, 0, &count) || !elem_int(l, 1, &deleted) || !elem_int(l, 2, &nmaster) || count < 0 ||
@@ -159,13 +159,17 @@ static int load_node(rdb_in *in, gstream *s, const stream_id *master, lp_elems *
             rc = corrupt(in, "first entry ID differs from its node key");
             break;
         }
-        if (*any && stream_id_cmp(&id, prev) <= 0) {
+        /* Live IDs grow; a deleted entry may be above the ones after it
+         * (XSETID lowered the last ID past it), as Redis loads it. */
+        int del = (flags & 1) != 0;
+        if ((!first && stream_id_cmp(&id, master) <= 0) || (!del && *any && stream_id_cmp(&id, prev) <= 0)) {
             rc = corrupt(in, "entry IDs out of order");
             break;
         }
-        *any = 1;
-        *prev = id;
-        int del = (flags & 1) != 0;
+        if (!del) {
+            *any = 1;
+            *prev = id;
+        }
         if (del) dead++;
         else live++;
         if (stream_load_entry(s, first, master, mf, (size_t)nmaster, &id, fv, (size_t)nf, del) != STREAM_OK) {

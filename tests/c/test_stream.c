@@ -175,6 +175,37 @@ TEST(stream, node_boundaries_follow_redis) {
     stream_free(s);
 }
 
+TEST(stream, deleted_entry_above_later_ids) {
+    /* XDEL of the top entry, then XSETID back below it: later appends go
+     * into the same run after the deleted entry with smaller IDs, which a
+     * walk must still find (Redis bounds only live entries). */
+    gstream *s = stream_new();
+    stream_limits lim = {4096, 100};
+    rent ref[4];
+    mk_entry(&ref[0], 1, 0, 0);
+    mk_entry(&ref[1], 100, 0, 1);
+    mk_entry(&ref[2], 60, 0, 2);
+    mk_entry(&ref[3], 70, 5, 3);
+    append(s, &ref[0], &lim);
+    append(s, &ref[1], &lim);
+    CHECK_EQ(stream_delete(s, &ref[1].id), 1);
+    ref[1].live = 0;
+    append(s, &ref[2], &lim);
+    append(s, &ref[3], &lim);
+    CHECK_EQ(stream_nruns(s), (size_t)1);
+    CHECK_EQ(stream_check(s), 0);
+    stream_id end = {80, 0};
+    check_range(s, ref, 4, NULL, &end);
+    check_range(s, ref, 4, &ref[2].id, &ref[2].id);
+    check_range(s, ref, 4, NULL, NULL);
+    CHECK_EQ(stream_delete(s, &ref[2].id), 1);
+    ref[2].live = 0;
+    CHECK_EQ(stream_len(s), (uint64_t)2);
+    check_range(s, ref, 4, NULL, &end);
+    CHECK_EQ(stream_check(s), 0);
+    stream_free(s);
+}
+
 TEST(stream, groups_and_pel) {
     gstream *s = stream_new();
     stream_id z = {0, 0};

@@ -261,6 +261,36 @@ start_server [list tags {stream} args $::stream_server_args] {
         assert_error $::BADID {r xsetid s +}
     }
 
+    test {XSETID below a deleted top entry: later entries stay in ranges} {
+        # 100-0 stays in its node as a deleted entry ahead of 60-0, whose ID
+        # is smaller: it must not end a walk; 70-0 starts the next node,
+        # whose key is below 100-0 too.
+        r del s s2
+        r config set stream-node-max-entries 3
+        r xadd s 1-0 f a
+        r xadd s 100-0 f b
+        assert_equal 1 [r xdel s 100-0]
+        assert_equal OK [r xsetid s 50-0]
+        assert_equal 60-0 [r xadd s 60-0 f c]
+        assert_equal 70-0 [r xadd s 70-0 f d]
+        r config set stream-node-max-entries 100
+        assert_equal 2 [stream_info s radix-tree-keys]
+        assert_equal {{1-0 {f a}} {60-0 {f c}}} [r xrange s - 65]
+        assert_equal {{1-0 {f a}} {60-0 {f c}}} [r xrange s - (70-0]
+        assert_equal {{60-0 {f c}}} [r xrange s 60 60]
+        assert_equal {{70-0 {f d}} {60-0 {f c}} {1-0 {f a}}} [r xrevrange s 80 -]
+        assert_equal {{s {{60-0 {f c}} {70-0 {f d}}}}} [r xread streams s 1-0]
+        # the loaders take it as Redis does
+        set all [r xrange s - +]
+        r restore s2 0 [r dump s]
+        assert_equal $all [r xrange s2 - +]
+        r debug reload
+        assert_equal $all [r xrange s - 80]
+        assert_equal 1 [r xdel s 60-0]
+        assert_equal {{1-0 {f a}} {70-0 {f d}}} [r xrange s - +]
+        assert_equal 2 [r xlen s]
+    }
+
     test {XREAD: several streams, $, COUNT, errors} {
         r del s1 s2
         fill_stream s1 3
