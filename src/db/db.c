@@ -769,8 +769,8 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     shard *sh = shard_for(db, h, k, n);
     /* A long key's length is in a dbext, as a TTL is. */
     size_t ext = ttl || n >= DBE_KLEN ? sizeof(dbext) : 0;
-    size_t off = (sizeof(dbentry) + n + 1 + 3) & ~(size_t)3;
-    char *base = malloc(ext + (room ? off + room : sizeof(dbentry) + n + 1));
+    size_t off = sizeof(dbentry) + n;
+    char *base = malloc(ext + off + room);
     if (!base) return NULL;
     dbentry *e = (dbentry *)(void *)(base + ext);
     if (roomp) *roomp = room ? (char *)e + off : NULL;
@@ -785,7 +785,6 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
         *DB_EXT(e) = (dbext){-1, DB_VIDX_NONE, (uint32_t)n};
     }
     memcpy(e->key, k, n);
-    e->key[n] = '\0';
     void *slot = swiss_insert(&sh->keys, h);
     if (!slot) {
         free(base);
@@ -849,7 +848,7 @@ void db_entry_set_value(dbentry *e, const gobj *v) {
  * what points at it (the shard's index, the slot's set, an embedded
  * value's pointer) is pointed at the copy. NULL when out of memory. */
 static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
-    size_t klen = db_entry_klen(e), size = sizeof(dbentry) + klen + 1;
+    size_t klen = db_entry_klen(e), size = sizeof(dbentry) + klen;
     const char *end = strval_embedded_end(&e->val);
     if (end) size = (size_t)(end - (const char *)e);
     char *base = malloc(sizeof(dbext) + size);

@@ -23,9 +23,9 @@
 #define DB_VIDX_NONE 0x7fffffffu
 
 /* A key's entry: a 16-byte header (the value, whose flags word the entry
- * owns) and the key's bytes, NUL-terminated for convenience, then the room
- * an embedded value was given (db_add_room). What only some keys need
- * lives in a dbext just before the entry, in the same allocation: the TTL
+ * owns) and the key's bytes (no NUL: always read with their length), then
+ * the room an embedded value was given (db_add_room). What only some keys
+ * need lives in a dbext just before the entry, in the same allocation: the TTL
  * (with the entry's place in its shard's list of keys that have one) and
  * the length of a key of DBE_KLEN bytes or more. An entry gets its dbext
  * when it is created with one in mind or when its key first gets a TTL,
@@ -167,7 +167,7 @@ dbentry *db_lookup_raw(gdb *db, const char *k, size_t n);
 int db_key_exists(gdb *db, const char *k, size_t n);
 /* Add an absent key; the caller sets e->val before releasing the shard. */
 dbentry *db_add(gdb *db, const char *k, size_t n);
-/* db_add with room bytes (4-byte aligned, at *roomp) after the key for
+/* db_add with room bytes (right after the key, at *roomp) for
  * the value to be embedded in (strval_set_embedded); they go with the
  * entry. */
 dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp);

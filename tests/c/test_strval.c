@@ -104,7 +104,7 @@ TEST(strval, embedded_grows_into_the_arena) {
     CHECK(w && strval_is_embedded(&o));
     w = strval_resize(&o, 50); /* APPEND-like growth: moves out */
     CHECK(w && !strval_is_embedded(&o) && memcmp(w, "abc", 3) == 0 && w[3] == 0 && w[49] == 0);
-    memset(room, 0x77, 16); /* the old room no longer matters */
+    memset(room, 0x77, strval_embed_size("abc", 3)); /* the old room no longer matters */
     CHECK(live_records() == before + 1);
     CHECK(strval_len(&o) == 50);
     strval_free(&o);

@@ -453,7 +453,8 @@ static void collect_key(void *arg, dbentry *e) {
     }
     kl->k[kl->cnt] = malloc(db_entry_klen(e) + 1);
     if (!kl->k[kl->cnt]) abort();
-    memcpy(kl->k[kl->cnt], e->key, db_entry_klen(e) + 1);
+    memcpy(kl->k[kl->cnt], e->key, db_entry_klen(e));
+    kl->k[kl->cnt][db_entry_klen(e)] = '\0';
     kl->n[kl->cnt++] = db_entry_klen(e);
 }
 
