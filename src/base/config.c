@@ -923,16 +923,18 @@ void config_get(const char *pattern, config_get_fn *fn, void *arg) {
     char buf[4096];
     for (size_t i = 0; i < NTABLE; i++) {
         config_entry *e = &table[i];
-        int m = glob_match(pattern, strlen(pattern), e->name, strlen(e->name), 1);
-        if ((e->flags & F_HIDDEN) && strcasecmp(pattern, e->name) != 0) m = 0;
-        const char *name = e->name;
-        if (!m && e->alias && glob_match(pattern, strlen(pattern), e->alias, strlen(e->alias), 1)) {
-            /* An alias asked for explicitly answers under the alias. */
-            if (!strpbrk(pattern, "*?[")) name = e->alias, m = 1;
-        }
-        if (!m) continue;
+        /* A setting answers under its name and, as in Redis 7.0, under its
+         * alias (slave-read-only, hash-max-ziplist-entries, ...) when that
+         * matches too; a hidden one only when asked for by name. */
+        int hidden = (e->flags & F_HIDDEN) != 0;
+        int m = glob_match(pattern, strlen(pattern), e->name, strlen(e->name), 1) &&
+                (!hidden || strcasecmp(pattern, e->name) == 0);
+        int ma = e->alias && glob_match(pattern, strlen(pattern), e->alias, strlen(e->alias), 1) &&
+                 (!hidden || strcasecmp(pattern, e->alias) == 0);
+        if (!m && !ma) continue;
         format_value(e, buf, sizeof(buf));
-        fn(arg, name, buf);
+        if (m) fn(arg, e->name, buf);
+        if (ma) fn(arg, e->alias, buf);
     }
 }
 

@@ -626,6 +626,21 @@ start_server {tags {server}} {
         assert_equal noeviction [dict get $res maxmemory-policy]
     }
 
+    test {CONFIG GET with a glob lists the aliases that match} {
+        set res [kv [r config get slave*]]
+        foreach k {slave-read-only slave-serve-stale-data slave-priority slave-lazy-flush slaveof} {
+            assert {[dict exists $res $k]}
+        }
+        assert_equal [dict get [kv [r config get replica-read-only]] replica-read-only] [dict get $res slave-read-only]
+        set z [kv [r config get *ziplist*]]
+        assert_equal [lsort {hash-max-ziplist-entries hash-max-ziplist-value list-max-ziplist-size zset-max-ziplist-entries zset-max-ziplist-value}] \
+            [lsort [dict keys $z]]
+        set all [kv [r config get *]]
+        foreach k {replica-read-only slave-read-only hash-max-listpack-entries hash-max-ziplist-entries lua-time-limit busy-reply-threshold} {
+            assert {[dict exists $all $k]}
+        }
+    }
+
     test {CONFIG GET of several parameters} {
         set res [kv [r config get maxmemory port]]
         assert_equal [srv port] [dict get $res port]
