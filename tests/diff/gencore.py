@@ -278,7 +278,12 @@ class Ctx:
 
     # -- mutation --------------------------------------------------------
     def mutate(self, cmd):
-        """Turn a command into a (usually) invalid variant of itself."""
+        """Turn a command into a (usually) invalid variant of itself.
+        Blocking commands are left alone: a mutation can make their timeout
+        0 (BZPOPMIN k 0.01 -> BZPOPMIN k 0.01 0), and then both servers
+        block for good on empty keys, which would read as a hang."""
+        if cmd.args[0].upper() in BLOCKING:
+            return cmd
         args = list(cmd.args)
         r = self.rng.random()
         if r < 0.3 and len(args) > 1:
@@ -295,6 +300,10 @@ class Ctx:
                               for ch in name).encode("latin-1")
         c = Cmd(*args, compare=cmd.compare)
         return c
+
+
+BLOCKING = {b"BLPOP", b"BRPOP", b"BRPOPLPUSH", b"BLMOVE", b"BLMPOP", b"BZPOPMIN", b"BZPOPMAX",
+            b"BZMPOP", b"XREAD", b"XREADGROUP", b"WAIT"}
 
 
 class Picker:
