@@ -476,18 +476,28 @@ static int slots_add(gdb *db, dbentry *e, uint64_t h, unsigned sl) {
     return 0;
 }
 
-static void slots_del(gdb *db, dbentry *e) {
+/* The slot holding e in its hash slot's set (h: its key's hash); *setp:
+ * where the set's pointer is. */
+static void *slots_find(gdb *db, dbentry *e, uint64_t h, swiss ***setp) {
     db_slots *ds = __atomic_load_n(&db->slots, __ATOMIC_ACQUIRE);
-    unsigned sl = crc16_key_slot(e->key, db_entry_klen(e));
+    size_t n = db_entry_klen(e);
+    unsigned sl = crc16_key_slot(e->key, n);
     assert(ds && ds->set[sl]);
-    keyref kr = {e->key, db_entry_klen(e)};
-    void *slot = swiss_find(ds->set[sl], key_hash(e->key, db_entry_klen(e)), &kr);
+    keyref kr = {e->key, n};
+    void *slot = swiss_find(ds->set[sl], h, &kr);
     assert(slot && *(dbentry **)slot == e);
-    swiss_delete(ds->set[sl], slot);
-    if (swiss_size(ds->set[sl]) == 0) {
-        swiss_free(ds->set[sl]);
-        free(ds->set[sl]);
-        ds->set[sl] = NULL;
+    *setp = &ds->set[sl];
+    return slot;
+}
+
+static void slots_del(gdb *db, dbentry *e) {
+    swiss **set;
+    void *slot = slots_find(db, e, key_hash(e->key, db_entry_klen(e)), &set);
+    swiss_delete(*set, slot);
+    if (swiss_size(*set) == 0) {
+        swiss_free(*set);
+        free(*set);
+        *set = NULL;
     }
 }
 
@@ -863,12 +873,8 @@ static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
     assert(slot && *(dbentry **)slot == e);
     memcpy(slot, &ne, sizeof(ne));
     if (__builtin_expect(slot_mode, 0)) {
-        db_slots *ds = __atomic_load_n(&db->slots, __ATOMIC_ACQUIRE);
-        unsigned sl = crc16_key_slot(e->key, klen);
-        assert(ds && ds->set[sl]);
-        slot = swiss_find(ds->set[sl], h, &kr);
-        assert(slot && *(dbentry **)slot == e);
-        memcpy(slot, &ne, sizeof(ne));
+        swiss **set;
+        memcpy(slots_find(db, e, h, &set), &ne, sizeof(ne));
     }
     mcmeta_moved(db, e, ne);
     free(e);

@@ -91,11 +91,12 @@ static int grow(mcpart *p) {
 
 int mcmeta_get(gdb *db, const dbentry *e, mcmeta *out) {
     if (!db || db->id != 0 || !mcmeta_count()) return 0;
-    uint64_t h = db_key_hash(e->key, db_entry_klen(e));
+    size_t n = db_entry_klen(e);
+    uint64_t h = db_key_hash(e->key, n);
     mcpart *p = part_of(h);
     int found = 0;
     pthread_mutex_lock(&p->lk);
-    mcm **s = find(p, h, e->key, db_entry_klen(e));
+    mcm **s = find(p, h, e->key, n);
     if (s && *s) {
         if ((*s)->e == e) {
             *out = (*s)->m;
@@ -164,10 +165,11 @@ void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
 
 void mcmeta_moved(gdb *db, const dbentry *from, const dbentry *to) {
     if (!db || db->id != 0 || !mcmeta_count()) return;
-    uint64_t h = db_key_hash(to->key, db_entry_klen(to));
+    size_t n = db_entry_klen(to);
+    uint64_t h = db_key_hash(to->key, n);
     mcpart *p = part_of(h);
     pthread_mutex_lock(&p->lk);
-    mcm **s = find(p, h, to->key, db_entry_klen(to));
+    mcm **s = find(p, h, to->key, n);
     if (s && *s && (*s)->e == from) (*s)->e = to;
     pthread_mutex_unlock(&p->lk);
 }

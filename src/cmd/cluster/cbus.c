@@ -451,11 +451,12 @@ static void collect_key(void *arg, dbentry *e) {
         kl->n = realloc(kl->n, kl->cap * sizeof(size_t));
         if (!kl->k || !kl->n) abort();
     }
-    kl->k[kl->cnt] = malloc(db_entry_klen(e) + 1);
+    size_t n = db_entry_klen(e);
+    kl->k[kl->cnt] = malloc(n + 1);
     if (!kl->k[kl->cnt]) abort();
-    memcpy(kl->k[kl->cnt], e->key, db_entry_klen(e));
-    kl->k[kl->cnt][db_entry_klen(e)] = '\0';
-    kl->n[kl->cnt++] = db_entry_klen(e);
+    memcpy(kl->k[kl->cnt], e->key, n);
+    kl->k[kl->cnt][n] = '\0';
+    kl->n[kl->cnt++] = n;
 }
 
 /* Slots this node lost while holding keys of them: their keys are deleted

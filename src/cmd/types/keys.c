@@ -105,15 +105,16 @@ typedef struct scan_ctx {
 static void scan_key(void *arg, dbentry *e) {
     scan_ctx *x = arg;
     scan_acc *a = x->a;
+    size_t kn = db_entry_klen(e);
     int expired = db_is_expired(e, db_now_ms());
-    int matched = !a->pat || glob_match(a->pat->p, a->pat->n, e->key, db_entry_klen(e), 0);
+    int matched = !a->pat || glob_match(a->pat->p, a->pat->n, e->key, kn, 0);
     if (a->type != SCAN_ANY_TYPE && matched) db_count_read(!expired);
     if (expired && !matched) {
         /* Left for later, as Redis expires only the keys MATCH lets
          * through (the reply leaves it out either way). */
         scan_skip(a);
     } else if (expired) {
-        if (a->type == SCAN_TYPE_NONE) scan_push(a, e->key, db_entry_klen(e));
+        if (a->type == SCAN_TYPE_NONE) scan_push(a, e->key, kn);
         else scan_skip(a);
         if (x->ngone == x->capgone) {
             int nc = x->capgone ? x->capgone * 2 : 16;
@@ -124,15 +125,15 @@ static void scan_key(void *arg, dbentry *e) {
             if (!ng || !nn) return; /* it stays: the next lookup expires it */
             x->capgone = nc;
         }
-        char *k = malloc(db_entry_klen(e) + 1);
+        char *k = malloc(kn + 1);
         if (!k) return;
-        memcpy(k, e->key, db_entry_klen(e));
+        memcpy(k, e->key, kn);
         x->gone[x->ngone] = k;
-        x->gonen[x->ngone++] = db_entry_klen(e);
+        x->gonen[x->ngone++] = kn;
     } else if (a->type != SCAN_ANY_TYPE && e->val.type != a->type) {
         scan_skip(a);
     } else {
-        scan_push(a, e->key, db_entry_klen(e));
+        scan_push(a, e->key, kn);
     }
 }
 
@@ -525,25 +526,26 @@ static void ttlGeneric(client *c, int mode) {
         reply_int(c, -2);
         return;
     }
-    if (db_entry_expire(e) == -1) {
+    int64_t when = db_entry_expire(e);
+    if (when == -1) {
         reply_int(c, -1);
         return;
     }
     int64_t v;
     switch (mode) {
     case 0: {
-        int64_t ttl = db_entry_expire(e) - db_now_ms();
+        int64_t ttl = when - db_now_ms();
         if (ttl < 0) ttl = 0;
         v = (ttl + 500) / 1000;
         break;
     }
     case 1: {
-        int64_t ttl = db_entry_expire(e) - db_now_ms();
+        int64_t ttl = when - db_now_ms();
         v = ttl < 0 ? 0 : ttl;
         break;
     }
-    case 2: v = (int64_t)(((uint64_t)db_entry_expire(e) + 500) / 1000); break; /* no overflow near INT64_MAX */
-    default: v = db_entry_expire(e); break;
+    case 2: v = (int64_t)(((uint64_t)when + 500) / 1000); break; /* no overflow near INT64_MAX */
+    default: v = when; break;
     }
     reply_int(c, v);
 }
