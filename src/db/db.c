@@ -645,17 +645,49 @@ int db_time_passed(int64_t when_ms) {
 /* The start of e's allocation. */
 static inline void *entry_base(dbentry *e) { return db_entry_has_ext(e) ? (void *)DB_EXT(e) : (void *)e; }
 
-void db_entry_free(dbentry *e) {
-    obj_free(&e->val);
-    free(entry_base(e));
+/* Memory for an entry of size bytes (dbext and room included) in sh: a
+ * slot of the shard's pool (*slab set) or malloc's. */
+static void *entry_alloc(shard *sh, size_t size, int *slab) {
+    *slab = 0;
+    if (size <= SLAB_MAX && swiss_size(&sh->keys) >= DB_POOL_MIN) {
+        if (!sh->pool && (sh->pool = malloc(sizeof(slab_pool)))) slab_pool_init(sh->pool);
+        void *p = sh->pool ? slab_pool_alloc(sh->pool, size) : NULL;
+        if (p) {
+            *slab = 1;
+            return p;
+        }
+    }
+    return malloc(size);
 }
 
-void db_index_free_entries(swiss *keys) {
+/* Gives back e's memory (not its value's). */
+static void entry_release(slab_pool *pool, dbentry *e) {
+    if (e->val.flags & DBE_SLAB) {
+        assert(pool);
+        slab_pool_free(pool, entry_base(e));
+    } else {
+        free(entry_base(e));
+    }
+}
+
+void db_entry_free(dbentry *e, slab_pool *pool) {
+    obj_free(&e->val);
+    entry_release(pool, e);
+}
+
+void db_pool_free(slab_pool *pool) {
+    if (!pool) return;
+    slab_pool_destroy(pool);
+    free(pool);
+}
+
+void db_index_free_entries(swiss *keys, slab_pool *pool) {
     swiss_iter it;
     swiss_iter_init(&it, keys);
     void *slot;
-    while ((slot = swiss_iter_next(&it))) db_entry_free(*(dbentry **)slot);
+    while ((slot = swiss_iter_next(&it))) db_entry_free(*(dbentry **)slot, pool);
     swiss_iter_done(&it);
+    db_pool_free(pool);
 }
 
 /* Takes e out of its shard (the snapshot saves it first); the caller
@@ -669,7 +701,7 @@ static void shard_detach(gdb *db, shard *sh, void *slot, dbentry *e) {
 
 static void shard_remove(gdb *db, shard *sh, void *slot, dbentry *e) {
     shard_detach(db, sh, slot, e);
-    db_entry_free(e);
+    db_entry_free(e, sh->pool);
 }
 
 static void *find_slot(gdb *db, const char *k, size_t n, shard **shp) {
@@ -780,7 +812,8 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     /* A long key's length is in a dbext, as a TTL is. */
     size_t ext = ttl || n >= DBE_KLEN ? sizeof(dbext) : 0;
     size_t off = sizeof(dbentry) + n;
-    char *base = malloc(ext + off + room);
+    int slab;
+    char *base = entry_alloc(sh, ext + off + room, &slab);
     if (!base) return NULL;
     dbentry *e = (dbentry *)(void *)(base + ext);
     if (roomp) *roomp = room ? (char *)e + off : NULL;
@@ -790,6 +823,7 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     /* A new key is not part of a snapshot that runs: it gets the mark. */
     e->val.flags = (uint16_t)__atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
     e->val.flags |= (uint16_t)(n >= DBE_KLEN ? DBE_KLEN : n);
+    if (slab) e->val.flags |= DBE_SLAB;
     if (ext) {
         e->val.flags |= DBE_EXT;
         *DB_EXT(e) = (dbext){-1, DB_VIDX_NONE, (uint32_t)n};
@@ -797,19 +831,22 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     memcpy(e->key, k, n);
     void *slot = swiss_insert(&sh->keys, h);
     if (!slot) {
-        free(base);
+        entry_release(sh->pool, e);
         return NULL;
     }
     memcpy(slot, &e, sizeof(e));
     if (__builtin_expect(slot_mode, 0) && slots_add(db, e, h, key_slot(k, n)) != 0) {
         swiss_delete(&sh->keys, slot);
-        free(base);
+        entry_release(sh->pool, e);
         return NULL;
     }
     return e;
 }
 
-size_t db_entry_size(const dbentry *e) { return malloc_usable_size(entry_base((dbentry *)e)); }
+size_t db_entry_size(const dbentry *e) {
+    void *base = entry_base((dbentry *)e);
+    return e->val.flags & DBE_SLAB ? slab_size(base) : malloc_usable_size(base);
+}
 
 void db_delete_entry(gdb *db, dbentry *e) {
     shard *sh;
@@ -830,8 +867,12 @@ static int remove_key(gdb *db, const char *k, size_t n, int lazy) {
         return 0;
     }
     shard_detach(db, sh, slot, e);
-    if (lazy && lazyfree_worth(e)) lazyfree_entry(e);
-    else db_entry_free(e);
+    if (lazy && lazyfree_worth(e)) {
+        lazyfree_value(&e->val);
+        entry_release(sh->pool, e);
+    } else {
+        db_entry_free(e, sh->pool);
+    }
     return 1;
 }
 
@@ -861,12 +902,13 @@ static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
     size_t klen = db_entry_klen(e), size = sizeof(dbentry) + klen;
     const char *end = strval_embedded_end(&e->val);
     if (end) size = (size_t)(end - (const char *)e);
-    char *base = malloc(sizeof(dbext) + size);
+    int slab;
+    char *base = entry_alloc(sh, sizeof(dbext) + size, &slab);
     if (!base) return NULL;
     dbentry *ne = (dbentry *)(void *)(base + sizeof(dbext));
     memcpy(ne, e, size);
     *DB_EXT(ne) = (dbext){-1, DB_VIDX_NONE, (uint32_t)klen};
-    ne->val.flags |= DBE_EXT;
+    ne->val.flags = (uint16_t)((ne->val.flags & ~DBE_SLAB) | DBE_EXT | (slab ? DBE_SLAB : 0));
     strval_moved(&ne->val, e, ne);
     keyref kr = {e->key, klen};
     void *slot = swiss_find(&sh->keys, h, &kr);
@@ -877,7 +919,7 @@ static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
         memcpy(slots_find(db, e, h, &set), &ne, sizeof(ne));
     }
     mcmeta_moved(db, e, ne);
-    free(e);
+    entry_release(sh->pool, e);
     return ne;
 }
 
@@ -924,13 +966,14 @@ static void flush(gdb *db, int async) {
     for (int s = 0; s < DB_NSHARDS; s++) {
         shard *sh = &db->shards[s];
         if (async && swiss_size(&sh->keys)) {
-            lazyfree_index(&sh->keys, sh->vol);
+            lazyfree_index(&sh->keys, sh->vol, sh->pool);
             shard_index_init(sh, (unsigned)s);
         } else {
-            db_index_free_entries(&sh->keys);
+            db_index_free_entries(&sh->keys, sh->pool);
             swiss_clear(&sh->keys);
             free(sh->vol);
         }
+        sh->pool = NULL;
         sh->vol = NULL;
         __atomic_store_n(&sh->nvol, 0, __ATOMIC_RELAXED);
         sh->capvol = 0;
@@ -938,6 +981,47 @@ static void flush(gdb *db, int async) {
 }
 
 void db_flush(gdb *db) { flush(db, 0); }
+
+gdb *db_detached_new(int id) {
+    gdb *g = calloc(1, sizeof(gdb));
+    if (!g) return NULL;
+    g->id = id;
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        pthread_mutex_init(&g->shards[s].lock, NULL);
+        shard_index_init(&g->shards[s], (unsigned)s);
+    }
+    return g;
+}
+
+void db_detached_free(gdb *g) {
+    if (!g) return;
+    flush(g, 0);
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        swiss_free(&g->shards[s].keys);
+        pthread_mutex_destroy(&g->shards[s].lock);
+    }
+    free(g);
+}
+
+void db_exchange(gdb *live, gdb *st) {
+    for (int s = 0; s < DB_NSHARDS; s++) {
+        shard *a = &live->shards[s], *b = &st->shards[s];
+        shard t = *a;
+        a->keys = b->keys;
+        a->vol = b->vol;
+        a->nvol = b->nvol;
+        a->capvol = b->capvol;
+        a->pool = b->pool;
+        b->keys = t.keys;
+        b->vol = t.vol;
+        b->nvol = t.nvol;
+        b->capvol = t.capvol;
+        b->pool = t.pool;
+    }
+    db_slots_exchange(live, st);
+    live->avg_ttl = 0;
+    live->expire_cursor = 0;
+}
 
 void db_flush_async(gdb *db) { flush(db, 1); }
 

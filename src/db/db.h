@@ -15,6 +15,7 @@
 
 #include "db/object.h"
 #include "ds/swiss.h"
+#include "mem/slab.h"
 
 #define DB_NSHARDS 64
 #define DB_SHARD_BITS 6
@@ -31,12 +32,21 @@
  * when it is created with one in mind or when its key first gets a TTL,
  * which moves it (db_set_expire); it keeps it until the key goes.
  *
+ * The allocation (dbext, entry, room) comes from the shard's slab pool
+ * (8-byte size classes, no lock of its own: the shard's lock serialises it)
+ * once the shard holds DB_POOL_MIN keys, if it fits a slab slot; else from
+ * malloc. Small shards stay on malloc: a pool keeps a 16 KiB slab per size
+ * class it has seen, too much for a few keys.
+ *
  * val.flags: bit 15 the snapshot mark (DB_SNAP_BIT, below), bit 14 DBE_EXT
- * (a dbext precedes the entry), bits 0-13 the key's length, or DBE_KLEN
- * when the length is in the dbext. Invariant: whatever writes a value into
- * an entry keeps val.flags (db_entry_set_value, db_replace_value). */
+ * (a dbext precedes the entry), bit 13 DBE_SLAB (the allocation is a slot
+ * of the shard's pool), bits 0-12 the key's length, or DBE_KLEN when the
+ * length is in the dbext. Invariant: whatever writes a value into an entry
+ * keeps val.flags (db_entry_set_value, db_replace_value). */
 #define DBE_EXT 0x4000u
-#define DBE_KLEN 0x3fffu
+#define DBE_SLAB 0x2000u
+#define DBE_KLEN 0x1fffu
+#define DB_POOL_MIN 1024
 
 typedef struct dbext {
     int64_t expire;     /* unix ms, -1 when the key has no TTL */
@@ -65,6 +75,7 @@ typedef struct shard {
     swiss keys;
     dbentry **vol;      /* entries with a TTL, unordered */
     size_t nvol, capvol;
+    slab_pool *pool;    /* entries' slots; NULL until the shard is DB_POOL_MIN keys */
 } shard;
 
 struct db_slots;
@@ -178,10 +189,14 @@ void db_delete_entry(gdb *db, dbentry *e);
 /* Bytes of e's allocation: the entry, its key and an embedded value. */
 size_t db_entry_size(const dbentry *e);
 int db_delete(gdb *db, const char *k, size_t n);
-/* Free a detached entry (its value too); free every entry of an index
- * (which is left holding dangling slots: clear or free it next). */
-void db_entry_free(dbentry *e);
-void db_index_free_entries(swiss *keys);
+/* Free every entry of a detached shard index (their values too) and the
+ * slab pool they live in (NULL: none); the index is left holding dangling
+ * slots: clear or free it next. db_entry_free frees one such entry,
+ * which is in pool if it is a slot of a pool. */
+void db_index_free_entries(swiss *keys, slab_pool *pool);
+void db_entry_free(dbentry *e, slab_pool *pool);
+/* Free a pool whose entries db_entry_free has all freed. */
+void db_pool_free(slab_pool *pool);
 /* db_delete whose large collection values a background thread frees
  * (UNLINK; DEL under lazyfree-lazy-user-del). */
 int db_unlink(gdb *db, const char *k, size_t n);
@@ -272,6 +287,15 @@ typedef void db_slot_fn(void *arg, dbentry *e);
 size_t db_slot_keys(gdb *db, unsigned slot, size_t max, db_slot_fn *fn, void *arg);
 /* Exchange the slot index of two databases (with their shard contents). */
 void db_slots_exchange(gdb *a, gdb *b);
+
+/* A database outside the live array (a load builds one, then exchanges its
+ * contents with a live database's): every db_* key function works on it.
+ * NULL when out of memory. db_detached_free empties and frees one. */
+gdb *db_detached_new(int id);
+void db_detached_free(gdb *db);
+/* Exchange the contents (keys, TTL lists, entry pools, slot sets) of a live
+ * database and a detached one; locks and identities stay where they are. */
+void db_exchange(gdb *live, gdb *detached);
 
 size_t db_size(gdb *db);
 size_t db_expires(gdb *db);

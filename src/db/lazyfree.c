@@ -1,13 +1,14 @@
 /* lazyfree.c -- the background freeing thread (see lazyfree.h).
  *
- * A FIFO of jobs (one detached entry, or one detached shard index with its
- * entries) under one mutex; the thread is started on the first job and
+ * A FIFO of jobs (one detached value, or one detached shard index with its
+ * entries and their slab pool) under one mutex; the thread is started on the first job and
  * sleeps on a condition variable when the queue is empty. Invariant:
  * pending counts the objects (keys) of the jobs queued or being freed, so
  * it drops to zero exactly when the queue is empty and the thread idle.
- * Freeing touches only the job's own memory and the allocators below it
- * (malloc, the small-object arena and the object store, each with its own
- * lock), never a structure a worker reads. */
+ * Freeing touches only the job's own memory (an index's entries' slab pool
+ * goes with the job) and the allocators below it (malloc, the small-object
+ * arena and the object store, each with its own lock), never a structure a
+ * worker reads. */
 #include "db/lazyfree.h"
 
 #include <pthread.h>
@@ -19,9 +20,11 @@
 
 typedef struct lfjob {
     struct lfjob *next;
-    dbentry *entry;   /* or */
+    gobj val;         /* with val_set, or */
+    int val_set;
     swiss keys;       /* with keys_set */
     int keys_set;
+    slab_pool *pool;  /* the index's entries' */
     dbentry **vol;
     uint64_t objects;
 } lfjob;
@@ -59,7 +62,7 @@ static void rest(void) {
 /* Frees j's memory; paced: in pieces with a rest after each (the thread;
  * a caller freeing inline does not rest). */
 static void job_run(lfjob *j, int paced) {
-    if (j->entry) db_entry_free(j->entry);
+    if (j->val_set) obj_free(&j->val);
     if (j->keys_set) {
         if (paced) {
             swiss_iter it;
@@ -67,12 +70,13 @@ static void job_run(lfjob *j, int paced) {
             void *slot;
             unsigned n = 0;
             while ((slot = swiss_iter_next(&it))) {
-                db_entry_free(*(dbentry **)slot);
+                db_entry_free(*(dbentry **)slot, j->pool);
                 if (++n % LAZYFREE_PIECE == 0) rest();
             }
             swiss_iter_done(&it);
+            db_pool_free(j->pool);
         } else {
-            db_index_free_entries(&j->keys);
+            db_index_free_entries(&j->keys, j->pool);
         }
         swiss_free(&j->keys);
     }
@@ -144,30 +148,34 @@ static void push(lfjob *j) {
     pthread_mutex_unlock(&lf_lock);
 }
 
-void lazyfree_entry(dbentry *e) {
+void lazyfree_value(const gobj *v) {
     lfjob *j = calloc(1, sizeof(*j));
     if (!j) {
-        db_entry_free(e); /* no memory for the job: free it now */
+        gobj tmp = *v;
+        obj_free(&tmp); /* no memory for the job: free it now */
         return;
     }
-    j->entry = e;
+    j->val = *v;
+    j->val_set = 1;
     j->objects = 1;
     push(j);
 }
 
-void lazyfree_index(swiss *keys, dbentry **vol) {
+void lazyfree_index(swiss *keys, dbentry **vol, slab_pool *pool) {
     lfjob *j = calloc(1, sizeof(*j));
     if (!j) {
         lfjob tmp = {0};
         tmp.keys = *keys;
         tmp.keys_set = 1;
         tmp.vol = vol;
+        tmp.pool = pool;
         job_run(&tmp, 0);
         return;
     }
     j->keys = *keys;
     j->keys_set = 1;
     j->vol = vol;
+    j->pool = pool;
     j->objects = swiss_size(keys);
     push(j);
 }

@@ -7,10 +7,13 @@
  * multiple of 8 bytes. Each class keeps the slabs that have a free slot on a
  * list; a slab's free slots form an intrusive list, slots never used yet are
  * handed out from its bump offset. A slab that empties is given back unless
- * it is its class's only slab with room.
+ * it is its class's only slab with room. A pool (slab_pool) is the set of
+ * class lists; the process-wide one guards each class with a lock, an
+ * owner's pool relies on the owner's serialisation.
  *
- * Invariant (under the class lock): a slab is on its class's list iff it
- * has a free or never-used slot, and used counts its live slots. */
+ * Invariant (under the class's lock or the pool owner's): a slab is on its
+ * class's list iff it has a free or never-used slot, used counts its live
+ * slots, and pages[cls] counts the class's slabs, listed or not. */
 #include "mem/slab.h"
 
 #include <assert.h>
@@ -19,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLAB_NCLASS (SLAB_MAX / SLAB_QUANTUM)
 #define SLAB_BYTES ((size_t)16384)
 #define SLAB_HDR 64 /* slab header, rounded up so slots stay aligned */
 
@@ -34,56 +36,44 @@ typedef struct slab_page {
 
 _Static_assert(sizeof(slab_page) <= SLAB_HDR, "the slab header fits before the first slot");
 
-typedef struct slab_class {
-    pthread_mutex_t lock;
-    slab_page *avail; /* slabs with a free or never-used slot */
-} slab_class;
-
-static slab_class slab_classes[SLAB_NCLASS + 1];
-static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
-
-static void slab_init(void) {
-    for (size_t i = 0; i <= SLAB_NCLASS; i++) pthread_mutex_init(&slab_classes[i].lock, NULL);
-}
-
 static inline slab_page *slab_of(const void *p) {
     return (slab_page *)((uintptr_t)p & ~(uintptr_t)(SLAB_BYTES - 1));
 }
 
 size_t slab_size(const void *p) { return (size_t)slab_of(p)->cls * SLAB_QUANTUM; }
 
-static void slab_unlink(slab_class *c, slab_page *s) {
+static void slab_unlink(slab_pool *sp, slab_page *s) {
     if (s->prev) s->prev->next = s->next;
-    else c->avail = s->next;
+    else sp->avail[s->cls] = s->next;
     if (s->next) s->next->prev = s->prev;
     s->prev = s->next = NULL;
     s->listed = 0;
 }
 
-static void slab_link(slab_class *c, slab_page *s) {
+static void slab_link(slab_pool *sp, slab_page *s) {
     s->prev = NULL;
-    s->next = c->avail;
-    if (c->avail) c->avail->prev = s;
-    c->avail = s;
+    s->next = sp->avail[s->cls];
+    if (s->next) s->next->prev = s;
+    sp->avail[s->cls] = s;
     s->listed = 1;
 }
 
-void *slab_alloc(size_t n) {
+/* The pool operations touch only the class's list head and counter and the
+ * class's slabs: the process-wide pool below runs them under the class's
+ * lock alone. */
+void slab_pool_init(slab_pool *sp) { memset(sp, 0, sizeof(*sp)); }
+
+void *slab_pool_alloc(slab_pool *sp, size_t n) {
     assert(n <= SLAB_MAX);
-    pthread_once(&slab_once, slab_init);
     size_t size = slab_class_size(n), cls = size / SLAB_QUANTUM;
-    slab_class *c = &slab_classes[cls];
-    pthread_mutex_lock(&c->lock);
-    slab_page *s = c->avail;
+    slab_page *s = sp->avail[cls];
     if (!s) {
         s = aligned_alloc(SLAB_BYTES, SLAB_BYTES);
-        if (!s) {
-            pthread_mutex_unlock(&c->lock);
-            return NULL;
-        }
+        if (!s) return NULL;
         memset(s, 0, sizeof(*s));
         s->cls = (uint32_t)cls;
-        slab_link(c, s);
+        slab_link(sp, s);
+        sp->pages[cls]++;
     }
     void *p;
     if (s->free) {
@@ -94,23 +84,66 @@ void *slab_alloc(size_t n) {
         s->bump += (uint32_t)size;
     }
     s->used++;
-    if (!s->free && SLAB_HDR + s->bump + size > SLAB_BYTES) slab_unlink(c, s);
-    pthread_mutex_unlock(&c->lock);
+    if (!s->free && SLAB_HDR + s->bump + size > SLAB_BYTES) slab_unlink(sp, s);
     return p;
 }
 
-void slab_free(void *p) {
+void slab_pool_free(slab_pool *sp, void *p) {
     slab_page *s = slab_of(p);
-    slab_class *c = &slab_classes[s->cls];
-    pthread_mutex_lock(&c->lock);
     assert(s->used > 0);
     memcpy(p, &s->free, sizeof(void *));
     s->free = p;
     s->used--;
-    if (!s->listed) slab_link(c, s);
+    if (!s->listed) slab_link(sp, s);
     if (s->used == 0 && (s->prev || s->next)) {
-        slab_unlink(c, s);
+        slab_unlink(sp, s);
+        sp->pages[s->cls]--;
         free(s);
     }
-    pthread_mutex_unlock(&c->lock);
+}
+
+void slab_pool_destroy(slab_pool *sp) {
+    for (size_t c = 0; c <= SLAB_NCLASS; c++) {
+        slab_page *s = sp->avail[c];
+        while (s) {
+            slab_page *next = s->next;
+            assert(s->used == 0);
+            free(s);
+            s = next;
+        }
+    }
+    slab_pool_init(sp);
+}
+
+size_t slab_pool_bytes(const slab_pool *sp) {
+    size_t n = 0;
+    for (size_t c = 0; c <= SLAB_NCLASS; c++) n += sp->pages[c];
+    return n * SLAB_BYTES;
+}
+
+/* ---- the process-wide pool ---------------------------------------------- */
+
+static slab_pool slab_global;
+static pthread_mutex_t slab_locks[SLAB_NCLASS + 1];
+static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
+
+static void slab_init(void) {
+    for (size_t i = 0; i <= SLAB_NCLASS; i++) pthread_mutex_init(&slab_locks[i], NULL);
+}
+
+void *slab_alloc(size_t n) {
+    assert(n <= SLAB_MAX);
+    pthread_once(&slab_once, slab_init);
+    pthread_mutex_t *l = &slab_locks[slab_class_size(n) / SLAB_QUANTUM];
+    pthread_mutex_lock(l);
+    void *p = slab_pool_alloc(&slab_global, n);
+    pthread_mutex_unlock(l);
+    return p;
+}
+
+void slab_free(void *p) {
+    pthread_mutex_t *l = &slab_locks[slab_of(p)->cls];
+    pthread_mutex_lock(l);
+    slab_pool_free(&slab_global, p);
+    pthread_mutex_unlock(l);
 }

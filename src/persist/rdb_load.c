@@ -682,68 +682,6 @@ static int load_value(rdb_in *in, int type, gobj *o) {
 
 static int is_value_type(int t) { return (t >= 0 && t <= 7) || (t >= 9 && t <= 21); }
 
-/* ---- detached databases ------------------------------------------------------ */
-
-/* Presizing hook of ds/swiss, used when it exists: a table told the number
- * of keys to come skips every intermediate growth (and the rehashing of
- * each key it costs). Weak: a build without it loads the same way, only
- * slower. */
-
-/* A database outside the live array. Its shards use the live key index
- * type (read once from database 0 under the keyspace lock: commits swap
- * the live shards' tables), so every db_* key function works on it. */
-static const swiss_type *live_type;
-
-static gdb *stage_new(int id) {
-    const swiss_type *type = __atomic_load_n(&live_type, __ATOMIC_ACQUIRE);
-    if (!type) {
-        db_rdlock_keyspace();
-        type = db_get(0)->shards[0].keys.type;
-        db_unlock_keyspace();
-        __atomic_store_n(&live_type, type, __ATOMIC_RELEASE);
-    }
-    gdb *g = calloc(1, sizeof(gdb));
-    if (!g) return NULL;
-    g->id = id;
-    for (int s = 0; s < DB_NSHARDS; s++) {
-        pthread_mutex_init(&g->shards[s].lock, NULL);
-        swiss_init(&g->shards[s].keys, type, NULL);
-    }
-    return g;
-}
-
-static void stage_free(gdb *g) {
-    if (!g) return;
-    db_flush(g);
-    for (int s = 0; s < DB_NSHARDS; s++) {
-        swiss_free(&g->shards[s].keys);
-        pthread_mutex_destroy(&g->shards[s].lock);
-    }
-    free(g);
-}
-
-/* Exchange the contents (keys and TTL index) of a live and a detached
- * database; the locks and identities stay where they are. */
-static void stage_exchange(gdb *live, gdb *st) {
-    for (int s = 0; s < DB_NSHARDS; s++) {
-        shard *a = &live->shards[s], *b = &st->shards[s];
-        swiss tk = a->keys;
-        a->keys = b->keys;
-        b->keys = tk;
-        dbentry **tv = a->vol;
-        a->vol = b->vol;
-        b->vol = tv;
-        size_t tn = a->nvol, tc = a->capvol;
-        a->nvol = b->nvol;
-        a->capvol = b->capvol;
-        b->nvol = tn;
-        b->capvol = tc;
-    }
-    db_slots_exchange(live, st);
-    live->avg_ttl = 0;
-    live->expire_cursor = 0;
-}
-
 void rdb_load_commit(rdb_loaded *ld) {
     /* A fork-less snapshot that runs is finished first: the dataset it
      * describes is about to go. And the new entries need the current
@@ -755,13 +693,13 @@ void rdb_load_commit(rdb_loaded *ld) {
             if (ld->dbs[i]) db_snap_adopt(ld->dbs[i]);
     for (int i = 0; i < db_count(); i++) {
         if (!ld->dbs[i]) {
-            ld->dbs[i] = stage_new(i);
+            ld->dbs[i] = db_detached_new(i);
             if (!ld->dbs[i]) {
                 db_flush(db_get(i)); /* no memory for a shell: empty it in place */
                 continue;
             }
         }
-        stage_exchange(db_get(i), ld->dbs[i]);
+        db_exchange(db_get(i), ld->dbs[i]);
     }
     /* The file's libraries replace the live ones (Redis empties them
      * before a load). */
@@ -775,7 +713,7 @@ void rdb_load_discard(rdb_loaded *ld) {
     ld->mcmeta = NULL;
     ld->mcmeta_len = 0;
     for (int i = 0; i < DB_MAX; i++) {
-        stage_free(ld->dbs[i]);
+        db_detached_free(ld->dbs[i]);
         ld->dbs[i] = NULL;
     }
     rdb_free_codes(ld->fcodes, ld->flens, ld->nfuncs);
@@ -1086,7 +1024,7 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
             if (in_len(in, &a) != 0 || in_len(in, &b) != 0) return -1;
             /* A hint only: never more than the file could hold. */
             if (a > 4096 && a < in_remaining(in) && !ld->dbs[dbid]) {
-                if (!(ld->dbs[dbid] = stage_new(dbid))) return in_fail(in, RDB_ERR_NOMEM, "out of memory");
+                if (!(ld->dbs[dbid] = db_detached_new(dbid))) return in_fail(in, RDB_ERR_NOMEM, "out of memory");
                 for (int s = 0; s < DB_NSHARDS; s++)
                     swiss_reserve(&ld->dbs[dbid]->shards[s].keys, (size_t)(a / DB_NSHARDS + a / DB_NSHARDS / 8 + 16));
             }
@@ -1159,7 +1097,7 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
             obj_free(&v);
             ld->expired++;
         } else {
-            if (!ld->dbs[dbid] && !(ld->dbs[dbid] = stage_new(dbid))) {
+            if (!ld->dbs[dbid] && !(ld->dbs[dbid] = db_detached_new(dbid))) {
                 obj_free(&v);
                 return in_fail(in, RDB_ERR_NOMEM, "out of memory for a database");
             }

@@ -95,3 +95,40 @@ TEST(slab, threads) {
         CHECK_EQ(jobs[i].bad, 0);
     }
 }
+
+/* An owner's pool: slots of every class, freed in a scrambled order, leave
+ * one slab per class at most (the last with room), and destroy frees them. */
+TEST(slab, pool_gives_slabs_back) {
+    slab_pool sp;
+    slab_pool_init(&sp);
+    enum { N = 3000 };
+    static unsigned char *p[N];
+    static size_t len[N];
+    unit_rng r = {42};
+    for (size_t i = 0; i < N; i++) {
+        len[i] = (size_t)unit_below(&r, SLAB_MAX + 1);
+        p[i] = slab_pool_alloc(&sp, len[i]);
+        CHECK(p[i] != NULL);
+        CHECK_EQ((uintptr_t)p[i] % 8, 0);
+        CHECK_EQ(slab_size(p[i]), slab_class_size(len[i]));
+        fill(p[i], len[i], (uint32_t)i);
+    }
+    CHECK(slab_pool_bytes(&sp) >= 3000 * 8);
+    for (size_t i = 0; i < N; i++) CHECK(intact(p[i], len[i], (uint32_t)i));
+    /* Free every other slot, then reuse: a freed slot comes back. */
+    for (size_t i = 0; i < N; i += 2) slab_pool_free(&sp, p[i]);
+    size_t before = slab_pool_bytes(&sp);
+    for (size_t i = 0; i < N; i += 2) {
+        p[i] = slab_pool_alloc(&sp, len[i]);
+        fill(p[i], len[i], (uint32_t)i);
+    }
+    CHECK_EQ(slab_pool_bytes(&sp), before);
+    for (size_t i = 0; i < N; i++) CHECK(intact(p[i], len[i], (uint32_t)i));
+    for (size_t k = 0; k < N; k++) {
+        size_t i = (k * 7919) % N;
+        slab_pool_free(&sp, p[i]);
+    }
+    CHECK(slab_pool_bytes(&sp) <= (SLAB_NCLASS + 1) * 16384);
+    slab_pool_destroy(&sp);
+    CHECK_EQ(slab_pool_bytes(&sp), 0);
+}
