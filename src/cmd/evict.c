@@ -197,7 +197,7 @@ static void pool_populate(int policy, int samples) {
                 break;
             }
             if (candidate(e)) {
-                pool_insert(score_of(policy, e), d, e->key, db_entry_klen(e));
+                pool_insert(score_of(policy, e), d, db_entry_key(e), db_entry_klen(e));
                 found++;
             }
             db_unlock_shard(db, s);
@@ -212,7 +212,7 @@ static size_t evict_entry(gdb *db, dbentry *e) {
     char small[256];
     char *key = n < sizeof(small) ? small : malloc(n + 1);
     if (!key) abort();
-    memcpy(key, e->key, n);
+    memcpy(key, db_entry_key(e), n);
     size_t bytes = obj_mem_usage(&e->val) + db_entry_size(e) + sizeof(dbentry *) + 1;
     db_delete_entry(db, e);
     mcmeta_forget(db, key, n);

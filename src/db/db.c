@@ -32,20 +32,22 @@ typedef struct keyref {
 static uint64_t key_slot_hash(void *ctx, const void *slot) {
     (void)ctx;
     const dbentry *e = *(dbentry *const *)slot;
-    return hash_bytes(e->key, db_entry_klen(e));
+    return hash_bytes(db_entry_key(e), db_entry_klen(e));
 }
 
 static int key_slot_match(void *ctx, const void *slot, const void *key) {
     (void)ctx;
     const dbentry *e = *(dbentry *const *)slot;
     const keyref *k = key;
-    return db_entry_klen(e) == k->n && memcmp(e->key, k->p, k->n) == 0;
+    return db_entry_klen(e) == k->n && memcmp(db_entry_key(e), k->p, k->n) == 0;
 }
 
 static void key_slot_prefetch(void *ctx, const void *slot) {
     (void)ctx;
     const dbentry *e = *(dbentry *const *)slot;
-    __builtin_prefetch(e->key);
+    /* The value, and a short key's bytes just before it. */
+    __builtin_prefetch(e);
+    __builtin_prefetch((const char *)e - 8);
 }
 
 static const swiss_type keyspace_type = {sizeof(dbentry *), key_slot_hash, key_slot_match, 0, key_slot_prefetch};
@@ -481,9 +483,9 @@ static int slots_add(gdb *db, dbentry *e, uint64_t h, unsigned sl) {
 static void *slots_find(gdb *db, dbentry *e, uint64_t h, swiss ***setp) {
     db_slots *ds = __atomic_load_n(&db->slots, __ATOMIC_ACQUIRE);
     size_t n = db_entry_klen(e);
-    unsigned sl = crc16_key_slot(e->key, n);
+    unsigned sl = crc16_key_slot(db_entry_key(e), n);
     assert(ds && ds->set[sl]);
-    keyref kr = {e->key, n};
+    keyref kr = {db_entry_key(e), n};
     void *slot = swiss_find(ds->set[sl], h, &kr);
     assert(slot && *(dbentry **)slot == e);
     *setp = &ds->set[sl];
@@ -492,7 +494,7 @@ static void *slots_find(gdb *db, dbentry *e, uint64_t h, swiss ***setp) {
 
 static void slots_del(gdb *db, dbentry *e) {
     swiss **set;
-    void *slot = slots_find(db, e, key_hash(e->key, db_entry_klen(e)), &set);
+    void *slot = slots_find(db, e, key_hash(db_entry_key(e), db_entry_klen(e)), &set);
     swiss_delete(*set, slot);
     if (swiss_size(*set) == 0) {
         swiss_free(*set);
@@ -642,14 +644,28 @@ int db_time_passed(int64_t when_ms) {
            !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED);
 }
 
+/* Bytes of the value word an entry's room starts with (db.h). */
+#define ROOM_WORD sizeof(((gobj *)0)->u)
+
 /* The start of e's allocation. */
-static inline void *entry_base(dbentry *e) { return db_entry_has_ext(e) ? (void *)DB_EXT(e) : (void *)e; }
+static inline void *entry_base(dbentry *e) {
+    if (db_entry_has_ext(e)) return DB_EXT(e);
+    return (char *)e - db_key_span(e->val.flags & DBE_KLEN); /* a short key: a long one has a dbext */
+}
+
+/* Under the address sanitizer each entry is an allocation of its own, so
+ * that it sees reads and writes past an entry's end. */
+#ifdef __SANITIZE_ADDRESS__
+#define ENTRY_POOLED(sh, size) 0
+#else
+#define ENTRY_POOLED(sh, size) ((size) <= SLAB_MAX && swiss_size(&(sh)->keys) >= DB_POOL_MIN)
+#endif
 
 /* Memory for an entry of size bytes (dbext and room included) in sh: a
  * slot of the shard's pool (*slab set) or malloc's. */
 static void *entry_alloc(shard *sh, size_t size, int *slab) {
     *slab = 0;
-    if (size <= SLAB_MAX && swiss_size(&sh->keys) >= DB_POOL_MIN) {
+    if (ENTRY_POOLED(sh, size)) {
         if (!sh->pool && (sh->pool = malloc(sizeof(slab_pool)))) slab_pool_init(sh->pool);
         void *p = sh->pool ? slab_pool_alloc(sh->pool, size) : NULL;
         if (p) {
@@ -716,7 +732,7 @@ static void expire_now(gdb *db, shard *sh, void *slot, dbentry *e) {
     char small[128];
     size_t n = db_entry_klen(e);
     char *copy = n < sizeof(small) ? small : malloc(n + 1);
-    if (copy) memcpy(copy, e->key, n);
+    if (copy) memcpy(copy, db_entry_key(e), n);
     shard_remove(db, sh, slot, e);
     __atomic_fetch_add(&db_stat_expired_keys, 1, __ATOMIC_RELAXED);
     if (hooks.expired && copy) hooks.expired(db, copy, n);
@@ -794,7 +810,7 @@ int db_key_exists(gdb *db, const char *k, size_t n) { return db_lookup(db, k, n)
 int db_expire_if_needed(gdb *db, dbentry *e) {
     if (!db_is_expired(e, db_now_ms()) || keep_expired()) return 0;
     shard *sh;
-    void *slot = find_slot(db, e->key, db_entry_klen(e), &sh);
+    void *slot = find_slot(db, db_entry_key(e), db_entry_klen(e), &sh);
     assert(slot);
     expire_now(db, sh, slot, e);
     return 1;
@@ -809,26 +825,30 @@ dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp
 dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp, int ttl) {
     uint64_t h = key_hash(k, n);
     shard *sh = shard_for(db, h, k, n);
-    /* A long key's length is in a dbext, as a TTL is. */
-    size_t ext = ttl || n >= DBE_KLEN ? sizeof(dbext) : 0;
-    size_t off = sizeof(dbentry) + n;
+    /* A long key's bytes follow its entry, which has no room then, and its
+     * length is in a dbext, as a TTL is. */
+    int shortk = db_key_short(n);
+    if (!shortk) room = 0;
+    size_t ext = ttl || !shortk ? sizeof(dbext) : 0;
+    size_t over = room > ROOM_WORD ? room - ROOM_WORD : 0; /* room past the value word */
+    size_t size = ext + sizeof(dbentry) + (shortk ? db_key_span(n) + over : n);
     int slab;
-    char *base = entry_alloc(sh, ext + off + room, &slab);
+    char *base = entry_alloc(sh, size, &slab);
     if (!base) return NULL;
-    dbentry *e = (dbentry *)(void *)(base + ext);
-    if (roomp) *roomp = room ? (char *)e + off : NULL;
+    dbentry *e = (dbentry *)(void *)(base + ext + (shortk ? db_key_span(n) : 0));
+    if (roomp) *roomp = room ? (void *)&e->val.u : NULL;
     memset(&e->val, 0, sizeof(e->val));
     e->val.type = OBJ_NONE;
     obj_init_access(&e->val);
     /* A new key is not part of a snapshot that runs: it gets the mark. */
     e->val.flags = (uint16_t)__atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
-    e->val.flags |= (uint16_t)(n >= DBE_KLEN ? DBE_KLEN : n);
+    e->val.flags |= (uint16_t)(shortk ? n : DBE_KLEN);
     if (slab) e->val.flags |= DBE_SLAB;
     if (ext) {
         e->val.flags |= DBE_EXT;
         *DB_EXT(e) = (dbext){-1, DB_VIDX_NONE, (uint32_t)n};
     }
-    memcpy(e->key, k, n);
+    memcpy((char *)(uintptr_t)db_entry_key(e), k, n);
     void *slot = swiss_insert(&sh->keys, h);
     if (!slot) {
         entry_release(sh->pool, e);
@@ -850,7 +870,7 @@ size_t db_entry_size(const dbentry *e) {
 
 void db_delete_entry(gdb *db, dbentry *e) {
     shard *sh;
-    void *slot = find_slot(db, e->key, db_entry_klen(e), &sh);
+    void *slot = find_slot(db, db_entry_key(e), db_entry_klen(e), &sh);
     assert(slot && *(dbentry **)slot == e);
     shard_remove(db, sh, slot, e);
 }
@@ -899,18 +919,19 @@ void db_entry_set_value(dbentry *e, const gobj *v) {
  * what points at it (the shard's index, the slot's set, an embedded
  * value's pointer) is pointed at the copy. NULL when out of memory. */
 static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
-    size_t klen = db_entry_klen(e), size = sizeof(dbentry) + klen;
-    const char *end = strval_embedded_end(&e->val);
-    if (end) size = (size_t)(end - (const char *)e);
+    size_t klen = db_entry_klen(e), span = db_key_span(klen);
+    assert(db_key_short(klen));
+    /* The key, the value and what its room holds past the value word. */
+    size_t room = strval_embedded_room(&e->val);
+    size_t size = span + sizeof(dbentry) + (room > ROOM_WORD ? room - ROOM_WORD : 0);
     int slab;
     char *base = entry_alloc(sh, sizeof(dbext) + size, &slab);
     if (!base) return NULL;
-    dbentry *ne = (dbentry *)(void *)(base + sizeof(dbext));
-    memcpy(ne, e, size);
-    *DB_EXT(ne) = (dbext){-1, DB_VIDX_NONE, (uint32_t)klen};
+    memcpy(base + sizeof(dbext), (const char *)e - span, size);
+    dbentry *ne = (dbentry *)(void *)(base + sizeof(dbext) + span);
     ne->val.flags = (uint16_t)((ne->val.flags & ~DBE_SLAB) | DBE_EXT | (slab ? DBE_SLAB : 0));
-    strval_moved(&ne->val, e, ne);
-    keyref kr = {e->key, klen};
+    *DB_EXT(ne) = (dbext){-1, DB_VIDX_NONE, (uint32_t)klen};
+    keyref kr = {db_entry_key(e), klen};
     void *slot = swiss_find(&sh->keys, h, &kr);
     assert(slot && *(dbentry **)slot == e);
     memcpy(slot, &ne, sizeof(ne));
@@ -925,8 +946,8 @@ static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
 
 dbentry *db_set_expire(gdb *db, dbentry *e, int64_t when) {
     size_t klen = db_entry_klen(e);
-    uint64_t h = hash_bytes(e->key, klen);
-    shard *sh = shard_for(db, h, e->key, klen);
+    uint64_t h = hash_bytes(db_entry_key(e), klen);
+    shard *sh = shard_for(db, h, db_entry_key(e), klen);
     snap_save(db, e);
     if (!db_entry_has_ext(e) && !(e = entry_add_ext(db, sh, h, e))) abort();
     DB_EXT(e)->expire = when;
@@ -937,7 +958,7 @@ dbentry *db_set_expire(gdb *db, dbentry *e, int64_t when) {
 void db_persist(gdb *db, dbentry *e) {
     if (!db_entry_has_ext(e)) return;
     size_t klen = db_entry_klen(e);
-    shard *sh = shard_for(db, hash_bytes(e->key, klen), e->key, klen);
+    shard *sh = shard_for(db, hash_bytes(db_entry_key(e), klen), db_entry_key(e), klen);
     snap_save(db, e);
     vol_remove(sh, e);
     DB_EXT(e)->expire = -1;
@@ -1103,8 +1124,8 @@ size_t db_active_expire_cycle(long long budget_us) {
                     dbentry *e = sh->vol[rand_below(sh->nvol)];
                     if (db_is_expired(e, now)) {
                         void *slot;
-                        keyref kr = {e->key, db_entry_klen(e)};
-                        slot = swiss_find(&sh->keys, hash_bytes(e->key, db_entry_klen(e)), &kr);
+                        keyref kr = {db_entry_key(e), db_entry_klen(e)};
+                        slot = swiss_find(&sh->keys, hash_bytes(db_entry_key(e), db_entry_klen(e)), &kr);
                         expire_now(db, sh, slot, e);
                         hit++;
                     } else {

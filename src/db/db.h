@@ -23,30 +23,43 @@
 #define DB_SNAP_BIT 0x8000u
 #define DB_VIDX_NONE 0x7fffffffu
 
-/* A key's entry: a 16-byte header (the value, whose flags word the entry
- * owns) and the key's bytes (no NUL: always read with their length), then
- * the room an embedded value was given (db_add_room). What only some keys
- * need lives in a dbext just before the entry, in the same allocation: the TTL
- * (with the entry's place in its shard's list of keys that have one) and
- * the length of a key of DBE_KLEN bytes or more. An entry gets its dbext
- * when it is created with one in mind or when its key first gets a TTL,
- * which moves it (db_set_expire); it keeps it until the key goes.
+/* A key's entry. The entry pointer names its value, a gobj (whose flags
+ * word the entry owns); the key's bytes (no NUL: always read with their
+ * length) come right before it, padded to 8 bytes, and what only some keys
+ * need in a dbext before those: the TTL (with the entry's place in its
+ * shard's list of keys that have one) and the length of a key of DBE_KLEN
+ * bytes or more.
  *
- * The allocation (dbext, entry, room) comes from the shard's slab pool
- * (8-byte size classes, no lock of its own: the shard's lock serialises it)
- * once the shard holds DB_POOL_MIN keys, if it fits a slab slot; else from
- * malloc. Small shards stay on malloc: a pool keeps a 16 KiB slab per size
- * class it has seen, too much for a few keys.
+ *     [dbext]  key  [pad]  gobj: type enc flags lru | u or room ...
+ *                          ^ entry
+ *
+ * A new key's small string lives in the room it was given (db_add_room):
+ * the room starts at the gobj's value word u (the value's 8 bytes are the
+ * room's first 8: a room has at least 8) and runs past it, so a 100-byte
+ * value under an 8-byte key takes 8 + 8 + 103 bytes. A value that is not
+ * embedded writes its word over the room's start. A long key (DBE_KLEN
+ * bytes or more) has a dbext, no room and its bytes after the gobj
+ * instead. An entry gets its dbext when it is created with one in mind or
+ * when its key first gets a TTL, which moves it (db_set_expire); it keeps
+ * it until the key goes.
+ *
+ * The allocation comes from the shard's slab pool (8-byte size classes, no
+ * lock of its own: the shard's lock serialises it) once the shard holds
+ * DB_POOL_MIN keys, if it fits a slab slot; else from malloc. Small shards
+ * stay on malloc: a pool keeps a 16 KiB slab per size class it has seen,
+ * too much for a few keys.
  *
  * val.flags: bit 15 the snapshot mark (DB_SNAP_BIT, below), bit 14 DBE_EXT
- * (a dbext precedes the entry), bit 13 DBE_SLAB (the allocation is a slot
- * of the shard's pool), bits 0-12 the key's length, or DBE_KLEN when the
- * length is in the dbext. Invariant: whatever writes a value into an entry
- * keeps val.flags (db_entry_set_value, db_replace_value). */
+ * (a dbext precedes the key), bit 13 DBE_SLAB (the allocation is a slot of
+ * the shard's pool), bit 12 OBJ_EMBEDDED (object.h: the value is in the
+ * room), bits 0-11 the key's length, or DBE_KLEN when the length is in the
+ * dbext. Invariant: whatever writes a value into an entry keeps val.flags
+ * but OBJ_EMBEDDED (db_entry_set_value, db_replace_value). */
 #define DBE_EXT 0x4000u
 #define DBE_SLAB 0x2000u
-#define DBE_KLEN 0x1fffu
+#define DBE_KLEN 0x0fffu
 #define DB_POOL_MIN 1024
+_Static_assert(OBJ_EMBEDDED == 0x1000u, "the value's bit of an entry's flags");
 
 typedef struct dbext {
     int64_t expire;     /* unix ms, -1 when the key has no TTL */
@@ -56,18 +69,32 @@ typedef struct dbext {
 
 typedef struct dbentry {
     gobj val;
-    char key[];
 } dbentry;
 
-#define DB_EXT(e) ((dbext *)(void *)(e) - 1)
+/* Bytes a short key takes before its entry. */
+static inline size_t db_key_span(size_t klen) { return (klen + 7) & ~(size_t)7; }
+/* Whether a key of klen bytes is short: before its entry, with room for an
+ * embedded value. */
+static inline int db_key_short(size_t klen) { return klen < DBE_KLEN; }
 static inline int db_entry_has_ext(const dbentry *e) { return (e->val.flags & DBE_EXT) != 0; }
+static inline dbext *db_entry_ext(const dbentry *e) {
+    unsigned k = e->val.flags & DBE_KLEN;
+    char *p = (char *)(void *)(uintptr_t)e;
+    return (dbext *)(void *)(k != DBE_KLEN ? p - db_key_span(k) : p) - 1;
+}
+#define DB_EXT(e) db_entry_ext(e)
 static inline size_t db_entry_klen(const dbentry *e) {
     unsigned k = e->val.flags & DBE_KLEN;
-    return k != DBE_KLEN ? k : ((const dbext *)(const void *)e - 1)->klen;
+    return k != DBE_KLEN ? k : db_entry_ext(e)->klen;
+}
+static inline const char *db_entry_key(const dbentry *e) {
+    unsigned k = e->val.flags & DBE_KLEN;
+    const char *p = (const char *)e;
+    return k != DBE_KLEN ? p - db_key_span(k) : p + sizeof(dbentry);
 }
 /* unix ms, -1 when the key has no TTL */
 static inline int64_t db_entry_expire(const dbentry *e) {
-    return db_entry_has_ext(e) ? ((const dbext *)(const void *)e - 1)->expire : -1;
+    return db_entry_has_ext(e) ? db_entry_ext(e)->expire : -1;
 }
 
 typedef struct shard {

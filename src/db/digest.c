@@ -207,7 +207,7 @@ int digest_dataset(unsigned char out[DIGEST_BYTES]) {
                 const dbentry *e = *(dbentry **)slot;
                 if (e->val.type == OBJ_NONE) continue;
                 unsigned char kd[DIGEST_BYTES] = {0};
-                fold_mix(kd, e->key, db_entry_klen(e));
+                fold_mix(kd, db_entry_key(e), db_entry_klen(e));
                 rc = digest_entry(e, kd);
                 fold_xor(out, kd, DIGEST_BYTES);
             }

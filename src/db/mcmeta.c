@@ -92,11 +92,11 @@ static int grow(mcpart *p) {
 int mcmeta_get(gdb *db, const dbentry *e, mcmeta *out) {
     if (!db || db->id != 0 || !mcmeta_count()) return 0;
     size_t n = db_entry_klen(e);
-    uint64_t h = db_key_hash(e->key, n);
+    uint64_t h = db_key_hash(db_entry_key(e), n);
     mcpart *p = part_of(h);
     int found = 0;
     pthread_mutex_lock(&p->lk);
-    mcm **s = find(p, h, e->key, n);
+    mcm **s = find(p, h, db_entry_key(e), n);
     if (s && *s) {
         if ((*s)->e == e) {
             *out = (*s)->m;
@@ -149,7 +149,7 @@ static int put(const char *key, size_t klen, const dbentry *e, const mcmeta *m, 
 
 int mcmeta_set(gdb *db, const dbentry *e, const mcmeta *m) {
     if (!db || db->id != 0) return 0;
-    return put(e->key, db_entry_klen(e), e, m, NULL);
+    return put(db_entry_key(e), db_entry_klen(e), e, m, NULL);
 }
 
 void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
@@ -160,16 +160,16 @@ void mcmeta_ensure(gdb *db, const dbentry *e, mcmeta *out) {
     if (!db || db->id != 0) return;
     /* Readers of one key may run together (its shard held shared): the
      * first to give a unique wins and the others show that one. */
-    put(e->key, db_entry_klen(e), e, out, out);
+    put(db_entry_key(e), db_entry_klen(e), e, out, out);
 }
 
 void mcmeta_moved(gdb *db, const dbentry *from, const dbentry *to) {
     if (!db || db->id != 0 || !mcmeta_count()) return;
     size_t n = db_entry_klen(to);
-    uint64_t h = db_key_hash(to->key, n);
+    uint64_t h = db_key_hash(db_entry_key(to), n);
     mcpart *p = part_of(h);
     pthread_mutex_lock(&p->lk);
-    mcm **s = find(p, h, to->key, n);
+    mcm **s = find(p, h, db_entry_key(to), n);
     if (s && *s && (*s)->e == from) (*s)->e = to;
     pthread_mutex_unlock(&p->lk);
 }

@@ -20,11 +20,16 @@ enum {
     ENC_STREAM = 15,
 };
 
+/* gobj.flags: a string lives in the room of its key's entry, starting at
+ * its own u (strval.c; only a key's entry has a room, db.h). */
+#define OBJ_EMBEDDED 0x1000u
+
 typedef struct gobj {
     uint8_t type;
     uint8_t enc;
     uint16_t flags;    /* the container's: a key's entry keeps its own bits
-                          here (db.h); values leave them alone */
+                          here (db.h); values leave them alone but
+                          OBJ_EMBEDDED */
     uint32_t lru;      /* seconds clock of last access, or LFU data */
     union {
         int64_t i;

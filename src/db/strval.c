@@ -1,6 +1,6 @@
 /* strval.c -- string values on the head/tail object store.
  *
- * A value is one of (u.p's tag bits: EMB_TAG, then bit 0):
+ * A value is one of (flags' OBJ_EMBEDDED, then u.p's bit 0):
  *   ENC_INT            a canonical int64 inline in the gobj;
  *   small  (u.p even)  a handle cell of the small-object arena: values
  *                      shorter than --ram-head, 16-byte aligned records;
@@ -8,7 +8,7 @@
  *                      compressed when that makes the record smaller (a
  *                      raw record; len = COMP_BIT | clen << 16 | length),
  *                      and read back through a per-command scratch buffer;
- *   embedded (EMB_TAG) the value in the room its key's entry was
+ *   embedded (OBJ_EMBEDDED) the value in the room its key's entry was
  *                      allocated with (db_add_room): a value a write stores
  *                      under a new key, up to EMBED_MAX bytes and unless a
  *                      fixed small-object pool or --perverse placement is
@@ -18,12 +18,16 @@
  *                      frees nothing, a value that no longer fits moves to
  *                      the arena (the room stays unused until the key goes),
  *                      and a value that leaves its entry (RENAME, MOVE) is
- *                      copied out first (strval_unembed); when the entry
- *                      itself is reallocated, strval_moved re-points it.
- *                      The room may start at any byte address (u.p is
- *                      tagged with bit 63, which no user-space address
- *                      has, and the record is read byte by byte), and its
- *                      layout is not the arena's but a 2-byte header:
+ *                      copied out first (strval_unembed). The room starts
+ *                      at the gobj's own u (db.h: an entry's room begins
+ *                      with its value word), so the value is found from
+ *                      the gobj's address and goes with its entry when the
+ *                      entry is reallocated; a copy of the gobj is not the
+ *                      value (only the gobj in its entry is). A value that
+ *                      stops being embedded writes its word over the
+ *                      room's first 8 bytes. The record is read byte by
+ *                      byte, and its layout is not the arena's but a
+ *                      2-byte header:
  *                        plain       [cap][len][len bytes][NUL]
  *                        compressed  [cap][EMB_COMP][rawlen][clen][clen LZF bytes]
  *                      Invariant: the room is EMB_HDR + cap + 1 bytes
@@ -78,17 +82,13 @@ static _Thread_local const char *io_failed;
 const char *strval_io_error(void) { return io_failed; }
 void strval_count_read_error(void) { __atomic_fetch_add(&tail_read_errors, 1, __ATOMIC_RELAXED); }
 
-/* The tag of an embedded value: a bit no user-space address has (x86-64:
- * below 2^47, 2^56 with 5-level paging; AArch64 without tagged pointers:
- * below 2^52; emb_point asserts it), so the room may start at any byte. A
- * bigval pointer is malloc-aligned and tagged with bit 0 (IS_BIG ignores
- * bit 0 of an embedded value); a small value's handle cell is untagged. */
-#define EMB_TAG ((uintptr_t)1 << 63)
-_Static_assert(sizeof(uintptr_t) == 8 && sizeof(void *) == 8, "EMB_TAG needs 64-bit pointers");
-#define IS_BIG(o) ((((uintptr_t)(o)->u.p) & (EMB_TAG | 1u)) == 1u)
+/* An embedded value is marked in flags (its u holds the record's first
+ * bytes). A bigval pointer is malloc-aligned and tagged with bit 0; a
+ * small value's handle cell is untagged. */
+#define IS_EMB(o) (((o)->flags & OBJ_EMBEDDED) != 0)
+#define EMB(o) ((unsigned char *)(uintptr_t)&(o)->u)
+#define IS_BIG(o) (!IS_EMB(o) && (((uintptr_t)(o)->u.p) & 1u) != 0)
 #define BIG(o) ((bigval *)((uintptr_t)(o)->u.p & ~(uintptr_t)1))
-#define IS_EMB(o) ((((uintptr_t)(o)->u.p) & EMB_TAG) != 0)
-#define EMB(o) ((unsigned char *)((uintptr_t)(o)->u.p & ~EMB_TAG))
 #define SMALL(o) (*(smallrec **)(o)->u.p) /* an arena value's record */
 /* Values up to this size are embedded in a new key's entry: beyond it the
  * allocator's size classes (a quarter of a power of two apart) waste more
@@ -109,11 +109,13 @@ static size_t emb_len(const unsigned char *e) { return emb_is_comp(e) ? e[2] : e
 static char *emb_data(unsigned char *e) { return (char *)e + EMB_HDR; }
 static const char *emb_cdata(const unsigned char *e) { return (const char *)e + EMB_CHDR; }
 static size_t emb_clen(const unsigned char *e) { return e[3]; }
-/* o becomes the embedded value at e. */
+/* o (in its entry, whose room starts at o's u) becomes the value written
+ * at e, that room; emb_leave: o's word is about to be something else. */
 static void emb_point(gobj *o, unsigned char *e) {
-    assert(((uintptr_t)e & EMB_TAG) == 0); /* a user address: the tag bit is free */
-    o->u.p = (void *)((uintptr_t)e | EMB_TAG);
+    assert(e == EMB(o));
+    o->flags |= OBJ_EMBEDDED;
 }
+static void emb_leave(gobj *o) { o->flags &= (uint16_t)~OBJ_EMBEDDED; }
 
 /* Compressed small values (see above). */
 #define COMP_BIT 0x80000000u
@@ -295,6 +297,7 @@ static void untouch(bigval *b) {
 void strval_set_int(gobj *o, int64_t v) {
     o->type = OBJ_STRING;
     o->enc = ENC_INT;
+    emb_leave(o);
     o->u.i = v;
 }
 
@@ -331,6 +334,7 @@ static bigval *big_new(const char *p, size_t n) {
 }
 
 static void set_small(gobj *o, smallrec **h) {
+    emb_leave(o);
     o->u.p = h;
 }
 
@@ -354,6 +358,7 @@ int strval_set_str(gobj *o, const char *p, size_t n) {
     }
     bigval *b = big_new(p, n);
     if (!b) return -1;
+    emb_leave(o);
     o->u.p = (void *)((uintptr_t)b | 1u);
     return 0;
 }
@@ -570,6 +575,7 @@ static char *small_grow(gobj *o, const char *src, size_t len, size_t newlen) {
     b->len = newlen;
     b->dirty = 1;
     small_release(o);
+    emb_leave(o);
     o->u.p = (void *)((uintptr_t)b | 1u);
     o->enc = ENC_RAW;
     touch(b);
@@ -647,6 +653,7 @@ void strval_free(gobj *o) {
             small_release(o);
         }
     }
+    emb_leave(o);
     o->u.p = NULL;
 }
 
@@ -699,8 +706,9 @@ int strval_pressure(void) {
 }
 
 int strval_pressure_relieves(const gobj *o, int bits) {
-    if (o->type != OBJ_STRING || o->enc == ENC_INT || !o->u.p) return 0;
+    if (o->type != OBJ_STRING || o->enc == ENC_INT) return 0;
     if (IS_EMB(o)) return 0; /* in its entry, not in either pool */
+    if (!o->u.p) return 0;
     return IS_BIG(o) ? (bits & STRVAL_PRESSURE_HEADS) != 0 : (bits & STRVAL_PRESSURE_SMALL) != 0;
 }
 
@@ -838,16 +846,4 @@ void strval_embed(gobj *o, void *room) {
     emb_point(o, e);
 }
 
-const void *strval_embedded_end(const gobj *o) {
-    if (!strval_is_embedded(o)) return NULL;
-    const unsigned char *e = EMB(o);
-    return e + emb_room(e);
-}
-
-void strval_moved(gobj *o, const void *old_base, void *new_base) {
-    if (o->type != OBJ_STRING || o->enc == ENC_INT || !IS_EMB(o)) return;
-    /* Integer arithmetic: old_base may be freed (realloc). */
-    uintptr_t at = (uintptr_t)EMB(o);
-    assert(at >= (uintptr_t)old_base);
-    emb_point(o, (unsigned char *)((uintptr_t)new_base + (at - (uintptr_t)old_base)));
-}
+size_t strval_embedded_room(const gobj *o) { return strval_is_embedded(o) ? emb_room(EMB(o)) : 0; }

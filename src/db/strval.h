@@ -49,8 +49,9 @@ size_t strval_mem_usage(const gobj *o);
  * room an entry needs to hold p[0..n) embedded, 0 when such a value is not
  * embedded (integers, values over the embedding limit or --ram-head). It
  * may compress p for strval_set_embedded, which must follow for the same
- * p and n on the same thread: o (a value slot holding nothing) becomes
- * the value, written into room (any alignment, as large as asked). */
+ * p and n on the same thread: o (the value of an entry made with that
+ * room, holding nothing) becomes the value, written into room (which
+ * db_add_room gave: it starts at o's u). */
 size_t strval_embed_size(const char *p, size_t n);
 void strval_set_embedded(gobj *o, void *room, const char *p, size_t n);
 /* o is embedded and p[0..n) fits its room: it becomes the value there
@@ -61,17 +62,13 @@ int strval_is_embedded(const gobj *o);
  * (or not embedded), -1 no memory (nothing changed). */
 int strval_unembed(gobj *o);
 /* An existing value (a loaded one) into a new entry: the room it needs
- * embedded (0: it stays where it is), and the move itself. */
+ * embedded (0: it stays where it is), and the move itself, once o is the
+ * value of the entry made with that room (db_entry_set_value first). */
 size_t strval_embed_size_of(const gobj *o);
 void strval_embed(gobj *o, void *room);
-/* The address just past an embedded value's room (NULL: o is not
+/* Bytes of an embedded value's room, from o's u on (0: o is not
  * embedded). */
-const void *strval_embedded_end(const gobj *o);
-/* o's entry allocation moved from old_base to new_base (same content,
- * byte for byte): an embedded value is re-pointed into the new copy
- * (o->u.p rebased by new_base - old_base); any other value is untouched.
- * old_base is only compared, never read (it may be freed). */
-void strval_moved(gobj *o, const void *old_base, void *new_base);
+size_t strval_embedded_room(const gobj *o);
 
 /* Large values (>= --ram-head) hand out a contiguous view (head + tail
  * copied together) from strval_bytes/strval_resize. strval_end_command()

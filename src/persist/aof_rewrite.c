@@ -94,7 +94,7 @@ static void rw_bulk_ll(rw_out *o, long long v) {
 static void rw_cmd(rw_out *o, int argc, const char *name, const dbentry *e) {
     rw_head(o, '*', argc);
     rw_bulk(o, name, strlen(name));
-    rw_bulk(o, e->key, db_entry_klen(e));
+    rw_bulk(o, db_entry_key(e), db_entry_klen(e));
 }
 
 /* The elements of a collection go out in commands of at most 64 of them
@@ -242,7 +242,7 @@ static void rw_stream(rw_out *o, const dbentry *e) {
         rw_head(o, '*', 7);
         rw_bulk(o, "XGROUP", 6);
         rw_bulk(o, "CREATE", 6);
-        rw_bulk(o, e->key, db_entry_klen(e));
+        rw_bulk(o, db_entry_key(e), db_entry_klen(e));
         rw_bulk(o, g->name, g->nlen);
         rw_stream_id(o, &g->last_id);
         rw_bulk(o, "ENTRIESREAD", 11);
@@ -253,7 +253,7 @@ static void rw_stream(rw_out *o, const dbentry *e) {
                 rw_head(o, '*', 5);
                 rw_bulk(o, "XGROUP", 6);
                 rw_bulk(o, "CREATECONSUMER", 14);
-                rw_bulk(o, e->key, db_entry_klen(e));
+                rw_bulk(o, db_entry_key(e), db_entry_klen(e));
                 rw_bulk(o, g->name, g->nlen);
                 rw_bulk(o, c->name, c->nlen);
                 continue;

@@ -59,8 +59,8 @@ static void kb_apply(kbuilder *kb, kbatch *b) {
             obj_free(&r->val);
             continue;
         }
-        if (at) strval_embed(&r->val, at);
         db_entry_set_value(e, &r->val);
+        if (at) strval_embed(&e->val, at);
         if (r->expire != -1) db_set_expire(db, e, r->expire);
         ld->keys++;
     }

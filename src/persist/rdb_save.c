@@ -636,7 +636,7 @@ static void save_entry(rdb_out *o, const dbentry *e) {
         out_bytes(o, b, 9);
     }
     out_byte(o, (unsigned char)t);
-    out_string(o, e->key, db_entry_klen(e));
+    out_string(o, db_entry_key(e), db_entry_klen(e));
     save_value(o, v);
 }
 

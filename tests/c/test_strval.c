@@ -13,12 +13,15 @@ static size_t live_records(void) {
     return st.live_records;
 }
 
-/* An entry's room as db_add_room hands it out: 4-byte aligned, scribbled
- * so that a read past the value shows. */
-static void *room_for(size_t n) {
-    char *r = malloc(n + 8);
-    memset(r, 0x5a, n + 8);
-    return r;
+/* A key's entry as db_add_room makes it: the value (a gobj) whose room
+ * starts at its u and has at least 8 bytes; scribbled past the room so a
+ * read past the value shows. */
+static gobj *entry_for(size_t room) {
+    size_t n = sizeof(gobj) + (room > 8 ? room - 8 : 0);
+    gobj *o = malloc(n + 8);
+    memset(o, 0x5a, n + 8);
+    memset(o, 0, sizeof(*o));
+    return o;
 }
 
 static void check_value(const gobj *o, const char *p, size_t n) {
@@ -38,39 +41,37 @@ TEST(strval, embedded_set_read_and_free) {
     CHECK(strval_embed_size(big, sizeof(big)) == 0); /* over the limit */
     size_t need = strval_embed_size("hello", 5);
     CHECK(need >= 5 + 1);
-    void *room = room_for(need);
-    gobj o = {0};
-    strval_set_embedded(&o, room, "hello", 5);
-    CHECK(strval_is_embedded(&o) && o.enc == ENC_EMBSTR);
-    check_value(&o, "hello", 5);
+    gobj *o = entry_for(need);
+    strval_set_embedded(o, &o->u, "hello", 5);
+    CHECK(strval_is_embedded(o) && o->enc == ENC_EMBSTR && strval_embedded_room(o) == need);
+    check_value(o, "hello", 5);
     CHECK(live_records() == before); /* nothing in the arena */
     int64_t v;
-    CHECK(!strval_get_int(&o, &v));
-    strval_free(&o); /* the room is the entry's: nothing to free */
-    CHECK(live_records() == before);
-    free(room);
+    CHECK(!strval_get_int(o, &v));
+    strval_free(o); /* the room is the entry's: nothing to free */
+    CHECK(live_records() == before && !strval_is_embedded(o));
+    free(o);
 }
 
 TEST(strval, embedded_overwrite_in_place_or_not) {
     objstore_ensure_init();
     const char *first = "a value of some length";
     size_t n = strlen(first);
-    void *room = room_for(strval_embed_size(first, n));
-    gobj o = {0};
-    strval_set_embedded(&o, room, first, n);
-    CHECK(strval_set_in_place(&o, "shorter", 7) == 1);
-    check_value(&o, "shorter", 7);
-    CHECK(strval_set_in_place(&o, first, n) == 1); /* the room's full size */
-    check_value(&o, first, n);
+    gobj *o = entry_for(strval_embed_size(first, n));
+    strval_set_embedded(o, &o->u, first, n);
+    CHECK(strval_set_in_place(o, "shorter", 7) == 1);
+    check_value(o, "shorter", 7);
+    CHECK(strval_set_in_place(o, first, n) == 1); /* the room's full size */
+    check_value(o, first, n);
     const char *longer = "a value longer than the room it was given";
-    CHECK(strval_set_in_place(&o, longer, strlen(longer)) == 0);
-    check_value(&o, first, n); /* unchanged */
-    CHECK(strval_set_in_place(&o, "42", 2) == 0); /* integers go inline */
+    CHECK(strval_set_in_place(o, longer, strlen(longer)) == 0);
+    check_value(o, first, n); /* unchanged */
+    CHECK(strval_set_in_place(o, "42", 2) == 0); /* integers go inline */
     gobj i = {0};
     strval_set_int(&i, 7);
     CHECK(strval_set_in_place(&i, "x", 1) == 0); /* not embedded */
-    strval_free(&o);
-    free(room);
+    strval_free(o);
+    free(o);
 }
 
 TEST(strval, embedded_compressed) {
@@ -81,48 +82,47 @@ TEST(strval, embedded_compressed) {
     /* Compression attempts thin out after failures: a few tries. */
     for (int t = 0; t < 70 && !(need && need < sizeof(p)); t++) need = strval_embed_size(p, sizeof(p));
     CHECK(need > 0 && need < sizeof(p));
-    void *room = room_for(need);
-    gobj o = {0};
-    strval_set_embedded(&o, room, p, sizeof(p));
-    CHECK(o.enc == ENC_RAW);
+    gobj *o = entry_for(need);
+    strval_set_embedded(o, &o->u, p, sizeof(p));
+    CHECK(o->enc == ENC_RAW);
     const char *c;
     size_t clen, len;
-    CHECK(strval_lzf(&o, &c, &clen, &len) == 1 && len == sizeof(p) && clen < len);
-    check_value(&o, p, sizeof(p));
+    CHECK(strval_lzf(o, &c, &clen, &len) == 1 && len == sizeof(p) && clen < len);
+    check_value(o, p, sizeof(p));
     strval_end_command();
-    strval_free(&o);
-    free(room);
+    strval_free(o);
+    free(o);
 }
 
 TEST(strval, embedded_grows_into_the_arena) {
     objstore_ensure_init();
     size_t before = live_records();
-    void *room = room_for(strval_embed_size("abc", 3));
-    gobj o = {0};
-    strval_set_embedded(&o, room, "abc", 3);
-    char *w = strval_resize(&o, 3); /* fits: stays */
-    CHECK(w && strval_is_embedded(&o));
-    w = strval_resize(&o, 50); /* APPEND-like growth: moves out */
-    CHECK(w && !strval_is_embedded(&o) && memcmp(w, "abc", 3) == 0 && w[3] == 0 && w[49] == 0);
-    memset(room, 0x77, strval_embed_size("abc", 3)); /* the old room no longer matters */
+    gobj *o = entry_for(strval_embed_size("abc", 3));
+    strval_set_embedded(o, &o->u, "abc", 3);
+    char *w = strval_resize(o, 3); /* fits: stays */
+    CHECK(w && strval_is_embedded(o));
+    w = strval_resize(o, 50); /* APPEND-like growth: moves out */
+    CHECK(w && !strval_is_embedded(o) && memcmp(w, "abc", 3) == 0 && w[3] == 0 && w[49] == 0);
+    gobj moved = *o; /* out of the room: a copy is the value now */
+    memset(o, 0x77, sizeof(*o)); /* the old room no longer matters */
     CHECK(live_records() == before + 1);
-    CHECK(strval_len(&o) == 50);
-    strval_free(&o);
+    CHECK(strval_len(&moved) == 50);
+    strval_free(&moved);
     CHECK(live_records() == before);
-    free(room);
+    free(o);
 }
 
 TEST(strval, unembed_copies_out) {
     objstore_ensure_init();
     size_t before = live_records();
     const char *s = "moves with RENAME";
-    void *room = room_for(strval_embed_size(s, strlen(s)));
-    gobj o = {0};
-    strval_set_embedded(&o, room, s, strlen(s));
-    CHECK(strval_unembed(&o) == 0);
-    CHECK(!strval_is_embedded(&o) && live_records() == before + 1);
-    memset(room, 0x11, 16);
-    free(room);
+    gobj *e = entry_for(strval_embed_size(s, strlen(s)));
+    strval_set_embedded(e, &e->u, s, strlen(s));
+    CHECK(strval_unembed(e) == 0);
+    CHECK(!strval_is_embedded(e) && live_records() == before + 1);
+    gobj o = *e; /* leaves its entry */
+    memset(e, 0x11, sizeof(*e));
+    free(e);
     check_value(&o, s, strlen(s));
     CHECK(strval_unembed(&o) == 0); /* not embedded: nothing to do */
     strval_free(&o);
@@ -132,19 +132,20 @@ TEST(strval, unembed_copies_out) {
 TEST(strval, embed_a_loaded_value) {
     objstore_ensure_init();
     size_t before = live_records();
-    gobj o = {0};
-    CHECK(strval_set(&o, "from a snapshot", 15) == 0); /* in the arena */
-    CHECK(!strval_is_embedded(&o) && live_records() == before + 1);
-    size_t need = strval_embed_size_of(&o);
+    gobj v = {0};
+    CHECK(strval_set(&v, "from a snapshot", 15) == 0); /* in the arena */
+    CHECK(!strval_is_embedded(&v) && live_records() == before + 1);
+    size_t need = strval_embed_size_of(&v);
     CHECK(need >= 15 + 1);
-    void *room = room_for(need);
-    strval_embed(&o, room);
-    CHECK(strval_is_embedded(&o) && live_records() == before);
-    check_value(&o, "from a snapshot", 15);
-    CHECK(strval_embed_size_of(&o) == 0); /* already embedded */
+    gobj *o = entry_for(need);
+    *o = v; /* the entry's value first, then into its room */
+    strval_embed(o, &o->u);
+    CHECK(strval_is_embedded(o) && live_records() == before);
+    check_value(o, "from a snapshot", 15);
+    CHECK(strval_embed_size_of(o) == 0); /* already embedded */
     gobj i = {0};
     strval_set_int(&i, 12);
     CHECK(strval_embed_size_of(&i) == 0);
-    strval_free(&o);
-    free(room);
+    strval_free(o);
+    free(o);
 }

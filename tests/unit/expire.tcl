@@ -501,9 +501,9 @@ start_server {tags {expire}} {
         assert_range [r ttl g1] 90 100
     }
 
-    test {Keys of 16383 bytes and more, with and without a TTL} {
+    test {Keys of 4095 bytes and more, with and without a TTL} {
         r flushall
-        foreach n {16382 16383 16384 70000} {
+        foreach n {4094 4095 4096 16383 70000} {
             set k [string repeat k $n]
             r set $k v$n
             assert_equal v$n [r get $k]
@@ -521,6 +521,56 @@ start_server {tags {expire}} {
             r del y$k x$k
         }
         assert_equal 0 [r dbsize]
+    }
+
+    # Key kl bytes long, its first byte telling the value length's index i.
+    proc skey {kl i} { string range "[lindex {a b c d e f g h i j k} $i][string repeat k 20]" 0 [expr {$kl - 1}] }
+
+    test {Short keys of every padding with small values: TTL, growth, RENAME, reload} {
+        r flushall
+        set vlens {0 1 4 5 6 7 8 9 50 254 255}
+        for {set kl 1} {$kl <= 17} {incr kl} {
+            foreach vl $vlens {
+                set k [skey $kl [lsearch $vlens $vl]]
+                set v [string repeat [format %c [expr {97 + $kl}]] $vl]
+                r set $k $v
+                assert_equal $v [r get $k]
+                assert_equal $vl [r strlen $k]
+            }
+        }
+        assert_equal [expr {17 * [llength $vlens]}] [r dbsize]
+        # A first TTL moves each entry, a growth moves its value out.
+        for {set kl 1} {$kl <= 17} {incr kl} {
+            foreach vl $vlens {
+                set k [skey $kl [lsearch $vlens $vl]]
+                if {$kl % 2} { r expire $k 1000 }
+            }
+        }
+        set d1 [r debug digest]
+        r debug reload
+        assert_equal $d1 [r debug digest]
+        for {set kl 1} {$kl <= 17} {incr kl} {
+            foreach vl $vlens {
+                set k [skey $kl [lsearch $vlens $vl]]
+                set v [string repeat [format %c [expr {97 + $kl}]] $vl]
+                assert_equal $v [r get $k]
+                r append $k xyz
+                assert_equal "${v}xyz" [r get $k]
+                r rename $k r$k
+                assert_equal "${v}xyz" [r get r$k]
+                if {$kl % 2} { assert_range [r ttl r$k] 900 1000 } else { assert_equal -1 [r ttl r$k] }
+                r set r$k [string repeat z 300]
+                assert_equal 300 [r strlen r$k]
+                r set r$k ab
+                assert_equal ab [r get r$k]
+                r incr n$k
+                r set n$k $v
+                assert_equal $v [r get n$k]
+            }
+        }
+        set d2 [r debug digest]
+        r debug reload
+        assert_equal $d2 [r debug digest]
     }
 
     test {Active expiry after many first TTLs and PERSISTs} {

@@ -454,7 +454,7 @@ static void collect_key(void *arg, dbentry *e) {
     size_t n = db_entry_klen(e);
     kl->k[kl->cnt] = malloc(n + 1);
     if (!kl->k[kl->cnt]) abort();
-    memcpy(kl->k[kl->cnt], e->key, n);
+    memcpy(kl->k[kl->cnt], db_entry_key(e), n);
     kl->k[kl->cnt][n] = '\0';
     kl->n[kl->cnt++] = n;
 }

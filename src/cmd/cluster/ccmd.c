@@ -879,7 +879,7 @@ typedef struct keyreply {
     client *c;
 } keyreply;
 
-static void reply_key(void *arg, dbentry *e) { reply_bulk(((keyreply *)arg)->c, e->key, db_entry_klen(e)); }
+static void reply_key(void *arg, dbentry *e) { reply_bulk(((keyreply *)arg)->c, db_entry_key(e), db_entry_klen(e)); }
 
 static size_t keys_db0(void) { return db_size(db_get(0)); }
 

@@ -78,8 +78,8 @@ static void keysCommand(client *c) {
         while ((slot = swiss_iter_next(&it))) {
             dbentry *e = *(dbentry **)slot;
             if (db_is_expired(e, now)) continue;
-            if (!all && !glob_match(pat->p, pat->n, e->key, db_entry_klen(e), 0)) continue;
-            reply_bulk(c, e->key, db_entry_klen(e));
+            if (!all && !glob_match(pat->p, pat->n, db_entry_key(e), db_entry_klen(e), 0)) continue;
+            reply_bulk(c, db_entry_key(e), db_entry_klen(e));
             n++;
         }
         swiss_iter_done(&it);
@@ -107,14 +107,14 @@ static void scan_key(void *arg, dbentry *e) {
     scan_acc *a = x->a;
     size_t kn = db_entry_klen(e);
     int expired = db_is_expired(e, db_now_ms());
-    int matched = !a->pat || glob_match(a->pat->p, a->pat->n, e->key, kn, 0);
+    int matched = !a->pat || glob_match(a->pat->p, a->pat->n, db_entry_key(e), kn, 0);
     if (a->type != SCAN_ANY_TYPE && matched) db_count_read(!expired);
     if (expired && !matched) {
         /* Left for later, as Redis expires only the keys MATCH lets
          * through (the reply leaves it out either way). */
         scan_skip(a);
     } else if (expired) {
-        if (a->type == SCAN_TYPE_NONE) scan_push(a, e->key, kn);
+        if (a->type == SCAN_TYPE_NONE) scan_push(a, db_entry_key(e), kn);
         else scan_skip(a);
         if (x->ngone == x->capgone) {
             int nc = x->capgone ? x->capgone * 2 : 16;
@@ -127,13 +127,13 @@ static void scan_key(void *arg, dbentry *e) {
         }
         char *k = malloc(kn + 1);
         if (!k) return;
-        memcpy(k, e->key, kn);
+        memcpy(k, db_entry_key(e), kn);
         x->gone[x->ngone] = k;
         x->gonen[x->ngone++] = kn;
     } else if (a->type != SCAN_ANY_TYPE && e->val.type != a->type) {
         scan_skip(a);
     } else {
-        scan_push(a, e->key, kn);
+        scan_push(a, db_entry_key(e), kn);
     }
 }
 
@@ -162,7 +162,7 @@ static void scanCommand(client *c) { scan_command(c, &keyspace_scan); }
 static void randomkeyCommand(client *c) {
     dbentry *e = db_random_key(cmd_db(c));
     if (!e) reply_null(c);
-    else reply_bulk(c, e->key, db_entry_klen(e));
+    else reply_bulk(c, db_entry_key(e), db_entry_klen(e));
 }
 
 /* Move entry e (key from of src) to the free key to of dst (same or other
@@ -176,8 +176,8 @@ static void move_entry(client *c, gdb *src, dbentry *e, const garg *from, gdb *d
     int64_t exp = db_entry_expire(e);
     dbentry *ne = db_add_ext(dst, to->p, to->n, strval_embed_size_of(&e->val), &at, exp != -1);
     if (!ne) abort();
-    if (at) strval_embed(&e->val, at);
     db_entry_set_value(ne, &e->val);
+    if (at) strval_embed(&ne->val, at);
     ne->val.lru = e->val.lru; /* the value keeps its access clock */
     e->val.type = OBJ_NONE; /* ownership moved */
     db_delete_entry(src, e);
@@ -433,8 +433,8 @@ static void restoreCommand(client *c) {
     void *at;
     dbentry *ne = db_add_ext(db, key->p, key->n, strval_embed_size_of(&v), &at, ttl != 0);
     if (!ne) abort();
-    if (at) strval_embed(&v, at);
     db_entry_set_value(ne, &v);
+    if (at) strval_embed(&ne->val, at);
     ne->val.lru = v.lru; /* IDLETIME / FREQ */
     if (ttl) db_set_expire(db, ne, ttl);
     block_signal_key(db, key->p, key->n);

@@ -144,7 +144,7 @@ static dbentry *string_store(client *c, gdb *db, dbentry *e, const garg *key, co
         return e;
     }
     size_t room;
-    if (!e && (room = strval_embed_size(p, n)) != 0) {
+    if (!e && db_key_short(key->n) && (room = strval_embed_size(p, n)) != 0) {
         void *at;
         e = db_add_ext(db, key->p, key->n, room, &at, how & ST_TTL);
         if (!e) {
