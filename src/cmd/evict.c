@@ -167,7 +167,7 @@ static dbentry *random_entry_locked(gdb *db, int vol, unsigned *shard_out) {
             if (sh->nvol) e = sh->vol[rand_below(sh->nvol)];
         } else {
             void *slot = swiss_random(&sh->keys, rand_next);
-            if (slot) e = *(dbentry **)slot;
+            if (slot) e = db_index_entry(&sh->keys, slot);
         }
         if (e) {
             *shard_out = s;

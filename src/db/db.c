@@ -29,28 +29,55 @@ typedef struct keyref {
     size_t n;
 } keyref;
 
-static uint64_t key_slot_hash(void *ctx, const void *slot) {
-    (void)ctx;
-    const dbentry *e = *(dbentry *const *)slot;
-    return hash_bytes(db_entry_key(e), db_entry_klen(e));
-}
+static uint64_t entry_hash(const dbentry *e) { return hash_bytes(db_entry_key(e), db_entry_klen(e)); }
 
-static int key_slot_match(void *ctx, const void *slot, const void *key) {
-    (void)ctx;
-    const dbentry *e = *(dbentry *const *)slot;
-    const keyref *k = key;
+static int entry_match(const dbentry *e, const keyref *k) {
     return db_entry_klen(e) == k->n && memcmp(db_entry_key(e), k->p, k->n) == 0;
 }
 
+static inline const dbentry *slot_entry(void *ctx, const void *slot) {
+    uint32_t ref;
+    memcpy(&ref, slot, sizeof(ref));
+    return db_space_entry(ctx, ref);
+}
+
+/* A shard's index: 4-byte references into its db_space (the ctx). */
+static uint64_t key_slot_hash(void *ctx, const void *slot) { return entry_hash(slot_entry(ctx, slot)); }
+
+static int key_slot_match(void *ctx, const void *slot, const void *key) {
+    return entry_match(slot_entry(ctx, slot), key);
+}
+
 static void key_slot_prefetch(void *ctx, const void *slot) {
-    (void)ctx;
-    const dbentry *e = *(dbentry *const *)slot;
+    const dbentry *e = slot_entry(ctx, slot);
     /* The value, and a short key's bytes just before it. */
     __builtin_prefetch(e);
     __builtin_prefetch((const char *)e - 8);
 }
 
-static const swiss_type keyspace_type = {sizeof(dbentry *), key_slot_hash, key_slot_match, 0, key_slot_prefetch};
+static const swiss_type keyspace_type = {sizeof(uint32_t), key_slot_hash, key_slot_match, 0, key_slot_prefetch};
+
+/* A hash slot's set of keys (cluster mode): entry pointers. */
+static uint64_t ptr_slot_hash(void *ctx, const void *slot) {
+    (void)ctx;
+    return entry_hash(*(dbentry *const *)slot);
+}
+
+static int ptr_slot_match(void *ctx, const void *slot, const void *key) {
+    (void)ctx;
+    return entry_match(*(dbentry *const *)slot, key);
+}
+
+static const swiss_type slotset_type = {sizeof(dbentry *), ptr_slot_hash, ptr_slot_match, 0, NULL};
+
+static inline db_space *space_of(const shard *sh) { return sh->keys.ctx; }
+
+static inline void slot_set_ref(void *slot, uint32_t ref) { memcpy(slot, &ref, sizeof(ref)); }
+static inline uint32_t slot_ref(const void *slot) {
+    uint32_t ref;
+    memcpy(&ref, slot, sizeof(ref));
+    return ref;
+}
 
 /* A database's 64 key indexes grow together (the hash spreads keys
  * evenly), so at the same size they would all split in parts at once
@@ -60,7 +87,9 @@ static const swiss_type keyspace_type = {sizeof(dbentry *), key_slot_hash, key_s
  * 16 parts per shard that early cost 12-15 % more memory at 50K-100K
  * keys; halves stay within -1..+5 %.) */
 static void shard_index_init(shard *sh, unsigned s) {
-    swiss_init(&sh->keys, &keyspace_type, NULL);
+    db_space *sp = calloc(1, sizeof(*sp));
+    if (!sp) abort();
+    swiss_init(&sh->keys, &keyspace_type, sp);
     swiss_set_split_shift(&sh->keys, s % 2);
 }
 
@@ -469,7 +498,7 @@ static int slots_add(gdb *db, dbentry *e, uint64_t h, unsigned sl) {
     if (!ds->set[sl]) {
         swiss *t = malloc(sizeof(swiss));
         if (!t) return -1;
-        swiss_init(t, &keyspace_type, NULL);
+        swiss_init(t, &slotset_type, NULL);
         ds->set[sl] = t;
     }
     void *slot = swiss_insert(ds->set[sl], h);
@@ -487,7 +516,7 @@ static void *slots_find(gdb *db, dbentry *e, uint64_t h, swiss ***setp) {
     assert(ds && ds->set[sl]);
     keyref kr = {db_entry_key(e), n};
     void *slot = swiss_find(ds->set[sl], h, &kr);
-    assert(slot && *(dbentry **)slot == e);
+    assert(slot && *(dbentry **)slot == e); /* a set of pointers */
     *setp = &ds->set[sl];
     return slot;
 }
@@ -578,8 +607,7 @@ void db_snap_adopt(gdb *db) {
         void *slot;
         swiss_iter_init(&it, &db->shards[s].keys);
         while ((slot = swiss_iter_next(&it))) {
-            dbentry *e = *(dbentry **)slot;
-            db_entry_mark_saved(e);
+            db_entry_mark_saved(db_index_entry(&db->shards[s].keys, slot));
         }
         swiss_iter_done(&it);
     }
@@ -653,6 +681,34 @@ static inline void *entry_base(dbentry *e) {
     return (char *)e - db_key_span(e->val.flags & DBE_KLEN); /* a short key: a long one has a dbext */
 }
 
+/* A far reference for e (db.h); 0 when out of memory. */
+static uint32_t far_add(db_space *sp, dbentry *e) {
+    uint32_t i;
+    if (sp->far_free) {
+        i = sp->far_free - 1;
+        sp->far_free = (uint32_t)((uintptr_t)sp->far[i] >> 1);
+    } else {
+        if (sp->nfar == sp->capfar) {
+            if (sp->capfar >= DB_REF_FAR / 2) return 0;
+            uint32_t cap = sp->capfar ? sp->capfar * 2 : 16;
+            dbentry **v = realloc(sp->far, cap * sizeof(*v));
+            if (!v) return 0;
+            sp->far = v;
+            sp->capfar = cap;
+        }
+        i = sp->nfar++;
+    }
+    sp->far[i] = e;
+    return DB_REF_FAR | i;
+}
+
+static void far_del(db_space *sp, uint32_t ref) {
+    uint32_t i = ref & ~DB_REF_FAR;
+    assert((ref & DB_REF_FAR) && i < sp->nfar);
+    sp->far[i] = (dbentry *)(uintptr_t)((uintptr_t)sp->far_free << 1 | 1u);
+    sp->far_free = i + 1;
+}
+
 /* Under the address sanitizer each entry is an allocation of its own, so
  * that it sees reads and writes past an entry's end. */
 #ifdef __SANITIZE_ADDRESS__
@@ -661,49 +717,66 @@ static inline void *entry_base(dbentry *e) {
 #define ENTRY_POOLED(sh, size) ((size) <= SLAB_MAX && swiss_size(&(sh)->keys) >= DB_POOL_MIN)
 #endif
 
-/* Memory for an entry of size bytes (dbext and room included) in sh: a
- * slot of the shard's pool (*slab set) or malloc's. */
-static void *entry_alloc(shard *sh, size_t size, int *slab) {
-    *slab = 0;
+/* A shard's pool has references below DB_REF_FAR. */
+#define POOL_MAX_IDS (DB_REF_FAR >> SLAB_REF_OFF_BITS)
+
+/* Memory for an entry of size bytes whose value is voff bytes in: a slot
+ * of the shard's pool or malloc's; *ref: the entry's reference. The
+ * entry's flags must get DBE_SLAB when *ref has no DB_REF_FAR. */
+static char *entry_alloc(shard *sh, size_t size, size_t voff, uint32_t *ref) {
+    db_space *sp = space_of(sh);
     if (ENTRY_POOLED(sh, size)) {
-        if (!sh->pool && (sh->pool = malloc(sizeof(slab_pool)))) slab_pool_init(sh->pool);
-        void *p = sh->pool ? slab_pool_alloc(sh->pool, size) : NULL;
+        if (!sp->pool && (sp->pool = malloc(sizeof(slab_pool)))) slab_pool_init_refs(sp->pool, POOL_MAX_IDS);
+        char *p = sp->pool ? slab_pool_alloc(sp->pool, size) : NULL;
         if (p) {
-            *slab = 1;
+            *ref = slab_pool_ref(p + voff);
             return p;
         }
     }
-    return malloc(size);
+    char *p = malloc(size);
+    if (p && !(*ref = far_add(sp, (dbentry *)(void *)(p + voff)))) {
+        free(p);
+        return NULL;
+    }
+    return p;
 }
 
 /* Gives back e's memory (not its value's). */
-static void entry_release(slab_pool *pool, dbentry *e) {
-    if (e->val.flags & DBE_SLAB) {
-        assert(pool);
-        slab_pool_free(pool, entry_base(e));
-    } else {
-        free(entry_base(e));
-    }
+static void entry_release(db_space *sp, dbentry *e) {
+    if (e->val.flags & DBE_SLAB) slab_pool_free(sp->pool, entry_base(e));
+    else free(entry_base(e));
 }
 
-void db_entry_free(dbentry *e, slab_pool *pool) {
+/* e, whose reference is ref, leaves its live shard: its memory goes. */
+static void entry_drop(db_space *sp, dbentry *e, uint32_t ref) {
+    if (!(e->val.flags & DBE_SLAB)) far_del(sp, ref);
+    entry_release(sp, e);
+}
+
+void db_index_free_entry(swiss *keys, void *slot) {
+    dbentry *e = db_index_entry(keys, slot);
     obj_free(&e->val);
-    entry_release(pool, e);
+    entry_release(keys->ctx, e);
 }
 
-void db_pool_free(slab_pool *pool) {
-    if (!pool) return;
-    slab_pool_destroy(pool);
-    free(pool);
+void db_index_free_space(swiss *keys) {
+    db_space *sp = keys->ctx;
+    if (sp->pool) {
+        slab_pool_destroy(sp->pool);
+        free(sp->pool);
+    }
+    free(sp->far);
+    free(sp);
+    keys->ctx = NULL;
 }
 
-void db_index_free_entries(swiss *keys, slab_pool *pool) {
+void db_index_free_entries(swiss *keys) {
     swiss_iter it;
     swiss_iter_init(&it, keys);
     void *slot;
-    while ((slot = swiss_iter_next(&it))) db_entry_free(*(dbentry **)slot, pool);
+    while ((slot = swiss_iter_next(&it))) db_index_free_entry(keys, slot);
     swiss_iter_done(&it);
-    db_pool_free(pool);
+    db_index_free_space(keys);
 }
 
 /* Takes e out of its shard (the snapshot saves it first); the caller
@@ -716,8 +789,10 @@ static void shard_detach(gdb *db, shard *sh, void *slot, dbentry *e) {
 }
 
 static void shard_remove(gdb *db, shard *sh, void *slot, dbentry *e) {
+    uint32_t ref = slot_ref(slot);
     shard_detach(db, sh, slot, e);
-    db_entry_free(e, sh->pool);
+    obj_free(&e->val);
+    entry_drop(space_of(sh), e, ref);
 }
 
 static void *find_slot(gdb *db, const char *k, size_t n, shard **shp) {
@@ -742,7 +817,7 @@ static void expire_now(gdb *db, shard *sh, void *slot, dbentry *e) {
 dbentry *db_lookup_raw(gdb *db, const char *k, size_t n) {
     shard *sh;
     void *slot = find_slot(db, k, n, &sh);
-    return slot ? *(dbentry **)slot : NULL;
+    return slot ? db_index_entry(&sh->keys, slot) : NULL;
 }
 
 /* A replica does not expire keys itself: its primary sends the DELs. A
@@ -770,7 +845,7 @@ static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n, int touch) {
     shard *sh;
     void *slot = find_slot(db, k, n, &sh);
     if (!slot) return NULL;
-    dbentry *e = *(dbentry **)slot;
+    dbentry *e = db_index_entry(&sh->keys, slot);
     if (db_is_expired(e, db_now_ms())) {
         if (keep_expired()) {
             if (!primary_context || !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) return NULL;
@@ -832,10 +907,11 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     size_t ext = ttl || !shortk ? sizeof(dbext) : 0;
     size_t over = room > ROOM_WORD ? room - ROOM_WORD : 0; /* room past the value word */
     size_t size = ext + sizeof(dbentry) + (shortk ? db_key_span(n) + over : n);
-    int slab;
-    char *base = entry_alloc(sh, size, &slab);
+    size_t voff = ext + (shortk ? db_key_span(n) : 0);
+    uint32_t ref;
+    char *base = entry_alloc(sh, size, voff, &ref);
     if (!base) return NULL;
-    dbentry *e = (dbentry *)(void *)(base + ext + (shortk ? db_key_span(n) : 0));
+    dbentry *e = (dbentry *)(void *)(base + voff);
     if (roomp) *roomp = room ? (void *)&e->val.u : NULL;
     memset(&e->val, 0, sizeof(e->val));
     e->val.type = OBJ_NONE;
@@ -843,7 +919,7 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     /* A new key is not part of a snapshot that runs: it gets the mark. */
     e->val.flags = (uint16_t)__atomic_load_n(&db_snap_mark, __ATOMIC_RELAXED);
     e->val.flags |= (uint16_t)(shortk ? n : DBE_KLEN);
-    if (slab) e->val.flags |= DBE_SLAB;
+    if (!(ref & DB_REF_FAR)) e->val.flags |= DBE_SLAB;
     if (ext) {
         e->val.flags |= DBE_EXT;
         *DB_EXT(e) = (dbext){-1, DB_VIDX_NONE, (uint32_t)n};
@@ -851,13 +927,13 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     memcpy((char *)(uintptr_t)db_entry_key(e), k, n);
     void *slot = swiss_insert(&sh->keys, h);
     if (!slot) {
-        entry_release(sh->pool, e);
+        entry_drop(space_of(sh), e, ref);
         return NULL;
     }
-    memcpy(slot, &e, sizeof(e));
+    slot_set_ref(slot, ref);
     if (__builtin_expect(slot_mode, 0) && slots_add(db, e, h, key_slot(k, n)) != 0) {
         swiss_delete(&sh->keys, slot);
-        entry_release(sh->pool, e);
+        entry_drop(space_of(sh), e, ref);
         return NULL;
     }
     return e;
@@ -871,7 +947,7 @@ size_t db_entry_size(const dbentry *e) {
 void db_delete_entry(gdb *db, dbentry *e) {
     shard *sh;
     void *slot = find_slot(db, db_entry_key(e), db_entry_klen(e), &sh);
-    assert(slot && *(dbentry **)slot == e);
+    assert(slot && db_index_entry(&sh->keys, slot) == e);
     shard_remove(db, sh, slot, e);
 }
 
@@ -881,18 +957,16 @@ static int remove_key(gdb *db, const char *k, size_t n, int lazy) {
     shard *sh;
     void *slot = find_slot(db, k, n, &sh);
     if (!slot) return 0;
-    dbentry *e = *(dbentry **)slot;
+    dbentry *e = db_index_entry(&sh->keys, slot);
     if (db_is_expired(e, db_now_ms()) && !keep_expired()) {
         expire_now(db, sh, slot, e);
         return 0;
     }
+    uint32_t ref = slot_ref(slot);
     shard_detach(db, sh, slot, e);
-    if (lazy && lazyfree_worth(e)) {
-        lazyfree_value(&e->val);
-        entry_release(sh->pool, e);
-    } else {
-        db_entry_free(e, sh->pool);
-    }
+    if (lazy && lazyfree_worth(e)) lazyfree_value(&e->val);
+    else obj_free(&e->val);
+    entry_drop(space_of(sh), e, ref);
     return 1;
 }
 
@@ -924,23 +998,24 @@ static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
     /* The key, the value and what its room holds past the value word. */
     size_t room = strval_embedded_room(&e->val);
     size_t size = span + sizeof(dbentry) + (room > ROOM_WORD ? room - ROOM_WORD : 0);
-    int slab;
-    char *base = entry_alloc(sh, sizeof(dbext) + size, &slab);
+    uint32_t ref;
+    char *base = entry_alloc(sh, sizeof(dbext) + size, sizeof(dbext) + span, &ref);
     if (!base) return NULL;
     memcpy(base + sizeof(dbext), (const char *)e - span, size);
     dbentry *ne = (dbentry *)(void *)(base + sizeof(dbext) + span);
-    ne->val.flags = (uint16_t)((ne->val.flags & ~DBE_SLAB) | DBE_EXT | (slab ? DBE_SLAB : 0));
+    ne->val.flags = (uint16_t)((ne->val.flags & ~DBE_SLAB) | DBE_EXT | (ref & DB_REF_FAR ? 0 : DBE_SLAB));
     *DB_EXT(ne) = (dbext){-1, DB_VIDX_NONE, (uint32_t)klen};
     keyref kr = {db_entry_key(e), klen};
     void *slot = swiss_find(&sh->keys, h, &kr);
-    assert(slot && *(dbentry **)slot == e);
-    memcpy(slot, &ne, sizeof(ne));
+    assert(slot && db_index_entry(&sh->keys, slot) == e);
+    uint32_t old = slot_ref(slot);
+    slot_set_ref(slot, ref);
     if (__builtin_expect(slot_mode, 0)) {
         swiss **set;
         memcpy(slots_find(db, e, h, &set), &ne, sizeof(ne));
     }
     mcmeta_moved(db, e, ne);
-    entry_release(sh->pool, e);
+    entry_drop(space_of(sh), e, old);
     return ne;
 }
 
@@ -987,14 +1062,13 @@ static void flush(gdb *db, int async) {
     for (int s = 0; s < DB_NSHARDS; s++) {
         shard *sh = &db->shards[s];
         if (async && swiss_size(&sh->keys)) {
-            lazyfree_index(&sh->keys, sh->vol, sh->pool);
-            shard_index_init(sh, (unsigned)s);
+            lazyfree_index(&sh->keys, sh->vol);
         } else {
-            db_index_free_entries(&sh->keys, sh->pool);
-            swiss_clear(&sh->keys);
+            db_index_free_entries(&sh->keys);
+            swiss_free(&sh->keys);
             free(sh->vol);
         }
-        sh->pool = NULL;
+        shard_index_init(sh, (unsigned)s);
         sh->vol = NULL;
         __atomic_store_n(&sh->nvol, 0, __ATOMIC_RELAXED);
         sh->capvol = 0;
@@ -1016,10 +1090,13 @@ gdb *db_detached_new(int id) {
 
 void db_detached_free(gdb *g) {
     if (!g) return;
-    flush(g, 0);
+    slots_free(g);
     for (int s = 0; s < DB_NSHARDS; s++) {
-        swiss_free(&g->shards[s].keys);
-        pthread_mutex_destroy(&g->shards[s].lock);
+        shard *sh = &g->shards[s];
+        db_index_free_entries(&sh->keys);
+        swiss_free(&sh->keys);
+        free(sh->vol);
+        pthread_mutex_destroy(&sh->lock);
     }
     free(g);
 }
@@ -1027,17 +1104,16 @@ void db_detached_free(gdb *g) {
 void db_exchange(gdb *live, gdb *st) {
     for (int s = 0; s < DB_NSHARDS; s++) {
         shard *a = &live->shards[s], *b = &st->shards[s];
+        /* The index's ctx, its db_space, goes with it. */
         shard t = *a;
         a->keys = b->keys;
         a->vol = b->vol;
         a->nvol = b->nvol;
         a->capvol = b->capvol;
-        a->pool = b->pool;
         b->keys = t.keys;
         b->vol = t.vol;
         b->nvol = t.nvol;
         b->capvol = t.capvol;
-        b->pool = t.pool;
     }
     db_slots_exchange(live, st);
     live->avg_ttl = 0;
@@ -1056,7 +1132,7 @@ dbentry *db_random_key(gdb *db) {
         shard *sh = &db->shards[s];
         void *slot = swiss_random(&sh->keys, rand_next);
         if (!slot) continue;
-        dbentry *e = *(dbentry **)slot;
+        dbentry *e = db_index_entry(&sh->keys, slot);
         if (db_is_expired(e, db_now_ms()) && !keep_expired()) {
             /* Like Redis: a dataset of only volatile keys could loop; after
              * a few tries give back an expired key's neighbour instead. */
@@ -1073,17 +1149,18 @@ dbentry *db_random_key(gdb *db) {
 typedef struct scan_ctx {
     db_scan_fn *fn;
     void *arg;
+    const swiss *keys;
 } scan_ctx;
 
 static void scan_tramp(void *arg, void *slot) {
     scan_ctx *sc = arg;
-    sc->fn(sc->arg, *(dbentry **)slot);
+    sc->fn(sc->arg, db_index_entry(sc->keys, slot));
 }
 
 uint64_t db_scan(gdb *db, uint64_t cursor, db_scan_fn *fn, void *arg) {
     unsigned s = (unsigned)(cursor & (DB_NSHARDS - 1));
     uint64_t v = cursor >> DB_SHARD_BITS;
-    scan_ctx sc = {fn, arg};
+    scan_ctx sc = {fn, arg, &db->shards[s].keys};
     db_lock_shard(db, s);
     v = swiss_scan(&db->shards[s].keys, v, scan_tramp, &sc);
     db_unlock_shard(db, s);

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "db/object.h"
 #include "ds/swiss.h"
@@ -47,7 +48,8 @@
  * lock of its own: the shard's lock serialises it) once the shard holds
  * DB_POOL_MIN keys, if it fits a slab slot; else from malloc. Small shards
  * stay on malloc: a pool keeps a 16 KiB slab per size class it has seen,
- * too much for a few keys.
+ * too much for a few keys. The shard's index holds 4-byte references
+ * (db_space, below), not pointers.
  *
  * val.flags: bit 15 the snapshot mark (DB_SNAP_BIT, below), bit 14 DBE_EXT
  * (a dbext precedes the key), bit 13 DBE_SLAB (the allocation is a slot of
@@ -102,8 +104,32 @@ typedef struct shard {
     swiss keys;
     dbentry **vol;      /* entries with a TTL, unordered */
     size_t nvol, capvol;
-    slab_pool *pool;    /* entries' slots; NULL until the shard is DB_POOL_MIN keys */
 } shard;
+
+/* What a shard index's slots refer to (the index's ctx; it goes where the
+ * index goes). A slot is a 4-byte reference: the slab pool's reference of
+ * the entry's address (slab.h), or, with DB_REF_FAR, the entry's place in
+ * far, the table of the entries malloc gave (a small shard's, a large
+ * entry's). Invariant: a far cell is an entry's address or a free cell
+ * (bit 0 set: the next free cell's place + 1 above it, 0: none). */
+typedef struct db_space {
+    slab_pool *pool;    /* NULL until the shard holds DB_POOL_MIN keys */
+    dbentry **far;
+    uint32_t nfar, capfar, far_free;
+} db_space;
+
+#define DB_REF_FAR 0x80000000u
+
+static inline dbentry *db_space_entry(const db_space *sp, uint32_t ref) {
+    if (ref & DB_REF_FAR) return sp->far[ref & ~DB_REF_FAR];
+    return (dbentry *)slab_pool_at(sp->pool, ref);
+}
+/* The entry a slot of a shard's index (keys) refers to. */
+static inline dbentry *db_index_entry(const swiss *keys, const void *slot) {
+    uint32_t ref;
+    memcpy(&ref, slot, sizeof(ref));
+    return db_space_entry(keys->ctx, ref);
+}
 
 struct db_slots;
 
@@ -216,14 +242,13 @@ void db_delete_entry(gdb *db, dbentry *e);
 /* Bytes of e's allocation: the entry, its key and an embedded value. */
 size_t db_entry_size(const dbentry *e);
 int db_delete(gdb *db, const char *k, size_t n);
-/* Free every entry of a detached shard index (their values too) and the
- * slab pool they live in (NULL: none); the index is left holding dangling
- * slots: clear or free it next. db_entry_free frees one such entry,
- * which is in pool if it is a slot of a pool. */
-void db_index_free_entries(swiss *keys, slab_pool *pool);
-void db_entry_free(dbentry *e, slab_pool *pool);
-/* Free a pool whose entries db_entry_free has all freed. */
-void db_pool_free(slab_pool *pool);
+/* Free every entry of a detached shard index (their values too) and what
+ * they live in (its db_space); the index is left holding dangling slots:
+ * free it next. db_index_free_entry frees the entry of one slot (and
+ * nothing else), db_index_free_space the rest once each is freed. */
+void db_index_free_entries(swiss *keys);
+void db_index_free_entry(swiss *keys, void *slot);
+void db_index_free_space(swiss *keys);
 /* db_delete whose large collection values a background thread frees
  * (UNLINK; DEL under lazyfree-lazy-user-del). */
 int db_unlink(gdb *db, const char *k, size_t n);

@@ -204,7 +204,7 @@ int digest_dataset(unsigned char out[DIGEST_BYTES]) {
             int rc = 0;
             swiss_iter_init(&it, &db->shards[s].keys);
             while (rc == 0 && (slot = swiss_iter_next(&it))) {
-                const dbentry *e = *(dbentry **)slot;
+                const dbentry *e = db_index_entry(&db->shards[s].keys, slot);
                 if (e->val.type == OBJ_NONE) continue;
                 unsigned char kd[DIGEST_BYTES] = {0};
                 fold_mix(kd, db_entry_key(e), db_entry_klen(e));

@@ -1,12 +1,12 @@
 /* lazyfree.c -- the background freeing thread (see lazyfree.h).
  *
  * A FIFO of jobs (one detached value, or one detached shard index with its
- * entries and their slab pool) under one mutex; the thread is started on the first job and
+ * entries and what they live in) under one mutex; the thread is started on the first job and
  * sleeps on a condition variable when the queue is empty. Invariant:
  * pending counts the objects (keys) of the jobs queued or being freed, so
  * it drops to zero exactly when the queue is empty and the thread idle.
- * Freeing touches only the job's own memory (an index's entries' slab pool
- * goes with the job) and the allocators below it (malloc, the small-object
+ * Freeing touches only the job's own memory (an index's db_space goes with
+ * the job) and the allocators below it (malloc, the small-object
  * arena and the object store, each with its own lock), never a structure a
  * worker reads. */
 #include "db/lazyfree.h"
@@ -24,7 +24,6 @@ typedef struct lfjob {
     int val_set;
     swiss keys;       /* with keys_set */
     int keys_set;
-    slab_pool *pool;  /* the index's entries' */
     dbentry **vol;
     uint64_t objects;
 } lfjob;
@@ -70,13 +69,13 @@ static void job_run(lfjob *j, int paced) {
             void *slot;
             unsigned n = 0;
             while ((slot = swiss_iter_next(&it))) {
-                db_entry_free(*(dbentry **)slot, j->pool);
+                db_index_free_entry(&j->keys, slot);
                 if (++n % LAZYFREE_PIECE == 0) rest();
             }
             swiss_iter_done(&it);
-            db_pool_free(j->pool);
+            db_index_free_space(&j->keys);
         } else {
-            db_index_free_entries(&j->keys, j->pool);
+            db_index_free_entries(&j->keys);
         }
         swiss_free(&j->keys);
     }
@@ -161,21 +160,19 @@ void lazyfree_value(const gobj *v) {
     push(j);
 }
 
-void lazyfree_index(swiss *keys, dbentry **vol, slab_pool *pool) {
+void lazyfree_index(swiss *keys, dbentry **vol) {
     lfjob *j = calloc(1, sizeof(*j));
     if (!j) {
         lfjob tmp = {0};
         tmp.keys = *keys;
         tmp.keys_set = 1;
         tmp.vol = vol;
-        tmp.pool = pool;
         job_run(&tmp, 0);
         return;
     }
     j->keys = *keys;
     j->keys_set = 1;
     j->vol = vol;
-    j->pool = pool;
     j->objects = swiss_size(keys);
     push(j);
 }

@@ -17,11 +17,11 @@ int lazyfree_worth(const dbentry *e);
 /* Free the value v (a detached entry's, moved from: the caller frees only
  * the entry's memory) in the background. */
 void lazyfree_value(const gobj *v);
-/* Free every entry of a detached index and the index, vol (the shard's
- * TTL array, may be NULL) and pool (the entries' slab pool, may be NULL),
- * in the background. keys is moved from: the caller re-initialises its own
- * copy. */
-void lazyfree_index(swiss *keys, dbentry **vol, slab_pool *pool);
+/* Free every entry of a detached shard index and the index (with what its
+ * entries live in, its db_space) and vol (the shard's TTL array, may be
+ * NULL), in the background. keys is moved from: the caller re-initialises
+ * its own copy. */
+void lazyfree_index(swiss *keys, dbentry **vol);
 /* Objects handed over and not freed yet; objects freed since start-up
  * (INFO lazyfree_pending_objects, lazyfreed_objects). */
 uint64_t lazyfree_pending(void);

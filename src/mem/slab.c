@@ -32,6 +32,7 @@ typedef struct slab_page {
     uint32_t bump;                 /* offset (from SLAB_HDR) of the first never-used slot */
     uint32_t cls;                  /* slot size / SLAB_QUANTUM; fixed for the slab's life */
     uint32_t listed;
+    uint32_t id;                   /* in a pool with references: pagev[id] == this */
 } slab_page;
 
 _Static_assert(sizeof(slab_page) <= SLAB_HDR, "the slab header fits before the first slot");
@@ -63,6 +64,44 @@ static void slab_link(slab_pool *sp, slab_page *s) {
  * lock alone. */
 void slab_pool_init(slab_pool *sp) { memset(sp, 0, sizeof(*sp)); }
 
+void slab_pool_init_refs(slab_pool *sp, uint32_t max_ids) {
+    slab_pool_init(sp);
+    assert(max_ids > 0 && max_ids <= (UINT32_MAX >> SLAB_REF_OFF_BITS) + 1);
+    sp->max_ids = max_ids;
+}
+
+uint32_t slab_pool_ref(const void *p) {
+    const slab_page *s = slab_of(p);
+    assert(((uintptr_t)p & (SLAB_QUANTUM - 1)) == 0);
+    return s->id << SLAB_REF_OFF_BITS | (uint32_t)(((uintptr_t)p - (uintptr_t)s) / SLAB_QUANTUM);
+}
+
+/* Gives s an id (a pool with references); -1 when none is left. */
+static int slab_id_take(slab_pool *sp, slab_page *s) {
+    if (sp->nfree_ids) {
+        s->id = sp->free_ids[--sp->nfree_ids];
+    } else {
+        if (sp->npagev == sp->max_ids) return -1;
+        if (sp->npagev == sp->cappagev) {
+            uint32_t cap = sp->cappagev ? sp->cappagev * 2 : 16;
+            slab_page **v = realloc(sp->pagev, cap * sizeof(*v));
+            uint32_t *f = realloc(sp->free_ids, cap * sizeof(*f));
+            if (v) sp->pagev = v;
+            if (f) sp->free_ids = f;
+            if (!v || !f) return -1;
+            sp->cappagev = cap;
+        }
+        s->id = sp->npagev++;
+    }
+    sp->pagev[s->id] = s;
+    return 0;
+}
+
+static void slab_id_give(slab_pool *sp, slab_page *s) {
+    sp->pagev[s->id] = NULL;
+    sp->free_ids[sp->nfree_ids++] = s->id; /* room: every id once handed out has a cell */
+}
+
 void *slab_pool_alloc(slab_pool *sp, size_t n) {
     assert(n <= SLAB_MAX);
     size_t size = slab_class_size(n), cls = size / SLAB_QUANTUM;
@@ -71,6 +110,10 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
         s = aligned_alloc(SLAB_BYTES, SLAB_BYTES);
         if (!s) return NULL;
         memset(s, 0, sizeof(*s));
+        if (sp->max_ids && slab_id_take(sp, s) != 0) {
+            free(s);
+            return NULL;
+        }
         s->cls = (uint32_t)cls;
         slab_link(sp, s);
         sp->pages[cls]++;
@@ -98,6 +141,7 @@ void slab_pool_free(slab_pool *sp, void *p) {
     if (s->used == 0 && (s->prev || s->next)) {
         slab_unlink(sp, s);
         sp->pages[s->cls]--;
+        if (sp->max_ids) slab_id_give(sp, s);
         free(s);
     }
 }
@@ -112,13 +156,17 @@ void slab_pool_destroy(slab_pool *sp) {
             s = next;
         }
     }
+    free(sp->pagev);
+    free(sp->free_ids);
+    uint32_t max_ids = sp->max_ids;
     slab_pool_init(sp);
+    sp->max_ids = max_ids;
 }
 
 size_t slab_pool_bytes(const slab_pool *sp) {
     size_t n = 0;
     for (size_t c = 0; c <= SLAB_NCLASS; c++) n += sp->pages[c];
-    return n * SLAB_BYTES;
+    return n * SLAB_BYTES + (size_t)sp->cappagev * (sizeof(slab_page *) + sizeof(uint32_t));
 }
 
 /* ---- the process-wide pool ---------------------------------------------- */

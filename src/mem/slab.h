@@ -27,7 +27,16 @@ struct slab_page;
 typedef struct slab_pool {
     struct slab_page *avail[SLAB_NCLASS + 1]; /* per class: slabs with a free or never-used slot */
     uint32_t pages[SLAB_NCLASS + 1];          /* per class: slabs held */
+    /* With references (slab_pool_init_refs): the slabs by id. */
+    struct slab_page **pagev;
+    uint32_t npagev, cappagev, max_ids;
+    uint32_t *free_ids, nfree_ids;            /* ids of given-back slabs */
 } slab_pool;
+
+/* A reference names an 8-byte aligned address inside a slot of a pool
+ * with references: its slab's id and its offset in 8-byte units. */
+#define SLAB_REF_OFF_BITS 11
+_Static_assert((1u << SLAB_REF_OFF_BITS) * SLAB_QUANTUM == 16384, "offsets of a 16 KiB slab");
 
 /* A slot of at least n (0..SLAB_MAX) bytes; NULL when out of memory. */
 void *slab_alloc(size_t n);
@@ -42,12 +51,21 @@ static inline size_t slab_class_size(size_t n) {
 
 /* An empty pool (zeroed memory is one too). */
 void slab_pool_init(slab_pool *sp);
+/* An empty pool whose addresses have 32-bit references below
+ * max_ids << SLAB_REF_OFF_BITS: once it holds max_ids slabs, an allocation
+ * that needs a new one fails (NULL). */
+void slab_pool_init_refs(slab_pool *sp, uint32_t max_ids);
+/* The reference of p (8-byte aligned, inside a live slot) and back. */
+uint32_t slab_pool_ref(const void *p);
+static inline void *slab_pool_at(const slab_pool *sp, uint32_t ref) {
+    return (char *)sp->pagev[ref >> SLAB_REF_OFF_BITS] + (size_t)(ref & ((1u << SLAB_REF_OFF_BITS) - 1)) * SLAB_QUANTUM;
+}
 void *slab_pool_alloc(slab_pool *sp, size_t n);
 void slab_pool_free(slab_pool *sp, void *p);
 /* Frees the pool's slabs; every slot must have been given back. The pool is
  * empty again. */
 void slab_pool_destroy(slab_pool *sp);
-/* Bytes of slabs the pool holds. */
+/* Bytes of slabs the pool holds (and its id table). */
 size_t slab_pool_bytes(const slab_pool *sp);
 
 #endif

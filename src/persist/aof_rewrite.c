@@ -332,7 +332,7 @@ int aof_rewrite_commands(const char *path, int incremental_fsync, int timestamp,
             swiss_iter it;
             void *slot;
             swiss_iter_init(&it, &db->shards[s].keys);
-            while ((slot = swiss_iter_next(&it)) && !o->err) rw_entry(o, *(dbentry **)slot);
+            while ((slot = swiss_iter_next(&it)) && !o->err) rw_entry(o, db_index_entry(&db->shards[s].keys, slot));
             swiss_iter_done(&it);
         }
     }

@@ -751,7 +751,7 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
             void *slot;
             swiss_iter_init(&it, &db->shards[s].keys);
             while ((slot = swiss_iter_next(&it)) && !o.err) {
-                save_entry(&o, *(dbentry **)slot);
+                save_entry(&o, db_index_entry(&db->shards[s].keys, slot));
                 if (opt->key_delay_us) key_delay(opt->key_delay_us);
                 if (++keys == next_report) {
                     next_report += 4096;

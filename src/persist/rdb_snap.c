@@ -201,6 +201,7 @@ int rdb_snap_begin(int fd, const rdb_save_opts *opt, size_t limit, char *err, si
 }
 
 typedef struct stepctx {
+    const swiss *keys;
     rdb_membuf *b;
     int d, mark_only, fold;
     unsigned seen;
@@ -209,7 +210,7 @@ typedef struct stepctx {
 
 static void step_entry(void *arg, void *slot) {
     stepctx *c = arg;
-    dbentry *e = *(dbentry **)slot;
+    dbentry *e = db_index_entry(c->keys, slot);
     c->seen++;
     if (!db_entry_unsaved(e)) return;
     db_entry_mark_saved(e);
@@ -226,10 +227,10 @@ static int step(rdb_membuf *b, int fold) {
         if (++S.d == S.ndbs) S.done = 1;
     if (S.done) return 0;
     gdb *db = S.dbs[S.d];
-    stepctx c = {b, S.d, __atomic_load_n(&failed, __ATOMIC_RELAXED), fold, 0, 0};
+    swiss *t = &db->shards[S.s].keys;
+    stepctx c = {t, b, S.d, __atomic_load_n(&failed, __ATOMIC_RELAXED), fold, 0, 0};
     if (S.s == 0 && S.cursor == 0 && !c.mark_only) rdb_membuf_db(b, S.d, S.size[S.d], S.expires[S.d]);
     db_lock_shard(db, (unsigned)S.s);
-    swiss *t = &db->shards[S.s].keys;
     do {
         S.cursor = swiss_scan(t, S.cursor, step_entry, &c);
     } while (S.cursor && c.seen < STEP_SLOTS && rdb_membuf_len(b) < CHUNK_BYTES);

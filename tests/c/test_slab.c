@@ -132,3 +132,44 @@ TEST(slab, pool_gives_slabs_back) {
     slab_pool_destroy(&sp);
     CHECK_EQ(slab_pool_bytes(&sp), 0);
 }
+
+/* References: every slot's address comes back from its reference, a
+ * freed slab's id is used again, and a pool out of ids refuses. */
+TEST(slab, pool_references) {
+    slab_pool sp;
+    slab_pool_init_refs(&sp, 3);
+    enum { N = 700 };
+    static unsigned char *p[N];
+    size_t got = 0;
+    for (size_t i = 0; i < N; i++) {
+        p[i] = slab_pool_alloc(&sp, 64); /* 255 slots per slab: 3 slabs hold 765 */
+        CHECK(p[i] != NULL);
+        got += p[i] != NULL;
+        uint32_t ref = slab_pool_ref(p[i] + 8);
+        CHECK(slab_pool_at(&sp, ref) == p[i] + 8);
+        CHECK((ref >> SLAB_REF_OFF_BITS) < 3);
+    }
+    CHECK_EQ(got, N);
+    /* A fourth class needs a fourth slab: no id is left. */
+    CHECK(slab_pool_alloc(&sp, 200) == NULL);
+    /* Empty the first slab (and not the last one with room): its id goes
+     * back and the other class gets it. */
+    uint32_t first = slab_pool_ref(p[0]) >> SLAB_REF_OFF_BITS;
+    size_t freed = 0;
+    for (size_t i = 0; i < N; i++)
+        if ((slab_pool_ref(p[i]) >> SLAB_REF_OFF_BITS) == first) {
+            slab_pool_free(&sp, p[i]);
+            p[i] = NULL;
+            freed++;
+        }
+    CHECK(freed > 0);
+    unsigned char *q = slab_pool_alloc(&sp, 200);
+    CHECK(q != NULL);
+    CHECK_EQ(slab_pool_ref(q) >> SLAB_REF_OFF_BITS, first);
+    CHECK(slab_pool_at(&sp, slab_pool_ref(q)) == q);
+    slab_pool_free(&sp, q);
+    for (size_t i = 0; i < N; i++)
+        if (p[i]) slab_pool_free(&sp, p[i]);
+    slab_pool_destroy(&sp);
+    CHECK_EQ(slab_pool_bytes(&sp), 0);
+}

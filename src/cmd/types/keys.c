@@ -76,7 +76,7 @@ static void keysCommand(client *c) {
         swiss_iter_init(&it, &db->shards[s].keys);
         void *slot;
         while ((slot = swiss_iter_next(&it))) {
-            dbentry *e = *(dbentry **)slot;
+            dbentry *e = db_index_entry(&db->shards[s].keys, slot);
             if (db_is_expired(e, now)) continue;
             if (!all && !glob_match(pat->p, pat->n, db_entry_key(e), db_entry_klen(e), 0)) continue;
             reply_bulk(c, db_entry_key(e), db_entry_klen(e));
