@@ -60,7 +60,7 @@
 #define DBE_EXT 0x4000u
 #define DBE_SLAB 0x2000u
 #define DBE_KLEN 0x0fffu
-#define DB_POOL_MIN 1024
+#define DB_POOL_MIN 256
 _Static_assert(OBJ_EMBEDDED == 0x1000u, "the value's bit of an entry's flags");
 
 typedef struct dbext {

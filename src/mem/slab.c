@@ -21,6 +21,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#include "mem/hugetlb.h"
 
 #define SLAB_BYTES ((size_t)16384)
 #define SLAB_HDR 64 /* slab header, rounded up so slots stay aligned */
@@ -33,9 +36,130 @@ typedef struct slab_page {
     uint32_t cls;                  /* slot size / SLAB_QUANTUM; fixed for the slab's life */
     uint32_t listed;
     uint32_t id;                   /* in a pool with references: pagev[id] == this */
+    struct slab_chunk *chunk;      /* the block it was cut from (SLAB_CHUNKED) */
 } slab_page;
 
 _Static_assert(sizeof(slab_page) <= SLAB_HDR, "the slab header fits before the first slot");
+
+/* ---- where slabs come from ----------------------------------------------
+ *
+ * Slabs are cut from 2 MiB blocks of the block provider (mem/hugetlb.c:
+ * HugeTLB pages under --arena-hugetlb, ordinary ones otherwise; counted in
+ * used memory as blocks), not allocated one by one: jemalloc keeps ~2 bytes
+ * of metadata per key entry for 16 KiB extents, and pads them. A chunk
+ * hands out its 16 KiB-aligned slabs, takes freed ones back (their pages
+ * are returned to the kernel at once, as jemalloc would in time) and goes
+ * back to the provider when none is used, but for one empty chunk kept
+ * against churn. Under a sanitizer slabs stay heap allocations (the leak
+ * checker scans the heap for pointers; it does not scan mappings).
+ * Invariant (chunk_lock): a chunk is on chunk_avail iff it has a free or
+ * never-used slab; nused counts its slabs handed out. */
+#define SLAB_CHUNK ((size_t)2 << 20)
+#define SLAB_PER_CHUNK (SLAB_CHUNK / SLAB_BYTES)
+
+typedef struct slab_chunk {
+    struct slab_chunk *prev, *next; /* on chunk_avail */
+    char *map;                      /* the block */
+    int huge;
+    char *first;                    /* its first 16 KiB boundary */
+    uint32_t nslabs, nused, bump, nfree;
+    uint8_t freev[SLAB_PER_CHUNK];  /* indexes of freed slabs */
+} slab_chunk;
+
+static pthread_mutex_t chunk_lock = PTHREAD_MUTEX_INITIALIZER;
+static slab_chunk *chunk_avail, *chunk_spare;
+static size_t chunk_bytes; /* under chunk_lock */
+
+size_t slab_chunk_bytes(void) {
+    pthread_mutex_lock(&chunk_lock);
+    size_t n = chunk_bytes;
+    pthread_mutex_unlock(&chunk_lock);
+    return n;
+}
+
+static void chunk_unlink(slab_chunk *c) {
+    if (c->prev) c->prev->next = c->next;
+    else chunk_avail = c->next;
+    if (c->next) c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+}
+
+static void chunk_link(slab_chunk *c) {
+    c->prev = NULL;
+    c->next = chunk_avail;
+    if (c->next) c->next->prev = c;
+    chunk_avail = c;
+}
+
+static slab_chunk *chunk_new(void) {
+    slab_chunk *c = calloc(1, sizeof(*c));
+    if (!c) return NULL;
+    c->map = hugetlb_alloc_block(SLAB_CHUNK, &c->huge);
+    if (!c->map) {
+        free(c);
+        return NULL;
+    }
+    chunk_bytes += SLAB_CHUNK;
+    c->first = (char *)(((uintptr_t)c->map + SLAB_BYTES - 1) & ~(uintptr_t)(SLAB_BYTES - 1));
+    c->nslabs = (uint32_t)((size_t)(c->map + SLAB_CHUNK - c->first) / SLAB_BYTES);
+    return c;
+}
+
+/* A zeroed-header slab of SLAB_BYTES, SLAB_BYTES-aligned; NULL: no memory. */
+static slab_page *slab_get(void) {
+#if SLAB_CHUNKED
+    pthread_mutex_lock(&chunk_lock);
+    slab_chunk *c = chunk_avail;
+    if (!c) {
+        c = chunk_spare ? chunk_spare : chunk_new();
+        chunk_spare = NULL;
+        if (!c) {
+            pthread_mutex_unlock(&chunk_lock);
+            return NULL;
+        }
+        chunk_link(c);
+    }
+    uint32_t i = c->nfree ? c->freev[--c->nfree] : c->bump++;
+    if (++c->nused == c->nslabs) chunk_unlink(c);
+    pthread_mutex_unlock(&chunk_lock);
+    slab_page *s = (slab_page *)(void *)(c->first + (size_t)i * SLAB_BYTES);
+    memset(s, 0, sizeof(*s));
+    s->chunk = c;
+    return s;
+#else
+    slab_page *s = aligned_alloc(SLAB_BYTES, SLAB_BYTES);
+    if (s) memset(s, 0, sizeof(*s));
+    return s;
+#endif
+}
+
+static void slab_put(slab_page *s) {
+#if SLAB_CHUNKED
+    slab_chunk *c = s->chunk;
+    /* Its pages go back first: nobody can take it before it is listed. */
+    if (!c->huge) madvise(s, SLAB_BYTES, MADV_DONTNEED);
+    slab_chunk *gone = NULL;
+    pthread_mutex_lock(&chunk_lock);
+    if (c->nused == c->nslabs) chunk_link(c);
+    c->freev[c->nfree++] = (uint8_t)(((char *)s - c->first) / SLAB_BYTES);
+    if (--c->nused == 0) {
+        chunk_unlink(c);
+        if (chunk_spare) {
+            gone = c;
+            chunk_bytes -= SLAB_CHUNK;
+        } else {
+            chunk_spare = c;
+        }
+    }
+    pthread_mutex_unlock(&chunk_lock);
+    if (gone) {
+        hugetlb_free_block(gone->map, SLAB_CHUNK, gone->huge);
+        free(gone);
+    }
+#else
+    free(s);
+#endif
+}
 
 static inline slab_page *slab_of(const void *p) {
     return (slab_page *)((uintptr_t)p & ~(uintptr_t)(SLAB_BYTES - 1));
@@ -107,11 +231,10 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
     size_t size = slab_class_size(n), cls = size / SLAB_QUANTUM;
     slab_page *s = sp->avail[cls];
     if (!s) {
-        s = aligned_alloc(SLAB_BYTES, SLAB_BYTES);
+        s = slab_get();
         if (!s) return NULL;
-        memset(s, 0, sizeof(*s));
         if (sp->max_ids && slab_id_take(sp, s) != 0) {
-            free(s);
+            slab_put(s);
             return NULL;
         }
         s->cls = (uint32_t)cls;
@@ -142,7 +265,7 @@ void slab_pool_free(slab_pool *sp, void *p) {
         slab_unlink(sp, s);
         sp->pages[s->cls]--;
         if (sp->max_ids) slab_id_give(sp, s);
-        free(s);
+        slab_put(s);
     }
 }
 
@@ -152,7 +275,7 @@ void slab_pool_destroy(slab_pool *sp) {
         while (s) {
             slab_page *next = s->next;
             assert(s->used == 0);
-            free(s);
+            slab_put(s);
             s = next;
         }
     }

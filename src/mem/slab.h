@@ -18,6 +18,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Slabs are cut from 2 MiB blocks of mem/hugetlb (slab.c), but in
+ * sanitizer builds, where each is a heap allocation. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SLAB_CHUNKED 0
+#else
+#define SLAB_CHUNKED 1
+#endif
+
 #define SLAB_QUANTUM 8
 #define SLAB_MAX 512
 #define SLAB_NCLASS (SLAB_MAX / SLAB_QUANTUM)
@@ -65,6 +73,8 @@ void slab_pool_free(slab_pool *sp, void *p);
 /* Frees the pool's slabs; every slot must have been given back. The pool is
  * empty again. */
 void slab_pool_destroy(slab_pool *sp);
+/* Bytes of the blocks slabs are cut from (0 unless SLAB_CHUNKED). */
+size_t slab_chunk_bytes(void);
 /* Bytes of slabs the pool holds (and its id table). */
 size_t slab_pool_bytes(const slab_pool *sp);
 

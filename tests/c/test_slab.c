@@ -173,3 +173,23 @@ TEST(slab, pool_references) {
     slab_pool_destroy(&sp);
     CHECK_EQ(slab_pool_bytes(&sp), 0);
 }
+
+/* Slabs come from 2 MiB blocks: 300 slabs take at least two, and once
+ * every slab is back at most one empty block stays mapped. */
+TEST(slab, blocks_go_back) {
+    size_t before = slab_chunk_bytes();
+    slab_pool sp;
+    slab_pool_init(&sp);
+    enum { N = 300 * 31 }; /* 31 slots of 512 bytes per slab */
+    static void *p[N];
+    for (size_t i = 0; i < N; i++) {
+        p[i] = slab_pool_alloc(&sp, 512);
+        CHECK(p[i] != NULL);
+        memset(p[i], (int)i, 512);
+    }
+    if (SLAB_CHUNKED) CHECK(slab_chunk_bytes() >= (size_t)300 * 16384);
+    else CHECK_EQ(slab_chunk_bytes(), 0);
+    for (size_t i = 0; i < N; i++) slab_pool_free(&sp, p[i]);
+    slab_pool_destroy(&sp);
+    CHECK(slab_chunk_bytes() <= before + ((size_t)2 << 20));
+}
