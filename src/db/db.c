@@ -681,8 +681,9 @@ static inline void *entry_base(dbentry *e) {
     return (char *)e - db_key_span(e->val.flags & DBE_KLEN); /* a short key: a long one has a dbext */
 }
 
-/* A far reference for e (db.h); 0 when out of memory. */
-static uint32_t far_add(db_space *sp, dbentry *e) {
+/* A far reference for e, an allocation of size bytes (db.h); 0 when out
+ * of memory. */
+static uint32_t far_add(db_space *sp, dbentry *e, size_t size) {
     uint32_t i;
     if (sp->far_free) {
         i = sp->far_free - 1;
@@ -692,21 +693,26 @@ static uint32_t far_add(db_space *sp, dbentry *e) {
             if (sp->capfar >= DB_REF_FAR / 2) return 0;
             uint32_t cap = sp->capfar ? sp->capfar * 2 : 16;
             dbentry **v = realloc(sp->far, cap * sizeof(*v));
-            if (!v) return 0;
-            sp->far = v;
+            if (v) sp->far = v;
+            uint16_t *z = realloc(sp->far_size, cap * sizeof(*z));
+            if (z) sp->far_size = z;
+            if (!v || !z) return 0;
             sp->capfar = cap;
         }
         i = sp->nfar++;
     }
     sp->far[i] = e;
+    sp->far_size[i] = (uint16_t)(size < UINT16_MAX ? size : UINT16_MAX);
     return DB_REF_FAR | i;
 }
 
-static void far_del(db_space *sp, uint32_t ref) {
+/* Frees far reference ref; returns the size far_add was given (capped). */
+static size_t far_del(db_space *sp, uint32_t ref) {
     uint32_t i = ref & ~DB_REF_FAR;
     assert((ref & DB_REF_FAR) && i < sp->nfar);
     sp->far[i] = (dbentry *)(uintptr_t)((uintptr_t)sp->far_free << 1 | 1u);
     sp->far_free = i + 1;
+    return sp->far_size[i];
 }
 
 /* Under the address sanitizer each entry is an allocation of its own, so
@@ -725,19 +731,26 @@ static void far_del(db_space *sp, uint32_t ref) {
  * entry's flags must get DBE_SLAB when *ref has no DB_REF_FAR. */
 static char *entry_alloc(shard *sh, size_t size, size_t voff, uint32_t *ref) {
     db_space *sp = space_of(sh);
+    if (!sp->pool) {
+        /* Made with the shard's first entry: it counts the malloc'd ones
+         * for its fill floor from the start. */
+        if (!(sp->pool = malloc(sizeof(slab_pool)))) return NULL;
+        slab_pool_init_refs(sp->pool, POOL_MAX_IDS);
+        slab_pool_set_fill(sp->pool, 90);
+    }
     if (ENTRY_POOLED(sh, size)) {
-        if (!sp->pool && (sp->pool = malloc(sizeof(slab_pool)))) slab_pool_init_refs(sp->pool, POOL_MAX_IDS);
-        char *p = sp->pool ? slab_pool_alloc(sp->pool, size) : NULL;
+        char *p = slab_pool_alloc(sp->pool, size);
         if (p) {
             *ref = slab_pool_ref(p + voff);
             return p;
         }
     }
     char *p = malloc(size);
-    if (p && !(*ref = far_add(sp, (dbentry *)(void *)(p + voff)))) {
+    if (p && !(*ref = far_add(sp, (dbentry *)(void *)(p + voff), size))) {
         free(p);
         return NULL;
     }
+    if (p) slab_pool_outside(sp->pool, size, malloc_usable_size(p), +1);
     return p;
 }
 
@@ -749,7 +762,10 @@ static void entry_release(db_space *sp, dbentry *e) {
 
 /* e, whose reference is ref, leaves its live shard: its memory goes. */
 static void entry_drop(db_space *sp, dbentry *e, uint32_t ref) {
-    if (!(e->val.flags & DBE_SLAB)) far_del(sp, ref);
+    if (!(e->val.flags & DBE_SLAB)) {
+        size_t size = far_del(sp, ref);
+        slab_pool_outside(sp->pool, size, malloc_usable_size(entry_base(e)), -1);
+    }
     entry_release(sp, e);
 }
 
@@ -766,6 +782,7 @@ void db_index_free_space(swiss *keys) {
         free(sp->pool);
     }
     free(sp->far);
+    free(sp->far_size);
     free(sp);
     keys->ctx = NULL;
 }

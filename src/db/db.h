@@ -46,9 +46,11 @@
  *
  * The allocation comes from the shard's slab pool (8-byte size classes, no
  * lock of its own: the shard's lock serialises it) once the shard holds
- * DB_POOL_MIN keys, if it fits a slab slot; else from malloc. Small shards
- * stay on malloc: a pool keeps a 16 KiB slab per size class it has seen,
- * too much for a few keys. The shard's index holds 4-byte references
+ * DB_POOL_MIN keys, if it fits a slab slot and the pool's fill floor lets
+ * it (a slab of 16 KiB for a size class few entries have would be mostly
+ * empty: those go to malloc until the slabs' free bytes are within a tenth
+ * of the shard's entries, or their own count would fill a slab); else
+ * from malloc. The shard's index holds 4-byte references
  * (db_space, below), not pointers.
  *
  * val.flags: bit 15 the snapshot mark (DB_SNAP_BIT, below), bit 14 DBE_EXT
@@ -113,8 +115,9 @@ typedef struct shard {
  * entry's). Invariant: a far cell is an entry's address or a free cell
  * (bit 0 set: the next free cell's place + 1 above it, 0: none). */
 typedef struct db_space {
-    slab_pool *pool;    /* NULL until the shard holds DB_POOL_MIN keys */
+    slab_pool *pool;    /* NULL until the shard's first entry */
     dbentry **far;
+    uint16_t *far_size; /* each far entry's requested bytes (capped), for pool's counts */
     uint32_t nfar, capfar, far_free;
 } db_space;
 

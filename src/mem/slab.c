@@ -194,6 +194,23 @@ void slab_pool_init_refs(slab_pool *sp, uint32_t max_ids) {
     sp->max_ids = max_ids;
 }
 
+void slab_pool_set_fill(slab_pool *sp, unsigned pct) {
+    assert(pct <= 100);
+    sp->fill_pct = (uint8_t)pct;
+}
+
+void slab_pool_outside(slab_pool *sp, size_t n, size_t bytes, int delta) {
+    size_t cls = n <= SLAB_MAX ? slab_class_size(n) / SLAB_QUANTUM : 0; /* 0: never a slot's */
+    if (delta > 0) {
+        sp->outside += bytes;
+        if (cls) sp->outside_n[cls]++;
+    } else {
+        assert(sp->outside >= bytes && (!cls || sp->outside_n[cls] > 0));
+        sp->outside -= bytes;
+        if (cls) sp->outside_n[cls]--;
+    }
+}
+
 uint32_t slab_pool_ref(const void *p) {
     const slab_page *s = slab_of(p);
     assert(((uintptr_t)p & (SLAB_QUANTUM - 1)) == 0);
@@ -231,6 +248,11 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
     size_t size = slab_class_size(n), cls = size / SLAB_QUANTUM;
     slab_page *s = sp->avail[cls];
     if (!s) {
+        if (sp->fill_pct && (size_t)sp->outside_n[cls] * size * 100 < (size_t)sp->fill_pct * SLAB_BYTES) {
+            /* The slabs' free bytes with the new one, against everything held. */
+            size_t live = sp->live_bytes + size, slack = (sp->nslabs + 1) * SLAB_BYTES - live;
+            if (slack * 100 > (100 - (size_t)sp->fill_pct) * (live + sp->outside)) return NULL;
+        }
         s = slab_get();
         if (!s) return NULL;
         if (sp->max_ids && slab_id_take(sp, s) != 0) {
@@ -240,7 +262,9 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
         s->cls = (uint32_t)cls;
         slab_link(sp, s);
         sp->pages[cls]++;
+        if (sp->fill_pct) sp->nslabs++;
     }
+    if (sp->fill_pct) sp->live_bytes += size;
     void *p;
     if (s->free) {
         p = s->free;
@@ -257,6 +281,7 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
 void slab_pool_free(slab_pool *sp, void *p) {
     slab_page *s = slab_of(p);
     assert(s->used > 0);
+    if (sp->fill_pct) sp->live_bytes -= (size_t)s->cls * SLAB_QUANTUM;
     memcpy(p, &s->free, sizeof(void *));
     s->free = p;
     s->used--;
@@ -264,6 +289,7 @@ void slab_pool_free(slab_pool *sp, void *p) {
     if (s->used == 0 && (s->prev || s->next)) {
         slab_unlink(sp, s);
         sp->pages[s->cls]--;
+        if (sp->fill_pct) sp->nslabs--;
         if (sp->max_ids) slab_id_give(sp, s);
         slab_put(s);
     }
@@ -282,8 +308,10 @@ void slab_pool_destroy(slab_pool *sp) {
     free(sp->pagev);
     free(sp->free_ids);
     uint32_t max_ids = sp->max_ids;
+    uint8_t fill = sp->fill_pct;
     slab_pool_init(sp);
     sp->max_ids = max_ids;
+    sp->fill_pct = fill;
 }
 
 size_t slab_pool_bytes(const slab_pool *sp) {

@@ -35,6 +35,12 @@ struct slab_page;
 typedef struct slab_pool {
     struct slab_page *avail[SLAB_NCLASS + 1]; /* per class: slabs with a free or never-used slot */
     uint32_t pages[SLAB_NCLASS + 1];          /* per class: slabs held */
+    /* With a fill floor (slab_pool_set_fill): bytes of live slots, slabs,
+     * and what the owner keeps elsewhere instead (it updates outside). */
+    uint8_t fill_pct;
+    uint32_t nslabs;
+    size_t live_bytes, outside;
+    uint32_t outside_n[SLAB_NCLASS + 1];      /* blocks kept elsewhere, by class */
     /* With references (slab_pool_init_refs): the slabs by id. */
     struct slab_page **pagev;
     uint32_t npagev, cappagev, max_ids;
@@ -63,6 +69,19 @@ void slab_pool_init(slab_pool *sp);
  * max_ids << SLAB_REF_OFF_BITS: once it holds max_ids slabs, an allocation
  * that needs a new one fails (NULL). */
 void slab_pool_init_refs(slab_pool *sp, uint32_t max_ids);
+/* An owner's pool of many size classes could keep a mostly empty slab per
+ * class: with a fill floor it starts a new slab only if the free bytes of
+ * its slabs, the new one included, stay within 100 - pct % of all the
+ * owner holds (its live slots and what it keeps elsewhere, outside); an
+ * allocation that would need one fails (NULL) and the owner allocates
+ * elsewhere (and counts it in outside). So while sizes are many and an
+ * owner small its blocks go elsewhere. A class whose blocks kept elsewhere
+ * would fill pct % of a slab gets one in any case: a slab of one size
+ * many blocks have fills up. 0: no floor. */
+void slab_pool_set_fill(slab_pool *sp, unsigned pct);
+/* The owner keeps a block of n bytes elsewhere (delta +1), or no longer
+ * (-1): outside grows or shrinks by bytes, its class's count by one. */
+void slab_pool_outside(slab_pool *sp, size_t n, size_t bytes, int delta);
 /* The reference of p (8-byte aligned, inside a live slot) and back. */
 uint32_t slab_pool_ref(const void *p);
 static inline void *slab_pool_at(const slab_pool *sp, uint32_t ref) {

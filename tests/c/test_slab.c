@@ -193,3 +193,34 @@ TEST(slab, blocks_go_back) {
     slab_pool_destroy(&sp);
     CHECK(slab_chunk_bytes() <= before + ((size_t)2 << 20));
 }
+
+/* A fill floor: one slot of each of many classes does not get a slab per
+ * class; a class gets its slab once the slabs' free bytes stay within a
+ * fifth of what the owner holds (here and elsewhere). */
+TEST(slab, pool_fill_floor) {
+    slab_pool sp;
+    slab_pool_init(&sp);
+    slab_pool_set_fill(&sp, 80);
+    CHECK(slab_pool_alloc(&sp, 120) == NULL); /* a slab for 120 bytes: 16 KiB free */
+    sp.outside = 90000;                       /* the owner holds that much elsewhere */
+    void *first = slab_pool_alloc(&sp, 120);
+    CHECK(first != NULL);
+    size_t refused = 0;
+    for (size_t n = 8; n <= SLAB_MAX; n += 8)
+        if (n != 120 && !slab_pool_alloc(&sp, n)) refused++;
+    CHECK_EQ(refused, SLAB_NCLASS - 1);
+    CHECK_EQ(slab_pool_bytes(&sp), 16384);
+    /* Fill the one slab (136 slots of 120 bytes), then another class may start. */
+    static void *p[136];
+    p[0] = first;
+    for (size_t i = 1; i < 136; i++) CHECK((p[i] = slab_pool_alloc(&sp, 120)) != NULL);
+    CHECK_EQ(slab_pool_bytes(&sp), 16384);
+    void *q = slab_pool_alloc(&sp, 200);
+    CHECK(q != NULL);
+    CHECK_EQ(slab_pool_bytes(&sp), 2 * 16384);
+    CHECK(slab_pool_alloc(&sp, 300) == NULL); /* a third slab: 32 KiB free of 107 KB */
+    slab_pool_free(&sp, q);
+    for (size_t i = 0; i < 136; i++) slab_pool_free(&sp, p[i]);
+    slab_pool_destroy(&sp);
+    CHECK_EQ(slab_pool_bytes(&sp), 0);
+}
