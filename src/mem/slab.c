@@ -54,6 +54,7 @@ _Static_assert(sizeof(slab_page) <= SLAB_HDR, "the slab header fits before the f
  * checker scans the heap for pointers; it does not scan mappings).
  * Invariant (chunk_lock): a chunk is on chunk_avail iff it has a free or
  * never-used slab; nused counts its slabs handed out. */
+#if SLAB_CHUNKED
 #define SLAB_CHUNK ((size_t)2 << 20)
 #define SLAB_PER_CHUNK (SLAB_CHUNK / SLAB_BYTES)
 
@@ -107,7 +108,6 @@ static slab_chunk *chunk_new(void) {
 
 /* A zeroed-header slab of SLAB_BYTES, SLAB_BYTES-aligned; NULL: no memory. */
 static slab_page *slab_get(void) {
-#if SLAB_CHUNKED
     pthread_mutex_lock(&chunk_lock);
     slab_chunk *c = chunk_avail;
     if (!c) {
@@ -126,15 +126,9 @@ static slab_page *slab_get(void) {
     memset(s, 0, sizeof(*s));
     s->chunk = c;
     return s;
-#else
-    slab_page *s = aligned_alloc(SLAB_BYTES, SLAB_BYTES);
-    if (s) memset(s, 0, sizeof(*s));
-    return s;
-#endif
 }
 
 static void slab_put(slab_page *s) {
-#if SLAB_CHUNKED
     slab_chunk *c = s->chunk;
     /* Its pages go back first: nobody can take it before it is listed. */
     if (!c->huge) madvise(s, SLAB_BYTES, MADV_DONTNEED);
@@ -156,10 +150,19 @@ static void slab_put(slab_page *s) {
         hugetlb_free_block(gone->map, SLAB_CHUNK, gone->huge);
         free(gone);
     }
-#else
-    free(s);
-#endif
 }
+#else
+size_t slab_chunk_bytes(void) { return 0; }
+
+static slab_page *slab_get(void) {
+    slab_page *s = aligned_alloc(SLAB_BYTES, SLAB_BYTES);
+    if (s) memset(s, 0, sizeof(*s));
+    return s;
+}
+
+static void slab_put(slab_page *s) { free(s); }
+#endif
+
 
 static inline slab_page *slab_of(const void *p) {
     return (slab_page *)((uintptr_t)p & ~(uintptr_t)(SLAB_BYTES - 1));
