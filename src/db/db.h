@@ -45,9 +45,8 @@
  * it until the key goes.
  *
  * The allocation comes from the shard's slab pool (8-byte size classes, no
- * lock of its own: the shard's lock serialises it) once the shard holds
- * DB_POOL_MIN keys, if it fits a slab slot and the pool's fill floor lets
- * it (a slab of 16 KiB for a size class few entries have would be mostly
+ * lock of its own: the shard's lock serialises it) if it fits a slab slot
+ * and the pool's fill floor lets it (a slab of 16 KiB for a size class few entries have would be mostly
  * empty: those go to malloc until the slabs' free bytes are within a tenth
  * of the shard's entries, or their own count would fill a slab); else
  * from malloc. The shard's index holds 4-byte references
@@ -62,7 +61,6 @@
 #define DBE_EXT 0x4000u
 #define DBE_SLAB 0x2000u
 #define DBE_KLEN 0x0fffu
-#define DB_POOL_MIN 256
 _Static_assert(OBJ_EMBEDDED == 0x1000u, "the value's bit of an entry's flags");
 
 typedef struct dbext {
