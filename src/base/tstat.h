@@ -31,6 +31,8 @@ enum {
     TSTAT_WRITES,          /* client output flushes (total_writes_processed) */
     TSTAT_NET_OUTPUT_DIRECT, /* of NET_OUTPUT, sent from the caller's memory (reply_rawv) */
     TSTAT_KEYS_PREFETCHED, /* keys whose lookups were prefetched (db_prefetch_keys) */
+    TSTAT_SLAB_LIVE,       /* bytes of live slab slots (mem/slab.c); frees add -size:
+                              only the sum over slots (mod 2^64) means anything */
     TSTAT_N
 };
 

@@ -3,7 +3,8 @@
  * runtime's count in ASan/TSan builds, where RSS never shrinks under the
  * quarantine), plus what the allocator does not see: full arena blocks
  * (mmap'd, possibly HugeTLB), the object store's heads and small objects,
- * and the swiss tables' mapped slot arrays. */
+ * and the swiss tables' mapped slot arrays. Slabs (mem/slab.c) count by
+ * their live slots, not whole: a key's entry freed shows at once. */
 #include "db/memusage.h"
 
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "ds/swiss.h"
 #include "mem/hugetlb.h"
 #include "mem/objstore.h"
+#include "mem/slab.h"
 #include "mem/smallobj.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -51,16 +53,25 @@ static uint64_t store_bytes(void) {
     return smallobj_live_bytes() + objstore_heads_used() * objstore_ram_head();
 }
 
+/* counted (the allocator's and the blocks' bytes) with slabs by their live
+ * slots instead of whole. */
+static uint64_t slabs_by_slot(uint64_t counted) {
+    uint64_t whole = slab_counted_bytes();
+    return (counted > whole ? counted - whole : 0) + slab_live_bytes();
+}
+
 uint64_t memusage_used(void) {
 #if MEMUSAGE_SANITIZER
-    return __sanitizer_get_current_allocated_bytes() + block_bytes(0) + store_bytes() + swiss_mapped_bytes();
+    return slabs_by_slot(__sanitizer_get_current_allocated_bytes() + block_bytes(0)) + store_bytes() +
+           swiss_mapped_bytes();
 #elif !defined(GOBLIN_NO_JEMALLOC)
     uint64_t epoch = 1;
     size_t sz = sizeof(epoch);
     mallctl("epoch", &epoch, &sz, &epoch, sz);
     size_t allocated = 0;
     sz = sizeof(allocated);
-    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0) return allocated + block_bytes(0) + store_bytes() + swiss_mapped_bytes();
+    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0)
+        return slabs_by_slot(allocated + block_bytes(0)) + store_bytes() + swiss_mapped_bytes();
 #endif
     /* RSS already counts plain blocks; HugeTLB pages are not in RSS. */
     return memusage_rss() + block_bytes(1);  /* mapped segments are in RSS */

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/tstat.h"
 #include "mem/hugetlb.h"
 
 #define SLAB_BYTES ((size_t)16384)
@@ -151,17 +152,31 @@ static void slab_put(slab_page *s) {
         free(gone);
     }
 }
+
+size_t slab_counted_bytes(void) { return slab_chunk_bytes(); }
 #else
 size_t slab_chunk_bytes(void) { return 0; }
 
+static size_t heap_slabs; /* atomic */
+
+size_t slab_counted_bytes(void) { return __atomic_load_n(&heap_slabs, __ATOMIC_RELAXED) * SLAB_BYTES; }
+
 static slab_page *slab_get(void) {
     slab_page *s = aligned_alloc(SLAB_BYTES, SLAB_BYTES);
-    if (s) memset(s, 0, sizeof(*s));
+    if (s) {
+        memset(s, 0, sizeof(*s));
+        __atomic_add_fetch(&heap_slabs, 1, __ATOMIC_RELAXED);
+    }
     return s;
 }
 
-static void slab_put(slab_page *s) { free(s); }
+static void slab_put(slab_page *s) {
+    __atomic_sub_fetch(&heap_slabs, 1, __ATOMIC_RELAXED);
+    free(s);
+}
 #endif
+
+size_t slab_live_bytes(void) { return (size_t)tstat_sum_raw(TSTAT_SLAB_LIVE); }
 
 
 static inline slab_page *slab_of(const void *p) {
@@ -278,6 +293,7 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
     }
     s->used++;
     if (!s->free && SLAB_HDR + s->bump + size > SLAB_BYTES) slab_unlink(sp, s);
+    tstat_add(TSTAT_SLAB_LIVE, size);
     return p;
 }
 
@@ -285,6 +301,7 @@ void slab_pool_free(slab_pool *sp, void *p) {
     slab_page *s = slab_of(p);
     assert(s->used > 0);
     if (sp->fill_pct) sp->live_bytes -= (size_t)s->cls * SLAB_QUANTUM;
+    tstat_add(TSTAT_SLAB_LIVE, -(uint64_t)s->cls * SLAB_QUANTUM);
     memcpy(p, &s->free, sizeof(void *));
     s->free = p;
     s->used--;

@@ -94,6 +94,13 @@ void slab_pool_free(slab_pool *sp, void *p);
 void slab_pool_destroy(slab_pool *sp);
 /* Bytes of the blocks slabs are cut from (0 unless SLAB_CHUNKED). */
 size_t slab_chunk_bytes(void);
+/* Used memory counts slab slots, not slabs: what a slot's owner frees
+ * shows at once, as with malloc. slab_counted_bytes: the slabs' share of
+ * what the allocator or the block provider reports (the blocks, or in
+ * sanitizer builds the heap slabs); slab_live_bytes: the live slots' bytes
+ * (of every pool, summed per thread: no shared write per slot). */
+size_t slab_counted_bytes(void);
+size_t slab_live_bytes(void);
 /* Bytes of slabs the pool holds (and its id table). */
 size_t slab_pool_bytes(const slab_pool *sp);
 

@@ -246,6 +246,34 @@ start_server {tags {limits maxmemory}} {
         reset_maxmemory
     }
 
+    test {Evicting small keys frees memory key by key} {
+        # 60000 keys of 100 bytes: many share each 16 KiB slab of their
+        # shard's pool, so used memory must drop by an entry's bytes when
+        # one goes, not when its whole slab empties.
+        r flushall
+        set v [string repeat v 100]
+        for {set i 0} {$i < 60} {incr i} {
+            set kv {}
+            for {set j 0} {$j < 1000} {incr j} { lappend kv s:[expr {$i * 1000 + $j}] $v }
+            r mset {*}$kv
+        }
+        set before [getInfoProperty [r info stats] evicted_keys]
+        set_maxmemory 50000 allkeys-random
+        set n [fill_keys t 20000 100]
+        assert_equal 20000 $n
+        r multi
+        r dbsize
+        r info stats
+        lassign [r exec] dbsize info
+        set evicted [expr {[getInfoProperty $info evicted_keys] - $before}]
+        # 20000 more keys over a 50 KB margin: about as many go, not most
+        # of the 80000.
+        assert_range $evicted 1000 30000
+        assert_equal [expr {80000 - $evicted}] $dbsize
+        assert_lessthan [used_memory] [expr {[lindex [r config get maxmemory] 1] + 500000}]
+        reset_maxmemory
+    }
+
     test {allkeys-lru keeps recently used keys} {
         r flushall
         set_maxmemory 4000000 allkeys-lru
