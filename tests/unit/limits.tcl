@@ -160,6 +160,16 @@ proc set_maxmemory {extra policy} {
     r config set maxmemory [expr {[used_memory] + $extra}]
 }
 
+# Keys evicted since the count was before, and the keys left, in one
+# snapshot: any command may evict before it runs, EXEC's body not.
+proc evicted_and_dbsize {before} {
+    r multi
+    r dbsize
+    r info stats
+    lassign [r exec] dbsize info
+    list [expr {[getInfoProperty $info evicted_keys] - $before}] $dbsize
+}
+
 proc reset_maxmemory {} {
     r config set maxmemory 0
     r config set maxmemory-policy noeviction
@@ -234,12 +244,7 @@ start_server {tags {limits maxmemory}} {
         set before [getInfoProperty [r info stats] evicted_keys]
         set_maxmemory 2000000 allkeys-random
         assert_equal 1000 [fill_keys k 1000 10000]
-        # One snapshot: any command may evict before it runs, EXEC's body not.
-        r multi
-        r dbsize
-        r info stats
-        lassign [r exec] dbsize info
-        set evicted [expr {[getInfoProperty $info evicted_keys] - $before}]
+        lassign [evicted_and_dbsize $before] evicted dbsize
         assert_range $evicted 100 999
         assert_equal [expr {1000 - $evicted}] $dbsize
         assert_lessthan [used_memory] [expr {[lindex [r config get maxmemory] 1] + 500000}]
@@ -261,11 +266,7 @@ start_server {tags {limits maxmemory}} {
         set_maxmemory 50000 allkeys-random
         set n [fill_keys t 20000 100]
         assert_equal 20000 $n
-        r multi
-        r dbsize
-        r info stats
-        lassign [r exec] dbsize info
-        set evicted [expr {[getInfoProperty $info evicted_keys] - $before}]
+        lassign [evicted_and_dbsize $before] evicted dbsize
         # 20000 more keys over a 50 KB margin: about as many go, not most
         # of the 80000.
         assert_range $evicted 1000 30000
