@@ -35,11 +35,15 @@ static int entry_match(const dbentry *e, const keyref *k) {
     return db_entry_klen(e) == k->n && memcmp(db_entry_key(e), k->p, k->n) == 0;
 }
 
-static inline const dbentry *slot_entry(void *ctx, const void *slot) {
+static inline uint32_t slot_ref(const void *slot) {
     uint32_t ref;
     memcpy(&ref, slot, sizeof(ref));
-    return db_space_entry(ctx, ref);
+    return ref;
 }
+
+static inline void slot_set_ref(void *slot, uint32_t ref) { memcpy(slot, &ref, sizeof(ref)); }
+
+static inline const dbentry *slot_entry(void *ctx, const void *slot) { return db_space_entry(ctx, slot_ref(slot)); }
 
 /* A shard's index: 4-byte references into its db_space (the ctx). */
 static uint64_t key_slot_hash(void *ctx, const void *slot) { return entry_hash(slot_entry(ctx, slot)); }
@@ -71,13 +75,6 @@ static int ptr_slot_match(void *ctx, const void *slot, const void *key) {
 static const swiss_type slotset_type = {sizeof(dbentry *), ptr_slot_hash, ptr_slot_match, 0, NULL};
 
 static inline db_space *space_of(const shard *sh) { return sh->keys.ctx; }
-
-static inline void slot_set_ref(void *slot, uint32_t ref) { memcpy(slot, &ref, sizeof(ref)); }
-static inline uint32_t slot_ref(const void *slot) {
-    uint32_t ref;
-    memcpy(&ref, slot, sizeof(ref));
-    return ref;
-}
 
 /* A database's 64 key indexes grow together (the hash spreads keys
  * evenly), so at the same size they would all split in parts at once
@@ -573,10 +570,10 @@ void db_slots_exchange(gdb *a, gdb *b) {
 
 /* The entry's position in its shard's vol (only entries with a dbext can
  * have a TTL). */
-#define VIDX(e) (db_entry_has_ext(e) ? DB_EXT(e)->vidx : DB_VIDX_NONE)
+#define VIDX(e) (db_entry_has_ext(e) ? db_entry_ext(e)->vidx : DB_VIDX_NONE)
 static inline void vidx_set(dbentry *e, uint32_t i) {
     assert(db_entry_has_ext(e));
-    DB_EXT(e)->vidx = i;
+    db_entry_ext(e)->vidx = i;
 }
 
 /* ---- snapshot marks (db.h) ---- */
@@ -659,7 +656,7 @@ void db_pause_expiry(int on) { __atomic_store_n(&expiry_paused, on, __ATOMIC_REL
 
 int db_is_expired(const dbentry *e, int64_t now) {
     if (!db_entry_has_ext(e)) return 0;
-    int64_t when = DB_EXT(e)->expire;
+    int64_t when = db_entry_ext(e)->expire;
     return when != -1 && when <= now && !__atomic_load_n(&expiry_paused, __ATOMIC_RELAXED);
 }
 
@@ -672,12 +669,15 @@ int db_time_passed(int64_t when_ms) {
            !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED);
 }
 
-/* Bytes of the value word an entry's room starts with (db.h). */
-#define ROOM_WORD sizeof(((gobj *)0)->u)
+/* Bytes of a room of room bytes past the value word it starts with (db.h). */
+static inline size_t room_over(size_t room) {
+    size_t word = sizeof(((gobj *)0)->u);
+    return room > word ? room - word : 0;
+}
 
 /* The start of e's allocation. */
 static inline void *entry_base(dbentry *e) {
-    if (db_entry_has_ext(e)) return DB_EXT(e);
+    if (db_entry_has_ext(e)) return db_entry_ext(e);
     return (char *)e - db_key_span(e->val.flags & DBE_KLEN); /* a short key: a long one has a dbext */
 }
 
@@ -922,8 +922,7 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     int shortk = db_key_short(n);
     if (!shortk) room = 0;
     size_t ext = ttl || !shortk ? sizeof(dbext) : 0;
-    size_t over = room > ROOM_WORD ? room - ROOM_WORD : 0; /* room past the value word */
-    size_t size = ext + sizeof(dbentry) + (shortk ? db_key_span(n) + over : n);
+    size_t size = ext + sizeof(dbentry) + (shortk ? db_key_span(n) + room_over(room) : n);
     size_t voff = ext + (shortk ? db_key_span(n) : 0);
     uint32_t ref;
     char *base = entry_alloc(sh, size, voff, &ref);
@@ -939,7 +938,7 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     if (!(ref & DB_REF_FAR)) e->val.flags |= DBE_SLAB;
     if (ext) {
         e->val.flags |= DBE_EXT;
-        *DB_EXT(e) = (dbext){-1, DB_VIDX_NONE, (uint32_t)n};
+        *db_entry_ext(e) = (dbext){-1, DB_VIDX_NONE, (uint32_t)n};
     }
     memcpy((char *)(uintptr_t)db_entry_key(e), k, n);
     void *slot = swiss_insert(&sh->keys, h);
@@ -1014,14 +1013,14 @@ static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
     assert(db_key_short(klen));
     /* The key, the value and what its room holds past the value word. */
     size_t room = strval_embedded_room(&e->val);
-    size_t size = span + sizeof(dbentry) + (room > ROOM_WORD ? room - ROOM_WORD : 0);
+    size_t size = span + sizeof(dbentry) + room_over(room);
     uint32_t ref;
     char *base = entry_alloc(sh, sizeof(dbext) + size, sizeof(dbext) + span, &ref);
     if (!base) return NULL;
     memcpy(base + sizeof(dbext), (const char *)e - span, size);
     dbentry *ne = (dbentry *)(void *)(base + sizeof(dbext) + span);
     ne->val.flags = (uint16_t)((ne->val.flags & ~DBE_SLAB) | DBE_EXT | (ref & DB_REF_FAR ? 0 : DBE_SLAB));
-    *DB_EXT(ne) = (dbext){-1, DB_VIDX_NONE, (uint32_t)klen};
+    *db_entry_ext(ne) = (dbext){-1, DB_VIDX_NONE, (uint32_t)klen};
     keyref kr = {db_entry_key(e), klen};
     void *slot = swiss_find(&sh->keys, h, &kr);
     assert(slot && db_index_entry(&sh->keys, slot) == e);
@@ -1042,7 +1041,7 @@ dbentry *db_set_expire(gdb *db, dbentry *e, int64_t when) {
     shard *sh = shard_for(db, h, db_entry_key(e), klen);
     snap_save(db, e);
     if (!db_entry_has_ext(e) && !(e = entry_add_ext(db, sh, h, e))) abort();
-    DB_EXT(e)->expire = when;
+    db_entry_ext(e)->expire = when;
     if (vol_add(sh, e) != 0) abort();
     return e;
 }
@@ -1053,7 +1052,7 @@ void db_persist(gdb *db, dbentry *e) {
     shard *sh = shard_for(db, hash_bytes(db_entry_key(e), klen), db_entry_key(e), klen);
     snap_save(db, e);
     vol_remove(sh, e);
-    DB_EXT(e)->expire = -1;
+    db_entry_ext(e)->expire = -1;
 }
 
 size_t db_size(gdb *db) {
@@ -1122,15 +1121,17 @@ void db_exchange(gdb *live, gdb *st) {
     for (int s = 0; s < DB_NSHARDS; s++) {
         shard *a = &live->shards[s], *b = &st->shards[s];
         /* The index's ctx, its db_space, goes with it. */
-        shard t = *a;
+        swiss tk = a->keys;
         a->keys = b->keys;
+        b->keys = tk;
+        dbentry **tv = a->vol;
         a->vol = b->vol;
+        b->vol = tv;
+        size_t tn = a->nvol, tc = a->capvol;
         a->nvol = b->nvol;
         a->capvol = b->capvol;
-        b->keys = t.keys;
-        b->vol = t.vol;
-        b->nvol = t.nvol;
-        b->capvol = t.capvol;
+        b->nvol = tn;
+        b->capvol = tc;
     }
     db_slots_exchange(live, st);
     live->avg_ttl = 0;

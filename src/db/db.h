@@ -84,7 +84,6 @@ static inline dbext *db_entry_ext(const dbentry *e) {
     char *p = (char *)(void *)(uintptr_t)e;
     return (dbext *)(void *)(k != DBE_KLEN ? p - db_key_span(k) : p) - 1;
 }
-#define DB_EXT(e) db_entry_ext(e)
 static inline size_t db_entry_klen(const dbentry *e) {
     unsigned k = e->val.flags & DBE_KLEN;
     return k != DBE_KLEN ? k : db_entry_ext(e)->klen;
