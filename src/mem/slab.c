@@ -70,14 +70,11 @@ typedef struct slab_chunk {
 
 static pthread_mutex_t chunk_lock = PTHREAD_MUTEX_INITIALIZER;
 static slab_chunk *chunk_avail, *chunk_spare;
-static size_t chunk_bytes; /* under chunk_lock */
+/* Written under chunk_lock, read without it (used memory, on every command
+ * under maxmemory): relaxed atomics. */
+static size_t chunk_bytes;
 
-size_t slab_chunk_bytes(void) {
-    pthread_mutex_lock(&chunk_lock);
-    size_t n = chunk_bytes;
-    pthread_mutex_unlock(&chunk_lock);
-    return n;
-}
+size_t slab_chunk_bytes(void) { return __atomic_load_n(&chunk_bytes, __ATOMIC_RELAXED); }
 
 static void chunk_unlink(slab_chunk *c) {
     if (c->prev) c->prev->next = c->next;
@@ -101,7 +98,7 @@ static slab_chunk *chunk_new(void) {
         free(c);
         return NULL;
     }
-    chunk_bytes += SLAB_CHUNK;
+    __atomic_store_n(&chunk_bytes, chunk_bytes + SLAB_CHUNK, __ATOMIC_RELAXED);
     c->first = (char *)(((uintptr_t)c->map + SLAB_BYTES - 1) & ~(uintptr_t)(SLAB_BYTES - 1));
     c->nslabs = (uint32_t)((size_t)(c->map + SLAB_CHUNK - c->first) / SLAB_BYTES);
     return c;
@@ -141,7 +138,7 @@ static void slab_put(slab_page *s) {
         chunk_unlink(c);
         if (chunk_spare) {
             gone = c;
-            chunk_bytes -= SLAB_CHUNK;
+            __atomic_store_n(&chunk_bytes, chunk_bytes - SLAB_CHUNK, __ATOMIC_RELAXED);
         } else {
             chunk_spare = c;
         }
@@ -177,7 +174,6 @@ static void slab_put(slab_page *s) {
 #endif
 
 size_t slab_live_bytes(void) { return (size_t)tstat_sum_raw(TSTAT_SLAB_LIVE); }
-
 
 static inline slab_page *slab_of(const void *p) {
     return (slab_page *)((uintptr_t)p & ~(uintptr_t)(SLAB_BYTES - 1));
