@@ -20,16 +20,24 @@
  * (a table may ask to split earlier, at 1/2, 1/4 or 1/8 of that size, so
  * that tables growing side by side do not all split at once):
  * part i holds the elements whose pos has i in its top SWISS_PART_BITS bits.
- * Every part resizes on its own (double at the maximum load of 13/16, same
- * size to drop tombstones, shrink below 1/8), and the group counts of part i
- * are always (NPARTS + i) << k: the parts' sizes are staggered over one
- * octave, so with a uniform hash they reach 13/16 at different totals and the
- * index as a whole stays near the mean load of a doubling table (13/16 over
- * 2 ln 2 = 0.59: 5 B/slot / 0.59 = 8.9 B per entry with 4-byte slots, within
- * 8.5..9.4 measured) instead of swinging 13/32..13/16 all at once. Only
- * one part (1/16 of the index) is ever copied by one resize, so the transient
- * peak is small too. Below a third of the split point the parts merge back
- * into one (bounded the same way).
+ * Every part resizes on its own (same size to drop tombstones, shrink below
+ * 1/8) and parts start at staggered sizes ((NPARTS + i) << k groups for part
+ * i), so with a uniform hash they reach 13/16 at different totals.
+ *
+ * Growth. The single part doubles at the maximum load of 13/16 (its group
+ * counts are powers of two); a part of a split index grows by a quarter
+ * (SWISS_GROW_DIV), to any group count (and shrinks to any). A
+ * table's load then swings between 13/20 and 13/16 instead of 13/32 and
+ * 13/16: the mean load over a growing index is 13/16 * (1 - 1/g) / ln g =
+ * 0.73 for g = 5/4 (0.59 when doubling), 5 B/slot / 0.73 = 6.9 B per entry
+ * with 4-byte slots (8.9 when doubling). The price is moves: a doubling
+ * table moves each element once on average while it grows, a quarter
+ * growth four times (each move hashes the element, which reads it). Only
+ * one part (1/16 of the index) is ever copied by one resize, so the
+ * transient peak is small.
+ *
+ * Below a third of the split point the parts merge back into one (bounded
+ * the same way).
  *
  * Home group. Within a part the in-part position q (pos without the part
  * bits, left-aligned in 32 bits) picks the home group by a multiply-shift:
@@ -96,6 +104,12 @@ static inline size_t tab_cap(const swiss_tab *t) { return t->ngroups * SWISS_GRO
 /* Maximum load (live + deleted) of a table: LOAD_NUM / LOAD_DEN. */
 #define LOAD_NUM 13
 #define LOAD_DEN 16
+/* A full part of a split index grows by a quarter (swiss.h's grow_pace must
+ * stay within what that leaves for inserts: see "Growth"). Overridable for
+ * A/B builds of benchmarks/swiss_bench.c: -DSWISS_GROW_DIV=1 doubles. */
+#ifndef SWISS_GROW_DIV
+#define SWISS_GROW_DIV 4
+#endif
 static inline size_t tab_max_load(const swiss_tab *t) { return tab_cap(t) / LOAD_DEN * LOAD_NUM; }
 static inline uint32_t hash_pos(uint64_t h) { return (uint32_t)(h >> 7); }
 static inline size_t home_group(uint32_t q, size_t ngroups) { return (size_t)(((uint64_t)q * ngroups) >> 32); }
@@ -208,11 +222,10 @@ static void tab_release(const swiss *s, swiss_tab *t) {
     memset(t, 0, sizeof(*t));
 }
 
-static void part_reset(const swiss *s, swiss_part *p, size_t mant) {
+static void part_reset(const swiss *s, swiss_part *p) {
     tab_release(s, &p->t[0]);
     tab_release(s, &p->t[1]);
     p->rehash_idx = SWISS_IDLE;
-    p->mant = mant;
 }
 
 void swiss_init(swiss *s, const swiss_type *type, void *ctx) {
@@ -220,7 +233,6 @@ void swiss_init(swiss *s, const swiss_type *type, void *ctx) {
     s->type = type;
     s->ctx = ctx;
     s->one.rehash_idx = SWISS_IDLE;
-    s->one.mant = 1;
 }
 
 void swiss_set_split_shift(swiss *s, unsigned shift) {
@@ -229,9 +241,9 @@ void swiss_set_split_shift(swiss *s, unsigned shift) {
 }
 
 void swiss_free(swiss *s) {
-    part_reset(s, &s->one, 1);
+    part_reset(s, &s->one);
     if (s->parts) {
-        for (unsigned i = 0; i < SWISS_NPARTS; i++) part_reset(s, &s->parts[i], 0);
+        for (unsigned i = 0; i < SWISS_NPARTS; i++) part_reset(s, &s->parts[i]);
         free(s->parts);
         s->parts = NULL;
     }
@@ -356,6 +368,20 @@ int swiss_rehash_step(swiss *s, size_t n) {
 }
 
 
+/* Room left in a resizing part's new table once what its old one still
+ * holds has moved in. */
+static inline size_t resize_room(const swiss_part *p) {
+    size_t taken = p->t[1].used + p->t[1].tombs + p->t[0].used, max = tab_max_load(&p->t[1]);
+    return taken < max ? max - taken : 0;
+}
+
+/* Non-zero when the inserts that a paced resize of p lets in before its last
+ * group moves could fill the new table: it then steps on every operation
+ * (each inserts at most one element and moves a group). */
+static inline int room_short(const swiss_part *p, uint32_t pace) {
+    return resize_room(p) < (p->t[0].ngroups - p->rehash_idx) * pace;
+}
+
 /* The incremental work of one find/insert/delete that touched part p (out
  * of line: the common case is no resize in flight). */
 static __attribute__((noinline)) void op_step_slow(swiss *s, swiss_part *p) {
@@ -364,7 +390,7 @@ static __attribute__((noinline)) void op_step_slow(swiss *s, swiss_part *p) {
     /* A growing part of a paced type steps on one operation in grow_pace
      * (swiss.h); a same-size rebuild or a shrink, on every one. */
     uint32_t pace = s->type->grow_pace;
-    if (pace > 1 && p->t[1].ngroups > p->t[0].ngroups && ++s->pace % pace) return;
+    if (pace > 1 && p->t[1].ngroups > p->t[0].ngroups && ++s->pace % pace && !room_short(p, pace)) return;
     part_step(s, p, 1);
 }
 
@@ -372,16 +398,16 @@ static inline void op_step(swiss *s, swiss_part *p) {
     if (__builtin_expect(s->resizing != 0, 0)) op_step_slow(s, p);
 }
 
-/* Smallest mant << k groups with cap * num/den >= n. */
-static size_t groups_fit(size_t mant, size_t n, size_t num, size_t den) {
-    size_t g = mant;
+/* Smallest power of two of groups with cap * num/den >= n. */
+static size_t groups_fit(size_t n, size_t num, size_t den) {
+    size_t g = 1;
     while (g * SWISS_GROUP * num < n * den) g <<= 1;
     return g;
 }
 
 static int part_resize(swiss *s, swiss_part *p, size_t ngroups) {
     assert(p->rehash_idx == SWISS_IDLE);
-    assert(ngroups % p->mant == 0);
+    assert(ngroups > 0);
     if (p->t[0].ngroups == 0) return tab_alloc(s, &p->t[0], ngroups);
     if (tab_alloc(s, &p->t[1], ngroups) != 0) return -1;
     p->rehash_idx = 0;
@@ -390,18 +416,29 @@ static int part_resize(swiss *s, swiss_part *p, size_t ngroups) {
     return 0;
 }
 
-/* Part i of a split index: group counts (NPARTS + i) << k. */
-static size_t part_mant(unsigned i) { return SWISS_NPARTS + i; }
+/* Smallest group count (at least one) with cap * num/den >= n. */
+static size_t groups_exact(size_t n, size_t num, size_t den) {
+    size_t g = (n * den + SWISS_GROUP * num - 1) / (SWISS_GROUP * num);
+    return g ? g : 1;
+}
 
-/* Allocate the parts of a split index for cnt[i] elements in part i at the
- * given fill; 0 ok, -1 no memory (nothing changed). */
-static swiss_part *parts_alloc(swiss *s, const size_t *cnt, size_t num, size_t den) {
+/* Smallest (NPARTS + i) << k groups that hold n elements at the maximum
+ * load: part i's size at a split, so that the parts' sizes are staggered
+ * over one octave. */
+static size_t groups_staggered(unsigned i, size_t n) {
+    size_t g = SWISS_NPARTS + i;
+    while (g * SWISS_GROUP * LOAD_NUM < n * LOAD_DEN) g <<= 1;
+    return g;
+}
+
+/* Allocate the parts of a split index, part i of ng[i] groups; NULL: no
+ * memory (nothing changed). */
+static swiss_part *parts_alloc(swiss *s, const size_t *ng) {
     swiss_part *parts = calloc(SWISS_NPARTS, sizeof(*parts));
     if (!parts) return NULL;
     for (unsigned i = 0; i < SWISS_NPARTS; i++) {
         parts[i].rehash_idx = SWISS_IDLE;
-        parts[i].mant = part_mant(i);
-        if (tab_alloc(s, &parts[i].t[0], groups_fit(parts[i].mant, cnt[i], num, den)) != 0) {
+        if (tab_alloc(s, &parts[i].t[0], ng[i]) != 0) {
             for (unsigned j = 0; j < i; j++) tab_release(s, &parts[j].t[0]);
             free(parts);
             return NULL;
@@ -427,10 +464,12 @@ static int split(swiss *s) {
             cnt[hash_pos(hv[i]) >> (32 - SWISS_PART_BITS)]++;
         }
     }
-    /* Room for each part's share plus a quarter: the loads come out spread
-     * between ~0.35 and ~0.7 by the staggered sizes. */
-    for (unsigned i = 0; i < SWISS_NPARTS; i++) cnt[i] += cnt[i] / 4 + SWISS_GROUP;
-    swiss_part *parts = parts_alloc(s, cnt, LOAD_NUM, LOAD_DEN);
+    /* Room for each part's share plus a quarter, in staggered sizes: the
+     * loads come out spread between ~0.35 and ~0.7, and the parts reach
+     * 13/16 at different totals. */
+    size_t ng[SWISS_NPARTS];
+    for (unsigned i = 0; i < SWISS_NPARTS; i++) ng[i] = groups_staggered(i, cnt[i] + cnt[i] / 4 + SWISS_GROUP);
+    swiss_part *parts = parts_alloc(s, ng);
     if (!parts) return -1;
     s->parts = parts;
     for (size_t i = 0; i < tab_cap(from); i++) {
@@ -438,7 +477,7 @@ static int split(swiss *s) {
         uint64_t h = hv[i];
         place_moved(s, &parts[hash_pos(h) >> (32 - SWISS_PART_BITS)].t[0], h, slot_at(s, from, i));
     }
-    part_reset(s, &s->one, 1);
+    part_reset(s, &s->one);
     return 0;
 }
 
@@ -446,7 +485,7 @@ static int split(swiss *s) {
 static void merge(swiss *s) {
     assert(s->parts && !s->resizing);
     swiss_tab to;
-    if (tab_alloc(s, &to, groups_fit(1, s->count, LOAD_NUM, 2 * LOAD_DEN)) != 0) return; /* stay split */
+    if (tab_alloc(s, &to, groups_fit(s->count, LOAD_NUM, 2 * LOAD_DEN)) != 0) return; /* stay split */
     swiss_part *parts = s->parts;
     s->parts = NULL; /* place_moved: single-part positions */
     for (unsigned k = 0; k < SWISS_NPARTS; k++) {
@@ -458,15 +497,22 @@ static void merge(swiss *s) {
             unsigned char *src = slot_at(s, from, i);
             place_moved(s, &to, s->type->hash_slot(s->ctx, src), src);
         }
-        part_reset(s, &parts[k], 0);
+        part_reset(s, &parts[k]);
     }
     free(parts);
     assert(to.used == s->count);
-    part_reset(s, &s->one, 1);
+    part_reset(s, &s->one);
     s->one.t[0] = to;
 }
 
-/* p's table is full: finish its resize in flight, then double it (or split
+/* The next size of a full table of ng groups: double while the index is one
+ * part, SWISS_GROW_DIV-th more once it is split (see "Growth" above). */
+static size_t grown_groups(const swiss *s, size_t ng) {
+    if (!s->parts) return ng * 2;
+    return ng + (ng + SWISS_GROW_DIV - 1) / SWISS_GROW_DIV;
+}
+
+/* p's table is full: finish its resize in flight, then grow it (or split
  * the single part), or rebuild it at the same size to drop tombstones. */
 static int part_grow(swiss *s, swiss_part *p) {
     int was_paused = s->paused;
@@ -476,8 +522,8 @@ static int part_grow(swiss *s, swiss_part *p) {
     s->paused = was_paused;
     swiss_tab *t = &p->t[0];
     if (t->ngroups && t->used + t->tombs + 1 <= tab_max_load(t)) return 0;
-    size_t ng = t->ngroups ? t->ngroups : p->mant;
-    if (t->ngroups && t->used + 1 > tab_max_load(t) / 2) ng = t->ngroups * 2;
+    size_t ng = t->ngroups ? t->ngroups : 1;
+    if (t->ngroups && t->used + 1 > tab_max_load(t) / 2) ng = grown_groups(s, t->ngroups);
     if (!s->parts && ng > split_groups(s)) return split(s);
     return part_resize(s, p, ng);
 }
@@ -550,7 +596,9 @@ void *swiss_insert(swiss *s, uint64_t h) {
     swiss_part *p = part_for(s, hash_pos(h), &q);
     op_step(s, p);
     swiss_tab *t = p->rehash_idx != SWISS_IDLE ? &p->t[1] : &p->t[0];
-    if (t->ngroups == 0 || t->used + t->tombs + 1 > tab_max_load(t)) {
+    /* Full: no room for one more, counting (mid-resize) what is still to
+     * move in; part_grow then finishes the move first. */
+    if (t->ngroups == 0 || (p->rehash_idx != SWISS_IDLE ? resize_room(p) < 1 : t->used + t->tombs + 1 > tab_max_load(t))) {
         if (part_grow(s, p) != 0) return NULL;
         p = part_for(s, hash_pos(h), &q); /* the index may have split */
         t = p->rehash_idx != SWISS_IDLE ? &p->t[1] : &p->t[0];
@@ -612,8 +660,8 @@ void swiss_delete(swiss *s, void *slot) {
     op_step(s, p);
     if (p->rehash_idx == SWISS_IDLE) {
         swiss_tab *t0 = &p->t[0];
-        if (t0->ngroups > p->mant && t0->used < tab_cap(t0) / 8) {
-            size_t ng = groups_fit(p->mant, t0->used, LOAD_NUM, 2 * LOAD_DEN);
+        if (t0->ngroups > 1 && t0->used < tab_cap(t0) / 8) {
+            size_t ng = s->parts ? groups_exact(t0->used, LOAD_NUM, 2 * LOAD_DEN) : groups_fit(t0->used, LOAD_NUM, 2 * LOAD_DEN);
             assert(ng < t0->ngroups);
             part_resize(s, p, ng);
         }
@@ -740,21 +788,22 @@ int swiss_reserve(swiss *s, size_t n) {
         if (s->parts) return 0;
         /* The smallest table whose maximum load holds n: the same
          * density natural growth ends at. */
-        size_t g = groups_fit(1, n, LOAD_NUM, LOAD_DEN);
+        size_t g = groups_fit(n, LOAD_NUM, LOAD_DEN);
         if (s->one.t[0].ngroups >= g) return 0;
-        part_reset(s, &s->one, 1);
+        part_reset(s, &s->one);
         return tab_alloc(s, &s->one.t[0], g);
     }
-    /* Split from the start; each part the smallest of its staggered sizes
-     * that holds its share (plus a little for the spread of the hash). */
+    /* Split from the start; each part just holds its share (plus a little
+     * for the spread of the hash): a loaded index is as dense as a grown
+     * one at its fullest, and its parts then grow as usual. */
     if (s->parts) {
         size_t have = 0;
         for (unsigned i = 0; i < SWISS_NPARTS; i++) have += tab_max_load(&s->parts[i].t[0]);
         if (have >= n) return 0;
     }
-    size_t cnt[SWISS_NPARTS];
-    for (unsigned i = 0; i < SWISS_NPARTS; i++) cnt[i] = n / SWISS_NPARTS + n / 256 + SWISS_GROUP;
-    swiss_part *parts = parts_alloc(s, cnt, LOAD_NUM, LOAD_DEN);
+    size_t ng[SWISS_NPARTS];
+    for (unsigned i = 0; i < SWISS_NPARTS; i++) ng[i] = groups_exact(n / SWISS_NPARTS + n / 256 + SWISS_GROUP, LOAD_NUM, LOAD_DEN);
+    swiss_part *parts = parts_alloc(s, ng);
     if (!parts) return -1;
     swiss_free(s);
     s->parts = parts;

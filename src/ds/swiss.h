@@ -19,12 +19,13 @@ typedef struct swiss_type {
     /* Non-zero when the element in slot equals the lookup key. */
     int (*match)(void *ctx, const void *slot, const void *key);
     /* While a part grows, one find/insert/delete in grow_pace moves one of
-     * its groups (0 or 1: every one). A group holds ~13 elements and the
-     * doubled table has room for 13 groups' worth of inserts per group to
-     * move, so up to 8 the move still ends long before the new table fills
-     * (each insert is an operation). A bigger pace spreads a resize over
-     * more operations: fewer groups moved inside one big command. Same-size
-     * rebuilds and shrinks have less room and step on every operation. */
+     * its groups (0 or 1: every one). A group holds ~13 elements and a
+     * table grown by a quarter has room for 13/4 elements of inserts per
+     * group to move (a doubled one, the single part's, 13), so up to 3 the
+     * move still ends before the new table fills (each insert is an
+     * operation). A bigger pace spreads a resize over more operations: fewer
+     * groups moved inside one big command. Same-size rebuilds and shrinks
+     * have less room and step on every operation. */
     uint32_t grow_pace;
     /* Optional: start loading what hash_slot will read for slot. A resize
      * step asks it for a whole group before hashing any of its elements,
@@ -34,7 +35,7 @@ typedef struct swiss_type {
 
 typedef struct swiss_tab {
     unsigned char *mem;    /* ngroups groups: 16 control bytes, then 16 slots */
-    size_t ngroups;        /* mant << k (see swiss_part), 0 when unallocated */
+    size_t ngroups;        /* 0 when unallocated */
     size_t used;           /* live slots */
     size_t tombs;          /* deleted slots */
 } swiss_tab;
@@ -44,7 +45,6 @@ typedef struct swiss_tab {
 typedef struct swiss_part {
     swiss_tab t[2];        /* t[1] is allocated only while this part resizes */
     size_t rehash_idx;     /* next group of t[0] to move, or SWISS_IDLE */
-    size_t mant;           /* group counts of this part are mant << k */
 } swiss_part;
 
 #define SWISS_PART_BITS 4
