@@ -59,7 +59,9 @@ static void key_slot_prefetch(void *ctx, const void *slot) {
     __builtin_prefetch((const char *)e - 8);
 }
 
-static const swiss_type keyspace_type = {sizeof(uint32_t), key_slot_hash, key_slot_match, 0, key_slot_prefetch};
+/* The key index's parts grow by a quarter (swiss.c, "Growth"): 6.9 B per
+ * key instead of 8.9, for four moves per key while it grows instead of one. */
+static const swiss_type keyspace_type = {sizeof(uint32_t), key_slot_hash, key_slot_match, 0, key_slot_prefetch, 4};
 
 /* A hash slot's set of keys (cluster mode): entry pointers. */
 static uint64_t ptr_slot_hash(void *ctx, const void *slot) {

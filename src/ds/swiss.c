@@ -24,17 +24,17 @@
  * 1/8) and parts start at staggered sizes ((NPARTS + i) << k groups for part
  * i), so with a uniform hash they reach 13/16 at different totals.
  *
- * Growth. The single part doubles at the maximum load of 13/16 (its group
- * counts are powers of two); a part of a split index grows by a quarter
- * (SWISS_GROW_DIV), to any group count (and shrinks to any). A
- * table's load then swings between 13/20 and 13/16 instead of 13/32 and
- * 13/16: the mean load over a growing index is 13/16 * (1 - 1/g) / ln g =
- * 0.73 for g = 5/4 (0.59 when doubling), 5 B/slot / 0.73 = 6.9 B per entry
- * with 4-byte slots (8.9 when doubling). The price is moves: a doubling
- * table moves each element once on average while it grows, a quarter
- * growth four times (each move hashes the element, which reads it). Only
- * one part (1/16 of the index) is ever copied by one resize, so the
- * transient peak is small.
+ * Growth. A part doubles at the maximum load of 13/16 (the single part's
+ * group counts are powers of two); a part of a split index whose type asks
+ * for it (swiss_type.grow_div = 4: the key index) grows by a quarter
+ * instead, to any group count (and shrinks to any). Its load then swings
+ * between 13/20 and 13/16 instead of 13/32 and 13/16: the mean load over a
+ * growing index is 13/16 * (1 - 1/g) / ln g = 0.73 for g = 5/4 (0.59 when
+ * doubling), 5 B/slot / 0.73 = 6.9 B per entry with 4-byte slots (8.9 when
+ * doubling). The price is moves: a doubling table moves each element once
+ * on average while it grows, a quarter growth four times (each move hashes
+ * the element, which reads it). Only one part (1/16 of the index) is ever
+ * copied by one resize, so the transient peak is small.
  *
  * Below a third of the split point the parts merge back into one (bounded
  * the same way).
@@ -104,12 +104,6 @@ static inline size_t tab_cap(const swiss_tab *t) { return t->ngroups * SWISS_GRO
 /* Maximum load (live + deleted) of a table: LOAD_NUM / LOAD_DEN. */
 #define LOAD_NUM 13
 #define LOAD_DEN 16
-/* A full part of a split index grows by a quarter (swiss.h's grow_pace must
- * stay within what that leaves for inserts: see "Growth"). Overridable for
- * A/B builds of benchmarks/swiss_bench.c: -DSWISS_GROW_DIV=1 doubles. */
-#ifndef SWISS_GROW_DIV
-#define SWISS_GROW_DIV 4
-#endif
 static inline size_t tab_max_load(const swiss_tab *t) { return tab_cap(t) / LOAD_DEN * LOAD_NUM; }
 static inline uint32_t hash_pos(uint64_t h) { return (uint32_t)(h >> 7); }
 static inline size_t home_group(uint32_t q, size_t ngroups) { return (size_t)(((uint64_t)q * ngroups) >> 32); }
@@ -506,10 +500,11 @@ static void merge(swiss *s) {
 }
 
 /* The next size of a full table of ng groups: double while the index is one
- * part, SWISS_GROW_DIV-th more once it is split (see "Growth" above). */
+ * part or its type says so, else 1/grow_div more (see "Growth" above). */
 static size_t grown_groups(const swiss *s, size_t ng) {
-    if (!s->parts) return ng * 2;
-    return ng + (ng + SWISS_GROW_DIV - 1) / SWISS_GROW_DIV;
+    uint32_t d = s->type->grow_div;
+    if (!s->parts || d == 0) return ng * 2;
+    return ng + (ng + d - 1) / d;
 }
 
 /* p's table is full: finish its resize in flight, then grow it (or split

@@ -19,18 +19,22 @@ typedef struct swiss_type {
     /* Non-zero when the element in slot equals the lookup key. */
     int (*match)(void *ctx, const void *slot, const void *key);
     /* While a part grows, one find/insert/delete in grow_pace moves one of
-     * its groups (0 or 1: every one). A group holds ~13 elements and a
-     * table grown by a quarter has room for 13/4 elements of inserts per
-     * group to move (a doubled one, the single part's, 13), so up to 3 the
-     * move still ends before the new table fills (each insert is an
-     * operation). A bigger pace spreads a resize over more operations: fewer
-     * groups moved inside one big command. Same-size rebuilds and shrinks
-     * have less room and step on every operation. */
+     * its groups (0 or 1: every one). A group holds ~13 elements and the
+     * doubled table has room for 13 groups' worth of inserts per group to
+     * move (13/d with grow_div d), so up to 8 the move still ends long
+     * before the new table fills (each insert is an operation; should the
+     * room run short, every operation steps). A bigger pace spreads a
+     * resize over more operations: fewer groups moved inside one big
+     * command. Same-size rebuilds and shrinks have less room and step on
+     * every operation. */
     uint32_t grow_pace;
     /* Optional: start loading what hash_slot will read for slot. A resize
      * step asks it for a whole group before hashing any of its elements,
      * so their cache misses overlap instead of coming one by one. */
     void (*prefetch_slot)(void *ctx, const void *slot);
+    /* 0: a part of a split index doubles when full, like the single part;
+     * d > 0: it grows by 1/d (swiss.c, "Growth": denser, more moves). */
+    uint32_t grow_div;
 } swiss_type;
 
 typedef struct swiss_tab {

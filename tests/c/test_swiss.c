@@ -13,7 +13,7 @@
 #include "ds/swiss.h"
 #include "unit.h"
 
-enum { M4, M8, MCOL, M4P };
+enum { M4, M8, MCOL, M4P, M4Q };
 
 typedef struct th {
     swiss s;
@@ -58,11 +58,15 @@ static int th_match(void *ctx, const void *slot, const void *key) {
     return slot_id(ctx, slot) == *(const uint32_t *)key;
 }
 
-static const swiss_type type4 = {4, th_hash_slot, th_match};
+/* 4-byte slots, parts growing by a quarter (as the key index's). */
+static const swiss_type type4 = {4, th_hash_slot, th_match, 0, NULL, 4};
 static const swiss_type type8 = {8, th_hash_slot, th_match};
 /* Paced as a collection's index (lform): a growing part steps on one
- * operation in 8. */
-static const swiss_type type4p = {4, th_hash_slot, th_match, 3};
+ * operation in 8, and doubles. */
+static const swiss_type type4p = {4, th_hash_slot, th_match, 8};
+/* Paced tighter than a quarter's growth leaves room for: the resize must
+ * still end before the new table fills. */
+static const swiss_type type4q = {4, th_hash_slot, th_match, 8, NULL, 4};
 
 static void th_init(th *t, int mode, uint32_t universe) {
     memset(t, 0, sizeof(*t));
@@ -70,7 +74,7 @@ static void th_init(th *t, int mode, uint32_t universe) {
     t->universe = universe;
     t->present = calloc(universe, 1);
     CHECK(t->present);
-    swiss_init(&t->s, mode == M8 ? &type8 : mode == M4P ? &type4p : &type4, t);
+    swiss_init(&t->s, mode == M8 ? &type8 : mode == M4P ? &type4p : mode == M4Q ? &type4q : &type4, t);
 }
 
 static void th_free(th *t) {
@@ -493,11 +497,11 @@ TEST(swiss, resize_is_incremental) {
     th_free(&t);
 }
 
-/* A paced type (grow_pace 3, the large forms') spreads a growing part's
- * resize over three times as many operations, and still finishes it before
+/* A paced type (grow_pace 8, the large forms') spreads a growing part's
+ * resize over eight times as many operations, and still finishes it before
  * the part next fills: the insert that starts a resize finds the previous
  * one done. In batches of 1000 find+insert pairs (a 1000-field HSET) no
- * batch moves more than 2000 / 3 groups, besides the one-off split. */
+ * batch moves more than 2000 / 8 groups, besides the one-off split. */
 static void paced_growth(int with_finds) {
     uint32_t n = (uint32_t)unit_scaled(3000000, 300000);
     th t;
@@ -538,8 +542,35 @@ static void paced_growth(int with_finds) {
              with_finds ? "find+insert" : "insert only", n, (unsigned long long)resizes,
              (unsigned long long)paced_moved, (unsigned long long)ops, (unsigned long long)batch_worst);
     CHECK(resizes >= 10);
-    CHECK(paced_moved <= ops / 3 + 1);
-    CHECK(batch_worst <= (uint64_t)(with_finds ? 2000 : 1000) / 3 + 1);
+    CHECK(paced_moved <= ops / 8 + 1);
+    CHECK(batch_worst <= (uint64_t)(with_finds ? 2000 : 1000) / 8 + 1);
+    for (uint32_t id = 0; id < n; id += 3) CHECK(th_find(&t, id) != NULL);
+    th_verify(&t);
+    th_free(&t);
+}
+
+/* A pace of 8 with parts growing by a quarter would let the new table fill
+ * before the move ends (room for 13/4 inserts per group to move): once the
+ * room runs short every operation steps, so still no insert moves more than
+ * one group (none finishes a resize in a burst), every resize starts with
+ * the previous one done, and everything stays reachable. */
+TEST(swiss, quarter_growth_paced_past_its_room) {
+    uint32_t n = (uint32_t)unit_scaled(2000000, 300000);
+    th t;
+    th_init(&t, M4Q, n);
+    uint64_t resizes = 0, worst = 0;
+    for (uint32_t id = 0; id < n; id++) {
+        uint64_t moved = t.s.moved_groups;
+        size_t cap = swiss_capacity(&t.s);
+        th_insert(&t, id);
+        uint64_t d = t.s.moved_groups - moved;
+        if (swiss_capacity(&t.s) > cap) resizes++;
+        if (d > worst) worst = d;
+    }
+    unit_log("%u inserts, %llu resize starts, most groups moved by one insert: %llu", n,
+             (unsigned long long)resizes, (unsigned long long)worst);
+    CHECK(resizes >= 40);
+    CHECK(worst <= 1);
     for (uint32_t id = 0; id < n; id += 3) CHECK(th_find(&t, id) != NULL);
     th_verify(&t);
     th_free(&t);
