@@ -581,19 +581,23 @@ TEST(swiss, paced_growth_inserts_only) { paced_growth(0); }
 
 /* Split into parts and merge back, with scans and lookups in between;
  * with a split shift, at 1/2^shift of the default point (3328 elements,
- * the single part's 256 groups at 13/16). The split comes from the
- * insert that finds the single part full, so it starts with exactly that
- * many elements; the merge back comes below a third of it. */
-static void split_and_merge(unsigned shift) {
+ * the single part's 256 groups at 13/16, whether the split parts then
+ * double or grow by a quarter). The split comes from the insert that finds
+ * the single part full, so it starts with exactly one more element than
+ * that part's maximum load; the merge back comes below a third of it. */
+static void split_and_merge(unsigned shift, int mode) {
     th t;
-    th_init(&t, M4, 100000);
+    th_init(&t, mode, 100000);
     if (shift) swiss_set_split_shift(&t.s, shift);
     for (int round = 0; round < 3; round++) {
         uint32_t id = 0;
+        size_t cap_before = 0;
         while (!t.s.parts) {
+            cap_before = swiss_capacity(&t.s);
             if (!t.present[id]) th_insert(&t, id);
             id++;
         }
+        CHECK_EQ(cap_before, (size_t)4096 >> shift);
         CHECK_EQ(t.count, (uint64_t)(3328 >> shift) + 1);
         th_verify(&t);
         for (uint32_t i = 0; i < t.universe; i++) CHECK_EQ(th_find(&t, i) != NULL, t.present[i]);
@@ -611,10 +615,14 @@ static void split_and_merge(unsigned shift) {
     th_free(&t);
 }
 
-TEST(swiss, split_and_merge) { split_and_merge(0); }
+TEST(swiss, split_and_merge) {
+    split_and_merge(0, M4);
+    split_and_merge(0, M8);
+}
 TEST(swiss, split_and_merge_earlier) {
-    split_and_merge(1);
-    split_and_merge(3);
+    split_and_merge(1, M4);
+    split_and_merge(3, M4);
+    split_and_merge(2, M8);
 }
 
 TEST(swiss, rehash_step_and_lookups_mid_resize) {
