@@ -392,9 +392,11 @@ static inline void op_step(swiss *s, swiss_part *p) {
     if (__builtin_expect(s->resizing != 0, 0)) op_step_slow(s, p);
 }
 
-/* Smallest power of two of groups with cap * num/den >= n. */
-static size_t groups_fit(size_t n, size_t num, size_t den) {
-    size_t g = 1;
+/* Smallest base << k groups with cap * num/den >= n (base 1: a power of
+ * two; base NPARTS + i: part i's size at a split, so that the parts' sizes
+ * are staggered over one octave). */
+static size_t groups_fit(size_t base, size_t n, size_t num, size_t den) {
+    size_t g = base;
     while (g * SWISS_GROUP * num < n * den) g <<= 1;
     return g;
 }
@@ -414,15 +416,6 @@ static int part_resize(swiss *s, swiss_part *p, size_t ngroups) {
 static size_t groups_exact(size_t n, size_t num, size_t den) {
     size_t g = (n * den + SWISS_GROUP * num - 1) / (SWISS_GROUP * num);
     return g ? g : 1;
-}
-
-/* Smallest (NPARTS + i) << k groups that hold n elements at the maximum
- * load: part i's size at a split, so that the parts' sizes are staggered
- * over one octave. */
-static size_t groups_staggered(unsigned i, size_t n) {
-    size_t g = SWISS_NPARTS + i;
-    while (g * SWISS_GROUP * LOAD_NUM < n * LOAD_DEN) g <<= 1;
-    return g;
 }
 
 /* Allocate the parts of a split index, part i of ng[i] groups; NULL: no
@@ -462,7 +455,7 @@ static int split(swiss *s) {
      * loads come out spread between ~0.35 and ~0.7, and the parts reach
      * 13/16 at different totals. */
     size_t ng[SWISS_NPARTS];
-    for (unsigned i = 0; i < SWISS_NPARTS; i++) ng[i] = groups_staggered(i, cnt[i] + cnt[i] / 4 + SWISS_GROUP);
+    for (unsigned i = 0; i < SWISS_NPARTS; i++) ng[i] = groups_fit(SWISS_NPARTS + i, cnt[i] + cnt[i] / 4 + SWISS_GROUP, LOAD_NUM, LOAD_DEN);
     swiss_part *parts = parts_alloc(s, ng);
     if (!parts) return -1;
     s->parts = parts;
@@ -479,7 +472,7 @@ static int split(swiss *s) {
 static void merge(swiss *s) {
     assert(s->parts && !s->resizing);
     swiss_tab to;
-    if (tab_alloc(s, &to, groups_fit(s->count, LOAD_NUM, 2 * LOAD_DEN)) != 0) return; /* stay split */
+    if (tab_alloc(s, &to, groups_fit(1, s->count, LOAD_NUM, 2 * LOAD_DEN)) != 0) return; /* stay split */
     swiss_part *parts = s->parts;
     s->parts = NULL; /* place_moved: single-part positions */
     for (unsigned k = 0; k < SWISS_NPARTS; k++) {
@@ -656,7 +649,7 @@ void swiss_delete(swiss *s, void *slot) {
     if (p->rehash_idx == SWISS_IDLE) {
         swiss_tab *t0 = &p->t[0];
         if (t0->ngroups > 1 && t0->used < tab_cap(t0) / 8) {
-            size_t ng = s->parts ? groups_exact(t0->used, LOAD_NUM, 2 * LOAD_DEN) : groups_fit(t0->used, LOAD_NUM, 2 * LOAD_DEN);
+            size_t ng = s->parts ? groups_exact(t0->used, LOAD_NUM, 2 * LOAD_DEN) : groups_fit(1, t0->used, LOAD_NUM, 2 * LOAD_DEN);
             assert(ng < t0->ngroups);
             part_resize(s, p, ng);
         }
@@ -783,7 +776,7 @@ int swiss_reserve(swiss *s, size_t n) {
         if (s->parts) return 0;
         /* The smallest table whose maximum load holds n: the same
          * density natural growth ends at. */
-        size_t g = groups_fit(n, LOAD_NUM, LOAD_DEN);
+        size_t g = groups_fit(1, n, LOAD_NUM, LOAD_DEN);
         if (s->one.t[0].ngroups >= g) return 0;
         part_reset(s, &s->one);
         return tab_alloc(s, &s->one.t[0], g);
@@ -796,8 +789,8 @@ int swiss_reserve(swiss *s, size_t n) {
         for (unsigned i = 0; i < SWISS_NPARTS; i++) have += tab_max_load(&s->parts[i].t[0]);
         if (have >= n) return 0;
     }
-    size_t ng[SWISS_NPARTS];
-    for (unsigned i = 0; i < SWISS_NPARTS; i++) ng[i] = groups_exact(n / SWISS_NPARTS + n / 256 + SWISS_GROUP, LOAD_NUM, LOAD_DEN);
+    size_t ng[SWISS_NPARTS], each = groups_exact(n / SWISS_NPARTS + n / 256 + SWISS_GROUP, LOAD_NUM, LOAD_DEN);
+    for (unsigned i = 0; i < SWISS_NPARTS; i++) ng[i] = each;
     swiss_part *parts = parts_alloc(s, ng);
     if (!parts) return -1;
     swiss_free(s);
