@@ -54,9 +54,10 @@ static int key_slot_match(void *ctx, const void *slot, const void *key) {
 
 static void key_slot_prefetch(void *ctx, const void *slot) {
     const dbentry *e = slot_entry(ctx, slot);
-    /* The value, and a short key's bytes just before it. */
+    /* The header and the key's bytes after it (a key of up to 17 bytes ends
+     * within e + 33). */
     __builtin_prefetch(e);
-    __builtin_prefetch((const char *)e - 8);
+    __builtin_prefetch((const char *)e + 32);
 }
 
 /* The key index's parts grow by a quarter (swiss.c, "Growth"): 6.9 B per
@@ -671,17 +672,16 @@ int db_time_passed(int64_t when_ms) {
            !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED);
 }
 
-/* Bytes of a room of room bytes past the value word it starts with (db.h). */
-static inline size_t room_over(size_t room) {
+/* Bytes from an entry's gobj to its end, for a short key of klen bytes
+ * and a room of room bytes (0: none): the value word or the room, at
+ * least 8 bytes of which make the word's place when the value leaves it. */
+static inline size_t entry_span(size_t klen, size_t room) {
     size_t word = sizeof(((gobj *)0)->u);
-    return room > word ? room - word : 0;
+    return OBJ_HDR_BYTES + klen + (room > word ? room : word);
 }
 
 /* The start of e's allocation. */
-static inline void *entry_base(dbentry *e) {
-    if (db_entry_has_ext(e)) return db_entry_ext(e);
-    return (char *)e - db_key_span(e->val.flags & DBE_KLEN); /* a short key: a long one has a dbext */
-}
+static inline void *entry_base(dbentry *e) { return db_entry_has_ext(e) ? (void *)db_entry_ext(e) : (void *)e; }
 
 /* A far reference for e, an allocation of size bytes (db.h); 0 when out
  * of memory. */
@@ -924,13 +924,12 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     int shortk = db_key_short(n);
     if (!shortk) room = 0;
     size_t ext = ttl || !shortk ? sizeof(dbext) : 0;
-    size_t size = ext + sizeof(dbentry) + (shortk ? db_key_span(n) + room_over(room) : n);
-    size_t voff = ext + (shortk ? db_key_span(n) : 0);
+    size_t size = ext + (shortk ? entry_span(n, room) : sizeof(dbentry) + n);
+    size_t voff = ext;
     uint32_t ref;
     char *base = entry_alloc(sh, size, voff, &ref);
     if (!base) return NULL;
     dbentry *e = (dbentry *)(void *)(base + voff);
-    if (roomp) *roomp = room ? (void *)&e->val.u : NULL;
     memset(&e->val, 0, sizeof(e->val));
     e->val.type = OBJ_NONE;
     obj_init_access(&e->val);
@@ -942,7 +941,12 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
         e->val.flags |= DBE_EXT;
         *db_entry_ext(e) = (dbext){-1, DB_VIDX_NONE, (uint32_t)n};
     }
+    /* With a room, the key goes where an embedded value has it: the value
+     * the caller writes there next (strval_set_embedded) moves nothing; a
+     * value word written instead moves it on (db_entry_set_value). */
+    if (room) e->val.flags |= OBJ_EMBEDDED;
     memcpy((char *)(uintptr_t)db_entry_key(e), k, n);
+    if (roomp) *roomp = room ? (void *)obj_room(&e->val) : NULL;
     void *slot = swiss_insert(&sh->keys, h);
     if (!slot) {
         entry_drop(space_of(sh), e, ref);
@@ -999,6 +1003,7 @@ void db_replace_value(dbentry *e, const gobj *v) {
 
 void db_entry_set_value(dbentry *e, const gobj *v) {
     assert(e->val.type == OBJ_NONE);
+    obj_room_leave(&e->val); /* u is written: the key goes past it */
     uint32_t lru = e->val.lru;
     uint16_t flags = e->val.flags;
     e->val = *v;
@@ -1011,16 +1016,17 @@ void db_entry_set_value(dbentry *e, const gobj *v) {
  * what points at it (the shard's index, the slot's set, an embedded
  * value's pointer) is pointed at the copy. NULL when out of memory. */
 static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
-    size_t klen = db_entry_klen(e), span = db_key_span(klen);
+    size_t klen = db_entry_klen(e);
     assert(db_key_short(klen));
-    /* The key, the value and what its room holds past the value word. */
-    size_t room = strval_embedded_room(&e->val);
-    size_t size = span + sizeof(dbentry) + room_over(room);
+    assert(!(e->val.flags & OBJ_EMBEDDED) || strval_is_embedded(&e->val)); /* not a room still to be filled */
+    /* The gobj, the key and an embedded value's room (an unused one stays
+     * behind). */
+    size_t size = entry_span(klen, strval_embedded_room(&e->val));
     uint32_t ref;
-    char *base = entry_alloc(sh, sizeof(dbext) + size, sizeof(dbext) + span, &ref);
+    char *base = entry_alloc(sh, sizeof(dbext) + size, sizeof(dbext), &ref);
     if (!base) return NULL;
-    memcpy(base + sizeof(dbext), (const char *)e - span, size);
-    dbentry *ne = (dbentry *)(void *)(base + sizeof(dbext) + span);
+    memcpy(base + sizeof(dbext), e, size);
+    dbentry *ne = (dbentry *)(void *)(base + sizeof(dbext));
     ne->val.flags = (uint16_t)((ne->val.flags & ~DBE_SLAB) | DBE_EXT | (ref & DB_REF_FAR ? 0 : DBE_SLAB));
     *db_entry_ext(ne) = (dbext){-1, DB_VIDX_NONE, (uint32_t)klen};
     keyref kr = {db_entry_key(e), klen};

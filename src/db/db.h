@@ -26,23 +26,27 @@
 
 /* A key's entry. The entry pointer names its value, a gobj (whose flags
  * word the entry owns); the key's bytes (no NUL: always read with their
- * length) come right before it, padded to 8 bytes, and what only some keys
- * need in a dbext before those: the TTL (with the entry's place in its
- * shard's list of keys that have one) and the length of a key of DBE_KLEN
- * bytes or more.
+ * length) follow the gobj's 8-byte header, or its value word u when the
+ * value has one; what only some keys need is in a dbext before the gobj:
+ * the TTL (with the entry's place in its shard's list of keys that have
+ * one) and the length of a key of DBE_KLEN bytes or more.
  *
- *     [dbext]  key  [pad]  gobj: type enc flags lru | u or room ...
- *                          ^ entry
+ *     [dbext]  gobj: type enc flags lru | u | key [unused room]
+ *     [dbext]  gobj: type enc flags lru | key | room        (OBJ_EMBEDDED)
+ *              ^ entry
  *
- * A new key's small string lives in the room it was given (db_add_room):
- * the room starts at the gobj's value word u (the value's 8 bytes are the
- * room's first 8: a room has at least 8) and runs past it, so a 100-byte
- * value under an 8-byte key takes 8 + 8 + 103 bytes. A value that is not
- * embedded writes its word over the room's start. A long key (DBE_KLEN
- * bytes or more) has a dbext, no room and its bytes after the gobj
- * instead. An entry gets its dbext when it is created with one in mind or
- * when its key first gets a TTL, which moves it (db_set_expire); it keeps
- * it until the key goes.
+ * A new key's small string lives in the room it was given (db_add_room),
+ * right after the key: a 100-byte value under a 9-byte key takes 8 + 9 +
+ * 103 bytes, with no padding between (a room is read byte by byte). An
+ * entry with a room has at least 8 bytes of it, so that the value word
+ * fits when the value leaves (a value that no longer fits, an integer):
+ * the key then moves 8 bytes on, over the room's start, and back when a
+ * value enters the room (object.h, obj_room_enter and obj_room_leave; only
+ * the gobj in its entry may enter or leave: a copy of it has no key
+ * behind it). A long key (DBE_KLEN bytes or more) has a dbext, no room and
+ * its bytes after u. An entry gets its dbext when it is created with one
+ * in mind or when its key first gets a TTL, which moves it
+ * (db_set_expire); it keeps it until the key goes.
  *
  * The allocation comes from the shard's slab pool (8-byte size classes, no
  * lock of its own: the shard's lock serialises it) if it fits a slab slot
@@ -53,15 +57,17 @@
  * (db_space, below), not pointers.
  *
  * val.flags: bit 15 the snapshot mark (DB_SNAP_BIT, below), bit 14 DBE_EXT
- * (a dbext precedes the key), bit 13 DBE_SLAB (the allocation is a slot of
+ * (a dbext precedes the gobj), bit 13 DBE_SLAB (the allocation is a slot of
  * the shard's pool), bit 12 OBJ_EMBEDDED (object.h: the value is in the
- * room), bits 0-11 the key's length, or DBE_KLEN when the length is in the
- * dbext. Invariant: whatever writes a value into an entry keeps val.flags
- * but OBJ_EMBEDDED (db_entry_set_value, db_replace_value). */
+ * room, the key before it), bits 0-11 the key's length, or DBE_KLEN when
+ * the length is in the dbext. Invariant: whatever writes a value into an
+ * entry keeps val.flags but OBJ_EMBEDDED, which only a value entering or
+ * leaving the room changes, moving the key with it (db_entry_set_value,
+ * db_replace_value, strval.c). */
 #define DBE_EXT 0x4000u
 #define DBE_SLAB 0x2000u
-#define DBE_KLEN 0x0fffu
-_Static_assert(OBJ_EMBEDDED == 0x1000u, "the value's bit of an entry's flags");
+#define DBE_KLEN OBJ_KLEN
+_Static_assert(OBJ_EMBEDDED == 0x1000u && OBJ_KLEN == 0x0fffu, "the value's bit of an entry's flags, the key's length");
 
 typedef struct dbext {
     int64_t expire;     /* unix ms, -1 when the key has no TTL */
@@ -73,26 +79,16 @@ typedef struct dbentry {
     gobj val;
 } dbentry;
 
-/* Bytes a short key takes before its entry. */
-static inline size_t db_key_span(size_t klen) { return (klen + 7) & ~(size_t)7; }
-/* Whether a key of klen bytes is short: before its entry, with room for an
- * embedded value. */
+/* Whether a key of klen bytes is short: its length in the entry's flags,
+ * with room for an embedded value. */
 static inline int db_key_short(size_t klen) { return klen < DBE_KLEN; }
 static inline int db_entry_has_ext(const dbentry *e) { return (e->val.flags & DBE_EXT) != 0; }
-static inline dbext *db_entry_ext(const dbentry *e) {
-    unsigned k = e->val.flags & DBE_KLEN;
-    char *p = (char *)(void *)(uintptr_t)e;
-    return (dbext *)(void *)(k != DBE_KLEN ? p - db_key_span(k) : p) - 1;
-}
+static inline dbext *db_entry_ext(const dbentry *e) { return (dbext *)(void *)(uintptr_t)e - 1; }
 static inline size_t db_entry_klen(const dbentry *e) {
     unsigned k = e->val.flags & DBE_KLEN;
     return k != DBE_KLEN ? k : db_entry_ext(e)->klen;
 }
-static inline const char *db_entry_key(const dbentry *e) {
-    unsigned k = e->val.flags & DBE_KLEN;
-    const char *p = (const char *)e;
-    return k != DBE_KLEN ? p - db_key_span(k) : p + sizeof(dbentry);
-}
+static inline const char *db_entry_key(const dbentry *e) { return obj_key(&e->val); }
 /* unix ms, -1 when the key has no TTL */
 static inline int64_t db_entry_expire(const dbentry *e) {
     return db_entry_has_ext(e) ? db_entry_ext(e)->expire : -1;
@@ -231,9 +227,10 @@ dbentry *db_lookup_raw(gdb *db, const char *k, size_t n);
 int db_key_exists(gdb *db, const char *k, size_t n);
 /* Add an absent key; the caller sets e->val before releasing the shard. */
 dbentry *db_add(gdb *db, const char *k, size_t n);
-/* db_add with room bytes (right after the key, at *roomp) for
- * the value to be embedded in (strval_set_embedded); they go with the
- * entry. */
+/* db_add with room bytes (right after the key, at *roomp) for the value
+ * to be embedded in: strval_set_embedded writes it there, or a value set
+ * with db_entry_set_value moves in with strval_embed; the room goes with
+ * the entry. */
 dbentry *db_add_room(gdb *db, const char *k, size_t n, size_t room, void **roomp);
 /* db_add_room for a key that gets a TTL at once (ttl non-zero): its entry
  * is made with a dbext, so db_set_expire does not move it. */

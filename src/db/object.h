@@ -4,6 +4,7 @@
 #define GOBLIN_DB_OBJECT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_STREAM = 6, OBJ_NONE = 255 };
 #define OBJ_NTYPES 7
@@ -20,9 +21,11 @@ enum {
     ENC_STREAM = 15,
 };
 
-/* gobj.flags: a string lives in the room of its key's entry, starting at
- * its own u (strval.c; only a key's entry has a room, db.h). */
+/* gobj.flags: a string lives in the room of its key's entry, after the
+ * key (strval.c; only a key's entry has a room, db.h). */
 #define OBJ_EMBEDDED 0x1000u
+/* gobj.flags' low bits in a key's entry: the key's length (db.h). */
+#define OBJ_KLEN 0x0fffu
 
 typedef struct gobj {
     uint8_t type;
@@ -36,6 +39,34 @@ typedef struct gobj {
         void *p;
     } u;
 } gobj;
+
+/* A gobj in a key's entry (db.h): its key's bytes follow the 8-byte
+ * header when the value is in the room (OBJ_EMBEDDED), the value word u
+ * otherwise; the room follows the key. */
+#define OBJ_HDR_BYTES offsetof(gobj, u)
+static inline const char *obj_key(const gobj *o) {
+    return (const char *)o + OBJ_HDR_BYTES + ((o->flags & OBJ_EMBEDDED) ? 0 : sizeof(o->u));
+}
+static inline unsigned char *obj_room(const gobj *o) {
+    return (unsigned char *)(uintptr_t)o + OBJ_HDR_BYTES + (o->flags & OBJ_KLEN);
+}
+/* The value of the entry whose gobj is o is about to be written into its
+ * room: the key moves back over the value word (the room has an entry's
+ * short key in front of it, never a long key's). */
+static inline void obj_room_enter(gobj *o) {
+    if (o->flags & OBJ_EMBEDDED) return;
+    char *h = (char *)o + OBJ_HDR_BYTES;
+    memmove(h, h + sizeof(o->u), o->flags & OBJ_KLEN);
+    o->flags |= OBJ_EMBEDDED;
+}
+/* The value leaves its room (its bytes are no longer needed there): the
+ * key moves on, over the room's start, and u is free to be written. */
+static inline void obj_room_leave(gobj *o) {
+    if (!(o->flags & OBJ_EMBEDDED)) return;
+    char *h = (char *)o + OBJ_HDR_BYTES;
+    memmove(h + sizeof(o->u), h, o->flags & OBJ_KLEN);
+    o->flags &= (uint16_t)~OBJ_EMBEDDED;
+}
 
 /* Per-type hooks that data-type modules register (keeps db/ free of them). */
 typedef struct obj_type_ops {

@@ -18,14 +18,16 @@
  *                      frees nothing, a value that no longer fits moves to
  *                      the arena (the room stays unused until the key goes),
  *                      and a value that leaves its entry (RENAME, MOVE) is
- *                      copied out first (strval_unembed). The room starts
- *                      at the gobj's own u (db.h: an entry's room begins
- *                      with its value word), so the value is found from
- *                      the gobj's address and goes with its entry when the
- *                      entry is reallocated; a copy of the gobj is not the
- *                      value (only the gobj in its entry is). A value that
- *                      stops being embedded writes its word over the
- *                      room's first 8 bytes. The record is read byte by
+ *                      copied out first (strval_unembed). The room
+ *                      follows the key, which follows the gobj's header
+ *                      (db.h), so the value is found from the gobj's
+ *                      address and goes with its entry when the entry is
+ *                      reallocated; a copy of the gobj is not the value
+ *                      (only the gobj in its entry is). A value that
+ *                      enters the room moves the key back over u first; one
+ *                      that leaves it moves the key on, over the room's
+ *                      start, and writes its word (object.h,
+ *                      obj_room_enter / leave). The record is read byte by
  *                      byte, and its layout is not the arena's but a
  *                      2-byte header:
  *                        plain       [cap][len][len bytes][NUL]
@@ -86,7 +88,7 @@ void strval_count_read_error(void) { __atomic_fetch_add(&tail_read_errors, 1, __
  * bytes). A bigval pointer is malloc-aligned and tagged with bit 0; a
  * small value's handle cell is untagged. */
 #define IS_EMB(o) (((o)->flags & OBJ_EMBEDDED) != 0)
-#define EMB(o) ((unsigned char *)(uintptr_t)&(o)->u)
+#define EMB(o) obj_room(o)
 #define IS_BIG(o) (!IS_EMB(o) && (((uintptr_t)(o)->u.p) & 1u) != 0)
 #define BIG(o) ((bigval *)((uintptr_t)(o)->u.p & ~(uintptr_t)1))
 #define SMALL(o) (*(smallrec **)(o)->u.p) /* an arena value's record */
@@ -109,13 +111,15 @@ static size_t emb_len(const unsigned char *e) { return emb_is_comp(e) ? e[2] : e
 static char *emb_data(unsigned char *e) { return (char *)e + EMB_HDR; }
 static const char *emb_cdata(const unsigned char *e) { return (const char *)e + EMB_CHDR; }
 static size_t emb_clen(const unsigned char *e) { return e[3]; }
-/* o (in its entry, whose room starts at o's u) becomes the value written
- * at e, that room; emb_leave: o's word is about to be something else. */
-static void emb_point(gobj *o, unsigned char *e) {
+/* o (in its entry) is about to be written into its room, which then starts
+ * at e (the key moves first: db.h); emb_leave: o's word is about to be
+ * something else, the room's bytes are no longer needed. */
+static void emb_enter(gobj *o, const unsigned char *e) {
+    obj_room_enter(o);
     assert(e == EMB(o));
-    o->flags |= OBJ_EMBEDDED;
+    (void)e;
 }
-static void emb_leave(gobj *o) { o->flags &= (uint16_t)~OBJ_EMBEDDED; }
+static void emb_leave(gobj *o) { obj_room_leave(o); }
 
 /* Compressed small values (see above). */
 #define COMP_BIT 0x80000000u
@@ -665,6 +669,7 @@ int strval_dup(gobj *dst, const gobj *src) {
     const char *p = strval_bytes(src, tmp, &n);
     if (!p) return -1;
     gobj t = *src;
+    t.flags &= (uint16_t)~OBJ_EMBEDDED; /* a copy: no room, no key behind it */
     if (strval_set_str(&t, p, n) != 0) return -1;
     t.enc = src->enc;
     *dst = t;
@@ -775,11 +780,12 @@ static void emb_write(unsigned char *e, size_t room, const char *p, size_t n, co
 void strval_set_embedded(gobj *o, void *room, const char *p, size_t n) {
     assert(emb_plan.p == p && emb_plan.n == n);
     unsigned char *e = room;
+    if (!(o->flags & OBJ_EMBEDDED)) emb_enter(o, e); /* db_add_room has the key in place */
+    assert(e == EMB(o));
     emb_write(e, emb_size(n, emb_plan.clen), p, n, emb_plan.c, emb_plan.clen);
     emb_plan.p = NULL;
     o->type = OBJ_STRING;
     o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
-    emb_point(o, e);
 }
 
 int strval_set_in_place(gobj *o, const char *p, size_t n) {
@@ -832,6 +838,7 @@ void strval_embed(gobj *o, void *room) {
     const smallrec *r = *h;
     unsigned char *e = room;
     size_t n = small_len(r);
+    emb_enter(o, e); /* the key goes over u, read above */
     if (!IS_COMP(r)) {
         emb_write(e, need, r->data, n, NULL, 0);
     } else if (emb_clen_kept(n, COMP_CLEN(r))) {
@@ -843,7 +850,6 @@ void strval_embed(gobj *o, void *room) {
         inflate_into(r->data, COMP_CLEN(r), emb_data(e), n);
     }
     smallobj_free(h);
-    emb_point(o, e);
 }
 
 size_t strval_embedded_room(const gobj *o) { return strval_is_embedded(o) ? emb_room(EMB(o)) : 0; }

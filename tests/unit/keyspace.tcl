@@ -1267,4 +1267,46 @@ start_server {tags {keyspace}} {
         assert_equal 0 [r exists {*}[dict keys $want]]
         if {[is_goblin]} { assert_morethan [getInfoProperty [r info goblin] keys_prefetched] [expr {$before + 100}] }
     }
+
+    # A key's bytes sit after its value word, or after the header when a
+    # short string lives in the entry; values entering and leaving that
+    # room move the key. Keys of every length around the 8-byte steps.
+    test {Keys of 1-40 bytes keep their names while their values move in and out of the entry} {
+        r flushdb
+        set keys {}
+        for {set n 1} {$n <= 40} {incr n} {
+            set k [string range "[string repeat k $n]" 0 [expr {$n - 1}]]
+            set k [string replace $k end end [format %c [expr {65 + $n % 26}]]]
+            lappend keys $k
+            r set $k "v$n"
+        }
+        foreach k $keys {
+            set n [string length $k]
+            assert_equal "v$n" [r get $k]
+            # Grows past its room (an arena record), then past a page.
+            r append $k [string repeat x 300]
+            assert_equal [expr {2 + [string length $n] - 1 + 300}] [r strlen $k]
+            r set $k 12345
+            assert_equal 12346 [r incr $k]
+            r set $k "small$n"
+            r expire $k 1000
+            r rename $k "$k:r"
+            r copy "$k:r" "$k:c"
+            r set "$k:n" [string repeat y 200]
+            r setrange "$k:n" 250 z
+        }
+        r debug reload
+        foreach k $keys {
+            set n [string length $k]
+            assert_equal "small$n" [r get "$k:r"]
+            assert_equal "small$n" [r get "$k:c"]
+            assert_range [r ttl "$k:r"] 900 1000
+            assert_equal 251 [r strlen "$k:n"]
+            assert_equal 0 [r exists $k]
+        }
+        set want {}
+        foreach k $keys { lappend want "$k:r" "$k:c" "$k:n" }
+        assert_equal [lsort $want] [lsort [r keys *]]
+        assert_equal [lsort $want] [lsort [scan_all]]
+    }
 }
