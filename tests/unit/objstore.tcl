@@ -203,7 +203,7 @@ start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64
         $rd2 get big
         # Both streams open at once (waited for: a slow host may take a
         # while to start the second).
-        wait_for_condition 100 20 {[ssd_field r streams_open] == 2} else {
+        wait_for_condition 250 20 {[ssd_field r streams_open] == 2} else {
             fail "two streams not open at once: [ssd_field r streams_open]"
         }
         assert_equal PONG [r ping]
@@ -217,7 +217,7 @@ start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64
         assert {[ssd_field r pinned_frees] >= 1}
         assert_equal $big [$rd read]
         assert_equal $big [$rd2 read]
-        wait_for_condition 50 20 {[ssd_field r streams_open] == 0} else { fail "stream not closed" }
+        wait_for_condition 250 20 {[ssd_field r streams_open] == 0} else { fail "stream not closed" }
         assert_equal [objstore_val [expr {8 << 20}] 7] [r get other]
     }
 
