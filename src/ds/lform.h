@@ -60,14 +60,15 @@ void lf_prefetch_slot(void *ctx, const void *slot);
  * times faster than its new table fills, so a 1000-field HSET into a hash
  * of millions moved 2000 groups (~26K elements) and took 3-7 ms of CPU
  * instead of 0.5 ms; at one in 8, under 2 ms. (The key index keeps one per
- * operation: the server's cron moves its groups as well.) Its parts double
- * (grow_div 0): growing by a quarter, as the key index does, took 1.5 B per
- * element off hashes, sets and zsets but cost their inserts 3-13 % more
- * CPU while they grow. */
+ * operation: the server's cron moves its groups as well.) Its parts grow
+ * by half (grow_div 2): against doubling that takes 1.6-1.9 B per element
+ * off a 1M-element hash, set or zset for ~10 % more CPU in the inserts of a
+ * growing one measured in-process, ~1 % of a server's SADD, HSET or ZADD;
+ * growing by a quarter, as the key index does, took 0.3 B more for 50 %. */
 #define LF_GROW_PACE 8
 
 #define LF_TYPE(key_skip, key_sized, moved) \
-    { {sizeof(arena_ref), lf_hash_slot, lf_match, LF_GROW_PACE, lf_prefetch_slot}, (key_skip), (key_sized), (moved) }
+    { {sizeof(arena_ref), lf_hash_slot, lf_match, LF_GROW_PACE, lf_prefetch_slot, 2}, (key_skip), (key_sized), (moved) }
 
 /* An empty large form (allocates nothing). */
 void lf_init(lform *l, const lf_type *t);

@@ -16,25 +16,29 @@
  *
  * Parts. A small index is one part (s->one, group counts powers of two).
  * When that part would grow past SWISS_SPLIT_GROUPS groups it is split, once
- * and in one bounded step (at most ~3.3K elements), into SWISS_NPARTS parts
+ * and in one bounded step (at most ~3.6K elements), into SWISS_NPARTS parts
  * (a table may ask to split earlier, at 1/2, 1/4 or 1/8 of that size, so
  * that tables growing side by side do not all split at once):
  * part i holds the elements whose pos has i in its top SWISS_PART_BITS bits.
  * Every part resizes on its own (same size to drop tombstones, shrink below
  * 1/8) and parts start at staggered sizes ((NPARTS + i) << k groups for part
- * i), so with a uniform hash they reach 13/16 at different totals.
+ * i), so with a uniform hash they reach 7/8 at different totals.
  *
- * Growth. A part doubles at the maximum load of 13/16 (the single part's
+ * Growth. A part doubles at the maximum load of 7/8 (the single part's
  * group counts are powers of two); a part of a split index whose type asks
- * for it (swiss_type.grow_div = 4: the key index) grows by a quarter
- * instead, to any group count (and shrinks to any). Its load then swings
- * between 13/20 and 13/16 instead of 13/32 and 13/16: the mean load over a
- * growing index is 13/16 * (1 - 1/g) / ln g = 0.73 for g = 5/4 (0.59 when
- * doubling), 5 B/slot / 0.73 = 6.9 B per entry with 4-byte slots (8.9 when
- * doubling). The price is moves: a doubling table moves each element once
- * on average while it grows, a quarter growth four times (each move hashes
- * the element, which reads it). Only one part (1/16 of the index) is ever
- * copied by one resize, so the transient peak is small.
+ * for it (swiss_type.grow_div = d) grows by 1/d instead, to any group count
+ * (and shrinks to any): by a quarter for the key index, by a half for the
+ * large form of collections. The mean load over a growing index is
+ * 7/8 * (1 - 1/g) / ln g for growth factor g: 0.63 when doubling (the load
+ * swings between 7/16 and 7/8), 0.72 for g = 3/2 (7/12 to 7/8), 0.78 for
+ * g = 5/4 (7/10 to 7/8); with 4-byte slots, 5 B/slot / load = 7.9, 6.95 and
+ * 6.4 B per element. The price is moves: a doubling table moves each
+ * element once on average while it grows, g = 3/2 twice, g = 5/4 four
+ * times (each move hashes the element, which reads it). Against a maximum
+ * of 13/16, 7/8 costs a lookup that misses ~10 % more probing and a hit
+ * nothing measurable (swiss_bench, docs/benchmarks.md section 5).
+ * Only one part (1/16 of the index) is ever copied by one resize, so the
+ * transient peak is small.
  *
  * Below a third of the split point the parts merge back into one (bounded
  * the same way).
@@ -49,7 +53,7 @@
  * group of g, g+1, ... (mod ngroups) that had a free byte when it was
  * inserted, so every group between g and its position has no EMPTY byte.
  * Deletes write DELETED, never EMPTY, so chains only break when a whole table
- * is rebuilt. Load (live + deleted) stays at most 13/16, so a chain always
+ * is rebuilt. Load (live + deleted) stays at most 7/8, so a chain always
  * ends. Lookups and the scan rely on this.
  *
  * Resize. A part resizes into its t[1], moving t[0] a group at a time: a
@@ -87,7 +91,7 @@
 #define CTRL_DELETED ((uint8_t)0x01)
 #define CTRL_FULL_BIT 0x80
 
-/* One part grows up to this many groups (4096 slots, 3328 elements) before
+/* One part grows up to this many groups (4096 slots, 3584 elements) before
  * the index splits into SWISS_NPARTS parts (fewer after
  * swiss_set_split_shift). */
 #define SWISS_SPLIT_GROUPS 256
@@ -102,7 +106,7 @@ static inline size_t split_groups(const swiss *s) { return (size_t)SWISS_SPLIT_G
 
 static inline size_t tab_cap(const swiss_tab *t) { return t->ngroups * SWISS_GROUP; }
 /* Maximum load (live + deleted) of a table: LOAD_NUM / LOAD_DEN. */
-#define LOAD_NUM 13
+#define LOAD_NUM 14 /* 7/8 */
 #define LOAD_DEN 16
 static inline size_t tab_max_load(const swiss_tab *t) { return tab_cap(t) / LOAD_DEN * LOAD_NUM; }
 static inline uint32_t hash_pos(uint64_t h) { return (uint32_t)(h >> 7); }
@@ -369,11 +373,14 @@ static inline size_t resize_room(const swiss_part *p) {
     return taken < max ? max - taken : 0;
 }
 
-/* Non-zero when the inserts that a paced resize of p lets in before its last
- * group moves could fill the new table: it then steps on every operation
- * (each inserts at most one element and moves a group). */
-static inline int room_short(const swiss_part *p, uint32_t pace) {
-    return resize_room(p) < (p->t[0].ngroups - p->rehash_idx) * pace;
+/* Non-zero when the new table's room is down to twice the groups still to
+ * move: the resize then steps on every operation, and as each of those
+ * inserts at most one element and moves a group, the move ends before the
+ * table fills. (Room for pace inserts per group would never get there, but
+ * a part that grows by half has room for 7 per group, and it gets ~1/16 of
+ * the index's inserts.) */
+static inline int room_short(const swiss_part *p) {
+    return resize_room(p) < (p->t[0].ngroups - p->rehash_idx) * 2;
 }
 
 /* The incremental work of one find/insert/delete that touched part p (out
@@ -384,7 +391,7 @@ static __attribute__((noinline)) void op_step_slow(swiss *s, swiss_part *p) {
     /* A growing part of a paced type steps on one operation in grow_pace
      * (swiss.h); a same-size rebuild or a shrink, on every one. */
     uint32_t pace = s->type->grow_pace;
-    if (pace > 1 && p->t[1].ngroups > p->t[0].ngroups && ++s->pace % pace && !room_short(p, pace)) return;
+    if (pace > 1 && p->t[1].ngroups > p->t[0].ngroups && ++s->pace % pace && !room_short(p)) return;
     part_step(s, p, 1);
 }
 
@@ -452,8 +459,8 @@ static int split(swiss *s) {
         }
     }
     /* Room for each part's share plus a quarter, in staggered sizes: the
-     * loads come out spread between ~0.35 and ~0.7, and the parts reach
-     * 13/16 at different totals. */
+     * loads come out spread between ~0.37 and ~0.75, and the parts reach
+     * 7/8 at different totals. */
     size_t ng[SWISS_NPARTS];
     for (unsigned i = 0; i < SWISS_NPARTS; i++) ng[i] = groups_fit(SWISS_NPARTS + i, cnt[i] + cnt[i] / 4 + SWISS_GROUP, LOAD_NUM, LOAD_DEN);
     swiss_part *parts = parts_alloc(s, ng);

@@ -580,8 +580,8 @@ TEST(swiss, paced_growth_with_finds) { paced_growth(1); }
 TEST(swiss, paced_growth_inserts_only) { paced_growth(0); }
 
 /* Split into parts and merge back, with scans and lookups in between;
- * with a split shift, at 1/2^shift of the default point (3328 elements,
- * the single part's 256 groups at 13/16, whether the split parts then
+ * with a split shift, at 1/2^shift of the default point (3584 elements,
+ * the single part's 256 groups at 7/8, whether the split parts then
  * double or grow by a quarter). The split comes from the insert that finds
  * the single part full, so it starts with exactly one more element than
  * that part's maximum load; the merge back comes below a third of it. */
@@ -598,7 +598,7 @@ static void split_and_merge(unsigned shift, int mode) {
             id++;
         }
         CHECK_EQ(cap_before, (size_t)4096 >> shift);
-        CHECK_EQ(t.count, (uint64_t)(3328 >> shift) + 1);
+        CHECK_EQ(t.count, (uint64_t)(4096 >> shift) / 8 * 7 + 1); /* 7/8 full, then one more */
         th_verify(&t);
         for (uint32_t i = 0; i < t.universe; i++) CHECK_EQ(th_find(&t, i) != NULL, t.present[i]);
         for (uint32_t i = 0; i < 20000; i++)
