@@ -376,9 +376,9 @@ static inline size_t resize_room(const swiss_part *p) {
 /* Non-zero when the new table's room is down to twice the groups still to
  * move: the resize then steps on every operation, and as each of those
  * inserts at most one element and moves a group, the move ends before the
- * table fills. (Room for pace inserts per group would never get there, but
- * a part that grows by half has room for 7 per group, and it gets ~1/16 of
- * the index's inserts.) */
+ * table fills. (Asking for room for pace inserts per group, all that a
+ * paced resize lets in, would start a part that grows by half short: it has
+ * room for 7 per group, though it gets only ~1/16 of the index's inserts.) */
 static inline int room_short(const swiss_part *p) {
     return resize_room(p) < (p->t[0].ngroups - p->rehash_idx) * 2;
 }
