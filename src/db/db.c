@@ -1063,6 +1063,39 @@ void db_persist(gdb *db, dbentry *e) {
     db_entry_ext(e)->expire = -1;
 }
 
+dbentry *db_install(gdb *db, dbentry *e, const char *k, size_t n, gobj *v, int how) {
+    if (e) {
+        db_replace_value(e, v);
+        if (!(how & DB_KEEPTTL) && db_entry_expire(e) != -1) db_persist(db, e);
+        return e;
+    }
+    if (!(e = db_add_ext(db, k, n, 0, NULL, how & DB_TTL))) {
+        strval_free(v);
+        return NULL;
+    }
+    db_entry_set_value(e, v);
+    return e;
+}
+
+dbentry *db_set_string(gdb *db, dbentry *e, const char *k, size_t n, const char *p, size_t len, int how) {
+    /* A small value is embedded in its entry: written over the old one
+     * when it fits there, or in a new key's entry. */
+    if (e && strval_set_in_place(&e->val, p, len)) {
+        if (!(how & DB_KEEPTTL) && db_entry_expire(e) != -1) db_persist(db, e);
+        return e;
+    }
+    size_t room;
+    if (!e && db_key_short(n) && (room = strval_embed_size(p, len)) != 0) {
+        void *at;
+        if (!(e = db_add_ext(db, k, n, room, &at, how & DB_TTL))) return NULL;
+        strval_set_embedded(&e->val, at, p, len);
+        return e;
+    }
+    gobj v = {0};
+    if (strval_set(&v, p, len) != 0) return NULL;
+    return db_install(db, e, k, n, &v, how);
+}
+
 size_t db_size(gdb *db) {
     size_t n = 0;
     for (int s = 0; s < DB_NSHARDS; s++) n += swiss_size(&db->shards[s].keys);

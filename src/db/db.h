@@ -254,6 +254,21 @@ void db_replace_value(dbentry *e, const gobj *v);
 /* v becomes the value of e, which holds none (a new key's, or one whose
  * value moved out): e's access clock and flags stay. */
 void db_entry_set_value(dbentry *e, const gobj *v);
+/* How db_install and db_set_string treat the TTL: DB_KEEPTTL keeps it
+ * (else it is removed); DB_TTL: the caller sets one next (a new key's
+ * entry is made ready for it). */
+enum { DB_KEEPTTL = 1, DB_TTL = 2 };
+/* The fresh value *v becomes the value of key k[0..n): it replaces e's
+ * value (whatever its type; the old one is freed), or the key is added when
+ * e is NULL. Returns the entry; NULL: out of memory (*v freed, nothing
+ * changed). */
+dbentry *db_install(gdb *db, dbentry *e, const char *k, size_t n, gobj *v, int how);
+/* Bytes p[0..len) become the string value of key k[0..n) (entry e, or a
+ * new key when e is NULL), as db_install: a value that fits the room of
+ * e's embedded one is written there, a small one under a new key is
+ * embedded in its entry, anything else is stored on its own. NULL: out of
+ * memory or a tail write error (strval_io_error), nothing changed. */
+dbentry *db_set_string(gdb *db, dbentry *e, const char *k, size_t n, const char *p, size_t len, int how);
 /* The key's TTL becomes when_ms. e may move to make room for it: the
  * entry to use from then on is the one returned. */
 dbentry *db_set_expire(gdb *db, dbentry *e, int64_t when_ms);

@@ -748,6 +748,7 @@ static size_t emb_clen_kept(size_t n, size_t clen) {
 
 size_t strval_embed_size(const char *p, size_t n) {
     long long v;
+    io_failed = NULL; /* a store starts here (db_set_string): no error yet */
     emb_plan.p = NULL;
     if (n > EMBED_MAX || n >= objstore_ram_head() || !embed_allowed() || (n <= 20 && str_to_ll(p, n, &v))) return 0;
     size_t cn = emb_clen_kept(n, deflate_into(p, n, emb_plan.c));

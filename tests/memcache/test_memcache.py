@@ -728,6 +728,47 @@ def cas_side_table(server):
         g.cleanup()
 
 
+def embedded(server):
+    """A small value stored over memcache lives in its key's entry, as one
+    stored with RESP's SET does: the same MEMORY USAGE for the same key
+    length and value; and it stays right as later writes grow, shrink and
+    rewrite it (in place, out of the entry, as a counter) and with flags."""
+    g = Goblin(server, [])
+    try:
+        r = g.r
+        c = MC(g.mport)
+        rng = random.Random(7)
+        for n in (1, 7, 21, 44, 45, 100, 200, 254):
+            v = bytes(rng.choice(b"abcdefghij") for _ in range(n))
+            c.call(b"set m%03d 0 0 %d\r\n%s\r\n" % (n, n, v))
+            r.set("r%03d" % n, v)
+            um, ur = r.memory_usage("m%03d" % n), r.memory_usage("r%03d" % n)
+            check(um == ur and r.get("m%03d" % n) == v, "a %d-byte memcache value takes what RESP's does" % n,
+                  repr((um, ur)))
+        c.call(b"set e 3 0 5\r\nhello\r\n")
+        check(c.call(b"append e 0 0 6\r\n world\r\n") == b"STORED\r\n", "append")
+        check(c.call(b"prepend e 0 0 1\r\n>\r\n") == b"STORED\r\n", "prepend")
+        check(c.call(b"get e\r\n") == b"VALUE e 3 12\r\n>hello world\r\nEND\r\n", "append/prepend in the entry")
+        big = b"x" * 300
+        c.call(b"append e 0 0 300\r\n%s\r\n" % big)
+        check(r.get("e") == b">hello world" + big, "appended past the entry's room")
+        c.call(b"set e 4 0 2\r\nhi\r\n")
+        check(c.call(b"get e\r\n") == b"VALUE e 4 2\r\nhi\r\nEND\r\n", "a small value again, new flags")
+        c.call(b"set n 0 0 2\r\n41\r\n")
+        check(c.call(b"incr n 1\r\n") == b"42\r\n" and r.get("n") == b"42", "incr")
+        c.call(b"set s 5 0 40\r\n%s\r\n" % (b"y" * 40))
+        g1 = c.call(b"gets s\r\n")
+        c.call(b"set s 6 0 3\r\nabc\r\n")
+        g2 = c.call(b"gets s\r\n")
+        check(g2.startswith(b"VALUE s 6 3 ") and g2.split(b"\r\n")[0].split()[-1] != g1.split(b"\r\n")[0].split()[-1]
+              and g2.endswith(b"\r\nabc\r\nEND\r\n"), "rewritten in its room: flags and a new unique", repr((g1, g2)))
+        r.execute_command("DEBUG", "RELOAD")
+        check(c.call(b"get s e m100\r\n").count(b"VALUE") == 3 and r.get("m100") == r.get("r100"),
+              "after DEBUG RELOAD")
+    finally:
+        g.cleanup()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", default=os.path.join(ROOT, "build-release", "goblin-core"))
@@ -738,7 +779,8 @@ def main():
                      ("cross", lambda: cross(a.server)), ("transport", lambda: transport(a.server)),
                      ("replica", lambda: replica(a.server)), ("maxmemory", lambda: maxmemory(a.server)),
                      ("limits", lambda: limits(a.server)), ("cas", lambda: cas_side_table(a.server)),
-                     ("ssd", lambda: ssd_tails(a.server)), ("direct", lambda: direct_sends(a.server))]:
+                     ("ssd", lambda: ssd_tails(a.server)), ("direct", lambda: direct_sends(a.server)),
+                     ("embedded", lambda: embedded(a.server))]:
         try:
             fn()
         except Exception as e:  # a crash of one group is a failure, the others still run

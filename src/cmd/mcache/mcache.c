@@ -100,23 +100,11 @@ static dbentry *mc_string(gdb *db, const garg *k) {
  * tail read error or no memory. */
 static const char *mc_bytes(const dbentry *e, char *tmp, size_t *n) { return strval_bytes(&e->val, tmp, n); }
 
-/* p[0..n) becomes the value of key (entry e or a new key). TTL removed
- * unless keepttl. NULL: no memory / tail write error, nothing changed. */
+/* p[0..n) becomes the value of key (entry e or a new key; a small value
+ * embedded in its entry, as RESP's SET does). TTL removed unless keepttl.
+ * NULL: no memory / tail write error, nothing changed. */
 static dbentry *mc_put(gdb *db, dbentry *e, const garg *key, const char *p, size_t n, int keepttl) {
-    gobj nv = {0};
-    if (strval_set(&nv, p, n) != 0) return NULL;
-    if (e) {
-        db_replace_value(e, &nv);
-        if (!keepttl && db_entry_expire(e) != -1) db_persist(db, e);
-        return e;
-    }
-    e = db_add(db, key->p, key->n);
-    if (!e) {
-        strval_free(&nv);
-        return NULL;
-    }
-    db_entry_set_value(e, &nv);
-    return e;
+    return db_set_string(db, e, key->p, key->n, p, n, keepttl ? DB_KEEPTTL : 0);
 }
 
 static void prop_set(client *c, const garg *key, const char *p, size_t n, int64_t when, int keepttl) {

@@ -109,64 +109,26 @@ static void reply_resize_failed(client *c) {
     else reply_oom(c);
 }
 
-/* How string_install and string_store treat the TTL: ST_KEEPTTL keeps it
- * (else it is removed); ST_TTL: the caller sets one next (a new key's
- * entry is made ready for it). */
-enum { ST_KEEPTTL = 1, ST_TTL = 2 };
-
-/* Installs the fresh value *nv as the value of key: replaces the value of e
- * (whatever its type; the old one is freed) or adds the key when e is NULL.
- * The TTL is removed unless how has ST_KEEPTTL. Returns the entry, or NULL
- * after freeing *nv and replying an error. */
+/* Installs the fresh value *nv as the value of key (db_install). Returns
+ * the entry, or NULL after freeing *nv and replying an error. */
 static dbentry *string_install(client *c, gdb *db, dbentry *e, const garg *key, gobj *nv, int how) {
-    if (e) {
-        db_replace_value(e, nv);
-        if (!(how & ST_KEEPTTL) && db_entry_expire(e) != -1) db_persist(db, e);
-        return e;
-    }
-    e = db_add_ext(db, key->p, key->n, 0, NULL, how & ST_TTL);
-    if (!e) {
-        strval_free(nv);
-        reply_oom(c);
-        return NULL;
-    }
-    db_entry_set_value(e, nv);
+    if (!(e = db_install(db, e, key->p, key->n, nv, how))) reply_oom(c);
     return e;
 }
 
-/* Makes bytes p[0..n) the value of key (see string_install). */
+/* Makes bytes p[0..n) the value of key (db_set_string). Returns the entry,
+ * or NULL after replying an error. */
 static dbentry *string_store(client *c, gdb *db, dbentry *e, const garg *key, const char *p, size_t n,
                              int how) {
-    /* A small value is embedded in its entry: written over the old one
-     * when it fits there, or in a new key's entry. */
-    if (e && strval_set_in_place(&e->val, p, n)) {
-        if (!(how & ST_KEEPTTL) && db_entry_expire(e) != -1) db_persist(db, e);
-        return e;
-    }
-    size_t room;
-    if (!e && db_key_short(key->n) && (room = strval_embed_size(p, n)) != 0) {
-        void *at;
-        e = db_add_ext(db, key->p, key->n, room, &at, how & ST_TTL);
-        if (!e) {
-            reply_oom(c);
-            return NULL;
-        }
-        strval_set_embedded(&e->val, at, p, n);
-        return e;
-    }
-    gobj nv = {0};
-    if (strval_set(&nv, p, n) != 0) {
-        reply_resize_failed(c);
-        return NULL;
-    }
-    return string_install(c, db, e, key, &nv, how);
+    if (!(e = db_set_string(db, e, key->p, key->n, p, n, how))) reply_resize_failed(c);
+    return e;
 }
 
 /* Same for the counters' integer results; they keep the TTL. */
 static dbentry *string_store_int(client *c, gdb *db, dbentry *e, const garg *key, int64_t v) {
     gobj nv = {0};
     strval_set_int(&nv, v);
-    return string_install(c, db, e, key, &nv, ST_KEEPTTL);
+    return string_install(c, db, e, key, &nv, DB_KEEPTTL);
 }
 
 /* Redis's limit on a string built by APPEND/SETRANGE: size + append bytes
@@ -263,7 +225,7 @@ static void set_generic(client *c, int flags, const garg *key, const garg *val, 
         else reply_null(c);
         return;
     }
-    e = string_store(c, db, e, key, val->p, val->n, ((flags & SO_KEEPTTL) ? ST_KEEPTTL : 0) | (exp ? ST_TTL : 0));
+    e = string_store(c, db, e, key, val->p, val->n, ((flags & SO_KEEPTTL) ? DB_KEEPTTL : 0) | (exp ? DB_TTL : 0));
     if (!e) return;
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, NOTIFY_STRING, "set", db, key->p, key->n);
@@ -612,7 +574,7 @@ static void incrbyfloatCommand(client *c) {
             reply_oom(c);
             return;
         }
-        if (!string_install(c, db, e, key, &nv, ST_KEEPTTL)) return;
+        if (!string_install(c, db, e, key, &nv, DB_KEEPTTL)) return;
     }
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, NOTIFY_STRING, "incrbyfloat", db, key->p, key->n);
