@@ -208,6 +208,15 @@ void slab_pool_init_refs(slab_pool *sp, uint32_t max_ids) {
     sp->max_ids = max_ids;
 }
 
+/* Under a fill floor, a class whose blocks kept elsewhere would fill this
+ * share of a slab gets one whatever the slabs' free bytes (it starts that
+ * full, at least, when the owner moves its blocks in): low enough that few
+ * of a busy class's blocks stay outside for good -- values of many sizes
+ * spread over ~20 classes, and a class's blocks outside once cost a key
+ * ~20 bytes more at 200K keys with 90 % -- and high enough that a class of
+ * a few blocks does not get a slab of its own. */
+#define SLAB_CLASS_FILL_PCT 25
+
 void slab_pool_set_fill(slab_pool *sp, unsigned pct) {
     assert(pct <= 100);
     sp->fill_pct = (uint8_t)pct;
@@ -262,7 +271,7 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
     size_t size = slab_class_size(n), cls = size / SLAB_QUANTUM;
     slab_page *s = sp->avail[cls];
     if (!s) {
-        if (sp->fill_pct && (size_t)sp->outside_n[cls] * size * 100 < (size_t)sp->fill_pct * SLAB_BYTES) {
+        if (sp->fill_pct && (size_t)sp->outside_n[cls] * size * 100 < SLAB_CLASS_FILL_PCT * SLAB_BYTES) {
             /* The slabs' free bytes with the new one, against everything held. */
             size_t live = sp->live_bytes + size, slack = (sp->nslabs + 1) * SLAB_BYTES - live;
             if (slack * 100 > (100 - (size_t)sp->fill_pct) * (live + sp->outside)) return NULL;

@@ -76,7 +76,7 @@ void slab_pool_init_refs(slab_pool *sp, uint32_t max_ids);
  * allocation that would need one fails (NULL) and the owner allocates
  * elsewhere (and counts it in outside). So while sizes are many and an
  * owner small its blocks go elsewhere. A class whose blocks kept elsewhere
- * would fill pct % of a slab gets one in any case: a slab of one size
+ * would fill a quarter of a slab gets one in any case: a slab of one size
  * many blocks have fills up. 0: no floor. */
 void slab_pool_set_fill(slab_pool *sp, unsigned pct);
 /* The owner keeps a block of n bytes elsewhere (delta +1), or no longer

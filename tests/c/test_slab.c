@@ -194,6 +194,33 @@ TEST(slab, blocks_go_back) {
     CHECK(slab_chunk_bytes() <= before + ((size_t)2 << 20));
 }
 
+/* Under a fill floor a class gets a slab of its own once the blocks the
+ * owner keeps elsewhere for it would fill a quarter of one, whatever the
+ * slabs' free bytes; a class with fewer still does not. */
+TEST(slab, pool_fill_floor_busy_class) {
+    slab_pool sp;
+    slab_pool_init(&sp);
+    slab_pool_set_fill(&sp, 90);
+    size_t outside = 0;
+    while ((outside + 1) * 120 * 4 <= 16384) { /* 34 blocks of 120 bytes: under a quarter */
+        CHECK(slab_pool_alloc(&sp, 120) == NULL);
+        slab_pool_outside(&sp, 120, 128, +1);
+        outside++;
+    }
+    CHECK_EQ(outside, 34);
+    CHECK(slab_pool_alloc(&sp, 120) == NULL); /* 34 * 120 < 16384 / 4 */
+    slab_pool_outside(&sp, 120, 128, +1);
+    outside++;
+    void *p = slab_pool_alloc(&sp, 120); /* 35 * 120 >= 16384 / 4 */
+    CHECK(p != NULL);
+    CHECK_EQ(slab_pool_bytes(&sp), 16384);
+    CHECK(slab_pool_alloc(&sp, 200) == NULL); /* another class: none outside, the free bytes rule */
+    slab_pool_free(&sp, p);
+    while (outside--) slab_pool_outside(&sp, 120, 128, -1);
+    slab_pool_destroy(&sp);
+    CHECK_EQ(slab_pool_bytes(&sp), 0);
+}
+
 /* A fill floor: one slot of each of many classes does not get a slab per
  * class; a class gets its slab once the slabs' free bytes stay within a
  * fifth of what the owner holds (here and elsewhere). */
