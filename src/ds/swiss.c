@@ -87,6 +87,10 @@
 
 #include "mem/reclaim.h"
 
+#ifndef GOBLIN_NO_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
 #define CTRL_EMPTY ((uint8_t)0x00)
 #define CTRL_DELETED ((uint8_t)0x01)
 #define CTRL_FULL_BIT 0x80
@@ -175,6 +179,16 @@ static inline unsigned group_free(const uint8_t *ctrl) {
 #else
 #define SWISS_MAP_MIN ((size_t)1 << 20)
 #endif
+/* Heap tables bypass the thread's cache: a resize frees a table of one size
+ * and takes one of another, so a freed one would wait there (resident, and
+ * counted as allocated) for an allocation of its size that rarely comes. */
+#ifndef GOBLIN_NO_JEMALLOC
+#define TAB_HEAP_ALLOC(n) mallocx((n), MALLOCX_ZERO | MALLOCX_TCACHE_NONE)
+#define TAB_HEAP_FREE(p) dallocx((p), MALLOCX_TCACHE_NONE)
+#else
+#define TAB_HEAP_ALLOC(n) calloc(1, (n))
+#define TAB_HEAP_FREE(p) free(p)
+#endif
 static atomic_size_t swiss_mapped;
 
 size_t swiss_mapped_bytes(void) { return atomic_load_explicit(&swiss_mapped, memory_order_relaxed); }
@@ -185,7 +199,7 @@ static size_t map_len(size_t bytes) {
 }
 
 static void *tab_mem_alloc(size_t bytes) {
-    if (bytes < SWISS_MAP_MIN) return calloc(1, bytes);
+    if (bytes < SWISS_MAP_MIN) return TAB_HEAP_ALLOC(bytes);
     void *p = mmap(NULL, map_len(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
     atomic_fetch_add_explicit(&swiss_mapped, map_len(bytes), memory_order_relaxed);
@@ -194,7 +208,7 @@ static void *tab_mem_alloc(size_t bytes) {
 
 static void tab_mem_free(void *p, size_t bytes) {
     if (bytes < SWISS_MAP_MIN) {
-        free(p);
+        TAB_HEAP_FREE(p);
         return;
     }
     /* A big old table's pages are freed by a background thread (a 10M-key

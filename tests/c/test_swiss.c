@@ -9,6 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#ifndef GOBLIN_NO_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
 #include "util/hashfn.h"
 #include "ds/swiss.h"
 #include "unit.h"
@@ -758,5 +762,40 @@ TEST(swiss, prefetch_reaches_the_element) {
     uint32_t looked = 0;
     for (uint32_t id = 0; id < n; id += 4999) looked += id + 1;
     CHECK_MSG(reached >= looked * 9 / 10, "reached %u of %u", reached, looked);
+    swiss_free(&s);
+}
+
+/* The tables a resize frees go back to the allocator, not to this
+ * thread's cache, where they would stay resident and counted as allocated
+ * until an allocation of their size came: after a single part grows through
+ * every power of two up to 256 groups, the allocator holds the last table
+ * and next to nothing else. */
+TEST(swiss, freed_tables_leave_the_thread_cache) {
+    static const swiss_type tp = {4, pf_hash, pf_match, 0, NULL};
+#ifndef GOBLIN_NO_JEMALLOC
+    uint64_t epoch = 1;
+    size_t esz = sizeof(epoch), before, after, len = sizeof(size_t);
+    CHECK(mallctl("epoch", &epoch, &esz, &epoch, esz) == 0);
+    CHECK(mallctl("stats.allocated", &before, &len, NULL, 0) == 0);
+#endif
+    swiss s;
+    swiss_init(&s, &tp, NULL);
+    for (uint32_t id = 0; id < 3000; id++) {
+        void *slot = swiss_insert(&s, hash_u64(id));
+        CHECK(slot != NULL);
+        memcpy(slot, &id, 4);
+    }
+    while (swiss_rehash_step(&s, 64)) {
+    }
+    CHECK(s.parts == NULL);
+#ifndef GOBLIN_NO_JEMALLOC
+    CHECK(mallctl("epoch", &epoch, &esz, &epoch, esz) == 0);
+    CHECK(mallctl("stats.allocated", &after, &len, NULL, 0) == 0);
+    CHECK_MSG(after - before <= swiss_mem_bytes(&s) + 4096, "allocated +%zu for a table of %zu", after - before,
+              swiss_mem_bytes(&s));
+#else
+    unit_log("without jemalloc: no allocator statistics to read; only the growth is checked");
+#endif
+    for (uint32_t id = 0; id < 3000; id++) CHECK(swiss_find(&s, hash_u64(id), &id) != NULL);
     swiss_free(&s);
 }
