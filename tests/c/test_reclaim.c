@@ -43,14 +43,22 @@ TEST(reclaim, big_mappings_are_unmapped_in_the_background) {
     double t0 = cpu_now();
     for (int i = 0; i < N; i++) munmap(q[i], len);
     double inplace = cpu_now() - t0;
-    t0 = cpu_now();
-    for (int i = 0; i < N; i++) reclaim_unmap(p[i], len);
-    double handed = cpu_now() - t0;
-    reclaim_drain();
-    CHECK_EQ(reclaim_pending_bytes(), 0);
-    for (int i = 0; i < N; i++) CHECK_MSG(!mapped(p[i]), "mapping %d still mapped after the drain", i);
-    unit_log("128 MiB of touched pages: munmap %.2f ms CPU of the caller, hand-over %.3f ms", inplace * 1e3,
-             handed * 1e3);
+    /* The hand-over's cost, the least of three rounds: a loaded virtual
+     * machine charges the thread time it did not run now and then. */
+    double handed = 1e9;
+    for (int round = 0; round < 3; round++) {
+        if (round)
+            for (int i = 0; i < N; i++) p[i] = touched_map(len);
+        t0 = cpu_now();
+        for (int i = 0; i < N; i++) reclaim_unmap(p[i], len);
+        double t = cpu_now() - t0;
+        if (t < handed) handed = t;
+        reclaim_drain();
+        CHECK_EQ(reclaim_pending_bytes(), 0);
+        for (int i = 0; i < N; i++) CHECK_MSG(!mapped(p[i]), "mapping %d still mapped after the drain", i);
+    }
+    unit_log("128 MiB of touched pages: munmap %.2f ms CPU of the caller, hand-over %.3f ms (least of 3)",
+             inplace * 1e3, handed * 1e3);
     /* The hand-over frees no page: a few microseconds per mapping. */
     CHECK_MSG(handed < inplace / 4 + 0.0005, "hand-over took %.3f ms, munmap %.3f ms", handed * 1e3,
               inplace * 1e3);
