@@ -209,12 +209,12 @@ void slab_pool_init_refs(slab_pool *sp, uint32_t max_ids) {
 }
 
 /* Under a fill floor, a class whose blocks kept elsewhere would fill this
- * share of a slab gets one whatever the slabs' free bytes (it starts that
- * full, at least, when the owner moves its blocks in): low enough that few
- * of a busy class's blocks stay outside for good -- values of many sizes
- * spread over ~20 classes, and a class's blocks outside once cost a key
- * ~20 bytes more at 200K keys with 90 % -- and high enough that a class of
- * a few blocks does not get a slab of its own. */
+ * share of a slab gets one whatever the slabs' free bytes: a class that
+ * has had that many is likely to fill it. Low enough that few of a busy
+ * class's blocks stay elsewhere for good (they are not moved in later):
+ * at 90 %, values of many sizes, whose entries spread over ~20 classes,
+ * cost 8 bytes per key more at 200K keys. High enough that a class of a
+ * few blocks gets no slab of its own. */
 #define SLAB_CLASS_FILL_PCT 25
 
 void slab_pool_set_fill(slab_pool *sp, unsigned pct) {
