@@ -1063,10 +1063,15 @@ void db_persist(gdb *db, dbentry *e) {
     db_entry_ext(e)->expire = -1;
 }
 
+/* e's value was just replaced: its TTL goes unless how keeps it. */
+static void ttl_after_store(gdb *db, dbentry *e, int how) {
+    if (!(how & DB_KEEPTTL) && db_entry_expire(e) != -1) db_persist(db, e);
+}
+
 dbentry *db_install(gdb *db, dbentry *e, const char *k, size_t n, gobj *v, int how) {
     if (e) {
         db_replace_value(e, v);
-        if (!(how & DB_KEEPTTL) && db_entry_expire(e) != -1) db_persist(db, e);
+        ttl_after_store(db, e, how);
         return e;
     }
     if (!(e = db_add_ext(db, k, n, 0, NULL, how & DB_TTL))) {
@@ -1081,7 +1086,7 @@ dbentry *db_set_string(gdb *db, dbentry *e, const char *k, size_t n, const char 
     /* A small value is embedded in its entry: written over the old one
      * when it fits there, or in a new key's entry. */
     if (e && strval_set_in_place(&e->val, p, len)) {
-        if (!(how & DB_KEEPTTL) && db_entry_expire(e) != -1) db_persist(db, e);
+        ttl_after_store(db, e, how);
         return e;
     }
     size_t room;
