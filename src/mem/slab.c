@@ -13,7 +13,7 @@
  *
  * Invariant (under the class's lock or the pool owner's): a slab is on its
  * class's list iff it has a free or never-used slot, used counts its live
- * slots, and pages[cls] counts the class's slabs, listed or not. */
+ * slots, and nslabs counts the pool's slabs, listed or not. */
 #include "mem/slab.h"
 
 #include <assert.h>
@@ -197,9 +197,9 @@ static void slab_link(slab_pool *sp, slab_page *s) {
     s->listed = 1;
 }
 
-/* The pool operations touch only the class's list head and counter and the
- * class's slabs: the process-wide pool below runs them under the class's
- * lock alone. */
+/* The pool operations touch only the class's list head and the class's
+ * slabs, and count slabs atomically: the process-wide pool below runs them
+ * under the class's lock alone. */
 void slab_pool_init(slab_pool *sp) { memset(sp, 0, sizeof(*sp)); }
 
 void slab_pool_init_refs(slab_pool *sp, uint32_t max_ids) {
@@ -226,11 +226,11 @@ void slab_pool_outside(slab_pool *sp, size_t n, size_t bytes, int delta) {
     size_t cls = n <= SLAB_MAX ? slab_class_size(n) / SLAB_QUANTUM : 0; /* 0: never a slot's */
     if (delta > 0) {
         sp->outside += bytes;
-        if (cls) sp->outside_n[cls]++;
+        if (cls && sp->outside_n[cls] != UINT16_MAX) sp->outside_n[cls]++;
     } else {
         assert(sp->outside >= bytes && (!cls || sp->outside_n[cls] > 0));
         sp->outside -= bytes;
-        if (cls) sp->outside_n[cls]--;
+        if (cls && sp->outside_n[cls] != UINT16_MAX) sp->outside_n[cls]--;
     }
 }
 
@@ -284,8 +284,7 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
         }
         s->cls = (uint32_t)cls;
         slab_link(sp, s);
-        sp->pages[cls]++;
-        if (sp->fill_pct) sp->nslabs++;
+        __atomic_add_fetch(&sp->nslabs, 1, __ATOMIC_RELAXED);
     }
     if (sp->fill_pct) sp->live_bytes += size;
     void *p;
@@ -313,8 +312,7 @@ void slab_pool_free(slab_pool *sp, void *p) {
     if (!s->listed) slab_link(sp, s);
     if (s->used == 0 && (s->prev || s->next)) {
         slab_unlink(sp, s);
-        sp->pages[s->cls]--;
-        if (sp->fill_pct) sp->nslabs--;
+        __atomic_sub_fetch(&sp->nslabs, 1, __ATOMIC_RELAXED);
         if (sp->max_ids) slab_id_give(sp, s);
         slab_put(s);
     }
@@ -340,8 +338,7 @@ void slab_pool_destroy(slab_pool *sp) {
 }
 
 size_t slab_pool_bytes(const slab_pool *sp) {
-    size_t n = 0;
-    for (size_t c = 0; c <= SLAB_NCLASS; c++) n += sp->pages[c];
+    size_t n = __atomic_load_n(&sp->nslabs, __ATOMIC_RELAXED);
     return n * SLAB_BYTES + (size_t)sp->cappagev * (sizeof(slab_page *) + sizeof(uint32_t));
 }
 

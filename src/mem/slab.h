@@ -34,13 +34,14 @@ struct slab_page;
 
 typedef struct slab_pool {
     struct slab_page *avail[SLAB_NCLASS + 1]; /* per class: slabs with a free or never-used slot */
-    uint32_t pages[SLAB_NCLASS + 1];          /* per class: slabs held */
-    /* With a fill floor (slab_pool_set_fill): bytes of live slots, slabs,
-     * and what the owner keeps elsewhere instead (it updates outside). */
+    uint32_t nslabs;                          /* slabs held, all classes */
+    /* With a fill floor (slab_pool_set_fill): bytes of live slots and what
+     * the owner keeps elsewhere instead (it updates outside). */
     uint8_t fill_pct;
-    uint32_t nslabs;
     size_t live_bytes, outside;
-    uint32_t outside_n[SLAB_NCLASS + 1];      /* blocks kept elsewhere, by class */
+    /* Blocks kept elsewhere, by class; a count that reaches UINT16_MAX
+     * stays there (a class that had that many is busy for good). */
+    uint16_t outside_n[SLAB_NCLASS + 1];
     /* With references (slab_pool_init_refs): the slabs by id. */
     struct slab_page **pagev;
     uint32_t npagev, cappagev, max_ids;
