@@ -693,7 +693,10 @@ static uint32_t far_add(db_space *sp, dbentry *e, size_t size) {
     } else {
         if (sp->nfar == sp->capfar) {
             if (sp->capfar >= DB_REF_FAR / 2) return 0;
-            uint32_t cap = sp->capfar ? sp->capfar * 2 : 16;
+            /* By half: a shard's first entries (before its pool's first
+             * slab) are a few dozen; doubling would leave half of the
+             * table unused in every shard. */
+            uint32_t cap = sp->capfar ? sp->capfar + sp->capfar / 2 : 16;
             dbentry **v = realloc(sp->far, cap * sizeof(*v));
             if (v) sp->far = v;
             uint16_t *z = realloc(sp->far_size, cap * sizeof(*z));
