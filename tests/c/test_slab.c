@@ -221,6 +221,31 @@ TEST(slab, pool_fill_floor_busy_class) {
     CHECK_EQ(slab_pool_bytes(&sp), 0);
 }
 
+/* A class's count of blocks kept elsewhere saturates: one that reached
+ * UINT16_MAX stays busy (gets a slab) after any number of them go back,
+ * and the pool's byte counts still balance. */
+TEST(slab, pool_outside_count_saturates) {
+    slab_pool sp;
+    slab_pool_init(&sp);
+    slab_pool_set_fill(&sp, 90);
+    for (size_t i = 0; i < (size_t)UINT16_MAX + 10; i++) slab_pool_outside(&sp, 8, 16, +1);
+    CHECK_EQ(sp.outside_n[1], UINT16_MAX);
+    for (size_t i = 0; i < (size_t)UINT16_MAX + 10; i++) slab_pool_outside(&sp, 8, 16, -1);
+    CHECK_EQ(sp.outside, 0);
+    CHECK_EQ(sp.outside_n[1], UINT16_MAX);
+    void *p = slab_pool_alloc(&sp, 8); /* the free bytes rule alone would refuse */
+    CHECK(p != NULL);
+    CHECK(slab_pool_alloc(&sp, 16) == NULL);
+    slab_pool_free(&sp, p);
+    slab_pool_destroy(&sp);
+}
+
+/* An owner keeps a pool per shard (64 per database): the pool itself stays
+ * in jemalloc's 768-byte class. */
+TEST(slab, pool_is_small) {
+    CHECK(sizeof(slab_pool) <= 768);
+}
+
 /* A fill floor: one slot of each of many classes does not get a slab per
  * class; a class gets its slab once the slabs' free bytes stay within a
  * fifth of what the owner holds (here and elsewhere). */
