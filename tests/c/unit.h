@@ -2,7 +2,9 @@
  *
  *   TEST(swiss, grow_during_scan) { ... CHECK(x == 1); CHECK_EQ(a, b); }
  *
- * Tests register themselves before main() runs; a failed CHECK reports the
+ * Tests register themselves before main() runs and run in the order of their
+ * files and lines (constructors run in an order the linker picks: link-time
+ * optimisation reverses it within a file); a failed CHECK reports the
  * file, line and values and abandons the test (longjmp back to the runner),
  * so a CHECK may sit in a helper function. The runner ends with exactly one
  * line "N passed, M failed" and a non-zero exit status on any failure.
@@ -16,7 +18,7 @@
 
 typedef void unit_fn(void);
 
-void unit_register(const char *suite, const char *name, const char *file, unit_fn *fn);
+void unit_register(const char *suite, const char *name, const char *file, int line, unit_fn *fn);
 _Noreturn void unit_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* An informational line under the current test (measurements, skips). */
@@ -34,7 +36,7 @@ double unit_now(void);
 #define TEST(suite, name)                                                          \
     static void unit_test_##suite##_##name(void);                                  \
     __attribute__((constructor)) static void unit_reg_##suite##_##name(void) {     \
-        unit_register(#suite, #name, __FILE__, unit_test_##suite##_##name);        \
+        unit_register(#suite, #name, __FILE__, __LINE__, unit_test_##suite##_##name); \
     }                                                                              \
     static void unit_test_##suite##_##name(void)
 

@@ -1,7 +1,6 @@
 /* unit_main.c -- runner of the C unit tests (framework in unit.h).
  *
- * Tests are collected by constructors, sorted by file then registration
- * order, and run one after another in this process. A failing CHECK
+ * Tests are collected by constructors, sorted by file then line, and run one after another in this process. A failing CHECK
  * longjmps back here; the test is counted failed and the run continues
  * (state it leaked is the price of continuing, the exit status says fail). */
 #include <setjmp.h>
@@ -16,7 +15,7 @@
 typedef struct unit_test {
     const char *suite, *name, *file;
     unit_fn *fn;
-    int order;
+    int line;
 } unit_test;
 
 static unit_test *unit_tests;
@@ -35,13 +34,13 @@ static void unit_run_cleanups(void) {
     while (unit_ncleanups > 0) unit_cleanups[--unit_ncleanups]();
 }
 
-void unit_register(const char *suite, const char *name, const char *file, unit_fn *fn) {
+void unit_register(const char *suite, const char *name, const char *file, int line, unit_fn *fn) {
     if (unit_ntests == unit_cap) {
         unit_cap = unit_cap ? unit_cap * 2 : 64;
         unit_tests = realloc(unit_tests, (size_t)unit_cap * sizeof(*unit_tests));
         if (!unit_tests) abort();
     }
-    unit_tests[unit_ntests] = (unit_test){suite, name, file, fn, unit_ntests};
+    unit_tests[unit_ntests] = (unit_test){suite, name, file, fn, line};
     unit_ntests++;
 }
 
@@ -97,7 +96,7 @@ uint64_t unit_scaled(uint64_t n, uint64_t min) {
 static int unit_cmp(const void *x, const void *y) {
     const unit_test *a = x, *b = y;
     int c = strcmp(a->file, b->file);
-    return c ? c : a->order - b->order;
+    return c ? c : a->line - b->line;
 }
 
 static int unit_selected(const unit_test *t, int argc, char **argv) {
