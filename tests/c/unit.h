@@ -33,11 +33,11 @@ uint64_t unit_scaled(uint64_t n, uint64_t min);
 /* Seconds on a monotonic clock. */
 double unit_now(void);
 
-#define TEST(suite, name)                                                          \
-    static void unit_test_##suite##_##name(void);                                  \
-    __attribute__((constructor)) static void unit_reg_##suite##_##name(void) {     \
+#define TEST(suite, name)                                                             \
+    static void unit_test_##suite##_##name(void);                                     \
+    __attribute__((constructor)) static void unit_reg_##suite##_##name(void) {        \
         unit_register(#suite, #name, __FILE__, __LINE__, unit_test_##suite##_##name); \
-    }                                                                              \
+    }                                                                                 \
     static void unit_test_##suite##_##name(void)
 
 #define CHECK(cond)                                                                \

@@ -1,8 +1,9 @@
 /* unit_main.c -- runner of the C unit tests (framework in unit.h).
  *
- * Tests are collected by constructors, sorted by file then line, and run one after another in this process. A failing CHECK
- * longjmps back here; the test is counted failed and the run continues
- * (state it leaked is the price of continuing, the exit status says fail). */
+ * Tests are collected by constructors, sorted by file then line, and run
+ * one after another in this process. A failing CHECK longjmps back here;
+ * the test is counted failed and the run continues (state it leaked is the
+ * price of continuing, the exit status says fail). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
