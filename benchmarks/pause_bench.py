@@ -44,7 +44,8 @@ servers alternating which goes first. While a scenario is measured:
     it reads and the counters are exact (read from another CPU, a running
     thread's counter lags by up to a scheduler tick, 4 ms here);
   * the loader (this process, on --client-cpu) sends the batches;
-  * the server's slow log keeps every command over 1 ms.
+  * the server's slow log keeps every command over 1 ms, and its latency
+    monitor (threshold 1 ms) every event of its own work over 1 ms.
 
 Reported per scenario and server, per run and over the runs:
 
@@ -73,7 +74,11 @@ Reported per scenario and server, per run and over the runs:
 
   slow log: for every command that took over 1 ms (server time) in any run,
   the smallest duration over the runs (0 when a run did not log it); the
-  largest is the slowest command the server deterministically runs.
+  largest is the slowest command the server deterministically runs;
+
+  latency monitor: per event (goblin's active-defrag-cycle is a compaction
+  step, during which no key command runs), the largest sample of each run,
+  and the smallest of those over the runs.
 
   python3 benchmarks/pause_bench.py [--scale 1] [--runs 3]
       [--scenarios keyspace,flushall,hash,del-hash,zset,del-zset,set,del-set,compact]
@@ -414,6 +419,20 @@ def set_slowlog(c):
     c.call("CONFIG", "SET", "slowlog-log-slower-than", "1000")
     c.call("CONFIG", "SET", "slowlog-max-len", "100000")
     c.call("SLOWLOG", "RESET")
+    # The latency monitor sees the server's own work between commands (goblin:
+    # the cron's expire-cycle and active-defrag-cycle, a compaction step with
+    # the keyspace excluded; Redis: its expire-cycle and the like).
+    c.call("CONFIG", "SET", "latency-monitor-threshold", "1")
+    c.call("LATENCY", "RESET")
+
+
+def get_latency(c):
+    """LATENCY LATEST as {event: all-time max ms} (since the last reset)."""
+    out = {}
+    for e in c.call("LATENCY", "LATEST"):
+        name = e[0].decode() if isinstance(e[0], bytes) else str(e[0])
+        out[name] = int(e[3])
+    return out
 
 
 def get_slowlog(c):
@@ -446,6 +465,7 @@ def measured(srv, a, body):
     """Run body(steps, extra) with the meters on; return the raw run."""
     c = srv.conn
     c.call("SLOWLOG", "RESET")
+    c.call("LATENCY", "RESET")
     steps, extra = [], {}
     with Meters(srv, a) as m:
         t0 = time.monotonic()
@@ -454,7 +474,7 @@ def measured(srv, a, body):
         time.sleep(0.05)
     extra["seconds"] = t1 - t0
     return {"pings": m.pings, "cpu": m.cpu, "late": m.late, "steps": steps,
-            "slow": get_slowlog(c), "extra": extra, "window": (t0, t1)}
+            "slow": get_slowlog(c), "latency": get_latency(c), "extra": extra, "window": (t0, t1)}
 
 
 def run_group(group, kind, a, sel, cleanup):
@@ -631,6 +651,7 @@ def analyse(raw):
                          "worst": l[0] if l else 0.0} for cpu, l in late.items()},
         "slowest": sorted(rtt[-5:], reverse=True),
         "slow": raw["slow"],
+        "latency": raw["latency"],
         "step_rtt": step_rtt,
         "step_own": step_own,
         "step_labels": labels,
@@ -683,6 +704,8 @@ def print_run(scen, kind, r, i, a):
     print("      slowest PINGs (ms): %s; slow log: %d commands over 1 ms%s"
           % (" ".join(ms(x) for x in r["slowest"]), len(r["slow"]),
              ("; slowest: " + ", ".join("%s ms %s" % (ms(d), k) for k, d in slow)) if slow else ""))
+    if r["latency"]:
+        print("      latency monitor, max ms: %s" % ", ".join("%s %d" % kv for kv in sorted(r["latency"].items())))
     if r["phase_cpu_max"]:
         print("      server CPU in a PING, max: %s" % ", ".join(
             "%s %s ms" % ({"del": "during the deletes", "wait": "during the compaction wait"}[k], ms(v))
@@ -720,6 +743,8 @@ def summary(results, kinds, scen_order, a):
                 "batch_min_rtt": pr, "batch_min_rtt_at": prl,
                 "batch_min_own": po, "batch_min_own_at": pol,
                 "slow_min": sm, "slow_min_cmd": smk,
+                "latency_min": {ev: min(r["latency"].get(ev, 0) for r in runs)
+                                for ev in sorted(set().union(*(r["latency"] for r in runs)))},
                 "extra": [r["extra"] for r in runs],
             })
     print()
@@ -740,6 +765,11 @@ def summary(results, kinds, scen_order, a):
                  w["own_over"], ms(w["batch_min_rtt"]), w["batch_min_rtt_at"], ms(w["batch_min_own"]),
                  w["batch_min_own_at"],
                  ms(w["slow_min"]) + (" (%s)" % w["slow_min_cmd"][:40] if w["slow_min_cmd"] else "")))
+    print()
+    print("Latency monitor (threshold 1 ms): per event, the largest sample of each run, ms; min over runs")
+    for w in rows:
+        ev = ", ".join("%s %d" % kv for kv in w["latency_min"].items() if kv[1] > 0)
+        print("  %-9s %-6s %s" % (w["scenario"], w["server"], ev or "nothing over 1 ms in every run"))
     return rows
 
 

@@ -974,6 +974,24 @@ start_server {tags {server}} {
         r config set latency-monitor-threshold 0
     }
 
+    test {LATENCY records the cron's expiry cycles as expire-cycle} {
+        r flushall
+        r debug set-active-expire 0
+        r eval {for i = 1, 200000 do redis.call('set', 'lat:' .. i, 'x', 'px', 1) end} 0
+        after 20
+        r config set latency-monitor-threshold 1
+        r latency reset
+        r debug set-active-expire 1
+        wait_for_condition 100 50 {[r dbsize] == 0} else { fail "the keys were not expired" }
+        set events {}
+        foreach e [r latency latest] { dict set events [lindex $e 0] [lindex $e 3] }
+        assert {[dict exists $events expire-cycle]}
+        assert {[dict get $events expire-cycle] >= 1}
+        assert {[llength [r latency history expire-cycle]] >= 1}
+        r config set latency-monitor-threshold 0
+        r latency reset
+    }
+
     # --- LATENCY HISTOGRAM and INFO latencystats ------------------------------------------
 
     # {command {calls N histogram_usec {bucket cumulative ...}} ...} -> dict
