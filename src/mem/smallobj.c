@@ -8,9 +8,12 @@
  * Compaction evacuates a sparse segment: its free records are unlinked,
  * its live records are copied to free records of their class elsewhere or
  * to the bump point of a current segment (their handle cells re-pointed),
- * and the emptied segment is unmapped. One segment per step, so the
+ * and the emptied segment is detached. One segment per step, so the
  * caller's pause (readers are excluded meanwhile) is bounded by copying
- * at most one segment.
+ * at most one segment. The detached segment is unmapped by
+ * smallobj_unmap_detached(), which the caller runs once readers are back:
+ * munmap's cost (freeing page tables, shooting down TLBs; 15-50 ms for the
+ * first one after a large load on a shadow-paging VM) is nobody's pause.
  *
  * Invariants: every mapped segment is a sequence of records from its start
  * up to its bump offset; a record's size is round16(12 + cap + 1), or
@@ -70,6 +73,11 @@ static smallobj_stats st;
 /* Frees since the last evacuation that could not finish: retrying before
  * the arena changed would copy for nothing. */
 static uint64_t frees_since_stuck = UINT64_MAX;
+
+/* Segments emptied by compaction, not yet unmapped (smallobj_unmap_detached). */
+#define MAXDETACHED 8
+static void *detached[MAXDETACHED];
+static int ndetached;
 #define RETRY_FREES 4096
 
 /* Size of a record with room for cap bytes (+ NUL unless raw). */
@@ -410,7 +418,8 @@ size_t smallobj_compact_step(void) {
         return 0;
     }
     assert(s->live == 0);
-    gnuma_pool_unmap(s->base, seg_sz);
+    if (ndetached < MAXDETACHED) detached[ndetached++] = s->base;
+    else gnuma_pool_unmap(s->base, seg_sz);
     byaddr_del((size_t)v);
     spools[s->pool].nsegs--;
     s->base = NULL;
@@ -423,9 +432,23 @@ size_t smallobj_compact_step(void) {
     return seg_sz;
 }
 
+size_t smallobj_unmap_detached(void) {
+    void *take_now[MAXDETACHED];
+    pthread_mutex_lock(&lock);
+    int n = ndetached;
+    memcpy(take_now, detached, (size_t)n * sizeof(*take_now));
+    ndetached = 0;
+    pthread_mutex_unlock(&lock);
+    for (int i = 0; i < n; i++) gnuma_pool_unmap(take_now[i], seg_sz);
+    return (size_t)n * seg_sz;
+}
+
 size_t smallobj_compact(void) {
     size_t total = 0, b;
-    while ((b = smallobj_compact_step()) > 0) total += b;
+    while ((b = smallobj_compact_step()) > 0) {
+        smallobj_unmap_detached();
+        total += b;
+    }
     return total;
 }
 
