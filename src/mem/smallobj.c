@@ -12,8 +12,9 @@
  * caller's pause (readers are excluded meanwhile) is bounded by copying
  * at most one segment. The detached segment is unmapped by
  * smallobj_unmap_detached(), which the caller runs once readers are back:
- * munmap's cost (freeing page tables, shooting down TLBs; 15-50 ms for the
- * first one after a large load on a shadow-paging VM) is nobody's pause.
+ * munmap's cost (freeing page tables, shooting down TLBs; tens of
+ * milliseconds for the first one after a large load on a shadow-paging VM)
+ * is nobody's pause.
  *
  * Invariants: every mapped segment is a sequence of records from its start
  * up to its bump offset; a record's size is round16(12 + cap + 1), or
@@ -73,12 +74,12 @@ static smallobj_stats st;
 /* Frees since the last evacuation that could not finish: retrying before
  * the arena changed would copy for nothing. */
 static uint64_t frees_since_stuck = UINT64_MAX;
+#define RETRY_FREES 4096
 
 /* Segments emptied by compaction, not yet unmapped (smallobj_unmap_detached). */
 #define MAXDETACHED 8
 static void *detached[MAXDETACHED];
 static int ndetached;
-#define RETRY_FREES 4096
 
 /* Size of a record with room for cap bytes (+ NUL unless raw). */
 static size_t rec_size(size_t cap) { return (HDR + cap + 1 + 15) & ~(size_t)15; }
