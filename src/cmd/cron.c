@@ -107,7 +107,6 @@ static void *cron_main(void *arg) {
             smallobj_compact_step();
             uint64_t held = monotime_us() - t0;
             db_unlock_keyspace();
-            smallobj_unmap_detached(); /* readers are back meanwhile */
             latency_add_sample_if_needed("active-defrag-cycle", (long long)(held / 1000));
         }
         struct timespec now;

@@ -23,7 +23,7 @@ typedef struct rlink {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
 static rlink *head;
-static size_t pending;
+static size_t pending, handed;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pid_t owner; /* 0: no thread */
 #define RECLAIM_PIECE ((size_t)512 << 10)
@@ -86,6 +86,7 @@ void reclaim_unmap(void *p, size_t len) {
             l->next = head;
             head = l;
             pending += len;
+            handed += len;
             pthread_cond_signal(&work);
             pthread_mutex_unlock(&mu);
             return;
@@ -97,6 +98,13 @@ void reclaim_unmap(void *p, size_t len) {
 size_t reclaim_pending_bytes(void) {
     pthread_mutex_lock(&mu);
     size_t n = pending;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+size_t reclaim_handed_bytes(void) {
+    pthread_mutex_lock(&mu);
+    size_t n = handed;
     pthread_mutex_unlock(&mu);
     return n;
 }

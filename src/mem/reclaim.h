@@ -27,8 +27,9 @@
  * background; p must not be touched again by the caller. */
 void reclaim_unmap(void *p, size_t len);
 
-/* Bytes handed over and not yet unmapped. */
+/* Bytes handed over and not yet unmapped; bytes ever handed over. */
 size_t reclaim_pending_bytes(void);
+size_t reclaim_handed_bytes(void);
 
 /* Wait until everything handed over so far is unmapped (tests). */
 void reclaim_drain(void);

@@ -8,13 +8,12 @@
  * Compaction evacuates a sparse segment: its free records are unlinked,
  * its live records are copied to free records of their class elsewhere or
  * to the bump point of a current segment (their handle cells re-pointed),
- * and the emptied segment is detached. One segment per step, so the
- * caller's pause (readers are excluded meanwhile) is bounded by copying
- * at most one segment. The detached segment is unmapped by
- * smallobj_unmap_detached(), which the caller runs once readers are back:
- * munmap's cost (freeing page tables, shooting down TLBs; tens of
- * milliseconds for the first one after a large load on a shadow-paging VM)
- * is nobody's pause.
+ * and the emptied segment is handed to the reclaim thread (mem/reclaim.h),
+ * which unmaps it after the step: munmap frees every page (and, the first
+ * time after a large load on a shadow-paging VM, takes tens of
+ * milliseconds), and the caller excludes readers for the whole step. One
+ * segment per step, so the caller's pause is bounded by copying at most
+ * one segment.
  *
  * Invariants: every mapped segment is a sequence of records from its start
  * up to its bump offset; a record's size is round16(12 + cap + 1), or
@@ -30,6 +29,7 @@
 #include <string.h>
 
 #include "mem/numa.h"
+#include "mem/reclaim.h"
 
 #define HCHUNK 4096
 #define HDR 12
@@ -75,11 +75,6 @@ static smallobj_stats st;
  * the arena changed would copy for nothing. */
 static uint64_t frees_since_stuck = UINT64_MAX;
 #define RETRY_FREES 4096
-
-/* Segments emptied by compaction, not yet unmapped (smallobj_unmap_detached). */
-#define MAXDETACHED 8
-static void *detached[MAXDETACHED];
-static int ndetached;
 
 /* Size of a record with room for cap bytes (+ NUL unless raw). */
 static size_t rec_size(size_t cap) { return (HDR + cap + 1 + 15) & ~(size_t)15; }
@@ -419,8 +414,7 @@ size_t smallobj_compact_step(void) {
         return 0;
     }
     assert(s->live == 0);
-    if (ndetached < MAXDETACHED) detached[ndetached++] = s->base;
-    else gnuma_pool_unmap(s->base, seg_sz);
+    reclaim_unmap(s->base, seg_sz); /* segments are plain pages (seg_new) */
     byaddr_del((size_t)v);
     spools[s->pool].nsegs--;
     s->base = NULL;
@@ -433,23 +427,9 @@ size_t smallobj_compact_step(void) {
     return seg_sz;
 }
 
-size_t smallobj_unmap_detached(void) {
-    void *take_now[MAXDETACHED];
-    pthread_mutex_lock(&lock);
-    int n = ndetached;
-    memcpy(take_now, detached, (size_t)n * sizeof(*take_now));
-    ndetached = 0;
-    pthread_mutex_unlock(&lock);
-    for (int i = 0; i < n; i++) gnuma_pool_unmap(take_now[i], seg_sz);
-    return (size_t)n * seg_sz;
-}
-
 size_t smallobj_compact(void) {
     size_t total = 0, b;
-    while ((b = smallobj_compact_step()) > 0) {
-        smallobj_unmap_detached();
-        total += b;
-    }
+    while ((b = smallobj_compact_step()) > 0) total += b;
     return total;
 }
 

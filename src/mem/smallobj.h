@@ -46,16 +46,14 @@ int smallobj_exhausted(size_t need);
 /* Bytes a record takes in the arena (header and padding included). */
 size_t smallobj_record_size(const smallrec *r);
 /* Compaction evacuates sparse segments (live records copied elsewhere,
- * handles re-pointed, the segment detached). The caller guarantees that no
- * thread reads a record meanwhile. smallobj_wants_compaction: a step would
- * do something (cheap check); smallobj_compact_step: evacuate one segment,
- * returns the bytes given back (0: nothing, or it could not finish);
- * smallobj_unmap_detached: unmap the segments steps emptied (no reader needs
- * to be excluded: call it after letting them back), returns their bytes;
- * smallobj_compact: steps (and unmaps) until nothing is left to do. */
+ * handles re-pointed, the segment handed to the reclaim thread to unmap).
+ * The caller guarantees that no thread reads a record meanwhile.
+ * smallobj_wants_compaction: a step would do something (cheap check);
+ * smallobj_compact_step: evacuate one segment, returns the bytes given back
+ * (0: nothing, or it could not finish); smallobj_compact: steps until
+ * nothing is left to do. */
 int smallobj_wants_compaction(void);
 size_t smallobj_compact_step(void);
-size_t smallobj_unmap_detached(void);
 size_t smallobj_compact(void);
 
 typedef struct smallobj_stats {
