@@ -136,10 +136,6 @@ void *gnuma_pool_map(size_t size, int node, int try_huge, int *huge) {
     return p;
 }
 
-void gnuma_pool_unmap(void *p, size_t size) {
-    if (p) munmap(p, size);
-}
-
 int gnuma_observed_node(void *p, size_t size, int samples, int *agree, int *probed) {
     *agree = *probed = 0;
     if (!p || size == 0 || samples <= 0) return -1;

@@ -27,9 +27,9 @@ int gnuma_farthest(int from);
 int gnuma_bind_thread(int node);
 
 /* Map size bytes for a pool on node (or -1: anywhere). *huge is set to 1
- * when HugeTLB pages back it. The memory is prefaulted. NULL on failure. */
+ * when HugeTLB pages back it. The memory is prefaulted. NULL on failure.
+ * Given back with munmap; a plain one (not huge) also with reclaim_unmap. */
 void *gnuma_pool_map(size_t size, int node, int try_huge, int *huge);
-void gnuma_pool_unmap(void *p, size_t size);
 /* Node that holds the page at p (move_pages query), -1 when unknown.
  * Samples up to `samples` pages over [p, p+size) and returns the node most
  * of them are on; *agree gets how many of the samples were on it. */
