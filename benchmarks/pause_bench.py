@@ -415,7 +415,7 @@ def slots(t_from, t_to, width, prefix, origin):
     return out
 
 
-def set_slowlog(c):
+def set_monitors(c):
     c.call("CONFIG", "SET", "slowlog-log-slower-than", "1000")
     c.call("CONFIG", "SET", "slowlog-max-len", "100000")
     c.call("SLOWLOG", "RESET")
@@ -457,7 +457,7 @@ def start_server(kind, a, cleanup):
         binary, args = a.server, ["--cores", str(a.cores)] + lazy
     s = cleanup.server(Server(binary, args, cpus=[a.server_cpu], name=kind))
     s.start()
-    set_slowlog(s.conn)
+    set_monitors(s.conn)
     return s
 
 
