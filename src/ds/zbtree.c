@@ -1,17 +1,28 @@
 /* zbtree.c -- counted B+tree over a big sorted set's arena entries.
  *
- * Layout. The tree holds pairs in (score, member) order. Leaves hold 93
- * pairs of (f32 of the score, reference) in 768 bytes; inner nodes 31
- * children with, per child, its element count and its exact minimum key
- * (double score, reference). Counts make rank <-> position O(log n) both
- * ways (ZRANK, ZRANGE at an offset); minimum keys steer the descent for a
- * (score, member) key, a score bound or a lex bound. Leaves are chained
- * both ways for range walks. Rounding a double to float is monotone, so the
- * f32 in a leaf orders pairs exactly except when two scores round to the
- * same float; only then does a comparison read the entry (exact score, then
- * member bytes). That halves the leaf bytes per member (8 instead of 12 +
- * slack) at the price of an arena read on near-ties, and walks read the
- * entry anyway for the member.
+ * Layout. The tree holds pairs in (score, member) order. Leaves hold 148
+ * pairs of (hint, reference) in 768 bytes; inner nodes 31 children with,
+ * per child, its element count and its exact minimum key (double score,
+ * reference). Counts make rank <-> position O(log n) both ways (ZRANK,
+ * ZRANGE at an offset); minimum keys steer the descent for a (score,
+ * member) key, a score bound or a lex bound. Leaves are chained both ways
+ * for range walks.
+ *
+ * Hints. A score's key (zbt_key) is a 64-bit integer in the scores' order.
+ * The keys of one leaf share their top plen bits (pfx); a pair's hint is
+ * the next 8 bits of its key. Within the prefix, hints order pairs as their
+ * keys do, so a comparison reads the entry (exact score, then member bytes)
+ * only when the hints are equal; a key outside the prefix is below or above
+ * every pair of the leaf. A leaf's keys are few and close together, so the
+ * 8 bits after their common prefix tell most of them apart (random scores:
+ * about one entry read per leaf search). That is 5 bytes per pair where a
+ * float of the score cost 8, and it orders keys a float cannot tell apart
+ * (millisecond timestamps). A key that does not share the prefix shortens
+ * it: the new hints are computed from the old ones and the prefix bits,
+ * without reading entries, since the new 8-bit window starts earlier and
+ * ends no later. A longer prefix needs the keys themselves: a leaf that
+ * splits, shifts or merges re-reads them when its first and last keys
+ * share more bits than its prefix (leaf_sharpen).
  *
  * Fill. Inserts go top-down and make room before descending: a full child
  * first shifts half its surplus to a sibling with room, and only splits when
@@ -54,7 +65,7 @@ typedef struct zkey {
     const unsigned char *m;
     size_t n;
     arena_ref ref; /* the key's own entry when known, else ARENA_REF_NONE */
-    float f;       /* zbt_f32(score) */
+    uint64_t u;    /* zbt_key(score) */
 } zkey;
 
 static void *xmalloc(size_t n) {
@@ -69,7 +80,7 @@ static inline zkey zkey_of(double score, const unsigned char *m, size_t n, arena
     k.m = m;
     k.n = n;
     k.ref = ref;
-    k.f = zbt_f32(score);
+    k.u = zbt_key(score);
     return k;
 }
 
@@ -104,13 +115,98 @@ static inline int entry_cmp(const zkey *k, const unsigned char *e, size_t len) {
     return zbt_lex_cmp(k->m, k->n, e + 8, len - 8);
 }
 
-/* key <=> leaf pair (f32 score f, entry r): the entry is read on a tie. */
-static inline int leaf_cmp(const zbtree *t, const zkey *k, float f, arena_ref r) {
-    if (k->f != f) return k->f < f ? -1 : 1;
-    if (k->ref == r) return 0;
+/* ---- hints ---- */
+
+/* The 8 bits of key u after its top p (zero-filled past the end). */
+static inline uint8_t hint_of(uint64_t u, unsigned p) { return p >= 64 ? 0 : (uint8_t)((u << p) >> 56); }
+
+static inline uint64_t top_bits(uint64_t u, unsigned p) { return p == 0 ? 0 : p >= 64 ? u : u >> (64 - p) << (64 - p); }
+
+/* Bits two keys share from the top (64 when equal). */
+static inline unsigned common_bits(uint64_t a, uint64_t b) { return a == b ? 64 : (unsigned)__builtin_clzll(a ^ b); }
+
+/* Key u against leaf l's prefix: -1 below every pair, 1 above, 0 within. */
+static inline int prefix_side(const zbt_leaf *l, uint64_t u) {
+    if (l->plen == 0 || top_bits(u, l->plen) == l->pfx) return 0;
+    return u < l->pfx ? -1 : 1;
+}
+
+/* Hints h[0..n) of keys sharing pfx's top `from` bits, re-expressed after
+ * the top `to` <= from: the window moves up by d = from - to bits, its top
+ * d bits come from the prefix, the rest from the old hint. Exact, since the
+ * new window ends no later than the old one. */
+static void hints_widen(uint8_t *h, size_t n, uint64_t pfx, unsigned from, unsigned to) {
+    unsigned d = from - to;
+    if (d == 0) return;
+    uint8_t hi = hint_of(pfx, to);
+    for (size_t i = 0; i < n; i++) h[i] = d >= 8 ? hi : (uint8_t)(hi | h[i] >> d);
+}
+
+/* Make l's prefix one that key u shares too. */
+static void leaf_admit(zbt_leaf *l, uint64_t u) {
+    if (l->n == 0) {
+        l->plen = 64;
+        l->pfx = u;
+        return;
+    }
+    unsigned p = common_bits(l->pfx, u);
+    if (p >= l->plen) return;
+    hints_widen(l->hint, l->n, l->pfx, l->plen, p);
+    l->plen = (uint8_t)p;
+    l->pfx = top_bits(l->pfx, p);
+}
+
+/* Pairs of leaf S are about to join leaf T: T's prefix becomes one both
+ * share, and S's hints are re-expressed in it (S's prefix follows). */
+static void leaf_admit_leaf(zbt_leaf *T, zbt_leaf *S) {
+    if (S->n == 0) return;
+    if (T->n == 0) {
+        T->plen = S->plen;
+        T->pfx = S->pfx;
+        return;
+    }
+    unsigned p = common_bits(T->pfx, S->pfx);
+    if (p > T->plen) p = T->plen;
+    if (p > S->plen) p = S->plen;
+    hints_widen(T->hint, T->n, T->pfx, T->plen, p);
+    hints_widen(S->hint, S->n, S->pfx, S->plen, p);
+    T->plen = S->plen = (uint8_t)p;
+    T->pfx = S->pfx = top_bits(T->pfx, p);
+}
+
+static inline uint64_t entry_key(const zbtree *t, arena_ref r) { return zbt_key(zbt_score(t, r)); }
+
+/* Lengthen l's prefix to what its first and last keys share, re-reading
+ * every key for the new hints (loads issued ahead of the reads). */
+static void leaf_sharpen(const zbtree *t, zbt_leaf *l) {
+    if (l->n == 0) return;
+    uint64_t first = entry_key(t, l->ref[0]);
+    unsigned p = common_bits(first, entry_key(t, l->ref[l->n - 1]));
+    if (p <= l->plen) return;
+    enum { AHEAD = 8 };
+    for (int i = 0; i < l->n && i < AHEAD; i++) __builtin_prefetch(arena_get(t->a, l->ref[i], NULL));
+    for (int i = 0; i < l->n; i++) {
+        if (i + AHEAD < l->n) __builtin_prefetch(arena_get(t->a, l->ref[i + AHEAD], NULL));
+        l->hint[i] = hint_of(entry_key(t, l->ref[i]), p);
+    }
+    l->plen = (uint8_t)p;
+    l->pfx = top_bits(first, p);
+}
+
+/* key (whose hint in l is h) <=> pair i of leaf l, k within l's prefix:
+ * the entry is read when the hints are equal. */
+static inline int slot_cmp(const zbtree *t, const zkey *k, uint8_t h, const zbt_leaf *l, int i) {
+    if (h != l->hint[i]) return h < l->hint[i] ? -1 : 1;
+    if (k->ref == l->ref[i]) return 0;
     size_t len;
-    const unsigned char *e = arena_get(t->a, r, &len);
+    const unsigned char *e = arena_get(t->a, l->ref[i], &len);
     return entry_cmp(k, e, len);
+}
+
+/* key <=> pair i of leaf l. */
+static inline int leaf_cmp(const zbtree *t, const zkey *k, const zbt_leaf *l, int i) {
+    int side = prefix_side(l, k->u);
+    return side ? side : slot_cmp(t, k, hint_of(k->u, l->plen), l, i);
 }
 
 static zbt_leaf *leaf_new(zbtree *t) {
@@ -188,10 +284,13 @@ static inline int inner_child(const zbtree *t, const zbt_inner *x, const zkey *k
 
 /* First position in l whose key is >= k. */
 static inline int leaf_lower(const zbtree *t, const zbt_leaf *l, const zkey *k) {
+    int side = prefix_side(l, k->u);
+    if (side) return side < 0 ? 0 : l->n;
+    uint8_t h = hint_of(k->u, l->plen);
     int lo = 0, hi = l->n;
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
-        if (leaf_cmp(t, k, l->key[mid], l->ref[mid]) > 0) lo = mid + 1;
+        if (slot_cmp(t, k, h, l, mid) > 0) lo = mid + 1;
         else hi = mid;
     }
     return lo;
@@ -201,12 +300,14 @@ static inline int leaf_lower(const zbtree *t, const zbt_leaf *l, const zkey *k) 
 static void shift_left(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
     if (h == 0) {
         zbt_leaf *L = x->kid[i - 1], *K = x->kid[i];
-        memcpy(L->key + L->n, K->key, mv * sizeof(float));
+        leaf_admit_leaf(L, K);
+        memcpy(L->hint + L->n, K->hint, mv);
         memcpy(L->ref + L->n, K->ref, mv * sizeof(arena_ref));
         L->n = (uint16_t)(L->n + mv);
-        memmove(K->key, K->key + mv, (K->n - mv) * sizeof(float));
+        memmove(K->hint, K->hint + mv, K->n - mv);
         memmove(K->ref, K->ref + mv, (K->n - mv) * sizeof(arena_ref));
         K->n = (uint16_t)(K->n - mv);
+        leaf_sharpen(t, K);
         x->cnt[i - 1] += (uint32_t)mv;
         x->cnt[i] -= (uint32_t)mv;
     } else {
@@ -235,12 +336,14 @@ static void shift_left(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
 static void shift_right(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
     if (h == 0) {
         zbt_leaf *K = x->kid[i], *R = x->kid[i + 1];
-        memmove(R->key + mv, R->key, R->n * sizeof(float));
+        leaf_admit_leaf(R, K);
+        memmove(R->hint + mv, R->hint, R->n);
         memmove(R->ref + mv, R->ref, R->n * sizeof(arena_ref));
-        memcpy(R->key, K->key + K->n - mv, mv * sizeof(float));
+        memcpy(R->hint, K->hint + K->n - mv, mv);
         memcpy(R->ref, K->ref + K->n - mv, mv * sizeof(arena_ref));
         R->n = (uint16_t)(R->n + mv);
         K->n = (uint16_t)(K->n - mv);
+        leaf_sharpen(t, K);
         x->cnt[i] -= (uint32_t)mv;
         x->cnt[i + 1] += (uint32_t)mv;
     } else {
@@ -290,10 +393,14 @@ static void split_child(zbtree *t, zbt_inner *x, int i, int h, size_t keep) {
     if (h == 0) {
         zbt_leaf *K = x->kid[i], *S = leaf_new(t);
         size_t mv = K->n - keep;
-        memcpy(S->key, K->key + keep, mv * sizeof(float));
+        memcpy(S->hint, K->hint + keep, mv);
         memcpy(S->ref, K->ref + keep, mv * sizeof(arena_ref));
+        S->pfx = K->pfx;
+        S->plen = K->plen;
         S->n = (uint16_t)mv;
         K->n = (uint16_t)keep;
+        leaf_sharpen(t, K);
+        leaf_sharpen(t, S);
         S->prev = K;
         S->next = K->next;
         if (K->next) K->next->prev = S;
@@ -347,7 +454,8 @@ static void make_room(zbtree *t, zbt_inner *x, int i, int h, int app, int pre) {
 static void insert_key(zbtree *t, const zkey *k) {
     if (!t->root) {
         zbt_leaf *l = leaf_new(t);
-        l->key[0] = k->f;
+        leaf_admit(l, k->u);
+        l->hint[0] = hint_of(k->u, l->plen);
         l->ref[0] = k->ref;
         l->n = 1;
         t->root = l;
@@ -355,8 +463,8 @@ static void insert_key(zbtree *t, const zkey *k) {
         t->head = t->tail = l;
         return;
     }
-    int app = leaf_cmp(t, k, t->tail->key[t->tail->n - 1], t->tail->ref[t->tail->n - 1]) > 0;
-    int pre = !app && leaf_cmp(t, k, t->head->key[0], t->head->ref[0]) < 0;
+    int app = leaf_cmp(t, k, t->tail, t->tail->n - 1) > 0;
+    int pre = !app && leaf_cmp(t, k, t->head, 0) < 0;
     if (node_n(t->root, t->height) == node_cap(t->height)) {
         zbt_inner *r = inner_new(t);
         r->n = 1;
@@ -384,9 +492,10 @@ static void insert_key(zbtree *t, const zkey *k) {
     zbt_leaf *l = node;
     int pos = leaf_lower(t, l, k);
     assert(l->n < ZBT_LEAF_CAP);
-    memmove(l->key + pos + 1, l->key + pos, (size_t)(l->n - pos) * sizeof(float));
+    leaf_admit(l, k->u);
+    memmove(l->hint + pos + 1, l->hint + pos, (size_t)(l->n - pos));
     memmove(l->ref + pos + 1, l->ref + pos, (size_t)(l->n - pos) * sizeof(arena_ref));
-    l->key[pos] = k->f;
+    l->hint[pos] = hint_of(k->u, l->plen);
     l->ref[pos] = k->ref;
     l->n++;
 }
@@ -459,14 +568,54 @@ zbt_leaf *zbt_locate(const zbtree *t, size_t r, int *pos) {
     return node;
 }
 
-/* First of n keys for which pred holds (n when none): exact scores of an
- * inner node (sc), or the f32 keys of a leaf (fk). */
-static int lower_in(const zbtree *t, zbt_pred_fn *pred, const void *arg, const double *sc, const float *fk,
-                    const arena_ref *ref, int n) {
+/* The score a key stands for; a key beyond the infinities' clamps to them. */
+static double key_score(uint64_t u) {
+    if (u >= zbt_key(INFINITY)) return INFINITY;
+    if (u <= zbt_key(-INFINITY)) return -INFINITY;
+    uint64_t b = (u >> 63) ? u & ~(UINT64_C(1) << 63) : ~u;
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+
+/* The scores a pair with hint h in leaf l may have: [*lo, *hi]. */
+static void hint_span(const zbt_leaf *l, uint8_t h, double *lo, double *hi) {
+    unsigned p = l->plen;
+    uint64_t a, below;
+    if (p >= 64) {
+        a = l->pfx;
+        below = 0;
+    } else if (p <= 56) {
+        a = l->pfx | (uint64_t)h << (56 - p);
+        below = (UINT64_C(1) << (56 - p)) - 1;
+    } else {
+        a = l->pfx | (uint64_t)h >> (p - 56);
+        below = 0;
+    }
+    *lo = key_score(a);
+    *hi = key_score(a | below);
+}
+
+/* First of the n keys of an inner node for which pred holds (n when none). */
+static int lower_in(const zbtree *t, zbt_pred_fn *pred, const void *arg, const double *sc, const arena_ref *ref,
+                    int n) {
     int lo = 0, hi = n;
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
-        if (sc ? pred(t, arg, sc[mid], ref[mid], 1) : pred(t, arg, fk[mid], ref[mid], 0)) hi = mid;
+        if (pred(t, arg, sc[mid], sc[mid], ref[mid])) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The same over the pairs of a leaf, each known by its hint's span. */
+static int lower_in_leaf(const zbtree *t, zbt_pred_fn *pred, const void *arg, const zbt_leaf *l) {
+    int lo = 0, hi = l->n;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        double a, b;
+        hint_span(l, l->hint[mid], &a, &b);
+        if (pred(t, arg, a, b, l->ref[mid])) hi = mid;
         else lo = mid + 1;
     }
     return lo;
@@ -479,13 +628,13 @@ size_t zbt_lower_pred(const zbtree *t, zbt_pred_fn *pred, const void *arg) {
     void *node = t->root;
     for (int h = t->height; h > 0; h--) {
         zbt_inner *x = node;
-        int lo = lower_in(t, pred, arg, x->score, NULL, x->ref, x->n);
+        int lo = lower_in(t, pred, arg, x->score, x->ref, x->n);
         int i = lo > 0 ? lo - 1 : 0;
         for (int j = 0; j < i; j++) r += x->cnt[j];
         node = x->kid[i];
     }
     zbt_leaf *l = node;
-    return r + (size_t)lower_in(t, pred, arg, NULL, l->key, l->ref, l->n);
+    return r + (size_t)lower_in_leaf(t, pred, arg, l);
 }
 
 /* Merge or even out child i of x with a neighbour (x has >= 2 children). */
@@ -495,9 +644,11 @@ static void rebalance(zbtree *t, zbt_inner *x, int i, int h) {
     if (ln + rn <= node_cap(h)) {
         if (h == 0) {
             zbt_leaf *L = x->kid[li], *R = x->kid[li + 1];
-            memcpy(L->key + L->n, R->key, R->n * sizeof(float));
+            leaf_admit_leaf(L, R);
+            memcpy(L->hint + L->n, R->hint, R->n);
             memcpy(L->ref + L->n, R->ref, R->n * sizeof(arena_ref));
             L->n = (uint16_t)(L->n + R->n);
+            leaf_sharpen(t, L);
             L->next = R->next;
             if (R->next) R->next->prev = L;
             else t->tail = L;
@@ -526,7 +677,7 @@ static void del_rank_rec(zbtree *t, void *node, int h, size_t r, arena_ref *ref)
         size_t pos = r;
         assert(pos < l->n);
         *ref = l->ref[pos];
-        memmove(l->key + pos, l->key + pos + 1, (l->n - pos - 1) * sizeof(float));
+        memmove(l->hint + pos, l->hint + pos + 1, l->n - pos - 1);
         memmove(l->ref + pos, l->ref + pos + 1, (l->n - pos - 1) * sizeof(arena_ref));
         l->n--;
         return;
@@ -574,7 +725,10 @@ void zbt_build(zbtree *t, const double *sc, const arena_ref *rf, size_t n) {
     for (size_t i = 0; i < nl; i++) {
         size_t take = n / nl + (i < n % nl);
         zbt_leaf *l = leaf_new(t);
-        for (size_t j = 0; j < take; j++) l->key[j] = zbt_f32(sc[at + j]);
+        unsigned p = common_bits(zbt_key(sc[at]), zbt_key(sc[at + take - 1]));
+        l->plen = (uint8_t)p;
+        l->pfx = top_bits(zbt_key(sc[at]), p);
+        for (size_t j = 0; j < take; j++) l->hint[j] = hint_of(zbt_key(sc[at + j]), p);
         memcpy(l->ref, rf + at, take * sizeof(arena_ref));
         l->n = (uint16_t)take;
         l->prev = prev;
@@ -640,16 +794,17 @@ void zbt_rescore(zbtree *t, arena_ref ref, const unsigned char *m, size_t n, dou
     assert(pos < l->n && l->ref[pos] == ref);
     zkey kn = zkey_of(score, m, n, ref);
     int ok = 1;
-    if (pos > 0) ok = leaf_cmp(t, &kn, l->key[pos - 1], l->ref[pos - 1]) > 0;
-    else if (l->prev) ok = leaf_cmp(t, &kn, l->prev->key[l->prev->n - 1], l->prev->ref[l->prev->n - 1]) > 0;
+    if (pos > 0) ok = leaf_cmp(t, &kn, l, pos - 1) > 0;
+    else if (l->prev) ok = leaf_cmp(t, &kn, l->prev, l->prev->n - 1) > 0;
     if (ok) {
-        if (pos + 1 < l->n) ok = leaf_cmp(t, &kn, l->key[pos + 1], l->ref[pos + 1]) < 0;
-        else if (l->next) ok = leaf_cmp(t, &kn, l->next->key[0], l->next->ref[0]) < 0;
+        if (pos + 1 < l->n) ok = leaf_cmp(t, &kn, l, pos + 1) < 0;
+        else if (l->next) ok = leaf_cmp(t, &kn, l->next, 0) < 0;
     }
     unsigned char *e = arena_get(t->a, ref, NULL);
     memcpy(e, &score, 8);
     if (ok) {
-        l->key[pos] = kn.f;
+        leaf_admit(l, kn.u);
+        l->hint[pos] = hint_of(kn.u, l->plen);
         if (pos == 0) {
             for (int d = path.depth - 1; d >= 0; d--) {
                 path.node[d]->score[path.idx[d]] = score;
@@ -694,7 +849,8 @@ static size_t check_node(check_ctx *c, void *node, int h, int depth, int is_root
         for (int i = 0; i < l->n; i++) {
             double s = zbt_score(t, l->ref[i]);
             if (isnan(s)) return (size_t)-1;
-            if (memcmp(&l->key[i], &(float){zbt_f32(s)}, sizeof(float)) != 0) return (size_t)-1;
+            uint64_t u = zbt_key(s);
+            if (l->plen > 64 || top_bits(u, l->plen) != l->pfx || l->hint[i] != hint_of(u, l->plen)) return (size_t)-1;
             if (c->have_last && zbt_cmp(t, c->last_s, c->last_r, s, l->ref[i]) >= 0) return (size_t)-1;
             c->last_s = s;
             c->last_r = l->ref[i];

@@ -9,7 +9,6 @@
 #ifndef GOBLIN_DS_ZBTREE_H
 #define GOBLIN_DS_ZBTREE_H
 
-#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,13 +16,19 @@
 
 #include "ds/arena.h"
 
-#define ZBT_LEAF_CAP 93  /* a leaf is 768 bytes */
+#define ZBT_LEAF_CAP 148 /* a leaf is 768 bytes */
 #define ZBT_INNER_CAP 31
 
+/* A leaf's pairs: entry references in order, each with a one-byte hint of
+ * its key (see zbtree.c, "Hints"): the 8 bits of the key's order-preserving
+ * 64-bit form that follow the plen bits every key of the leaf shares
+ * (pfx). */
 typedef struct zbt_leaf {
-    uint16_t n;
     struct zbt_leaf *prev, *next;
-    float key[ZBT_LEAF_CAP];   /* f32(score): orders pairs except on ties */
+    uint64_t pfx;              /* the shared bits (top plen), the rest 0 */
+    uint16_t n;
+    uint8_t plen;              /* 0..64 */
+    uint8_t hint[ZBT_LEAF_CAP];
     arena_ref ref[ZBT_LEAF_CAP];
 } zbt_leaf;
 
@@ -43,14 +48,14 @@ static inline int zbt_lex_cmp(const unsigned char *a, size_t an, const unsigned 
     return an < bn ? -1 : an > bn;
 }
 
-/* Rounding to float is monotone (a < b implies f32(a) <= f32(b)), so a leaf
- * orders its pairs by f32 first and reads the exact score only when the
- * floats are equal. Out-of-range values clamp to the infinities, which
- * keeps the map monotone without relying on the conversion's overflow. */
-static inline float zbt_f32(double d) {
-    if (d > FLT_MAX) return INFINITY;
-    if (d < -FLT_MAX) return -INFINITY;
-    return (float)d;
+/* A score's key: its 64-bit form whose unsigned order is the scores'
+ * order (the sign bit flipped for positives, every bit for negatives); -0.0
+ * is 0.0, as comparisons of doubles have it. */
+static inline uint64_t zbt_key(double d) {
+    uint64_t u;
+    if (d == 0) d = 0.0;
+    memcpy(&u, &d, 8);
+    return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
 }
 
 /* The element at r: its member (*n bytes) and its score. */
@@ -104,8 +109,9 @@ void zbt_build(zbtree *t, const double *sc, const arena_ref *rf, size_t n);
 zbt_leaf *zbt_locate(const zbtree *t, size_t r, int *pos);
 
 /* A monotone predicate over stored pairs (false ... false true ... true).
- * s is the exact score when exact, else the leaf's f32 of it. */
-typedef int zbt_pred_fn(const zbtree *t, const void *arg, double s, arena_ref r, int exact);
+ * The pair's score lies in [lo, hi]: exact when lo == hi (an inner node's
+ * key), else what a leaf's hint tells of it (zbt_score(t, r) reads it). */
+typedef int zbt_pred_fn(const zbtree *t, const void *arg, double lo, double hi, arena_ref r);
 /* Rank of the first pair for which pred holds (the count when none). */
 size_t zbt_lower_pred(const zbtree *t, zbt_pred_fn *pred, const void *arg);
 

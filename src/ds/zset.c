@@ -599,25 +599,20 @@ size_t zset_delete_range(zset *z, size_t lo, size_t hi) {
 static inline int score_gte_min(const zset_range *r, double s) { return r->minex ? s > r->min : s >= r->min; }
 static inline int score_lte_max(const zset_range *r, double s) { return r->maxex ? s < r->max : s <= r->max; }
 
-/* A leaf's f32 decides against a bound unless both round to one float. */
-static int pred_score_gte_min(const zbtree *t, const void *arg, double s, arena_ref r, int exact) {
+/* What a leaf's hint tells of a score ([lo, hi]) decides against a bound
+ * unless the bound falls inside; only then is the entry read. */
+static int pred_score_gte_min(const zbtree *t, const void *arg, double lo, double hi, arena_ref r) {
     const zset_range *rg = arg;
-    if (!exact) {
-        float fs = (float)s, fb = zbt_f32(rg->min);
-        if (fs != fb) return fs > fb;
-        s = zbt_score(t, r);
-    }
-    return score_gte_min(rg, s);
+    if (score_gte_min(rg, lo)) return 1;
+    if (!score_gte_min(rg, hi)) return 0;
+    return score_gte_min(rg, zbt_score(t, r));
 }
 
-static int pred_score_gt_max(const zbtree *t, const void *arg, double s, arena_ref r, int exact) {
+static int pred_score_gt_max(const zbtree *t, const void *arg, double lo, double hi, arena_ref r) {
     const zset_range *rg = arg;
-    if (!exact) {
-        float fs = (float)s, fb = zbt_f32(rg->max);
-        if (fs != fb) return fs > fb;
-        s = zbt_score(t, r);
-    }
-    return !score_lte_max(rg, s);
+    if (!score_lte_max(rg, lo)) return 1;
+    if (score_lte_max(rg, hi)) return 0;
+    return !score_lte_max(rg, zbt_score(t, r));
 }
 
 void zset_score_span(zset *z, const zset_range *r, size_t *lo, size_t *hi) {
@@ -682,17 +677,17 @@ int zset_lexrange_nonempty(const zset_lexrange *r) {
     return !(cmp > 0 || (cmp == 0 && (minex || maxex)));
 }
 
-static int pred_lex_gte_min(const zbtree *t, const void *arg, double s, arena_ref r, int exact) {
-    (void)s;
-    (void)exact;
+static int pred_lex_gte_min(const zbtree *t, const void *arg, double lo, double hi, arena_ref r) {
+    (void)lo;
+    (void)hi;
     size_t n;
     const unsigned char *m = zbt_member(t, r, &n);
     return lex_gte_min(&((const zset_lexrange *)arg)->min, m, n);
 }
 
-static int pred_lex_gt_max(const zbtree *t, const void *arg, double s, arena_ref r, int exact) {
-    (void)s;
-    (void)exact;
+static int pred_lex_gt_max(const zbtree *t, const void *arg, double lo, double hi, arena_ref r) {
+    (void)lo;
+    (void)hi;
     size_t n;
     const unsigned char *m = zbt_member(t, r, &n);
     return !lex_lte_max(&((const zset_lexrange *)arg)->max, m, n);

@@ -27,14 +27,22 @@ static arena_ref put_elem(arena *a, double score, uint32_t id) {
     return r;
 }
 
-/* Scores with many ties: exact repeats and neighbours of one float. */
+/* Scores with many ties: exact repeats, neighbours of one float, both
+ * zeros, millisecond timestamps a float cannot tell apart, and values
+ * spread over every magnitude (for the leaves' key prefixes). */
 static double pick_score(unit_rng *r) {
     double base = (double)unit_below(r, 50);
-    switch (unit_below(r, 4)) {
+    switch (unit_below(r, 7)) {
     case 0: return base;
     case 1: return base + 1e-12 * (double)unit_below(r, 5);
     case 2: return -base * 1e6;
-    default: return unit_below(r, 20) == 0 ? INFINITY : base / 7;
+    case 3: return unit_below(r, 2) ? -0.0 : 0.0;
+    case 4: return 1.7e12 + (double)unit_below(r, 100000);
+    case 5: {
+        double m = (double)unit_below(r, 1u << 30) / (double)(1u << 30);
+        return ldexp(unit_below(r, 2) ? m : -m, (int)unit_below(r, 200) - 100);
+    }
+    default: return unit_below(r, 20) == 0 ? (unit_below(r, 2) ? INFINITY : -INFINITY) : base / 7;
     }
 }
 
@@ -73,13 +81,12 @@ static void verify(const zbtree *t, model *m) {
     }
 }
 
-static int pred_score_ge(const zbtree *t, const void *arg, double s, arena_ref r, int exact) {
-    double bound = *(const double *)arg;
-    if (!exact) {
-        float fs = (float)s, fb = zbt_f32(bound);
-        if (fs != fb) return fs > fb;
-        s = zbt_score(t, r);
-    }
+/* The span the tree gives for a pair holds its score. */
+static int pred_score_ge(const zbtree *t, const void *arg, double lo, double hi, arena_ref r) {
+    double bound = *(const double *)arg, s = zbt_score(t, r);
+    CHECK(lo <= s && s <= hi);
+    if (lo >= bound) return 1;
+    if (hi < bound) return 0;
     return s >= bound;
 }
 
@@ -123,7 +130,7 @@ TEST(zbtree, random_ops_against_a_sorted_array) {
     }
     verify(&t, &m);
     /* Score bounds: the rank of the first element >= bound. */
-    double bounds[] = {-INFINITY, -1e6, 0, 1.0 / 7, 3, 3 + 1e-12, 49, INFINITY};
+    double bounds[] = {-INFINITY, -1e6, -1e-30, -0.0, 0, 1e-30, 1.0 / 7, 3, 3 + 1e-12, 49, 1.7e12 + 50000, INFINITY};
     for (size_t b = 0; b < sizeof(bounds) / sizeof(bounds[0]); b++) {
         size_t want = 0;
         while (want < m.n && zbt_score(&t, m.v[want]) < bounds[b]) want++;
