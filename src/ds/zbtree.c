@@ -9,20 +9,19 @@
  * for range walks.
  *
  * Hints. A score's key (zbt_key) is a 64-bit integer in the scores' order.
- * The keys of one leaf share their top plen bits (pfx); a pair's hint is
- * the next 8 bits of its key. Within the prefix, hints order pairs as their
- * keys do, so a comparison reads the entry (exact score, then member bytes)
- * only when the hints are equal; a key outside the prefix is below or above
- * every pair of the leaf. A leaf's keys are few and close together, so the
- * 8 bits after their common prefix tell most of them apart (random scores:
- * about one entry read per leaf search). That is 5 bytes per pair where a
- * float of the score cost 8, and it orders keys a float cannot tell apart
- * (millisecond timestamps). A key that does not share the prefix shortens
- * it: the new hints are computed from the old ones and the prefix bits,
- * without reading entries, since the new 8-bit window starts earlier and
- * ends no later. A longer prefix needs the keys themselves: a leaf that
- * splits, shifts or merges re-reads them when its first and last keys
- * share more bits than its prefix (leaf_sharpen).
+ * A leaf has a frame (shift, base) that holds its keys: a pair's hint is
+ * its key's bucket, key >> shift, less base, at most 255. Hints order pairs
+ * as their keys do, so a comparison reads the entry (exact score, then
+ * member bytes) only when the hints are equal; a key whose bucket is below
+ * base or past base + 255 is below or above every pair of the leaf. A
+ * leaf's keys are few and close together and its frame spreads them over
+ * 128-255 buckets, so most comparisons end at the hint. That is 5 bytes
+ * per pair where a float of the score cost 8, and it orders keys a float
+ * cannot tell apart (millisecond timestamps). A key outside the frame
+ * widens it: the hints of any coarser frame follow from the old ones
+ * without reading entries (leaf_reframe). A finer frame needs the keys
+ * themselves: a leaf that splits, shifts or merges re-reads them when its
+ * first and last keys allow one (leaf_sharpen).
  *
  * Fill. Inserts go top-down and make room before descending: a full child
  * first shifts half its surplus to a sibling with room, and only splits when
@@ -115,82 +114,109 @@ static inline int entry_cmp(const zkey *k, const unsigned char *e, size_t len) {
     return zbt_lex_cmp(k->m, k->n, e + 8, len - 8);
 }
 
-/* ---- hints ---- */
+/* ---- hints ----
+ *
+ * A leaf's frame is (shift, base): a key u falls in bucket u >> shift, and
+ * its hint is its bucket's distance from base, at most 255. Hints of one
+ * frame order keys as the keys themselves do (coarsely), and a frame can
+ * be rewritten to any coarser one exactly: the buckets of a shift s + k
+ * are those of s shifted by k. */
 
-/* The 8 bits of key u after its top p (zero-filled past the end). */
-static inline uint8_t hint_of(uint64_t u, unsigned p) { return p >= 64 ? 0 : (uint8_t)((u << p) >> 56); }
-
-static inline uint64_t top_bits(uint64_t u, unsigned p) { return p == 0 ? 0 : p >= 64 ? u : u >> (64 - p) << (64 - p); }
-
-/* Bits two keys share from the top (64 when equal). */
-static inline unsigned common_bits(uint64_t a, uint64_t b) { return a == b ? 64 : (unsigned)__builtin_clzll(a ^ b); }
-
-/* Key u against leaf l's prefix: -1 below every pair, 1 above, 0 within. */
-static inline int prefix_side(const zbt_leaf *l, uint64_t u) {
-    if (l->plen == 0 || top_bits(u, l->plen) == l->pfx) return 0;
-    return u < l->pfx ? -1 : 1;
+/* The smallest k for which buckets lo and hi, shifted by k, are at most
+ * 255 apart. */
+static unsigned fit_shift(uint64_t lo, uint64_t hi) {
+    uint64_t d = hi - lo;
+    unsigned k = d > 255 ? 56 - (unsigned)__builtin_clzll(d) : 0;
+    while ((hi >> k) - (lo >> k) > 255) k++;
+    return k;
 }
 
-/* Hints h[0..n) of keys sharing pfx's top `from` bits, re-expressed after
- * the top `to` <= from: the window moves up by d = from - to bits, its top
- * d bits come from the prefix, the rest from the old hint. Exact, since the
- * new window ends no later than the old one. */
-static void hints_widen(uint8_t *h, size_t n, uint64_t pfx, unsigned from, unsigned to) {
-    unsigned d = from - to;
-    if (d == 0) return;
-    uint8_t hi = hint_of(pfx, to);
-    for (size_t i = 0; i < n; i++) h[i] = d >= 8 ? hi : (uint8_t)(hi | h[i] >> d);
+/* Key u against leaf l's frame: -1 below every pair, 1 above, else 0 and
+ * its hint in *h. */
+static inline int frame_side(const zbt_leaf *l, uint64_t u, uint8_t *h) {
+    uint64_t q = u >> l->shift;
+    if (q < l->base) return -1;
+    if (q - l->base > 255) return 1;
+    *h = (uint8_t)(q - l->base);
+    return 0;
 }
 
-/* Make l's prefix one that key u shares too. */
+/* Rewrite l's hints for the coarser frame (shift, base). */
+static void leaf_reframe(zbt_leaf *l, unsigned shift, uint64_t base) {
+    unsigned k = shift - l->shift;
+    for (int i = 0; i < l->n; i++) l->hint[i] = (uint8_t)(((l->base + l->hint[i]) >> k) - base);
+    l->shift = (uint8_t)shift;
+    l->base = base;
+}
+
+/* Make l's frame one that holds key u too. */
 static void leaf_admit(zbt_leaf *l, uint64_t u) {
     if (l->n == 0) {
-        l->plen = 64;
-        l->pfx = u;
+        l->shift = 0;
+        l->base = u;
         return;
     }
-    unsigned p = common_bits(l->pfx, u);
-    if (p >= l->plen) return;
-    hints_widen(l->hint, l->n, l->pfx, l->plen, p);
-    l->plen = (uint8_t)p;
-    l->pfx = top_bits(l->pfx, p);
+    uint64_t q = u >> l->shift;
+    uint64_t lo = l->base, hi = l->base + l->hint[l->n - 1];
+    if (q >= lo && q <= lo + 255) return;
+    if (q < lo) lo = q;
+    if (q > hi) hi = q;
+    unsigned k = fit_shift(lo, hi);
+    leaf_reframe(l, l->shift + k, lo >> k);
 }
 
-/* Pairs of leaf S are about to join leaf T: T's prefix becomes one both
- * share, and S's hints are re-expressed in it (S's prefix follows). */
-static void leaf_admit_leaf(zbt_leaf *T, zbt_leaf *S) {
-    if (S->n == 0) return;
-    if (T->n == 0) {
-        T->plen = S->plen;
-        T->pfx = S->pfx;
-        return;
+/* Copy the mv pairs of leaf S from position from to position at of leaf
+ * T (whose room there the caller has made): T's frame widens to hold them
+ * too, their hints follow in it. S keeps its frame. */
+static void leaf_take(zbt_leaf *T, int at, const zbt_leaf *S, int from, int mv) {
+    if (mv == 0) return;
+    memcpy(T->ref + at, S->ref + from, (size_t)mv * sizeof(arena_ref));
+    unsigned s = T->shift > S->shift ? T->shift : S->shift;
+    uint64_t lo = (S->base + S->hint[from]) >> (s - S->shift);
+    uint64_t hi = (S->base + S->hint[from + mv - 1]) >> (s - S->shift);
+    int tn = T->n - mv; /* T's own pairs, around the gap */
+    if (tn > 0) {
+        int last = at < tn ? T->n - 1 : at - 1;
+        int first = at > 0 ? 0 : mv;
+        uint64_t tlo = (T->base + T->hint[first]) >> (s - T->shift);
+        uint64_t thi = (T->base + T->hint[last]) >> (s - T->shift);
+        if (tlo < lo) lo = tlo;
+        if (thi > hi) hi = thi;
     }
-    unsigned p = common_bits(T->pfx, S->pfx);
-    if (p > T->plen) p = T->plen;
-    if (p > S->plen) p = S->plen;
-    hints_widen(T->hint, T->n, T->pfx, T->plen, p);
-    hints_widen(S->hint, S->n, S->pfx, S->plen, p);
-    T->plen = S->plen = (uint8_t)p;
-    T->pfx = S->pfx = top_bits(T->pfx, p);
+    unsigned k = fit_shift(lo, hi);
+    uint64_t base = lo >> k;
+    if (tn > 0) {
+        unsigned kt = s + k - T->shift;
+        for (int i = 0; i < T->n; i++)
+            if (i < at || i >= at + mv) T->hint[i] = (uint8_t)(((T->base + T->hint[i]) >> kt) - base);
+    }
+    unsigned ks = s + k - S->shift;
+    for (int i = 0; i < mv; i++) T->hint[at + i] = (uint8_t)(((S->base + S->hint[from + i]) >> ks) - base);
+    T->shift = (uint8_t)(s + k);
+    T->base = base;
 }
 
 static inline uint64_t entry_key(const zbtree *t, arena_ref r) { return zbt_key(zbt_score(t, r)); }
 
-/* Lengthen l's prefix to what its first and last keys share, re-reading
- * every key for the new hints (loads issued ahead of the reads). */
+/* Give l the finest frame its first and last keys allow, re-reading every
+ * key for the new hints (loads issued ahead of the reads), once its hints
+ * use fewer than SHARPEN_SPAN of the 256 buckets: a finer frame is then at
+ * least twice as fine (a fitted one spreads a leaf's keys over 128-255). */
+#define SHARPEN_SPAN 128
 static void leaf_sharpen(const zbtree *t, zbt_leaf *l) {
-    if (l->n == 0) return;
+    if (l->n < 2 || l->hint[l->n - 1] - l->hint[0] >= SHARPEN_SPAN) return;
     uint64_t first = entry_key(t, l->ref[0]);
-    unsigned p = common_bits(first, entry_key(t, l->ref[l->n - 1]));
-    if (p <= l->plen) return;
+    unsigned s = fit_shift(first, entry_key(t, l->ref[l->n - 1]));
+    if (s >= l->shift) return;
     enum { AHEAD = 8 };
     for (int i = 0; i < l->n && i < AHEAD; i++) __builtin_prefetch(arena_get(t->a, l->ref[i], NULL));
+    uint64_t base = first >> s;
     for (int i = 0; i < l->n; i++) {
         if (i + AHEAD < l->n) __builtin_prefetch(arena_get(t->a, l->ref[i + AHEAD], NULL));
-        l->hint[i] = hint_of(entry_key(t, l->ref[i]), p);
+        l->hint[i] = (uint8_t)((entry_key(t, l->ref[i]) >> s) - base);
     }
-    l->plen = (uint8_t)p;
-    l->pfx = top_bits(first, p);
+    l->shift = (uint8_t)s;
+    l->base = base;
 }
 
 /* key (whose hint in l is h) <=> pair i of leaf l, k within l's prefix:
@@ -205,8 +231,9 @@ static inline int slot_cmp(const zbtree *t, const zkey *k, uint8_t h, const zbt_
 
 /* key <=> pair i of leaf l. */
 static inline int leaf_cmp(const zbtree *t, const zkey *k, const zbt_leaf *l, int i) {
-    int side = prefix_side(l, k->u);
-    return side ? side : slot_cmp(t, k, hint_of(k->u, l->plen), l, i);
+    uint8_t h;
+    int side = frame_side(l, k->u, &h);
+    return side ? side : slot_cmp(t, k, h, l, i);
 }
 
 static zbt_leaf *leaf_new(zbtree *t) {
@@ -284,9 +311,9 @@ static inline int inner_child(const zbtree *t, const zbt_inner *x, const zkey *k
 
 /* First position in l whose key is >= k. */
 static inline int leaf_lower(const zbtree *t, const zbt_leaf *l, const zkey *k) {
-    int side = prefix_side(l, k->u);
+    uint8_t h;
+    int side = frame_side(l, k->u, &h);
     if (side) return side < 0 ? 0 : l->n;
-    uint8_t h = hint_of(k->u, l->plen);
     int lo = 0, hi = l->n;
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
@@ -300,10 +327,8 @@ static inline int leaf_lower(const zbtree *t, const zbt_leaf *l, const zkey *k) 
 static void shift_left(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
     if (h == 0) {
         zbt_leaf *L = x->kid[i - 1], *K = x->kid[i];
-        leaf_admit_leaf(L, K);
-        memcpy(L->hint + L->n, K->hint, mv);
-        memcpy(L->ref + L->n, K->ref, mv * sizeof(arena_ref));
         L->n = (uint16_t)(L->n + mv);
+        leaf_take(L, L->n - (int)mv, K, 0, (int)mv);
         memmove(K->hint, K->hint + mv, K->n - mv);
         memmove(K->ref, K->ref + mv, (K->n - mv) * sizeof(arena_ref));
         K->n = (uint16_t)(K->n - mv);
@@ -336,12 +361,10 @@ static void shift_left(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
 static void shift_right(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
     if (h == 0) {
         zbt_leaf *K = x->kid[i], *R = x->kid[i + 1];
-        leaf_admit_leaf(R, K);
         memmove(R->hint + mv, R->hint, R->n);
         memmove(R->ref + mv, R->ref, R->n * sizeof(arena_ref));
-        memcpy(R->hint, K->hint + K->n - mv, mv);
-        memcpy(R->ref, K->ref + K->n - mv, mv * sizeof(arena_ref));
         R->n = (uint16_t)(R->n + mv);
+        leaf_take(R, 0, K, K->n - (int)mv, (int)mv);
         K->n = (uint16_t)(K->n - mv);
         leaf_sharpen(t, K);
         x->cnt[i] -= (uint32_t)mv;
@@ -395,8 +418,8 @@ static void split_child(zbtree *t, zbt_inner *x, int i, int h, size_t keep) {
         size_t mv = K->n - keep;
         memcpy(S->hint, K->hint + keep, mv);
         memcpy(S->ref, K->ref + keep, mv * sizeof(arena_ref));
-        S->pfx = K->pfx;
-        S->plen = K->plen;
+        S->shift = K->shift;
+        S->base = K->base;
         S->n = (uint16_t)mv;
         K->n = (uint16_t)keep;
         leaf_sharpen(t, K);
@@ -455,7 +478,7 @@ static void insert_key(zbtree *t, const zkey *k) {
     if (!t->root) {
         zbt_leaf *l = leaf_new(t);
         leaf_admit(l, k->u);
-        l->hint[0] = hint_of(k->u, l->plen);
+        l->hint[0] = 0;
         l->ref[0] = k->ref;
         l->n = 1;
         t->root = l;
@@ -495,7 +518,7 @@ static void insert_key(zbtree *t, const zkey *k) {
     leaf_admit(l, k->u);
     memmove(l->hint + pos + 1, l->hint + pos, (size_t)(l->n - pos));
     memmove(l->ref + pos + 1, l->ref + pos, (size_t)(l->n - pos) * sizeof(arena_ref));
-    l->hint[pos] = hint_of(k->u, l->plen);
+    l->hint[pos] = (uint8_t)((k->u >> l->shift) - l->base);
     l->ref[pos] = k->ref;
     l->n++;
 }
@@ -580,20 +603,9 @@ static double key_score(uint64_t u) {
 
 /* The scores a pair with hint h in leaf l may have: [*lo, *hi]. */
 static void hint_span(const zbt_leaf *l, uint8_t h, double *lo, double *hi) {
-    unsigned p = l->plen;
-    uint64_t a, below;
-    if (p >= 64) {
-        a = l->pfx;
-        below = 0;
-    } else if (p <= 56) {
-        a = l->pfx | (uint64_t)h << (56 - p);
-        below = (UINT64_C(1) << (56 - p)) - 1;
-    } else {
-        a = l->pfx | (uint64_t)h >> (p - 56);
-        below = 0;
-    }
+    uint64_t a = (l->base + h) << l->shift;
     *lo = key_score(a);
-    *hi = key_score(a | below);
+    *hi = key_score(a | ((UINT64_C(1) << l->shift) - 1));
 }
 
 /* First of the n keys of an inner node for which pred holds (n when none). */
@@ -644,10 +656,8 @@ static void rebalance(zbtree *t, zbt_inner *x, int i, int h) {
     if (ln + rn <= node_cap(h)) {
         if (h == 0) {
             zbt_leaf *L = x->kid[li], *R = x->kid[li + 1];
-            leaf_admit_leaf(L, R);
-            memcpy(L->hint + L->n, R->hint, R->n);
-            memcpy(L->ref + L->n, R->ref, R->n * sizeof(arena_ref));
             L->n = (uint16_t)(L->n + R->n);
+            leaf_take(L, L->n - R->n, R, 0, R->n);
             leaf_sharpen(t, L);
             L->next = R->next;
             if (R->next) R->next->prev = L;
@@ -725,10 +735,11 @@ void zbt_build(zbtree *t, const double *sc, const arena_ref *rf, size_t n) {
     for (size_t i = 0; i < nl; i++) {
         size_t take = n / nl + (i < n % nl);
         zbt_leaf *l = leaf_new(t);
-        unsigned p = common_bits(zbt_key(sc[at]), zbt_key(sc[at + take - 1]));
-        l->plen = (uint8_t)p;
-        l->pfx = top_bits(zbt_key(sc[at]), p);
-        for (size_t j = 0; j < take; j++) l->hint[j] = hint_of(zbt_key(sc[at + j]), p);
+        uint64_t first = zbt_key(sc[at]);
+        unsigned sh = fit_shift(first, zbt_key(sc[at + take - 1]));
+        l->shift = (uint8_t)sh;
+        l->base = first >> sh;
+        for (size_t j = 0; j < take; j++) l->hint[j] = (uint8_t)((zbt_key(sc[at + j]) >> sh) - l->base);
         memcpy(l->ref, rf + at, take * sizeof(arena_ref));
         l->n = (uint16_t)take;
         l->prev = prev;
@@ -804,7 +815,7 @@ void zbt_rescore(zbtree *t, arena_ref ref, const unsigned char *m, size_t n, dou
     memcpy(e, &score, 8);
     if (ok) {
         leaf_admit(l, kn.u);
-        l->hint[pos] = hint_of(kn.u, l->plen);
+        l->hint[pos] = (uint8_t)((kn.u >> l->shift) - l->base);
         if (pos == 0) {
             for (int d = path.depth - 1; d >= 0; d--) {
                 path.node[d]->score[path.idx[d]] = score;
@@ -850,7 +861,8 @@ static size_t check_node(check_ctx *c, void *node, int h, int depth, int is_root
             double s = zbt_score(t, l->ref[i]);
             if (isnan(s)) return (size_t)-1;
             uint64_t u = zbt_key(s);
-            if (l->plen > 64 || top_bits(u, l->plen) != l->pfx || l->hint[i] != hint_of(u, l->plen)) return (size_t)-1;
+            uint64_t q = u >> l->shift;
+            if (l->shift > 56 || q < l->base || q - l->base != l->hint[i]) return (size_t)-1;
             if (c->have_last && zbt_cmp(t, c->last_s, c->last_r, s, l->ref[i]) >= 0) return (size_t)-1;
             c->last_s = s;
             c->last_r = l->ref[i];

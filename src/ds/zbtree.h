@@ -20,14 +20,12 @@
 #define ZBT_INNER_CAP 31
 
 /* A leaf's pairs: entry references in order, each with a one-byte hint of
- * its key (see zbtree.c, "Hints"): the 8 bits of the key's order-preserving
- * 64-bit form that follow the plen bits every key of the leaf shares
- * (pfx). */
+ * its key (see zbtree.c, "Hints"): (zbt_key(score) >> shift) - base. */
 typedef struct zbt_leaf {
     struct zbt_leaf *prev, *next;
-    uint64_t pfx;              /* the shared bits (top plen), the rest 0 */
+    uint64_t base;
     uint16_t n;
-    uint8_t plen;              /* 0..64 */
+    uint8_t shift;             /* 0..56 */
     uint8_t hint[ZBT_LEAF_CAP];
     arena_ref ref[ZBT_LEAF_CAP];
 } zbt_leaf;
