@@ -20,8 +20,9 @@
  * cannot tell apart (millisecond timestamps). A key outside the frame
  * widens it: the hints of any coarser frame follow from the old ones
  * without reading entries (leaf_reframe). A finer frame needs the keys
- * themselves: a leaf that splits, shifts or merges re-reads them when its
- * first and last keys allow one (leaf_sharpen).
+ * themselves: a leaf that splits, shifts or merges re-reads them once its
+ * hints use under half the buckets and its first and last keys allow a
+ * finer one (leaf_sharpen).
  *
  * Fill. Inserts go top-down and make room before descending: a full child
  * first shifts half its surplus to a sibling with room, and only splits when
@@ -219,7 +220,7 @@ static void leaf_sharpen(const zbtree *t, zbt_leaf *l) {
     l->base = base;
 }
 
-/* key (whose hint in l is h) <=> pair i of leaf l, k within l's prefix:
+/* key (whose hint in l is h) <=> pair i of leaf l, k within l's frame:
  * the entry is read when the hints are equal. */
 static inline int slot_cmp(const zbtree *t, const zkey *k, uint8_t h, const zbt_leaf *l, int i) {
     if (h != l->hint[i]) return h < l->hint[i] ? -1 : 1;
