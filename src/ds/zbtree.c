@@ -210,10 +210,10 @@ static void leaf_sharpen(const zbtree *t, zbt_leaf *l) {
     unsigned s = fit_shift(first, entry_key(t, l->ref[l->n - 1]));
     if (s >= l->shift) return;
     enum { AHEAD = 8 };
-    for (int i = 0; i < l->n && i < AHEAD; i++) __builtin_prefetch(arena_get(t->a, l->ref[i], NULL));
+    for (int i = 0; i < l->n && i < AHEAD; i++) arena_prefetch(t->a, l->ref[i]);
     uint64_t base = first >> s;
     for (int i = 0; i < l->n; i++) {
-        if (i + AHEAD < l->n) __builtin_prefetch(arena_get(t->a, l->ref[i + AHEAD], NULL));
+        if (i + AHEAD < l->n) arena_prefetch(t->a, l->ref[i + AHEAD]);
         l->hint[i] = (uint8_t)((entry_key(t, l->ref[i]) >> s) - base);
     }
     l->shift = (uint8_t)s;
