@@ -123,29 +123,76 @@ static inline int entry_cmp(const zkey *k, const unsigned char *e, size_t len) {
  * be rewritten to any coarser one exactly: the buckets of a shift s + k
  * are those of s shifted by k. */
 
+#define HINT_BITS 10
+#define HINT_MAX ((1u << HINT_BITS) - 1)
+_Static_assert(sizeof(zbt_leaf) == 768, "a leaf is 768 bytes");
+
+static inline unsigned hint_get(const zbt_leaf *l, int i) {
+    return l->hlo[i] | (unsigned)(l->hhi[i >> 5] >> ((i & 31) * 2) & 3) << 8;
+}
+
+static inline void hint_set(zbt_leaf *l, int i, uint64_t h) {
+    unsigned b = (unsigned)(i & 31) * 2;
+    l->hlo[i] = (uint8_t)h;
+    l->hhi[i >> 5] = (l->hhi[i >> 5] & ~(UINT64_C(3) << b)) | (h >> 8 & 3) << b;
+}
+
+/* Copy n hints from s[si..] to d[di..] (the same leaf's may overlap). */
+static void hints_move(zbt_leaf *d, int di, const zbt_leaf *s, int si, int n) {
+    if (d == s && di > si)
+        for (int i = n - 1; i >= 0; i--) hint_set(d, di + i, hint_get(s, si + i));
+    else
+        for (int i = 0; i < n; i++) hint_set(d, di + i, hint_get(s, si + i));
+}
+
+/* Open hint position pos of l (n hints before): those at and after it move
+ * up one. Whole words of the top bits shift at once. */
+static void hints_open(zbt_leaf *l, int pos, int n) {
+    memmove(l->hlo + pos + 1, l->hlo + pos, (size_t)(n - pos));
+    uint64_t *w = l->hhi;
+    int wi = pos >> 5;
+    for (int j = n >> 5; j > wi; j--) w[j] = w[j] << 2 | w[j - 1] >> 62;
+    uint64_t keep = (UINT64_C(1) << ((pos & 31) * 2)) - 1;
+    w[wi] = (w[wi] & ~keep) << 2 | (w[wi] & keep);
+}
+
+/* Close hint position pos of l (n hints before): those after it move down
+ * one. */
+static void hints_close(zbt_leaf *l, int pos, int n) {
+    memmove(l->hlo + pos, l->hlo + pos + 1, (size_t)(n - pos - 1));
+    uint64_t *w = l->hhi;
+    int wi = pos >> 5;
+    uint64_t keep = (UINT64_C(1) << ((pos & 31) * 2)) - 1;
+    w[wi] = (w[wi] & keep) | (w[wi] >> 2 & ~keep);
+    for (int j = wi + 1; j <= (n - 1) >> 5; j++) {
+        w[j - 1] |= (w[j] & 3) << 62;
+        w[j] >>= 2;
+    }
+}
+
 /* The smallest k for which buckets lo and hi, shifted by k, are at most
- * 255 apart. */
+ * HINT_MAX apart. */
 static unsigned fit_shift(uint64_t lo, uint64_t hi) {
     uint64_t d = hi - lo;
-    unsigned k = d > 255 ? 56 - (unsigned)__builtin_clzll(d) : 0;
-    while ((hi >> k) - (lo >> k) > 255) k++;
+    unsigned k = d > HINT_MAX ? 64 - HINT_BITS - (unsigned)__builtin_clzll(d) : 0;
+    while ((hi >> k) - (lo >> k) > HINT_MAX) k++;
     return k;
 }
 
 /* Key u against leaf l's frame: -1 below every pair, 1 above, else 0 and
  * its hint in *h. */
-static inline int frame_side(const zbt_leaf *l, uint64_t u, uint8_t *h) {
+static inline int frame_side(const zbt_leaf *l, uint64_t u, unsigned *h) {
     uint64_t q = u >> l->shift;
     if (q < l->base) return -1;
-    if (q - l->base > 255) return 1;
-    *h = (uint8_t)(q - l->base);
+    if (q - l->base > HINT_MAX) return 1;
+    *h = (unsigned)(q - l->base);
     return 0;
 }
 
 /* Rewrite l's hints for the coarser frame (shift, base). */
 static void leaf_reframe(zbt_leaf *l, unsigned shift, uint64_t base) {
     unsigned k = shift - l->shift;
-    for (int i = 0; i < l->n; i++) l->hint[i] = (uint8_t)(((l->base + l->hint[i]) >> k) - base);
+    for (int i = 0; i < l->n; i++) hint_set(l, i, ((l->base + hint_get(l, i)) >> k) - base);
     l->shift = (uint8_t)shift;
     l->base = base;
 }
@@ -158,8 +205,9 @@ static void leaf_admit(zbt_leaf *l, uint64_t u) {
         return;
     }
     uint64_t q = u >> l->shift;
-    uint64_t lo = l->base, hi = l->base + l->hint[l->n - 1];
-    if (q >= lo && q <= lo + 255) return;
+    if (q >= l->base && q <= l->base + HINT_MAX) return;
+    /* The frame that fits the keys themselves, not the old frame's start. */
+    uint64_t lo = l->base + hint_get(l, 0), hi = l->base + hint_get(l, l->n - 1);
     if (q < lo) lo = q;
     if (q > hi) hi = q;
     unsigned k = fit_shift(lo, hi);
@@ -173,14 +221,14 @@ static void leaf_take(zbt_leaf *T, int at, const zbt_leaf *S, int from, int mv) 
     if (mv == 0) return;
     memcpy(T->ref + at, S->ref + from, (size_t)mv * sizeof(arena_ref));
     unsigned s = T->shift > S->shift ? T->shift : S->shift;
-    uint64_t lo = (S->base + S->hint[from]) >> (s - S->shift);
-    uint64_t hi = (S->base + S->hint[from + mv - 1]) >> (s - S->shift);
+    uint64_t lo = (S->base + hint_get(S, from)) >> (s - S->shift);
+    uint64_t hi = (S->base + hint_get(S, from + mv - 1)) >> (s - S->shift);
     int tn = T->n - mv; /* T's own pairs, around the gap */
     if (tn > 0) {
         int last = at < tn ? T->n - 1 : at - 1;
         int first = at > 0 ? 0 : mv;
-        uint64_t tlo = (T->base + T->hint[first]) >> (s - T->shift);
-        uint64_t thi = (T->base + T->hint[last]) >> (s - T->shift);
+        uint64_t tlo = (T->base + hint_get(T, first)) >> (s - T->shift);
+        uint64_t thi = (T->base + hint_get(T, last)) >> (s - T->shift);
         if (tlo < lo) lo = tlo;
         if (thi > hi) hi = thi;
     }
@@ -189,10 +237,10 @@ static void leaf_take(zbt_leaf *T, int at, const zbt_leaf *S, int from, int mv) 
     if (tn > 0) {
         unsigned kt = s + k - T->shift;
         for (int i = 0; i < T->n; i++)
-            if (i < at || i >= at + mv) T->hint[i] = (uint8_t)(((T->base + T->hint[i]) >> kt) - base);
+            if (i < at || i >= at + mv) hint_set(T, i, ((T->base + hint_get(T, i)) >> kt) - base);
     }
     unsigned ks = s + k - S->shift;
-    for (int i = 0; i < mv; i++) T->hint[at + i] = (uint8_t)(((S->base + S->hint[from + i]) >> ks) - base);
+    for (int i = 0; i < mv; i++) hint_set(T, at + i, ((S->base + hint_get(S, from + i)) >> ks) - base);
     T->shift = (uint8_t)(s + k);
     T->base = base;
 }
@@ -203,9 +251,9 @@ static inline uint64_t entry_key(const zbtree *t, arena_ref r) { return zbt_key(
  * key for the new hints (loads issued ahead of the reads), once its hints
  * use fewer than SHARPEN_SPAN of the 256 buckets: a finer frame is then at
  * least twice as fine (a fitted one spreads a leaf's keys over 128-255). */
-#define SHARPEN_SPAN 128
+#define SHARPEN_SPAN ((HINT_MAX + 1) / 2)
 static void leaf_sharpen(const zbtree *t, zbt_leaf *l) {
-    if (l->n < 2 || l->hint[l->n - 1] - l->hint[0] >= SHARPEN_SPAN) return;
+    if (l->n < 2 || hint_get(l, l->n - 1) - hint_get(l, 0) >= SHARPEN_SPAN) return;
     uint64_t first = entry_key(t, l->ref[0]);
     unsigned s = fit_shift(first, entry_key(t, l->ref[l->n - 1]));
     if (s >= l->shift) return;
@@ -214,7 +262,7 @@ static void leaf_sharpen(const zbtree *t, zbt_leaf *l) {
     uint64_t base = first >> s;
     for (int i = 0; i < l->n; i++) {
         if (i + AHEAD < l->n) arena_prefetch(t->a, l->ref[i + AHEAD]);
-        l->hint[i] = (uint8_t)((entry_key(t, l->ref[i]) >> s) - base);
+        hint_set(l, i, (entry_key(t, l->ref[i]) >> s) - base);
     }
     l->shift = (uint8_t)s;
     l->base = base;
@@ -222,8 +270,9 @@ static void leaf_sharpen(const zbtree *t, zbt_leaf *l) {
 
 /* key (whose hint in l is h) <=> pair i of leaf l, k within l's frame:
  * the entry is read when the hints are equal. */
-static inline int slot_cmp(const zbtree *t, const zkey *k, uint8_t h, const zbt_leaf *l, int i) {
-    if (h != l->hint[i]) return h < l->hint[i] ? -1 : 1;
+static inline int slot_cmp(const zbtree *t, const zkey *k, unsigned h, const zbt_leaf *l, int i) {
+    unsigned hi = hint_get(l, i);
+    if (h != hi) return h < hi ? -1 : 1;
     if (k->ref == l->ref[i]) return 0;
     size_t len;
     const unsigned char *e = arena_get(t->a, l->ref[i], &len);
@@ -232,7 +281,7 @@ static inline int slot_cmp(const zbtree *t, const zkey *k, uint8_t h, const zbt_
 
 /* key <=> pair i of leaf l. */
 static inline int leaf_cmp(const zbtree *t, const zkey *k, const zbt_leaf *l, int i) {
-    uint8_t h;
+    unsigned h;
     int side = frame_side(l, k->u, &h);
     return side ? side : slot_cmp(t, k, h, l, i);
 }
@@ -312,7 +361,7 @@ static inline int inner_child(const zbtree *t, const zbt_inner *x, const zkey *k
 
 /* First position in l whose key is >= k. */
 static inline int leaf_lower(const zbtree *t, const zbt_leaf *l, const zkey *k) {
-    uint8_t h;
+    unsigned h;
     int side = frame_side(l, k->u, &h);
     if (side) return side < 0 ? 0 : l->n;
     int lo = 0, hi = l->n;
@@ -330,7 +379,7 @@ static void shift_left(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
         zbt_leaf *L = x->kid[i - 1], *K = x->kid[i];
         L->n = (uint16_t)(L->n + mv);
         leaf_take(L, L->n - (int)mv, K, 0, (int)mv);
-        memmove(K->hint, K->hint + mv, K->n - mv);
+        hints_move(K, 0, K, (int)mv, K->n - (int)mv);
         memmove(K->ref, K->ref + mv, (K->n - mv) * sizeof(arena_ref));
         K->n = (uint16_t)(K->n - mv);
         leaf_sharpen(t, K);
@@ -362,7 +411,7 @@ static void shift_left(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
 static void shift_right(const zbtree *t, zbt_inner *x, int i, int h, size_t mv) {
     if (h == 0) {
         zbt_leaf *K = x->kid[i], *R = x->kid[i + 1];
-        memmove(R->hint + mv, R->hint, R->n);
+        hints_move(R, (int)mv, R, 0, R->n);
         memmove(R->ref + mv, R->ref, R->n * sizeof(arena_ref));
         R->n = (uint16_t)(R->n + mv);
         leaf_take(R, 0, K, K->n - (int)mv, (int)mv);
@@ -417,7 +466,7 @@ static void split_child(zbtree *t, zbt_inner *x, int i, int h, size_t keep) {
     if (h == 0) {
         zbt_leaf *K = x->kid[i], *S = leaf_new(t);
         size_t mv = K->n - keep;
-        memcpy(S->hint, K->hint + keep, mv);
+        hints_move(S, 0, K, (int)keep, (int)mv);
         memcpy(S->ref, K->ref + keep, mv * sizeof(arena_ref));
         S->shift = K->shift;
         S->base = K->base;
@@ -479,7 +528,7 @@ static void insert_key(zbtree *t, const zkey *k) {
     if (!t->root) {
         zbt_leaf *l = leaf_new(t);
         leaf_admit(l, k->u);
-        l->hint[0] = 0;
+        hint_set(l, 0, 0);
         l->ref[0] = k->ref;
         l->n = 1;
         t->root = l;
@@ -517,9 +566,9 @@ static void insert_key(zbtree *t, const zkey *k) {
     int pos = leaf_lower(t, l, k);
     assert(l->n < ZBT_LEAF_CAP);
     leaf_admit(l, k->u);
-    memmove(l->hint + pos + 1, l->hint + pos, (size_t)(l->n - pos));
+    hints_open(l, pos, l->n);
     memmove(l->ref + pos + 1, l->ref + pos, (size_t)(l->n - pos) * sizeof(arena_ref));
-    l->hint[pos] = (uint8_t)((k->u >> l->shift) - l->base);
+    hint_set(l, pos, (k->u >> l->shift) - l->base);
     l->ref[pos] = k->ref;
     l->n++;
 }
@@ -603,7 +652,7 @@ static double key_score(uint64_t u) {
 }
 
 /* The scores a pair with hint h in leaf l may have: [*lo, *hi]. */
-static void hint_span(const zbt_leaf *l, uint8_t h, double *lo, double *hi) {
+static void hint_span(const zbt_leaf *l, unsigned h, double *lo, double *hi) {
     uint64_t a = (l->base + h) << l->shift;
     *lo = key_score(a);
     *hi = key_score(a | ((UINT64_C(1) << l->shift) - 1));
@@ -627,7 +676,7 @@ static int lower_in_leaf(const zbtree *t, zbt_pred_fn *pred, const void *arg, co
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
         double a, b;
-        hint_span(l, l->hint[mid], &a, &b);
+        hint_span(l, hint_get(l, mid), &a, &b);
         if (pred(t, arg, a, b, l->ref[mid])) hi = mid;
         else lo = mid + 1;
     }
@@ -688,7 +737,7 @@ static void del_rank_rec(zbtree *t, void *node, int h, size_t r, arena_ref *ref)
         size_t pos = r;
         assert(pos < l->n);
         *ref = l->ref[pos];
-        memmove(l->hint + pos, l->hint + pos + 1, l->n - pos - 1);
+        hints_close(l, (int)pos, l->n);
         memmove(l->ref + pos, l->ref + pos + 1, (l->n - pos - 1) * sizeof(arena_ref));
         l->n--;
         return;
@@ -740,7 +789,7 @@ void zbt_build(zbtree *t, const double *sc, const arena_ref *rf, size_t n) {
         unsigned sh = fit_shift(first, zbt_key(sc[at + take - 1]));
         l->shift = (uint8_t)sh;
         l->base = first >> sh;
-        for (size_t j = 0; j < take; j++) l->hint[j] = (uint8_t)((zbt_key(sc[at + j]) >> sh) - l->base);
+        for (size_t j = 0; j < take; j++) hint_set(l, (int)j, (zbt_key(sc[at + j]) >> sh) - l->base);
         memcpy(l->ref, rf + at, take * sizeof(arena_ref));
         l->n = (uint16_t)take;
         l->prev = prev;
@@ -816,7 +865,7 @@ void zbt_rescore(zbtree *t, arena_ref ref, const unsigned char *m, size_t n, dou
     memcpy(e, &score, 8);
     if (ok) {
         leaf_admit(l, kn.u);
-        l->hint[pos] = (uint8_t)((kn.u >> l->shift) - l->base);
+        hint_set(l, pos, (kn.u >> l->shift) - l->base);
         if (pos == 0) {
             for (int d = path.depth - 1; d >= 0; d--) {
                 path.node[d]->score[path.idx[d]] = score;
@@ -863,7 +912,7 @@ static size_t check_node(check_ctx *c, void *node, int h, int depth, int is_root
             if (isnan(s)) return (size_t)-1;
             uint64_t u = zbt_key(s);
             uint64_t q = u >> l->shift;
-            if (l->shift > 56 || q < l->base || q - l->base != l->hint[i]) return (size_t)-1;
+            if (l->shift > 64 - HINT_BITS || q < l->base || q - l->base != hint_get(l, i)) return (size_t)-1;
             if (c->have_last && zbt_cmp(t, c->last_s, c->last_r, s, l->ref[i]) >= 0) return (size_t)-1;
             c->last_s = s;
             c->last_r = l->ref[i];

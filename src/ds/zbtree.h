@@ -16,17 +16,19 @@
 
 #include "ds/arena.h"
 
-#define ZBT_LEAF_CAP 148 /* a leaf is 768 bytes */
+#define ZBT_LEAF_CAP 139 /* a leaf is 768 bytes */
 #define ZBT_INNER_CAP 31
 
-/* A leaf's pairs: entry references in order, each with a one-byte hint of
- * its key (see zbtree.c, "Hints"): (zbt_key(score) >> shift) - base. */
+/* A leaf's pairs: entry references in order, each with a 10-bit hint of
+ * its key (see zbtree.c, "Hints"): (zbt_key(score) >> shift) - base, its
+ * low 8 bits in hlo, its top 2 in hhi (32 to a word). */
 typedef struct zbt_leaf {
     struct zbt_leaf *prev, *next;
     uint64_t base;
     uint16_t n;
-    uint8_t shift;             /* 0..56 */
-    uint8_t hint[ZBT_LEAF_CAP];
+    uint8_t shift;             /* 0..54 */
+    uint64_t hhi[(ZBT_LEAF_CAP + 31) / 32];
+    uint8_t hlo[ZBT_LEAF_CAP];
     arena_ref ref[ZBT_LEAF_CAP];
 } zbt_leaf;
 
