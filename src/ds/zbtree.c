@@ -1,28 +1,30 @@
 /* zbtree.c -- counted B+tree over a big sorted set's arena entries.
  *
- * Layout. The tree holds pairs in (score, member) order. Leaves hold 148
- * pairs of (hint, reference) in 768 bytes; inner nodes 31 children with,
- * per child, its element count and its exact minimum key (double score,
- * reference). Counts make rank <-> position O(log n) both ways (ZRANK,
- * ZRANGE at an offset); minimum keys steer the descent for a (score,
- * member) key, a score bound or a lex bound. Leaves are chained both ways
- * for range walks.
+ * Layout. The tree holds pairs in (score, member) order. Leaves hold 139
+ * pairs of (10-bit hint, reference) in 768 bytes; inner nodes 31 children
+ * with, per child, its element count and its exact minimum key (double
+ * score, reference). Counts make rank <-> position O(log n) both ways
+ * (ZRANK, ZRANGE at an offset); minimum keys steer the descent for a
+ * (score, member) key, a score bound or a lex bound. Leaves are chained
+ * both ways for range walks.
  *
  * Hints. A score's key (zbt_key) is a 64-bit integer in the scores' order.
  * A leaf has a frame (shift, base) that holds its keys: a pair's hint is
- * its key's bucket, key >> shift, less base, at most 255. Hints order pairs
- * as their keys do, so a comparison reads the entry (exact score, then
- * member bytes) only when the hints are equal; a key whose bucket is below
- * base or past base + 255 is below or above every pair of the leaf. A
- * leaf's keys are few and close together and its frame spreads them over
- * 128-255 buckets, so most comparisons end at the hint. That is 5 bytes
- * per pair where a float of the score cost 8, and it orders keys a float
- * cannot tell apart (millisecond timestamps). A key outside the frame
- * widens it: the hints of any coarser frame follow from the old ones
- * without reading entries (leaf_reframe). A finer frame needs the keys
- * themselves: a leaf that splits, shifts or merges re-reads them once its
- * hints use under half the buckets and its first and last keys allow a
- * finer one (leaf_sharpen).
+ * its key's bucket, key >> shift, less base, at most HINT_MAX (1023).
+ * Hints order pairs as their keys do, so a comparison reads the entry
+ * (exact score, then member bytes) only when the hints are equal; a key
+ * whose bucket is below base or past base + HINT_MAX is below or above
+ * every pair of the leaf. A leaf's keys are few and close together and its
+ * frame spreads them over 512-1023 buckets, so most comparisons end at the
+ * hint (random scores: a search reads about one entry in five; with 8-bit
+ * hints, 148 to a leaf, it read four in five). That is 5.25 bytes per pair
+ * where a float of the score cost 8, and it orders keys a float cannot
+ * tell apart (millisecond timestamps). A key outside the frame widens it:
+ * the hints of any coarser frame follow from the old ones without reading
+ * entries (leaf_reframe). A finer frame needs the keys themselves: a leaf
+ * that splits, shifts or merges re-reads them once its hints use under
+ * half the buckets and its first and last keys allow a finer one
+ * (leaf_sharpen).
  *
  * Fill. Inserts go top-down and make room before descending: a full child
  * first shifts half its surplus to a sibling with room, and only splits when
@@ -118,10 +120,10 @@ static inline int entry_cmp(const zkey *k, const unsigned char *e, size_t len) {
 /* ---- hints ----
  *
  * A leaf's frame is (shift, base): a key u falls in bucket u >> shift, and
- * its hint is its bucket's distance from base, at most 255. Hints of one
- * frame order keys as the keys themselves do (coarsely), and a frame can
- * be rewritten to any coarser one exactly: the buckets of a shift s + k
- * are those of s shifted by k. */
+ * its hint is its bucket's distance from base, at most HINT_MAX. Hints of
+ * one frame order keys as the keys themselves do (coarsely), and a frame
+ * can be rewritten to any coarser one exactly: the buckets of a shift
+ * s + k are those of s shifted by k. */
 
 #define HINT_BITS 10
 #define HINT_MAX ((1u << HINT_BITS) - 1)
@@ -249,8 +251,9 @@ static inline uint64_t entry_key(const zbtree *t, arena_ref r) { return zbt_key(
 
 /* Give l the finest frame its first and last keys allow, re-reading every
  * key for the new hints (loads issued ahead of the reads), once its hints
- * use fewer than SHARPEN_SPAN of the 256 buckets: a finer frame is then at
- * least twice as fine (a fitted one spreads a leaf's keys over 128-255). */
+ * use fewer than SHARPEN_SPAN of the HINT_MAX + 1 buckets: a finer frame
+ * is then at least twice as fine (a fitted one spreads a leaf's keys over
+ * half of them or more). */
 #define SHARPEN_SPAN ((HINT_MAX + 1) / 2)
 static void leaf_sharpen(const zbtree *t, zbt_leaf *l) {
     if (l->n < 2 || hint_get(l, l->n - 1) - hint_get(l, 0) >= SHARPEN_SPAN) return;
