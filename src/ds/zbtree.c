@@ -129,9 +129,6 @@ static inline int entry_cmp(const zkey *k, const unsigned char *e, size_t len) {
 #define HINT_MAX ((1u << HINT_BITS) - 1)
 _Static_assert(sizeof(zbt_leaf) == 768, "a leaf is 768 bytes");
 
-static inline unsigned hint_get(const zbt_leaf *l, int i) {
-    return l->hlo[i] | (unsigned)(l->hhi[i >> 5] >> ((i & 31) * 2) & 3) << 8;
-}
 
 static inline void hint_set(zbt_leaf *l, int i, uint64_t h) {
     unsigned b = (unsigned)(i & 31) * 2;
@@ -142,9 +139,9 @@ static inline void hint_set(zbt_leaf *l, int i, uint64_t h) {
 /* Copy n hints from s[si..] to d[di..] (the same leaf's may overlap). */
 static void hints_move(zbt_leaf *d, int di, const zbt_leaf *s, int si, int n) {
     if (d == s && di > si)
-        for (int i = n - 1; i >= 0; i--) hint_set(d, di + i, hint_get(s, si + i));
+        for (int i = n - 1; i >= 0; i--) hint_set(d, di + i, zbt_hint(s, si + i));
     else
-        for (int i = 0; i < n; i++) hint_set(d, di + i, hint_get(s, si + i));
+        for (int i = 0; i < n; i++) hint_set(d, di + i, zbt_hint(s, si + i));
 }
 
 /* Open hint position pos of l (n hints before): those at and after it move
@@ -194,7 +191,7 @@ static inline int frame_side(const zbt_leaf *l, uint64_t u, unsigned *h) {
 /* Rewrite l's hints for the coarser frame (shift, base). */
 static void leaf_reframe(zbt_leaf *l, unsigned shift, uint64_t base) {
     unsigned k = shift - l->shift;
-    for (int i = 0; i < l->n; i++) hint_set(l, i, ((l->base + hint_get(l, i)) >> k) - base);
+    for (int i = 0; i < l->n; i++) hint_set(l, i, ((l->base + zbt_hint(l, i)) >> k) - base);
     l->shift = (uint8_t)shift;
     l->base = base;
 }
@@ -209,7 +206,7 @@ static void leaf_admit(zbt_leaf *l, uint64_t u) {
     uint64_t q = u >> l->shift;
     if (q >= l->base && q <= l->base + HINT_MAX) return;
     /* The frame that fits the keys themselves, not the old frame's start. */
-    uint64_t lo = l->base + hint_get(l, 0), hi = l->base + hint_get(l, l->n - 1);
+    uint64_t lo = l->base + zbt_hint(l, 0), hi = l->base + zbt_hint(l, l->n - 1);
     if (q < lo) lo = q;
     if (q > hi) hi = q;
     unsigned k = fit_shift(lo, hi);
@@ -223,14 +220,14 @@ static void leaf_take(zbt_leaf *T, int at, const zbt_leaf *S, int from, int mv) 
     if (mv == 0) return;
     memcpy(T->ref + at, S->ref + from, (size_t)mv * sizeof(arena_ref));
     unsigned s = T->shift > S->shift ? T->shift : S->shift;
-    uint64_t lo = (S->base + hint_get(S, from)) >> (s - S->shift);
-    uint64_t hi = (S->base + hint_get(S, from + mv - 1)) >> (s - S->shift);
+    uint64_t lo = (S->base + zbt_hint(S, from)) >> (s - S->shift);
+    uint64_t hi = (S->base + zbt_hint(S, from + mv - 1)) >> (s - S->shift);
     int tn = T->n - mv; /* T's own pairs, around the gap */
     if (tn > 0) {
         int last = at < tn ? T->n - 1 : at - 1;
         int first = at > 0 ? 0 : mv;
-        uint64_t tlo = (T->base + hint_get(T, first)) >> (s - T->shift);
-        uint64_t thi = (T->base + hint_get(T, last)) >> (s - T->shift);
+        uint64_t tlo = (T->base + zbt_hint(T, first)) >> (s - T->shift);
+        uint64_t thi = (T->base + zbt_hint(T, last)) >> (s - T->shift);
         if (tlo < lo) lo = tlo;
         if (thi > hi) hi = thi;
     }
@@ -239,10 +236,10 @@ static void leaf_take(zbt_leaf *T, int at, const zbt_leaf *S, int from, int mv) 
     if (tn > 0) {
         unsigned kt = s + k - T->shift;
         for (int i = 0; i < T->n; i++)
-            if (i < at || i >= at + mv) hint_set(T, i, ((T->base + hint_get(T, i)) >> kt) - base);
+            if (i < at || i >= at + mv) hint_set(T, i, ((T->base + zbt_hint(T, i)) >> kt) - base);
     }
     unsigned ks = s + k - S->shift;
-    for (int i = 0; i < mv; i++) hint_set(T, at + i, ((S->base + hint_get(S, from + i)) >> ks) - base);
+    for (int i = 0; i < mv; i++) hint_set(T, at + i, ((S->base + zbt_hint(S, from + i)) >> ks) - base);
     T->shift = (uint8_t)(s + k);
     T->base = base;
 }
@@ -256,7 +253,7 @@ static inline uint64_t entry_key(const zbtree *t, arena_ref r) { return zbt_key(
  * half of them or more). */
 #define SHARPEN_SPAN ((HINT_MAX + 1) / 2)
 static void leaf_sharpen(const zbtree *t, zbt_leaf *l) {
-    if (l->n < 2 || hint_get(l, l->n - 1) - hint_get(l, 0) >= SHARPEN_SPAN) return;
+    if (l->n < 2 || zbt_hint(l, l->n - 1) - zbt_hint(l, 0) >= SHARPEN_SPAN) return;
     uint64_t first = entry_key(t, l->ref[0]);
     unsigned s = fit_shift(first, entry_key(t, l->ref[l->n - 1]));
     if (s >= l->shift) return;
@@ -274,7 +271,7 @@ static void leaf_sharpen(const zbtree *t, zbt_leaf *l) {
 /* key (whose hint in l is h) <=> pair i of leaf l, k within l's frame:
  * the entry is read when the hints are equal. */
 static inline int slot_cmp(const zbtree *t, const zkey *k, unsigned h, const zbt_leaf *l, int i) {
-    unsigned hi = hint_get(l, i);
+    unsigned hi = zbt_hint(l, i);
     if (h != hi) return h < hi ? -1 : 1;
     if (k->ref == l->ref[i]) return 0;
     size_t len;
@@ -679,7 +676,7 @@ static int lower_in_leaf(const zbtree *t, zbt_pred_fn *pred, const void *arg, co
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
         double a, b;
-        hint_span(l, hint_get(l, mid), &a, &b);
+        hint_span(l, zbt_hint(l, mid), &a, &b);
         if (pred(t, arg, a, b, l->ref[mid])) hi = mid;
         else lo = mid + 1;
     }
@@ -915,7 +912,7 @@ static size_t check_node(check_ctx *c, void *node, int h, int depth, int is_root
             if (isnan(s)) return (size_t)-1;
             uint64_t u = zbt_key(s);
             uint64_t q = u >> l->shift;
-            if (l->shift > 64 - HINT_BITS || q < l->base || q - l->base != hint_get(l, i)) return (size_t)-1;
+            if (l->shift > 64 - HINT_BITS || q < l->base || q - l->base != zbt_hint(l, i)) return (size_t)-1;
             if (c->have_last && zbt_cmp(t, c->last_s, c->last_r, s, l->ref[i]) >= 0) return (size_t)-1;
             c->last_s = s;
             c->last_r = l->ref[i];

@@ -32,6 +32,11 @@ typedef struct zbt_leaf {
     arena_ref ref[ZBT_LEAF_CAP];
 } zbt_leaf;
 
+/* Pair i's hint in leaf l. */
+static inline unsigned zbt_hint(const zbt_leaf *l, int i) {
+    return l->hlo[i] | (unsigned)(l->hhi[i >> 5] >> ((i & 31) * 2) & 3) << 8;
+}
+
 typedef struct zbtree {
     const arena *a;      /* where the elements live */
     void *root;          /* NULL when empty */

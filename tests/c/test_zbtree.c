@@ -29,7 +29,7 @@ static arena_ref put_elem(arena *a, double score, uint32_t id) {
 
 /* Scores with many ties: exact repeats, neighbours of one float, both
  * zeros, millisecond timestamps a float cannot tell apart, and values
- * spread over every magnitude (for the leaves' key prefixes). */
+ * spread over every magnitude (for the leaves' hint frames). */
 static double pick_score(unit_rng *r) {
     double base = (double)unit_below(r, 50);
     switch (unit_below(r, 7)) {
@@ -146,6 +146,31 @@ TEST(zbtree, random_ops_against_a_sorted_array) {
 
 /* Entries move (as compaction moves them): re-pointed pairs, inner minima
  * included, keep the tree whole; the old copies are freed afterwards. */
+/* Keys appended in order (millisecond timestamps, which a float cannot
+ * tell apart) get distinct hints in every leaf: no insert, and no lookup
+ * but the one that finds its own key, reads an entry to order them. */
+TEST(zbtree, appended_timestamps_get_distinct_hints) {
+    arena a;
+    CHECK_EQ(arena_init(&a, NULL), ARENA_OK);
+    zbtree t;
+    zbt_init(&t, &a);
+    size_t n = (size_t)unit_scaled(50000, 5000);
+    for (size_t i = 0; i < n; i++) {
+        double s = 1.7e12 + (double)i;
+        arena_ref ref = put_elem(&a, s, (uint32_t)i);
+        size_t mn;
+        const unsigned char *mem = zbt_member(&t, ref, &mn);
+        zbt_insert(&t, s, mem, mn, ref);
+    }
+    CHECK_EQ(zbt_check(&t, n), 0);
+    size_t leaves = 0;
+    for (const zbt_leaf *l = t.head; l; l = l->next, leaves++)
+        for (int i = 1; i < l->n; i++) CHECK(zbt_hint(l, i - 1) < zbt_hint(l, i));
+    CHECK(leaves > 10);
+    zbt_clear(&t);
+    arena_destroy(&a);
+}
+
 TEST(zbtree, replace_ref_and_build) {
     arena a;
     CHECK_EQ(arena_init(&a, NULL), ARENA_OK);
