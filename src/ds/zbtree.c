@@ -129,7 +129,6 @@ static inline int entry_cmp(const zkey *k, const unsigned char *e, size_t len) {
 #define HINT_MAX ((1u << HINT_BITS) - 1)
 _Static_assert(sizeof(zbt_leaf) == 768, "a leaf is 768 bytes");
 
-
 static inline void hint_set(zbt_leaf *l, int i, uint64_t h) {
     unsigned b = (unsigned)(i & 31) * 2;
     l->hlo[i] = (uint8_t)h;
