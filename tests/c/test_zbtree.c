@@ -27,6 +27,15 @@ static arena_ref put_elem(arena *a, double score, uint32_t id) {
     return r;
 }
 
+/* The same, inserted into t. */
+static arena_ref add_elem(zbtree *t, arena *a, double score, uint32_t id) {
+    arena_ref ref = put_elem(a, score, id);
+    size_t n;
+    const unsigned char *mem = zbt_member(t, ref, &n);
+    zbt_insert(t, score, mem, n, ref);
+    return ref;
+}
+
 /* Scores with many ties: exact repeats, neighbours of one float, both
  * zeros, millisecond timestamps a float cannot tell apart, and values
  * spread over every magnitude (for the leaves' hint frames). */
@@ -102,12 +111,7 @@ TEST(zbtree, random_ops_against_a_sorted_array) {
     for (size_t op = 0; op < cap * 3; op++) {
         unsigned roll = (unsigned)unit_below(&r, 100);
         if (m.n < cap && (roll < 55 || m.n == 0)) {
-            double s = pick_score(&r);
-            arena_ref ref = put_elem(&a, s, next_id++);
-            size_t n;
-            const unsigned char *mem = zbt_member(&t, ref, &n);
-            zbt_insert(&t, s, mem, n, ref);
-            m.v[m.n++] = ref;
+            m.v[m.n++] = add_elem(&t, &a, pick_score(&r), next_id++);
         } else if (roll < 85) {
             size_t k = (size_t)unit_below(&r, m.n);
             int pos;
@@ -144,8 +148,6 @@ TEST(zbtree, random_ops_against_a_sorted_array) {
     arena_destroy(&a);
 }
 
-/* Entries move (as compaction moves them): re-pointed pairs, inner minima
- * included, keep the tree whole; the old copies are freed afterwards. */
 /* Keys appended in order (millisecond timestamps, which a float cannot
  * tell apart) get distinct hints in every leaf: no insert, and no lookup
  * but the one that finds its own key, reads an entry to order them. */
@@ -155,13 +157,7 @@ TEST(zbtree, appended_timestamps_get_distinct_hints) {
     zbtree t;
     zbt_init(&t, &a);
     size_t n = (size_t)unit_scaled(50000, 5000);
-    for (size_t i = 0; i < n; i++) {
-        double s = 1.7e12 + (double)i;
-        arena_ref ref = put_elem(&a, s, (uint32_t)i);
-        size_t mn;
-        const unsigned char *mem = zbt_member(&t, ref, &mn);
-        zbt_insert(&t, s, mem, mn, ref);
-    }
+    for (size_t i = 0; i < n; i++) add_elem(&t, &a, 1.7e12 + (double)i, (uint32_t)i);
     CHECK_EQ(zbt_check(&t, n), 0);
     size_t leaves = 0;
     for (const zbt_leaf *l = t.head; l; l = l->next, leaves++)
@@ -171,6 +167,8 @@ TEST(zbtree, appended_timestamps_get_distinct_hints) {
     arena_destroy(&a);
 }
 
+/* Entries move (as compaction moves them): re-pointed pairs, inner minima
+ * included, keep the tree whole; the old copies are freed afterwards. */
 TEST(zbtree, replace_ref_and_build) {
     arena a;
     CHECK_EQ(arena_init(&a, NULL), ARENA_OK);
