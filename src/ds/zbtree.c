@@ -187,10 +187,12 @@ static inline int frame_side(const zbt_leaf *l, uint64_t u, unsigned *h) {
     return 0;
 }
 
-/* Rewrite l's hints for the coarser frame (shift, base). */
-static void leaf_reframe(zbt_leaf *l, unsigned shift, uint64_t base) {
+/* Rewrite l's hints for the coarser frame (shift, base), but for the gap
+ * of gn positions at gap (filled by the caller, in the new frame). */
+static void leaf_reframe(zbt_leaf *l, unsigned shift, uint64_t base, int gap, int gn) {
     unsigned k = shift - l->shift;
-    for (int i = 0; i < l->n; i++) hint_set(l, i, ((l->base + zbt_hint(l, i)) >> k) - base);
+    for (int i = 0; i < l->n; i++)
+        if (i < gap || i >= gap + gn) hint_set(l, i, ((l->base + zbt_hint(l, i)) >> k) - base);
     l->shift = (uint8_t)shift;
     l->base = base;
 }
@@ -209,7 +211,7 @@ static void leaf_admit(zbt_leaf *l, uint64_t u) {
     if (q < lo) lo = q;
     if (q > hi) hi = q;
     unsigned k = fit_shift(lo, hi);
-    leaf_reframe(l, l->shift + k, lo >> k);
+    leaf_reframe(l, l->shift + k, lo >> k, 0, 0);
 }
 
 /* Copy the mv pairs of leaf S from position from to position at of leaf
@@ -233,14 +235,13 @@ static void leaf_take(zbt_leaf *T, int at, const zbt_leaf *S, int from, int mv) 
     unsigned k = fit_shift(lo, hi);
     uint64_t base = lo >> k;
     if (tn > 0) {
-        unsigned kt = s + k - T->shift;
-        for (int i = 0; i < T->n; i++)
-            if (i < at || i >= at + mv) hint_set(T, i, ((T->base + zbt_hint(T, i)) >> kt) - base);
+        leaf_reframe(T, s + k, base, at, mv);
+    } else {
+        T->shift = (uint8_t)(s + k);
+        T->base = base;
     }
     unsigned ks = s + k - S->shift;
     for (int i = 0; i < mv; i++) hint_set(T, at + i, ((S->base + zbt_hint(S, from + i)) >> ks) - base);
-    T->shift = (uint8_t)(s + k);
-    T->base = base;
 }
 
 static inline uint64_t entry_key(const zbtree *t, arena_ref r) { return zbt_key(zbt_score(t, r)); }
