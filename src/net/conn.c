@@ -473,14 +473,28 @@ static int conn_write(conn *k) {
 /* After writing (before: osent when it began): what is written is an
  * interaction; all of it written, the buffer may shrink and a
  * CLOSE_AFTER_REPLY connection closes (-1); otherwise the rest waits for
- * the socket to take more. */
+ * the socket to take more.
+ *
+ * A streamed reply stops pulling chunks while its output is at or above
+ * CMD_STREAM_OBUF_HIGH, and only conn_write_ready pulls again. When a
+ * write from anywhere else (the pending list, the fsync hold) takes all of
+ * such an output, the write event stays on for one more turn: the socket
+ * is writable, so conn_write_ready runs next iteration and resumes the
+ * stream, whose chunks may all be read already (no completion would wake
+ * it). */
 static int conn_write_end(conn *k, size_t before) {
     client *c = &k->c;
     if (c->osent != before) conn_interacted(k);
     if (c->osent == c->olen) {
+        int resume = (client_flags_peek(c) & CLIENT_STREAMING) && c->olen - before >= CMD_STREAM_OBUF_HIGH;
         client_set_out(c, 0, 0);
         if (c->ocap > 64 * 1024) reply_obuf_release(c);
-        if (k->wev_on && !(k->tls_want & TLSIO_READ_WANTS_WRITE)) {
+        if (resume) {
+            if (!k->wev_on) {
+                event_add(k->wev, NULL);
+                k->wev_on = 1;
+            }
+        } else if (k->wev_on && !(k->tls_want & TLSIO_READ_WANTS_WRITE)) {
             event_del(k->wev);
             k->wev_on = 0;
         }
