@@ -470,6 +470,26 @@ static int conn_write(conn *k) {
     return conn_write_end(k, before);
 }
 
+/* A connection that never quite catches up (a subscriber or pipeliner
+ * always a little behind) would keep every byte ever sent at the front of
+ * its buffer, which only resets when all of it is out: the buffer would
+ * grow with the bytes sent, not with the bytes waiting. Once the sent
+ * front (at least 64 KiB) is as long as the unsent rest or a quarter of
+ * the buffer, the rest moves to the front: a byte moved costs at most four
+ * bytes sent, and the buffer grows only when the bytes waiting fill three
+ * quarters of it. Not while the connection's commands run: offsets into
+ * the buffer (reply_defer, the HTTP front-end's caught replies) are live
+ * then. */
+#define OBUF_COMPACT_MIN (64 * 1024)
+
+static void conn_obuf_compact(conn *k) {
+    client *c = &k->c;
+    size_t rest = c->olen - c->osent;
+    if (k->running || c->osent < OBUF_COMPACT_MIN || (c->osent < rest && c->osent < c->ocap / 4)) return;
+    memmove(c->obuf, c->obuf + c->osent, rest);
+    client_set_out(c, 0, rest);
+}
+
 /* After writing (before: osent when it began): what is written is an
  * interaction; all of it written, the buffer may shrink and a
  * CLOSE_AFTER_REPLY connection closes (-1); otherwise the rest waits for
@@ -499,9 +519,12 @@ static int conn_write_end(conn *k, size_t before) {
             k->wev_on = 0;
         }
         if (client_flags_peek(c) & CLIENT_CLOSE_AFTER_REPLY) return -1;
-    } else if (!k->wev_on && !(k->tls_want & TLSIO_WRITE_WANTS_READ)) {
-        event_add(k->wev, NULL);
-        k->wev_on = 1;
+    } else {
+        conn_obuf_compact(k);
+        if (!k->wev_on && !(k->tls_want & TLSIO_WRITE_WANTS_READ)) {
+            event_add(k->wev, NULL);
+            k->wev_on = 1;
+        }
     }
     return 0;
 }

@@ -328,6 +328,37 @@ start_server [list tags {pubsub} args $::pubsub_server_args] {
         $p close
     }
 
+    test {A subscriber that stays behind keeps a buffer the size of its backlog} {
+        # 12 MiB behind, then in step for 48 MiB more: the output buffer
+        # holds what waits, not every byte sent since it was last empty.
+        ps_wait_clean
+        r config set client-output-buffer-limit {pubsub 0 0 0}
+        set c [redis_deferring_client]
+        $c client setname lagger
+        assert_equal OK [$c read]
+        ps_subscribe $c subscribe lag
+        ps_wait_numsub lag 1
+        set payload [string repeat x 16384]
+        set p [redis_deferring_client]
+        for {set i 0} {$i < 768} {incr i} {$p publish lag $payload}
+        for {set i 0} {$i < 768} {incr i} {$p read}
+        set peak 0
+        for {set i 0} {$i < 3072} {incr i 64} {
+            for {set j 0} {$j < 64} {incr j} {$p publish lag $payload}
+            for {set j 0} {$j < 64} {incr j} {$p read}
+            for {set j 0} {$j < 64} {incr j} {$c read}
+            if {[is_goblin] && $i % 512 == 0} {
+                regexp {tot-mem=([0-9]+)} [lsearch -inline [split [r client list] "\n"] *name=lagger*] -> mem
+                if {$mem > $peak} {set peak $mem}
+            }
+        }
+        for {set i 0} {$i < 768} {incr i} {assert_equal [list message lag $payload] [$c read]}
+        $c close
+        $p close
+        r config set client-output-buffer-limit {pubsub 32mb 8mb 60}
+        if {[is_goblin]} { assert_range $peak 1 [expr {32 << 20}] }
+    }
+
     test {PUBLISH inside MULTI} {
         set c [redis_deferring_client]
         ps_subscribe $c subscribe tx
