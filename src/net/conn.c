@@ -1255,18 +1255,45 @@ void net_client_kill(client *c) {
     }
 }
 
+/* Output for a client from outside its commands (a message another
+ * client published, a MONITOR line, an invalidation). On the client's own
+ * worker, between its commands, it joins the output at once and waits for
+ * the end of the loop iteration like a reply; anywhere else it is queued
+ * for the worker, which one eventfd write wakes per queue that was empty
+ * (the worker takes a whole queue at a time). What was queued before goes
+ * first: the direct way is taken only with the queue empty. */
 void net_client_send_async(client *c, const char *p, size_t n) {
     conn *k = c->conn;
+    if (k->w == worker_self() && !k->running && !k->dwait && !c->handoff &&
+        !__atomic_load_n(&k->alen, __ATOMIC_RELAXED) && !(client_flags_peek(c) & CLIENT_CLOSE_ASAP)) {
+        uint32_t muted = client_reply_unmute(c);
+        reply_raw(c, p, n);
+        client_flag_on(c, muted);
+        /* Freed, if over its limit, by the pending-write pass: the caller
+         * may hold locks that freeing a client takes (Pub/Sub's). */
+        if (conn_obuf_over_limit(k)) client_flag_on(c, CLIENT_CLOSE_ASAP);
+        if (c->olen > c->osent || (client_flags_peek(c) & CLIENT_CLOSE_ASAP)) pending_add(k);
+        return;
+    }
+    int signal = 0;
     pthread_mutex_lock(&k->alock);
-    char *nb = realloc(k->abuf, k->alen + n);
-    if (nb) {
-        memcpy(nb + k->alen, p, n);
-        k->abuf = nb;
+    if (k->alen + n > k->acap) {
+        size_t cap = k->acap ? k->acap : 256;
+        while (cap < k->alen + n) cap *= 2;
+        char *nb = realloc(k->abuf, cap);
+        if (nb) {
+            k->abuf = nb;
+            k->acap = cap;
+        }
+    }
+    if (k->alen + n <= k->acap) {
+        memcpy(k->abuf + k->alen, p, n);
+        signal = k->alen == 0;
         __atomic_store_n(&k->alen, k->alen + n, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&k->alock);
     uint64_t one = 1;
-    if (write(k->w->efd, &one, sizeof(one)) < 0) { /* already signalled */
+    if (signal && write(k->w->efd, &one, sizeof(one)) < 0) { /* already signalled */
     }
 }
 
@@ -1277,6 +1304,7 @@ static void conn_take_async(conn *k) {
     char *b = k->abuf;
     size_t n = k->alen;
     k->abuf = NULL;
+    k->acap = 0;
     __atomic_store_n(&k->alen, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&k->alock);
     uint32_t muted = client_reply_unmute(&k->c);

@@ -127,10 +127,12 @@ typedef struct conn {
     /* The busy pump saw its end of file: left to the loop, once the
      * command that pumps is over, to close. */
     int busy_eof;
-    /* Async output from other threads (MONITOR). */
+    /* Output queued from other threads (Pub/Sub messages, MONITOR lines,
+     * invalidations): abuf holds alen bytes of acap, under alock; the worker
+     * is signalled when alen leaves 0 and takes it all (conn_take_async). */
     pthread_mutex_t alock;
     char *abuf;
-    size_t alen;
+    size_t alen, acap;
     /* TLS (net/tlsio.c): the connection's SSL, NULL for plaintext; the
      * handshake is running while tls_hs; tls_want records that the last
      * SSL_read needed the socket writable or the last SSL_write needed it
@@ -157,6 +159,8 @@ void nuring_free(nuring *r);
 void nuring_run(nuring *r, nuring_op *ops, int n);
 
 extern worker *net_workers;
+/* The worker whose loop runs on the calling thread, NULL on any other. */
+worker *worker_self(void);
 /* unix_sock: from the unixsocket listener (flag U, never refused by
  * protected mode: the peer is on this host). */
 void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char *peer, const char *local,

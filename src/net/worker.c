@@ -47,6 +47,8 @@ int net_nworkers(void) { return nworkers; }
 /* The worker whose loop runs on this thread (NULL elsewhere). */
 static _Thread_local worker *self;
 
+worker *worker_self(void) { return self; }
+
 int net_resolve_binds(bind_addr *out, int max, int port_num) {
     int n = 0;
     char *copy = strdup(cfg.bind ? cfg.bind : "127.0.0.1");

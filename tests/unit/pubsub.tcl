@@ -381,3 +381,74 @@ start_server [list tags {pubsub} args $::pubsub_server_args] {
         $c close
     }
 }
+
+# Publishers and subscribers on one worker: a message goes straight into the
+# subscriber's output rather than through the worker's queue.
+if {[is_goblin]} {
+    set ::pubsub_one_worker {--cores 1}
+} else {
+    set ::pubsub_one_worker {}
+}
+
+start_server [list tags {pubsub} args $::pubsub_one_worker] {
+
+    test {One worker: every publisher's messages arrive in its order, channel before pattern} {
+        set c [redis_deferring_client]
+        ps_subscribe $c subscribe one
+        ps_subscribe $c psubscribe o*
+        ps_wait_numsub one 1
+        set p1 [redis_deferring_client]
+        set p2 [redis_deferring_client]
+        for {set i 0} {$i < 200} {incr i} {
+            $p1 publish one a$i
+            $p2 publish one b$i
+        }
+        for {set i 0} {$i < 200} {incr i} {
+            assert_equal 2 [$p1 read]
+            assert_equal 2 [$p2 read]
+        }
+        set next(a) 0
+        set next(b) 0
+        for {set i 0} {$i < 400} {incr i} {
+            set m [$c read]
+            assert_equal message [lindex $m 0]
+            set body [lindex $m 2]
+            set who [string index $body 0]
+            assert_equal $who$next($who) $body
+            assert_equal [list pmessage o* one $body] [$c read]
+            incr next($who)
+        }
+        # The subscriber's own commands are answered after what came before.
+        $p1 publish one last
+        assert_equal 2 [$p1 read]
+        $c ping
+        assert_equal {message one last} [$c read]
+        assert_equal {pmessage o* one last} [$c read]
+        assert_equal {pong {}} [$c read]
+        foreach x [list $c $p1 $p2] {$x close}
+    }
+
+    test {One worker: a subscriber over its hard limit is closed, the others are served} {
+        ps_wait_clean
+        r config set client-output-buffer-limit {pubsub 256kb 0 0}
+        set slow [redis_deferring_client]
+        ps_subscribe $slow subscribe full
+        set fast [redis_deferring_client]
+        ps_subscribe $fast subscribe full
+        ps_wait_numsub full 2
+        set p [redis_deferring_client]
+        set msg [string repeat m 10000]
+        for {set i 0} {$i < 500} {incr i 10} {
+            for {set j 0} {$j < 10} {incr j} {$p publish full $msg}
+            for {set j 0} {$j < 10} {incr j} {$p read}
+            for {set j 0} {$j < 10} {incr j} {assert_equal [list message full $msg] [$fast read]}
+        }
+        assert_equal 1 [$slow wait_closed 3000]
+        $p publish full last
+        assert_equal 1 [$p read]
+        assert_equal {message full last} [$fast read]
+        $fast close
+        $p close
+        r config set client-output-buffer-limit {pubsub 32mb 8mb 60}
+    }
+}
