@@ -21,6 +21,10 @@ Tests (redis-benchmark -t NAME, or a custom command):
   ZADD                                        (redis-benchmark's own)
   ZSCORE  zscore bench:zset member:__rand_int__  -r zset members
   ZRANGE_100  zrange bench:zset 0 99
+  PUBLISH publish bench:chan <16 bytes>       (not run unless named in --tests)
+              with --subscribers redis-cli processes subscribed to
+              bench:chan on each server (on the client CPUs), reading
+              every message
 
 each with -P 1 and -P 16 (--pipelines), 50 clients (--clients), -r
 --keyspace for the built-in tests. Rounds are A/B interleaved: in every
@@ -66,6 +70,7 @@ import tlb_arena_benchmark as tb  # noqa: E402
 
 TESTS = ["PING_MBULK", "SET", "GET", "INCR", "MSET", "LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE_100",
          "LRANGE_600", "SADD", "SPOP", "HSET", "HGET", "ZADD", "ZSCORE", "ZRANGE_100"]
+OPTIONAL = ["PUBLISH"]
 SCALE = {"LRANGE_100": 0.25, "LRANGE_600": 0.05, "MSET": 0.5}
 
 
@@ -77,6 +82,8 @@ def custom_command(test, args):
         return (["-r", str(args.zset_members), "zscore", "bench:zset", "member:__rand_int__"], "zscore ")
     if test == "ZRANGE_100":
         return (["zrange", "bench:zset", "0", "99"], "zrange ")
+    if test == "PUBLISH":
+        return (["publish", "bench:chan", "m" * 16], "publish ")
     return (["-r", str(args.keyspace), "-t", test.lower()], None)
 
 
@@ -163,7 +170,10 @@ def main():
     ap.add_argument("--keyspace", type=int, default=1000000, help="-r for the built-in tests")
     ap.add_argument("--hash-fields", type=int, default=1000000)
     ap.add_argument("--zset-members", type=int, default=1000000)
-    ap.add_argument("--tests", default=",".join(TESTS), help="comma-separated subset of " + ",".join(TESTS))
+    ap.add_argument("--tests", default=",".join(TESTS),
+                    help="comma-separated subset of " + ",".join(TESTS + OPTIONAL))
+    ap.add_argument("--subscribers", type=int, default=1, help="subscribers of bench:chan for PUBLISH")
+    ap.add_argument("--redis-cli", default=shutil.which("redis-cli") or "/usr/bin/redis-cli")
     ap.add_argument("--cores", type=int, default=1, help="goblin --cores (redis stays single threaded)")
     ap.add_argument("--pin", action="store_true", help="servers on the first CPU(s), client on the rest")
     ap.add_argument("--server-cpus")
@@ -175,7 +185,7 @@ def main():
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
     tests = [t.strip().upper() for t in args.tests.split(",") if t.strip()]
-    bad = [t for t in tests if t not in TESTS]
+    bad = [t for t in tests if t not in TESTS + OPTIONAL]
     if bad:
         ap.error("unknown test(s): %s" % ",".join(bad))
     pipes = [int(p) for p in args.pipelines.split(",")]
@@ -194,6 +204,24 @@ def main():
         return 1
     finally:
         cleanup.run()
+
+
+def subscribe(args, servers, cpus, cleanup):
+    """args.subscribers redis-cli processes subscribed to bench:chan on each
+    server, reading (and dropping) every message until the cleanup."""
+    for s in servers:
+        for _ in range(args.subscribers):
+            p = subprocess.Popen(tb.taskset_prefix(cpus) + [args.redis_cli, "-p", str(s.port), "subscribe",
+                                                           "bench:chan"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 stdin=subprocess.DEVNULL, start_new_session=True)
+            cleanup.procs.append(p)
+        deadline = time.time() + 10
+        while s.conn.call("PUBSUB", "NUMSUB", "bench:chan")[1] != args.subscribers:
+            if time.time() > deadline:
+                raise RuntimeError("%s: the subscribers did not subscribe" % s.name)
+            time.sleep(0.05)
+    print("%d subscriber(s) of bench:chan on each server" % args.subscribers)
 
 
 def run(args, tests, pipes, cleanup):
@@ -232,6 +260,8 @@ def run(args, tests, pipes, cleanup):
     if need_zset:
         el = tb.load_all([gob, red], zset_batches(args.zset_members))
         print("preloaded bench:zset, %d members, in %.1f s" % (args.zset_members, el))
+    if "PUBLISH" in tests:
+        subscribe(args, [gob, red], cli_cpus, cleanup)
     for s in (gob, red):
         if need_hash and s.conn.call("HLEN", "bench:hash") != args.hash_fields:
             raise RuntimeError("%s: bench:hash incomplete" % s.name)
