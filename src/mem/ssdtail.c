@@ -30,6 +30,7 @@ static uint64_t *used;
 static uint64_t nbits;   /* chunks tracked (file size / wchunk, grows) */
 static ssdtail_stats st;
 static int inj_write, inj_read;
+static int inj_submit; /* atomic: submissions of stream reads to refuse */
 
 static _Thread_local struct io_uring ring;
 static _Thread_local int ring_state; /* 0 untried, 1 ok, -1 unavailable */
@@ -373,6 +374,21 @@ static void stream_free(ssdtail_stream *s) {
     free(s);
 }
 
+/* Hand the reads queued in the ring to the kernel. One it refuses (-EAGAIN:
+ * short of memory; -EBUSY: completions to reap first) stays queued in the
+ * ring and counted in flight, and no completion would come to submit it
+ * again: the ring's eventfd is written instead, so the worker's loop calls
+ * ssdtail_async_reap, which submits what is still queued. */
+static void aring_submit(void) {
+    int refuse = __atomic_load_n(&inj_submit, __ATOMIC_RELAXED) > 0 &&
+                 __atomic_fetch_sub(&inj_submit, 1, __ATOMIC_RELAXED) > 0;
+    int r = refuse ? -EAGAIN : io_uring_submit(&aring);
+    if (r >= 0) return;
+    uint64_t one = 1;
+    if (write(aring_fd, &one, sizeof(one)) < 0) { /* counter saturated: already signalled */
+    }
+}
+
 /* Submit reads while the window, the ring and the extent allow. */
 static void stream_submit(ssdtail_stream *s) {
     int queued = 0;
@@ -397,7 +413,7 @@ static void stream_submit(ssdtail_stream *s) {
         s->next_submit++;
         queued++;
     }
-    if (queued) io_uring_submit(&aring);
+    if (queued) aring_submit();
 }
 
 ssdtail_stream *ssdtail_stream_open(uint64_t off, size_t n) {
@@ -482,6 +498,7 @@ void ssdtail_async_reap(void) {
         st.uring = 1;
         pthread_mutex_unlock(&lock);
     }
+    if (io_uring_sq_ready(&aring)) aring_submit();
     for (size_t i = 0; i < nstreams; i++) stream_submit(streams[i]);
 }
 
@@ -512,6 +529,7 @@ void ssdtail_stream_close(ssdtail_stream *s) {
 
 void ssdtail_thread_exit(void) {
     for (size_t i = nstreams; i-- > 0;) streams[i]->closed = 1;
+    if (aring_state == 1 && io_uring_sq_ready(&aring)) io_uring_submit(&aring);
     while (aring_state == 1 && aring_inflight > 0) {
         struct io_uring_cqe *cqe;
         if (io_uring_wait_cqe(&aring, &cqe) != 0) break;
@@ -548,3 +566,5 @@ void ssdtail_inject(int write_faults, int read_faults) {
     inj_read = read_faults;
     pthread_mutex_unlock(&lock);
 }
+
+void ssdtail_inject_submit(int refusals) { __atomic_store_n(&inj_submit, refusals, __ATOMIC_RELAXED); }

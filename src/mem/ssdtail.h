@@ -74,4 +74,7 @@ typedef struct ssdtail_stats {
 void ssdtail_stats_get(ssdtail_stats *st);
 /* Fault injection (tests): fail the next n writes / reads with EIO. */
 void ssdtail_inject(int write_faults, int read_faults);
+/* Refuse the next n submissions of stream reads as the kernel may (-EAGAIN),
+ * leaving the reads queued in the ring. */
+void ssdtail_inject_submit(int refusals);
 #endif

@@ -235,6 +235,24 @@ start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64
         assert_equal hello [r get small]
     }
 
+    test "objstore ssd: a refused submission of a stream's reads is retried" {
+        set v [objstore_val 300000 9]
+        r set refused $v
+        set errs [info_field r objstore_tail_read_errors]
+        set streams [ssd_field r streams]
+        # The stream's first reads and the ones after them wait in the ring.
+        r debug ssd-fault 0 0 2
+        assert_equal $v [r get refused]
+        r debug ssd-fault 0 0 1
+        set rd [redis_deferring_client]
+        $rd get refused
+        assert_equal $v [$rd read]
+        $rd close
+        assert_equal $errs [info_field r objstore_tail_read_errors]
+        # Both GETs streamed (through the ring) rather than read in one go.
+        assert_equal [expr {$streams + 2}] [ssd_field r streams]
+    }
+
     test "objstore ssd: commands that read a whole tail answer an I/O error and change nothing" {
         set v [r get victim]
         r debug ssd-fault 0 1

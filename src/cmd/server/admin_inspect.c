@@ -693,9 +693,10 @@ static void debug_help(client *c) {
         "AOF-FAULT <writes> <fsyncs>",
         "    (Goblin) Fail the AOF writer's next <writes> writes and <fsyncs> fsyncs",
         "    with an I/O error.",
-        "SSD-FAULT <writes> <reads>",
+        "SSD-FAULT <writes> <reads> [<submits>]",
         "    (Goblin) Fail the next <writes> SSD tail writes and <reads> tail reads",
-        "    with an I/O error.",
+        "    with an I/O error, and refuse the next <submits> submissions of",
+        "    streamed tail reads to the kernel (they are retried).",
         NULL,
     };
     admin_reply_help(c, "DEBUG", help);
@@ -785,16 +786,19 @@ void debugCommand(client *c) {
         }
         aof_inject_faults((int)w, (int)f);
         reply_ok(c);
-    } else if (c->argc == 4 && arg_is(sub, "ssd-fault")) {
+    } else if ((c->argc == 4 || c->argc == 5) && arg_is(sub, "ssd-fault")) {
         /* Goblin: fail the next <writes> tail writes and <reads> tail reads
-         * with EIO (fault tests of the SSD pool). */
-        long long w, r;
+         * with EIO, and refuse the next [<submits>] submissions of streamed
+         * reads (fault tests of the SSD pool). */
+        long long w, r, q = 0;
         if (arg_ll(c, &c->argv[2], &w) != 0 || arg_ll(c, &c->argv[3], &r) != 0) return;
-        if (w < 0 || r < 0 || w > INT_MAX || r > INT_MAX) {
+        if (c->argc == 5 && arg_ll(c, &c->argv[4], &q) != 0) return;
+        if (w < 0 || r < 0 || q < 0 || w > INT_MAX || r > INT_MAX || q > INT_MAX) {
             reply_error(c, "ERR fault counts must be between 0 and 2147483647");
             return;
         }
         ssdtail_inject((int)w, (int)r);
+        ssdtail_inject_submit((int)q);
         reply_ok(c);
     } else if (c->argc >= 3 && c->argc <= 5 && arg_is(sub, "populate")) {
         debug_populate(c);
