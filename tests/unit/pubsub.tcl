@@ -341,12 +341,12 @@ start_server [list tags {pubsub} args $::pubsub_server_args] {
         set payload [string repeat x 16384]
         set p [redis_deferring_client]
         for {set i 0} {$i < 768} {incr i} {$p publish lag $payload}
-        for {set i 0} {$i < 768} {incr i} {$p read}
+        ps_read_n $p 768
         set peak 0
         for {set i 0} {$i < 3072} {incr i 64} {
             for {set j 0} {$j < 64} {incr j} {$p publish lag $payload}
-            for {set j 0} {$j < 64} {incr j} {$p read}
-            for {set j 0} {$j < 64} {incr j} {$c read}
+            ps_read_n $p 64
+            ps_read_n $c 64
             if {[is_goblin] && $i % 512 == 0} {
                 regexp {tot-mem=([0-9]+)} [lsearch -inline [split [r client list] "\n"] *name=lagger*] -> mem
                 if {$mem > $peak} {set peak $mem}
@@ -440,7 +440,7 @@ start_server [list tags {pubsub} args $::pubsub_one_worker] {
         set msg [string repeat m 10000]
         for {set i 0} {$i < 500} {incr i 10} {
             for {set j 0} {$j < 10} {incr j} {$p publish full $msg}
-            for {set j 0} {$j < 10} {incr j} {$p read}
+            ps_read_n $p 10
             for {set j 0} {$j < 10} {incr j} {assert_equal [list message full $msg] [$fast read]}
         }
         assert_equal 1 [$slow wait_closed 3000]
