@@ -439,9 +439,13 @@ static int obl_set(const char *v, char *err, size_t errlen) {
     }
     free(copy);
     if (rc) return rc;
-    memcpy(cfg.obl_hard, hard, sizeof(hard));
-    memcpy(cfg.obl_soft, soft, sizeof(soft));
-    memcpy(cfg.obl_soft_secs, secs, sizeof(secs));
+    /* Workers read the limits while they serve (config_obl): relaxed
+     * atomic stores, one value at a time. */
+    for (int cl = 0; cl < 3; cl++) {
+        __atomic_store_n(&cfg.obl_hard[cl], hard[cl], __ATOMIC_RELAXED);
+        __atomic_store_n(&cfg.obl_soft[cl], soft[cl], __ATOMIC_RELAXED);
+        __atomic_store_n(&cfg.obl_soft_secs[cl], secs[cl], __ATOMIC_RELAXED);
+    }
     char buf[256];
     size_t len = 0;
     for (int cl = 0; cl < 3; cl++)

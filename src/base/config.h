@@ -63,7 +63,7 @@ typedef struct goblin_config {
     int nacl_users;
     /* client-output-buffer-limit, per CONFIG_OBL_* class; 0 = no limit */
     char *client_output_buffer_limit;
-    long long obl_hard[3], obl_soft[3], obl_soft_secs[3];
+    long long obl_hard[3], obl_soft[3], obl_soft_secs[3];  /* read with config_obl() */
     long long tracking_table_max_keys; /* relaxed atomic: CONFIG SET, read by any thread */
 } goblin_config;
 
@@ -146,4 +146,12 @@ int config_register_hook(const char *name, const config_hook *hook);
 int config_bind_int(const char *name, int *storage);
 int config_bind_ll(const char *name, long long *storage);
 int config_bind_string(const char *name, char **storage);
+/* client-output-buffer-limit of class cl (CONFIG_OBL_*), as one thread
+ * reads it while CONFIG SET may change it on another. */
+static inline void config_obl(int cl, long long *hard, long long *soft, long long *secs) {
+    *hard = __atomic_load_n(&cfg.obl_hard[cl], __ATOMIC_RELAXED);
+    *soft = __atomic_load_n(&cfg.obl_soft[cl], __ATOMIC_RELAXED);
+    *secs = __atomic_load_n(&cfg.obl_soft_secs[cl], __ATOMIC_RELAXED);
+}
+
 #endif

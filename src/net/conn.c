@@ -595,7 +595,8 @@ static int conn_flush(conn *k) {
 static int conn_obuf_over_limit(conn *k) {
     client *c = &k->c;
     int cl = (client_flags_peek(c) & CLIENT_PUBSUB) ? CONFIG_OBL_PUBSUB : CONFIG_OBL_NORMAL;
-    long long hard = cfg.obl_hard[cl], soft = cfg.obl_soft[cl];
+    long long hard, soft, secs;
+    config_obl(cl, &hard, &soft, &secs);
     if (!hard && !soft) return 0;
     /* Messages other threads queued for c: alen is stored atomically under
      * alock, so one relaxed load reads a whole value without taking it. */
@@ -606,7 +607,7 @@ static int conn_obuf_over_limit(conn *k) {
     if (soft && used >= (unsigned long long)soft) {
         int64_t now = now_ms();
         if (!c->obuf_soft_since_ms) c->obuf_soft_since_ms = now;
-        else if (now - c->obuf_soft_since_ms > cfg.obl_soft_secs[cl] * 1000) over = 1;
+        else if (now - c->obuf_soft_since_ms > secs * 1000) over = 1;
     } else {
         c->obuf_soft_since_ms = 0;
     }

@@ -235,7 +235,8 @@ static void link_append(rlink *l, const char *p, size_t n) {
     int was_empty = l->olen == 0;
     memcpy(l->out + l->olen, p, n);
     l->olen += n;
-    long long hard = cfg.obl_hard[CONFIG_OBL_REPLICA], soft = cfg.obl_soft[CONFIG_OBL_REPLICA];
+    long long hard, soft, secs;
+    config_obl(CONFIG_OBL_REPLICA, &hard, &soft, &secs);
     if (hard && (long long)l->olen > hard) {
         log_warn("Client id=0 addr=%s:%d flags=S scheduled to be closed ASAP for overcoming of output buffer "
                  "limits.",
@@ -244,7 +245,7 @@ static void link_append(rlink *l, const char *p, size_t n) {
     } else if (soft && (long long)l->olen > soft) {
         int64_t t = now_ms();
         if (!l->soft_since) l->soft_since = t;
-        else if (t - l->soft_since > cfg.obl_soft_secs[CONFIG_OBL_REPLICA] * 1000) l->dead = 1;
+        else if (t - l->soft_since > secs * 1000) l->dead = 1;
     } else {
         l->soft_since = 0;
     }
