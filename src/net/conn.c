@@ -307,6 +307,41 @@ static void held_remove(conn *k) {
     client_flag_off(&k->c, CLIENT_PAUSED);
 }
 
+/* The ready list (w->aready): connections that other threads queued
+ * output for (net_client_send_async) or marked for closing
+ * (net_client_kill) since the worker last looked, so that its drain visits
+ * those and not every connection it has. The drain moves the list to
+ * w->adrain and visits it from the head. Singly linked under w->qlock; a
+ * connection is on at most one of the two, at most once (alisted 1 or 2):
+ * one still waiting for its visit is not listed again. */
+static void aready_add(conn *k) {
+    worker *w = k->w;
+    pthread_mutex_lock(&w->qlock);
+    if (!k->alisted) {
+        k->alisted = 1;
+        k->anext = w->aready;
+        w->aready = k;
+    }
+    pthread_mutex_unlock(&w->qlock);
+    uint64_t one = 1;
+    if (write(w->efd, &one, sizeof(one)) < 0) { /* counter saturated: already signalled */
+    }
+}
+
+/* Off the list before k goes (no thread can queue for it by then: it has
+ * left the registries senders find clients in). */
+static void aready_unlink(conn *k) {
+    worker *w = k->w;
+    pthread_mutex_lock(&w->qlock);
+    if (k->alisted) {
+        conn **pp = k->alisted == 1 ? &w->aready : &w->adrain;
+        while (*pp != k) pp = &(*pp)->anext;
+        *pp = k->anext;
+        k->alisted = 0;
+    }
+    pthread_mutex_unlock(&w->qlock);
+}
+
 static void conn_free(conn *k) {
     worker *w = k->w;
     if (k->rwait) rlist_unlink(k);
@@ -316,6 +351,7 @@ static void conn_free(conn *k) {
     cmd_stream_client_gone(&k->c);
     cmd_client_gone(&k->c);
     session_unregister(&k->c);
+    aready_unlink(k);
     if (k->prev) k->prev->next = k->next;
     else w->conns = k->next;
     if (k->next) k->next->prev = k->prev;
@@ -1249,11 +1285,8 @@ void conn_tick(worker *w) {
 }
 
 void net_client_kill(client *c) {
-    conn *k = c->conn;
     __atomic_fetch_or(&c->flags, CLIENT_CLOSE_ASAP, __ATOMIC_RELAXED);
-    uint64_t one = 1;
-    if (write(k->w->efd, &one, sizeof(one)) < 0) { /* already signalled */
-    }
+    aready_add(c->conn);
 }
 
 /* Output for a client from outside its commands (a message another
@@ -1293,9 +1326,7 @@ void net_client_send_async(client *c, const char *p, size_t n) {
         __atomic_store_n(&k->alen, k->alen + n, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&k->alock);
-    uint64_t one = 1;
-    if (signal && write(k->w->efd, &one, sizeof(one)) < 0) { /* already signalled */
-    }
+    if (signal) aready_add(k);
 }
 
 /* What other threads queued for k (pushes, MONITOR lines) joins its
@@ -1315,9 +1346,21 @@ static void conn_take_async(conn *k) {
 }
 
 void conn_drain_async(worker *w) {
-    conn *k = w->conns;
-    while (k) {
-        conn *next = k->next;
+    pthread_mutex_lock(&w->qlock);
+    assert(!w->adrain);
+    w->adrain = w->aready;
+    w->aready = NULL;
+    for (conn *x = w->adrain; x; x = x->anext) x->alisted = 2;
+    pthread_mutex_unlock(&w->qlock);
+    for (;;) {
+        pthread_mutex_lock(&w->qlock);
+        conn *k = w->adrain;
+        if (k) {
+            w->adrain = k->anext;
+            k->alisted = 0;
+        }
+        pthread_mutex_unlock(&w->qlock);
+        if (!k) break;
         if (client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) {
             conn_free(k);
         } else if (__atomic_load_n(&k->alen, __ATOMIC_RELAXED)) {
@@ -1328,7 +1371,6 @@ void conn_drain_async(worker *w) {
                 conn_after_input(k);
             }
         }
-        k = next;
     }
 }
 

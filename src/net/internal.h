@@ -39,6 +39,10 @@ typedef struct worker {
     struct event *tick_ev;   /* 100 ms housekeeping */
     pthread_mutex_t qlock;
     net_job *qhead, *qtail;
+    /* Connections other threads queued output for or marked for closing
+     * (conn.c's ready list), and those the drain took from it and has not
+     * visited yet (conn_drain_async); both under qlock. */
+    struct conn *aready, *adrain;
     struct conn *conns;      /* this worker's connections */
     listener *tls_listeners; /* on tls-port (replaced when it changes) */
     int ntls;
@@ -133,6 +137,8 @@ typedef struct conn {
     pthread_mutex_t alock;
     char *abuf;
     size_t alen, acap;
+    struct conn *anext;              /* w->aready (alisted 1) or w->adrain (2), under w->qlock */
+    int alisted;
     /* TLS (net/tlsio.c): the connection's SSL, NULL for plaintext; the
      * handshake is running while tls_hs; tls_want records that the last
      * SSL_read needed the socket writable or the last SSL_write needed it
