@@ -26,6 +26,10 @@ Tests (redis-benchmark -t NAME, or a custom command):
               bench:chan on each server (on the client CPUs), reading
               every message
 
+--idle-connections N keeps N more connections open to each server,
+idle, through the rounds (the cost of the connections a server has but
+does not serve).
+
 each with -P 1 and -P 16 (--pipelines), 50 clients (--clients), -r
 --keyspace for the built-in tests. Rounds are A/B interleaved: in every
 round each (test, pipeline) runs on both servers back to back, the first
@@ -59,7 +63,9 @@ import argparse
 import json
 import math
 import os
+import resource
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -173,6 +179,8 @@ def main():
     ap.add_argument("--tests", default=",".join(TESTS),
                     help="comma-separated subset of " + ",".join(TESTS + OPTIONAL))
     ap.add_argument("--subscribers", type=int, default=1, help="subscribers of bench:chan for PUBLISH")
+    ap.add_argument("--idle-connections", type=int, default=0,
+                    help="connections held open to each server, idle, through the rounds")
     ap.add_argument("--redis-cli", default=shutil.which("redis-cli") or "/usr/bin/redis-cli")
     ap.add_argument("--cores", type=int, default=1, help="goblin --cores (redis stays single threaded)")
     ap.add_argument("--pin", action="store_true", help="servers on the first CPU(s), client on the rest")
@@ -262,6 +270,16 @@ def run(args, tests, pipes, cleanup):
         print("preloaded bench:zset, %d members, in %.1f s" % (args.zset_members, el))
     if "PUBLISH" in tests:
         subscribe(args, [gob, red], cli_cpus, cleanup)
+    idle = []
+    if args.idle_connections:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = 2 * args.idle_connections + 256
+        if soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+        for s in (gob, red):
+            for _ in range(args.idle_connections):
+                idle.append(socket.create_connection(("127.0.0.1", s.port)))
+        print("%d idle connections to each server" % args.idle_connections)
     for s in (gob, red):
         if need_hash and s.conn.call("HLEN", "bench:hash") != args.hash_fields:
             raise RuntimeError("%s: bench:hash incomplete" % s.name)
