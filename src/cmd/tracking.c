@@ -221,9 +221,7 @@ enum { TM_KEY, TM_NULL, TM_PROTO };
  * worker. Pushes go out under CLIENT REPLY OFF/SKIP too. */
 static void deliver(client *to, const char *p, size_t n) {
     if (to == tl_top) {
-        uint32_t muted = client_reply_unmute(to);
-        reply_raw(to, p, n);
-        client_flag_on(to, muted);
+        reply_raw_unmuted(to, p, n);
     } else {
         session_client_send_async(to, p, n);
     }

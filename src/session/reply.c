@@ -99,6 +99,12 @@ void reply_raw(client *c, const char *p, size_t n) {
     obuf_commit(c, n);
 }
 
+void reply_raw_unmuted(client *c, const char *p, size_t n) {
+    uint32_t muted = client_reply_unmute(c);
+    reply_raw(c, p, n);
+    client_flag_on(c, muted);
+}
+
 void reply_rawv(client *c, const struct iovec *iov, int iovcnt) {
     if (reply_muted(c)) return;
     size_t total = 0, sent = 0;

@@ -11,6 +11,10 @@
 #include "session/client.h"
 
 void reply_raw(client *c, const char *p, size_t n);
+/* reply_raw of bytes that CLIENT REPLY OFF/SKIP does not hold back:
+ * messages and pushes made outside c's own reply (Pub/Sub, invalidations,
+ * what other threads queued for c). */
+void reply_raw_unmuted(client *c, const char *p, size_t n);
 /* reply_raw of iov[0..iovcnt) in order. A large reply (REPLY_DIRECT_MIN
  * bytes or more) that nothing waits in front of goes to the socket
  * straight from the caller's memory where the transport can send it now

@@ -400,9 +400,7 @@ static const char *msg_for(msgbuf *m, int resp, const char *kind, const char *pa
  * before its reply as in Redis; others get it through their worker. */
 static void deliver(client *self, client *to, const char *p, size_t n) {
     if (to == self || to == cmd_running_client()) {
-        uint32_t muted = client_reply_unmute(to);
-        reply_raw(to, p, n);
-        client_flag_on(to, muted);
+        reply_raw_unmuted(to, p, n);
     } else {
         session_client_send_async(to, p, n);
     }
