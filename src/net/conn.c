@@ -323,9 +323,7 @@ static void aready_add(conn *k) {
         w->aready = k;
     }
     pthread_mutex_unlock(&w->qlock);
-    uint64_t one = 1;
-    if (write(w->efd, &one, sizeof(one)) < 0) { /* counter saturated: already signalled */
-    }
+    worker_wake(w);
 }
 
 /* Off the list before k goes (no thread can queue for it by then: it has
@@ -1189,12 +1187,7 @@ void conn_durable_flush(worker *w) {
 /* From the AOF writer thread after each write+fsync: wake the workers that
  * hold replies. */
 void conn_durable_notify(void) {
-    for (int i = 0; i < net_nworkers(); i++) {
-        worker *w = &net_workers[i];
-        uint64_t one = 1;
-        if (write(w->efd, &one, sizeof(one)) < 0) { /* already signalled */
-        }
-    }
+    for (int i = 0; i < net_nworkers(); i++) worker_wake(&net_workers[i]);
 }
 
 void conn_pause_check(void) {
@@ -1300,9 +1293,7 @@ void net_client_send_async(client *c, const char *p, size_t n) {
     conn *k = c->conn;
     if (k->w == worker_self() && !k->running && !k->dwait && !c->handoff &&
         !__atomic_load_n(&k->alen, __ATOMIC_RELAXED) && !(client_flags_peek(c) & CLIENT_CLOSE_ASAP)) {
-        uint32_t muted = client_reply_unmute(c);
-        reply_raw(c, p, n);
-        client_flag_on(c, muted);
+        reply_raw_unmuted(c, p, n);
         /* Freed, if over its limit, by the pending-write pass: the caller
          * may hold locks that freeing a client takes (Pub/Sub's). */
         if (conn_obuf_over_limit(k)) client_flag_on(c, CLIENT_CLOSE_ASAP);
@@ -1339,9 +1330,7 @@ static void conn_take_async(conn *k) {
     k->acap = 0;
     __atomic_store_n(&k->alen, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&k->alock);
-    uint32_t muted = client_reply_unmute(&k->c);
-    reply_raw(&k->c, b, n);
-    client_flag_on(&k->c, muted);
+    reply_raw_unmuted(&k->c, b, n);
     free(b);
 }
 

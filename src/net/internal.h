@@ -167,6 +167,9 @@ void nuring_run(nuring *r, nuring_op *ops, int n);
 extern worker *net_workers;
 /* The worker whose loop runs on the calling thread, NULL on any other. */
 worker *worker_self(void);
+/* From any thread: w's loop wakes and runs its posted jobs and its drain
+ * (conn_drain_async). */
+void worker_wake(worker *w);
 /* unix_sock: from the unixsocket listener (flag U, never refused by
  * protected mode: the peer is on this host). */
 void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char *peer, const char *local,

@@ -49,6 +49,12 @@ static _Thread_local worker *self;
 
 worker *worker_self(void) { return self; }
 
+void worker_wake(worker *w) {
+    uint64_t one = 1;
+    if (write(w->efd, &one, sizeof(one)) < 0) { /* counter saturated: already signalled */
+    }
+}
+
 int net_resolve_binds(bind_addr *out, int max, int port_num) {
     int n = 0;
     char *copy = strdup(cfg.bind ? cfg.bind : "127.0.0.1");
@@ -283,9 +289,7 @@ void net_post(int wid, net_job_fn *fn, void *arg) {
     else w->qhead = j;
     w->qtail = j;
     pthread_mutex_unlock(&w->qlock);
-    uint64_t one = 1;
-    if (write(w->efd, &one, sizeof(one)) < 0) { /* counter saturated: already signalled */
-    }
+    worker_wake(w);
 }
 
 /* --net async: operations per ring submission (a batch of more is split). */
