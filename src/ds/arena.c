@@ -14,7 +14,11 @@
  * Entries. Appended at the active block's bump offset (aligned to
  * 1<<ref_shift): a varint prefix, then the payload. Prefix byte 0 holds the
  * DEAD flag (bit 7), a continuation flag (bit 6) and the low 6 bits of the
- * length; continuation bytes are LEB128. A block is therefore walkable from
+ * length; continuation bytes are LEB128. A pair arena (a hash's large form)
+ * has no such prefix: its entries are (field, value) pairs whose own header
+ * gives both lengths (arena.h, arena_pair_header), one byte for short pairs
+ * where a prefix and a field length would take two, and a freed entry is
+ * rewritten as a DEAD byte and its size. Either way a block is walkable from
  * offset 0 to its bump offset, which compaction and arena_check rely on.
  * When a new block is opened because an entry did not fit, the active block
  * becomes whichever of the old and the new one has more room left.
@@ -122,6 +126,38 @@ static inline size_t hdr_read(const unsigned char *p, size_t *len) {
 
 size_t arena_entry_bytes(size_t len) { return hdr_size(len) + len; }
 
+/* The entry at p, live or dead: its prefix bytes (0 in a pair arena, where
+ * the payload is the whole entry), its payload length and whether it is
+ * dead. The entry occupies prefix + *len bytes. */
+static inline size_t entry_read(const arena *a, const unsigned char *p, size_t *len, int *dead) {
+    if (!a->pairs) {
+        *dead = (p[0] & HDR_DEAD) != 0;
+        return hdr_read(p, len);
+    }
+    if (p[0] == ARENA_PAIR_DEAD) {
+        *dead = 1;
+        varint_get(p + 1, len);
+        return 0;
+    }
+    size_t fl, vl, hs = arena_pair_header(p, &fl, &vl);
+    *dead = 0;
+    *len = hs + fl + vl;
+    return 0;
+}
+
+/* Mark the entry at p (prefix + len bytes) dead. */
+static inline void entry_kill(const arena *a, unsigned char *p, size_t len) {
+    if (!a->pairs) {
+        p[0] |= HDR_DEAD;
+        return;
+    }
+    assert(len >= 2 && 1 + varint_size(len) <= len);
+    p[0] = ARENA_PAIR_DEAD;
+    varint_put(p + 1, len);
+}
+
+size_t arena_entry_size(const arena *a, size_t len) { return a->pairs ? len : hdr_size(len) + len; }
+
 /* ---- helpers ---- */
 
 static inline size_t chunk_of(const arena *a) { return (size_t)1 << a->chunk_shift; }
@@ -194,6 +230,7 @@ int arena_init(arena *a, const arena_config *cfg) {
     a->ref_shift = (uint8_t)shift;
     a->off_bits = (uint8_t)(a->chunk_shift - shift);
     a->dead_pct = (uint8_t)pct;
+    a->pairs = cfg && cfg->pairs;
     /* The top id is reserved: its last offset would spell ARENA_REF_NONE. */
     uint32_t id_limit = (uint32_t)((1ull << (32 - a->off_bits)) - 1);
     a->max_blocks = cfg && cfg->max_blocks && cfg->max_blocks < id_limit ? cfg->max_blocks : id_limit;
@@ -321,7 +358,8 @@ static inline size_t room(const arena *a, const struct arena_block *b) {
 
 int arena_alloc(arena *a, size_t len, arena_ref *ref, void **ptr) {
     if (len > ARENA_MAX_ENTRY) return ARENA_EINVAL;
-    size_t hs = hdr_size(len), need = hs + len;
+    assert(!a->pairs || len >= 2);
+    size_t hs = a->pairs ? 0 : hdr_size(len), need = hs + len;
     uint32_t id;
     size_t off = 0;
     if (need > chunk_of(a)) {
@@ -338,7 +376,7 @@ int arena_alloc(arena *a, size_t len, arena_ref *ref, void **ptr) {
     }
     struct arena_block *b = &a->blk[id];
     unsigned char *p = b->mem + off;
-    hdr_write(p, len);
+    if (!a->pairs) hdr_write(p, len);
     b->used = off + need;
     b->live++;
     b->live_bytes += need;
@@ -364,8 +402,11 @@ void *arena_get(const arena *a, arena_ref ref, size_t *len) {
     const struct arena_block *b = &a->blk[id];
     assert(b->mem && off < b->used);
     unsigned char *p = b->mem + off;
-    assert(!(p[0] & HDR_DEAD));
-    size_t l, hs = hdr_read(p, &l);
+    size_t l;
+    int dead;
+    size_t hs = entry_read(a, p, &l, &dead);
+    assert(!dead);
+    (void)dead;
     if (len) *len = l;
     return p + hs;
 }
@@ -382,9 +423,12 @@ void arena_free(arena *a, arena_ref ref) {
     struct arena_block *b = &a->blk[id];
     assert(b->mem && off < b->used);
     unsigned char *p = b->mem + off;
-    assert(!(p[0] & HDR_DEAD)); /* double free */
-    size_t len, sz = hdr_read(p, &len) + len;
-    p[0] |= HDR_DEAD;
+    size_t len;
+    int dead;
+    size_t sz = entry_read(a, p, &len, &dead) + len;
+    assert(!dead); /* double free */
+    (void)dead;
+    entry_kill(a, p, sz);
     b->live--;
     b->live_bytes -= sz;
     a->entries--;
@@ -414,28 +458,36 @@ void arena_free(arena *a, arena_ref ref) {
 }
 
 int arena_pair_alloc(arena *a, size_t flen, size_t vlen, arena_ref *ref, void **field, void **value) {
-    size_t ls = varint_size(flen);
-    if (flen > ARENA_MAX_ENTRY - 16 || vlen > ARENA_MAX_ENTRY - flen - ls) return ARENA_EINVAL;
+    assert(a->pairs);
+    int one = flen <= ARENA_PAIR_FMAX && vlen <= ARENA_PAIR_VMAX && flen + vlen > 0;
+    size_t hs = one ? 1 : 1 + varint_size(flen) + varint_size(vlen);
+    if (flen > ARENA_MAX_ENTRY - 32 || vlen > ARENA_MAX_ENTRY - 32 - flen) return ARENA_EINVAL;
     void *p;
-    int rc = arena_alloc(a, ls + flen + vlen, ref, &p);
+    int rc = arena_alloc(a, hs + flen + vlen, ref, &p);
     if (rc) return rc;
     unsigned char *q = p;
-    q += varint_put(q, flen);
-    *field = q;
-    *value = q + flen;
+    if (one) {
+        q[0] = (unsigned char)(flen * (ARENA_PAIR_VMAX + 1) + vlen - 1);
+    } else {
+        q[0] = ARENA_PAIR_LONG;
+        size_t n = 1 + varint_put(q + 1, flen);
+        varint_put(q + n, vlen);
+    }
+    *field = q + hs;
+    *value = q + hs + flen;
     return ARENA_OK;
 }
 
 void arena_pair_get(const arena *a, arena_ref ref, const void **field, size_t *flen, const void **value,
                     size_t *vlen) {
-    size_t len, fl;
+    size_t len, fl, vl;
     const unsigned char *p = arena_get(a, ref, &len);
-    size_t ls = varint_get(p, &fl);
-    assert(ls + fl <= len);
-    *field = p + ls;
+    size_t hs = arena_pair_header(p, &fl, &vl);
+    assert(hs + fl + vl == len);
+    *field = p + hs;
     *flen = fl;
-    *value = p + ls + fl;
-    *vlen = len - ls - fl;
+    *value = p + hs + fl;
+    *vlen = vl;
 }
 
 /* ---- compaction ---- */
@@ -473,8 +525,10 @@ int arena_compact_step(arena *a, size_t budget, arena_move_fn *fn, void *ctx) {
         struct arena_block *vb = &a->blk[vid];
         assert(vb->mem && vb->live > 0 && a->vpos < vb->used);
         unsigned char *p = vb->mem + a->vpos;
-        size_t len, hs = hdr_read(p, &len), sz = hs + len;
-        if (p[0] & HDR_DEAD) {
+        size_t len;
+        int dead;
+        size_t hs = entry_read(a, p, &len, &dead), sz = hs + len;
+        if (dead) {
             a->vpos = align_up(a, a->vpos + sz);
             continue;
         }
@@ -565,9 +619,11 @@ int arena_check(const arena *a) {
         size_t pos = 0, lb = 0, db = 0;
         uint32_t live = 0;
         while (pos < b->used) {
-            size_t len, sz = hdr_read(b->mem + pos, &len) + len;
-            if (pos + sz > b->used) return -__LINE__;
-            if (b->mem[pos] & HDR_DEAD) {
+            size_t len;
+            int dead;
+            size_t sz = entry_read(a, b->mem + pos, &len, &dead) + len;
+            if (pos + sz > b->used || (a->pairs && sz < 2)) return -__LINE__;
+            if (dead) {
                 db += sz;
             } else {
                 live++;

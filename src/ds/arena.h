@@ -13,9 +13,12 @@
 #ifndef GOBLIN_DS_ARENA_H
 #define GOBLIN_DS_ARENA_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "util/varint.h"
 
 typedef uint32_t arena_ref;
 #define ARENA_REF_NONE ((arena_ref)0xFFFFFFFFu)
@@ -47,6 +50,7 @@ typedef struct arena_config {
                                   refs address 4 GiB << ref_shift; 0..6 */
     unsigned compact_dead_pct; /* a block is compacted at this % dead; 0: 50 */
     uint32_t max_blocks;       /* cap on live blocks; 0: what refs allow */
+    unsigned pairs;            /* 1: a pair arena (arena_pair_alloc entries only) */
 } arena_config;
 
 struct arena_block;
@@ -61,6 +65,7 @@ typedef struct arena {
     uint32_t max_blocks;
     size_t vpos;               /* next offset to examine in the victim */
     uint8_t chunk_shift, first_shift, off_bits, ref_shift, dead_pct;
+    uint8_t pairs;             /* entries are pairs, sized by their own header */
     uint32_t blocks;           /* live blocks */
     uint64_t entries;          /* live entries */
     size_t bytes_alloc;        /* sum of block sizes */
@@ -114,7 +119,37 @@ void arena_prefetch(const arena *a, arena_ref ref);
 /* Release a live entry. Its bytes become dead (or the block is given back). */
 void arena_free(arena *a, arena_ref ref);
 
-/* (field, value) pairs: the payload is varint(flen) field value. */
+/* Bytes an entry of payload length len occupies in this arena: len itself
+ * in a pair arena (the pair header is part of what arena_get returns). */
+size_t arena_entry_size(const arena *a, size_t len);
+
+/* (field, value) pairs, in a pair arena (arena_config.pairs). A pair arena
+ * has no length prefix of its own: an entry is a pair header, the field and
+ * the value, and arena_get returns the whole entry. The header is one byte
+ * for a field of at most ARENA_PAIR_FMAX bytes with a value of at most
+ * ARENA_PAIR_VMAX, not both empty: code = flen * (VMAX + 1) + vlen - 1,
+ * 0..253. Byte ARENA_PAIR_LONG is followed by varint(flen) varint(vlen);
+ * byte ARENA_PAIR_DEAD marks a freed entry and is followed by varint(entry
+ * size) (every entry has at least two bytes, so that always fits). */
+#define ARENA_PAIR_FMAX 14
+#define ARENA_PAIR_VMAX 16
+#define ARENA_PAIR_DEAD 0xFEu
+#define ARENA_PAIR_LONG 0xFFu
+
+/* Header bytes of a live pair entry at e; its field and value lengths. */
+static inline size_t arena_pair_header(const unsigned char *e, size_t *flen, size_t *vlen) {
+    unsigned c = e[0];
+    if (c < ARENA_PAIR_DEAD) {
+        c++;
+        *flen = c / (ARENA_PAIR_VMAX + 1);
+        *vlen = c % (ARENA_PAIR_VMAX + 1);
+        return 1;
+    }
+    assert(c == ARENA_PAIR_LONG);
+    size_t n = 1 + varint_get(e + 1, flen);
+    return n + varint_get(e + n, vlen);
+}
+
 int arena_pair_alloc(arena *a, size_t flen, size_t vlen, arena_ref *ref, void **field, void **value);
 void arena_pair_get(const arena *a, arena_ref ref, const void **field, size_t *flen, const void **value,
                     size_t *vlen);

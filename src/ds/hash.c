@@ -7,7 +7,8 @@
  * allocator size class per field (what makes Redis spend ~86 B on a field of
  * 20 B): their pairs are appended to the hash's own chunked arena and a swiss
  * table of 4-byte arena references indexes them, so a field costs its bytes,
- * a 2-3 byte prefix and about 5-10 bytes of index.
+ * a 1-byte header (3+ for a field over 14 bytes or a value over 16) and
+ * about 5-10 bytes of index.
  *
  * Small form. One block: a 1-byte pair count (saturating at 255, past
  * which it is counted by walking), the entries, and an 0xFF end byte. An
@@ -322,7 +323,7 @@ static unsigned char *blk_resize(hash **hp, size_t keep, size_t n) {
 
 /* ---- large form ---- */
 
-/* The key of a pair entry is its field: varint(flen) field value. */
+/* Pair entries of a pair arena (header, field, value), keyed by the field. */
 static const lf_type hl_type = LF_TYPE(0, 1, NULL);
 
 static inline void hl_pair(const lform *l, arena_ref r, const char **f, size_t *flen, const char **v,

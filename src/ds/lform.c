@@ -39,7 +39,6 @@
 
 #include "util/hashfn.h"
 #include "util/rand.h"
-#include "util/varint.h"
 
 static inline const lf_type *type_of(const lform *l) {
     /* The index's type is the first member of the lf_type (LF_TYPE). */
@@ -49,13 +48,13 @@ static inline const lf_type *type_of(const lform *l) {
 /* The key inside an entry's bytes (entries always hold key_skip bytes). */
 static inline const unsigned char *key_in(const lform *l, const unsigned char *e, size_t len, size_t *klen) {
     const lf_type *t = type_of(l);
-    e += t->key_skip;
     if (!t->key_sized) {
         *klen = len - t->key_skip;
-        return e;
+        return e + t->key_skip;
     }
-    size_t n = varint_get(e, klen);
-    assert(t->key_skip + n + *klen <= len);
+    size_t vl, n = arena_pair_header(e, klen, &vl);
+    assert(n + *klen + vl == len);
+    (void)vl;
     return e + n;
 }
 
@@ -96,7 +95,9 @@ int lf_match(void *ctx, const void *slot, const void *key) {
 }
 
 void lf_init(lform *l, const lf_type *t) {
-    int rc = arena_init(&l->a, NULL);
+    assert(!t->key_sized || t->key_skip == 0);
+    arena_config cfg = {.pairs = t->key_sized};
+    int rc = arena_init(&l->a, &cfg);
     assert(rc == ARENA_OK); /* the default configuration is always valid */
     (void)rc;
     swiss_init(&l->idx, &t->index, l);
@@ -143,7 +144,7 @@ size_t lf_remove_ref(lform *l, arena_ref r) {
     void *slot = find_ref_in(l, r, e, len);
     assert(slot);
     lf_remove(l, slot);
-    return arena_entry_bytes(len);
+    return arena_entry_size(&l->a, len);
 }
 
 /* The arena moved an entry: re-point its slot, then the type's holders. */

@@ -39,10 +39,10 @@ typedef struct lform {
 typedef void lf_moved_fn(lform *l, arena_ref from, arena_ref to, const void *data, size_t len);
 
 /* What differs per type. An entry's key (what the index hashes and
- * matches) starts key_skip bytes into it and then either runs to the
- * entry's end (key_sized 0) or is preceded by its LEB128 length with other
- * bytes after it (key_sized 1, the layout of arena_pair entries). Declare
- * one with LF_TYPE: its first member is the index's own swiss_type. */
+ * matches) starts key_skip bytes into it and runs to the entry's end
+ * (key_sized 0), or the entries are (field, value) pairs of a pair arena
+ * and the key is the field (key_sized 1, with key_skip 0). Declare one with
+ * LF_TYPE: its first member is the index's own swiss_type. */
 typedef struct lf_type {
     swiss_type index;
     uint8_t key_skip;    /* at most 255 */

@@ -312,7 +312,7 @@ TEST(arena, random_ops_hugetlb_fallback) {
 
 /* ---- targeted tests ---- */
 
-TEST(arena, prefix_lengths_and_pairs) {
+TEST(arena, prefix_lengths) {
     arena a;
     CHECK_EQ(arena_init(&a, &(arena_config){.chunk = 1 << 16}), ARENA_OK);
     size_t lens[] = {0, 1, 2, 62, 63, 64, 65, 127, 128, 8190, 8191, 8192, 8193, 65000, 65530, 65534, 65535, 65536,
@@ -336,25 +336,6 @@ TEST(arena, prefix_lengths_and_pairs) {
     CHECK_EQ(arena_entry_bytes(8191), 8193);
     CHECK_EQ(arena_entry_bytes(8192), 8195);
     CHECK_EQ(arena_check(&a), 0);
-    /* pairs */
-    struct {
-        size_t fl, vl;
-    } pr[] = {{0, 0}, {1, 0}, {0, 1}, {5, 7}, {127, 3}, {128, 3}, {20000, 1}, {3, 100000}};
-    arena_ref pref[8];
-    for (int i = 0; i < 8; i++) {
-        void *f, *v;
-        CHECK_EQ(arena_pair_alloc(&a, pr[i].fl, pr[i].vl, &pref[i], &f, &v), ARENA_OK);
-        fill(f, pr[i].fl, 100 + i);
-        fill(v, pr[i].vl, 200 + i);
-    }
-    for (int i = 0; i < 8; i++) {
-        const void *f, *v;
-        size_t fl, vl;
-        arena_pair_get(&a, pref[i], &f, &fl, &v, &vl);
-        CHECK_EQ(fl, pr[i].fl);
-        CHECK_EQ(vl, pr[i].vl);
-        CHECK(same(f, fl, 100 + i) && same(v, vl, 200 + i));
-    }
     arena_ref r;
     CHECK_EQ(arena_put(&a, "hello", 5, &r), ARENA_OK);
     size_t len;
@@ -364,6 +345,118 @@ TEST(arena, prefix_lengths_and_pairs) {
     CHECK_EQ(arena_check(&a), 0);
     arena_destroy(&a);
     CHECK_EQ(arena_mem_bytes(&a), 0);
+}
+
+/* ---- pair arenas ---- */
+
+typedef struct pair_model {
+    arena a;
+    arena_ref ref[3000];
+    uint32_t fl[3000], vl[3000];
+    uint64_t seed[3000];
+    int live[3000];
+    uint64_t moves;
+} pair_model;
+
+static void pair_fill(pair_model *m, int i) {
+    void *f, *v;
+    CHECK_EQ(arena_pair_alloc(&m->a, m->fl[i], m->vl[i], &m->ref[i], &f, &v), ARENA_OK);
+    fill(f, m->fl[i], m->seed[i]);
+    fill(v, m->vl[i], ~m->seed[i]);
+    m->live[i] = 1;
+}
+
+static void pair_verify(pair_model *m, int n) {
+    int rc = arena_check(&m->a);
+    CHECK_MSG(rc == 0, "arena_check failed at arena.c line %d", -rc);
+    uint64_t live = 0;
+    for (int i = 0; i < n; i++) {
+        if (!m->live[i]) continue;
+        live++;
+        const void *f, *v;
+        size_t fl, vl;
+        arena_pair_get(&m->a, m->ref[i], &f, &fl, &v, &vl);
+        CHECK(fl == m->fl[i] && vl == m->vl[i]);
+        CHECK_MSG(same(f, fl, m->seed[i]) && same(v, vl, ~m->seed[i]), "pair %d changed", i);
+    }
+    CHECK_EQ(m->a.entries, live);
+}
+
+static void pair_moved(void *ctx, arena_ref from, arena_ref to, const void *data, size_t len) {
+    pair_model *m = ctx;
+    for (int i = 0; i < 3000; i++)
+        if (m->live[i] && m->ref[i] == from) {
+            size_t fl, vl, hs = arena_pair_header(data, &fl, &vl);
+            CHECK(fl == m->fl[i] && vl == m->vl[i] && hs + fl + vl == len);
+            m->ref[i] = to;
+            m->moves++;
+            return;
+        }
+    CHECK_MSG(0, "moved ref %#x is not live", from);
+}
+
+TEST(arena, pair_headers) {
+    static pair_model m;
+    memset(&m, 0, sizeof(m));
+    CHECK_EQ(arena_init(&m.a, &(arena_config){.chunk = 4096, .first_block = 64, .pairs = 1}), ARENA_OK);
+    /* One header byte up to a 14-byte field with a 16-byte value (not both
+     * empty); past either, a LONG byte and two varints. */
+    struct {
+        uint32_t fl, vl, size;
+    } pr[] = {{0, 0, 3},    {1, 0, 2},      {0, 1, 2},     {5, 7, 13},       {14, 16, 31},        {15, 16, 34},
+              {14, 17, 34}, {0, 16, 17},    {14, 0, 15},   {127, 3, 133},    {128, 3, 135},       {20000, 1, 20006},
+              {3, 100000, 100008}};
+    int n = (int)(sizeof(pr) / sizeof(pr[0]));
+    for (int i = 0; i < n; i++) {
+        m.fl[i] = pr[i].fl;
+        m.vl[i] = pr[i].vl;
+        m.seed[i] = 100 + (uint64_t)i;
+        pair_fill(&m, i);
+        size_t len;
+        unsigned char *e = arena_get(&m.a, m.ref[i], &len);
+        CHECK_MSG(len == pr[i].size, "pair (%u, %u) takes %zu bytes", pr[i].fl, pr[i].vl, len);
+        CHECK_EQ(arena_entry_size(&m.a, len), len);
+        CHECK((e[0] == ARENA_PAIR_LONG) == (pr[i].size > 1 + pr[i].fl + pr[i].vl));
+    }
+    pair_verify(&m, n);
+    CHECK_EQ(m.a.live_bytes, 3 + 2 + 2 + 13 + 31 + 34 + 34 + 17 + 15 + 133 + 135 + 20006 + 100008);
+    for (int i = 0; i < n; i += 2) {
+        arena_free(&m.a, m.ref[i]);
+        m.live[i] = 0;
+    }
+    pair_verify(&m, n);
+    for (int i = 0; i < n; i++)
+        if (m.live[i]) arena_free(&m.a, m.ref[i]);
+    CHECK_EQ(m.a.blocks, 0);
+    arena_destroy(&m.a);
+
+    /* Random pairs, frees (dead entries of every size, the two-byte ones
+     * included) and compaction that walks over them. */
+    memset(&m, 0, sizeof(m));
+    CHECK_EQ(arena_init(&m.a, &(arena_config){.chunk = 4096, .first_block = 64, .pairs = 1}), ARENA_OK);
+    unit_rng r = {7};
+    for (int i = 0; i < 3000; i++) {
+        unsigned roll = (unsigned)unit_below(&r, 10);
+        m.fl[i] = (uint32_t)(roll < 7 ? unit_below(&r, 16) : unit_below(&r, 300));
+        m.vl[i] = (uint32_t)(roll < 5 ? unit_below(&r, 18) : unit_below(&r, 200));
+        if (m.fl[i] + m.vl[i] == 0 && (i & 1)) m.vl[i] = 1;
+        m.seed[i] = 1000 + (uint64_t)i;
+        pair_fill(&m, i);
+    }
+    for (int i = 0; i < 3000; i++)
+        if (unit_below(&r, 3)) {
+            arena_free(&m.a, m.ref[i]);
+            m.live[i] = 0;
+        }
+    pair_verify(&m, 3000);
+    CHECK(m.a.dead_bytes > 0);
+    int rc;
+    while ((rc = arena_compact_step(&m.a, 512, pair_moved, &m)) == 1) pair_verify(&m, 3000);
+    CHECK_EQ(rc, 0);
+    CHECK(m.moves > 0);
+    pair_verify(&m, 3000);
+    unit_log("%llu pairs moved", (unsigned long long)m.moves);
+    arena_destroy(&m.a);
 }
 
 TEST(arena, geometric_growth_and_small_footprint) {
