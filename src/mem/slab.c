@@ -318,6 +318,28 @@ void slab_pool_free(slab_pool *sp, void *p) {
     }
 }
 
+/* Give back class cls's empty slabs (the one a class keeps against churn,
+ * and any left on its list behind slabs linked since). */
+static size_t pool_purge_class(slab_pool *sp, size_t cls) {
+    size_t n = 0;
+    for (slab_page *s = sp->avail[cls], *next; s; s = next) {
+        next = s->next;
+        if (s->used) continue;
+        slab_unlink(sp, s);
+        __atomic_sub_fetch(&sp->nslabs, 1, __ATOMIC_RELAXED);
+        if (sp->max_ids) slab_id_give(sp, s);
+        slab_put(s);
+        n++;
+    }
+    return n;
+}
+
+size_t slab_pool_purge(slab_pool *sp) {
+    size_t n = 0;
+    for (size_t c = 0; c <= SLAB_NCLASS; c++) n += pool_purge_class(sp, c);
+    return n;
+}
+
 void slab_pool_destroy(slab_pool *sp) {
     for (size_t c = 0; c <= SLAB_NCLASS; c++) {
         slab_page *s = sp->avail[c];
@@ -367,4 +389,15 @@ void slab_free(void *p) {
     pthread_mutex_lock(l);
     slab_pool_free(&slab_global, p);
     pthread_mutex_unlock(l);
+}
+
+size_t slab_purge(void) {
+    pthread_once(&slab_once, slab_init);
+    size_t n = 0;
+    for (size_t c = 0; c <= SLAB_NCLASS; c++) {
+        pthread_mutex_lock(&slab_locks[c]);
+        n += pool_purge_class(&slab_global, c);
+        pthread_mutex_unlock(&slab_locks[c]);
+    }
+    return n;
 }

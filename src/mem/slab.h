@@ -57,6 +57,11 @@ _Static_assert((1u << SLAB_REF_OFF_BITS) * SLAB_QUANTUM == 16384, "offsets of a 
 void *slab_alloc(size_t n);
 /* Give back a slot of slab_alloc. */
 void slab_free(void *p);
+/* Give back the empty slabs of slab_alloc's pool: a class keeps its last
+ * slab with room when it empties (against churn), and a burst through
+ * many classes (a small block growing one field at a time) leaves one per
+ * class, each with its touched pages. MEMORY PURGE. Returns how many. */
+size_t slab_purge(void);
 /* Bytes of the slot p (its size class), of either kind. */
 size_t slab_size(const void *p);
 /* Bytes of the slot slab_alloc(n) returns (n <= SLAB_MAX). */
@@ -90,6 +95,8 @@ static inline void *slab_pool_at(const slab_pool *sp, uint32_t ref) {
 }
 void *slab_pool_alloc(slab_pool *sp, size_t n);
 void slab_pool_free(slab_pool *sp, void *p);
+/* Give back the pool's empty slabs (as slab_purge); returns how many. */
+size_t slab_pool_purge(slab_pool *sp);
 /* Frees the pool's slabs; every slot must have been given back. The pool is
  * empty again. */
 void slab_pool_destroy(slab_pool *sp);

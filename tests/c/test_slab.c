@@ -133,6 +133,49 @@ TEST(slab, pool_gives_slabs_back) {
     CHECK_EQ(slab_pool_bytes(&sp), 0);
 }
 
+/* A class keeps its last slab when it empties; purging gives every empty
+ * slab back, and the pool goes on serving. */
+TEST(slab, purge_gives_kept_slabs_back) {
+    slab_pool sp;
+    slab_pool_init(&sp);
+    enum { K = SLAB_NCLASS - 1 };
+    static unsigned char *p[K];
+    for (size_t i = 0; i < K; i++) {
+        p[i] = slab_pool_alloc(&sp, 8 * (i + 1));
+        CHECK(p[i] != NULL);
+        fill(p[i], 8 * (i + 1), (uint32_t)i);
+    }
+    unsigned char *keep = slab_pool_alloc(&sp, 8);
+    CHECK(keep != NULL);
+    fill(keep, 8, 999);
+    CHECK_EQ(slab_pool_bytes(&sp), K * 16384);
+    for (size_t i = 0; i < K; i++) slab_pool_free(&sp, p[i]);
+    /* One slab per class is kept; the class of `keep` is not empty. */
+    CHECK_EQ(slab_pool_bytes(&sp), K * 16384);
+    CHECK_EQ(slab_pool_purge(&sp), K - 1);
+    CHECK_EQ(slab_pool_bytes(&sp), 16384);
+    CHECK_EQ(slab_pool_purge(&sp), 0);
+    CHECK(intact(keep, 8, 999));
+    for (size_t i = 0; i < K; i++) {
+        p[i] = slab_pool_alloc(&sp, 8 * (i + 1));
+        CHECK(p[i] != NULL);
+        fill(p[i], 8 * (i + 1), (uint32_t)i);
+    }
+    for (size_t i = 0; i < K; i++) CHECK(intact(p[i], 8 * (i + 1), (uint32_t)i));
+    for (size_t i = 0; i < K; i++) slab_pool_free(&sp, p[i]);
+    slab_pool_free(&sp, keep);
+    slab_pool_destroy(&sp);
+    CHECK_EQ(slab_pool_bytes(&sp), 0);
+    /* The process-wide pool: a burst through 50 classes, then purge. */
+    for (size_t i = 0; i < 50; i++) p[i] = slab_alloc(8 * (i + 1));
+    for (size_t i = 0; i < 50; i++) slab_free(p[i]);
+    CHECK(slab_purge() >= 50);
+    CHECK_EQ(slab_purge(), 0);
+    void *q = slab_alloc(100);
+    CHECK(q != NULL);
+    slab_free(q);
+}
+
 /* References: every slot's address comes back from its reference, a
  * freed slab's id is used again, and a pool out of ids refuses. */
 TEST(slab, pool_references) {

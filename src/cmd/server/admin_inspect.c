@@ -22,6 +22,7 @@
 #include "db/memusage.h"
 #include "db/strval.h"
 #include "util/strutil.h"
+#include "mem/slab.h"
 #include "mem/ssdtail.h"
 #include "session/session.h"
 #include "base/config.h"
@@ -401,8 +402,10 @@ void memoryMallocStatsCommand(client *c) {
 }
 
 void memoryPurgeCommand(client *c) {
+    slab_purge();
 #ifndef GOBLIN_NO_JEMALLOC
     char cmd[64];
+    mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
     snprintf(cmd, sizeof(cmd), "arena.%d.purge", MALLCTL_ARENAS_ALL);
     if (mallctl(cmd, NULL, NULL, NULL, 0) != 0) {
         reply_error(c, "ERR Error purging dirty pages");
