@@ -1315,6 +1315,79 @@ size_t db_active_expire_cycle(long long budget_us) {
  * together cost the cron thread 2-4 ms at once. */
 #define DB_REHASH_BUDGET_US 1000
 
+/* Collections whose index resize a write started (db_note_resize), by db
+ * number and key name; resizing_lock is a leaf, taken under a shard lock.
+ * nresizing is written under the lock, read without it by the cron. */
+typedef struct resizing_key {
+    int dbid;
+    size_t n;
+    char *k;
+} resizing_key;
+static resizing_key resizing[DB_RESIZING_MAX];
+static int nresizing;
+static pthread_mutex_t resizing_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Under resizing_lock: list (dbid, k) unless it is listed or the list is
+ * full; the list takes k (a copy of the name) or it is freed. */
+static void resizing_add(int dbid, char *k, size_t n) {
+    for (int i = 0; i < nresizing; i++) {
+        if (resizing[i].dbid == dbid && resizing[i].n == n && memcmp(resizing[i].k, k, n) == 0) {
+            free(k);
+            return;
+        }
+    }
+    if (nresizing == DB_RESIZING_MAX) {
+        free(k);
+        return;
+    }
+    resizing[nresizing] = (resizing_key){dbid, n, k};
+    __atomic_store_n(&nresizing, nresizing + 1, __ATOMIC_RELAXED);
+}
+
+void db_note_resize(gdb *db, const char *k, size_t n) {
+    char *copy = malloc(n ? n : 1);
+    if (!copy) return;
+    memcpy(copy, k, n);
+    pthread_mutex_lock(&resizing_lock);
+    resizing_add(db->id, copy, n);
+    pthread_mutex_unlock(&resizing_lock);
+}
+
+/* Steps of 256 groups of each listed collection in turn (keyspace read
+ * lock held) while the cycle's budget lasts. A key that is gone, or whose
+ * value has nothing left to move, leaves the list. */
+static void rehash_listed(uint64_t t0) {
+    resizing_key work[DB_RESIZING_MAX];
+    int keep[DB_RESIZING_MAX];
+    pthread_mutex_lock(&resizing_lock);
+    int n = nresizing;
+    memcpy(work, resizing, sizeof(resizing_key) * (size_t)n);
+    __atomic_store_n(&nresizing, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&resizing_lock);
+    for (int i = 0; i < n; i++) {
+        keep[i] = 1; /* not visited once the budget is spent */
+        if (monotime_us() - t0 >= DB_REHASH_BUDGET_US) continue;
+        const resizing_key *r = &work[i];
+        gdb *db = r->dbid < ndbs ? dbs[r->dbid] : NULL;
+        if (!db) {
+            keep[i] = 0;
+            continue;
+        }
+        unsigned s = db_shard_of(r->k, r->n);
+        db_lock_shard(db, s);
+        dbentry *e = db_lookup_raw(db, r->k, r->n);
+        do keep[i] = e && obj_rehash_step(&e->val, 256);
+        while (keep[i] && monotime_us() - t0 < DB_REHASH_BUDGET_US);
+        db_unlock_shard(db, s);
+    }
+    pthread_mutex_lock(&resizing_lock);
+    for (int i = 0; i < n; i++) {
+        if (keep[i]) resizing_add(work[i].dbid, work[i].k, work[i].n);
+        else free(work[i].k);
+    }
+    pthread_mutex_unlock(&resizing_lock);
+}
+
 void db_rehash_cycle(void) {
     static unsigned cursor; /* cron thread only */
     unsigned total = (unsigned)ndbs * DB_NSHARDS;
@@ -1333,5 +1406,6 @@ void db_rehash_cycle(void) {
             break;
         }
     }
+    if (__atomic_load_n(&nresizing, __ATOMIC_RELAXED)) rehash_listed(t0);
     db_unlock_keyspace();
 }

@@ -379,6 +379,13 @@ uint64_t db_scan(gdb *db, uint64_t cursor, db_scan_fn *fn, void *arg);
  * number of keys expired. Takes the locks it needs. */
 size_t db_active_expire_cycle(long long budget_us);
 void db_rehash_cycle(void);
+/* A write left the collection at key resizing its index (lf_take_resize
+ * started): list it for db_rehash_cycle, which finishes the resize while
+ * the collection is idle. Called under the key's shard lock; at most
+ * DB_RESIZING_MAX keys are listed (more are not: operations still move
+ * their resizes). */
+#define DB_RESIZING_MAX 64
+void db_note_resize(gdb *db, const char *k, size_t n);
 extern volatile int db_active_expire_enabled;
 /* keyspace_hits / keyspace_misses: db_lookup counts them while the calling
  * thread runs a read-only command, db_lookup_read always (Redis counts read

@@ -45,6 +45,11 @@ size_t obj_len(const gobj *o) {
     return 1;
 }
 
+int obj_rehash_step(gobj *o, size_t groups) {
+    const obj_type_ops *t = o->type < OBJ_NTYPES ? type_ops[o->type] : NULL;
+    return t && t->rehash_step ? t->rehash_step(o, groups) : 0;
+}
+
 const char *obj_type_name(int type) {
     switch (type) {
     case OBJ_STRING: return "string";

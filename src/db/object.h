@@ -74,6 +74,9 @@ typedef struct obj_type_ops {
     int (*dup)(gobj *dst, const gobj *src);          /* 0 ok, -1 no memory */
     size_t (*mem_usage)(const gobj *o);
     size_t (*len)(const gobj *o);                    /* elements */
+    /* Move up to groups groups of an index resize in flight; 1 while more
+     * remain (db_note_resize: the cron finishes idle collections' resizes). */
+    int (*rehash_step)(gobj *o, size_t groups);
 } obj_type_ops;
 
 void obj_register_type(int type, const obj_type_ops *ops);
@@ -82,6 +85,8 @@ int obj_dup(gobj *dst, const gobj *src);
 size_t obj_mem_usage(const gobj *o);
 /* Elements of a collection (1 for a string or a type without the hook). */
 size_t obj_len(const gobj *o);
+/* obj_type_ops.rehash_step, or 0 for a type without one. */
+int obj_rehash_step(gobj *o, size_t groups);
 const char *obj_type_name(int type);
 const char *obj_encoding_name(const gobj *o);
 uint32_t obj_clock(void);

@@ -489,6 +489,8 @@ size_t hash_mem_usage(const hash *h) {
     return malloc_usable_size((void *)l) + lf_mem_bytes(l);
 }
 
+int hash_rehash_step(hash *h, size_t groups) { return is_large(h) ? lf_rehash_step(as_large(h), groups) : 0; }
+
 int hash_get(hash *h, const void *f, size_t flen, const char **v, size_t *vlen) {
     const char *vp;
     size_t vl;

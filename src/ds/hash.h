@@ -49,6 +49,9 @@ int hash_form(const hash *h);       /* HASH_SMALL or HASH_LARGE */
 size_t hash_len(const hash *h);
 /* Bytes the hash holds: the packed block, or struct + arena + index. */
 size_t hash_mem_usage(const hash *h);
+/* Move up to groups groups of the large form's index resize in flight
+ * (lf_rehash_step); 1 while more remain, 0 when none (or small). */
+int hash_rehash_step(hash *h, size_t groups);
 
 /* 1 and the value when field is present, else 0. */
 int hash_get(hash *h, const void *f, size_t flen, const char **v, size_t *vlen);

@@ -103,6 +103,7 @@ void lf_init(lform *l, const lf_type *t) {
     swiss_init(&l->idx, &t->index, l);
     l->dead_mark = 0;
     l->compacting = 0;
+    l->noted = 0;
 }
 
 void lf_destroy(lform *l) {
@@ -174,6 +175,25 @@ void lf_maintain_step(lform *l, size_t budget) {
     if (swiss_is_rehashing(&l->idx)) return;
     lf_compact(l, budget);
     l->dead_mark = l->a.dead_bytes;
+}
+
+static _Thread_local int resize_started;
+
+void lf_note_resize(lform *l, int resizing) {
+    l->noted = (uint8_t)resizing;
+    if (resizing) resize_started = 1;
+}
+
+int lf_take_resize_started(void) {
+    int r = resize_started;
+    resize_started = 0;
+    return r;
+}
+
+int lf_rehash_step(lform *l, size_t groups) {
+    int more = swiss_rehash_step(&l->idx, groups);
+    if (!more) l->noted = 0;
+    return more;
 }
 
 int lf_refset_init(lf_refset *rs, size_t n) {

@@ -30,6 +30,7 @@ typedef struct lform {
     swiss idx;           /* one slot (an arena_ref) per live entry */
     size_t dead_mark;    /* dead bytes when compaction was last considered */
     uint8_t compacting;  /* the last compaction step left work to do */
+    uint8_t noted;       /* the index's resize in flight has been reported */
 } lform;
 
 /* Compaction moved an entry from `from` to `to` (data, len: its bytes at
@@ -153,7 +154,10 @@ int lf_compact(lform *l, size_t budget);
  * of the arena (at least 256 bytes) since the last look, or while a
  * compaction is under way. The test is inline, the step is not. */
 void lf_maintain_step(lform *l, size_t budget);
+void lf_note_resize(lform *l, int resizing);
 static inline void lf_maintain(lform *l, size_t budget) {
+    int resizing = l->idx.resizing != 0;
+    if (__builtin_expect(resizing != l->noted, 0)) lf_note_resize(l, resizing);
     const arena *a = &l->a;
     if (a->dead_bytes < l->dead_mark) l->dead_mark = a->dead_bytes;
     if (a->dead_bytes == 0) return;
@@ -164,6 +168,17 @@ static inline void lf_maintain(lform *l, size_t budget) {
     }
     lf_maintain_step(l, budget);
 }
+
+/* Idle resizes. A write that leaves the index resizing (a resize started
+ * since the last report) sets a flag of the calling thread, which
+ * lf_take_resize_started returns and clears: the server then lists the
+ * key, and its cron finishes the resize with lf_rehash_step while the
+ * collection sits idle (the old and new tables of a resize in flight both
+ * hold memory; without the cron only operations on the collection move
+ * it). lf_rehash_step moves up to groups groups (0: none, a question);
+ * 1 while more remain. */
+int lf_take_resize_started(void);
+int lf_rehash_step(lform *l, size_t groups);
 
 /* A set of refs (open addressing), for distinct random picks. */
 typedef struct lf_refset {

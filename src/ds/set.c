@@ -382,6 +382,10 @@ size_t set_mem_usage(const gset *s) {
     return n;
 }
 
+int set_rehash_step(gset *s, size_t groups) {
+    return s->form == SET_LARGE ? lf_rehash_step(&as_large(s)->lf, groups) : 0;
+}
+
 /* ---- membership ---- */
 
 int set_contains(gset *s, const void *m, size_t n) {

@@ -76,6 +76,9 @@ int set_is_intset(const gset *s);
 size_t set_card(const gset *s);
 /* Bytes the set holds: the array or block, or struct + arena + index. */
 size_t set_mem_usage(const gset *s);
+/* Move up to groups groups of the large form's index resize in flight
+ * (lf_rehash_step); 1 while more remain. */
+int set_rehash_step(gset *s, size_t groups);
 
 /* A set_elem of bytes p[0..n) (isint 0). */
 void set_elem_bytes(set_elem *e, const void *p, size_t n);

@@ -382,6 +382,8 @@ size_t zset_mem_bytes(const zset *z) {
     return m + sizeof(*b) + lf_mem_bytes(&b->lf) + zbt_mem_bytes(&b->t);
 }
 
+int zset_rehash_step(zset *z, size_t groups) { return z->big ? lf_rehash_step(&z->big->lf, groups) : 0; }
+
 zset *zset_dup(const zset *z) {
     zset *d = zset_new(NULL);
     if (!z->big) {

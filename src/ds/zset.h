@@ -45,6 +45,9 @@ size_t zset_card(const zset *z);
 int zset_is_packed(const zset *z);
 /* Bytes of memory held (structure, blocks, index, tree nodes). */
 size_t zset_mem_bytes(const zset *z);
+/* Move up to groups groups of the member index's resize in flight
+ * (lf_rehash_step); 1 while more remain. */
+int zset_rehash_step(zset *z, size_t groups);
 
 /* Score of member; 1 when present. */
 int zset_score(zset *z, const void *m, size_t n, double *score);

@@ -287,6 +287,42 @@ TEST(lform, growth_spreads_index_resizes) {
     lf_destroy(&l);
 }
 
+/* A write that leaves the index resizing reports it once per resize (the
+ * server then lists the key for its cron), and lf_rehash_step finishes a
+ * resize while nothing else touches the collection. */
+TEST(lform, resizes_reported_once_and_finished_idle) {
+    lform l;
+    lf_init(&l, &whole_type);
+    (void)lf_take_resize_started();
+    char k[32];
+    uint32_t reports = 0, starts = 0, i = 0;
+    int was = 0;
+    for (; i < 100000 || !l.idx.resizing; i++) {
+        size_t kn = key_of(i, k);
+        CHECK_EQ(lf_put(&l, k, kn, hash_bytes(k, kn), NULL), LF_OK);
+        lf_maintain(&l, LF_COMPACT_BUDGET);
+        int now = l.idx.resizing != 0, rep = lf_take_resize_started();
+        CHECK(!rep || now);
+        reports += (uint32_t)rep;
+        starts += (uint32_t)(now && !was);
+        was = now;
+    }
+    unit_log("%u keys: %u resizes seen, %u reported", i, starts, reports);
+    CHECK(starts > 10);
+    CHECK_EQ(reports, starts);
+    CHECK_EQ(lf_take_resize_started(), 0);
+    size_t before = swiss_mem_bytes(&l.idx);
+    uint32_t steps = 0;
+    while (lf_rehash_step(&l, 64)) steps++;
+    CHECK(steps > 0);
+    CHECK_EQ(l.idx.resizing, 0);
+    CHECK_EQ(l.noted, 0);
+    CHECK(swiss_mem_bytes(&l.idx) < before);
+    CHECK_EQ(lf_check(&l), 0);
+    CHECK_EQ(lf_rehash_step(&l, 64), 0);
+    lf_destroy(&l);
+}
+
 /* ---- sampling ---- */
 
 typedef struct pick_log {

@@ -485,6 +485,20 @@ static void debug_object(client *c) {
     db_unlock_keyspace();
 }
 
+/* Goblin: 1 while the index of the collection at key has a resize in
+ * flight (the cron finishes those of idle collections), else 0. */
+static void debug_resizing(client *c) {
+    unsigned s = db_shard_of(c->argv[2].p, c->argv[2].n);
+    db_rdlock_keyspace();
+    gdb *db = cmd_db(c);
+    db_lock_shard(db, s);
+    dbentry *e = db_lookup_raw(db, c->argv[2].p, c->argv[2].n);
+    if (!e) reply_error(c, "ERR no such key");
+    else reply_int(c, obj_rehash_step(&e->val, 0));
+    db_unlock_shard(db, s);
+    db_unlock_keyspace();
+}
+
 /* DEBUG SLEEP blocks the whole server in Redis; holding the keyspace write
  * lock blocks every command that touches keys here. */
 static void debug_sleep(client *c) {
@@ -696,6 +710,9 @@ static void debug_help(client *c) {
         "AOF-FAULT <writes> <fsyncs>",
         "    (Goblin) Fail the AOF writer's next <writes> writes and <fsyncs> fsyncs",
         "    with an I/O error.",
+        "RESIZING <key>",
+        "    (Goblin) 1 while the index of the collection at <key> has a resize in",
+        "    flight (the cron finishes the resizes of idle collections), else 0.",
         "SSD-FAULT <writes> <reads> [<submits>]",
         "    (Goblin) Fail the next <writes> SSD tail writes and <reads> tail reads",
         "    with an I/O error, and refuse the next <submits> submissions of",
@@ -760,6 +777,8 @@ void debugCommand(client *c) {
         debug_digest_value(c);
     } else if (c->argc == 3 && arg_is(sub, "object")) {
         debug_object(c);
+    } else if (c->argc == 3 && arg_is(sub, "resizing")) {
+        debug_resizing(c);
     } else if (c->argc == 3 && arg_is(sub, "set-active-expire")) {
         int on = atoi(c->argv[2].p);
         __atomic_store_n(&db_active_expire_enabled, on, __ATOMIC_RELAXED); /* read by the cron thread */

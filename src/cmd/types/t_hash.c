@@ -28,7 +28,7 @@
 
 /* ---- object glue ---- */
 
-TC_VALUE_TYPE(hash, OBJ_HASH, hash_free, hash_dup, hash_mem_usage, hash_len)
+TC_VALUE_TYPE_RESIZING(hash, OBJ_HASH, hash_free, hash_dup, hash_mem_usage, hash_len, hash_rehash_step)
 
 static hash_limits hash_cfg_limits(void) {
     return (hash_limits){.max_entries = tc_cfg_size(cfg.hash_max_listpack_entries),

@@ -38,7 +38,7 @@
 
 /* ---- object glue ---- */
 
-TC_VALUE_TYPE(set, OBJ_SET, set_free, set_dup, set_mem_usage, set_card)
+TC_VALUE_TYPE_RESIZING(set, OBJ_SET, set_free, set_dup, set_mem_usage, set_card, set_rehash_step)
 
 static set_limits set_cfg_limits(void) { return (set_limits){.max_intset = tc_cfg_size(cfg.set_max_intset_entries)}; }
 

@@ -61,7 +61,7 @@ static void set_obj_each(const gobj *o, set_each_fn *fn, void *arg) {
 
 /* ---- object glue ---- */
 
-TC_VALUE_TYPE(zset, OBJ_ZSET, zset_free, zset_dup, zset_mem_bytes, zset_card)
+TC_VALUE_TYPE_RESIZING(zset, OBJ_ZSET, zset_free, zset_dup, zset_mem_bytes, zset_card, zset_rehash_step)
 
 zset_limits zset_cmd_limits(void) {
     return (zset_limits){.max_entries = tc_cfg_size(cfg.zset_max_listpack_entries),

@@ -8,6 +8,7 @@
 
 #include "cmd/types/tcommon.h"
 #include "ds/hash.h"
+#include "ds/lform.h"
 #include "ds/set.h"
 #include "ds/zset.h"
 #include "session/reply.h"
@@ -97,6 +98,9 @@ static int notify_class(int type) {
 }
 
 void tc_changed(client *c, gdb *db, const garg *key, int type, const char *event) {
+    /* A write that started an index resize: the cron finishes it if the
+     * collection then sits idle. */
+    if (lf_take_resize_started()) db_note_resize(db, key->p, key->n);
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, notify_class(type), event, db, key->p, key->n);
 }

@@ -18,7 +18,11 @@
  * and its element count (tc_value_len): the value is the ds/ structure at
  * gobj.u.p, freed by freefn, copied by dupfn (NULL when out of memory),
  * measured by memfn and counted by lenfn. */
-#define TC_VALUE_TYPE(name, objtype, freefn, dupfn, memfn, lenfn)                                  \
+#define TC_VALUE_TYPE(name, objtype, freefn, dupfn, memfn, lenfn) \
+    TC_VALUE_TYPE_RESIZING(name, objtype, freefn, dupfn, memfn, lenfn, tc_no_rehash)
+/* The same for a structure whose index resizes (rehashfn: its
+ * obj_type_ops.rehash_step on the structure). */
+#define TC_VALUE_TYPE_RESIZING(name, objtype, freefn, dupfn, memfn, lenfn, rehashfn)                 \
     static void name##_obj_free(gobj *o) {                                                          \
         freefn(o->u.p);                                                                             \
         o->u.p = NULL;                                                                              \
@@ -28,12 +32,20 @@
     }                                                                                               \
     static size_t name##_obj_mem_usage(const gobj *o) { return memfn(o->u.p); }                     \
     static size_t name##_obj_len(const gobj *o) { return (size_t)lenfn(o->u.p); }                   \
+    static int name##_obj_rehash(gobj *o, size_t groups) { return rehashfn(o->u.p, groups); }        \
     static const obj_type_ops name##_ops = {name##_obj_free, name##_obj_dup, name##_obj_mem_usage,   \
-                                            name##_obj_len};                                        \
+                                            name##_obj_len, name##_obj_rehash};                     \
     void name##_family_init(void) {                                                                 \
         obj_register_type(objtype, &name##_ops);                                                    \
         tc_register_len(objtype, name##_obj_len);                                                   \
     }
+
+/* TC_VALUE_TYPE's rehash_step: nothing to move. */
+static inline int tc_no_rehash(const void *p, size_t groups) {
+    (void)p;
+    (void)groups;
+    return 0;
+}
 
 /* obj_type_ops.dup's ending: *dst is src holding copy; -1 when copy is NULL. */
 int tc_obj_dup(gobj *dst, const gobj *src, void *copy);

@@ -785,4 +785,25 @@ start_server {tags {hash}} {
         r hset small a 1
         assert_range [r memory usage small] 1 200
     } goblin_only
+
+    test {The cron finishes the index resize of a hash left idle} {
+        r del h
+        # Batches until one leaves the index resizing; then nothing touches
+        # the hash, and the cron moves the rest and frees the old table.
+        set n 0
+        while {$n < 400000} {
+            fill_hash h 5000 f $n
+            incr n 5000
+            if {[r debug resizing h]} break
+        }
+        assert_equal 1 [r debug resizing h]
+        set before [r memory usage h]
+        wait_for_condition 100 50 {[r debug resizing h] == 0} else {
+            fail "the resize of an idle hash was not finished"
+        }
+        assert {[r memory usage h] < $before}
+        assert_equal $n [r hlen h]
+        assert_equal v17 [r hget h f17]
+        r del h
+    } goblin_only
 }
