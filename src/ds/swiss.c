@@ -22,21 +22,22 @@
  * part i holds the elements whose pos has i in its top SWISS_PART_BITS bits.
  * Every part resizes on its own (same size to drop tombstones, shrink below
  * 1/8) and parts start at staggered sizes ((NPARTS + i) << k groups for part
- * i), so with a uniform hash they reach 7/8 at different totals.
+ * i), so with a uniform hash they reach 15/16 at different totals.
  *
- * Growth. A part doubles at the maximum load of 7/8 (the single part's
+ * Growth. A part doubles at the maximum load of 15/16 (the single part's
  * group counts are powers of two); a part of a split index whose type asks
  * for it (swiss_type.grow_div = d) grows by 1/d instead, to any group count
  * (and shrinks to any): by a quarter for the key index, by a half for the
  * large form of collections. The mean load over a growing index is
- * 7/8 * (1 - 1/g) / ln g for growth factor g: 0.63 when doubling (the load
- * swings between 7/16 and 7/8), 0.72 for g = 3/2 (7/12 to 7/8), 0.78 for
- * g = 5/4 (7/10 to 7/8); with 4-byte slots, 5 B/slot / load = 7.9, 6.95 and
- * 6.4 B per element. The price is moves: a doubling table moves each
- * element once on average while it grows, g = 3/2 twice, g = 5/4 four
- * times (each move hashes the element, which reads it). Against a maximum
- * of 13/16, 7/8 costs a lookup that misses ~10 % more probing and a hit
- * nothing measurable (swiss_bench, docs/benchmarks.md section 5).
+ * 15/16 * (1 - 1/g) / ln g for growth factor g: 0.68 when doubling (the
+ * load swings between 15/32 and 15/16), 0.77 for g = 3/2 (5/8 to 15/16),
+ * 0.84 for g = 5/4 (3/4 to 15/16); with 4-byte slots, 5 B/slot / load =
+ * 7.4, 6.5 and 5.95 B per element. The price is moves: a doubling table
+ * moves each element once on average while it grows, g = 3/2 twice, g =
+ * 5/4 four times (each move hashes the element, which reads it). A fuller
+ * table makes a lookup that misses probe further (13/16 to 7/8: ~10 %);
+ * from 7/8 to 15/16 the server's CPU per SET, GET, HSET, HGET, SADD and
+ * ZADD did not move (docs/benchmarks.md section 5).
  * Only one part (1/16 of the index) is ever copied by one resize, so the
  * transient peak is small.
  *
@@ -53,7 +54,7 @@
  * group of g, g+1, ... (mod ngroups) that had a free byte when it was
  * inserted, so every group between g and its position has no EMPTY byte.
  * Deletes write DELETED, never EMPTY, so chains only break when a whole table
- * is rebuilt. Load (live + deleted) stays at most 7/8, so a chain always
+ * is rebuilt. Load (live + deleted) stays at most 15/16, so a chain always
  * ends. Lookups and the scan rely on this.
  *
  * Resize. A part resizes into its t[1], moving t[0] a group at a time: a
@@ -110,7 +111,7 @@ static inline size_t split_groups(const swiss *s) { return (size_t)SWISS_SPLIT_G
 
 static inline size_t tab_cap(const swiss_tab *t) { return t->ngroups * SWISS_GROUP; }
 /* Maximum load (live + deleted) of a table: LOAD_NUM / LOAD_DEN. */
-#define LOAD_NUM 14 /* 7/8 */
+#define LOAD_NUM 15 /* 15/16 */
 #define LOAD_DEN 16
 static inline size_t tab_max_load(const swiss_tab *t) { return tab_cap(t) / LOAD_DEN * LOAD_NUM; }
 static inline uint32_t hash_pos(uint64_t h) { return (uint32_t)(h >> 7); }
@@ -474,7 +475,7 @@ static int split(swiss *s) {
     }
     /* Room for each part's share plus a quarter, in staggered sizes: the
      * loads come out spread between ~0.37 and ~0.75, and the parts reach
-     * 7/8 at different totals. */
+     * 15/16 at different totals. */
     size_t ng[SWISS_NPARTS];
     for (unsigned i = 0; i < SWISS_NPARTS; i++) ng[i] = groups_fit(SWISS_NPARTS + i, cnt[i] + cnt[i] / 4 + SWISS_GROUP, LOAD_NUM, LOAD_DEN);
     swiss_part *parts = parts_alloc(s, ng);
