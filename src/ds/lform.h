@@ -111,6 +111,14 @@ void lf_prefetch(const lform *l, const void *key, size_t klen, int stage);
 /* The key of live entry r. */
 const unsigned char *lf_key(const lform *l, arena_ref r, size_t *klen);
 
+void lf_note_resize(lform *l, int resizing);
+/* After an insert or a removal: report an index resize that started (see
+ * "Idle resizes" below). */
+static inline void lf_note_check(lform *l) {
+    int resizing = l->idx.resizing != 0;
+    if (__builtin_expect(resizing != l->noted, 0)) lf_note_resize(l, resizing);
+}
+
 /* Index entry r, allocated in l->a and filled, whose key (hash hv) is
  * absent. LF_OK, or LF_ENOMEM with r freed. (Inline, as the insert paths
  * of the types were.) */
@@ -121,6 +129,7 @@ static inline int lf_index(lform *l, arena_ref r, uint64_t hv) {
         return LF_ENOMEM;
     }
     arena_ref_store(slot, r);
+    lf_note_check(l);
     return LF_OK;
 }
 
@@ -141,6 +150,7 @@ static inline void lf_remove(lform *l, void *slot) {
     arena_ref r = arena_ref_load(slot);
     swiss_delete(&l->idx, slot);
     arena_free(&l->a, r);
+    lf_note_check(l);
 }
 /* Remove live entry r (its slot found by reference) and free it; returns
  * the arena bytes it took (prefix included). */
@@ -154,10 +164,7 @@ int lf_compact(lform *l, size_t budget);
  * of the arena (at least 256 bytes) since the last look, or while a
  * compaction is under way. The test is inline, the step is not. */
 void lf_maintain_step(lform *l, size_t budget);
-void lf_note_resize(lform *l, int resizing);
 static inline void lf_maintain(lform *l, size_t budget) {
-    int resizing = l->idx.resizing != 0;
-    if (__builtin_expect(resizing != l->noted, 0)) lf_note_resize(l, resizing);
     const arena *a = &l->a;
     if (a->dead_bytes < l->dead_mark) l->dead_mark = a->dead_bytes;
     if (a->dead_bytes == 0) return;
@@ -169,8 +176,8 @@ static inline void lf_maintain(lform *l, size_t budget) {
     lf_maintain_step(l, budget);
 }
 
-/* Idle resizes. A write that leaves the index resizing (a resize started
- * since the last report) sets a flag of the calling thread, which
+/* Idle resizes. An insert or removal that leaves the index resizing (a
+ * resize started since the last report) sets a flag of the calling thread, which
  * lf_take_resize_started returns and clears: the server then lists the
  * key, and its cron finishes the resize with lf_rehash_step while the
  * collection sits idle (the old and new tables of a resize in flight both

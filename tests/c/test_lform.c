@@ -300,7 +300,6 @@ TEST(lform, resizes_reported_once_and_finished_idle) {
     for (; i < 100000 || !l.idx.resizing; i++) {
         size_t kn = key_of(i, k);
         CHECK_EQ(lf_put(&l, k, kn, hash_bytes(k, kn), NULL), LF_OK);
-        lf_maintain(&l, LF_COMPACT_BUDGET);
         int now = l.idx.resizing != 0, rep = lf_take_resize_started();
         CHECK(!rep || now);
         reports += (uint32_t)rep;

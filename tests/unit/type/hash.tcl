@@ -786,24 +786,43 @@ start_server {tags {hash}} {
         assert_range [r memory usage small] 1 200
     } goblin_only
 
-    test {The cron finishes the index resize of a hash left idle} {
-        r del h
-        # Batches until one leaves the index resizing; then nothing touches
-        # the hash, and the cron moves the rest and frees the old table.
-        set n 0
-        while {$n < 400000} {
-            fill_hash h 5000 f $n
-            incr n 5000
-            if {[r debug resizing h]} break
+    # A batch of 5000 new elements for key of the given type, from n on.
+    proc fill_batch {type key n} {
+        set args {}
+        for {set i $n} {$i < $n + 5000} {incr i} {
+            switch $type {
+                hash {lappend args f$i v$i}
+                set {lappend args m$i}
+                zset {lappend args $i m$i}
+            }
         }
-        assert_equal 1 [r debug resizing h]
-        set before [r memory usage h]
-        wait_for_condition 100 50 {[r debug resizing h] == 0} else {
-            fail "the resize of an idle hash was not finished"
+        switch $type {
+            hash {r hset $key {*}$args}
+            set {r sadd $key {*}$args}
+            zset {r zadd $key {*}$args}
         }
-        assert {[r memory usage h] < $before}
-        assert_equal $n [r hlen h]
-        assert_equal v17 [r hget h f17]
-        r del h
-    } goblin_only
+    }
+
+    foreach type {hash set zset} {
+        test "The cron finishes the index resize of a $type left idle" {
+            r del c
+            # Batches until one leaves the index resizing; then nothing
+            # touches the key, and the cron moves the rest and frees the
+            # old table.
+            set n 0
+            while {$n < 400000} {
+                fill_batch $type c $n
+                incr n 5000
+                if {[r debug resizing c]} break
+            }
+            assert_equal 1 [r debug resizing c]
+            set before [r memory usage c]
+            wait_for_condition 100 50 {[r debug resizing c] == 0} else {
+                fail "the resize of an idle $type was not finished"
+            }
+            assert {[r memory usage c] < $before}
+            assert_equal $n [r [dict get {hash hlen set scard zset zcard} $type] c]
+            r del c
+        } goblin_only
+    }
 }
