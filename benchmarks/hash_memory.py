@@ -113,16 +113,20 @@ def resident(pid):
     return kb * 1024
 
 
-def settle(pid):
-    """Resident bytes once they stop moving (allocator purges, lazy frees)."""
-    last = resident(pid)
+def settle(pid, window=5):
+    """Resident bytes once they stop moving (allocator purges, lazy frees,
+    the server's cron finishing index resizes, old tables unmapped by a
+    background thread): the last of `window` readings 0.25 s apart that
+    all lie within 64 KiB, or the reading after 10 s. (Two readings, 0.25 s,
+    used to catch a cron's work half done.)"""
+    seen = [resident(pid)]
     for _ in range(40):
         time.sleep(0.25)
-        cur = resident(pid)
-        if abs(cur - last) < 64 * 1024:
-            return cur
-        last = cur
-    return last
+        seen.append(resident(pid))
+        last = seen[-window:]
+        if len(last) == window and max(last) - min(last) < 64 * 1024:
+            return seen[-1]
+    return seen[-1]
 
 
 def start(kind, binary, port, workdir, cores):
