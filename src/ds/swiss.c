@@ -393,7 +393,7 @@ static inline size_t resize_room(const swiss_part *p) {
  * inserts at most one element and moves a group, the move ends before the
  * table fills. (Asking for room for pace inserts per group, all that a
  * paced resize lets in, would start a part that grows by half short: it has
- * room for 7 per group, though it gets only ~1/16 of the index's inserts.) */
+ * room for 7.5 per group, though it gets only ~1/16 of the index's inserts.) */
 static inline int room_short(const swiss_part *p) {
     return resize_room(p) < (p->t[0].ngroups - p->rehash_idx) * 2;
 }

@@ -19,8 +19,8 @@ typedef struct swiss_type {
     /* Non-zero when the element in slot equals the lookup key. */
     int (*match)(void *ctx, const void *slot, const void *key);
     /* While a part grows, one find/insert/delete in grow_pace moves one of
-     * its groups (0 or 1: every one). A full group holds 14 elements, so
-     * the grown table has room for 14/d inserts per group still to move
+     * its groups (0 or 1: every one). A full group holds 15 elements, so
+     * the grown table has room for 15/d inserts per group still to move
      * (grow_div d; d = 1 when doubling), and a part of a split index gets
      * only 1/16 of the index's inserts: at a pace of 8 the move ends long
      * before the new table fills (each insert is an operation; should the
