@@ -26,6 +26,20 @@ void resp_parser_free(resp_parser *p) {
     memset(p, 0, sizeof(*p));
 }
 
+/* A command of more arguments than this does not leave its argument arrays
+ * behind (resp_trim). */
+#define RESP_KEEP_ARGS 1024
+
+void resp_trim(resp_parser *p) {
+    if (p->cap <= RESP_KEEP_ARGS || p->type != 0) return;
+    free(p->off);
+    free(p->len);
+    free(p->argv);
+    p->off = p->len = NULL;
+    p->argv = NULL;
+    p->cap = 0;
+}
+
 static void reset(resp_parser *p) {
     p->type = 0;
     p->mb_left = 0;

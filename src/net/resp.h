@@ -34,6 +34,11 @@ enum { RESP_NEED_MORE = 0, RESP_COMMAND = 1, RESP_ERROR = -1 };
 
 void resp_parser_init(resp_parser *p);
 void resp_parser_free(resp_parser *p);
+/* After the command of the last resp_parse has run (its argv is no longer
+ * used): argument arrays grown for more than 1024 arguments are freed, as
+ * Redis frees a command's argv after every call, so a connection that once
+ * sent a million-argument MSET does not keep 32 MB. */
+void resp_trim(resp_parser *p);
 /* Parse from buf[0..len). RESP_COMMAND: argc and argv set, *consumed bytes
  * belong to the command. RESP_NEED_MORE: *consumed bytes may be dropped
  * (only when nothing is pending); RESP_ERROR: *err is the Redis message. */

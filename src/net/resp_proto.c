@@ -100,6 +100,7 @@ static size_t resp_process(conn *k) {
         if (argc) cmd_execute(c);
         c->argc = 0;
         c->argv = NULL;
+        resp_trim(p);
         start += used;
         conn_ran(k);
     }

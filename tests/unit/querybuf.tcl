@@ -138,6 +138,18 @@ start_server {tags {querybuf}} {
         $c close
     }
 
+    test {A command of 40000 arguments does not leave its argument arrays behind} {
+        r exists a b
+        r exists a b
+        set before [s used_memory]
+        r exists {*}[lrepeat 40000 k]
+        set after [s used_memory]
+        # Kept, the arrays of 40000 arguments would take 2 MB (32 B each, in
+        # powers of two); the query buffer that read the command holds about
+        # 1 MB until the cron trims it.
+        assert {$after - $before < 1800000}
+    }
+
     test {The initial query buffer is sized as Redis's (16 KiB to 32 KiB)} {
         set c [redis_client]
         $c client setname fresh
