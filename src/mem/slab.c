@@ -301,6 +301,14 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
     return p;
 }
 
+/* Give s, a listed slab with no live slot, back to where slabs come from. */
+static void slab_release(slab_pool *sp, slab_page *s) {
+    slab_unlink(sp, s);
+    __atomic_sub_fetch(&sp->nslabs, 1, __ATOMIC_RELAXED);
+    if (sp->max_ids) slab_id_give(sp, s);
+    slab_put(s);
+}
+
 void slab_pool_free(slab_pool *sp, void *p) {
     slab_page *s = slab_of(p);
     assert(s->used > 0);
@@ -310,12 +318,7 @@ void slab_pool_free(slab_pool *sp, void *p) {
     s->free = p;
     s->used--;
     if (!s->listed) slab_link(sp, s);
-    if (s->used == 0 && (s->prev || s->next)) {
-        slab_unlink(sp, s);
-        __atomic_sub_fetch(&sp->nslabs, 1, __ATOMIC_RELAXED);
-        if (sp->max_ids) slab_id_give(sp, s);
-        slab_put(s);
-    }
+    if (s->used == 0 && (s->prev || s->next)) slab_release(sp, s);
 }
 
 /* Give back class cls's empty slabs (the one a class keeps against churn,
@@ -325,10 +328,7 @@ static size_t pool_purge_class(slab_pool *sp, size_t cls) {
     for (slab_page *s = sp->avail[cls], *next; s; s = next) {
         next = s->next;
         if (s->used) continue;
-        slab_unlink(sp, s);
-        __atomic_sub_fetch(&sp->nslabs, 1, __ATOMIC_RELAXED);
-        if (sp->max_ids) slab_id_give(sp, s);
-        slab_put(s);
+        slab_release(sp, s);
         n++;
     }
     return n;
