@@ -465,39 +465,31 @@ static size_t serialized_length(const gobj *o) {
     return rdb_len_header(n) + n;
 }
 
-static void debug_object(client *c) {
+/* fn on the entry of key argv[2] (raw: no expiry, no access), under the
+ * keyspace read lock and the key's shard, or "ERR no such key". */
+static void debug_on_key(client *c, void (*fn)(client *c, dbentry *e)) {
     unsigned s = db_shard_of(c->argv[2].p, c->argv[2].n);
     db_rdlock_keyspace();
     gdb *db = cmd_db(c); /* under the lock: SWAPDB renumbers under the write lock */
     db_lock_shard(db, s);
     dbentry *e = db_lookup_raw(db, c->argv[2].p, c->argv[2].n);
-    if (!e) {
-        reply_error(c, "ERR no such key");
-    } else {
-        char buf[256];
-        snprintf(buf, sizeof(buf),
-                 "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%lld",
-                 (void *)&e->val, shared_int_value(&e->val) ? INT_MAX : 1, obj_encoding_name(&e->val),
-                 serialized_length(&e->val), e->val.lru & 0xffffff, obj_idle_seconds(&e->val));
-        reply_simple(c, buf);
-    }
+    if (!e) reply_error(c, "ERR no such key");
+    else fn(c, e);
     db_unlock_shard(db, s);
     db_unlock_keyspace();
 }
 
+static void debug_object(client *c, dbentry *e) {
+    char buf[256];
+    snprintf(buf, sizeof(buf), "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%lld",
+             (void *)&e->val, shared_int_value(&e->val) ? INT_MAX : 1, obj_encoding_name(&e->val),
+             serialized_length(&e->val), e->val.lru & 0xffffff, obj_idle_seconds(&e->val));
+    reply_simple(c, buf);
+}
+
 /* Goblin: 1 while the index of the collection at key has a resize in
  * flight (the cron finishes those of idle collections), else 0. */
-static void debug_resizing(client *c) {
-    unsigned s = db_shard_of(c->argv[2].p, c->argv[2].n);
-    db_rdlock_keyspace();
-    gdb *db = cmd_db(c);
-    db_lock_shard(db, s);
-    dbentry *e = db_lookup_raw(db, c->argv[2].p, c->argv[2].n);
-    if (!e) reply_error(c, "ERR no such key");
-    else reply_int(c, obj_rehash_step(&e->val, 0));
-    db_unlock_shard(db, s);
-    db_unlock_keyspace();
-}
+static void debug_resizing(client *c, dbentry *e) { reply_int(c, obj_rehash_step(&e->val, 0)); }
 
 /* DEBUG SLEEP blocks the whole server in Redis; holding the keyspace write
  * lock blocks every command that touches keys here. */
@@ -776,9 +768,9 @@ void debugCommand(client *c) {
     } else if (arg_is(sub, "digest-value")) {
         debug_digest_value(c);
     } else if (c->argc == 3 && arg_is(sub, "object")) {
-        debug_object(c);
+        debug_on_key(c, debug_object);
     } else if (c->argc == 3 && arg_is(sub, "resizing")) {
-        debug_resizing(c);
+        debug_on_key(c, debug_resizing);
     } else if (c->argc == 3 && arg_is(sub, "set-active-expire")) {
         int on = atoi(c->argv[2].p);
         __atomic_store_n(&db_active_expire_enabled, on, __ATOMIC_RELAXED); /* read by the cron thread */
