@@ -124,8 +124,6 @@ static inline size_t hdr_read(const unsigned char *p, size_t *len) {
     return n;
 }
 
-size_t arena_entry_bytes(size_t len) { return hdr_size(len) + len; }
-
 /* The entry at p, live or dead: its prefix bytes (0 in a pair arena, where
  * the payload is the whole entry), its payload length and whether it is
  * dead. The entry occupies prefix + *len bytes. */

@@ -103,9 +103,6 @@ int arena_init(arena *a, const arena_config *cfg);
 /* Frees every block; the arena may be initialised again. */
 void arena_destroy(arena *a);
 
-/* Bytes an entry of payload length len occupies (prefix included). */
-size_t arena_entry_bytes(size_t len);
-
 /* A new entry with room for len payload bytes: *ref names it, *ptr points at
  * the (uninitialised) payload. Returns ARENA_OK or an error, with the arena
  * unchanged on error. */
@@ -119,8 +116,9 @@ void arena_prefetch(const arena *a, arena_ref ref);
 /* Release a live entry. Its bytes become dead (or the block is given back). */
 void arena_free(arena *a, arena_ref ref);
 
-/* Bytes an entry of payload length len occupies in this arena: len itself
- * in a pair arena (the pair header is part of what arena_get returns). */
+/* Bytes an entry of payload length len occupies in this arena, its length
+ * prefix included: len itself in a pair arena (the pair header is part of
+ * what arena_get returns). */
 size_t arena_entry_size(const arena *a, size_t len);
 
 /* (field, value) pairs, in a pair arena (arena_config.pairs). A pair arena

@@ -140,7 +140,7 @@ static uint32_t model_add(model *m, size_t len, int *rc_out) {
     fill(p, len, it->seed);
     it->pos = m->nlive;
     m->live[m->nlive++] = id;
-    m->live_bytes += arena_entry_bytes(len);
+    m->live_bytes += arena_entry_size(&m->a, len);
     index_put(m, id);
     return id;
 }
@@ -157,7 +157,7 @@ static void model_del(model *m, uint32_t id) {
     item *it = &m->items[id];
     CHECK_EQ(index_take(m, it->ref), id);
     arena_free(&m->a, it->ref);
-    m->live_bytes -= arena_entry_bytes(it->len);
+    m->live_bytes -= arena_entry_size(&m->a, it->len);
     uint32_t last = m->live[--m->nlive];
     m->live[it->pos] = last;
     m->items[last].pos = it->pos;
@@ -330,11 +330,11 @@ TEST(arena, prefix_lengths) {
         CHECK_EQ(len, lens[i]);
         CHECK(same(p, len, i + 1));
     }
-    CHECK_EQ(arena_entry_bytes(0), 1);
-    CHECK_EQ(arena_entry_bytes(63), 64);
-    CHECK_EQ(arena_entry_bytes(64), 66);
-    CHECK_EQ(arena_entry_bytes(8191), 8193);
-    CHECK_EQ(arena_entry_bytes(8192), 8195);
+    CHECK_EQ(arena_entry_size(&a, 0), 1);
+    CHECK_EQ(arena_entry_size(&a, 63), 64);
+    CHECK_EQ(arena_entry_size(&a, 64), 66);
+    CHECK_EQ(arena_entry_size(&a, 8191), 8193);
+    CHECK_EQ(arena_entry_size(&a, 8192), 8195);
     CHECK_EQ(arena_check(&a), 0);
     arena_ref r;
     CHECK_EQ(arena_put(&a, "hello", 5, &r), ARENA_OK);
