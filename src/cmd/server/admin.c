@@ -266,6 +266,7 @@ static void configResetstatCommand(client *c) {
     double zero = 0;
     __atomic_store(&db_stat_expired_stale_perc, &zero, __ATOMIC_RELAXED);
     evict_exceeded_reset();
+    __atomic_store_n(&evict_stat_evicted_keys, 0, __ATOMIC_RELAXED);
     tstat_reset(TSTAT_KEYSPACE_HITS);
     tstat_reset(TSTAT_KEYSPACE_MISSES);
     __atomic_store_n(&session_stat_connections, 0, __ATOMIC_RELAXED);
