@@ -854,7 +854,12 @@ static void execute(client *c) {
      * holds the keyspace) and nothing is refused for memory. */
     const char *busy_err = NULL;
     int busy = script_busy(&busy_err);
-    if ((flags & CMDF_DENYOOM) && !busy) evict_store_pressure();
+    if ((flags & CMDF_DENYOOM) && !busy) {
+        size_t longest = 0; /* the largest value the command may store */
+        for (int i = 1; i < c->argc; i++)
+            if (c->argv[i].n > longest) longest = c->argv[i].n;
+        evict_store_pressure(longest);
+    }
     if (cfg.maxmemory > 0 && !busy && !repl_is_replica() && evict_perform() == EVICT_FAIL) {
         /* Over maxmemory with nothing to evict: refuse what would grow it,
          * any queuing inside MULTI (but EXEC, DISCARD, QUIT, RESET), and an

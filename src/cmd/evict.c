@@ -341,11 +341,11 @@ int evict_perform(void) {
     return exceeded(used > max, stuck && used > max ? EVICT_FAIL : EVICT_OK);
 }
 
-int evict_store_pressure(void) {
+int evict_store_pressure(size_t request) {
     int policy = cfg.maxmemory_policy;
     if (policy == POL_NOEVICTION || (objstore_cfg.memory <= 0 && objstore_cfg.small_memory <= 0) || evict_paused())
         return EVICT_OK;
-    int bits = strval_pressure();
+    int bits = strval_pressure(request);
     if (!bits) return EVICT_OK;
     if (__atomic_exchange_n(&evicting, 1, __ATOMIC_ACQUIRE)) return EVICT_OK;
     int samples = cfg.maxmemory_samples > 0 ? cfg.maxmemory_samples : 5;
@@ -362,7 +362,7 @@ int evict_store_pressure(void) {
             break;
         }
         if (mono_us() - start > EVICT_TIME_CAP_US) break;
-        bits = strval_pressure();
+        bits = strval_pressure(request);
     }
     db_unlock_keyspace();
     __atomic_store_n(&evicting, 0, __ATOMIC_RELEASE);

@@ -2,6 +2,7 @@
  * refusing commands that would grow memory when nothing can be evicted. */
 #ifndef GOBLIN_CMD_EVICT_H
 #define GOBLIN_CMD_EVICT_H
+#include <stddef.h>
 #include <stdint.h>
 
 enum { EVICT_OK = 0, EVICT_FAIL = 1 };
@@ -15,8 +16,11 @@ int evict_perform(void);
 /* Before a denyoom command, no locks held: when the object store's heads
  * or small-object pools are exhausted, evict string keys of that kind by
  * maxmemory-policy until there is room (nothing with noeviction).
- * EVICT_FAIL when the policy found nothing to evict. */
-int evict_store_pressure(void);
+ * request: the largest value the command may store (its longest
+ * argument): the small-object pools have room when they have 64 KiB left
+ * and a place for a record of that size. EVICT_FAIL when the policy found
+ * nothing to evict. */
+int evict_store_pressure(size_t request);
 
 /* Used memory as eviction sees it: memusage_used(), refreshed at most
  * once a millisecond (a refresh costs tens of microseconds). */

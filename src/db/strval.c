@@ -3,7 +3,7 @@
  * A value is one of (flags' OBJ_EMBEDDED, then u.p's bit 0):
  *   ENC_INT            a canonical int64 inline in the gobj;
  *   small  (u.p even)  a handle cell of the small-object arena: values
- *                      shorter than --ram-head, 16-byte aligned records;
+ *                      shorter than --ram-head, 4-byte aligned records;
  *                      values of COMP_MIN..COMP_MAX bytes are stored LZF
  *                      compressed when that makes the record smaller (a
  *                      raw record; len = COMP_BIT | clen << 16 | length),
@@ -94,7 +94,7 @@ void strval_count_read_error(void) { __atomic_fetch_add(&tail_read_errors, 1, __
 #define SMALL(o) (*(smallrec **)(o)->u.p) /* an arena value's record */
 /* Values up to this size are embedded in a new key's entry: beyond it the
  * allocator's size classes (a quarter of a power of two apart) waste more
- * than the arena's 16-byte records and its handle cost. It is also what
+ * than the arena's records and their handle cost. It is also what
  * the one-byte len and cap of an embedded record can hold. */
 #define EMBED_MAX 254
 /* An embedded record (see above): bytes 0 cap and 1 len (or EMB_COMP),
@@ -218,9 +218,9 @@ static char *emb_inflate(const unsigned char *e) {
     return b;
 }
 
-/* A compressed record of clen bytes pays only when it saves a 16-byte unit
- * over the plain one (records: 12-byte header, rounded to 16; + NUL plain). */
-static int comp_saves(size_t clen, size_t n) { return (12 + clen + 15) / 16 < (12 + n + 1 + 15) / 16; }
+/* A compressed record of clen bytes pays only when it saves 16 bytes over
+ * the plain one (and the reads through a scratch buffer that cost). */
+static int comp_saves(size_t clen, size_t n) { return smallobj_size_for(clen, 1) + 16 <= smallobj_size_for(n, 0); }
 
 /* A raw record holding the LZF bytes c[0..clen) of an n-byte value. */
 static smallrec **small_put_comp(const char *c, size_t clen, size_t n) {
@@ -705,9 +705,10 @@ int strval_fold(gobj *o) {
     return big_fold(b);
 }
 
-int strval_pressure(void) {
+int strval_pressure(size_t request) {
+    size_t rec = request < objstore_ram_head() ? smallobj_size_for(request, 0) : 0;
     return (objstore_heads_exhausted() ? STRVAL_PRESSURE_HEADS : 0) |
-           (smallobj_exhausted(64 * 1024) ? STRVAL_PRESSURE_SMALL : 0);
+           (smallobj_exhausted(64 * 1024, rec) ? STRVAL_PRESSURE_SMALL : 0);
 }
 
 int strval_pressure_relieves(const gobj *o, int bits) {

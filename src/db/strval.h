@@ -110,11 +110,12 @@ void strval_count_read_error(void);
 /* The object store is (nearly) full where string values live: bit
  * STRVAL_PRESSURE_HEADS when no head slot is left (--memory and every
  * --sub-memory pool full), STRVAL_PRESSURE_SMALL when the small-object
- * pools (--small-memory, --small-sub-memory) have under 64 KiB left.
+ * pools (--small-memory, --small-sub-memory) have under 64 KiB left or no
+ * place for the record of a value of `request` bytes.
  * strval_pressure_relieves(o, bits): freeing o would help. */
 #define STRVAL_PRESSURE_HEADS 1
 #define STRVAL_PRESSURE_SMALL 2
-int strval_pressure(void);
+int strval_pressure(size_t request);
 int strval_pressure_relieves(const gobj *o, int bits);
 /* Tail I/O errors seen (reads that came back zero-filled, writes refused). */
 void strval_stats(uint64_t *read_errors, uint64_t *write_errors);

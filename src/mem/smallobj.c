@@ -1,9 +1,18 @@
 /* smallobj.c -- the compact small-object arena (see smallobj.h).
  *
- * Records are bump-allocated in segments; a freed record goes on the
- * doubly linked free list of its exact size class and is reused first.
- * Free-list links are 32-bit record ids (segment index, offset / 16), so
- * they fit the 16 bytes every record has: handle (FREE), cap, prev, next.
+ * Records are bump-allocated in segments, 4-byte aligned. A freed record
+ * merges with a free neighbour on either side (a free record ends with
+ * its size, and a record's cap has PREVFREE when the one before it is
+ * free) and goes on the doubly linked free list of its exact size class
+ * (4-byte units); one that ends at a current segment's bump point goes
+ * back to it instead. A request takes, in order: a free record of its
+ * size or up to SLACK_CLASSES classes more, whole (its cap says the room
+ * it has); the bump point; the front of a larger free record, split; a
+ * new segment. So records of slightly different sizes still share the
+ * space they free (a full fixed pool keeps serving writes as eviction
+ * frees neighbours). Free-list links are the records' addresses: a free
+ * record needs MINREC bytes (handle FREE, cap, prev, next, its size at
+ * the end); no record is smaller.
  *
  * Compaction evacuates a sparse segment: its free records are unlinked,
  * its live records are copied to free records of their class elsewhere or
@@ -16,11 +25,15 @@
  * one segment.
  *
  * Invariants: every mapped segment is a sequence of records from its start
- * up to its bump offset; a record's size is round16(12 + cap + 1), or
- * round16(12 + cap) when raw; a record is live (its handle cell points at
- * it) or free (handle FREE, on the list of class size / 16); a segment's
- * `live` is the sum of its live records' sizes; st.free_bytes is the sum
- * of all free records' sizes. */
+ * up to its bump offset; a record's size is round4(12 + cap + 1), or
+ * round4(12 + cap) when raw, at least MINREC and at most the largest
+ * class (its cap is what the size leaves: allocation sets it so); a record
+ * is live (its handle cell points at it) or free (handle FREE, on the list
+ * of class size / 4, its last 4 bytes its size; off the lists only inside
+ * a compaction step); a record has PREVFREE exactly when the record before
+ * it is free; the record before a current segment's bump point is live; a
+ * segment's `live` is the sum of its live records' sizes; st.free_bytes is
+ * the sum of the listed free records' sizes. smallobj_check verifies them. */
 #include "mem/smallobj.h"
 
 #include <assert.h>
@@ -34,7 +47,9 @@
 #define HCHUNK 4096
 #define HDR 12
 #define FREE UINT32_MAX
-#define NIL UINT32_MAX
+#define MINREC 28          /* handle, cap, two 8-byte links, the size at the end */
+#define PREVFREE 0x40000000u /* in cap: the record before this one is free */
+#define SLACK_CLASSES 3    /* a free record may be up to 12 bytes too big */
 
 typedef struct seg {
     char *base;        /* NULL: slot unused (segment released) */
@@ -56,7 +71,6 @@ typedef struct spool {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t seg_sz, max_obj;
-static unsigned offbits;       /* log2(seg_sz / 16): offset bits of a record id */
 static spool spools[MAXSPOOLS];
 static int nspools;
 static seg *segs;
@@ -67,8 +81,9 @@ static smallrec ***hchunks;    /* handle table: chunks of HCHUNK cells */
 static size_t nhchunks;
 static uint32_t hfree_head = UINT32_MAX; /* free cells chain through the cell */
 static uint32_t hnext;
-static uint32_t *freelist;     /* per size class (16-byte units): head id */
-static size_t nclasses;
+static smallrec **freelist;    /* per size class (4-byte units): head, NULL */
+static uint64_t *nonempty;     /* a bit per class whose list has a record */
+static size_t nclasses, most;  /* most: the largest class's size */
 static smallobj_stats st;
 
 /* Frees since the last evacuation that could not finish: retrying before
@@ -76,20 +91,44 @@ static smallobj_stats st;
 static uint64_t frees_since_stuck = UINT64_MAX;
 #define RETRY_FREES 4096
 
-/* Size of a record with room for cap bytes (+ NUL unless raw). */
-static size_t rec_size(size_t cap) { return (HDR + cap + 1 + 15) & ~(size_t)15; }
-static size_t raw_size(size_t n) { return (HDR + n + 15) & ~(size_t)15; }
+/* Size of a record with room for n bytes (+ NUL unless raw). */
+static size_t sized(size_t bytes) {
+    bytes = (bytes + 3) & ~(size_t)3;
+    return bytes < MINREC ? MINREC : bytes;
+}
+static size_t rec_size(size_t cap) { return sized(HDR + cap + 1); }
+static size_t raw_size(size_t n) { return sized(HDR + n); }
 static size_t size_of(const smallrec *r) {
-    return (r->cap & SMALLOBJ_RAW) ? raw_size(SMALLOBJ_CAP(r)) : rec_size(r->cap);
+    return (r->cap & SMALLOBJ_RAW) ? raw_size(SMALLOBJ_CAP(r)) : rec_size(SMALLOBJ_CAP(r));
+}
+/* The cap that makes a record of sz bytes (a multiple of 4, >= MINREC). */
+static uint32_t cap_for(size_t sz, int raw) {
+    return raw ? (uint32_t)(sz - HDR) | SMALLOBJ_RAW : (uint32_t)(sz - HDR - 1);
 }
 
-/* ---- record ids and segments --------------------------------------------- */
+/* ---- segments ------------------------------------------------------------- */
 
-static uint32_t rid_of(size_t si, const smallrec *r) {
-    return (uint32_t)(si << offbits | (size_t)((const char *)r - segs[si].base) >> 4);
+static int in_seg(size_t si, const void *p) {
+    return (const char *)p >= segs[si].base && (const char *)p < segs[si].base + seg_sz;
 }
-static smallrec *rec_of(uint32_t id) {
-    return (smallrec *)(segs[id >> offbits].base + ((size_t)(id & ((1u << offbits) - 1)) << 4));
+static int is_current(size_t si) { return spools[segs[si].pool].cur == (long)si; }
+
+/* The record after r (sz bytes) in segment si; NULL at the bump point. */
+static smallrec *next_of(size_t si, smallrec *r, size_t sz) {
+    char *n = (char *)r + sz;
+    return n < segs[si].base + segs[si].used ? (smallrec *)n : NULL;
+}
+static void set_prevfree(size_t si, smallrec *r, size_t sz, int isfree) {
+    smallrec *n = next_of(si, r, sz);
+    if (n) n->cap = isfree ? n->cap | PREVFREE : n->cap & ~PREVFREE;
+}
+/* The free record before r (r has PREVFREE). */
+static smallrec *prev_free(smallrec *r) {
+    uint32_t psz;
+    memcpy(&psz, (char *)r - 4, 4);
+    smallrec *p = (smallrec *)((char *)r - psz);
+    assert(p->handle == FREE && size_of(p) == psz);
+    return p;
 }
 
 /* The segment holding p (binary search over the mapped bases). */
@@ -125,46 +164,94 @@ static void byaddr_del(size_t si) {
 
 /* ---- free lists ------------------------------------------------------------ */
 
-static uint32_t get32(const smallrec *r, int off) {
-    uint32_t v;
-    memcpy(&v, (const char *)r + off, 4);
+/* A free record's links (4-byte aligned: read and written bytewise). */
+static smallrec *link_get(const smallrec *r, int off) {
+    smallrec *v;
+    memcpy(&v, (const char *)r + off, sizeof(v));
     return v;
 }
-static void set32(smallrec *r, int off, uint32_t v) { memcpy((char *)r + off, &v, 4); }
+static void link_set(smallrec *r, int off, smallrec *v) { memcpy((char *)r + off, &v, sizeof(v)); }
 #define PREV 8
-#define NEXT 12
+#define NEXT 16
 
-/* Turn the sz bytes at r (in segment si) into a free record. */
-static void push_free(size_t si, smallrec *r, size_t sz) {
-    assert(sz >= 16 && sz % 16 == 0 && sz / 16 < nclasses);
+/* Turn the sz bytes at r (segment si) into a listed free record; prevfree:
+ * whether the record before it is free. */
+static void push_free(size_t si, smallrec *r, size_t sz, int prevfree) {
+    assert(sz >= MINREC && sz % 4 == 0 && sz <= most);
     r->handle = FREE;
-    r->cap = (uint32_t)(sz - HDR) | SMALLOBJ_RAW;
-    size_t cl = sz / 16;
-    uint32_t id = rid_of(si, r);
-    set32(r, PREV, NIL);
-    set32(r, NEXT, freelist[cl]);
-    if (freelist[cl] != NIL) set32(rec_of(freelist[cl]), PREV, id);
-    freelist[cl] = id;
+    r->cap = cap_for(sz, 1) | (prevfree ? PREVFREE : 0);
+    uint32_t tag = (uint32_t)sz;
+    memcpy((char *)r + sz - 4, &tag, 4);
+    size_t cl = sz / 4;
+    link_set(r, PREV, NULL);
+    link_set(r, NEXT, freelist[cl]);
+    if (freelist[cl]) link_set(freelist[cl], PREV, r);
+    freelist[cl] = r;
+    nonempty[cl / 64] |= 1ull << (cl % 64);
     st.free_bytes += sz;
+    set_prevfree(si, r, sz, 1);
 }
 
+/* Off its list (it stays marked FREE; the caller decides what it becomes). */
 static void unlink_free(smallrec *r) {
-    size_t sz = size_of(r), cl = sz / 16;
-    uint32_t prev = get32(r, PREV), next = get32(r, NEXT);
-    if (prev != NIL) set32(rec_of(prev), NEXT, next);
+    size_t sz = size_of(r), cl = sz / 4;
+    smallrec *prev = link_get(r, PREV), *next = link_get(r, NEXT);
+    if (prev) link_set(prev, NEXT, next);
     else freelist[cl] = next;
-    if (next != NIL) set32(rec_of(next), PREV, prev);
+    if (next) link_set(next, PREV, prev);
+    if (!freelist[cl]) nonempty[cl / 64] &= ~(1ull << (cl % 64));
     st.free_bytes -= sz;
 }
 
-/* The rest of segment s as free records (it stops being bumped into). */
+/* The sz bytes at r (segment si; r's PREVFREE is right) are no longer
+ * live: merged with free neighbours (up to the largest class), given back
+ * to the bump point when they end there, else listed. */
+static void release_space(size_t si, smallrec *r, size_t sz) {
+    int pf = (r->cap & PREVFREE) != 0;
+    smallrec *n = next_of(si, r, sz);
+    if (n && n->handle == FREE && sz + size_of(n) <= most) {
+        sz += size_of(n);
+        unlink_free(n);
+        n = next_of(si, r, sz);
+    }
+    if (pf) {
+        smallrec *p = prev_free(r);
+        size_t psz = size_of(p);
+        if (psz + sz <= most) {
+            unlink_free(p);
+            pf = (p->cap & PREVFREE) != 0;
+            r = p;
+            sz += psz;
+        }
+    }
+    seg *s = &segs[si];
+    if (!n && is_current(si)) {
+        s->used = (size_t)((char *)r - s->base);
+        while (pf) { /* free records before it (merging stopped at the largest class) */
+            smallrec *p = prev_free(r);
+            pf = (p->cap & PREVFREE) != 0;
+            unlink_free(p);
+            s->used = (size_t)((char *)p - s->base);
+            r = p;
+        }
+        return;
+    }
+    push_free(si, r, sz, pf);
+}
+
+/* The rest of segment s as free records (it stops being bumped into); a
+ * tail shorter than MINREC stays unused. The record before the bump point
+ * is live (invariant), so the first piece has no free record before it. */
 static void seg_close(size_t si) {
     seg *s = &segs[si];
-    while (seg_sz - s->used >= 16) {
+    int pf = 0;
+    while (seg_sz - s->used >= MINREC) {
         size_t room = seg_sz - s->used;
-        size_t sz = room < (nclasses - 1) * 16 ? room : (nclasses - 1) * 16;
-        push_free(si, (smallrec *)(s->base + s->used), sz);
+        size_t sz = room <= most ? room : room - most >= MINREC ? most : room - MINREC;
+        smallrec *r = (smallrec *)(s->base + s->used);
         s->used += sz;
+        push_free(si, r, sz, pf);
+        pf = 1;
     }
 }
 
@@ -174,14 +261,16 @@ int smallobj_init(size_t capacity, size_t segsize, size_t maxobj, int node) {
     assert(segsize >= 4096 && (segsize & (segsize - 1)) == 0);
     seg_sz = segsize;
     max_obj = maxobj;
-    offbits = 0;
-    while ((16u << offbits) < segsize) offbits++;
     spools[0] = (spool){node, capacity, 0, -1};
     nspools = 1;
-    nclasses = rec_size(maxobj) / 16 + 1;
-    freelist = malloc(nclasses * sizeof(*freelist));
-    if (!freelist) return -1;
-    for (size_t i = 0; i < nclasses; i++) freelist[i] = NIL;
+    /* Room for the slack search above the largest class. Zeroed pages:
+     * only the classes in use become resident. */
+    assert(maxobj < PREVFREE);
+    nclasses = rec_size(maxobj) / 4 + 1 + SLACK_CLASSES;
+    most = (nclasses - 1) * 4;
+    freelist = calloc(nclasses, sizeof(*freelist));
+    nonempty = calloc((nclasses + 63) / 64, sizeof(*nonempty));
+    if (!freelist || !nonempty) return -1;
     return 0;
 }
 
@@ -221,7 +310,6 @@ static long seg_new(int p) {
     size_t si = 0;
     while (si < nsegs && segs[si].base) si++;
     if (si == nsegs) {
-        if (nsegs == ((size_t)1 << (32 - offbits)) - 1) return -1; /* record ids exhausted */
         if (nsegs == capsegs) {
             size_t nc = capsegs ? capsegs * 2 : 16;
             seg *ns = realloc(segs, nc * sizeof(seg));
@@ -247,52 +335,81 @@ static long seg_new(int p) {
     return (long)si;
 }
 
-/* sz bytes of record space, not in segment `avoid` (-1: any): a free record
- * of the class, else the bump point of the first pool (local first) with
- * room, or (may_map) capacity for another segment. *si gets its segment. */
-static smallrec *take(size_t sz, long avoid, int may_map, size_t *si) {
-    size_t cl = sz / 16;
-    assert(cl < nclasses);
-    for (uint32_t id = freelist[cl]; id != NIL; id = get32(rec_of(id), NEXT)) {
-        if ((long)(id >> offbits) == avoid) continue;
-        smallrec *r = rec_of(id);
-        unlink_free(r);
-        *si = id >> offbits;
-        return r;
+/* A listed free record of class c or more (from c up), not in segment
+ * `avoid` (-1: any); NULL when there is none. */
+static smallrec *free_from(size_t c, long avoid) {
+    for (size_t w = c / 64; w < (nclasses + 63) / 64; w++) {
+        uint64_t bits = nonempty[w];
+        if (w == c / 64) bits &= ~0ull << (c % 64);
+        for (; bits; bits &= bits - 1) {
+            size_t k = w * 64 + (size_t)__builtin_ctzll(bits);
+            for (smallrec *r = freelist[k]; r; r = link_get(r, NEXT))
+                if (avoid < 0 || !in_seg((size_t)avoid, r)) return r;
+        }
     }
+    return NULL;
+}
+
+/* *sz bytes of record space, not in segment `avoid` (-1: any), in the
+ * order of the header comment; a slightly larger free record only when
+ * `slack` (allocation; compaction moves a record to its own size). *sz
+ * becomes the record's size, *si its segment. The record's PREVFREE is
+ * right for its place; the rest of its header is the caller's to write. */
+static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si) {
+    size_t cl = *sz / 4;
+    assert(cl + SLACK_CLASSES < nclasses);
+    for (size_t c = cl; c <= cl + (slack ? SLACK_CLASSES : 0); c++)
+        for (smallrec *r = freelist[c]; r; r = link_get(r, NEXT)) {
+            if (avoid >= 0 && in_seg((size_t)avoid, r)) continue;
+            unlink_free(r);
+            *sz = c * 4;
+            *si = seg_of(r);
+            set_prevfree(*si, r, *sz, 0);
+            return r;
+        }
     for (int p = 0; p < nspools; p++) {
         spool *sp = &spools[p];
-        if (sp->cur >= 0 && sp->cur != avoid && segs[sp->cur].used + sz <= seg_sz) {
+        if (sp->cur >= 0 && sp->cur != avoid && segs[sp->cur].used + *sz <= seg_sz) {
             seg *s = &segs[sp->cur];
             smallrec *r = (smallrec *)(s->base + s->used);
-            s->used += sz;
+            s->used += *sz;
             *si = (size_t)sp->cur;
+            r->cap = 0; /* the record before the bump point is live */
             return r;
         }
         long n = may_map ? seg_new(p) : -1;
         if (n < 0) continue;
         if (sp->cur >= 0) seg_close((size_t)sp->cur);
         sp->cur = n;
-        segs[n].used = sz;
+        segs[n].used = *sz;
         *si = (size_t)n;
-        return (smallrec *)segs[n].base;
+        smallrec *r = (smallrec *)segs[n].base;
+        r->cap = 0;
+        return r;
     }
-    return NULL;
+    smallrec *r = free_from(cl + MINREC / 4, avoid);
+    if (!r) return NULL;
+    /* The front of a larger free record; the rest stays free behind it. */
+    size_t big = size_of(r);
+    unlink_free(r);
+    *si = seg_of(r);
+    push_free(*si, (smallrec *)((char *)r + *sz), big - *sz, 0);
+    return r;
 }
 
 static smallrec **alloc_sized(size_t sz, int raw) {
     pthread_mutex_lock(&lock);
     size_t si;
-    smallrec *r = take(sz, -1, 1, &si);
+    smallrec *r = take(&sz, -1, 1, 1, &si);
     uint32_t h;
     if (!r || handle_new(&h) != 0) {
-        if (r) push_free(si, r, sz);
+        if (r) release_space(si, r, sz);
         st.alloc_fail++;
         pthread_mutex_unlock(&lock);
         return NULL;
     }
     r->len = 0;
-    r->cap = raw ? (uint32_t)(sz - HDR) | SMALLOBJ_RAW : (uint32_t)(sz - HDR - 1);
+    r->cap = cap_for(sz, raw) | (r->cap & PREVFREE);
     r->handle = h;
     if (!raw) r->data[0] = '\0';
     *cell(h) = r;
@@ -308,6 +425,7 @@ static smallrec **alloc_sized(size_t sz, int raw) {
 smallrec **smallobj_alloc(size_t cap) { return alloc_sized(rec_size(cap), 0); }
 smallrec **smallobj_alloc_raw(size_t n) { return alloc_sized(raw_size(n), 1); }
 size_t smallobj_record_size(const smallrec *r) { return size_of(r); }
+size_t smallobj_size_for(size_t n, int raw) { return raw ? raw_size(n) : rec_size(n); }
 
 void smallobj_free(smallrec **hc) {
     if (!hc) return;
@@ -318,7 +436,7 @@ void smallobj_free(smallrec **hc) {
     assert(h != FREE && *cell(h) == r);
     size_t si = seg_of(r);
     segs[si].live -= sz;
-    push_free(si, r, sz);
+    release_space(si, r, sz);
     if (frees_since_stuck < RETRY_FREES) frees_since_stuck++;
     st.live_records--;
     __atomic_store_n(&st.live_bytes, st.live_bytes - sz, __ATOMIC_RELAXED);
@@ -327,23 +445,31 @@ void smallobj_free(smallrec **hc) {
     pthread_mutex_unlock(&lock);
 }
 
-int smallobj_exhausted(size_t need) {
+int smallobj_exhausted(size_t need, size_t rec) {
     pthread_mutex_lock(&lock);
     size_t room = st.free_bytes;
-    int bounded = nspools > 0;
+    int bounded = nspools > 0, place = rec == 0;
     for (int p = 0; p < nspools; p++) {
         const spool *sp = &spools[p];
         if (!sp->cap_bytes) bounded = 0;
         else room += sp->cap_bytes - sp->nsegs * seg_sz;
-        if (sp->cur >= 0) room += seg_sz - segs[sp->cur].used;
+        if (sp->cap_bytes - sp->nsegs * seg_sz >= seg_sz) place = 1;
+        if (sp->cur >= 0) {
+            room += seg_sz - segs[sp->cur].used;
+            if (segs[sp->cur].used + rec <= seg_sz) place = 1;
+        }
+    }
+    if (bounded && !place && rec / 4 + SLACK_CLASSES < nclasses) {
+        /* What take() would find: its class or a little more, or one to split. */
+        size_t cl = rec / 4;
+        for (size_t c = cl; c <= cl + SLACK_CLASSES && !place; c++) place = freelist[c] != NULL;
+        if (!place) place = free_from(cl + MINREC / 4, -1) != NULL;
     }
     pthread_mutex_unlock(&lock);
-    return bounded && room < need;
+    return bounded && (room < need || !place);
 }
 
 /* ---- compaction ------------------------------------------------------------ */
-
-static int is_current(size_t si) { return spools[segs[si].pool].cur == (long)si; }
 
 /* The sparsest segment worth evacuating, or -1: the arena is at most 3/4
  * live with two segments' worth of free bytes, and the segment is not a
@@ -387,11 +513,13 @@ size_t smallobj_compact_step(void) {
         smallrec *r = (smallrec *)(s->base + off);
         size_t sz = size_of(r);
         if (r->handle != FREE) {
-            size_t to;
-            smallrec *n = take(sz, v, 0, &to);
+            size_t to, nsz = sz;
+            smallrec *n = take(&nsz, v, 0, 0, &to);
             if (!n) break; /* full elsewhere: keep the rest here */
             s = &segs[v];  /* take() may have grown the table */
+            uint32_t pf = n->cap & PREVFREE;
             memcpy(n, r, sz);
+            n->cap = (n->cap & ~PREVFREE) | pf;
             *cell(n->handle) = n;
             segs[to].live += sz;
             s->live -= sz;
@@ -405,7 +533,7 @@ size_t smallobj_compact_step(void) {
         for (size_t o = 0; o < s->used;) {
             smallrec *r = (smallrec *)(s->base + o);
             size_t sz = size_of(r);
-            if (r->handle == FREE) push_free((size_t)v, r, sz);
+            if (r->handle == FREE) push_free((size_t)v, r, sz, (r->cap & PREVFREE) != 0);
             o += sz;
         }
         st.compactions++;
@@ -447,4 +575,44 @@ void smallobj_stats_get(smallobj_stats *out) {
         out->capacity += spools[p].cap_bytes;
     }
     pthread_mutex_unlock(&lock);
+}
+
+int smallobj_check(void) {
+    int rc = 0;
+    pthread_mutex_lock(&lock);
+    size_t free_listed = 0, live_recs = 0;
+    for (size_t c = 0; c < nclasses && !rc; c++) {
+        if (((nonempty[c / 64] >> (c % 64)) & 1) != (freelist[c] != NULL)) rc = -1;
+        for (smallrec *r = freelist[c], *prev = NULL; r && !rc; prev = r, r = link_get(r, NEXT)) {
+            if (r->handle != FREE || size_of(r) != c * 4 || link_get(r, PREV) != prev) rc = -2;
+            free_listed += c * 4;
+        }
+    }
+    if (!rc && free_listed != st.free_bytes) rc = -3;
+    for (size_t si = 0; si < nsegs && !rc; si++) {
+        const seg *s = &segs[si];
+        if (!s->base) continue;
+        size_t off = 0, live = 0;
+        int prevfree = 0;
+        while (off < s->used && !rc) {
+            smallrec *r = (smallrec *)(s->base + off);
+            size_t sz = size_of(r);
+            uint32_t tag;
+            if (sz < MINREC || sz > most || off + sz > s->used) rc = -4;
+            else if (((r->cap & PREVFREE) != 0) != prevfree) rc = -5;
+            else if (r->handle == FREE && (memcpy(&tag, (char *)r + sz - 4, 4), tag != sz)) rc = -6;
+            else if (r->handle != FREE && *cell(r->handle) != r) rc = -7;
+            if (r->handle != FREE) {
+                live += sz;
+                live_recs++;
+            }
+            prevfree = r->handle == FREE;
+            off += sz;
+        }
+        if (!rc && live != s->live) rc = -8;
+        if (!rc && is_current(si) && prevfree) rc = -9;
+    }
+    if (!rc && live_recs != st.live_records) rc = -10;
+    pthread_mutex_unlock(&lock);
+    return rc;
 }

@@ -1,8 +1,9 @@
 /* smallobj.h -- compact arena for objects smaller than --ram-head.
  *
- * Records are 16-byte aligned: a 12-byte header {handle, cap, len} and the
- * bytes (plus a NUL unless allocated raw), rounded up to 16, so a 1 KiB
- * object costs about 1 KiB and a 20-byte one 32. Records live in segments
+ * Records are 4-byte aligned: a 12-byte header {handle, cap, len} and the
+ * bytes (plus a NUL unless allocated raw), rounded up to 4 and at least 24
+ * bytes, so a 1 KiB object costs 1,040 bytes and a 20-byte one 36. Records
+ * live in segments
  * of --block bytes; a freed record goes to the free list of its exact size
  * class and is reused first; compaction empties sparse segments and gives
  * them back. Owners never hold a record's address across
@@ -22,11 +23,12 @@
 
 typedef struct smallrec {
     uint32_t handle;   /* UINT32_MAX while free */
-    uint32_t cap;      /* data room in bytes (NUL excluded) | SMALLOBJ_RAW */
+    uint32_t cap;      /* data room in bytes (NUL excluded) | SMALLOBJ_RAW, and
+                          bit 30 the arena's own (SMALLOBJ_CAP masks both) */
     uint32_t len;      /* the owner's: bytes in use (or its own encoding) */
     char data[];       /* at offset 12 */
 } smallrec;
-#define SMALLOBJ_CAP(r) ((r)->cap & ~SMALLOBJ_RAW)
+#define SMALLOBJ_CAP(r) ((r)->cap & 0x3fffffffu)
 
 /* capacity 0: unbounded. seg: segment size; maxobj: records are < maxobj.
  * node: where segments are mapped (-1: anywhere). */
@@ -40,11 +42,15 @@ int smallobj_add_pool(int node, size_t capacity);
 smallrec **smallobj_alloc(size_t cap);
 smallrec **smallobj_alloc_raw(size_t n);
 void smallobj_free(smallrec **h);
-/* Every pool has a capacity and fewer than need bytes are left in them
- * (free records, unbumped room, unmapped capacity). */
-int smallobj_exhausted(size_t need);
+/* Every pool has a capacity, and fewer than need bytes are left in them
+ * (free records, unbumped room, unmapped capacity) or (rec > 0) no place
+ * is left for a record of rec bytes (free records too small or scattered
+ * for it). */
+int smallobj_exhausted(size_t need, size_t rec);
 /* Bytes a record takes in the arena (header and padding included). */
 size_t smallobj_record_size(const smallrec *r);
+/* Bytes a new record for n bytes takes (raw: without a NUL). */
+size_t smallobj_size_for(size_t n, int raw);
 /* Compaction evacuates sparse segments (live records copied elsewhere,
  * handles re-pointed, the segment handed to the reclaim thread to unmap).
  * The caller guarantees that no thread reads a record meanwhile.
@@ -55,6 +61,11 @@ size_t smallobj_record_size(const smallrec *r);
 int smallobj_wants_compaction(void);
 size_t smallobj_compact_step(void);
 size_t smallobj_compact(void);
+
+/* Walks every segment and free list against the invariants of
+ * smallobj.c: 0 when they hold, a negative code for the first that does
+ * not (tests). */
+int smallobj_check(void);
 
 typedef struct smallobj_stats {
     size_t segments, seg_bytes, capacity;

@@ -67,15 +67,15 @@ TEST(smallobj, packed_reuse_and_compact) {
     for (int i = 0; i < 1000; i++) {
         h[i] = smallobj_alloc(1024);
         CHECK(h[i] != NULL);
-        /* Records are 16-byte aligned and sized in 16-byte units. */
-        CHECK(((uintptr_t)*h[i] & 15) == 0);
-        CHECK(smallobj_record_size(*h[i]) % 16 == 0);
+        /* Records are 4-byte aligned and sized in 4-byte units. */
+        CHECK(((uintptr_t)*h[i] & 3) == 0);
+        CHECK(smallobj_record_size(*h[i]) == 1040); /* 12 + 1024 + NUL, to 4 */
         memset((*h[i])->data, i & 0xff, 1024);
         (*h[i])->len = 1024;
     }
     smallobj_stats_get(&b);
     /* A 1 KiB object costs about 1 KiB: header + NUL rounding only. */
-    CHECK((b.live_bytes - a.live_bytes) / 1000 <= 1024 + 32);
+    CHECK(b.live_bytes - a.live_bytes == 1000 * 1040);
     for (int i = 0; i < 1000; i += 2) smallobj_free(h[i]);
     smallobj_compact();
     for (int i = 1; i < 1000; i += 2) {
@@ -86,12 +86,62 @@ TEST(smallobj, packed_reuse_and_compact) {
     for (int i = 1; i < 1000; i += 2) smallobj_free(h[i]);
     smallrec **z = smallobj_alloc(0);
     CHECK(z && (*z)->len == 0 && (*z)->data[0] == '\0');
-    CHECK(smallobj_record_size(*z) == 16);
+    CHECK(smallobj_record_size(*z) == 28); /* the least a record takes */
     smallobj_free(z);
-    /* Raw records have no NUL: 20 bytes take 32 (12-byte header). */
-    smallrec **r = smallobj_alloc_raw(20);
-    CHECK(r && smallobj_record_size(*r) == 32 && SMALLOBJ_CAP(*r) == 20);
+    /* Raw records have no NUL: 21 bytes take 36 (12-byte header). */
+    smallrec **r = smallobj_alloc_raw(21);
+    CHECK(r && smallobj_record_size(*r) == 36 && SMALLOBJ_CAP(*r) == 24);
     smallobj_free(r);
+}
+
+/* A freed record merges with free neighbours on both sides; the merged
+ * record serves a request of their joint size. One that ends at the bump
+ * point goes back to it. */
+TEST(smallobj, freed_neighbours_merge) {
+    objstore_ensure_init();
+    smallrec **pin0 = smallobj_alloc(100);
+    smallrec **a = smallobj_alloc(987), **b = smallobj_alloc(1187), **c = smallobj_alloc(787); /* 1000, 1200, 800 */
+    smallrec **pin = smallobj_alloc(100);
+    CHECK(pin0 && a && b && c && pin);
+    CHECK((char *)*b == (char *)*a + 1000 && (char *)*c == (char *)*b + 1200);
+    smallrec *at = *a;
+    smallobj_free(a);
+    smallobj_free(c);
+    CHECK_EQ(smallobj_check(), 0);
+    smallobj_free(b); /* joins both */
+    CHECK_EQ(smallobj_check(), 0);
+    smallrec **m = smallobj_alloc(3000 - 13);
+    CHECK(m && *m == at && smallobj_record_size(*m) == 3000);
+    CHECK_EQ(smallobj_check(), 0);
+    /* The last record before the bump point goes back to it. */
+    smallrec *tail = *pin;
+    smallobj_free(pin);
+    smallrec **again = smallobj_alloc(100);
+    CHECK(again && *again == tail);
+    smallobj_free(again);
+    smallobj_free(m);
+    smallobj_free(pin0);
+    CHECK_EQ(smallobj_check(), 0);
+}
+
+/* A freed record is reused by a request of its size or up to 12 bytes
+ * less, whole (its cap says the room it has); not by a smaller one. */
+TEST(smallobj, freed_record_reused_with_slack) {
+    objstore_ensure_init();
+    smallrec **a = smallobj_alloc(1999), **pin = smallobj_alloc(1); /* 12 + 1999 + 1 = 2012 bytes */
+    CHECK(a && pin && smallobj_record_size(*a) == 2012);
+    smallrec *at = *a;
+    smallobj_free(a);
+    smallrec **b = smallobj_alloc(1999 - 12);
+    CHECK(b && *b == at && smallobj_record_size(*b) == 2012 && SMALLOBJ_CAP(*b) == 1999);
+    smallobj_free(b);
+    smallrec **c = smallobj_alloc(1999 - 16);
+    CHECK(c && *c != at && smallobj_record_size(*c) == 1996);
+    smallrec **d = smallobj_alloc_raw(2000); /* 12 + 2000: the same size, raw */
+    CHECK(d && *d == at && SMALLOBJ_CAP(*d) == 2000);
+    smallobj_free(c);
+    smallobj_free(d);
+    smallobj_free(pin);
 }
 
 /* A compaction step moves records while readers are excluded; the segment
@@ -159,9 +209,15 @@ TEST(smallobj, random_ops_against_a_model) {
             (*h[i])->len = n;
             sz[i] = n;
         }
-        if (step % 50000 == 49999) smallobj_compact();
+        if (step % 50000 == 49999) {
+            CHECK_EQ(smallobj_check(), 0);
+            smallobj_compact();
+            CHECK_EQ(smallobj_check(), 0);
+        }
+        if (step % 5000 == 0) CHECK_EQ(smallobj_check(), 0);
     }
     smallobj_compact();
+    CHECK_EQ(smallobj_check(), 0);
     size_t live = 0;
     for (int i = 0; i < N; i++)
         if (h[i]) {

@@ -871,7 +871,7 @@ void mc_run(client *c, mc_req *r) {
             return;
         }
     }
-    if (d->flags & CMDF_DENYOOM) evict_store_pressure();
+    if (d->flags & CMDF_DENYOOM) evict_store_pressure(r->dlen);
     if (cfg.maxmemory > 0 && !repl_is_replica() && evict_perform() == EVICT_FAIL && (d->flags & CMDF_DENYOOM)) {
         OUT(c, "SERVER_ERROR out of memory storing object\r\n");
         return;
