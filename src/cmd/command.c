@@ -854,7 +854,7 @@ static void execute(client *c) {
      * holds the keyspace) and nothing is refused for memory. */
     const char *busy_err = NULL;
     int busy = script_busy(&busy_err);
-    if ((flags & CMDF_DENYOOM) && !busy) {
+    if ((flags & CMDF_DENYOOM) && !busy && evict_store_bounded()) {
         size_t longest = 0; /* the largest value the command may store */
         for (int i = 1; i < c->argc; i++)
             if (c->argv[i].n > longest) longest = c->argv[i].n;

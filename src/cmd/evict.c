@@ -341,6 +341,8 @@ int evict_perform(void) {
     return exceeded(used > max, stuck && used > max ? EVICT_FAIL : EVICT_OK);
 }
 
+int evict_store_bounded(void) { return objstore_cfg.memory > 0 || objstore_cfg.small_memory > 0; }
+
 int evict_store_pressure(size_t request) {
     int policy = cfg.maxmemory_policy;
     if (policy == POL_NOEVICTION || (objstore_cfg.memory <= 0 && objstore_cfg.small_memory <= 0) || evict_paused())

@@ -21,6 +21,9 @@ int evict_perform(void);
  * and a place for a record of that size. EVICT_FAIL when the policy found
  * nothing to evict. */
 int evict_store_pressure(size_t request);
+/* The object store has a fixed pool (--memory or --small-memory): only
+ * then is evict_store_pressure worth its request size. */
+int evict_store_bounded(void);
 
 /* Used memory as eviction sees it: memusage_used(), refreshed at most
  * once a millisecond (a refresh costs tens of microseconds). */

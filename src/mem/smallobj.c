@@ -7,16 +7,18 @@
  * (4-byte units); one that ends at a current segment's bump point goes
  * back to it instead. A request takes, in order: a free record of its
  * size or up to SLACK_CLASSES classes more, whole (its cap says the room
- * it has); the bump point; the front of a larger free record, split; a
- * new segment. So records of slightly different sizes still share the
- * space they free (a full fixed pool keeps serving writes as eviction
- * frees neighbours). Free-list links are the records' addresses: a free
- * record needs MINREC bytes (handle FREE, cap, prev, next, its size at
- * the end); no record is smaller.
+ * it has); the front of the smallest larger free record, split; the bump
+ * point; a new segment. So records of other sizes reuse the space freed
+ * (values overwritten with other sizes, a full fixed pool whose eviction
+ * frees neighbours), as a segregated-fit allocator does. Free-list links
+ * are the records' addresses: a free record needs MINREC bytes (handle
+ * FREE, cap, prev, next, its segment's index, its size at the end); no
+ * record is smaller.
  *
  * Compaction evacuates a sparse segment: its free records are unlinked,
- * its live records are copied to free records of their class elsewhere or
- * to the bump point of a current segment (their handle cells re-pointed),
+ * its live records are copied to free records of their class elsewhere,
+ * the bump point of a current segment, or the front of a larger free
+ * record (their handle cells re-pointed),
  * and the emptied segment is handed to the reclaim thread (mem/reclaim.h),
  * which unmaps it after the step: munmap frees every page (and, the first
  * time after a large load on a shadow-paging VM, takes tens of
@@ -47,7 +49,7 @@
 #define HCHUNK 4096
 #define HDR 12
 #define FREE UINT32_MAX
-#define MINREC 28          /* handle, cap, two 8-byte links, the size at the end */
+#define MINREC 32          /* handle, cap, two 8-byte links, segment, size at the end */
 #define PREVFREE 0x40000000u /* in cap: the record before this one is free */
 #define SLACK_CLASSES 3    /* a free record may be up to 12 bytes too big */
 
@@ -83,6 +85,7 @@ static uint32_t hfree_head = UINT32_MAX; /* free cells chain through the cell */
 static uint32_t hnext;
 static smallrec **freelist;    /* per size class (4-byte units): head, NULL */
 static uint64_t *nonempty;     /* a bit per class whose list has a record */
+static size_t maxcl;           /* no class above it has a free record */
 static size_t nclasses, most;  /* most: the largest class's size */
 static smallobj_stats st;
 
@@ -173,6 +176,12 @@ static smallrec *link_get(const smallrec *r, int off) {
 static void link_set(smallrec *r, int off, smallrec *v) { memcpy((char *)r + off, &v, sizeof(v)); }
 #define PREV 8
 #define NEXT 16
+#define SEGI 24 /* a free record's segment index (4 bytes) */
+static size_t free_seg(const smallrec *r) {
+    uint32_t si;
+    memcpy(&si, (const char *)r + SEGI, 4);
+    return si;
+}
 
 /* Turn the sz bytes at r (segment si) into a listed free record; prevfree:
  * whether the record before it is free. */
@@ -183,11 +192,14 @@ static void push_free(size_t si, smallrec *r, size_t sz, int prevfree) {
     uint32_t tag = (uint32_t)sz;
     memcpy((char *)r + sz - 4, &tag, 4);
     size_t cl = sz / 4;
+    uint32_t segi = (uint32_t)si;
+    memcpy((char *)r + SEGI, &segi, 4);
     link_set(r, PREV, NULL);
     link_set(r, NEXT, freelist[cl]);
     if (freelist[cl]) link_set(freelist[cl], PREV, r);
     freelist[cl] = r;
     nonempty[cl / 64] |= 1ull << (cl % 64);
+    if (cl > maxcl) maxcl = cl;
     st.free_bytes += sz;
     set_prevfree(si, r, sz, 1);
 }
@@ -338,7 +350,8 @@ static long seg_new(int p) {
 /* A listed free record of class c or more (from c up), not in segment
  * `avoid` (-1: any); NULL when there is none. */
 static smallrec *free_from(size_t c, long avoid) {
-    for (size_t w = c / 64; w < (nclasses + 63) / 64; w++) {
+    if (!st.free_bytes || c > maxcl) return NULL;
+    for (size_t w = c / 64; w <= maxcl / 64; w++) {
         uint64_t bits = nonempty[w];
         if (w == c / 64) bits &= ~0ull << (c % 64);
         for (; bits; bits &= bits - 1) {
@@ -347,14 +360,28 @@ static smallrec *free_from(size_t c, long avoid) {
                 if (avoid < 0 || !in_seg((size_t)avoid, r)) return r;
         }
     }
+    if (avoid < 0) maxcl = c - 1; /* none from c up: the next search stops sooner */
     return NULL;
 }
 
-/* *sz bytes of record space, not in segment `avoid` (-1: any), in the
- * order of the header comment; a slightly larger free record only when
- * `slack` (allocation; compaction moves a record to its own size). *sz
- * becomes the record's size, *si its segment. The record's PREVFREE is
- * right for its place; the rest of its header is the caller's to write. */
+/* The front sz bytes of the smallest free record larger by MINREC or
+ * more, not in segment `avoid`; the rest stays free. NULL: none. */
+static smallrec *split_free(size_t sz, long avoid, size_t *si) {
+    smallrec *r = free_from(sz / 4 + MINREC / 4, avoid);
+    if (!r) return NULL;
+    size_t big = size_of(r);
+    unlink_free(r);
+    *si = free_seg(r);
+    push_free(*si, (smallrec *)((char *)r + sz), big - sz, 0);
+    return r;
+}
+
+/* *sz bytes of record space, not in segment `avoid` (-1: any). An
+ * allocation (slack) goes in the order of the header comment; a
+ * compaction move takes its own size, else the bump point (packing the
+ * moved records together), else a split. *sz becomes the record's size,
+ * *si its segment. The record's PREVFREE is right for its place; the rest
+ * of its header is the caller's to write. */
 static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si) {
     size_t cl = *sz / 4;
     assert(cl + SLACK_CLASSES < nclasses);
@@ -363,15 +390,17 @@ static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si
             if (avoid >= 0 && in_seg((size_t)avoid, r)) continue;
             unlink_free(r);
             *sz = c * 4;
-            *si = seg_of(r);
+            *si = free_seg(r);
             set_prevfree(*si, r, *sz, 0);
             return r;
         }
+    smallrec *r = slack ? split_free(*sz, avoid, si) : NULL;
+    if (r) return r;
     for (int p = 0; p < nspools; p++) {
         spool *sp = &spools[p];
         if (sp->cur >= 0 && sp->cur != avoid && segs[sp->cur].used + *sz <= seg_sz) {
             seg *s = &segs[sp->cur];
-            smallrec *r = (smallrec *)(s->base + s->used);
+            r = (smallrec *)(s->base + s->used);
             s->used += *sz;
             *si = (size_t)sp->cur;
             r->cap = 0; /* the record before the bump point is live */
@@ -383,18 +412,11 @@ static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si
         sp->cur = n;
         segs[n].used = *sz;
         *si = (size_t)n;
-        smallrec *r = (smallrec *)segs[n].base;
+        r = (smallrec *)segs[n].base;
         r->cap = 0;
         return r;
     }
-    smallrec *r = free_from(cl + MINREC / 4, avoid);
-    if (!r) return NULL;
-    /* The front of a larger free record; the rest stays free behind it. */
-    size_t big = size_of(r);
-    unlink_free(r);
-    *si = seg_of(r);
-    push_free(*si, (smallrec *)((char *)r + *sz), big - *sz, 0);
-    return r;
+    return slack ? NULL : split_free(*sz, avoid, si);
 }
 
 static smallrec **alloc_sized(size_t sz, int raw) {
@@ -601,6 +623,7 @@ int smallobj_check(void) {
             if (sz < MINREC || sz > most || off + sz > s->used) rc = -4;
             else if (((r->cap & PREVFREE) != 0) != prevfree) rc = -5;
             else if (r->handle == FREE && (memcpy(&tag, (char *)r + sz - 4, 4), tag != sz)) rc = -6;
+            else if (r->handle == FREE && free_seg(r) != si) rc = -11;
             else if (r->handle != FREE && *cell(r->handle) != r) rc = -7;
             if (r->handle != FREE) {
                 live += sz;
