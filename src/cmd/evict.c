@@ -345,7 +345,7 @@ int evict_store_bounded(void) { return objstore_cfg.memory > 0 || objstore_cfg.s
 
 int evict_store_pressure(size_t request) {
     int policy = cfg.maxmemory_policy;
-    if (policy == POL_NOEVICTION || (objstore_cfg.memory <= 0 && objstore_cfg.small_memory <= 0) || evict_paused())
+    if (policy == POL_NOEVICTION || !evict_store_bounded() || evict_paused())
         return EVICT_OK;
     int bits = strval_pressure(request);
     if (!bits) return EVICT_OK;

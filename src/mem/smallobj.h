@@ -1,11 +1,11 @@
 /* smallobj.h -- compact arena for objects smaller than --ram-head.
  *
  * Records are 4-byte aligned: a 12-byte header {handle, cap, len} and the
- * bytes (plus a NUL unless allocated raw), rounded up to 4 and at least 24
+ * bytes (plus a NUL unless allocated raw), rounded up to 4 and at least 32
  * bytes, so a 1 KiB object costs 1,040 bytes and a 20-byte one 36. Records
- * live in segments
- * of --block bytes; a freed record goes to the free list of its exact size
- * class and is reused first; compaction empties sparse segments and gives
+ * live in segments of --block bytes; a freed record merges with free
+ * neighbours, and free records are reused (whole or split) before the
+ * segments grow (smallobj.c); compaction empties sparse segments and gives
  * them back. Owners never hold a record's address across
  * commands: they hold a handle (a stable cell in a handle table) whose
  * content is the record address, which is what lets smallobj_compact()
