@@ -18,8 +18,8 @@
  * Compaction evacuates a sparse segment: its free records are unlinked,
  * its live records are copied to free records of their class elsewhere,
  * the bump point of a current segment, or the front of a larger free
- * record (their handle cells re-pointed),
- * and the emptied segment is handed to the reclaim thread (mem/reclaim.h),
+ * record (their handle cells re-pointed), and the emptied segment is
+ * handed to the reclaim thread (mem/reclaim.h),
  * which unmaps it after the step: munmap frees every page (and, the first
  * time after a large load on a shadow-paging VM, takes tens of
  * milliseconds), and the caller excludes readers for the whole step. One
@@ -143,7 +143,7 @@ static size_t seg_of(const void *p) {
         else hi = mid;
     }
     size_t si = byaddr[lo];
-    assert((const char *)p >= segs[si].base && (const char *)p < segs[si].base + seg_sz);
+    assert(in_seg(si, p));
     return si;
 }
 
@@ -221,9 +221,10 @@ static void unlink_free(smallrec *r) {
 static void release_space(size_t si, smallrec *r, size_t sz) {
     int pf = (r->cap & PREVFREE) != 0;
     smallrec *n = next_of(si, r, sz);
-    if (n && n->handle == FREE && sz + size_of(n) <= most) {
-        sz += size_of(n);
+    size_t nsz = n && n->handle == FREE ? size_of(n) : 0;
+    if (nsz && sz + nsz <= most) {
         unlink_free(n);
+        sz += nsz;
         n = next_of(si, r, sz);
     }
     if (pf) {
@@ -364,10 +365,23 @@ static smallrec *free_from(size_t c, long avoid) {
     return NULL;
 }
 
+/* A listed free record of class cl up to upto (its class in *c), not in
+ * segment `avoid`: one a request of class cl takes whole. NULL: none. */
+static smallrec *fit_free(size_t cl, size_t upto, long avoid, size_t *c) {
+    for (*c = cl; *c <= upto; (*c)++)
+        for (smallrec *r = freelist[*c]; r; r = link_get(r, NEXT))
+            if (avoid < 0 || !in_seg((size_t)avoid, r)) return r;
+    return NULL;
+}
+
+/* The least class of a free record that a record of sz bytes splits: the
+ * rest must make a free record. */
+static size_t split_class(size_t sz) { return sz / 4 + MINREC / 4; }
+
 /* The front sz bytes of the smallest free record larger by MINREC or
  * more, not in segment `avoid`; the rest stays free. NULL: none. */
 static smallrec *split_free(size_t sz, long avoid, size_t *si) {
-    smallrec *r = free_from(sz / 4 + MINREC / 4, avoid);
+    smallrec *r = free_from(split_class(sz), avoid);
     if (!r) return NULL;
     size_t big = size_of(r);
     unlink_free(r);
@@ -383,19 +397,17 @@ static smallrec *split_free(size_t sz, long avoid, size_t *si) {
  * *si its segment. The record's PREVFREE is right for its place; the rest
  * of its header is the caller's to write. */
 static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si) {
-    size_t cl = *sz / 4;
+    size_t cl = *sz / 4, c;
     assert(cl + SLACK_CLASSES < nclasses);
-    for (size_t c = cl; c <= cl + (slack ? SLACK_CLASSES : 0); c++)
-        for (smallrec *r = freelist[c]; r; r = link_get(r, NEXT)) {
-            if (avoid >= 0 && in_seg((size_t)avoid, r)) continue;
-            unlink_free(r);
-            *sz = c * 4;
-            *si = free_seg(r);
-            set_prevfree(*si, r, *sz, 0);
-            return r;
-        }
-    smallrec *r = slack ? split_free(*sz, avoid, si) : NULL;
-    if (r) return r;
+    smallrec *r = fit_free(cl, cl + (slack ? SLACK_CLASSES : 0), avoid, &c);
+    if (r) {
+        unlink_free(r);
+        *sz = c * 4;
+        *si = free_seg(r);
+        set_prevfree(*si, r, *sz, 0);
+        return r;
+    }
+    if (slack && (r = split_free(*sz, avoid, si))) return r;
     for (int p = 0; p < nspools; p++) {
         spool *sp = &spools[p];
         if (sp->cur >= 0 && sp->cur != avoid && segs[sp->cur].used + *sz <= seg_sz) {
@@ -473,9 +485,10 @@ int smallobj_exhausted(size_t need, size_t rec) {
     int bounded = nspools > 0, place = rec == 0;
     for (int p = 0; p < nspools; p++) {
         const spool *sp = &spools[p];
+        size_t unmapped = sp->cap_bytes ? sp->cap_bytes - sp->nsegs * seg_sz : 0;
         if (!sp->cap_bytes) bounded = 0;
-        else room += sp->cap_bytes - sp->nsegs * seg_sz;
-        if (sp->cap_bytes - sp->nsegs * seg_sz >= seg_sz) place = 1;
+        room += unmapped;
+        if (unmapped >= seg_sz) place = 1;
         if (sp->cur >= 0) {
             room += seg_sz - segs[sp->cur].used;
             if (segs[sp->cur].used + rec <= seg_sz) place = 1;
@@ -483,9 +496,8 @@ int smallobj_exhausted(size_t need, size_t rec) {
     }
     if (bounded && !place && rec / 4 + SLACK_CLASSES < nclasses) {
         /* What take() would find: its class or a little more, or one to split. */
-        size_t cl = rec / 4;
-        for (size_t c = cl; c <= cl + SLACK_CLASSES && !place; c++) place = freelist[c] != NULL;
-        if (!place) place = free_from(cl + MINREC / 4, -1) != NULL;
+        size_t c;
+        place = fit_free(rec / 4, rec / 4 + SLACK_CLASSES, -1, &c) || free_from(split_class(rec), -1);
     }
     pthread_mutex_unlock(&lock);
     return bounded && (room < need || !place);
