@@ -1316,77 +1316,148 @@ size_t db_active_expire_cycle(long long budget_us) {
 #define DB_REHASH_BUDGET_US 1000
 
 /* Collections whose index resize a write started (db_note_resize), by db
- * number and key name; resizing_lock is a leaf, taken under a shard lock.
- * nresizing is written under the lock, read without it by the cron. */
+ * number and key name, in the order listed, with an open-addressing index
+ * of the list by (db, name) hash so that a collection is listed once
+ * however many of its index parts start resizing. resizing_lock is a leaf,
+ * taken under a shard lock. Invariant (under the lock): rz[0..nrz) are
+ * distinct, rzslot has exactly one cell i + 1 for each rz[i], found by
+ * probing from rz[i].h, and at most half of its cells are used; nrz is
+ * also read without the lock by the cron. */
 typedef struct resizing_key {
     int dbid;
+    uint64_t h;
     size_t n;
     char *k;
 } resizing_key;
-static resizing_key resizing[DB_RESIZING_MAX];
-static int nresizing;
+static resizing_key *rz;
+static size_t nrz, caprz;
+static uint32_t *rzslot;  /* 0: empty, else an index into rz plus one */
+static size_t nrzslot;    /* a power of two, or 0 */
 static pthread_mutex_t resizing_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Under resizing_lock: list (dbid, k) unless it is listed or the list is
- * full; the list takes k (a copy of the name) or it is freed. */
-static void resizing_add(int dbid, char *k, size_t n) {
-    for (int i = 0; i < nresizing; i++) {
-        if (resizing[i].dbid == dbid && resizing[i].n == n && memcmp(resizing[i].k, k, n) == 0) {
-            free(k);
+static uint64_t resizing_hash(int dbid, const char *k, size_t n) {
+    return hash_bytes(k, n) ^ ((uint64_t)(unsigned)dbid * 0x9e3779b97f4a7c15ull);
+}
+
+/* Under resizing_lock: the cell of (dbid, k) in rzslot, or the empty cell
+ * where it would go. */
+static uint32_t *resizing_cell(int dbid, uint64_t h, const char *k, size_t n) {
+    size_t mask = nrzslot - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        uint32_t c = rzslot[i];
+        if (!c) return &rzslot[i];
+        const resizing_key *r = &rz[c - 1];
+        if (r->h == h && r->dbid == dbid && r->n == n && memcmp(r->k, k, n) == 0) return &rzslot[i];
+    }
+}
+
+/* Under resizing_lock: an index of at least 2 * want cells over rz. */
+static int resizing_reindex(size_t want) {
+    size_t ns = nrzslot ? nrzslot : 64;
+    while (ns < 2 * want) ns *= 2;
+    if (ns != nrzslot) {
+        uint32_t *t = malloc(ns * sizeof(*t));
+        if (!t) return -1;
+        free(rzslot);
+        rzslot = t;
+        nrzslot = ns;
+    }
+    memset(rzslot, 0, nrzslot * sizeof(*rzslot));
+    for (size_t i = 0; i < nrz; i++) *resizing_cell(rz[i].dbid, rz[i].h, rz[i].k, rz[i].n) = (uint32_t)(i + 1);
+    return 0;
+}
+
+/* Under resizing_lock: list x unless its key is listed; the list takes
+ * x.k (a copy of the name) or it is freed. Out of memory, the key is not
+ * listed: operations on it still move its resize. */
+static void resizing_put(resizing_key x) {
+    if (nrz == caprz) {
+        size_t nc = caprz ? caprz * 2 : 64;
+        resizing_key *t = nc < UINT32_MAX ? realloc(rz, nc * sizeof(*t)) : NULL;
+        if (!t) {
+            free(x.k);
             return;
         }
+        rz = t;
+        caprz = nc;
     }
-    if (nresizing == DB_RESIZING_MAX) {
-        free(k);
+    if (2 * (nrz + 1) > nrzslot && resizing_reindex(nrz + 1) != 0) {
+        free(x.k);
         return;
     }
-    resizing[nresizing] = (resizing_key){dbid, n, k};
-    __atomic_store_n(&nresizing, nresizing + 1, __ATOMIC_RELAXED);
+    uint32_t *c = resizing_cell(x.dbid, x.h, x.k, x.n);
+    if (*c) {
+        free(x.k);
+        return;
+    }
+    rz[nrz] = x;
+    *c = (uint32_t)(nrz + 1);
+    __atomic_store_n(&nrz, nrz + 1, __ATOMIC_RELAXED);
 }
 
 void db_note_resize(gdb *db, const char *k, size_t n) {
     char *copy = malloc(n ? n : 1);
     if (!copy) return;
     memcpy(copy, k, n);
+    resizing_key x = {db->id, resizing_hash(db->id, k, n), n, copy};
     pthread_mutex_lock(&resizing_lock);
-    resizing_add(db->id, copy, n);
+    resizing_put(x);
     pthread_mutex_unlock(&resizing_lock);
 }
 
 /* Steps of 64 groups (~900 entries, ~0.1 ms) of each listed collection in
  * turn (keyspace read lock held) while the cycle's budget lasts, so a
  * shard is held for at most about the budget. A key that is gone, or
- * whose value has nothing left to move, leaves the list. */
+ * whose value has nothing left to move, leaves the list; the ones not
+ * reached stay, in order, ahead of those listed meanwhile. The list is
+ * taken whole (the shard locks come before resizing_lock) and given back
+ * re-indexed by the hashes it keeps: O(listed) per call, no key hashed. */
 static void rehash_listed(uint64_t t0) {
-    resizing_key work[DB_RESIZING_MAX];
-    int keep[DB_RESIZING_MAX];
     pthread_mutex_lock(&resizing_lock);
-    int n = nresizing;
-    memcpy(work, resizing, sizeof(resizing_key) * (size_t)n);
-    __atomic_store_n(&nresizing, 0, __ATOMIC_RELAXED);
+    resizing_key *work = rz;
+    size_t n = nrz, cap = caprz;
+    rz = NULL;
+    caprz = 0;
+    __atomic_store_n(&nrz, 0, __ATOMIC_RELAXED);
+    if (nrzslot) memset(rzslot, 0, nrzslot * sizeof(*rzslot));
     pthread_mutex_unlock(&resizing_lock);
-    for (int i = 0; i < n; i++) {
-        keep[i] = 1; /* not visited once the budget is spent */
-        if (monotime_us() - t0 >= DB_REHASH_BUDGET_US) continue;
-        const resizing_key *r = &work[i];
+    size_t done = 0; /* work[0..done) visited */
+    int keep_last = 0;
+    while (done < n && monotime_us() - t0 < DB_REHASH_BUDGET_US) {
+        resizing_key *r = &work[done++];
         gdb *db = r->dbid < ndbs ? dbs[r->dbid] : NULL;
-        if (!db) {
-            keep[i] = 0;
-            continue;
+        keep_last = 0;
+        if (db) {
+            unsigned s = db_shard_of(r->k, r->n);
+            db_lock_shard(db, s);
+            dbentry *e = db_lookup_raw(db, r->k, r->n);
+            do keep_last = e && obj_rehash_step(&e->val, 64);
+            while (keep_last && monotime_us() - t0 < DB_REHASH_BUDGET_US);
+            db_unlock_shard(db, s);
         }
-        unsigned s = db_shard_of(r->k, r->n);
-        db_lock_shard(db, s);
-        dbentry *e = db_lookup_raw(db, r->k, r->n);
-        do keep[i] = e && obj_rehash_step(&e->val, 64);
-        while (keep[i] && monotime_us() - t0 < DB_REHASH_BUDGET_US);
-        db_unlock_shard(db, s);
+        if (!keep_last) free(r->k);
     }
+    size_t from = keep_last ? done - 1 : done; /* the one the budget ran out in stays */
+    if (from) memmove(work, work + from, (n - from) * sizeof(*work));
     pthread_mutex_lock(&resizing_lock);
-    for (int i = 0; i < n; i++) {
-        if (keep[i]) resizing_add(work[i].dbid, work[i].k, work[i].n);
-        else free(work[i].k);
+    resizing_key *fresh = rz;
+    size_t nfresh = nrz;
+    rz = work;
+    caprz = cap;
+    __atomic_store_n(&nrz, n - from, __ATOMIC_RELAXED);
+    /* The index has 2 * n cells already: re-indexing allocates nothing. */
+    if (nrz && resizing_reindex(nrz) != 0) abort();
+    for (size_t i = 0; i < nfresh; i++) resizing_put(fresh[i]);
+    if (!nrz) { /* a burst's memory is not kept */
+        free(rz);
+        rz = NULL;
+        caprz = 0;
+        free(rzslot);
+        rzslot = NULL;
+        nrzslot = 0;
     }
     pthread_mutex_unlock(&resizing_lock);
+    free(fresh);
 }
 
 void db_rehash_cycle(void) {
@@ -1407,6 +1478,6 @@ void db_rehash_cycle(void) {
             break;
         }
     }
-    if (__atomic_load_n(&nresizing, __ATOMIC_RELAXED)) rehash_listed(t0);
+    if (__atomic_load_n(&nrz, __ATOMIC_RELAXED)) rehash_listed(t0);
     db_unlock_keyspace();
 }

@@ -381,10 +381,8 @@ size_t db_active_expire_cycle(long long budget_us);
 void db_rehash_cycle(void);
 /* A write left the collection at key resizing its index (lf_take_resize
  * started): list it for db_rehash_cycle, which finishes the resize while
- * the collection is idle. Called under the key's shard lock; at most
- * DB_RESIZING_MAX keys are listed (more are not: operations still move
- * their resizes). */
-#define DB_RESIZING_MAX 64
+ * the collection is idle. Called under the key's shard lock; a key is
+ * listed once, however many of its index parts start resizing. */
 void db_note_resize(gdb *db, const char *k, size_t n);
 extern volatile int db_active_expire_enabled;
 /* keyspace_hits / keyspace_misses: db_lookup counts them while the calling

@@ -825,4 +825,33 @@ start_server {tags {hash}} {
             r del c
         } goblin_only
     }
+
+    proc count_resizing {n} {
+        set c 0
+        for {set h 0} {$h < $n} {incr h} {incr c [r debug resizing h:$h]}
+        return $c
+    }
+
+    test "The cron finishes the index resizes of many collections left idle" {
+        r flushall
+        # Fields in rounds of 100 over every hash: each round leaves parts of
+        # many hashes' indexes resizing at once, more than a list of a few
+        # dozen could hold.
+        set n 300
+        set rd [redis_deferring_client]
+        for {set f 0} {$f < 2000} {incr f 100} {
+            set args {}
+            for {set i $f} {$i < $f + 100} {incr i} {lappend args f$i v}
+            for {set h 0} {$h < $n} {incr h} {$rd hset h:$h {*}$args}
+            for {set h 0} {$h < $n} {incr h} {$rd read}
+        }
+        $rd close
+        set before [s used_memory]
+        wait_for_condition 100 200 {[count_resizing $n] == 0} else {
+            fail "[count_resizing $n] of $n idle hashes still resizing"
+        }
+        assert {[s used_memory] < $before}
+        for {set h 0} {$h < $n} {incr h 37} {assert_equal 2000 [r hlen h:$h]}
+        r flushall
+    } goblin_only
 }
