@@ -72,7 +72,7 @@ typedef struct spool {
 } spool;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t seg_sz, max_obj;
+static size_t seg_sz;
 static spool spools[MAXSPOOLS];
 static int nspools;
 static seg *segs;
@@ -273,7 +273,6 @@ static void seg_close(size_t si) {
 int smallobj_init(size_t capacity, size_t segsize, size_t maxobj, int node) {
     assert(segsize >= 4096 && (segsize & (segsize - 1)) == 0);
     seg_sz = segsize;
-    max_obj = maxobj;
     spools[0] = (spool){node, capacity, 0, -1};
     nspools = 1;
     /* Room for the slack search above the largest class. Zeroed pages:
