@@ -36,7 +36,9 @@
  * active block is reset instead; an arena with no entries holds no memory).
  *
  * Compaction picks the non-active block with the most dead bytes past
- * dead_pct of its size and walks it from a saved offset, copying each live
+ * dead_pct of its size (or, when there is none and the arena's live bytes
+ * fit in a quarter of the active block, opens a block of twice those bytes
+ * as the active one and picks the old) and walks it from a saved offset, copying each live
  * entry through the ordinary allocation path (never into the victim, which
  * is not active and never becomes active) and reporting (old ref, new ref) to
  * the caller's callback while both copies are still valid, then freeing the
@@ -505,15 +507,44 @@ static uint32_t pick_victim(const arena *a) {
     return best;
 }
 
+/* The size of the block that replaces a sparse active block: room for
+ * twice the arena's live bytes, at least the first block's size; 0 when
+ * the active block is not sparse, i.e. unless those live bytes fit in a
+ * quarter of it (a collection that shrank keeps its survivors in the
+ * block it last grew into, which compaction does not pick; one that grows
+ * has about as many live bytes as its newest block holds). */
+static size_t active_shrink_size(const arena *a) {
+    if (a->active == NO_BLOCK) return 0;
+    const struct arena_block *b = &a->blk[a->active];
+    size_t size = (size_t)1 << a->first_shift;
+    if (b->size <= size || a->live_bytes * 4 > b->size) return 0;
+    while (size < 2 * a->live_bytes) size <<= 1;
+    return size;
+}
+
 int arena_compact_needed(const arena *a) {
     if (a->victim != NO_BLOCK) return 1;
-    if (a->dead_bytes == 0) return 0;
-    return pick_victim(a) != NO_BLOCK;
+    return (a->dead_bytes && pick_victim(a) != NO_BLOCK) || active_shrink_size(a) != 0;
 }
 
 int arena_compact_step(arena *a, size_t budget, arena_move_fn *fn, void *ctx) {
     if (a->victim == NO_BLOCK) {
         a->victim = pick_victim(a);
+        size_t size;
+        if (a->victim == NO_BLOCK && (size = active_shrink_size(a)) != 0) {
+            if (a->blk[a->active].live == 0) {
+                /* Nothing to move: the next entry opens a block of its own. */
+                block_release(a, a->active);
+                return arena_compact_needed(a);
+            }
+            /* A smaller block becomes the active one; the old one is the
+             * victim, its entries move into the new block. */
+            uint32_t id;
+            int rc = block_new(a, size, 0, &id);
+            if (rc) return rc;
+            a->victim = a->active;
+            a->active = id;
+        }
         if (a->victim == NO_BLOCK) return 0;
         a->vpos = 0;
     }

@@ -20,8 +20,9 @@
  *
  * Maintenance policy (lf_maintain, after each write). arena_compact_needed
  * scans the block table, so it is skipped until the dead bytes have grown
- * by a 64th of the arena (at least 256 bytes) since the last look, unless
- * the previous step left work (compacting). Each write then moves at most
+ * by a 64th of the arena (at least 256 bytes) since the last look, or the
+ * live bytes are a quarter of the blocks and half of what they were then,
+ * unless the previous step left work (compacting). Each write then moves at most
  * the caller's budget, so the work is spread over the writes that made it.
  *
  * Sampling (lf_sample: HRANDFIELD, SRANDMEMBER with a count). A uniform
@@ -101,7 +102,7 @@ void lf_init(lform *l, const lf_type *t) {
     assert(rc == ARENA_OK); /* the default configuration is always valid */
     (void)rc;
     swiss_init(&l->idx, &t->index, l);
-    l->dead_mark = 0;
+    l->dead_mark = l->live_mark = 0;
     l->compacting = 0;
     l->noted = 0;
 }
@@ -175,6 +176,7 @@ void lf_maintain_step(lform *l, size_t budget) {
     if (swiss_is_rehashing(&l->idx)) return;
     lf_compact(l, budget);
     l->dead_mark = l->a.dead_bytes;
+    l->live_mark = l->a.live_bytes;
 }
 
 static _Thread_local int resize_started;
@@ -191,9 +193,9 @@ int lf_take_resize_started(void) {
 }
 
 int lf_rehash_step(lform *l, size_t groups) {
-    int more = swiss_rehash_step(&l->idx, groups);
-    if (!more) l->noted = 0;
-    return more;
+    if (swiss_rehash_step(&l->idx, groups) || (groups && lf_compact(l, groups << 10))) return 1;
+    l->noted = 0;
+    return 0;
 }
 
 int lf_refset_init(lf_refset *rs, size_t n) {

@@ -29,6 +29,7 @@ typedef struct lform {
     arena a;             /* the entries */
     swiss idx;           /* one slot (an arena_ref) per live entry */
     size_t dead_mark;    /* dead bytes when compaction was last considered */
+    size_t live_mark;    /* live bytes then, or the most since */
     uint8_t compacting;  /* the last compaction step left work to do */
     uint8_t noted;       /* the index's resize in flight has been reported */
 } lform;
@@ -167,11 +168,14 @@ void lf_maintain_step(lform *l, size_t budget);
 static inline void lf_maintain(lform *l, size_t budget) {
     const arena *a = &l->a;
     if (a->dead_bytes < l->dead_mark) l->dead_mark = a->dead_bytes;
-    if (a->dead_bytes == 0) return;
+    if (a->live_bytes > l->live_mark) l->live_mark = a->live_bytes;
     if (!l->compacting) {
         size_t slack = a->bytes_alloc / 64;
         if (slack < 256) slack = 256;
-        if (a->dead_bytes < l->dead_mark + slack) return;
+        /* Shrunk to a quarter of its blocks: looked at each time the live
+         * bytes halve (the arena gives the survivors a smaller block). */
+        int shrunk = a->live_bytes * 4 <= a->bytes_alloc && a->live_bytes * 2 <= l->live_mark;
+        if (!shrunk && (a->dead_bytes == 0 || a->dead_bytes < l->dead_mark + slack)) return;
     }
     lf_maintain_step(l, budget);
 }
@@ -182,8 +186,10 @@ static inline void lf_maintain(lform *l, size_t budget) {
  * key, and its cron finishes the resize with lf_rehash_step while the
  * collection sits idle (the old and new tables of a resize in flight both
  * hold memory; without the cron only operations on the collection move
- * it). lf_rehash_step moves up to groups groups (0: none, a question);
- * 1 while more remain. */
+ * it). lf_rehash_step moves up to groups groups (0: none, a question),
+ * then, the resize done, runs a compaction step of up to groups KiB (a
+ * collection that shrank and went idle gives its blocks back); 1 while
+ * more remain. */
 int lf_take_resize_started(void);
 int lf_rehash_step(lform *l, size_t groups);
 

@@ -562,6 +562,45 @@ static void log_move(void *ctx, arena_ref from, arena_ref to, const void *data, 
     ml->moves++;
 }
 
+TEST(arena, a_shrunk_arena_moves_to_a_smaller_block) {
+    arena a;
+    CHECK_EQ(arena_init(&a, &(arena_config){.chunk = 65536, .first_block = 64}), ARENA_OK);
+    enum { N = 3000 };
+    static arena_ref all[N];
+    char buf[24];
+    for (int i = 0; i < N; i++) {
+        snprintf(buf, sizeof(buf), "entry-%017d", i);
+        CHECK_EQ(arena_put(&a, buf, 24, &all[i]), ARENA_OK);
+    }
+    /* A growing arena's newest block is not sparse. */
+    CHECK(!arena_compact_needed(&a));
+    /* Keep every 100th entry, newest first freed: the survivors of the
+     * active block are far fewer than a quarter of it. */
+    static arena_ref live[N / 100];
+    for (int i = N - 1; i >= 0; i--)
+        if (i % 100) arena_free(&a, all[i]);
+        else live[i / 100] = all[i];
+    move_log ml = {live, N / 100, 0, 0};
+    CHECK_EQ(arena_check(&a), 0);
+    size_t before = arena_mem_bytes(&a);
+    int rc, steps = 0;
+    while ((rc = arena_compact_step(&a, 1 << 20, log_move, &ml)) == 1) steps++;
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(arena_check(&a), 0);
+    CHECK(!arena_compact_needed(&a));
+    CHECK_MSG(arena_mem_bytes(&a) * 8 < before, "%zu bytes of blocks, %zu before", arena_mem_bytes(&a), before);
+    CHECK(ml.moves > 0);
+    for (int i = 0; i < N; i += 100) {
+        size_t len;
+        snprintf(buf, sizeof(buf), "entry-%017d", i);
+        const char *p = arena_get(&a, live[i / 100], &len);
+        CHECK(len == 24 && memcmp(p, buf, 24) == 0);
+    }
+    unit_log("blocks %zu -> %zu bytes, %d steps, %llu moves", before, arena_mem_bytes(&a), steps,
+             (unsigned long long)ml.moves);
+    arena_destroy(&a);
+}
+
 TEST(arena, compaction_repoints_in_bounded_steps) {
     arena a;
     CHECK_EQ(arena_init(&a, &(arena_config){.chunk = 4096, .first_block = 4096}), ARENA_OK);

@@ -826,6 +826,34 @@ start_server {tags {hash}} {
         } goblin_only
     }
 
+    foreach type {hash set zset} {
+        test "A $type that shrank gives its blocks back" {
+            r del c
+            fill_batch $type c 0
+            fill_batch $type c 5000
+            set full [r memory usage c]
+            # Everything but the first 10 elements goes, in batches.
+            for {set i 10} {$i < 10000} {incr i 500} {
+                set args {}
+                for {set j $i} {$j < $i + 500} {incr j} {
+                    lappend args [dict get {hash f set m zset m} $type]$j
+                }
+                r [dict get {hash hdel set srem zset zrem} $type] c {*}$args
+            }
+            assert_equal 10 [r [dict get {hash hlen set scard zset zcard} $type] c]
+            # Writes compact as they go; the cron finishes what an idle key left.
+            wait_for_condition 50 100 {[r memory usage c] < $full / 20} else {
+                fail "MEMORY USAGE of a 10-element $type: [r memory usage c] (full: $full)"
+            }
+            switch $type {
+                hash {assert_equal v9 [r hget c f9]}
+                set {assert_equal 1 [r sismember c m9]}
+                zset {assert_equal 9 [r zscore c m9]}
+            }
+            r del c
+        } goblin_only
+    }
+
     proc count_resizing {n} {
         set c 0
         for {set h 0} {$h < $n} {incr h} {incr c [r debug resizing h:$h]}
