@@ -481,6 +481,14 @@ static void chunk_maybe_shrink(glist *l, lslot *s) {
     chunk_move(l, c, 0);
     lchunk *n = chunk_resize(l, c, used + used / 2 + 8);
     if (n) s->c = n;
+    /* The offset cache goes too when it was this chunk's (sized for the
+     * elements it had) or nobody's: rebuilt to size when needed. */
+    ltix *t = l->tix;
+    if (t && (!t->c || t->c == s->c)) {
+        free(t->offs);
+        free(t);
+        l->tix = NULL;
+    }
 }
 
 /* ---- lifecycle ------------------------------------------------------------------- */

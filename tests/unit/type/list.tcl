@@ -654,6 +654,20 @@ start_server [list tags {list} args $::list_server_args] {
         assert_lessthan $big [expr {$small + 10000 * 20}]
     }
 
+    foreach {pop side} {rpop tail lpop head} {
+        test "A list drained from its $side gives its memory back" {
+            r del l
+            fill_list l 10000
+            set full [r memory usage l]
+            for {set i 0} {$i < 99} {incr i} {r $pop l 100}
+            r $pop l 90
+            assert_equal 10 [r llen l]
+            # The 8 KiB chunk and its offset cache shrink with the pops.
+            assert_lessthan [r memory usage l] 1024
+            assert_lessthan [r memory usage l] [expr {$full / 50}]
+        } goblin_only
+    }
+
     test {COPY of a list is a deep copy} {
         needs_feature command:copy
         r del l c
