@@ -86,7 +86,8 @@ static void *cron_main(void *arg) {
         if (hz <= 0) hz = 10;
         hz = effective_hz(hz);
         __atomic_store_n(&srv.hz, hz, __ATOMIC_RELAXED);
-        struct timespec ts = {0, 1000000000L / hz};
+        long period_ns = 1000000000L / hz; /* a whole second at hz 1: tv_nsec must stay below it */
+        struct timespec ts = {period_ns / 1000000000L, period_ns % 1000000000L};
         nanosleep(&ts, NULL);
         __atomic_fetch_add(&srv.cron_loops, 1, __ATOMIC_RELAXED);
         /* The commands' clock (db_freeze_time) follows the system clock. */

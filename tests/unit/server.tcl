@@ -698,6 +698,16 @@ start_server {tags {server}} {
         r config set hz 10
     }
 
+    test {At hz 1 the server is idle between its once-a-second tasks} {
+        r config set hz 1
+        set cpu0 [expr {[s used_cpu_user] + [s used_cpu_sys]}]
+        after 1500
+        set cpu [expr {[s used_cpu_user] + [s used_cpu_sys] - $cpu0}]
+        r config set hz 10
+        # A timer of a whole second must not turn into a busy loop.
+        assert_lessthan $cpu 0.5
+    }
+
     test {CONFIG SET errors} {
         assert_error {ERR Unknown option or number of arguments for CONFIG SET - 'nosuchparameter'} {r config set nosuchparameter 1}
         assert_error {ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value} {r config set maxmemory abc}
