@@ -1244,49 +1244,81 @@ static long long mono_us(void) {
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Sample TTL keys of each shard; repeat on a shard while more than a quarter
- * of a sample was expired, as Redis does, within the time budget. */
+/* What an active expiry cycle counts: keys expired and sampled, and the
+ * remaining TTLs of the live keys sampled (for avg_ttl). */
+typedef struct expire_tally {
+    size_t expired, sampled;
+    double ttl_sum;
+    long long ttl_n;
+} expire_tally;
+
+/* Up to 16 samples of 20 TTL keys of shard s, while more than a quarter
+ * of a sample was expired (as Redis does); 1 when all 16 were taken (the
+ * shard may hold more expired keys). */
+static int expire_shard(gdb *db, int s, expire_tally *t) {
+    shard *sh = &db->shards[s];
+    if (!__atomic_load_n(&sh->nvol, __ATOMIC_RELAXED)) return 0; /* unlocked peek */
+    db_lock_shard(db, (unsigned)s);
+    int round = 0;
+    for (; round < 16 && sh->nvol; round++) {
+        int64_t now = db_now_ms();
+        int sampled = 0, hit = 0;
+        for (; sampled < 20 && sh->nvol; sampled++) {
+            dbentry *e = sh->vol[rand_below(sh->nvol)];
+            if (db_is_expired(e, now)) {
+                void *slot;
+                keyref kr = {db_entry_key(e), db_entry_klen(e)};
+                slot = swiss_find(&sh->keys, hash_bytes(db_entry_key(e), db_entry_klen(e)), &kr);
+                expire_now(db, sh, slot, e);
+                hit++;
+            } else {
+                t->ttl_sum += (double)db_entry_expire(e) - (double)now;
+                t->ttl_n++;
+            }
+        }
+        t->expired += (size_t)hit;
+        t->sampled += (size_t)sampled;
+        if (hit * 4 <= sampled) break;
+    }
+    db_unlock_shard(db, (unsigned)s);
+    return round == 16;
+}
+
+/* Each shard in turn (expire_shard), within the time budget; when some
+ * shard took all its samples, the shards are passed over again while the
+ * budget lasts, so the rate of removal follows the budget (as Redis's
+ * does) rather than a fixed number of samples per cycle, and no shard is
+ * held for more than 16 samples at a time. */
 size_t db_active_expire_cycle(long long budget_us) {
     if (!__atomic_load_n(&db_active_expire_enabled, __ATOMIC_RELAXED)) return 0;
     if (keep_expired()) return 0;
     long long start = mono_us();
     size_t expired = 0, sampled_all = 0;
     int capped = 0;
+    /* Where the last cycle ran out of time (cron thread only): the next one
+     * starts there, so no database or shard waits behind the others. */
+    static int first_db, first_shard;
     db_rdlock_keyspace();
-    for (int d = 0; d < ndbs; d++) {
+    int d0 = first_db < ndbs ? first_db : 0;
+    for (int i = 0; i < ndbs; i++) {
+        int d = (d0 + i) % ndbs;
         gdb *db = dbs[d];
-        double ttl_sum = 0;
-        long long ttl_n = 0;
-        for (int s = 0; s < DB_NSHARDS; s++) {
-            shard *sh = &db->shards[s];
-            if (!__atomic_load_n(&sh->nvol, __ATOMIC_RELAXED)) continue;  /* unlocked peek */
-            db_lock_shard(db, (unsigned)s);
-            for (int round = 0; round < 16 && sh->nvol; round++) {
-                int64_t now = db_now_ms();
-                int sampled = 0, hit = 0;
-                for (; sampled < 20 && sh->nvol; sampled++) {
-                    dbentry *e = sh->vol[rand_below(sh->nvol)];
-                    if (db_is_expired(e, now)) {
-                        void *slot;
-                        keyref kr = {db_entry_key(e), db_entry_klen(e)};
-                        slot = swiss_find(&sh->keys, hash_bytes(db_entry_key(e), db_entry_klen(e)), &kr);
-                        expire_now(db, sh, slot, e);
-                        hit++;
-                    } else {
-                        ttl_sum += (double)db_entry_expire(e) - (double)now;
-                        ttl_n++;
-                    }
+        expire_tally t = {0, 0, 0, 0};
+        for (int hot = 1; hot && !capped;) {
+            hot = 0;
+            for (int j = 0; j < DB_NSHARDS && !capped; j++) {
+                int s = (first_shard + j) % DB_NSHARDS;
+                hot |= expire_shard(db, s, &t);
+                if ((capped = mono_us() - start > budget_us)) {
+                    first_db = d;
+                    first_shard = (s + 1) % DB_NSHARDS;
                 }
-                expired += (size_t)hit;
-                sampled_all += (size_t)sampled;
-                if (hit * 4 <= sampled) break;
-            }
-            db_unlock_shard(db, (unsigned)s);
-            if (mono_us() - start > budget_us) {
-                capped = 1;
-                break;
             }
         }
+        expired += t.expired;
+        sampled_all += t.sampled;
+        double ttl_sum = t.ttl_sum;
+        long long ttl_n = t.ttl_n;
         int64_t prev = __atomic_load_n(&db->avg_ttl, __ATOMIC_RELAXED);
         if (ttl_n) {
             double a = ttl_sum / (double)ttl_n;

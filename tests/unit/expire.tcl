@@ -276,6 +276,27 @@ start_server {tags {expire}} {
         r debug set-active-expire 1
     }
 
+    test {The active expiry cycle keeps going while shards are full of expired keys} {
+        needs_feature debug:set-active-expire
+        r flushdb
+        r debug set-active-expire 0
+        r eval {for i = 1, 200000 do redis.call('set', 't:' .. i, 'v', 'px', 1) end} 0
+        after 20
+        set base [s expired_keys]
+        r config set hz 1
+        r debug set-active-expire 1
+        # A cycle a second, each with a quarter of it to spend: in 2.5 s at
+        # most three cycles, which a fixed 16 samples of 20 per shard (64
+        # shards) per cycle would hold to 61,440 keys.
+        after 2500
+        set gone [expr {[s expired_keys] - $base}]
+        r config set hz 10
+        assert_morethan $gone 100000
+        wait_for_condition 100 100 {[r dbsize] == 0} else {
+            fail "[r dbsize] expired keys left"
+        }
+    } goblin_only
+
     test {Lazy expiry: KEYS, SCAN, TTL and STRLEN do not see expired keys} {
         needs_feature debug:set-active-expire
         r flushdb
