@@ -38,11 +38,11 @@
  * Compaction picks the non-active block with the most dead bytes past
  * dead_pct of its size (or, when there is none and the arena's live bytes
  * fit in a quarter of the active block, opens a block of twice those bytes
- * as the active one and picks the old) and walks it from a saved offset, copying each live
- * entry through the ordinary allocation path (never into the victim, which
- * is not active and never becomes active) and reporting (old ref, new ref) to
- * the caller's callback while both copies are still valid, then freeing the
- * old one; a step moves a bounded number of bytes. When the victim's last
+ * as the active one and picks the old) and walks it from a saved offset,
+ * copying each live entry through the ordinary allocation path (never into
+ * the victim, which is not active and never becomes active) and reporting
+ * (old ref, new ref) to the caller's callback while both copies are still
+ * valid, then freeing the old one; a step moves a bounded number of bytes. When the victim's last
  * live entry has moved, the block is freed.
  *
  * Invariants (checked by arena_check): for every block, walking [0, used)

@@ -22,8 +22,9 @@
  * scans the block table, so it is skipped until the dead bytes have grown
  * by a 64th of the arena (at least 256 bytes) since the last look, or the
  * live bytes are a quarter of the blocks and half of what they were then,
- * unless the previous step left work (compacting). Each write then moves at most
- * the caller's budget, so the work is spread over the writes that made it.
+ * unless the previous step left work (compacting). Each write then moves
+ * at most the caller's budget, so the work is spread over the writes that
+ * made it.
  *
  * Sampling (lf_sample: HRANDFIELD, SRANDMEMBER with a count). A uniform
  * subset of count distinct entries: when it is over a third of them, a
