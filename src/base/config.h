@@ -37,6 +37,7 @@ typedef struct goblin_config {
     int maxmemory_policy;
     int maxmemory_samples;
     int active_expire;        /* DEBUG SET-ACTIVE-EXPIRE */
+    int active_expire_effort; /* 1..10, as Redis's */
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;

@@ -92,9 +92,12 @@ static void *cron_main(void *arg) {
         __atomic_fetch_add(&srv.cron_loops, 1, __ATOMIC_RELAXED);
         /* The commands' clock (db_freeze_time) follows the system clock. */
         monotime_sync_wall();
-        /* Active expiry: at most 25% of the period. */
+        /* Active expiry: at most 25% of the period, 2% more per step of
+         * active-expire-effort (Redis's slow cycle). */
+        int effort = __atomic_load_n(&cfg.active_expire_effort, __ATOMIC_RELAXED) - 1;
+        if (effort < 0 || effort > 9) effort = 0;
         uint64_t t0 = monotime_us();
-        cmd_active_expire_cycle(250000 / hz);
+        cmd_active_expire_cycle(10000L * (25 + 2 * effort) / hz, effort);
         latency_add_sample_if_needed("expire-cycle", (long long)((monotime_us() - t0) / 1000));
         /* Client-side caching: the table limit, the broadcast of expired keys. */
         tracking_cron();

@@ -1252,10 +1252,13 @@ typedef struct expire_tally {
     long long ttl_n;
 } expire_tally;
 
-/* Up to 16 samples of 20 TTL keys of shard s, while more than a quarter
- * of a sample was expired (as Redis does); 1 when all 16 were taken (the
- * shard may hold more expired keys). */
-static int expire_shard(gdb *db, int s, expire_tally *t) {
+/* Up to 16 samples of TTL keys of shard s, while more of a sample than
+ * Redis's acceptable share was expired: samples of 20 keys and 10 %, each
+ * step of effort (0..9) 5 keys more and a point less, as Redis's
+ * activeExpireCycle. 1 when all 16 were taken (the shard may hold more
+ * expired keys). */
+static int expire_shard(gdb *db, int s, int effort, expire_tally *t) {
+    const int per_sample = 20 + 5 * effort, stale_pct = 10 - effort;
     shard *sh = &db->shards[s];
     if (!__atomic_load_n(&sh->nvol, __ATOMIC_RELAXED)) return 0; /* unlocked peek */
     db_lock_shard(db, (unsigned)s);
@@ -1263,7 +1266,7 @@ static int expire_shard(gdb *db, int s, expire_tally *t) {
     for (; round < 16 && sh->nvol; round++) {
         int64_t now = db_now_ms();
         int sampled = 0, hit = 0;
-        for (; sampled < 20 && sh->nvol; sampled++) {
+        for (; sampled < per_sample && sh->nvol; sampled++) {
             dbentry *e = sh->vol[rand_below(sh->nvol)];
             if (db_is_expired(e, now)) {
                 void *slot;
@@ -1278,7 +1281,7 @@ static int expire_shard(gdb *db, int s, expire_tally *t) {
         }
         t->expired += (size_t)hit;
         t->sampled += (size_t)sampled;
-        if (hit * 4 <= sampled) break;
+        if (sampled && hit * 100 / sampled <= stale_pct) break;
     }
     db_unlock_shard(db, (unsigned)s);
     return round == 16;
@@ -1289,7 +1292,7 @@ static int expire_shard(gdb *db, int s, expire_tally *t) {
  * budget lasts, so the rate of removal follows the budget (as Redis's
  * does) rather than a fixed number of samples per cycle, and no shard is
  * held for more than 16 samples at a time. */
-size_t db_active_expire_cycle(long long budget_us) {
+size_t db_active_expire_cycle(long long budget_us, int effort) {
     if (!__atomic_load_n(&db_active_expire_enabled, __ATOMIC_RELAXED)) return 0;
     if (keep_expired()) return 0;
     long long start = mono_us();
@@ -1308,7 +1311,7 @@ size_t db_active_expire_cycle(long long budget_us) {
             hot = 0;
             for (int j = 0; j < DB_NSHARDS && !capped; j++) {
                 int s = (first_shard + j) % DB_NSHARDS;
-                hot |= expire_shard(db, s, &t);
+                hot |= expire_shard(db, s, effort, &t);
                 if ((capped = mono_us() - start > budget_us)) {
                     first_db = d;
                     first_shard = (s + 1) % DB_NSHARDS;

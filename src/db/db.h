@@ -376,8 +376,10 @@ typedef void db_scan_fn(void *arg, dbentry *e);
 uint64_t db_scan(gdb *db, uint64_t cursor, db_scan_fn *fn, void *arg);
 
 /* Incremental housekeeping (expiry sampling and rehash steps); returns the
- * number of keys expired. Takes the locks it needs. */
-size_t db_active_expire_cycle(long long budget_us);
+ * number of keys expired. Takes the locks it needs. effort: Redis's
+ * active-expire-effort less one (0..9): larger samples, and a shard is
+ * sampled again at a lower share of expired keys. */
+size_t db_active_expire_cycle(long long budget_us, int effort);
 void db_rehash_cycle(void);
 /* A write left the collection at key resizing its index (lf_take_resize
  * started): list it for db_rehash_cycle, which finishes the resize while

@@ -297,6 +297,25 @@ start_server {tags {expire}} {
         }
     } goblin_only
 
+    test {active-expire-effort is taken from 1 to 10, and the cycle expires keys at 10} {
+        needs_feature debug:set-active-expire
+        assert_error {*argument must be between 1 and 10 inclusive*} {r config set active-expire-effort 11}
+        assert_error {*argument must be between 1 and 10 inclusive*} {r config set active-expire-effort 0}
+        r config set active-expire-effort 10
+        assert_equal {active-expire-effort 10} [r config get active-expire-effort]
+        r flushdb
+        r debug set-active-expire 0
+        r eval {for i = 1, 20000 do redis.call('set', 'e:' .. i, 'v', 'px', 1) end} 0
+        r set keep v
+        after 20
+        r debug set-active-expire 1
+        wait_for_condition 50 100 {[r dbsize] == 1} else {
+            fail "[r dbsize] keys left at active-expire-effort 10"
+        }
+        assert_equal v [r get keep]
+        r config set active-expire-effort 1
+    }
+
     test {Lazy expiry: KEYS, SCAN, TTL and STRLEN do not see expired keys} {
         needs_feature debug:set-active-expire
         r flushdb
