@@ -51,8 +51,9 @@ SRC_ALL   := $(shell find src -name '*.c' | sort)
 # The server without its main(): what the fuzz targets link against.
 SRC_LIB   := $(filter-out src/main.c,$(SRC_ALL))
 # What the unit tests and swiss-bench link against: the helpers, the data
-# structures, the memory layer, the packed encodings and the write stream.
-SRC_DSMEM := $(sort $(wildcard src/util/*.c src/ds/*.c src/mem/*.c)) src/base/tstat.c src/db/strval.c src/persist/packed.c src/persist/wstream.c
+# structures, the memory layer, the packed encodings, the write stream and
+# the key list.
+SRC_DSMEM := $(sort $(wildcard src/util/*.c src/ds/*.c src/mem/*.c)) src/base/tstat.c src/db/strval.c src/db/keylist.c src/persist/packed.c src/persist/wstream.c
 SRC_UNIT  := $(sort $(wildcard tests/c/*.c))
 
 # ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
  * An expired entry may still be present until lazy or active expiry removes
  * it, but no lookup ever returns it. */
 #include "db/db.h"
+#include "db/keylist.h"
 #include "db/lazyfree.h"
 #include "db/mcmeta.h"
 #include "db/strval.h"
@@ -1350,93 +1351,22 @@ size_t db_active_expire_cycle(long long budget_us, int effort) {
  * together cost the cron thread 2-4 ms at once. */
 #define DB_REHASH_BUDGET_US 1000
 
-/* Collections whose index resize a write started (db_note_resize), by db
- * number and key name, in the order listed, with an open-addressing index
- * of the list by (db, name) hash so that a collection is listed once
- * however many of its index parts start resizing. resizing_lock is a leaf,
- * taken under a shard lock. Invariant (under the lock): rz[0..nrz) are
- * distinct, rzslot has exactly one cell i + 1 for each rz[i], found by
- * probing from rz[i].h, and at most half of its cells are used; nrz is
- * also read without the lock by the cron. */
-typedef struct resizing_key {
-    int dbid;
-    uint64_t h;
-    size_t n;
-    char *k;
-} resizing_key;
-static resizing_key *rz;
-static size_t nrz, caprz;
-static uint32_t *rzslot;  /* 0: empty, else an index into rz plus one */
-static size_t nrzslot;    /* a power of two, or 0 */
+/* Collections whose index resize a write started (db_note_resize): a
+ * keylist, each listed once however many of its index parts start
+ * resizing. resizing_lock is a leaf, taken under a shard lock; nresizing
+ * (the list's length) is read without it by the cron. */
+static keylist resizing;
+static size_t nresizing;
 static pthread_mutex_t resizing_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static uint64_t resizing_hash(int dbid, const char *k, size_t n) {
-    return hash_bytes(k, n) ^ ((uint64_t)(unsigned)dbid * 0x9e3779b97f4a7c15ull);
-}
-
-/* Under resizing_lock: the cell of (dbid, k) in rzslot, or the empty cell
- * where it would go. */
-static uint32_t *resizing_cell(int dbid, uint64_t h, const char *k, size_t n) {
-    size_t mask = nrzslot - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-        uint32_t c = rzslot[i];
-        if (!c) return &rzslot[i];
-        const resizing_key *r = &rz[c - 1];
-        if (r->h == h && r->dbid == dbid && r->n == n && memcmp(r->k, k, n) == 0) return &rzslot[i];
-    }
-}
-
-/* Under resizing_lock: an index of at least 2 * want cells over rz. */
-static int resizing_reindex(size_t want) {
-    size_t ns = nrzslot ? nrzslot : 64;
-    while (ns < 2 * want) ns *= 2;
-    if (ns != nrzslot) {
-        uint32_t *t = malloc(ns * sizeof(*t));
-        if (!t) return -1;
-        free(rzslot);
-        rzslot = t;
-        nrzslot = ns;
-    }
-    memset(rzslot, 0, nrzslot * sizeof(*rzslot));
-    for (size_t i = 0; i < nrz; i++) *resizing_cell(rz[i].dbid, rz[i].h, rz[i].k, rz[i].n) = (uint32_t)(i + 1);
-    return 0;
-}
-
-/* Under resizing_lock: list x unless its key is listed; the list takes
- * x.k (a copy of the name) or it is freed. Out of memory, the key is not
- * listed: operations on it still move its resize. */
-static void resizing_put(resizing_key x) {
-    if (nrz == caprz) {
-        size_t nc = caprz ? caprz * 2 : 64;
-        resizing_key *t = nc < UINT32_MAX ? realloc(rz, nc * sizeof(*t)) : NULL;
-        if (!t) {
-            free(x.k);
-            return;
-        }
-        rz = t;
-        caprz = nc;
-    }
-    if (2 * (nrz + 1) > nrzslot && resizing_reindex(nrz + 1) != 0) {
-        free(x.k);
-        return;
-    }
-    uint32_t *c = resizing_cell(x.dbid, x.h, x.k, x.n);
-    if (*c) {
-        free(x.k);
-        return;
-    }
-    rz[nrz] = x;
-    *c = (uint32_t)(nrz + 1);
-    __atomic_store_n(&nrz, nrz + 1, __ATOMIC_RELAXED);
-}
 
 void db_note_resize(gdb *db, const char *k, size_t n) {
     char *copy = malloc(n ? n : 1);
     if (!copy) return;
     memcpy(copy, k, n);
-    resizing_key x = {db->id, resizing_hash(db->id, k, n), n, copy};
+    keyname x = {db->id, keylist_hash(db->id, k, n), n, copy};
     pthread_mutex_lock(&resizing_lock);
-    resizing_put(x);
+    keylist_put(&resizing, x);
+    __atomic_store_n(&nresizing, resizing.n, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&resizing_lock);
 }
 
@@ -1445,21 +1375,17 @@ void db_note_resize(gdb *db, const char *k, size_t n) {
  * shard is held for at most about the budget. A key that is gone, or
  * whose value has nothing left to move, leaves the list; the ones not
  * reached stay, in order, ahead of those listed meanwhile. The list is
- * taken whole (the shard locks come before resizing_lock) and given back
- * re-indexed by the hashes it keeps: O(listed) per call, no key hashed. */
+ * taken whole: the shard locks come before resizing_lock. */
 static void rehash_listed(uint64_t t0) {
+    keylist work;
     pthread_mutex_lock(&resizing_lock);
-    resizing_key *work = rz;
-    size_t n = nrz, cap = caprz;
-    rz = NULL;
-    caprz = 0;
-    __atomic_store_n(&nrz, 0, __ATOMIC_RELAXED);
-    if (nrzslot) memset(rzslot, 0, nrzslot * sizeof(*rzslot));
+    keylist_take(&resizing, &work);
+    __atomic_store_n(&nresizing, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&resizing_lock);
-    size_t done = 0; /* work[0..done) visited */
+    size_t done = 0; /* work.v[0..done) visited */
     int keep_last = 0;
-    while (done < n && monotime_us() - t0 < DB_REHASH_BUDGET_US) {
-        resizing_key *r = &work[done++];
+    while (done < work.n && monotime_us() - t0 < DB_REHASH_BUDGET_US) {
+        keyname *r = &work.v[done++];
         gdb *db = r->dbid < ndbs ? dbs[r->dbid] : NULL;
         keep_last = 0;
         if (db) {
@@ -1473,26 +1399,11 @@ static void rehash_listed(uint64_t t0) {
         if (!keep_last) free(r->k);
     }
     size_t from = keep_last ? done - 1 : done; /* the one the budget ran out in stays */
-    if (from) memmove(work, work + from, (n - from) * sizeof(*work));
+    if (from) memmove(work.v, work.v + from, (work.n - from) * sizeof(*work.v));
     pthread_mutex_lock(&resizing_lock);
-    resizing_key *fresh = rz;
-    size_t nfresh = nrz;
-    rz = work;
-    caprz = cap;
-    __atomic_store_n(&nrz, n - from, __ATOMIC_RELAXED);
-    /* The index has 2 * n cells already: re-indexing allocates nothing. */
-    if (nrz && resizing_reindex(nrz) != 0) abort();
-    for (size_t i = 0; i < nfresh; i++) resizing_put(fresh[i]);
-    if (!nrz) { /* a burst's memory is not kept */
-        free(rz);
-        rz = NULL;
-        caprz = 0;
-        free(rzslot);
-        rzslot = NULL;
-        nrzslot = 0;
-    }
+    keylist_give_back(&resizing, work.v, work.n - from, work.cap);
+    __atomic_store_n(&nresizing, resizing.n, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&resizing_lock);
-    free(fresh);
 }
 
 void db_rehash_cycle(void) {
@@ -1513,6 +1424,6 @@ void db_rehash_cycle(void) {
             break;
         }
     }
-    if (__atomic_load_n(&nrz, __ATOMIC_RELAXED)) rehash_listed(t0);
+    if (__atomic_load_n(&nresizing, __ATOMIC_RELAXED)) rehash_listed(t0);
     db_unlock_keyspace();
 }
