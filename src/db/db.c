@@ -1270,10 +1270,8 @@ static int expire_shard(gdb *db, int s, int effort, expire_tally *t) {
         for (; sampled < per_sample && sh->nvol; sampled++) {
             dbentry *e = sh->vol[rand_below(sh->nvol)];
             if (db_is_expired(e, now)) {
-                void *slot;
                 keyref kr = {db_entry_key(e), db_entry_klen(e)};
-                slot = swiss_find(&sh->keys, hash_bytes(db_entry_key(e), db_entry_klen(e)), &kr);
-                expire_now(db, sh, slot, e);
+                expire_now(db, sh, swiss_find(&sh->keys, entry_hash(e), &kr), e);
                 hit++;
             } else {
                 t->ttl_sum += (double)db_entry_expire(e) - (double)now;
@@ -1321,11 +1319,9 @@ size_t db_active_expire_cycle(long long budget_us, int effort) {
         }
         expired += t.expired;
         sampled_all += t.sampled;
-        double ttl_sum = t.ttl_sum;
-        long long ttl_n = t.ttl_n;
         int64_t prev = __atomic_load_n(&db->avg_ttl, __ATOMIC_RELAXED);
-        if (ttl_n) {
-            double a = ttl_sum / (double)ttl_n;
+        if (t.ttl_n) {
+            double a = t.ttl_sum / (double)t.ttl_n;
             int64_t avg = a > 9e18 ? (int64_t)9e18 : (int64_t)a;
             __atomic_store_n(&db->avg_ttl, prev ? (prev / 50) * 49 + avg / 50 : avg, __ATOMIC_RELAXED);
         } else if (!db_expires(db)) {

@@ -42,8 +42,8 @@
  * copying each live entry through the ordinary allocation path (never into
  * the victim, which is not active and never becomes active) and reporting
  * (old ref, new ref) to the caller's callback while both copies are still
- * valid, then freeing the old one; a step moves a bounded number of bytes. When the victim's last
- * live entry has moved, the block is freed.
+ * valid, then freeing the old one; a step moves a bounded number of bytes.
+ * When the victim's last live entry has moved, the block is freed.
  *
  * Invariants (checked by arena_check): for every block, walking [0, used)
  * finds exactly live entries of live_bytes and dead entries of dead_bytes;

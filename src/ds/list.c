@@ -303,6 +303,14 @@ static inline void tix_forget(glist *l, const lchunk *c) {
     if (l->tix && l->tix->c == c) l->tix->c = NULL;
 }
 
+/* The cache goes, memory and all. */
+static void tix_drop(glist *l) {
+    if (!l->tix) return;
+    free(l->tix->offs);
+    free(l->tix);
+    l->tix = NULL;
+}
+
 /* Offsets of all n elements of c; NULL (nothing cached) on no memory. */
 static ltix *tix_build(glist *l, lchunk *c, uint32_t n) {
     ltix *t = l->tix;
@@ -483,12 +491,7 @@ static void chunk_maybe_shrink(glist *l, lslot *s) {
     if (n) s->c = n;
     /* The offset cache goes too when it was this chunk's (sized for the
      * elements it had) or nobody's: rebuilt to size when needed. */
-    ltix *t = l->tix;
-    if (t && (!t->c || t->c == s->c)) {
-        free(t->offs);
-        free(t);
-        l->tix = NULL;
-    }
+    if (l->tix && (!l->tix->c || l->tix->c == s->c)) tix_drop(l);
 }
 
 /* ---- lifecycle ------------------------------------------------------------------- */
@@ -500,11 +503,7 @@ static void list_clear(glist *l) {
     l->nch = 0;
     l->head = 0;
     l->len = 0;
-    if (l->tix) {
-        free(l->tix->offs);
-        free(l->tix);
-        l->tix = NULL;
-    }
+    tix_drop(l);
     if (l->cap > 4) {
         free(l->dir);
         l->dir = NULL;
