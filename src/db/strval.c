@@ -2,12 +2,16 @@
  *
  * A value is one of (flags' OBJ_EMBEDDED, then u.p's bit 0):
  *   ENC_INT            a canonical int64 inline in the gobj;
- *   small  (u.p even)  a handle cell of the small-object arena: values
- *                      shorter than --ram-head, 4-byte aligned records;
- *                      values of COMP_MIN..COMP_MAX bytes are stored LZF
+ *   small  (u.p even)  a record of the small-object arena: values
+ *                      shorter than --ram-head, 4-byte aligned records.
+ *                      The word holds the record's handle (bits 1-31) and
+ *                      the value's length word (bits 32-63): its length,
+ *                      or for values of COMP_MIN..COMP_MAX bytes stored LZF
  *                      compressed when that makes the record smaller (a
- *                      raw record; len = COMP_BIT | clen << 16 | length),
- *                      and read back through a per-command scratch buffer;
+ *                      raw record) COMP_BIT | clen << 16 | length; those
+ *                      are read back through a per-command scratch buffer.
+ *                      The length is the word's, not the record's: only
+ *                      the gobj in its entry is written (a copy reads);
  *   embedded (OBJ_EMBEDDED) the value in the room its key's entry was
  *                      allocated with (db_add_room): a value a write stores
  *                      under a new key, up to EMBED_MAX bytes and unless a
@@ -86,12 +90,16 @@ void strval_count_read_error(void) { __atomic_fetch_add(&tail_read_errors, 1, __
 
 /* An embedded value is marked in flags (its u holds the record's first
  * bytes). A bigval pointer is malloc-aligned and tagged with bit 0; a
- * small value's handle cell is untagged. */
+ * small value's word has bit 0 clear (handles are never 0, so the word
+ * is not NULL). */
 #define IS_EMB(o) (((o)->flags & OBJ_EMBEDDED) != 0)
 #define EMB(o) obj_room(o)
 #define IS_BIG(o) (!IS_EMB(o) && (((uintptr_t)(o)->u.p) & 1u) != 0)
 #define BIG(o) ((bigval *)((uintptr_t)(o)->u.p & ~(uintptr_t)1))
-#define SMALL(o) (*(smallrec **)(o)->u.p) /* an arena value's record */
+_Static_assert(sizeof(void *) == 8, "a small value's word holds a handle and a length word");
+#define SMALL_H(o) ((uint32_t)((uintptr_t)(o)->u.p >> 1) & 0x7fffffffu) /* its record's handle */
+#define SMALL_LW(o) ((uint32_t)((uintptr_t)(o)->u.p >> 32))              /* its length word */
+#define SMALL(o) smallobj_rec(SMALL_H(o)) /* an arena value's record */
 /* Values up to this size are embedded in a new key's entry: beyond it the
  * allocator's size classes (a quarter of a power of two apart) waste more
  * than the arena's records and their handle cost. It is also what
@@ -125,10 +133,14 @@ static void emb_leave(gobj *o) { obj_room_leave(o); }
 #define COMP_BIT 0x80000000u
 #define COMP_MIN 32
 #define COMP_MAX 4096
-#define IS_COMP(r) (((r)->len & COMP_BIT) != 0)
-#define COMP_RAWLEN(r) ((r)->len & 0xffffu)
-#define COMP_CLEN(r) (((r)->len >> 16) & 0x7fffu)
-static size_t small_len(const smallrec *r) { return IS_COMP(r) ? COMP_RAWLEN(r) : r->len; }
+#define IS_COMP(lw) (((lw) & COMP_BIT) != 0)
+#define COMP_RAWLEN(lw) ((lw) & 0xffffu)
+#define COMP_CLEN(lw) (((lw) >> 16) & 0x7fffu)
+static uint32_t comp_word(size_t clen, size_t n) { return COMP_BIT | (uint32_t)clen << 16 | (uint32_t)n; }
+static size_t small_len(const gobj *o) {
+    uint32_t lw = SMALL_LW(o);
+    return IS_COMP(lw) ? COMP_RAWLEN(lw) : lw;
+}
 
 /* Scratch for decompressed values: bump-allocated, valid until the command
  * ends (strval_end_command) or strval_fold releases it. */
@@ -204,10 +216,11 @@ static void inflate_into(const char *c, size_t clen, char *out, size_t n) {
     out[n] = '\0';
 }
 
-/* Decompressed bytes of a compressed record (+ NUL), in scratch. */
-static char *small_inflate(const smallrec *r) {
-    char *b = scratch_alloc(COMP_RAWLEN(r) + 1);
-    if (b) inflate_into(r->data, COMP_CLEN(r), b, COMP_RAWLEN(r));
+/* Decompressed bytes of a compressed arena value (+ NUL), in scratch. */
+static char *small_inflate(const gobj *o) {
+    uint32_t lw = SMALL_LW(o);
+    char *b = scratch_alloc(COMP_RAWLEN(lw) + 1);
+    if (b) inflate_into(SMALL(o)->data, COMP_CLEN(lw), b, COMP_RAWLEN(lw));
     return b;
 }
 
@@ -222,12 +235,22 @@ static char *emb_inflate(const unsigned char *e) {
  * the plain one (and the reads through a scratch buffer that cost). */
 static int comp_saves(size_t clen, size_t n) { return smallobj_size_for(clen, 1) + 16 <= smallobj_size_for(n, 0); }
 
-/* A raw record holding the LZF bytes c[0..clen) of an n-byte value. */
-static smallrec **small_put_comp(const char *c, size_t clen, size_t n) {
-    smallrec **h = smallobj_alloc_raw(clen);
-    if (!h) return NULL;
-    memcpy((*h)->data, c, clen);
-    (*h)->len = COMP_BIT | (uint32_t)clen << 16 | (uint32_t)n;
+/* A raw record holding the LZF bytes c[0..clen): its handle, or
+ * SMALLOBJ_NONE. */
+static uint32_t small_put_comp(const char *c, size_t clen) {
+    uint32_t h = smallobj_alloc_raw(clen);
+    if (h != SMALLOBJ_NONE) memcpy(smallobj_rec(h)->data, c, clen);
+    return h;
+}
+
+/* A plain record holding p[0..n) and a NUL: its handle, or SMALLOBJ_NONE. */
+static uint32_t small_put(const char *p, size_t n) {
+    uint32_t h = smallobj_alloc(n);
+    if (h != SMALLOBJ_NONE) {
+        char *d = smallobj_rec(h)->data;
+        memcpy(d, p, n);
+        d[n] = '\0';
+    }
     return h;
 }
 
@@ -257,17 +280,27 @@ static size_t deflate_into(const char *p, size_t n, char *out) {
     return cn;
 }
 
-/* A compressed record for p[0..n), or NULL when compressing does not make
- * the record smaller (or no memory). */
-static smallrec **small_deflate(const char *p, size_t n) {
+/* o's value is now the arena record h with length word lw. */
+static void set_small(gobj *o, uint32_t h, uint32_t lw) {
+    assert(h != SMALLOBJ_NONE && h <= 0x7fffffffu);
+    emb_leave(o);
+    o->u.p = (void *)(uintptr_t)((uint64_t)lw << 32 | (uint64_t)h << 1);
+}
+
+/* o's value becomes a compressed record for p[0..n): 1, or 0 when
+ * compressing does not make the record smaller (or no memory). */
+static int small_deflate(gobj *o, const char *p, size_t n) {
     char out[COMP_MAX];
     size_t cn = deflate_into(p, n, out);
-    return cn ? small_put_comp(out, cn, n) : NULL;
+    uint32_t h = cn ? small_put_comp(out, cn) : SMALLOBJ_NONE;
+    if (h == SMALLOBJ_NONE) return 0;
+    set_small(o, h, comp_word(cn, n));
+    return 1;
 }
 
 /* The record of o goes (an embedded one belongs to its entry). */
 static void small_release(gobj *o) {
-    if (!IS_EMB(o)) smallobj_free((smallrec **)o->u.p);
+    if (!IS_EMB(o)) smallobj_free(SMALL_H(o));
 }
 
 /* Views made during the current command on this thread (see
@@ -337,27 +370,15 @@ static bigval *big_new(const char *p, size_t n) {
     return b;
 }
 
-static void set_small(gobj *o, smallrec **h) {
-    emb_leave(o);
-    o->u.p = h;
-}
-
 int strval_set_str(gobj *o, const char *p, size_t n) {
     io_failed = NULL;
     o->type = OBJ_STRING;
     o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
     if (n < objstore_ram_head()) {
-        smallrec **h = small_deflate(p, n);
-        if (h) {
-            set_small(o, h);
-            return 0;
-        }
-        h = smallobj_alloc(n);
-        if (!h) return -1;
-        memcpy((*h)->data, p, n);
-        (*h)->data[n] = '\0';
-        (*h)->len = (uint32_t)n;
-        set_small(o, h);
+        if (small_deflate(o, p, n)) return 0;
+        uint32_t h = small_put(p, n);
+        if (h == SMALLOBJ_NONE) return -1;
+        set_small(o, h, (uint32_t)n);
         return 0;
     }
     bigval *b = big_new(p, n);
@@ -432,13 +453,8 @@ const char *strval_bytes(const gobj *o, char *tmp, size_t *len) {
         return emb_is_comp(e) ? emb_inflate(e) : emb_data(e);
     }
     if (!IS_BIG(o)) {
-        const smallrec *r = SMALL(o);
-        if (IS_COMP(r)) {
-            *len = COMP_RAWLEN(r);
-            return small_inflate(r);
-        }
-        *len = r->len;
-        return r->data;
+        *len = small_len(o);
+        return IS_COMP(SMALL_LW(o)) ? small_inflate(o) : SMALL(o)->data;
     }
     bigval *b = BIG(o);
     io_failed = NULL;
@@ -459,11 +475,11 @@ int strval_lzf(const gobj *o, const char **c, size_t *clen, size_t *len) {
         *len = emb_len(e);
         return 1;
     }
-    const smallrec *r = SMALL(o);
-    if (!IS_COMP(r)) return 0;
-    *c = r->data;
-    *clen = COMP_CLEN(r);
-    *len = COMP_RAWLEN(r);
+    uint32_t lw = SMALL_LW(o);
+    if (!IS_COMP(lw)) return 0;
+    *c = SMALL(o)->data;
+    *clen = COMP_CLEN(lw);
+    *len = COMP_RAWLEN(lw);
     return 1;
 }
 
@@ -472,10 +488,10 @@ int strval_set_packed(gobj *o, const char *p, size_t n, const char *c, size_t cl
     io_failed = NULL;
     /* n >= COMP_MIN: never one of the integers strval_set keeps inline. */
     if (n >= COMP_MIN && n < COMP_MAX && n < objstore_ram_head() && clen < n && comp_saves(clen, n)) {
-        smallrec **h = small_put_comp(c, clen, n);
-        if (!h) return -1;
+        uint32_t h = small_put_comp(c, clen);
+        if (h == SMALLOBJ_NONE) return -1;
         o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
-        set_small(o, h);
+        set_small(o, h, comp_word(clen, n));
         return 0;
     }
     return strval_set(o, p, n);
@@ -516,7 +532,7 @@ size_t strval_len(const gobj *o) {
         return n;
     }
     if (IS_EMB(o)) return emb_len(EMB(o));
-    return IS_BIG(o) ? BIG(o)->len : small_len(SMALL(o));
+    return IS_BIG(o) ? BIG(o)->len : small_len(o);
 }
 
 int strval_get_int(const gobj *o, int64_t *v) {
@@ -532,8 +548,8 @@ int strval_get_int(const gobj *o, int64_t *v) {
         *v = x;
         return 1;
     }
-    const smallrec *r = SMALL(o);
-    if (IS_COMP(r) || r->len > 20 || !str_to_ll(r->data, r->len, &x)) return 0;
+    uint32_t lw = SMALL_LW(o);
+    if (IS_COMP(lw) || lw > 20 || !str_to_ll(SMALL(o)->data, lw, &x)) return 0;
     *v = x;
     return 1;
 }
@@ -547,16 +563,15 @@ static char *small_grow(gobj *o, const char *src, size_t len, size_t newlen) {
     if (newlen < H) {
         /* Room to grow like an append-heavy value needs, below the head. */
         size_t cap = newlen * 2 < H ? newlen * 2 : H - 1;
-        smallrec **nh = smallobj_alloc(cap);
-        if (!nh) return NULL;
-        smallrec *nr = *nh;
-        memcpy(nr->data, src, len);
-        memset(nr->data + len, 0, newlen - len + 1);
-        nr->len = (uint32_t)newlen;
+        uint32_t nh = smallobj_alloc(cap);
+        if (nh == SMALLOBJ_NONE) return NULL;
+        char *d = smallobj_rec(nh)->data;
+        memcpy(d, src, len);
+        memset(d + len, 0, newlen - len + 1);
         small_release(o);
-        set_small(o, nh);
+        set_small(o, nh, (uint32_t)newlen);
         o->enc = ENC_RAW;
-        return nr->data;
+        return d;
     }
     /* Becomes large: the head slot is taken now (so a full pool is an
      * error here), the bytes live in a dirty view until folded. */
@@ -611,27 +626,26 @@ char *strval_resize(gobj *o, size_t newlen) {
         o->enc = ENC_RAW;
         return d;
     }
-    if (!IS_BIG(o) && IS_COMP(SMALL(o))) {
+    if (!IS_BIG(o) && IS_COMP(SMALL_LW(o))) {
         /* Written to: back to a plain record first. */
-        smallrec *c = SMALL(o);
-        char *raw = small_inflate(c);
-        smallrec **h = raw ? smallobj_alloc(COMP_RAWLEN(c)) : NULL;
-        if (!h) return NULL;
-        memcpy((*h)->data, raw, COMP_RAWLEN(c) + 1);
-        (*h)->len = COMP_RAWLEN(c);
+        size_t n = small_len(o);
+        char *raw = small_inflate(o);
+        uint32_t h = raw ? small_put(raw, n) : SMALLOBJ_NONE;
+        if (h == SMALLOBJ_NONE) return NULL;
         small_release(o);
-        set_small(o, h);
+        set_small(o, h, (uint32_t)n);
     }
     if (!IS_BIG(o)) {
         smallrec *r = SMALL(o);
-        assert(newlen >= r->len);
+        size_t len = small_len(o);
+        assert(newlen >= len);
         if (newlen <= SMALLOBJ_CAP(r)) {
-            memset(r->data + r->len, 0, newlen - r->len + 1);
-            r->len = (uint32_t)newlen;
+            memset(r->data + len, 0, newlen - len + 1);
+            set_small(o, SMALL_H(o), (uint32_t)newlen);
             o->enc = ENC_RAW;
             return r->data;
         }
-        return small_grow(o, r->data, r->len, newlen);
+        return small_grow(o, r->data, len, newlen);
     }
     bigval *b = BIG(o);
     assert(newlen >= b->len);
@@ -679,7 +693,7 @@ int strval_dup(gobj *dst, const gobj *src) {
 size_t strval_mem_usage(const gobj *o) {
     if (o->enc == ENC_INT) return 0;
     if (IS_EMB(o)) return 0; /* in its entry's allocation (db_entry_size) */
-    if (!IS_BIG(o)) return smallobj_record_size(SMALL(o)) + sizeof(void *);
+    if (!IS_BIG(o)) return smallobj_record_size(SMALL(o)) + SMALLOBJ_CELL_BYTES;
     const bigval *b = BIG(o);
     size_t n = sizeof(*b) + objstore_ram_head() + b->viewcap;
     if (b->tail.ram) n += b->tail.len;
@@ -811,45 +825,39 @@ int strval_unembed(gobj *o) {
     if (!strval_is_embedded(o)) return 0;
     const unsigned char *e = EMB(o);
     size_t n = emb_len(e);
-    smallrec **h;
-    if (emb_is_comp(e)) {
-        /* Kept compressed: deflate_into found it worth it in the arena. */
-        if (!(h = small_put_comp(emb_cdata(e), emb_clen(e), n))) return -1;
-    } else {
-        if (!(h = smallobj_alloc(n))) return -1;
-        memcpy((*h)->data, e + EMB_HDR, n);
-        (*h)->data[n] = '\0';
-        (*h)->len = (uint32_t)n;
-    }
-    set_small(o, h);
+    /* Kept compressed: deflate_into found it worth it in the arena. */
+    int comp = emb_is_comp(e);
+    uint32_t h = comp ? small_put_comp(emb_cdata(e), emb_clen(e)) : small_put((const char *)e + EMB_HDR, n);
+    if (h == SMALLOBJ_NONE) return -1;
+    set_small(o, h, comp ? comp_word(emb_clen(e), n) : (uint32_t)n);
     return 0;
 }
 
 size_t strval_embed_size_of(const gobj *o) {
     if (o->type != OBJ_STRING || o->enc == ENC_INT || IS_BIG(o) || IS_EMB(o) || !embed_allowed()) return 0;
-    const smallrec *r = SMALL(o);
-    size_t n = small_len(r);
+    uint32_t lw = SMALL_LW(o);
+    size_t n = small_len(o);
     if (n > EMBED_MAX) return 0;
-    return emb_size(n, emb_clen_kept(n, IS_COMP(r) ? COMP_CLEN(r) : 0));
+    return emb_size(n, emb_clen_kept(n, IS_COMP(lw) ? COMP_CLEN(lw) : 0));
 }
 
 void strval_embed(gobj *o, void *room) {
     size_t need = strval_embed_size_of(o);
     assert(need);
-    smallrec **h = o->u.p;
-    const smallrec *r = *h;
+    uint32_t h = SMALL_H(o), lw = SMALL_LW(o);
+    const smallrec *r = smallobj_rec(h);
     unsigned char *e = room;
-    size_t n = small_len(r);
+    size_t n = small_len(o);
     emb_enter(o, e); /* the key goes over u, read above */
-    if (!IS_COMP(r)) {
+    if (!IS_COMP(lw)) {
         emb_write(e, need, r->data, n, NULL, 0);
-    } else if (emb_clen_kept(n, COMP_CLEN(r))) {
-        emb_write(e, need, NULL, n, r->data, COMP_CLEN(r));
+    } else if (emb_clen_kept(n, COMP_CLEN(lw))) {
+        emb_write(e, need, NULL, n, r->data, COMP_CLEN(lw));
     } else {
         /* Its LZF form would not be smaller embedded: plain. */
         e[0] = (unsigned char)(need - EMB_HDR - 1);
         e[1] = (unsigned char)n;
-        inflate_into(r->data, COMP_CLEN(r), emb_data(e), n);
+        inflate_into(r->data, COMP_CLEN(lw), emb_data(e), n);
     }
     smallobj_free(h);
 }

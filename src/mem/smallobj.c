@@ -27,8 +27,8 @@
  * one segment.
  *
  * Invariants: every mapped segment is a sequence of records from its start
- * up to its bump offset; a record's size is round4(12 + cap + 1), or
- * round4(12 + cap) when raw, at least MINREC and at most the largest
+ * up to its bump offset; a record's size is round4(8 + cap + 1), or
+ * round4(8 + cap) when raw, at least MINREC and at most the largest
  * class (its cap is what the size leaves: allocation sets it so); a record
  * is live (its handle cell points at it) or free (handle FREE, on the list
  * of class size / 4, its last 4 bytes its size; off the lists only inside
@@ -46,8 +46,10 @@
 #include "mem/numa.h"
 #include "mem/reclaim.h"
 
-#define HCHUNK 4096
-#define HDR 12
+#define HCHUNK 16384      /* handle cells per chunk */
+#define HDIR (((size_t)1 << 31) / HCHUNK) /* chunks: handles are below 2^31 */
+#define CELL SMALLOBJ_CELL_BYTES
+#define HDR 8
 #define FREE UINT32_MAX
 #define MINREC 32          /* handle, cap, two 8-byte links, segment, size at the end */
 #define PREVFREE 0x40000000u /* in cap: the record before this one is free */
@@ -79,10 +81,14 @@ static seg *segs;
 static size_t nsegs, capsegs;  /* slots in use (some may be released) */
 static size_t *byaddr;         /* mapped segment indices sorted by base */
 static size_t nbyaddr;
-static smallrec ***hchunks;    /* handle table: chunks of HCHUNK cells */
-static size_t nhchunks;
+/* The handle table: chunks of HCHUNK cells of CELL bytes, each a record's
+ * address (user-space addresses fit 48 bits) or, free, the next free
+ * cell's handle. The directory never moves: readers find records through
+ * it without the lock while another thread adds a chunk. Handle 0 is
+ * never given out. */
+static unsigned char *hchunks[HDIR];
 static uint32_t hfree_head = UINT32_MAX; /* free cells chain through the cell */
-static uint32_t hnext;
+static uint32_t hnext = 1;
 static smallrec **freelist;    /* per size class (4-byte units): head, NULL */
 static uint64_t *nonempty;     /* a bit per class whose list has a record */
 static size_t maxcl;           /* no class above it has a free record */
@@ -294,20 +300,38 @@ int smallobj_add_pool(int node, size_t capacity) {
     return 0;
 }
 
-static smallrec **cell(uint32_t h) { return &hchunks[h / HCHUNK][h % HCHUNK]; }
+/* A cell's 48-bit content, written as a 4-byte and a 2-byte half. */
+static uint64_t cell_get(uint32_t h) {
+    const unsigned char *c = hchunks[h / HCHUNK] + (size_t)(h % HCHUNK) * CELL;
+    uint32_t lo;
+    uint16_t hi;
+    memcpy(&lo, c, 4);
+    memcpy(&hi, c + 4, 2);
+    return (uint64_t)hi << 32 | lo;
+}
+static void cell_set(uint32_t h, uint64_t v) {
+    assert(v >> 48 == 0);
+    unsigned char *c = hchunks[h / HCHUNK] + (size_t)(h % HCHUNK) * CELL;
+    uint32_t lo = (uint32_t)v;
+    uint16_t hi = (uint16_t)(v >> 32);
+    memcpy(c, &lo, 4);
+    memcpy(c + 4, &hi, 2);
+}
+static void cell_point(uint32_t h, const smallrec *r) { cell_set(h, (uint64_t)(uintptr_t)r); }
+
+smallrec *smallobj_rec(uint32_t h) { return (smallrec *)(uintptr_t)cell_get(h); }
 
 static int handle_new(uint32_t *out) {
     if (hfree_head != UINT32_MAX) {
         *out = hfree_head;
-        hfree_head = (uint32_t)(uintptr_t)*cell(hfree_head);
+        hfree_head = (uint32_t)cell_get(hfree_head);
         return 0;
     }
-    if (hnext / HCHUNK == nhchunks) {
-        smallrec ***nc = realloc(hchunks, (nhchunks + 1) * sizeof(*nc));
-        if (!nc) return -1;
-        hchunks = nc;
-        if (!(hchunks[nhchunks] = calloc(HCHUNK, sizeof(smallrec *)))) return -1;
-        nhchunks++;
+    if (hnext / HCHUNK >= HDIR) return -1;
+    if (!hchunks[hnext / HCHUNK]) {
+        unsigned char *c = calloc(HCHUNK, CELL);
+        if (!c) return -1;
+        __atomic_store_n(&hchunks[hnext / HCHUNK], c, __ATOMIC_RELEASE);
     }
     *out = hnext++;
     return 0;
@@ -430,7 +454,7 @@ static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si
     return slack ? NULL : split_free(*sz, avoid, si);
 }
 
-static smallrec **alloc_sized(size_t sz, int raw) {
+static uint32_t alloc_sized(size_t sz, int raw) {
     pthread_mutex_lock(&lock);
     size_t si;
     smallrec *r = take(&sz, -1, 1, 1, &si);
@@ -439,41 +463,38 @@ static smallrec **alloc_sized(size_t sz, int raw) {
         if (r) release_space(si, r, sz);
         st.alloc_fail++;
         pthread_mutex_unlock(&lock);
-        return NULL;
+        return SMALLOBJ_NONE;
     }
-    r->len = 0;
     r->cap = cap_for(sz, raw) | (r->cap & PREVFREE);
     r->handle = h;
     if (!raw) r->data[0] = '\0';
-    *cell(h) = r;
+    cell_point(h, r);
     segs[si].live += sz;
     st.live_records++;
     /* Stored atomically: smallobj_live_bytes reads it without the lock. */
     __atomic_store_n(&st.live_bytes, st.live_bytes + sz, __ATOMIC_RELAXED);
-    smallrec **c = cell(h);
     pthread_mutex_unlock(&lock);
-    return c;
+    return h;
 }
 
-smallrec **smallobj_alloc(size_t cap) { return alloc_sized(rec_size(cap), 0); }
-smallrec **smallobj_alloc_raw(size_t n) { return alloc_sized(raw_size(n), 1); }
+uint32_t smallobj_alloc(size_t cap) { return alloc_sized(rec_size(cap), 0); }
+uint32_t smallobj_alloc_raw(size_t n) { return alloc_sized(raw_size(n), 1); }
 size_t smallobj_record_size(const smallrec *r) { return size_of(r); }
 size_t smallobj_size_for(size_t n, int raw) { return raw ? raw_size(n) : rec_size(n); }
 
-void smallobj_free(smallrec **hc) {
-    if (!hc) return;
+void smallobj_free(uint32_t h) {
+    if (h == SMALLOBJ_NONE) return;
     pthread_mutex_lock(&lock);
-    smallrec *r = *hc;
+    smallrec *r = smallobj_rec(h);
     size_t sz = size_of(r);
-    uint32_t h = r->handle;
-    assert(h != FREE && *cell(h) == r);
+    assert(r->handle == h);
     size_t si = seg_of(r);
     segs[si].live -= sz;
     release_space(si, r, sz);
     if (frees_since_stuck < RETRY_FREES) frees_since_stuck++;
     st.live_records--;
     __atomic_store_n(&st.live_bytes, st.live_bytes - sz, __ATOMIC_RELAXED);
-    *cell(h) = (smallrec *)(uintptr_t)hfree_head;
+    cell_set(h, hfree_head);
     hfree_head = h;
     pthread_mutex_unlock(&lock);
 }
@@ -553,7 +574,7 @@ size_t smallobj_compact_step(void) {
             uint32_t pf = n->cap & PREVFREE;
             memcpy(n, r, sz);
             n->cap = (n->cap & ~PREVFREE) | pf;
-            *cell(n->handle) = n;
+            cell_point(n->handle, n);
             segs[to].live += sz;
             s->live -= sz;
             r->handle = FREE;
@@ -635,7 +656,7 @@ int smallobj_check(void) {
             else if (((r->cap & PREVFREE) != 0) != prevfree) rc = -5;
             else if (r->handle == FREE && (memcpy(&tag, (char *)r + sz - 4, 4), tag != sz)) rc = -6;
             else if (r->handle == FREE && free_seg(r) != si) rc = -11;
-            else if (r->handle != FREE && *cell(r->handle) != r) rc = -7;
+            else if (r->handle != FREE && smallobj_rec(r->handle) != r) rc = -7;
             if (r->handle != FREE) {
                 live += sz;
                 live_recs++;

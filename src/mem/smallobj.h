@@ -1,15 +1,17 @@
 /* smallobj.h -- compact arena for objects smaller than --ram-head.
  *
- * Records are 4-byte aligned: a 12-byte header {handle, cap, len} and the
- * bytes (plus a NUL unless allocated raw), rounded up to 4 and at least 32
- * bytes, so a 1 KiB object costs 1,040 bytes and a 20-byte one 36. Records
+ * Records are 4-byte aligned: an 8-byte header {handle, cap} and the bytes
+ * (plus a NUL unless allocated raw), rounded up to 4 and at least 32
+ * bytes, so a 1 KiB object costs 1,036 bytes and a 30-byte one 40. The
+ * owner keeps the length it uses (the arena knows only the room). Records
  * live in segments of --block bytes; a freed record merges with free
  * neighbours, and free records are reused (whole or split) before the
  * segments grow (smallobj.c); compaction empties sparse segments and gives
  * them back. Owners never hold a record's address across
- * commands: they hold a handle (a stable cell in a handle table) whose
- * content is the record address, which is what lets smallobj_compact()
- * slide live records together and re-point the cells.
+ * commands: they hold a handle, a 32-bit index of a stable cell in a
+ * handle table whose 6 bytes are the record's address, which is what lets
+ * smallobj_compact() slide live records together and re-point the cells.
+ * A record costs its owner SMALLOBJ_CELL_BYTES more.
  *
  * Pure module. One leaf mutex guards the arena; reading a record's bytes
  * needs no lock (records only move in smallobj_compact, whose caller
@@ -25,9 +27,10 @@ typedef struct smallrec {
     uint32_t handle;   /* UINT32_MAX while free */
     uint32_t cap;      /* data room in bytes (NUL excluded) | SMALLOBJ_RAW, and
                           bit 30 the arena's own (SMALLOBJ_CAP masks both) */
-    uint32_t len;      /* the owner's: bytes in use (or its own encoding) */
-    char data[];       /* at offset 12 */
+    char data[];       /* at offset 8 */
 } smallrec;
+#define SMALLOBJ_NONE 0u        /* no handle: allocation failed */
+#define SMALLOBJ_CELL_BYTES 6   /* a handle cell */
 #define SMALLOBJ_CAP(r) ((r)->cap & 0x3fffffffu)
 
 /* capacity 0: unbounded. seg: segment size; maxobj: records are < maxobj.
@@ -36,12 +39,15 @@ int smallobj_init(size_t capacity, size_t seg, size_t maxobj, int node);
 /* Another pool (--small-sub-memory): segments on node, up to capacity
  * bytes, used once the pools added before it are full. 0 ok, -1 refused. */
 int smallobj_add_pool(int node, size_t capacity);
-/* A record with room for cap bytes and a NUL, len set to 0 and data[0] to
- * NUL. Returns the handle cell (its content is the record), or NULL when
- * the arena is full. smallobj_alloc_raw: room for n bytes, no NUL. */
-smallrec **smallobj_alloc(size_t cap);
-smallrec **smallobj_alloc_raw(size_t n);
-void smallobj_free(smallrec **h);
+/* A record with room for cap bytes and a NUL, data[0] set to NUL. Returns
+ * its handle, or SMALLOBJ_NONE when the arena is full (or 2^31 handles are
+ * in use). smallobj_alloc_raw: room for n bytes, no NUL. */
+uint32_t smallobj_alloc(size_t cap);
+uint32_t smallobj_alloc_raw(size_t n);
+/* The record of handle h: valid until the next compaction step. Needs no
+ * lock. smallobj_free(SMALLOBJ_NONE) does nothing. */
+smallrec *smallobj_rec(uint32_t h);
+void smallobj_free(uint32_t h);
 /* Every pool has a capacity, and fewer than need bytes are left in them
  * (free records, unbumped room, unmapped capacity) or (rec > 0) no place
  * is left for a record of rec bytes (free records too small or scattered

@@ -63,34 +63,32 @@ TEST(smallobj, packed_reuse_and_compact) {
     objstore_ensure_init();
     smallobj_stats a, b;
     smallobj_stats_get(&a);
-    smallrec **h[1000];
+    uint32_t h[1000];
     for (int i = 0; i < 1000; i++) {
         h[i] = smallobj_alloc(1024);
-        CHECK(h[i] != NULL);
+        CHECK(h[i] != SMALLOBJ_NONE);
         /* Records are 4-byte aligned and sized in 4-byte units. */
-        CHECK(((uintptr_t)*h[i] & 3) == 0);
-        CHECK(smallobj_record_size(*h[i]) == 1040); /* 12 + 1024 + NUL, to 4 */
-        memset((*h[i])->data, i & 0xff, 1024);
-        (*h[i])->len = 1024;
+        CHECK(((uintptr_t)smallobj_rec(h[i]) & 3) == 0);
+        CHECK(smallobj_record_size(smallobj_rec(h[i])) == 1036); /* 8 + 1024 + NUL, to 4 */
+        memset(smallobj_rec(h[i])->data, i & 0xff, 1024);
     }
     smallobj_stats_get(&b);
     /* A 1 KiB object costs about 1 KiB: header + NUL rounding only. */
-    CHECK(b.live_bytes - a.live_bytes == 1000 * 1040);
+    CHECK(b.live_bytes - a.live_bytes == 1000 * 1036);
     for (int i = 0; i < 1000; i += 2) smallobj_free(h[i]);
     smallobj_compact();
     for (int i = 1; i < 1000; i += 2) {
-        CHECK((*h[i])->len == 1024);
-        CHECK((unsigned char)(*h[i])->data[0] == (unsigned)(i & 0xff));
-        CHECK((unsigned char)(*h[i])->data[1023] == (unsigned)(i & 0xff));
+        CHECK((unsigned char)smallobj_rec(h[i])->data[0] == (unsigned)(i & 0xff));
+        CHECK((unsigned char)smallobj_rec(h[i])->data[1023] == (unsigned)(i & 0xff));
     }
     for (int i = 1; i < 1000; i += 2) smallobj_free(h[i]);
-    smallrec **z = smallobj_alloc(0);
-    CHECK(z && (*z)->len == 0 && (*z)->data[0] == '\0');
-    CHECK(smallobj_record_size(*z) == 32); /* the least a record takes */
+    uint32_t z = smallobj_alloc(0);
+    CHECK(z != SMALLOBJ_NONE && smallobj_rec(z)->data[0] == '\0');
+    CHECK(smallobj_record_size(smallobj_rec(z)) == 32); /* the least a record takes */
     smallobj_free(z);
-    /* Raw records have no NUL: 21 bytes take 36 (12-byte header). */
-    smallrec **r = smallobj_alloc_raw(21);
-    CHECK(r && smallobj_record_size(*r) == 36 && SMALLOBJ_CAP(*r) == 24);
+    /* Raw records have no NUL: 25 bytes take 36 (8-byte header). */
+    uint32_t r = smallobj_alloc_raw(25);
+    CHECK(r != SMALLOBJ_NONE && smallobj_record_size(smallobj_rec(r)) == 36 && SMALLOBJ_CAP(smallobj_rec(r)) == 28);
     smallobj_free(r);
 }
 
@@ -99,25 +97,26 @@ TEST(smallobj, packed_reuse_and_compact) {
  * point goes back to it. */
 TEST(smallobj, freed_neighbours_merge) {
     objstore_ensure_init();
-    smallrec **pin0 = smallobj_alloc(100);
-    smallrec **a = smallobj_alloc(987), **b = smallobj_alloc(1187), **c = smallobj_alloc(787); /* 1000, 1200, 800 */
-    smallrec **pin = smallobj_alloc(100);
+    uint32_t pin0 = smallobj_alloc(100);
+    uint32_t a = smallobj_alloc(991), b = smallobj_alloc(1191), c = smallobj_alloc(791); /* 1000, 1200, 800 */
+    uint32_t pin = smallobj_alloc(100);
     CHECK(pin0 && a && b && c && pin);
-    CHECK((char *)*b == (char *)*a + 1000 && (char *)*c == (char *)*b + 1200);
-    smallrec *at = *a;
+    CHECK((char *)smallobj_rec(b) == (char *)smallobj_rec(a) + 1000 &&
+          (char *)smallobj_rec(c) == (char *)smallobj_rec(b) + 1200);
+    smallrec *at = smallobj_rec(a);
     smallobj_free(a);
     smallobj_free(c);
     CHECK_EQ(smallobj_check(), 0);
     smallobj_free(b); /* joins both */
     CHECK_EQ(smallobj_check(), 0);
-    smallrec **m = smallobj_alloc(3000 - 13);
-    CHECK(m && *m == at && smallobj_record_size(*m) == 3000);
+    uint32_t m = smallobj_alloc(3000 - 9);
+    CHECK(m && smallobj_rec(m) == at && smallobj_record_size(at) == 3000);
     CHECK_EQ(smallobj_check(), 0);
     /* The last record before the bump point goes back to it. */
-    smallrec *tail = *pin;
+    smallrec *tail = smallobj_rec(pin);
     smallobj_free(pin);
-    smallrec **again = smallobj_alloc(100);
-    CHECK(again && *again == tail);
+    uint32_t again = smallobj_alloc(100);
+    CHECK(again && smallobj_rec(again) == tail);
     smallobj_free(again);
     smallobj_free(m);
     smallobj_free(pin0);
@@ -128,17 +127,17 @@ TEST(smallobj, freed_neighbours_merge) {
  * less, whole (its cap says the room it has); not by a smaller one. */
 TEST(smallobj, freed_record_reused_with_slack) {
     objstore_ensure_init();
-    smallrec **a = smallobj_alloc(1999), **pin = smallobj_alloc(1); /* 12 + 1999 + 1 = 2012 bytes */
-    CHECK(a && pin && smallobj_record_size(*a) == 2012);
-    smallrec *at = *a;
+    uint32_t a = smallobj_alloc(2003), pin = smallobj_alloc(1); /* 8 + 2003 + 1 = 2012 bytes */
+    CHECK(a && pin && smallobj_record_size(smallobj_rec(a)) == 2012);
+    smallrec *at = smallobj_rec(a);
     smallobj_free(a);
-    smallrec **b = smallobj_alloc(1999 - 12);
-    CHECK(b && *b == at && smallobj_record_size(*b) == 2012 && SMALLOBJ_CAP(*b) == 1999);
+    uint32_t b = smallobj_alloc(2003 - 12);
+    CHECK(b && smallobj_rec(b) == at && smallobj_record_size(at) == 2012 && SMALLOBJ_CAP(at) == 2003);
     smallobj_free(b);
-    smallrec **c = smallobj_alloc(1999 - 16);
-    CHECK(c && *c != at && smallobj_record_size(*c) == 1996);
-    smallrec **d = smallobj_alloc_raw(2000); /* 12 + 2000: the same size, raw */
-    CHECK(d && *d == at && SMALLOBJ_CAP(*d) == 2000);
+    uint32_t c = smallobj_alloc(2003 - 16);
+    CHECK(c && smallobj_rec(c) != at && smallobj_record_size(smallobj_rec(c)) == 1996);
+    uint32_t d = smallobj_alloc_raw(2004); /* 8 + 2004: the same size, raw */
+    CHECK(d && smallobj_rec(d) == at && SMALLOBJ_CAP(at) == 2004);
     smallobj_free(c);
     smallobj_free(d);
     smallobj_free(pin);
@@ -150,13 +149,13 @@ TEST(smallobj, freed_record_reused_with_slack) {
 TEST(smallobj, step_hands_the_emptied_segment_to_reclaim) {
     objstore_ensure_init();
     enum { N = 8192 };
-    static smallrec **h[N];
+    static uint32_t h[N];
     for (int i = 0; i < N; i++) {
         h[i] = smallobj_alloc_raw(1000);
-        CHECK(h[i] != NULL);
-        memset((*h[i])->data, i & 0xff, 1000);
+        CHECK(h[i] != SMALLOBJ_NONE);
+        memset(smallobj_rec(h[i])->data, i & 0xff, 1000);
     }
-    unsigned char *first = (unsigned char *)*h[0];
+    unsigned char *first = (unsigned char *)smallobj_rec(h[0]);
     long pg = sysconf(_SC_PAGESIZE);
     unsigned char *page = (unsigned char *)((uintptr_t)first & ~(uintptr_t)(pg - 1));
     for (int i = 0; i < N; i++)
@@ -172,10 +171,10 @@ TEST(smallobj, step_hands_the_emptied_segment_to_reclaim) {
     CHECK(released > 0);
     /* The records survived their moves; the first segment went away. */
     for (int i = 0; i < N; i += 16) {
-        CHECK((unsigned char)(*h[i])->data[0] == (unsigned)(i & 0xff));
-        CHECK((unsigned char)(*h[i])->data[999] == (unsigned)(i & 0xff));
+        CHECK((unsigned char)smallobj_rec(h[i])->data[0] == (unsigned)(i & 0xff));
+        CHECK((unsigned char)smallobj_rec(h[i])->data[999] == (unsigned)(i & 0xff));
     }
-    CHECK(*h[0] != (smallrec *)first);
+    CHECK(smallobj_rec(h[0]) != (smallrec *)first);
     reclaim_drain();
     unsigned char vec;
     CHECK(mincore(page, (size_t)pg, &vec) == -1);
@@ -187,7 +186,7 @@ TEST(smallobj, step_hands_the_emptied_segment_to_reclaim) {
 TEST(smallobj, random_ops_against_a_model) {
     objstore_ensure_init();
     enum { N = 4000 };
-    static smallrec **h[N];
+    static uint32_t h[N];
     static unsigned sz[N];
     unsigned seed = 12345;
     smallobj_stats base;
@@ -196,17 +195,15 @@ TEST(smallobj, random_ops_against_a_model) {
         seed = seed * 1103515245u + 12345u;
         int i = (int)((seed >> 8) % N);
         if (h[i]) {
-            CHECK((*h[i])->len == sz[i]);
-            for (unsigned k = 0; k < sz[i]; k += 97) CHECK((unsigned char)(*h[i])->data[k] == (unsigned char)(i + k));
+            for (unsigned k = 0; k < sz[i]; k += 97) CHECK((unsigned char)smallobj_rec(h[i])->data[k] == (unsigned char)(i + k));
             smallobj_free(h[i]);
-            h[i] = NULL;
+            h[i] = SMALLOBJ_NONE;
         } else {
             unsigned n = (seed >> 12) % 3000;
             h[i] = (seed & 1) ? smallobj_alloc_raw(n) : smallobj_alloc(n);
-            CHECK(h[i] != NULL);
-            CHECK(SMALLOBJ_CAP(*h[i]) >= n);
-            for (unsigned k = 0; k < n; k++) (*h[i])->data[k] = (char)(i + k);
-            (*h[i])->len = n;
+            CHECK(h[i] != SMALLOBJ_NONE);
+            CHECK(SMALLOBJ_CAP(smallobj_rec(h[i])) >= n);
+            for (unsigned k = 0; k < n; k++) smallobj_rec(h[i])->data[k] = (char)(i + k);
             sz[i] = n;
         }
         if (step % 50000 == 49999) {
@@ -221,9 +218,8 @@ TEST(smallobj, random_ops_against_a_model) {
     size_t live = 0;
     for (int i = 0; i < N; i++)
         if (h[i]) {
-            CHECK((*h[i])->len == sz[i]);
-            for (unsigned k = 0; k < sz[i]; k++) CHECK((unsigned char)(*h[i])->data[k] == (unsigned char)(i + k));
-            live += smallobj_record_size(*h[i]);
+            for (unsigned k = 0; k < sz[i]; k++) CHECK((unsigned char)smallobj_rec(h[i])->data[k] == (unsigned char)(i + k));
+            live += smallobj_record_size(smallobj_rec(h[i]));
         }
     smallobj_stats now;
     smallobj_stats_get(&now);
@@ -237,21 +233,20 @@ TEST(smallobj, random_ops_against_a_model) {
 TEST(smallobj, compaction_gives_segments_back) {
     objstore_ensure_init();
     enum { N = 40000 };
-    static smallrec **h[N];
+    static uint32_t h[N];
     smallobj_stats a, b, c;
     smallobj_stats_get(&a);
     for (int i = 0; i < N; i++) {
         size_t n = 200 + (size_t)(i % 7) * 150;
         h[i] = (i & 1) ? smallobj_alloc(n) : smallobj_alloc_raw(n);
-        CHECK(h[i] != NULL);
-        for (size_t k = 0; k < n; k++) (*h[i])->data[k] = (char)(i * 31 + k);
-        (*h[i])->len = (uint32_t)n;
+        CHECK(h[i] != SMALLOBJ_NONE);
+        for (size_t k = 0; k < n; k++) smallobj_rec(h[i])->data[k] = (char)(i * 31 + k);
     }
     /* Keep one record in ten. */
     for (int i = 0; i < N; i++)
         if (i % 10) {
             smallobj_free(h[i]);
-            h[i] = NULL;
+            h[i] = SMALLOBJ_NONE;
         }
     smallobj_stats_get(&b);
     CHECK(smallobj_wants_compaction());
@@ -264,9 +259,8 @@ TEST(smallobj, compaction_gives_segments_back) {
     CHECK(c.live_bytes == b.live_bytes);
     for (int i = 0; i < N; i += 10) {
         size_t n = 200 + (size_t)(i % 7) * 150;
-        CHECK((*h[i])->len == n);
         int ok = 1;
-        for (size_t k = 0; k < n; k++) ok &= (*h[i])->data[k] == (char)(i * 31 + k);
+        for (size_t k = 0; k < n; k++) ok &= smallobj_rec(h[i])->data[k] == (char)(i * 31 + k);
         CHECK(ok);
     }
     CHECK(!smallobj_wants_compaction());

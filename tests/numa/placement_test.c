@@ -342,15 +342,15 @@ static void run_small(const char *name, int numa) {
     check(ss.npools == nnodes && ss.pool[0].node == numa, "%s: %d small pools (want %d), pool0 on node %d", name,
           ss.npools, nnodes, ss.pool[0].node);
     enum { MAXR = 20000 };
-    static smallrec **r[MAXR];
+    static uint32_t r[MAXR];
     int n = 0;
     while (n < MAXR && (r[n] = smallobj_alloc(1000))) {
-        memset((*r[n])->data, 'x', 1000);
+        memset(smallobj_rec(r[n])->data, 'x', 1000);
         n++;
     }
     int per[MAXN] = {0}, last = -1, order_ok = 1, first_node = -1;
     for (int i = 0; i < n; i++) {
-        void *pg = (void *)((uintptr_t)*r[i] & ~(uintptr_t)4095);
+        void *pg = (void *)((uintptr_t)smallobj_rec(r[i]) & ~(uintptr_t)4095);
         int st = -1;
         if (move_pages(0, 1, &pg, NULL, &st, 0) != 0 || st < 0 || st >= MAXN) {
             order_ok = 0;
@@ -364,7 +364,7 @@ static void run_small(const char *name, int numa) {
             last = st;
         }
     }
-    int per_pool = (int)(2 * MB / smallobj_size_for(1000, 0)); /* 1000 bytes, header, NUL: 1,016 */
+    int per_pool = (int)(2 * MB / smallobj_size_for(1000, 0)); /* 1000 bytes, header, NUL: 1,012 */
     int nodes_full = 0;
     for (int k = 0; k < nnodes; k++) nodes_full += per[k] >= per_pool - 2 && per[k] <= per_pool;
     check(first_node == numa && order_ok && nodes_full == nnodes && n < MAXR,
