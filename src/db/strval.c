@@ -3,7 +3,7 @@
  * A value is one of (flags' OBJ_EMBEDDED, then u.p's bit 0):
  *   ENC_INT            a canonical int64 inline in the gobj;
  *   small  (u.p even)  a record of the small-object arena: values
- *                      shorter than --ram-head, 4-byte aligned records.
+ *                      shorter than --ram-head, their bytes alone (no NUL).
  *                      The word holds the record's handle (bits 1-31) and
  *                      the value's length word (bits 32-63): its length,
  *                      or for values of COMP_MIN..COMP_MAX bytes stored LZF
@@ -233,24 +233,13 @@ static char *emb_inflate(const unsigned char *e) {
 
 /* A compressed record of clen bytes pays only when it saves 16 bytes over
  * the plain one (and the reads through a scratch buffer that cost). */
-static int comp_saves(size_t clen, size_t n) { return smallobj_size_for(clen, 1) + 16 <= smallobj_size_for(n, 0); }
+static int comp_saves(size_t clen, size_t n) { return smallobj_size_for(clen) + 16 <= smallobj_size_for(n); }
 
-/* A raw record holding the LZF bytes c[0..clen): its handle, or
+/* A record holding p[0..n) (plain bytes or LZF): its handle, or
  * SMALLOBJ_NONE. */
-static uint32_t small_put_comp(const char *c, size_t clen) {
-    uint32_t h = smallobj_alloc_raw(clen);
-    if (h != SMALLOBJ_NONE) memcpy(smallobj_rec(h)->data, c, clen);
-    return h;
-}
-
-/* A plain record holding p[0..n) and a NUL: its handle, or SMALLOBJ_NONE. */
 static uint32_t small_put(const char *p, size_t n) {
     uint32_t h = smallobj_alloc(n);
-    if (h != SMALLOBJ_NONE) {
-        char *d = smallobj_rec(h)->data;
-        memcpy(d, p, n);
-        d[n] = '\0';
-    }
+    if (h != SMALLOBJ_NONE) memcpy(smallobj_rec(h)->data, p, n);
     return h;
 }
 
@@ -292,7 +281,7 @@ static void set_small(gobj *o, uint32_t h, uint32_t lw) {
 static int small_deflate(gobj *o, const char *p, size_t n) {
     char out[COMP_MAX];
     size_t cn = deflate_into(p, n, out);
-    uint32_t h = cn ? small_put_comp(out, cn) : SMALLOBJ_NONE;
+    uint32_t h = cn ? small_put(out, cn) : SMALLOBJ_NONE;
     if (h == SMALLOBJ_NONE) return 0;
     set_small(o, h, comp_word(cn, n));
     return 1;
@@ -488,7 +477,7 @@ int strval_set_packed(gobj *o, const char *p, size_t n, const char *c, size_t cl
     io_failed = NULL;
     /* n >= COMP_MIN: never one of the integers strval_set keeps inline. */
     if (n >= COMP_MIN && n < COMP_MAX && n < objstore_ram_head() && clen < n && comp_saves(clen, n)) {
-        uint32_t h = small_put_comp(c, clen);
+        uint32_t h = small_put(c, clen);
         if (h == SMALLOBJ_NONE) return -1;
         o->enc = n <= STRVAL_EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
         set_small(o, h, comp_word(clen, n));
@@ -567,7 +556,7 @@ static char *small_grow(gobj *o, const char *src, size_t len, size_t newlen) {
         if (nh == SMALLOBJ_NONE) return NULL;
         char *d = smallobj_rec(nh)->data;
         memcpy(d, src, len);
-        memset(d + len, 0, newlen - len + 1);
+        memset(d + len, 0, newlen - len);
         small_release(o);
         set_small(o, nh, (uint32_t)newlen);
         o->enc = ENC_RAW;
@@ -640,7 +629,7 @@ char *strval_resize(gobj *o, size_t newlen) {
         size_t len = small_len(o);
         assert(newlen >= len);
         if (newlen <= SMALLOBJ_CAP(r)) {
-            memset(r->data + len, 0, newlen - len + 1);
+            memset(r->data + len, 0, newlen - len);
             set_small(o, SMALL_H(o), (uint32_t)newlen);
             o->enc = ENC_RAW;
             return r->data;
@@ -720,7 +709,7 @@ int strval_fold(gobj *o) {
 }
 
 int strval_pressure(size_t request) {
-    size_t rec = request < objstore_ram_head() ? smallobj_size_for(request, 0) : 0;
+    size_t rec = request < objstore_ram_head() ? smallobj_size_for(request) : 0;
     return (objstore_heads_exhausted() ? STRVAL_PRESSURE_HEADS : 0) |
            (smallobj_exhausted(64 * 1024, rec) ? STRVAL_PRESSURE_SMALL : 0);
 }
@@ -827,7 +816,7 @@ int strval_unembed(gobj *o) {
     size_t n = emb_len(e);
     /* Kept compressed: deflate_into found it worth it in the arena. */
     int comp = emb_is_comp(e);
-    uint32_t h = comp ? small_put_comp(emb_cdata(e), emb_clen(e)) : small_put((const char *)e + EMB_HDR, n);
+    uint32_t h = comp ? small_put(emb_cdata(e), emb_clen(e)) : small_put((const char *)e + EMB_HDR, n);
     if (h == SMALLOBJ_NONE) return -1;
     set_small(o, h, comp ? comp_word(emb_clen(e), n) : (uint32_t)n);
     return 0;

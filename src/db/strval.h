@@ -20,7 +20,8 @@ void strval_set_int(gobj *o, int64_t v);
 /* Like strval_set but never integer-encoded: for values Redis keeps as
  * strings even when they look like integers (INCRBYFLOAT results). */
 int strval_set_str(gobj *o, const char *p, size_t n);
-/* Bytes of the value: a pointer into the object, into tmp (>= 21 bytes)
+/* Bytes of the value (not NUL-terminated: read them with *len): a
+ * pointer into the object, into tmp (>= 21 bytes)
  * for integers, or into this thread's scratch for a compressed value (valid
  * until the command ends: strval_end_command). NULL when a large value's tail cannot be read (an SSD I/O
  * error, counted) or no memory is left for its contiguous view: the caller

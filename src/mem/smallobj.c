@@ -27,9 +27,8 @@
  * one segment.
  *
  * Invariants: every mapped segment is a sequence of records from its start
- * up to its bump offset; a record's size is round4(8 + cap + 1), or
- * round4(8 + cap) when raw, at least MINREC and at most the largest
- * class (its cap is what the size leaves: allocation sets it so); a record
+ * up to its bump offset; a record's size is 8 + cap, a multiple of 4, at
+ * least MINREC and at most the largest class; a record
  * is live (its handle cell points at it) or free (handle FREE, on the list
  * of class size / 4, its last 4 bytes its size; off the lists only inside
  * a compaction step); a record has PREVFREE exactly when the record before
@@ -100,20 +99,14 @@ static smallobj_stats st;
 static uint64_t frees_since_stuck = UINT64_MAX;
 #define RETRY_FREES 4096
 
-/* Size of a record with room for n bytes (+ NUL unless raw). */
-static size_t sized(size_t bytes) {
-    bytes = (bytes + 3) & ~(size_t)3;
+/* Size of a record with room for n bytes. */
+static size_t rec_size(size_t n) {
+    size_t bytes = (HDR + n + 3) & ~(size_t)3;
     return bytes < MINREC ? MINREC : bytes;
 }
-static size_t rec_size(size_t cap) { return sized(HDR + cap + 1); }
-static size_t raw_size(size_t n) { return sized(HDR + n); }
-static size_t size_of(const smallrec *r) {
-    return (r->cap & SMALLOBJ_RAW) ? raw_size(SMALLOBJ_CAP(r)) : rec_size(SMALLOBJ_CAP(r));
-}
+static size_t size_of(const smallrec *r) { return HDR + SMALLOBJ_CAP(r); }
 /* The cap that makes a record of sz bytes (a multiple of 4, >= MINREC). */
-static uint32_t cap_for(size_t sz, int raw) {
-    return raw ? (uint32_t)(sz - HDR) | SMALLOBJ_RAW : (uint32_t)(sz - HDR - 1);
-}
+static uint32_t cap_for(size_t sz) { return (uint32_t)(sz - HDR); }
 
 /* ---- segments ------------------------------------------------------------- */
 
@@ -194,7 +187,7 @@ static size_t free_seg(const smallrec *r) {
 static void push_free(size_t si, smallrec *r, size_t sz, int prevfree) {
     assert(sz >= MINREC && sz % 4 == 0 && sz <= most);
     r->handle = FREE;
-    r->cap = cap_for(sz, 1) | (prevfree ? PREVFREE : 0);
+    r->cap = cap_for(sz) | (prevfree ? PREVFREE : 0);
     uint32_t tag = (uint32_t)sz;
     memcpy((char *)r + sz - 4, &tag, 4);
     size_t cl = sz / 4;
@@ -454,7 +447,8 @@ static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si
     return slack ? NULL : split_free(*sz, avoid, si);
 }
 
-static uint32_t alloc_sized(size_t sz, int raw) {
+uint32_t smallobj_alloc(size_t n) {
+    size_t sz = rec_size(n);
     pthread_mutex_lock(&lock);
     size_t si;
     smallrec *r = take(&sz, -1, 1, 1, &si);
@@ -465,9 +459,8 @@ static uint32_t alloc_sized(size_t sz, int raw) {
         pthread_mutex_unlock(&lock);
         return SMALLOBJ_NONE;
     }
-    r->cap = cap_for(sz, raw) | (r->cap & PREVFREE);
+    r->cap = cap_for(sz) | (r->cap & PREVFREE);
     r->handle = h;
-    if (!raw) r->data[0] = '\0';
     cell_point(h, r);
     segs[si].live += sz;
     st.live_records++;
@@ -477,10 +470,8 @@ static uint32_t alloc_sized(size_t sz, int raw) {
     return h;
 }
 
-uint32_t smallobj_alloc(size_t cap) { return alloc_sized(rec_size(cap), 0); }
-uint32_t smallobj_alloc_raw(size_t n) { return alloc_sized(raw_size(n), 1); }
 size_t smallobj_record_size(const smallrec *r) { return size_of(r); }
-size_t smallobj_size_for(size_t n, int raw) { return raw ? raw_size(n) : rec_size(n); }
+size_t smallobj_size_for(size_t n) { return rec_size(n); }
 
 void smallobj_free(uint32_t h) {
     if (h == SMALLOBJ_NONE) return;

@@ -1,9 +1,9 @@
 /* smallobj.h -- compact arena for objects smaller than --ram-head.
  *
- * Records are 4-byte aligned: an 8-byte header {handle, cap} and the bytes
- * (plus a NUL unless allocated raw), rounded up to 4 and at least 32
- * bytes, so a 1 KiB object costs 1,036 bytes and a 30-byte one 40. The
- * owner keeps the length it uses (the arena knows only the room). Records
+ * Records are 4-byte aligned: an 8-byte header {handle, cap} and the
+ * bytes, rounded up to 4 and at least 32 bytes, so a 1 KiB object costs
+ * 1,032 bytes and a 30-byte one 40. The owner keeps the length it uses
+ * (the arena knows only the room; there is no NUL after it). Records
  * live in segments of --block bytes; a freed record merges with free
  * neighbours, and free records are reused (whole or split) before the
  * segments grow (smallobj.c); compaction empties sparse segments and gives
@@ -21,12 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SMALLOBJ_RAW 0x80000000u  /* in cap: the record has no NUL byte */
-
 typedef struct smallrec {
     uint32_t handle;   /* UINT32_MAX while free */
-    uint32_t cap;      /* data room in bytes (NUL excluded) | SMALLOBJ_RAW, and
-                          bit 30 the arena's own (SMALLOBJ_CAP masks both) */
+    uint32_t cap;      /* data room in bytes; bit 30 is the arena's own
+                          (SMALLOBJ_CAP masks it) */
     char data[];       /* at offset 8 */
 } smallrec;
 #define SMALLOBJ_NONE 0u        /* no handle: allocation failed */
@@ -39,11 +37,10 @@ int smallobj_init(size_t capacity, size_t seg, size_t maxobj, int node);
 /* Another pool (--small-sub-memory): segments on node, up to capacity
  * bytes, used once the pools added before it are full. 0 ok, -1 refused. */
 int smallobj_add_pool(int node, size_t capacity);
-/* A record with room for cap bytes and a NUL, data[0] set to NUL. Returns
+/* A record with room for n bytes (or a few more: its cap says). Returns
  * its handle, or SMALLOBJ_NONE when the arena is full (or 2^31 handles are
- * in use). smallobj_alloc_raw: room for n bytes, no NUL. */
-uint32_t smallobj_alloc(size_t cap);
-uint32_t smallobj_alloc_raw(size_t n);
+ * in use). */
+uint32_t smallobj_alloc(size_t n);
 /* The record of handle h: valid until the next compaction step. Needs no
  * lock. smallobj_free(SMALLOBJ_NONE) does nothing. */
 smallrec *smallobj_rec(uint32_t h);
@@ -55,8 +52,8 @@ void smallobj_free(uint32_t h);
 int smallobj_exhausted(size_t need, size_t rec);
 /* Bytes a record takes in the arena (header and padding included). */
 size_t smallobj_record_size(const smallrec *r);
-/* Bytes a new record for n bytes takes (raw: without a NUL). */
-size_t smallobj_size_for(size_t n, int raw);
+/* Bytes a new record for n bytes takes. */
+size_t smallobj_size_for(size_t n);
 /* Compaction evacuates sparse segments (live records copied elsewhere,
  * handles re-pointed, the segment handed to the reclaim thread to unmap).
  * The caller guarantees that no thread reads a record meanwhile.

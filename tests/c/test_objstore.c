@@ -69,12 +69,12 @@ TEST(smallobj, packed_reuse_and_compact) {
         CHECK(h[i] != SMALLOBJ_NONE);
         /* Records are 4-byte aligned and sized in 4-byte units. */
         CHECK(((uintptr_t)smallobj_rec(h[i]) & 3) == 0);
-        CHECK(smallobj_record_size(smallobj_rec(h[i])) == 1036); /* 8 + 1024 + NUL, to 4 */
+        CHECK(smallobj_record_size(smallobj_rec(h[i])) == 1032); /* 8 + 1024 */
         memset(smallobj_rec(h[i])->data, i & 0xff, 1024);
     }
     smallobj_stats_get(&b);
-    /* A 1 KiB object costs about 1 KiB: header + NUL rounding only. */
-    CHECK(b.live_bytes - a.live_bytes == 1000 * 1036);
+    /* A 1 KiB object costs about 1 KiB: the header only. */
+    CHECK(b.live_bytes - a.live_bytes == 1000 * 1032);
     for (int i = 0; i < 1000; i += 2) smallobj_free(h[i]);
     smallobj_compact();
     for (int i = 1; i < 1000; i += 2) {
@@ -83,11 +83,11 @@ TEST(smallobj, packed_reuse_and_compact) {
     }
     for (int i = 1; i < 1000; i += 2) smallobj_free(h[i]);
     uint32_t z = smallobj_alloc(0);
-    CHECK(z != SMALLOBJ_NONE && smallobj_rec(z)->data[0] == '\0');
+    CHECK(z != SMALLOBJ_NONE);
     CHECK(smallobj_record_size(smallobj_rec(z)) == 32); /* the least a record takes */
     smallobj_free(z);
-    /* Raw records have no NUL: 25 bytes take 36 (8-byte header). */
-    uint32_t r = smallobj_alloc_raw(25);
+    /* 25 bytes take 36 (8-byte header, to 4), with room for 28. */
+    uint32_t r = smallobj_alloc(25);
     CHECK(r != SMALLOBJ_NONE && smallobj_record_size(smallobj_rec(r)) == 36 && SMALLOBJ_CAP(smallobj_rec(r)) == 28);
     smallobj_free(r);
 }
@@ -98,7 +98,7 @@ TEST(smallobj, packed_reuse_and_compact) {
 TEST(smallobj, freed_neighbours_merge) {
     objstore_ensure_init();
     uint32_t pin0 = smallobj_alloc(100);
-    uint32_t a = smallobj_alloc(991), b = smallobj_alloc(1191), c = smallobj_alloc(791); /* 1000, 1200, 800 */
+    uint32_t a = smallobj_alloc(992), b = smallobj_alloc(1192), c = smallobj_alloc(792); /* 1000, 1200, 800 */
     uint32_t pin = smallobj_alloc(100);
     CHECK(pin0 && a && b && c && pin);
     CHECK((char *)smallobj_rec(b) == (char *)smallobj_rec(a) + 1000 &&
@@ -109,7 +109,7 @@ TEST(smallobj, freed_neighbours_merge) {
     CHECK_EQ(smallobj_check(), 0);
     smallobj_free(b); /* joins both */
     CHECK_EQ(smallobj_check(), 0);
-    uint32_t m = smallobj_alloc(3000 - 9);
+    uint32_t m = smallobj_alloc(3000 - 8);
     CHECK(m && smallobj_rec(m) == at && smallobj_record_size(at) == 3000);
     CHECK_EQ(smallobj_check(), 0);
     /* The last record before the bump point goes back to it. */
@@ -127,19 +127,16 @@ TEST(smallobj, freed_neighbours_merge) {
  * less, whole (its cap says the room it has); not by a smaller one. */
 TEST(smallobj, freed_record_reused_with_slack) {
     objstore_ensure_init();
-    uint32_t a = smallobj_alloc(2003), pin = smallobj_alloc(1); /* 8 + 2003 + 1 = 2012 bytes */
+    uint32_t a = smallobj_alloc(2004), pin = smallobj_alloc(1); /* 8 + 2004 = 2012 bytes */
     CHECK(a && pin && smallobj_record_size(smallobj_rec(a)) == 2012);
     smallrec *at = smallobj_rec(a);
     smallobj_free(a);
-    uint32_t b = smallobj_alloc(2003 - 12);
-    CHECK(b && smallobj_rec(b) == at && smallobj_record_size(at) == 2012 && SMALLOBJ_CAP(at) == 2003);
+    uint32_t b = smallobj_alloc(2004 - 12);
+    CHECK(b && smallobj_rec(b) == at && smallobj_record_size(at) == 2012 && SMALLOBJ_CAP(at) == 2004);
     smallobj_free(b);
-    uint32_t c = smallobj_alloc(2003 - 16);
+    uint32_t c = smallobj_alloc(2004 - 16);
     CHECK(c && smallobj_rec(c) != at && smallobj_record_size(smallobj_rec(c)) == 1996);
-    uint32_t d = smallobj_alloc_raw(2004); /* 8 + 2004: the same size, raw */
-    CHECK(d && smallobj_rec(d) == at && SMALLOBJ_CAP(at) == 2004);
     smallobj_free(c);
-    smallobj_free(d);
     smallobj_free(pin);
 }
 
@@ -151,7 +148,7 @@ TEST(smallobj, step_hands_the_emptied_segment_to_reclaim) {
     enum { N = 8192 };
     static uint32_t h[N];
     for (int i = 0; i < N; i++) {
-        h[i] = smallobj_alloc_raw(1000);
+        h[i] = smallobj_alloc(1000);
         CHECK(h[i] != SMALLOBJ_NONE);
         memset(smallobj_rec(h[i])->data, i & 0xff, 1000);
     }
@@ -181,7 +178,7 @@ TEST(smallobj, step_hands_the_emptied_segment_to_reclaim) {
     for (int i = 0; i < N; i += 16) smallobj_free(h[i]);
 }
 
-/* Random alloc/free/compact of both kinds against a model: every live
+/* Random alloc/free/compact against a model: every live
  * record keeps its bytes, and the arena's accounting adds up. */
 TEST(smallobj, random_ops_against_a_model) {
     objstore_ensure_init();
@@ -200,7 +197,7 @@ TEST(smallobj, random_ops_against_a_model) {
             h[i] = SMALLOBJ_NONE;
         } else {
             unsigned n = (seed >> 12) % 3000;
-            h[i] = (seed & 1) ? smallobj_alloc_raw(n) : smallobj_alloc(n);
+            h[i] = smallobj_alloc(n);
             CHECK(h[i] != SMALLOBJ_NONE);
             CHECK(SMALLOBJ_CAP(smallobj_rec(h[i])) >= n);
             for (unsigned k = 0; k < n; k++) smallobj_rec(h[i])->data[k] = (char)(i + k);
@@ -238,7 +235,7 @@ TEST(smallobj, compaction_gives_segments_back) {
     smallobj_stats_get(&a);
     for (int i = 0; i < N; i++) {
         size_t n = 200 + (size_t)(i % 7) * 150;
-        h[i] = (i & 1) ? smallobj_alloc(n) : smallobj_alloc_raw(n);
+        h[i] = smallobj_alloc(n + (size_t)(i & 3)); /* sizes that round up */
         CHECK(h[i] != SMALLOBJ_NONE);
         for (size_t k = 0; k < n; k++) smallobj_rec(h[i])->data[k] = (char)(i * 31 + k);
     }

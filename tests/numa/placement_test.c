@@ -364,7 +364,7 @@ static void run_small(const char *name, int numa) {
             last = st;
         }
     }
-    int per_pool = (int)(2 * MB / smallobj_size_for(1000, 0)); /* 1000 bytes, header, NUL: 1,012 */
+    int per_pool = (int)(2 * MB / smallobj_size_for(1000)); /* 1000 bytes and the header: 1,008 */
     int nodes_full = 0;
     for (int k = 0; k < nnodes; k++) nodes_full += per[k] >= per_pool - 2 && per[k] <= per_pool;
     check(first_node == numa && order_ok && nodes_full == nnodes && n < MAXR,

@@ -362,9 +362,9 @@ start_server {tags {objstore} args {--small-memory 2M --small-sub-memory 2M --nu
         assert_match {OOM command not allowed*} $e
         assert_equal 0 [r exists s$i]
         # One 2 MiB pool per node (this machine may have one node); records
-        # of 1,012-1,016 bytes (8-byte header, value, NUL, to 4 bytes).
+        # of 1,012 bytes (8-byte header and value, to 4 bytes).
         set pools [regexp -all {objstore_small_pool[0-9]+:} [r info goblin]]
-        assert {$ok >= 2056 * $pools && $ok <= 2072 * $pools}
+        assert {$ok >= 2064 * $pools && $ok <= 2080 * $pools}
         assert_equal $v[expr {$ok - 1}] [r get s[expr {$ok - 1}]]
         r del s0
         assert_equal OK [r set again $v]
