@@ -345,9 +345,9 @@ static void on_key_expired(gdb *db, const char *key, size_t klen) {
     if (block_count() && (prop_in_call() || expiring_actively)) block_signal_key(db, key, klen);
 }
 
-size_t cmd_active_expire_cycle(long long budget_us, int effort) {
+size_t cmd_active_expire_cycle(long long budget_us, int effort, long long *took_us) {
     expiring_actively = 1;
-    size_t n = db_active_expire_cycle(budget_us, effort);
+    size_t n = db_active_expire_cycle(budget_us, effort, took_us);
     expiring_actively = 0;
     /* The keyspace locks are released: hand the removed keys' waiters a
      * retry (a group reader learns its stream is gone). */

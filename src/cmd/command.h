@@ -118,7 +118,7 @@ void cmd_execute(client *c);
 client *cmd_running_client(void);
 /* One active expiry cycle (db_active_expire_cycle) of the cron thread; the
  * clients blocked on the keys it removed are then retried. */
-size_t cmd_active_expire_cycle(long long budget_us, int effort);
+size_t cmd_active_expire_cycle(long long budget_us, int effort, long long *took_us);
 /* Under CLIENT PAUSE (write_only: WRITE, else ALL): 1 when this request
  * must wait for the pause to end. As Redis 7.0's processCommand, errors
  * found before the pause check (unknown command, arity, NOAUTH, the RESP2

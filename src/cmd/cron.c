@@ -75,6 +75,15 @@ static int effective_hz(int hz) {
     return hz;
 }
 
+/* The rate now (CONFIG SET hz, dynamic-hz), published for INFO. */
+static int cron_hz(void) {
+    int hz = __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED);
+    if (hz <= 0) hz = 10;
+    hz = effective_hz(hz);
+    __atomic_store_n(&srv.hz, hz, __ATOMIC_RELAXED);
+    return hz;
+}
+
 static void *cron_main(void *arg) {
     (void)arg;
     pthread_setname_np(pthread_self(), "goblin-cron");
@@ -82,10 +91,7 @@ static void *cron_main(void *arg) {
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
     while (!__atomic_load_n(&cron_stopping, __ATOMIC_RELAXED)) {
-        int hz = __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED);  /* CONFIG SET hz */
-        if (hz <= 0) hz = 10;
-        hz = effective_hz(hz);
-        __atomic_store_n(&srv.hz, hz, __ATOMIC_RELAXED);
+        int hz = cron_hz();
         long period_ns = 1000000000L / hz; /* a whole second at hz 1: tv_nsec must stay below it */
         struct timespec ts = {period_ns / 1000000000L, period_ns % 1000000000L};
         nanosleep(&ts, NULL);
@@ -93,12 +99,16 @@ static void *cron_main(void *arg) {
         /* The commands' clock (db_freeze_time) follows the system clock. */
         monotime_sync_wall();
         /* Active expiry: at most 25% of the period, 2% more per step of
-         * active-expire-effort (Redis's slow cycle). */
+         * active-expire-effort (Redis's slow cycle); the period of the rate
+         * set now (a CONFIG SET hz during the sleep counts at once, as
+         * Redis's cycle reads its hz when it runs). The latency sample is
+         * the cycle's own time, from when it holds the keyspace. */
+        hz = cron_hz();
         int effort = __atomic_load_n(&cfg.active_expire_effort, __ATOMIC_RELAXED) - 1;
         if (effort < 0 || effort > 9) effort = 0;
-        uint64_t t0 = monotime_us();
-        cmd_active_expire_cycle(10000L * (25 + 2 * effort) / hz, effort);
-        latency_add_sample_if_needed("expire-cycle", (long long)((monotime_us() - t0) / 1000));
+        long long took_us;
+        cmd_active_expire_cycle(10000L * (25 + 2 * effort) / hz, effort, &took_us);
+        latency_add_sample_if_needed("expire-cycle", took_us / 1000);
         /* Client-side caching: the table limit, the broadcast of expired keys. */
         tracking_cron();
         if (__atomic_load_n(&active_rehashing, __ATOMIC_RELAXED)) db_rehash_cycle();
@@ -107,7 +117,7 @@ static void *cron_main(void *arg) {
          * with readers excluded (records move). */
         if (smallobj_wants_compaction()) {
             db_wrlock_keyspace();
-            t0 = monotime_us();
+            uint64_t t0 = monotime_us();
             smallobj_compact_step();
             uint64_t held = monotime_us() - t0;
             db_unlock_keyspace();

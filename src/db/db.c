@@ -1291,16 +1291,17 @@ static int expire_shard(gdb *db, int s, int effort, expire_tally *t) {
  * budget lasts, so the rate of removal follows the budget (as Redis's
  * does) rather than a fixed number of samples per cycle, and no shard is
  * held for more than 16 samples at a time. */
-size_t db_active_expire_cycle(long long budget_us, int effort) {
+size_t db_active_expire_cycle(long long budget_us, int effort, long long *took_us) {
+    if (took_us) *took_us = 0;
     if (!__atomic_load_n(&db_active_expire_enabled, __ATOMIC_RELAXED)) return 0;
     if (keep_expired()) return 0;
-    long long start = mono_us();
     size_t expired = 0, sampled_all = 0;
     int capped = 0;
     /* Where the last cycle ran out of time (cron thread only): the next one
      * starts there, so no database or shard waits behind the others. */
     static int first_db, first_shard;
     db_rdlock_keyspace();
+    long long start = mono_us();
     int d0 = first_db < ndbs ? first_db : 0;
     for (int i = 0; i < ndbs; i++) {
         int d = (d0 + i) % ndbs;
@@ -1335,7 +1336,9 @@ size_t db_active_expire_cycle(long long budget_us, int effort) {
     __atomic_load(&db_stat_expired_stale_perc, &old, __ATOMIC_RELAXED);
     double avg = cur * 0.05 + old * 0.95;
     __atomic_store(&db_stat_expired_stale_perc, &avg, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&db_stat_expire_cycle_us, (uint64_t)(mono_us() - start), __ATOMIC_RELAXED);
+    long long took = mono_us() - start;
+    if (took_us) *took_us = took;
+    __atomic_fetch_add(&db_stat_expire_cycle_us, (uint64_t)took, __ATOMIC_RELAXED);
     if (capped) __atomic_fetch_add(&db_stat_expire_time_cap, 1, __ATOMIC_RELAXED);
     return expired;
 }

@@ -378,8 +378,11 @@ uint64_t db_scan(gdb *db, uint64_t cursor, db_scan_fn *fn, void *arg);
 /* Incremental housekeeping (expiry sampling and rehash steps); returns the
  * number of keys expired. Takes the locks it needs. effort: Redis's
  * active-expire-effort less one (0..9): larger samples, and a shard is
- * sampled again at a lower share of expired keys. */
-size_t db_active_expire_cycle(long long budget_us, int effort);
+ * sampled again at a lower share of expired keys. The budget counts from
+ * when the keyspace lock is held; *took_us (unless NULL) is the time from
+ * then to the end: the cycle's own, without waiting for a whole-keyspace
+ * command. */
+size_t db_active_expire_cycle(long long budget_us, int effort, long long *took_us);
 void db_rehash_cycle(void);
 /* A write left the collection at key resizing its index (lf_take_resize
  * started): list it for db_rehash_cycle, which finishes the resize while

@@ -1005,6 +1005,23 @@ start_server {tags {server}} {
         r latency reset
     }
 
+    test {The expire-cycle event does not count the cycle's wait for a whole-keyspace command} {
+        # DEBUG SLEEP holds the keyspace; the cron wakes up twice or more
+        # meanwhile and waits for it. What it waited is not its cycle's.
+        r flushall
+        r set lat:ttl x px 100000
+        r config set latency-monitor-threshold 20
+        r latency reset
+        r debug sleep 0.4
+        after 300
+        set events {}
+        foreach e [r latency latest] { dict set events [lindex $e 0] [lindex $e 3] }
+        assert {[dict exists $events command]}
+        assert {![dict exists $events expire-cycle]}
+        r config set latency-monitor-threshold 0
+        r latency reset
+    }
+
     # --- LATENCY HISTOGRAM and INFO latencystats ------------------------------------------
 
     # {command {calls N histogram_usec {bucket cumulative ...}} ...} -> dict
