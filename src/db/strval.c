@@ -628,7 +628,7 @@ char *strval_resize(gobj *o, size_t newlen) {
         smallrec *r = SMALL(o);
         size_t len = small_len(o);
         assert(newlen >= len);
-        if (newlen <= SMALLOBJ_CAP(r)) {
+        if (newlen <= smallobj_cap(r)) {
             memset(r->data + len, 0, newlen - len);
             set_small(o, SMALL_H(o), (uint32_t)newlen);
             o->enc = ENC_RAW;

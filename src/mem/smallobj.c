@@ -1,10 +1,10 @@
 /* smallobj.c -- the compact small-object arena (see smallobj.h).
  *
- * Records are bump-allocated in segments, 4-byte aligned. A freed record
+ * Records are bump-allocated in segments, byte-aligned. A freed record
  * merges with a free neighbour on either side (a free record ends with
  * its size, and a record's cap has PREVFREE when the one before it is
- * free) and goes on the doubly linked free list of its exact size class
- * (4-byte units); one that ends at a current segment's bump point goes
+ * free) and goes on the doubly linked free list of its exact size (a
+ * class per byte); one that ends at a current segment's bump point goes
  * back to it instead. A request takes, in order: a free record of its
  * size or up to SLACK_CLASSES classes more, whole (its cap says the room
  * it has); the front of the smallest larger free record, split; the bump
@@ -27,10 +27,10 @@
  * one segment.
  *
  * Invariants: every mapped segment is a sequence of records from its start
- * up to its bump offset; a record's size is 8 + cap, a multiple of 4, at
- * least MINREC and at most the largest class; a record
+ * up to its bump offset; a record's size is 8 + cap, at least MINREC and
+ * at most the largest class; a record
  * is live (its handle cell points at it) or free (handle FREE, on the list
- * of class size / 4, its last 4 bytes its size; off the lists only inside
+ * of class size, its last 4 bytes its size; off the lists only inside
  * a compaction step); a record has PREVFREE exactly when the record before
  * it is free; the record before a current segment's bump point is live; a
  * segment's `live` is the sum of its live records' sizes; st.free_bytes is
@@ -52,7 +52,7 @@
 #define FREE UINT32_MAX
 #define MINREC 32          /* handle, cap, two 8-byte links, segment, size at the end */
 #define PREVFREE 0x40000000u /* in cap: the record before this one is free */
-#define SLACK_CLASSES 3    /* a free record may be up to 12 bytes too big */
+#define SLACK_CLASSES 12   /* a free record may be up to 12 bytes too big */
 
 typedef struct seg {
     char *base;        /* NULL: slot unused (segment released) */
@@ -88,7 +88,7 @@ static size_t nbyaddr;
 static unsigned char *hchunks[HDIR];
 static uint32_t hfree_head = UINT32_MAX; /* free cells chain through the cell */
 static uint32_t hnext = 1;
-static smallrec **freelist;    /* per size class (4-byte units): head, NULL */
+static smallrec **freelist;    /* per size class (a byte each): head, NULL */
 static uint64_t *nonempty;     /* a bit per class whose list has a record */
 static size_t maxcl;           /* no class above it has a free record */
 static size_t nclasses, most;  /* most: the largest class's size */
@@ -99,12 +99,24 @@ static smallobj_stats st;
 static uint64_t frees_since_stuck = UINT64_MAX;
 #define RETRY_FREES 4096
 
-/* Size of a record with room for n bytes. */
-static size_t rec_size(size_t n) {
-    size_t bytes = (HDR + n + 3) & ~(size_t)3;
-    return bytes < MINREC ? MINREC : bytes;
+/* A record's header words (records are byte-aligned: read bytewise). */
+static uint32_t get_handle(const smallrec *r) {
+    uint32_t v;
+    memcpy(&v, r->hdr, 4);
+    return v;
 }
-static size_t size_of(const smallrec *r) { return HDR + SMALLOBJ_CAP(r); }
+static void set_handle(smallrec *r, uint32_t v) { memcpy(r->hdr, &v, 4); }
+static uint32_t get_capw(const smallrec *r) {
+    uint32_t v;
+    memcpy(&v, r->hdr + 4, 4);
+    return v;
+}
+static void set_capw(smallrec *r, uint32_t v) { memcpy(r->hdr + 4, &v, 4); }
+size_t smallobj_cap(const smallrec *r) { return get_capw(r) & 0x3fffffffu; }
+
+/* Size of a record with room for n bytes. */
+static size_t rec_size(size_t n) { return HDR + n < MINREC ? MINREC : HDR + n; }
+static size_t size_of(const smallrec *r) { return HDR + smallobj_cap(r); }
 /* The cap that makes a record of sz bytes (a multiple of 4, >= MINREC). */
 static uint32_t cap_for(size_t sz) { return (uint32_t)(sz - HDR); }
 
@@ -122,14 +134,14 @@ static smallrec *next_of(size_t si, smallrec *r, size_t sz) {
 }
 static void set_prevfree(size_t si, smallrec *r, size_t sz, int isfree) {
     smallrec *n = next_of(si, r, sz);
-    if (n) n->cap = isfree ? n->cap | PREVFREE : n->cap & ~PREVFREE;
+    if (n) set_capw(n, isfree ? get_capw(n) | PREVFREE : get_capw(n) & ~PREVFREE);
 }
 /* The free record before r (r has PREVFREE). */
 static smallrec *prev_free(smallrec *r) {
     uint32_t psz;
     memcpy(&psz, (char *)r - 4, 4);
     smallrec *p = (smallrec *)((char *)r - psz);
-    assert(p->handle == FREE && size_of(p) == psz);
+    assert(get_handle(p) == FREE && size_of(p) == psz);
     return p;
 }
 
@@ -166,7 +178,7 @@ static void byaddr_del(size_t si) {
 
 /* ---- free lists ------------------------------------------------------------ */
 
-/* A free record's links (4-byte aligned: read and written bytewise). */
+/* A free record's links (at any byte address: read and written bytewise). */
 static smallrec *link_get(const smallrec *r, int off) {
     smallrec *v;
     memcpy(&v, (const char *)r + off, sizeof(v));
@@ -185,12 +197,12 @@ static size_t free_seg(const smallrec *r) {
 /* Turn the sz bytes at r (segment si) into a listed free record; prevfree:
  * whether the record before it is free. */
 static void push_free(size_t si, smallrec *r, size_t sz, int prevfree) {
-    assert(sz >= MINREC && sz % 4 == 0 && sz <= most);
-    r->handle = FREE;
-    r->cap = cap_for(sz) | (prevfree ? PREVFREE : 0);
+    assert(sz >= MINREC && sz <= most);
+    set_handle(r, FREE);
+    set_capw(r, cap_for(sz) | (prevfree ? PREVFREE : 0));
     uint32_t tag = (uint32_t)sz;
     memcpy((char *)r + sz - 4, &tag, 4);
-    size_t cl = sz / 4;
+    size_t cl = sz;
     uint32_t segi = (uint32_t)si;
     memcpy((char *)r + SEGI, &segi, 4);
     link_set(r, PREV, NULL);
@@ -205,7 +217,7 @@ static void push_free(size_t si, smallrec *r, size_t sz, int prevfree) {
 
 /* Off its list (it stays marked FREE; the caller decides what it becomes). */
 static void unlink_free(smallrec *r) {
-    size_t sz = size_of(r), cl = sz / 4;
+    size_t sz = size_of(r), cl = sz;
     smallrec *prev = link_get(r, PREV), *next = link_get(r, NEXT);
     if (prev) link_set(prev, NEXT, next);
     else freelist[cl] = next;
@@ -218,9 +230,9 @@ static void unlink_free(smallrec *r) {
  * live: merged with free neighbours (up to the largest class), given back
  * to the bump point when they end there, else listed. */
 static void release_space(size_t si, smallrec *r, size_t sz) {
-    int pf = (r->cap & PREVFREE) != 0;
+    int pf = (get_capw(r) & PREVFREE) != 0;
     smallrec *n = next_of(si, r, sz);
-    size_t nsz = n && n->handle == FREE ? size_of(n) : 0;
+    size_t nsz = n && get_handle(n) == FREE ? size_of(n) : 0;
     if (nsz && sz + nsz <= most) {
         unlink_free(n);
         sz += nsz;
@@ -231,7 +243,7 @@ static void release_space(size_t si, smallrec *r, size_t sz) {
         size_t psz = size_of(p);
         if (psz + sz <= most) {
             unlink_free(p);
-            pf = (p->cap & PREVFREE) != 0;
+            pf = (get_capw(p) & PREVFREE) != 0;
             r = p;
             sz += psz;
         }
@@ -241,7 +253,7 @@ static void release_space(size_t si, smallrec *r, size_t sz) {
         s->used = (size_t)((char *)r - s->base);
         while (pf) { /* free records before it (merging stopped at the largest class) */
             smallrec *p = prev_free(r);
-            pf = (p->cap & PREVFREE) != 0;
+            pf = (get_capw(p) & PREVFREE) != 0;
             unlink_free(p);
             s->used = (size_t)((char *)p - s->base);
             r = p;
@@ -277,8 +289,8 @@ int smallobj_init(size_t capacity, size_t segsize, size_t maxobj, int node) {
     /* Room for the slack search above the largest class. Zeroed pages:
      * only the classes in use become resident. */
     assert(maxobj < PREVFREE);
-    nclasses = rec_size(maxobj) / 4 + 1 + SLACK_CLASSES;
-    most = (nclasses - 1) * 4;
+    nclasses = rec_size(maxobj) + 1 + SLACK_CLASSES;
+    most = nclasses - 1;
     freelist = calloc(nclasses, sizeof(*freelist));
     nonempty = calloc((nclasses + 63) / 64, sizeof(*nonempty));
     if (!freelist || !nonempty) return -1;
@@ -392,7 +404,7 @@ static smallrec *fit_free(size_t cl, size_t upto, long avoid, size_t *c) {
 
 /* The least class of a free record that a record of sz bytes splits: the
  * rest must make a free record. */
-static size_t split_class(size_t sz) { return sz / 4 + MINREC / 4; }
+static size_t split_class(size_t sz) { return sz + MINREC; }
 
 /* The front sz bytes of the smallest free record larger by MINREC or
  * more, not in segment `avoid`; the rest stays free. NULL: none. */
@@ -413,12 +425,12 @@ static smallrec *split_free(size_t sz, long avoid, size_t *si) {
  * *si its segment. The record's PREVFREE is right for its place; the rest
  * of its header is the caller's to write. */
 static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si) {
-    size_t cl = *sz / 4, c;
+    size_t cl = *sz, c;
     assert(cl + SLACK_CLASSES < nclasses);
     smallrec *r = fit_free(cl, cl + (slack ? SLACK_CLASSES : 0), avoid, &c);
     if (r) {
         unlink_free(r);
-        *sz = c * 4;
+        *sz = c;
         *si = free_seg(r);
         set_prevfree(*si, r, *sz, 0);
         return r;
@@ -431,7 +443,7 @@ static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si
             r = (smallrec *)(s->base + s->used);
             s->used += *sz;
             *si = (size_t)sp->cur;
-            r->cap = 0; /* the record before the bump point is live */
+            set_capw(r, 0); /* the record before the bump point is live */
             return r;
         }
         long n = may_map ? seg_new(p) : -1;
@@ -441,7 +453,7 @@ static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si
         segs[n].used = *sz;
         *si = (size_t)n;
         r = (smallrec *)segs[n].base;
-        r->cap = 0;
+        set_capw(r, 0);
         return r;
     }
     return slack ? NULL : split_free(*sz, avoid, si);
@@ -459,8 +471,8 @@ uint32_t smallobj_alloc(size_t n) {
         pthread_mutex_unlock(&lock);
         return SMALLOBJ_NONE;
     }
-    r->cap = cap_for(sz) | (r->cap & PREVFREE);
-    r->handle = h;
+    set_capw(r, cap_for(sz) | (get_capw(r) & PREVFREE));
+    set_handle(r, h);
     cell_point(h, r);
     segs[si].live += sz;
     st.live_records++;
@@ -478,7 +490,7 @@ void smallobj_free(uint32_t h) {
     pthread_mutex_lock(&lock);
     smallrec *r = smallobj_rec(h);
     size_t sz = size_of(r);
-    assert(r->handle == h);
+    assert(get_handle(r) == h);
     size_t si = seg_of(r);
     segs[si].live -= sz;
     release_space(si, r, sz);
@@ -505,10 +517,10 @@ int smallobj_exhausted(size_t need, size_t rec) {
             if (segs[sp->cur].used + rec <= seg_sz) place = 1;
         }
     }
-    if (bounded && !place && rec / 4 + SLACK_CLASSES < nclasses) {
+    if (bounded && !place && rec + SLACK_CLASSES < nclasses) {
         /* What take() would find: its class or a little more, or one to split. */
         size_t c;
-        place = fit_free(rec / 4, rec / 4 + SLACK_CLASSES, -1, &c) || free_from(split_class(rec), -1);
+        place = fit_free(rec, rec + SLACK_CLASSES, -1, &c) || free_from(split_class(rec), -1);
     }
     pthread_mutex_unlock(&lock);
     return bounded && (room < need || !place);
@@ -550,25 +562,25 @@ size_t smallobj_compact_step(void) {
     for (size_t off = 0; off < s->used;) {
         smallrec *r = (smallrec *)(s->base + off);
         size_t sz = size_of(r);
-        if (r->handle == FREE) unlink_free(r);
+        if (get_handle(r) == FREE) unlink_free(r);
         off += sz;
     }
     size_t off = 0;
     for (; off < s->used;) {
         smallrec *r = (smallrec *)(s->base + off);
         size_t sz = size_of(r);
-        if (r->handle != FREE) {
+        if (get_handle(r) != FREE) {
             size_t to, nsz = sz;
             smallrec *n = take(&nsz, v, 0, 0, &to);
             if (!n) break; /* full elsewhere: keep the rest here */
             s = &segs[v];  /* take() may have grown the table */
-            uint32_t pf = n->cap & PREVFREE;
+            uint32_t pf = get_capw(n) & PREVFREE;
             memcpy(n, r, sz);
-            n->cap = (n->cap & ~PREVFREE) | pf;
-            cell_point(n->handle, n);
+            set_capw(n, (get_capw(n) & ~PREVFREE) | pf);
+            cell_point(get_handle(n), n);
             segs[to].live += sz;
             s->live -= sz;
-            r->handle = FREE;
+            set_handle(r, FREE);
             st.moved++;
         }
         off += sz;
@@ -578,7 +590,7 @@ size_t smallobj_compact_step(void) {
         for (size_t o = 0; o < s->used;) {
             smallrec *r = (smallrec *)(s->base + o);
             size_t sz = size_of(r);
-            if (r->handle == FREE) push_free((size_t)v, r, sz, (r->cap & PREVFREE) != 0);
+            if (get_handle(r) == FREE) push_free((size_t)v, r, sz, (get_capw(r) & PREVFREE) != 0);
             o += sz;
         }
         st.compactions++;
@@ -629,8 +641,8 @@ int smallobj_check(void) {
     for (size_t c = 0; c < nclasses && !rc; c++) {
         if (((nonempty[c / 64] >> (c % 64)) & 1) != (freelist[c] != NULL)) rc = -1;
         for (smallrec *r = freelist[c], *prev = NULL; r && !rc; prev = r, r = link_get(r, NEXT)) {
-            if (r->handle != FREE || size_of(r) != c * 4 || link_get(r, PREV) != prev) rc = -2;
-            free_listed += c * 4;
+            if (get_handle(r) != FREE || size_of(r) != c || link_get(r, PREV) != prev) rc = -2;
+            free_listed += c;
         }
     }
     if (!rc && free_listed != st.free_bytes) rc = -3;
@@ -644,15 +656,15 @@ int smallobj_check(void) {
             size_t sz = size_of(r);
             uint32_t tag;
             if (sz < MINREC || sz > most || off + sz > s->used) rc = -4;
-            else if (((r->cap & PREVFREE) != 0) != prevfree) rc = -5;
-            else if (r->handle == FREE && (memcpy(&tag, (char *)r + sz - 4, 4), tag != sz)) rc = -6;
-            else if (r->handle == FREE && free_seg(r) != si) rc = -11;
-            else if (r->handle != FREE && smallobj_rec(r->handle) != r) rc = -7;
-            if (r->handle != FREE) {
+            else if (((get_capw(r) & PREVFREE) != 0) != prevfree) rc = -5;
+            else if (get_handle(r) == FREE && (memcpy(&tag, (char *)r + sz - 4, 4), tag != sz)) rc = -6;
+            else if (get_handle(r) == FREE && free_seg(r) != si) rc = -11;
+            else if (get_handle(r) != FREE && smallobj_rec(get_handle(r)) != r) rc = -7;
+            if (get_handle(r) != FREE) {
                 live += sz;
                 live_recs++;
             }
-            prevfree = r->handle == FREE;
+            prevfree = get_handle(r) == FREE;
             off += sz;
         }
         if (!rc && live != s->live) rc = -8;

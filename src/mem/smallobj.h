@@ -1,9 +1,9 @@
 /* smallobj.h -- compact arena for objects smaller than --ram-head.
  *
- * Records are 4-byte aligned: an 8-byte header {handle, cap} and the
- * bytes, rounded up to 4 and at least 32 bytes, so a 1 KiB object costs
- * 1,032 bytes and a 30-byte one 40. The owner keeps the length it uses
- * (the arena knows only the room; there is no NUL after it). Records
+ * Records are byte-aligned: an 8-byte header {handle, cap} and the bytes,
+ * at least 32 bytes in all, so a 1 KiB object costs 1,032 bytes and a
+ * 30-byte one 38. The owner keeps the length it uses (the arena knows
+ * only the room; there is no NUL after it). Records
  * live in segments of --block bytes; a freed record merges with free
  * neighbours, and free records are reused (whole or split) before the
  * segments grow (smallobj.c); compaction empties sparse segments and gives
@@ -21,15 +21,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A record at any byte address: its header is two 32-bit words, the
+ * handle (UINT32_MAX while free) and the cap (data room in bytes; bit 30
+ * the arena's own), read and written bytewise (smallobj_cap). */
 typedef struct smallrec {
-    uint32_t handle;   /* UINT32_MAX while free */
-    uint32_t cap;      /* data room in bytes; bit 30 is the arena's own
-                          (SMALLOBJ_CAP masks it) */
+    unsigned char hdr[8];
     char data[];       /* at offset 8 */
 } smallrec;
 #define SMALLOBJ_NONE 0u        /* no handle: allocation failed */
 #define SMALLOBJ_CELL_BYTES 6   /* a handle cell */
-#define SMALLOBJ_CAP(r) ((r)->cap & 0x3fffffffu)
+/* The room for data in r. */
+size_t smallobj_cap(const smallrec *r);
 
 /* capacity 0: unbounded. seg: segment size; maxobj: records are < maxobj.
  * node: where segments are mapped (-1: anywhere). */
