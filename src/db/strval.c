@@ -7,8 +7,8 @@
  *                      The word holds the record's handle (bits 1-31) and
  *                      the value's length word (bits 32-63): its length,
  *                      or for values of COMP_MIN..COMP_MAX bytes stored LZF
- *                      compressed when that makes the record smaller (a
- *                      raw record) COMP_BIT | clen << 16 | length; those
+ *                      compressed when that makes the record smaller,
+ *                      COMP_BIT | clen << 16 | length; those
  *                      are read back through a per-command scratch buffer.
  *                      The length is the word's, not the record's: only
  *                      the gobj in its entry is written (a copy reads);

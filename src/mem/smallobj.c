@@ -28,13 +28,13 @@
  *
  * Invariants: every mapped segment is a sequence of records from its start
  * up to its bump offset; a record's size is 8 + cap, at least MINREC and
- * at most the largest class; a record
- * is live (its handle cell points at it) or free (handle FREE, on the list
- * of class size, its last 4 bytes its size; off the lists only inside
- * a compaction step); a record has PREVFREE exactly when the record before
- * it is free; the record before a current segment's bump point is live; a
- * segment's `live` is the sum of its live records' sizes; st.free_bytes is
- * the sum of the listed free records' sizes. smallobj_check verifies them. */
+ * at most the largest class; a record is live (its handle cell points at
+ * it) or free (handle FREE, on the list of class size, its last 4 bytes
+ * its size; off the lists only inside a compaction step); a record has
+ * PREVFREE exactly when the record before it is free; the record before
+ * a current segment's bump point is live; a segment's `live` is the sum of
+ * its live records' sizes; st.free_bytes is the sum of the listed free
+ * records' sizes. smallobj_check verifies them. */
 #include "mem/smallobj.h"
 
 #include <assert.h>
@@ -117,7 +117,7 @@ size_t smallobj_cap(const smallrec *r) { return get_capw(r) & 0x3fffffffu; }
 /* Size of a record with room for n bytes. */
 static size_t rec_size(size_t n) { return HDR + n < MINREC ? MINREC : HDR + n; }
 static size_t size_of(const smallrec *r) { return HDR + smallobj_cap(r); }
-/* The cap that makes a record of sz bytes (a multiple of 4, >= MINREC). */
+/* The cap that makes a record of sz bytes (>= MINREC). */
 static uint32_t cap_for(size_t sz) { return (uint32_t)(sz - HDR); }
 
 /* ---- segments ------------------------------------------------------------- */
@@ -286,8 +286,9 @@ int smallobj_init(size_t capacity, size_t segsize, size_t maxobj, int node) {
     seg_sz = segsize;
     spools[0] = (spool){node, capacity, 0, -1};
     nspools = 1;
-    /* Room for the slack search above the largest class. Zeroed pages:
-     * only the classes in use become resident. */
+    /* A list head per byte of size, and room for the slack search above
+     * the largest class. Zeroed pages: only the classes in use become
+     * resident. */
     assert(maxobj < PREVFREE);
     nclasses = rec_size(maxobj) + 1 + SLACK_CLASSES;
     most = nclasses - 1;

@@ -28,7 +28,8 @@ static void check_value(const gobj *o, const char *p, size_t n) {
     char tmp[32];
     size_t len;
     const char *b = strval_bytes(o, tmp, &len);
-    CHECK(b && len == n && memcmp(b, p, n) == 0 && b[n] == '\0');
+    CHECK(b && len == n && memcmp(b, p, n) == 0);
+    CHECK(!strval_is_embedded(o) || b[n] == '\0'); /* an arena record has no NUL */
     CHECK(strval_len(o) == n);
 }
 
@@ -148,4 +149,40 @@ TEST(strval, embed_a_loaded_value) {
     CHECK(strval_embed_size_of(&i) == 0);
     strval_free(o);
     free(o);
+}
+
+/* An arena value's length is in its word beside the record's handle: the
+ * record holds the bytes alone, grows in place within its room and moves
+ * when it outgrows it; a copy of the word keeps the length it had. */
+TEST(strval, arena_value_length_in_its_word) {
+    objstore_ensure_init();
+    size_t before = live_records();
+    char v[600];
+    uint32_t x = 2463534242u;
+    for (size_t i = 0; i < sizeof(v); i++) { /* xorshift: nothing for LZF to find */
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        v[i] = (char)(x >> 24);
+    }
+    gobj o = {0};
+    CHECK(strval_set(&o, v, 300) == 0);
+    CHECK(!strval_is_embedded(&o) && live_records() == before + 1);
+    check_value(&o, v, 300);
+    /* The header, the bytes and the cell (a freed record up to 12 bytes
+     * bigger may be reused whole). */
+    size_t m0 = strval_mem_usage(&o);
+    CHECK(m0 >= 8 + 300 + SMALLOBJ_CELL_BYTES && m0 <= 8 + 300 + 12 + SMALLOBJ_CELL_BYTES);
+    char *w = strval_resize(&o, 310); /* outgrows its room: a record with room to grow */
+    CHECK(w && memcmp(w, v, 300) == 0 && w[309] == 0 && strval_len(&o) == 310);
+    memcpy(w + 300, v + 300, 10);
+    gobj copy = o;
+    size_t mem = strval_mem_usage(&o);
+    w = strval_resize(&o, 400); /* within the room: in place */
+    CHECK(w && strval_mem_usage(&o) == mem && live_records() == before + 1);
+    memcpy(w + 310, v + 310, 90);
+    check_value(&o, v, 400);
+    CHECK(strval_len(&copy) == 310);
+    strval_free(&o);
+    CHECK(live_records() == before);
 }
