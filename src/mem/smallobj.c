@@ -2,8 +2,8 @@
  *
  * Records are bump-allocated in segments, byte-aligned. A freed record
  * merges with a free neighbour on either side (a free record ends with
- * its size, and a record's cap has PREVFREE when the one before it is
- * free) and goes on the doubly linked free list of its exact size (a
+ * its size, and a record's first word has PREVFREE when the one before it
+ * is free) and goes on the doubly linked free list of its exact size (a
  * class per byte); one that ends at a current segment's bump point goes
  * back to it instead. A request takes, in order: a free record of its
  * size or up to SLACK_CLASSES classes more, whole (its cap says the room
@@ -49,9 +49,9 @@
 #define HDIR (((size_t)1 << 31) / HCHUNK) /* chunks: handles are below 2^31 */
 #define CELL SMALLOBJ_CELL_BYTES
 #define HDR 8
-#define FREE UINT32_MAX
+#define FREE 0x7fffffffu   /* the handle part of a free record's first word */
 #define MINREC 32          /* handle, cap, two 8-byte links, segment, size at the end */
-#define PREVFREE 0x40000000u /* in cap: the record before this one is free */
+#define PREVFREE 0x80000000u /* in the first word: the record before this one is free */
 #define SLACK_CLASSES 12   /* a free record may be up to 12 bytes too big */
 
 typedef struct seg {
@@ -99,20 +99,25 @@ static smallobj_stats st;
 static uint64_t frees_since_stuck = UINT64_MAX;
 #define RETRY_FREES 4096
 
-/* A record's header words (records are byte-aligned: read bytewise). */
-static uint32_t get_handle(const smallrec *r) {
+/* A record's header words (records are byte-aligned: read bytewise). The
+ * first is the arena's: PREVFREE and the handle (or FREE), changed under
+ * the lock when a neighbour is freed or taken. The cap is written only
+ * when the record is made, so an owner reads it without the lock. */
+static uint32_t get_word(const smallrec *r) {
     uint32_t v;
     memcpy(&v, r->hdr, 4);
     return v;
 }
-static void set_handle(smallrec *r, uint32_t v) { memcpy(r->hdr, &v, 4); }
-static uint32_t get_capw(const smallrec *r) {
+static void set_word(smallrec *r, uint32_t v) { memcpy(r->hdr, &v, 4); }
+static uint32_t get_handle(const smallrec *r) { return get_word(r) & ~PREVFREE; }
+static void set_handle(smallrec *r, uint32_t h) { set_word(r, (get_word(r) & PREVFREE) | h); }
+static int has_prevfree(const smallrec *r) { return (get_word(r) & PREVFREE) != 0; }
+static void set_capw(smallrec *r, uint32_t v) { memcpy(r->hdr + 4, &v, 4); }
+size_t smallobj_cap(const smallrec *r) {
     uint32_t v;
     memcpy(&v, r->hdr + 4, 4);
     return v;
 }
-static void set_capw(smallrec *r, uint32_t v) { memcpy(r->hdr + 4, &v, 4); }
-size_t smallobj_cap(const smallrec *r) { return get_capw(r) & 0x3fffffffu; }
 
 /* Size of a record with room for n bytes. */
 static size_t rec_size(size_t n) { return HDR + n < MINREC ? MINREC : HDR + n; }
@@ -134,7 +139,7 @@ static smallrec *next_of(size_t si, smallrec *r, size_t sz) {
 }
 static void set_prevfree(size_t si, smallrec *r, size_t sz, int isfree) {
     smallrec *n = next_of(si, r, sz);
-    if (n) set_capw(n, isfree ? get_capw(n) | PREVFREE : get_capw(n) & ~PREVFREE);
+    if (n) set_word(n, isfree ? get_word(n) | PREVFREE : get_word(n) & ~PREVFREE);
 }
 /* The free record before r (r has PREVFREE). */
 static smallrec *prev_free(smallrec *r) {
@@ -198,8 +203,8 @@ static size_t free_seg(const smallrec *r) {
  * whether the record before it is free. */
 static void push_free(size_t si, smallrec *r, size_t sz, int prevfree) {
     assert(sz >= MINREC && sz <= most);
-    set_handle(r, FREE);
-    set_capw(r, cap_for(sz) | (prevfree ? PREVFREE : 0));
+    set_word(r, FREE | (prevfree ? PREVFREE : 0));
+    set_capw(r, cap_for(sz));
     uint32_t tag = (uint32_t)sz;
     memcpy((char *)r + sz - 4, &tag, 4);
     size_t cl = sz;
@@ -230,7 +235,7 @@ static void unlink_free(smallrec *r) {
  * live: merged with free neighbours (up to the largest class), given back
  * to the bump point when they end there, else listed. */
 static void release_space(size_t si, smallrec *r, size_t sz) {
-    int pf = (get_capw(r) & PREVFREE) != 0;
+    int pf = has_prevfree(r);
     smallrec *n = next_of(si, r, sz);
     size_t nsz = n && get_handle(n) == FREE ? size_of(n) : 0;
     if (nsz && sz + nsz <= most) {
@@ -243,7 +248,7 @@ static void release_space(size_t si, smallrec *r, size_t sz) {
         size_t psz = size_of(p);
         if (psz + sz <= most) {
             unlink_free(p);
-            pf = (get_capw(p) & PREVFREE) != 0;
+            pf = has_prevfree(p);
             r = p;
             sz += psz;
         }
@@ -253,7 +258,7 @@ static void release_space(size_t si, smallrec *r, size_t sz) {
         s->used = (size_t)((char *)r - s->base);
         while (pf) { /* free records before it (merging stopped at the largest class) */
             smallrec *p = prev_free(r);
-            pf = (get_capw(p) & PREVFREE) != 0;
+            pf = has_prevfree(p);
             unlink_free(p);
             s->used = (size_t)((char *)p - s->base);
             r = p;
@@ -289,7 +294,7 @@ int smallobj_init(size_t capacity, size_t segsize, size_t maxobj, int node) {
     /* A list head per byte of size, and room for the slack search above
      * the largest class. Zeroed pages: only the classes in use become
      * resident. */
-    assert(maxobj < PREVFREE);
+    assert(maxobj < ((size_t)1 << 30));
     nclasses = rec_size(maxobj) + 1 + SLACK_CLASSES;
     most = nclasses - 1;
     freelist = calloc(nclasses, sizeof(*freelist));
@@ -333,7 +338,7 @@ static int handle_new(uint32_t *out) {
         hfree_head = (uint32_t)cell_get(hfree_head);
         return 0;
     }
-    if (hnext / HCHUNK >= HDIR) return -1;
+    if (hnext >= FREE) return -1;
     if (!hchunks[hnext / HCHUNK]) {
         unsigned char *c = calloc(HCHUNK, CELL);
         if (!c) return -1;
@@ -444,7 +449,7 @@ static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si
             r = (smallrec *)(s->base + s->used);
             s->used += *sz;
             *si = (size_t)sp->cur;
-            set_capw(r, 0); /* the record before the bump point is live */
+            set_word(r, 0); /* the record before the bump point is live */
             return r;
         }
         long n = may_map ? seg_new(p) : -1;
@@ -454,7 +459,7 @@ static smallrec *take(size_t *sz, long avoid, int slack, int may_map, size_t *si
         segs[n].used = *sz;
         *si = (size_t)n;
         r = (smallrec *)segs[n].base;
-        set_capw(r, 0);
+        set_word(r, 0);
         return r;
     }
     return slack ? NULL : split_free(*sz, avoid, si);
@@ -472,7 +477,7 @@ uint32_t smallobj_alloc(size_t n) {
         pthread_mutex_unlock(&lock);
         return SMALLOBJ_NONE;
     }
-    set_capw(r, cap_for(sz) | (get_capw(r) & PREVFREE));
+    set_capw(r, cap_for(sz));
     set_handle(r, h);
     cell_point(h, r);
     segs[si].live += sz;
@@ -575,9 +580,9 @@ size_t smallobj_compact_step(void) {
             smallrec *n = take(&nsz, v, 0, 0, &to);
             if (!n) break; /* full elsewhere: keep the rest here */
             s = &segs[v];  /* take() may have grown the table */
-            uint32_t pf = get_capw(n) & PREVFREE;
+            uint32_t pf = get_word(n) & PREVFREE;
             memcpy(n, r, sz);
-            set_capw(n, (get_capw(n) & ~PREVFREE) | pf);
+            set_word(n, (get_word(n) & ~PREVFREE) | pf);
             cell_point(get_handle(n), n);
             segs[to].live += sz;
             s->live -= sz;
@@ -591,7 +596,7 @@ size_t smallobj_compact_step(void) {
         for (size_t o = 0; o < s->used;) {
             smallrec *r = (smallrec *)(s->base + o);
             size_t sz = size_of(r);
-            if (get_handle(r) == FREE) push_free((size_t)v, r, sz, (get_capw(r) & PREVFREE) != 0);
+            if (get_handle(r) == FREE) push_free((size_t)v, r, sz, has_prevfree(r));
             o += sz;
         }
         st.compactions++;
@@ -657,7 +662,7 @@ int smallobj_check(void) {
             size_t sz = size_of(r);
             uint32_t tag;
             if (sz < MINREC || sz > most || off + sz > s->used) rc = -4;
-            else if (((get_capw(r) & PREVFREE) != 0) != prevfree) rc = -5;
+            else if (has_prevfree(r) != prevfree) rc = -5;
             else if (get_handle(r) == FREE && (memcpy(&tag, (char *)r + sz - 4, 4), tag != sz)) rc = -6;
             else if (get_handle(r) == FREE && free_seg(r) != si) rc = -11;
             else if (get_handle(r) != FREE && smallobj_rec(get_handle(r)) != r) rc = -7;

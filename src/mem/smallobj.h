@@ -21,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A record at any byte address: its header is two 32-bit words, the
- * handle (UINT32_MAX while free) and the cap (data room in bytes; bit 30
- * the arena's own), read and written bytewise (smallobj_cap). */
+/* A record at any byte address: its header is two 32-bit words, read and
+ * written bytewise: the arena's (the handle and a bit of its own) and the
+ * cap, the data room in bytes (smallobj_cap), which stays as allocated. */
 typedef struct smallrec {
     unsigned char hdr[8];
     char data[];       /* at offset 8 */
@@ -40,8 +40,8 @@ int smallobj_init(size_t capacity, size_t seg, size_t maxobj, int node);
  * bytes, used once the pools added before it are full. 0 ok, -1 refused. */
 int smallobj_add_pool(int node, size_t capacity);
 /* A record with room for n bytes (or a few more: its cap says). Returns
- * its handle, or SMALLOBJ_NONE when the arena is full (or 2^31 handles are
- * in use). */
+ * its handle, or SMALLOBJ_NONE when the arena is full (or 2^31 - 1
+ * handles are in use). */
 uint32_t smallobj_alloc(size_t n);
 /* The record of handle h: valid until the next compaction step. Needs no
  * lock. smallobj_free(SMALLOBJ_NONE) does nothing. */
