@@ -1,5 +1,6 @@
 /* cron.c -- the housekeeping thread: active expiry, incremental rehashing,
- * small-object compaction, instantaneous metrics. Runs hz times a second; each step takes its own
+ * the entry pools' and the small-object arena's compaction, instantaneous
+ * metrics. Runs hz times a second; each step takes its own
  * locks shard by shard, so clients never wait for a whole cycle.
  *
  * The latency monitor (latency-monitor-threshold) sees the cron's work under
@@ -112,6 +113,8 @@ static void *cron_main(void *arg) {
         /* Client-side caching: the table limit, the broadcast of expired keys. */
         tracking_cron();
         if (__atomic_load_n(&active_rehashing, __ATOMIC_RELAXED)) db_rehash_cycle();
+        /* The entry pools' sparse slabs, one shard's pass at a time. */
+        db_defrag_cycle();
         db_prefetch_refresh();
         /* Small-object compaction: one sparse segment per tick at most,
          * with readers excluded (records move). */

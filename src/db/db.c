@@ -1426,3 +1426,178 @@ void db_rehash_cycle(void) {
     if (__atomic_load_n(&nresizing, __ATOMIC_RELAXED)) rehash_listed(t0);
     db_unlock_keyspace();
 }
+
+/* ---- compaction of the shards' entry pools ----------------------------
+ *
+ * One pass at a time (cron thread only): the shard whose pool had slabs
+ * marked, found again each call by its db and index and checked by its
+ * space (a FLUSHALL replaces the space: the pass is dropped with it; a
+ * SWAPDB moves the db, which the pass follows). A pass is a swiss_scan of
+ * the shard's index from cursor 0 to 0: every entry present throughout is
+ * seen once, so every entry that was in a marked slab when the pass began
+ * has moved (or gone) at its end; new entries never go to a marked slab.
+ * The slabs still marked then (a move found no memory) take slots again. */
+
+#define DEFRAG_BUDGET_US 1000
+#define DEFRAG_LOOK_SHARDS 64
+/* A pool is looked at when its slabs' free bytes are at least this many
+ * and at least DEFRAG_SLACK_PCT % of its slabs. */
+#define DEFRAG_MIN_SLACK ((size_t)64 << 10)
+#define DEFRAG_SLACK_PCT 30
+
+static struct {
+    gdb *db;
+    unsigned shard;
+    db_space *sp; /* NULL: no pass */
+    uint64_t cursor, started_us;
+    unsigned next_look;
+} defrag;
+static uint64_t defrag_hits, defrag_misses, defrag_total_us; /* relaxed atomics: INFO reads them */
+static uint64_t defrag_since_us;                               /* the running pass's start, 0: none */
+
+/* e, in a marked slab, moves to a slot of its pool's other slabs; what
+ * names it is pointed at the copy. 0, or -1 when no slot was free. */
+static int entry_evacuate(gdb *db, shard *sh, void *slot, dbentry *e) {
+    db_space *sp = space_of(sh);
+    char *base = entry_base(e);
+    size_t size = slab_size(base), voff = (size_t)((char *)e - base);
+    char *nb = slab_pool_alloc(sp->pool, size);
+    if (!nb) return -1;
+    assert(!slab_pool_marked(nb));
+    memcpy(nb, base, size);
+    dbentry *ne = (dbentry *)(void *)(nb + voff);
+    slot_set_ref(slot, slab_pool_ref(ne));
+    if (VIDX(ne) != DB_VIDX_NONE) {
+        assert(sh->vol[VIDX(ne)] == e);
+        sh->vol[VIDX(ne)] = ne;
+    }
+    if (__builtin_expect(slot_mode, 0)) {
+        swiss **set;
+        memcpy(slots_find(db, e, key_hash(db_entry_key(e), db_entry_klen(e)), &set), &ne, sizeof(ne));
+    }
+    mcmeta_moved(db, e, ne);
+    slab_pool_free(sp->pool, base);
+    return 0;
+}
+
+typedef struct defrag_ctx {
+    gdb *db;
+    shard *sh;
+    uint64_t hits, misses;
+} defrag_ctx;
+
+static void defrag_visit(void *arg, void *slot) {
+    defrag_ctx *x = arg;
+    dbentry *e = db_index_entry(&x->sh->keys, slot);
+    if ((e->val.flags & DBE_SLAB) && slab_pool_marked(entry_base(e)) && entry_evacuate(x->db, x->sh, slot, e) == 0)
+        x->hits++;
+    else
+        x->misses++;
+}
+
+/* Whether sp's pool is worth a look (its shard locked). */
+static int defrag_wanted(db_space *sp) {
+    if (!sp || !sp->pool || !sp->pool->max_ids) return 0;
+    size_t slack = slab_pool_slack(sp->pool), held = (size_t)sp->pool->nslabs * SLAB_BYTES;
+    if (slack < DEFRAG_MIN_SLACK || slack * 100 < DEFRAG_SLACK_PCT * held) return 0;
+    /* Looked at before at about this size and found nothing to move. */
+    size_t live = sp->pool->live_bytes, was = sp->defrag_live;
+    return !was || live < was - was / 8 || live > was + was / 8;
+}
+
+static void defrag_end(void) {
+    __atomic_add_fetch(&defrag_total_us, monotime_us() - defrag.started_us, __ATOMIC_RELAXED);
+    __atomic_store_n(&defrag_since_us, 0, __ATOMIC_RELAXED);
+    defrag.sp = NULL;
+}
+
+/* The shard of the running pass, locked; NULL (and the pass dropped) when
+ * its space left the keyspace. */
+static shard *defrag_shard(void) {
+    db_lock_shard(defrag.db, defrag.shard);
+    if (space_of(&defrag.db->shards[defrag.shard]) == defrag.sp) return &defrag.db->shards[defrag.shard];
+    db_unlock_shard(defrag.db, defrag.shard);
+    defrag_end();
+    return NULL;
+}
+
+/* A shard to evacuate, locked, its pass started; NULL when none. */
+static shard *defrag_start(void) {
+    unsigned total = (unsigned)ndbs * DB_NSHARDS;
+    for (unsigned i = 0; i < DEFRAG_LOOK_SHARDS && i < total; i++) {
+        unsigned at = (defrag.next_look + i) % total;
+        gdb *db = dbs[at / DB_NSHARDS];
+        unsigned s = at % DB_NSHARDS;
+        db_lock_shard(db, s);
+        db_space *sp = space_of(&db->shards[s]);
+        if (defrag_wanted(sp)) {
+            if (slab_pool_evacuate(sp->pool)) {
+                defrag.next_look = (at + 1) % total;
+                defrag.db = db;
+                defrag.shard = s;
+                defrag.sp = sp;
+                defrag.cursor = 0;
+                defrag.started_us = monotime_us();
+                __atomic_store_n(&defrag_since_us, defrag.started_us, __ATOMIC_RELAXED);
+                return &db->shards[s];
+            }
+            sp->defrag_live = sp->pool->live_bytes ? sp->pool->live_bytes : 1;
+        }
+        db_unlock_shard(db, s);
+    }
+    defrag.next_look = (defrag.next_look + DEFRAG_LOOK_SHARDS) % total;
+    return NULL;
+}
+
+void db_defrag_cycle(void) {
+    uint64_t t0 = monotime_us();
+    db_rdlock_keyspace();
+    /* Passes that end early leave the rest of the budget to the next. */
+    shard *sh;
+    while ((sh = defrag.sp ? defrag_shard() : defrag_start())) {
+        defrag_ctx x = {defrag.db, sh, 0, 0};
+        do {
+            defrag.cursor = swiss_scan(&sh->keys, defrag.cursor, defrag_visit, &x);
+        } while (defrag.cursor && monotime_us() - t0 < DEFRAG_BUDGET_US);
+        __atomic_add_fetch(&defrag_hits, x.hits, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&defrag_misses, x.misses, __ATOMIC_RELAXED);
+        int done = !defrag.cursor;
+        if (done) {
+            slab_pool_evacuate_end(defrag.sp->pool);
+            defrag_end();
+        }
+        db_unlock_shard(defrag.db, defrag.shard);
+        if (!done || monotime_us() - t0 >= DEFRAG_BUDGET_US) break;
+    }
+    db_unlock_keyspace();
+}
+
+size_t db_entry_slab_bytes(void) {
+    size_t n = 0;
+    db_rdlock_keyspace();
+    for (int d = 0; d < ndbs; d++)
+        for (unsigned s = 0; s < DB_NSHARDS; s++) {
+            db_lock_shard(dbs[d], s);
+            db_space *sp = space_of(&dbs[d]->shards[s]);
+            if (sp && sp->pool) n += (size_t)sp->pool->nslabs * SLAB_BYTES;
+            db_unlock_shard(dbs[d], s);
+        }
+    db_unlock_keyspace();
+    return n;
+}
+
+void db_defrag_stats_get(db_defrag_stats *st) {
+    uint64_t since = __atomic_load_n(&defrag_since_us, __ATOMIC_RELAXED), now = monotime_us();
+    uint64_t cur = since && now > since ? now - since : 0;
+    st->hits = __atomic_load_n(&defrag_hits, __ATOMIC_RELAXED);
+    st->misses = __atomic_load_n(&defrag_misses, __ATOMIC_RELAXED);
+    st->total_ms = (__atomic_load_n(&defrag_total_us, __ATOMIC_RELAXED) + cur) / 1000;
+    st->current_ms = cur / 1000;
+    st->running = since != 0;
+}
+
+void db_defrag_stats_reset(void) {
+    __atomic_store_n(&defrag_hits, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&defrag_misses, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&defrag_total_us, 0, __ATOMIC_RELAXED);
+}

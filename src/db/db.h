@@ -112,6 +112,7 @@ typedef struct db_space {
     dbentry **far;
     uint16_t *far_size; /* each far entry's requested bytes (capped), for pool's counts */
     uint32_t nfar, capfar, far_free;
+    size_t defrag_live; /* the pool's live bytes when a look found nothing to move */
 } db_space;
 
 #define DB_REF_FAR 0x80000000u
@@ -384,6 +385,27 @@ uint64_t db_scan(gdb *db, uint64_t cursor, db_scan_fn *fn, void *arg);
  * command. */
 size_t db_active_expire_cycle(long long budget_us, int effort, long long *took_us);
 void db_rehash_cycle(void);
+/* The shards' entry pools compact themselves: a shard whose pool's slabs
+ * are mostly free bytes (a mass delete leaves every slab that keeps one
+ * live entry) has its sparsest slabs marked (slab_pool_evacuate), and a
+ * pass over its index, resumed each call for at most a millisecond under
+ * the shard's lock, moves the entries found in them as a first TTL does
+ * (their index reference, TTL list place, hash slot set and memcache
+ * metadata follow); the emptied slabs' pages go back to the kernel. From
+ * the cron, one shard at a time. */
+void db_defrag_cycle(void);
+/* INFO's active_defrag_*: entries moved (hits) and looked at in a pass but
+ * not moved (misses), milliseconds with a pass running, and whether one
+ * is. */
+typedef struct db_defrag_stats {
+    uint64_t hits, misses, total_ms, current_ms;
+    int running;
+} db_defrag_stats;
+void db_defrag_stats_get(db_defrag_stats *st);
+/* Bytes of the slabs the shards' entry pools hold (INFO goblin's
+ * keyspace_slab_bytes); takes the keyspace and each shard lock in turn. */
+size_t db_entry_slab_bytes(void);
+void db_defrag_stats_reset(void);
 /* A write left the collection at key resizing its index (lf_take_resize
  * started): list it for db_rehash_cycle, which finishes the resize while
  * the collection is idle. Called under the key's shard lock; a key is

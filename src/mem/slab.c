@@ -12,8 +12,18 @@
  * owner's pool relies on the owner's serialisation.
  *
  * Invariant (under the class's lock or the pool owner's): a slab is on its
- * class's list iff it has a free or never-used slot, used counts its live
- * slots, and nslabs counts the pool's slabs, listed or not. */
+ * class's list iff it has a free or never-used slot and is not marked for
+ * evacuation, used counts its live slots, and nslabs counts the pool's
+ * slabs, listed or not.
+ *
+ * Frees leave a class with many slabs that are mostly empty (a mass
+ * delete keeps every slab that still has one live slot). The owner of a
+ * pool with references can evacuate them: slab_pool_evacuate marks the
+ * sparsest slabs of each class whose live slots would fit in two slabs
+ * fewer; a marked slab takes no new slot and goes back to where slabs
+ * come from when its last slot is freed, while the owner moves each live
+ * slot it finds there into an unmarked slab (and re-points whatever names
+ * it). */
 #include "mem/slab.h"
 
 #include <assert.h>
@@ -26,7 +36,6 @@
 #include "base/tstat.h"
 #include "mem/hugetlb.h"
 
-#define SLAB_BYTES ((size_t)16384)
 #define SLAB_HDR 64 /* slab header, rounded up so slots stay aligned */
 
 typedef struct slab_page {
@@ -35,7 +44,8 @@ typedef struct slab_page {
     uint32_t used;                 /* live slots */
     uint32_t bump;                 /* offset (from SLAB_HDR) of the first never-used slot */
     uint32_t cls;                  /* slot size / SLAB_QUANTUM; fixed for the slab's life */
-    uint32_t listed;
+    uint16_t listed;
+    uint16_t marked;               /* to be evacuated: never listed */
     uint32_t id;                   /* in a pool with references: pagev[id] == this */
     struct slab_chunk *chunk;      /* the block it was cut from (SLAB_CHUNKED) */
 } slab_page;
@@ -301,9 +311,9 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
     return p;
 }
 
-/* Give s, a listed slab with no live slot, back to where slabs come from. */
+/* Give s, a slab with no live slot, back to where slabs come from. */
 static void slab_release(slab_pool *sp, slab_page *s) {
-    slab_unlink(sp, s);
+    if (s->listed) slab_unlink(sp, s);
     __atomic_sub_fetch(&sp->nslabs, 1, __ATOMIC_RELAXED);
     if (sp->max_ids) slab_id_give(sp, s);
     slab_put(s);
@@ -317,8 +327,69 @@ void slab_pool_free(slab_pool *sp, void *p) {
     memcpy(p, &s->free, sizeof(void *));
     s->free = p;
     s->used--;
+    if (s->marked) {
+        if (s->used == 0) slab_release(sp, s);
+        return;
+    }
     if (!s->listed) slab_link(sp, s);
     if (s->used == 0 && (s->prev || s->next)) slab_release(sp, s);
+}
+
+/* ---- evacuation ----------------------------------------------------------
+ *
+ * Over the pool's slabs (by id), class by class: with used live slots of
+ * cap per slab, ceil(used / cap) slabs would hold them; when the class has
+ * at least two more, its sparsest slabs are marked until one spare is
+ * left besides those (the moves need free slots, churn wants one more).
+ * Marking takes a slab off its list; slab_pool_evacuate_end puts back on
+ * it whatever is still marked (a slot the owner could not move). */
+
+static int by_class_then_used(const void *a, const void *b) {
+    const slab_page *x = *(slab_page *const *)a, *y = *(slab_page *const *)b;
+    if (x->cls != y->cls) return x->cls < y->cls ? -1 : 1;
+    return x->used < y->used ? -1 : x->used > y->used;
+}
+
+static size_t slab_cap(uint32_t cls) { return (SLAB_BYTES - SLAB_HDR) / ((size_t)cls * SLAB_QUANTUM); }
+
+size_t slab_pool_evacuate(slab_pool *sp) {
+    assert(sp->max_ids);
+    slab_page **v = malloc((sp->npagev ? sp->npagev : 1) * sizeof(*v));
+    if (!v) return 0;
+    size_t n = 0, marked = 0;
+    for (uint32_t i = 0; i < sp->npagev; i++)
+        if (sp->pagev[i] && !sp->pagev[i]->marked) v[n++] = sp->pagev[i];
+    qsort(v, n, sizeof(*v), by_class_then_used);
+    for (size_t a = 0, b; a < n; a = b) {
+        size_t used = 0;
+        for (b = a; b < n && v[b]->cls == v[a]->cls; b++) used += v[b]->used;
+        size_t cap = slab_cap(v[a]->cls), keep = (used + cap - 1) / cap + 1;
+        if (b - a < keep + 1) continue;
+        for (size_t i = a; i < b - keep; i++) {
+            if (v[i]->listed) slab_unlink(sp, v[i]);
+            v[i]->marked = 1;
+            marked++;
+        }
+    }
+    free(v);
+    return marked;
+}
+
+int slab_pool_marked(const void *p) { return slab_of(p)->marked; }
+
+void slab_pool_evacuate_end(slab_pool *sp) {
+    for (uint32_t i = 0; i < sp->npagev; i++) {
+        slab_page *s = sp->pagev[i];
+        if (!s || !s->marked) continue;
+        s->marked = 0;
+        assert(s->used > 0); /* an emptied marked slab went back at its last free */
+        if (s->free || SLAB_HDR + s->bump + (size_t)s->cls * SLAB_QUANTUM <= SLAB_BYTES) slab_link(sp, s);
+    }
+}
+
+size_t slab_pool_slack(const slab_pool *sp) {
+    size_t held = (size_t)__atomic_load_n(&sp->nslabs, __ATOMIC_RELAXED) * SLAB_BYTES;
+    return held > sp->live_bytes ? held - sp->live_bytes : 0;
 }
 
 /* Give back class cls's empty slabs (the one a class keeps against churn,

@@ -26,6 +26,7 @@
 #define SLAB_CHUNKED 1
 #endif
 
+#define SLAB_BYTES ((size_t)16384) /* a slab, aligned to its size */
 #define SLAB_QUANTUM 8
 #define SLAB_MAX 512
 #define SLAB_NCLASS (SLAB_MAX / SLAB_QUANTUM)
@@ -51,7 +52,7 @@ typedef struct slab_pool {
 /* A reference names an 8-byte aligned address inside a slot of a pool
  * with references: its slab's id and its offset in 8-byte units. */
 #define SLAB_REF_OFF_BITS 11
-_Static_assert((1u << SLAB_REF_OFF_BITS) * SLAB_QUANTUM == 16384, "offsets of a 16 KiB slab");
+_Static_assert((1u << SLAB_REF_OFF_BITS) * SLAB_QUANTUM == SLAB_BYTES, "offsets of a 16 KiB slab");
 
 /* A slot of at least n (0..SLAB_MAX) bytes; NULL when out of memory. */
 void *slab_alloc(size_t n);
@@ -97,6 +98,19 @@ void *slab_pool_alloc(slab_pool *sp, size_t n);
 void slab_pool_free(slab_pool *sp, void *p);
 /* Give back the pool's empty slabs (as slab_purge); returns how many. */
 size_t slab_pool_purge(slab_pool *sp);
+/* Evacuation (a pool with references, slab.c): marks the sparsest slabs
+ * of each class whose live slots would fit in two slabs fewer, and returns
+ * how many. A marked slab takes no new slot and is given back when its
+ * last slot is freed; the owner moves its live slots meanwhile
+ * (slab_pool_alloc of the slot's size, a copy, slab_pool_free of the old
+ * one). slab_pool_marked: whether the slot at p is in a marked slab.
+ * slab_pool_evacuate_end: the slabs still marked take slots again. */
+size_t slab_pool_evacuate(slab_pool *sp);
+int slab_pool_marked(const void *p);
+void slab_pool_evacuate_end(slab_pool *sp);
+/* With a fill floor: the bytes of the pool's slabs that no live slot
+ * holds. */
+size_t slab_pool_slack(const slab_pool *sp);
 /* Frees the pool's slabs; every slot must have been given back. The pool is
  * empty again. */
 void slab_pool_destroy(slab_pool *sp);

@@ -217,6 +217,68 @@ TEST(slab, pool_references) {
     CHECK_EQ(slab_pool_bytes(&sp), 0);
 }
 
+/* A class of ten slabs with five live slots each: evacuation marks the
+ * sparsest eight (one slab holds the 50, one more is kept spare); nothing
+ * new goes to a marked slab, each empties as its slots move and goes back,
+ * and a slab still marked at the end takes slots again. */
+TEST(slab, pool_evacuation) {
+    slab_pool sp;
+    slab_pool_init_refs(&sp, 1000);
+    enum { PER = (SLAB_BYTES - 64) / 64, N = 10 * PER };
+    static unsigned char *p[N];
+    for (size_t i = 0; i < N; i++) {
+        p[i] = slab_pool_alloc(&sp, 64);
+        CHECK(p[i] != NULL);
+        fill(p[i], 64, (uint32_t)i);
+    }
+    CHECK_EQ(sp.nslabs, 10);
+    CHECK_EQ(slab_pool_evacuate(&sp), 0); /* full slabs: nothing to gain */
+    for (size_t i = 0; i < N; i++)
+        if (i % PER >= 5) {
+            slab_pool_free(&sp, p[i]);
+            p[i] = NULL;
+        }
+    CHECK_EQ(sp.nslabs, 10);
+    CHECK_EQ(slab_pool_evacuate(&sp), 8);
+    size_t marked = 0;
+    for (size_t i = 0; i < N; i++) marked += p[i] && slab_pool_marked(p[i]);
+    CHECK_EQ(marked, 40);
+    for (int k = 0; k < 20; k++) {
+        unsigned char *q = slab_pool_alloc(&sp, 60);
+        CHECK(q != NULL && !slab_pool_marked(q));
+        slab_pool_free(&sp, q);
+    }
+    /* Move all but one slab's slots: seven slabs go back. */
+    unsigned char *left = NULL;
+    for (size_t i = 0; i < N; i++) {
+        if (!p[i] || !slab_pool_marked(p[i])) continue;
+        if (!left) left = p[i];
+        if (((uintptr_t)p[i] ^ (uintptr_t)left) < SLAB_BYTES) continue; /* left's slab */
+        unsigned char *q = slab_pool_alloc(&sp, 64);
+        CHECK(q != NULL && !slab_pool_marked(q));
+        memcpy(q, p[i], 64);
+        slab_pool_free(&sp, p[i]);
+        p[i] = q;
+    }
+    CHECK_EQ(sp.nslabs, 3);
+    CHECK(slab_pool_marked(left));
+    slab_pool_evacuate_end(&sp);
+    CHECK(!slab_pool_marked(left));
+    for (size_t i = 0; i < N; i++)
+        if (p[i]) CHECK(intact(p[i], 64, (uint32_t)i));
+    /* The unmarked slab takes slots again: the three slabs fill up before
+     * a fourth is made. */
+    enum { MORE = 3 * PER - 50 };
+    static unsigned char *more[MORE];
+    for (int k = 0; k < MORE; k++) CHECK((more[k] = slab_pool_alloc(&sp, 64)) != NULL);
+    CHECK_EQ(sp.nslabs, 3);
+    for (int k = 0; k < MORE; k++) slab_pool_free(&sp, more[k]);
+    for (size_t i = 0; i < N; i++)
+        if (p[i]) slab_pool_free(&sp, p[i]);
+    slab_pool_destroy(&sp);
+    CHECK_EQ(slab_pool_bytes(&sp), 0);
+}
+
 /* Slabs come from 2 MiB blocks: 300 slabs take at least two, and once
  * every slab is back at most one empty block stays mapped. */
 TEST(slab, blocks_go_back) {

@@ -1309,3 +1309,48 @@ start_server {tags {keyspace}} {
         assert_equal [lsort $want] [lsort [scan_all]]
     }
 }
+
+start_server {tags {keyspace defrag}} {
+    # Entries live in their shard's slab pool: after a mass delete every
+    # slab that keeps one entry stays. The cron moves the survivors out of
+    # the sparsest slabs, which go back to the kernel; the moved entries
+    # keep their values and TTLs (a TTL's list place moves too: active
+    # expiry reaches the copy).
+    proc slab_bytes {} { getInfoProperty [r info goblin] keyspace_slab_bytes }
+
+    test {A mass delete gives the entries' slabs back; the survivors keep values and TTLs} {
+        r debug populate 300000 key
+        for {set i 0} {$i < 300000} {incr i 1000} { r expire key:$i 100000 }
+        r pexpire key:500 1500
+        set full [slab_bytes]
+        assert_morethan $full 8000000
+        set deleted [r eval {
+            local n = 0
+            for i = 0, tonumber(ARGV[1]) - 1 do
+                if i % 100 ~= 0 then n = n + redis.call('del', 'key:' .. i) end
+            end
+            return n
+        } 0 300000]
+        assert_equal 297000 $deleted
+        # 2,999 keys across 64 shards fit in a few slabs each (without the
+        # moves, the 9.5 MB of slabs stay: each keeps a key or more).
+        wait_for_condition 300 100 {
+            [slab_bytes] < $full / 3
+        } else {
+            fail "[slab_bytes] bytes of slabs after the delete, $full before: [r info stats]"
+        }
+        assert_morethan [s active_defrag_hits] 1000
+        assert_equal 0 [r eval {
+            local bad = 0
+            for i = 0, tonumber(ARGV[1]) - 1, 100 do
+                if i ~= 500 and redis.call('get', 'key:' .. i) ~= 'value:' .. i then bad = bad + 1 end
+            end
+            return bad
+        } 0 300000]
+        assert_range [r ttl key:1000] 99000 100000
+        assert_equal -1 [r ttl key:1100]
+        # key:500's short TTL: the cron's expiry finds the moved entry.
+        wait_for_condition 50 100 {[r dbsize] == 2999} else { fail "key:500 did not expire" }
+        assert_equal 2999 [llength [r keys *]]
+    } {goblin_only}
+}

@@ -263,6 +263,7 @@ static void configResetstatCommand(client *c) {
     __atomic_store_n(&db_stat_expired_keys, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&db_stat_expire_cycle_us, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&db_stat_expire_time_cap, 0, __ATOMIC_RELAXED);
+    db_defrag_stats_reset();
     double zero = 0;
     __atomic_store(&db_stat_expired_stale_perc, &zero, __ATOMIC_RELAXED);
     evict_exceeded_reset();

@@ -166,6 +166,8 @@ static void info_memory(strbuf *b) {
     admin_bytes_human(maxmem_h, sizeof(maxmem_h), (unsigned long long)cfg.maxmemory);
     size_t net = m.used > m.startup ? m.used - m.startup : 0;
     const admin_alloc_stats *al = &m.alloc;
+    db_defrag_stats dfs;
+    db_defrag_stats_get(&dfs);
     long nlibs, nfuncs;
     function_counts(&nlibs, &nfuncs);
 #define RATIO(a, b) ((b) ? (double)(a) / (double)(b) : 0.0)
@@ -219,7 +221,7 @@ static void info_memory(strbuf *b) {
               "mem_cluster_links:%zu\r\n"
               "mem_aof_buffer:%zu\r\n"
               "mem_allocator:%s\r\n"
-              "active_defrag_running:0\r\n"
+              "active_defrag_running:%d\r\n"
               "lazyfree_pending_objects:%llu\r\n"
               "lazyfreed_objects:%llu\r\n",
               m.used, used_h, m.rss, rss_h, m.peak, peak_h, 100.0 * RATIO(m.used, m.peak), m.overhead, m.startup,
@@ -229,7 +231,7 @@ static void info_memory(strbuf *b) {
               RATIO(al->resident, al->active), (long long)al->resident - (long long)al->active,
               RATIO(m.rss, al->resident), (long long)m.rss - (long long)al->resident, RATIO(m.rss, m.used),
               (long long)m.rss - (long long)m.used, aof_buffer_bytes(), m.clients, cluster_links_memory(), aof_buffer_bytes(),
-              INFO_ALLOCATOR,
+              INFO_ALLOCATOR, dfs.running,
               (unsigned long long)lazyfree_pending(), (unsigned long long)lazyfree_freed());
 #undef RATIO
 }
@@ -252,6 +254,8 @@ static void info_stats(strbuf *b) {
     __atomic_load(&db_stat_expired_stale_perc, &stale, __ATOMIC_RELAXED);
     uint64_t over_total, over_now;
     evict_exceeded_time(&over_total, &over_now);
+    db_defrag_stats dfs;
+    db_defrag_stats_get(&dfs);
     strbuf_addf(b,
               "# Stats\r\n"
               "total_connections_received:%llu\r\n"
@@ -286,12 +290,12 @@ static void info_stats(strbuf *b) {
               "total_forks:%llu\r\n"
               "migrate_cached_sockets:%d\r\n"
               "slave_expires_tracked_keys:0\r\n"
-              "active_defrag_hits:0\r\n"
-              "active_defrag_misses:0\r\n"
-              "active_defrag_key_hits:0\r\n"
-              "active_defrag_key_misses:0\r\n"
-              "total_active_defrag_time:0\r\n"
-              "current_active_defrag_time:0\r\n"
+              "active_defrag_hits:%llu\r\n"
+              "active_defrag_misses:%llu\r\n"
+              "active_defrag_key_hits:%llu\r\n"
+              "active_defrag_key_misses:%llu\r\n"
+              "total_active_defrag_time:%llu\r\n"
+              "current_active_defrag_time:%llu\r\n"
               "tracking_total_keys:%lld\r\n"
               "tracking_total_items:%lld\r\n"
               "tracking_total_prefixes:%lld\r\n"
@@ -321,7 +325,9 @@ static void info_stats(strbuf *b) {
               (unsigned long long)over_total, (unsigned long long)over_now,
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
               nchan, npat, nshard, (unsigned long long)__atomic_load_n(&srv.latest_fork_usec, __ATOMIC_RELAXED),
-              (unsigned long long)__atomic_load_n(&srv.total_forks, __ATOMIC_RELAXED), migrate_cached_links(), ts.keys, ts.items, ts.prefixes,
+              (unsigned long long)__atomic_load_n(&srv.total_forks, __ATOMIC_RELAXED), migrate_cached_links(),
+              (unsigned long long)dfs.hits, (unsigned long long)dfs.misses, (unsigned long long)dfs.hits,
+              (unsigned long long)dfs.misses, (unsigned long long)dfs.total_ms, (unsigned long long)dfs.current_ms, ts.keys, ts.items, ts.prefixes,
               (unsigned long long)reply_unexpected_errors(), (unsigned long long)reply_total_errors(),
               (unsigned long long)tstat_sum(TSTAT_READS), (unsigned long long)tstat_sum(TSTAT_WRITES),
               (unsigned long long)__atomic_load_n(&session_stat_replybuf_shrinks, __ATOMIC_RELAXED),
@@ -429,10 +435,11 @@ static void info_goblin(strbuf *b) {
               "shards_per_db:%d\r\n"
               "databases:%d\r\n"
               "net_output_direct_bytes:%llu\r\n"
-              "keys_prefetched:%llu\r\n",
+              "keys_prefetched:%llu\r\n"
+              "keyspace_slab_bytes:%zu\r\n",
               GOBLIN_VERSION, GOBLIN_REDIS_VERSION, cfg.cores, session_nworkers(), DB_NSHARDS, db_count(),
               (unsigned long long)tstat_sum(TSTAT_NET_OUTPUT_DIRECT),
-              (unsigned long long)tstat_sum(TSTAT_KEYS_PREFETCHED));
+              (unsigned long long)tstat_sum(TSTAT_KEYS_PREFETCHED), db_entry_slab_bytes());
     for (int i = 0; i < ngoblin_ext; i++) goblin_ext[i](b);
 }
 
