@@ -366,9 +366,13 @@ size_t slab_pool_evacuate(slab_pool *sp) {
         size_t cap = slab_cap(v[a]->cls), keep = (used + cap - 1) / cap + 1;
         if (b - a < keep + 1) continue;
         for (size_t i = a; i < b - keep; i++) {
+            marked++;
+            if (v[i]->used == 0) { /* the one a class keeps against churn */
+                slab_release(sp, v[i]);
+                continue;
+            }
             if (v[i]->listed) slab_unlink(sp, v[i]);
             v[i]->marked = 1;
-            marked++;
         }
     }
     free(v);

@@ -99,8 +99,8 @@ void slab_pool_free(slab_pool *sp, void *p);
 /* Give back the pool's empty slabs (as slab_purge); returns how many. */
 size_t slab_pool_purge(slab_pool *sp);
 /* Evacuation (a pool with references, slab.c): marks the sparsest slabs
- * of each class whose live slots would fit in two slabs fewer, and returns
- * how many. A marked slab takes no new slot and is given back when its
+ * of each class whose live slots would fit in two slabs fewer (an empty
+ * one goes back at once), and returns how many. A marked slab takes no new slot and is given back when its
  * last slot is freed; the owner moves its live slots meanwhile
  * (slab_pool_alloc of the slot's size, a copy, slab_pool_free of the old
  * one). slab_pool_marked: whether the slot at p is in a marked slab.

@@ -279,6 +279,37 @@ TEST(slab, pool_evacuation) {
     CHECK_EQ(slab_pool_bytes(&sp), 0);
 }
 
+/* The empty slab a class keeps against churn is among the sparsest: it
+ * goes back at once rather than stay marked with nothing to free it. */
+TEST(slab, pool_evacuation_of_an_empty_slab) {
+    slab_pool sp;
+    slab_pool_init_refs(&sp, 1000);
+    enum { PER = (SLAB_BYTES - 64) / 128, N = 6 * PER };
+    static unsigned char *p[N];
+    for (size_t i = 0; i < N; i++) CHECK((p[i] = slab_pool_alloc(&sp, 128)) != NULL);
+    /* Empty the last slab whole (it is kept: the class's only one with
+     * room), then all but one slot of the others. */
+    for (size_t i = 5 * PER; i < N; i++) slab_pool_free(&sp, p[i]);
+    CHECK_EQ(sp.nslabs, 6);
+    for (size_t i = 0; i < 5 * PER; i++)
+        if (i % PER) slab_pool_free(&sp, p[i]);
+    CHECK_EQ(sp.nslabs, 6);
+    CHECK_EQ(slab_pool_evacuate(&sp), 4); /* 5 live slots: 1 slab and a spare kept */
+    CHECK_EQ(sp.nslabs, 5);
+    for (size_t i = 0; i < 5 * PER; i += PER) {
+        if (!slab_pool_marked(p[i])) continue;
+        unsigned char *q = slab_pool_alloc(&sp, 128);
+        CHECK(q != NULL && !slab_pool_marked(q));
+        slab_pool_free(&sp, p[i]);
+        p[i] = q;
+    }
+    CHECK_EQ(sp.nslabs, 2);
+    slab_pool_evacuate_end(&sp);
+    for (size_t i = 0; i < 5 * PER; i += PER) slab_pool_free(&sp, p[i]);
+    slab_pool_destroy(&sp);
+    CHECK_EQ(slab_pool_bytes(&sp), 0);
+}
+
 /* Slabs come from 2 MiB blocks: 300 slabs take at least two, and once
  * every slab is back at most one empty block stays mapped. */
 TEST(slab, blocks_go_back) {
