@@ -1431,8 +1431,9 @@ void db_rehash_cycle(void) {
  *
  * One pass at a time (cron thread only): the shard whose pool had slabs
  * marked, found again each call by its db and index and checked by its
- * space (a FLUSHALL replaces the space: the pass is dropped with it; a
- * SWAPDB moves the db, which the pass follows). A pass is a swiss_scan of
+ * space and pool (a FLUSHALL or a replica's full sync replaces them: the
+ * pass is dropped with them; a SWAPDB moves the db, which the pass
+ * follows). A pass is a swiss_scan of
  * the shard's index from cursor 0 to 0: every entry present throughout is
  * seen once, so every entry that was in a marked slab when the pass began
  * has moved (or gone) at its end; new entries never go to a marked slab.
@@ -1449,6 +1450,7 @@ static struct {
     gdb *db;
     unsigned shard;
     db_space *sp; /* NULL: no pass */
+    slab_pool *pool;
     uint64_t cursor, started_us;
     unsigned next_look;
 } defrag;
@@ -1512,10 +1514,12 @@ static void defrag_end(void) {
 }
 
 /* The shard of the running pass, locked; NULL (and the pass dropped) when
- * its space left the keyspace. */
+ * its space left the keyspace. (A new space and pool at the old addresses
+ * would be harmless: a new pool has no marked slab.) */
 static shard *defrag_shard(void) {
     db_lock_shard(defrag.db, defrag.shard);
-    if (space_of(&defrag.db->shards[defrag.shard]) == defrag.sp) return &defrag.db->shards[defrag.shard];
+    db_space *sp = space_of(&defrag.db->shards[defrag.shard]);
+    if (sp && sp == defrag.sp && sp->pool == defrag.pool) return &defrag.db->shards[defrag.shard];
     db_unlock_shard(defrag.db, defrag.shard);
     defrag_end();
     return NULL;
@@ -1536,6 +1540,7 @@ static shard *defrag_start(void) {
                 defrag.db = db;
                 defrag.shard = s;
                 defrag.sp = sp;
+                defrag.pool = sp->pool;
                 defrag.cursor = 0;
                 defrag.started_us = monotime_us();
                 __atomic_store_n(&defrag_since_us, defrag.started_us, __ATOMIC_RELAXED);
