@@ -394,6 +394,11 @@ void db_rehash_cycle(void);
  * metadata follow); the emptied slabs' pages go back to the kernel. From
  * the cron, one shard at a time. */
 void db_defrag_cycle(void);
+/* The entry at slot of sh's index, in a marked slab (slab_pool_evacuate),
+ * moves to a slot of the pool's other slabs; its index reference, TTL
+ * list place, hash slot set and memcache metadata follow. 0, or -1 when
+ * no slot was free. Under the shard's lock. */
+int db_entry_evacuate(gdb *db, shard *sh, void *slot);
 /* INFO's active_defrag_*: entries moved (hits) and looked at in a pass but
  * not moved (misses), milliseconds with a pass running, and whether one
  * is. */
