@@ -100,10 +100,10 @@ void slab_pool_free(slab_pool *sp, void *p);
 size_t slab_pool_purge(slab_pool *sp);
 /* Evacuation (a pool with references, slab.c): marks the sparsest slabs
  * of each class whose live slots would fit in two slabs fewer (an empty
- * one goes back at once), and returns how many. A marked slab takes no new slot and is given back when its
- * last slot is freed; the owner moves its live slots meanwhile
- * (slab_pool_alloc of the slot's size, a copy, slab_pool_free of the old
- * one). slab_pool_marked: whether the slot at p is in a marked slab.
+ * one goes back at once), and returns how many. A marked slab takes no
+ * new slot and is given back when its last slot is freed; the owner moves
+ * its live slots meanwhile (slab_pool_alloc of the slot's size, a copy,
+ * slab_pool_free of the old one). slab_pool_marked: whether the slot at p is in a marked slab.
  * slab_pool_evacuate_end: the slabs still marked take slots again. */
 size_t slab_pool_evacuate(slab_pool *sp);
 int slab_pool_marked(const void *p);

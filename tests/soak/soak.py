@@ -47,7 +47,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers"))
-from resp import Conn, Err, free_port  # noqa: E402
+from resp import Conn, Err, encode, free_port  # noqa: E402
 
 # ----------------------------------------------------------------- TLS --
 
@@ -122,6 +122,10 @@ class Results:
 # -------------------------------------------------------------- worker --
 
 SHORT_TTL_MS = (200, 1500)
+# Churner: keys per round (enough that a shard's pool holds more than the
+# compaction's floor of free bytes once they are deleted), rounds.
+CHURN_KEYS = 150000
+CHURN_ROUNDS = 3
 
 
 class Worker(threading.Thread):
@@ -584,6 +588,60 @@ class AclClient(threading.Thread):
 
 
 
+class Churner(threading.Thread):
+    """Mass deletes while the workers run: rounds of CHURN_KEYS keys loaded
+    in pipelines (one in ten with a long TTL), then all but two in fifty
+    deleted (one with a TTL, one without). The entry pools' compaction moves the survivors meanwhile (a
+    shard's pool that is mostly free bytes is compacted by the cron); at
+    the end each survivor has its value, and a TTL where it got one."""
+
+    def __init__(self, port, deadline, res):
+        super().__init__(daemon=True)
+        self.port, self.deadline, self.res = port, deadline, res
+        self.kept = {}  # key -> (value, has a TTL)
+
+    def pipeline(self, c, cmds):
+        for i in range(0, len(cmds), 500):
+            part = cmds[i:i + 500]
+            c.sock.sendall(b"".join(encode(cmd) for cmd in part))
+            for cmd in part:
+                r = c.read()
+                if isinstance(r, Err):
+                    self.res.fail("churn: %s -> %s" % (cmd[:2], r.msg))
+        self.res.count(len(cmds))
+
+    def run(self):
+        try:
+            c = Conn(self.port, timeout=120)
+            for rnd in range(CHURN_ROUNDS):
+                if time.time() > self.deadline - 10:
+                    break
+                keys = ["churn:%d:%d" % (rnd, i) for i in range(CHURN_KEYS)]
+                self.pipeline(c, [("SET", k, "c%d" % i) + (("EX", 100000) if i % 10 == 0 else ())
+                                  for i, k in enumerate(keys)])
+                gone = [k for i, k in enumerate(keys) if i % 50 > 1]
+                self.pipeline(c, [("DEL",) + tuple(gone[i:i + 100]) for i in range(0, len(gone), 100)])
+                for i in range(CHURN_KEYS):
+                    if i % 50 <= 1:
+                        self.kept[keys[i]] = ("c%d" % i, i % 10 == 0)
+                time.sleep(2)  # the cron's passes, before the next load fills the free slots
+            c.close()
+        except Exception as e:  # noqa: BLE001
+            self.res.fail("churn: %r" % e)
+
+    def check(self, c):
+        bad = []
+        for k, (v, ttl) in self.kept.items():
+            got, t = c.call("GET", k), c.call("TTL", k)
+            if got != v.encode() or (t > 0) != ttl:
+                bad.append((k, got, t))
+        if bad:
+            self.res.fail("churn: %d survivors wrong, first %r" % (len(bad), bad[0]))
+        else:
+            self.res.ok(len(self.kept))
+        return int(c.call("INFO", "stats").decode().split("active_defrag_hits:")[1].split()[0])
+
+
 def start_server(binary, cores, port, workdir, extra=()):
     errlog = open(os.path.join(workdir, "stderr"), "w")
     argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", workdir] + list(extra)
@@ -727,7 +785,8 @@ def main():
     c = Conn(port)
     c.call("ACL", "SETUSER", "soak-acl", "on", ">pw", "~acl:*", "+@all")
     c.close()
-    extra = [AclChurn(port, deadline, res)] + [AclClient(i, port, deadline, res) for i in range(4)]
+    churner = Churner(port, deadline, res)
+    extra = [AclChurn(port, deadline, res), churner] + [AclClient(i, port, deadline, res) for i in range(4)]
     for w in workers + extra:
         w.start()
     while any(w.is_alive() for w in workers + extra):
@@ -747,6 +806,10 @@ def main():
     if not proc or proc.poll() is None:
         try:
             info = final_check(port, workers, subs, shared, res, start)
+            c = Conn(port)
+            moved = churner.check(c)
+            c.close()
+            print("soak: %d churn survivors checked, %d entries moved by the compaction" % (len(churner.kept), moved))
         except Exception as e:  # noqa: BLE001
             res.fail("final check failed: %r" % e)
 
