@@ -1318,11 +1318,21 @@ start_server {tags {keyspace defrag}} {
     # expiry reaches the copy).
     proc slab_bytes {} { getInfoProperty [r info goblin] keyspace_slab_bytes }
 
-    test {A mass delete gives the entries' slabs back; the survivors keep values and TTLs} {
+    # Under the address sanitizer each entry is an allocation of its own
+    # (no pool, nothing to compact): the test is skipped there, saying so.
+    set name {A mass delete gives the entries' slabs back; the survivors keep values and TTLs}
+    if {$::t::server_kind eq "goblin"} {
         r debug populate 300000 key
+        set full [slab_bytes]
+    } else {
+        set full 1
+    }
+    if {$full == 0} {
+        ::t::record_skip $name "this build keeps no entry pools (a sanitizer build: each entry is its own allocation)"
+    } else {
+    test $name {
         for {set i 0} {$i < 300000} {incr i 1000} { r expire key:$i 100000 }
         r pexpire key:500 1500
-        set full [slab_bytes]
         assert_morethan $full 8000000
         set deleted [r eval {
             local n = 0
@@ -1353,4 +1363,5 @@ start_server {tags {keyspace defrag}} {
         wait_for_condition 50 100 {[r dbsize] == 2999} else { fail "key:500 did not expire" }
         assert_equal 2999 [llength [r keys *]]
     } {goblin_only}
+    }
 }
