@@ -88,6 +88,9 @@ void keylist_give_back(keylist *l, keyname *names, size_t n, size_t cap) {
         for (size_t i = 0; i < n; i++) free(names[i].k);
         l->n = 0;
     }
+    /* The cells of the names put meanwhile point into fresh, not names:
+     * with nothing given back no reindex dropped them. */
+    if (!l->n && l->nslot) memset(l->slot, 0, l->nslot * sizeof(*l->slot));
     for (size_t i = 0; i < nfresh; i++) keylist_put(l, fresh[i]);
     free(fresh);
     if (!l->n) {

@@ -52,3 +52,32 @@ TEST(keylist, listed_once_in_order_across_take_and_give_back) {
     keylist_give_back(&l, w.v, 0, w.cap);
     CHECK(l.n == 0 && l.v == NULL && l.slot == NULL && l.nslot == 0);
 }
+
+/* Every taken name worked through (none goes back) while names were put
+ * meanwhile: the index must forget the cells those puts made, which point
+ * into the array now given back (its names are freed). Before, the first
+ * of them read as already listed and was dropped. */
+TEST(keylist, names_put_meanwhile_survive_an_empty_give_back) {
+    keylist l = {0}, w;
+    put(&l, 0, "a");
+    put(&l, 0, "b");
+    keylist_take(&l, &w);
+    put(&l, 0, "a"); /* a cell pointing at index 0 */
+    put(&l, 0, "c");
+    for (size_t i = 0; i < w.n; i++) {
+        free(w.v[i].k);
+        w.v[i].k = NULL;
+    }
+    /* The worked array still says "a" at index 0, as a freed name would
+     * until its memory is reused. */
+    char *stale = malloc(1);
+    memcpy(stale, "a", 1);
+    w.v[0].k = stale;
+    keylist_give_back(&l, w.v, 0, w.cap);
+    free(stale);
+    CHECK_EQ(l.n, 2);
+    CHECK(is(&l.v[0], 0, "a") && is(&l.v[1], 0, "c"));
+    keylist_take(&l, &w);
+    for (size_t i = 0; i < w.n; i++) free(w.v[i].k);
+    keylist_give_back(&l, w.v, 0, w.cap);
+}
