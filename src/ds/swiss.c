@@ -163,15 +163,18 @@ static inline unsigned group_free(const uint8_t *ctrl) {
 }
 
 /* Table memory. Zero bytes are EMPTY, so zeroed memory is a valid empty
- * table. Small tables come from calloc. A big one (SWISS_MAP_MIN bytes or
- * more) is mapped directly: fresh anonymous pages read as zero without
- * being touched, so starting a resize costs O(1) and the pages fault in as
- * incremental moves and new inserts reach them. calloc gives no such
- * promise: when jemalloc serves it from recently freed (dirty) pages it
- * zeroes them first, which took 0.3-1.8 ms for the 2-6 MB part tables of a
- * hash growing to 10M fields on the development VM (calloc timed under an
- * LD_PRELOAD shim). Mapped bytes are counted for used_memory, which reads
- * the allocator's statistics and would not see them. */
+ * table. A big one (SWISS_MAP_MIN bytes or more) is mapped directly: fresh
+ * anonymous pages read as zero without being touched, so starting a resize
+ * costs O(1) and the pages fault in as incremental moves and new inserts
+ * reach them. A small one comes from the heap unzeroed, and tab_alloc
+ * clears its control bytes only (a sixteenth to a ninth of it): a zeroed
+ * allocation served from recently freed pages is zeroed by jemalloc with
+ * madvise(MADV_DONTNEED), a system call and a fault per page each time
+ * (a set of 2,000 members copied and freed 40,000 times spent a third of
+ * its time there; zeroing 2-6 MB part tables took 0.3-1.8 ms, calloc timed
+ * under an LD_PRELOAD shim, hence the mapping above 1 MiB). Mapped bytes
+ * are counted for used_memory, which reads the allocator's statistics and
+ * would not see them. */
 #ifdef __SANITIZE_ADDRESS__
 /* ASan builds keep every table on the heap: ASan puts redzones around heap
  * chunks and LeakSanitizer scans them for pointers (the key index's slots
@@ -184,10 +187,10 @@ static inline unsigned group_free(const uint8_t *ctrl) {
  * and takes one of another, so a freed one would wait there (resident, and
  * counted as allocated) for an allocation of its size that rarely comes. */
 #ifndef GOBLIN_NO_JEMALLOC
-#define TAB_HEAP_ALLOC(n) mallocx((n), MALLOCX_ZERO | MALLOCX_TCACHE_NONE)
+#define TAB_HEAP_ALLOC(n) mallocx((n), MALLOCX_TCACHE_NONE)
 #define TAB_HEAP_FREE(p) dallocx((p), MALLOCX_TCACHE_NONE)
 #else
-#define TAB_HEAP_ALLOC(n) calloc(1, (n))
+#define TAB_HEAP_ALLOC(n) malloc(n)
 #define TAB_HEAP_FREE(p) free(p)
 #endif
 static atomic_size_t swiss_mapped;
@@ -220,9 +223,12 @@ static void tab_mem_free(void *p, size_t bytes) {
 
 static int tab_alloc(swiss *s, swiss_tab *t, size_t ngroups) {
     assert(ngroups > 0 && ngroups < ((size_t)1 << 31));
-    void *mem = tab_mem_alloc(ngroups * group_bytes(s));
+    size_t bytes = ngroups * group_bytes(s);
+    uint8_t *mem = tab_mem_alloc(bytes);
     if (!mem) return -1;
     assert(((uintptr_t)mem & 15) == 0); /* malloc's alignment on x86-64; pages */
+    if (bytes < SWISS_MAP_MIN)
+        for (size_t g = 0; g < ngroups; g++) memset(mem + g * group_bytes(s), CTRL_EMPTY, SWISS_GROUP);
     t->mem = mem;
     t->ngroups = ngroups;
     t->used = 0;
