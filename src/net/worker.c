@@ -317,10 +317,13 @@ static void *worker_main(void *arg) {
         /* The turns the last iteration left over run first, and their
          * replies go out with this iteration's: a request that came
          * meanwhile waits for one turn, not two. With turns still left,
-         * the sockets are looked at without waiting. */
+         * or replies those turns made (a pipeline's last turn), the
+         * sockets are looked at without waiting: the replies go out in
+         * this iteration, not after the next event or tick. */
         w->iter++;
         conn_run_more(w);
-        if (event_base_loop(w->base, w->more ? EVLOOP_ONCE | EVLOOP_NONBLOCK : EVLOOP_ONCE) != 0) break;
+        int now = w->more || w->pending;
+        if (event_base_loop(w->base, now ? EVLOOP_ONCE | EVLOOP_NONBLOCK : EVLOOP_ONCE) != 0) break;
         if (w->uring) conn_read_batch(w);
         /* BCAST invalidations of this iteration's changes, queued before
          * the writers' replies go out (Redis's beforeSleep order). */

@@ -77,4 +77,22 @@ start_server {tags {goblin_only turns} args {--cores 1}} {
         assert_equal 20 [string length [r get turns:m]]
         $rd close
     }
+    test {The rest of a cut turn answers at once, not at the worker's next tick} {
+        # A 2 ms sleep ends the turn; the PING after it runs in the next
+        # one, and its reply goes out then, not when the loop next wakes
+        # for its 100 ms tick (eight rounds of that take about 400 ms).
+        set rd [redis_deferring_client]
+        set sleep "*3\r\n\$5\r\ndebug\r\n\$5\r\nsleep\r\n\$5\r\n0.002\r\n"
+        set total 0
+        for {set i 0} {$i < 8} {incr i} {
+            set t0 [clock milliseconds]
+            $rd write "${sleep}*1\r\n\$4\r\nping\r\n"
+            $rd flush
+            assert_equal OK [$rd read]
+            assert_equal PONG [$rd read]
+            incr total [expr {[clock milliseconds] - $t0}]
+        }
+        $rd close
+        assert_lessthan $total 150
+    }
 }
