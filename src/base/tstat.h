@@ -33,6 +33,8 @@ enum {
     TSTAT_KEYS_PREFETCHED, /* keys whose lookups were prefetched (db_prefetch_keys) */
     TSTAT_SLAB_LIVE,       /* bytes of live slab slots (mem/slab.c); frees add -size:
                               only the sum over slots (mod 2^64) means anything */
+    TSTAT_SLAB_REF_POOLS,  /* slabs held by pools with references (mem/slab.c), as
+                              TSTAT_SLAB_LIVE: only the sum means anything */
     TSTAT_N
 };
 

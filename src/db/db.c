@@ -78,8 +78,6 @@ static int ptr_slot_match(void *ctx, const void *slot, const void *key) {
 
 static const swiss_type slotset_type = {sizeof(dbentry *), ptr_slot_hash, ptr_slot_match, 0, NULL};
 
-static inline db_space *space_of(const shard *sh) { return sh->keys.ctx; }
-
 /* A database's 64 key indexes grow together (the hash spreads keys
  * evenly), so at the same size they would all split in parts at once
  * (swiss.c): 64 splits of ~3.3K keys inside one big MSET. The odd shards
@@ -681,9 +679,6 @@ static inline size_t entry_span(size_t klen, size_t room) {
     return OBJ_HDR_BYTES + klen + (room > word ? room : word);
 }
 
-/* The start of e's allocation. */
-static inline void *entry_base(dbentry *e) { return db_entry_has_ext(e) ? (void *)db_entry_ext(e) : (void *)e; }
-
 /* A far reference for e, an allocation of size bytes (db.h); 0 when out
  * of memory. */
 static uint32_t far_add(db_space *sp, dbentry *e, size_t size) {
@@ -736,7 +731,7 @@ static size_t far_del(db_space *sp, uint32_t ref) {
  * of the shard's pool or malloc's; *ref: the entry's reference. The
  * entry's flags must get DBE_SLAB when *ref has no DB_REF_FAR. */
 static char *entry_alloc(shard *sh, size_t size, size_t voff, uint32_t *ref) {
-    db_space *sp = space_of(sh);
+    db_space *sp = db_shard_space(sh);
     if (!sp->pool) {
         /* Made with the shard's first entry: it counts the malloc'd ones
          * for its fill floor from the start. */
@@ -762,15 +757,15 @@ static char *entry_alloc(shard *sh, size_t size, size_t voff, uint32_t *ref) {
 
 /* Gives back e's memory (not its value's). */
 static void entry_release(db_space *sp, dbentry *e) {
-    if (e->val.flags & DBE_SLAB) slab_pool_free(sp->pool, entry_base(e));
-    else free(entry_base(e));
+    if (e->val.flags & DBE_SLAB) slab_pool_free(sp->pool, db_entry_start(e));
+    else free(db_entry_start(e));
 }
 
 /* e, whose reference is ref, leaves its live shard: its memory goes. */
 static void entry_drop(db_space *sp, dbentry *e, uint32_t ref) {
     if (!(e->val.flags & DBE_SLAB)) {
         size_t size = far_del(sp, ref);
-        slab_pool_outside(sp->pool, size, malloc_usable_size(entry_base(e)), -1);
+        slab_pool_outside(sp->pool, size, malloc_usable_size(db_entry_start(e)), -1);
     }
     entry_release(sp, e);
 }
@@ -815,7 +810,7 @@ static void shard_remove(gdb *db, shard *sh, void *slot, dbentry *e) {
     uint32_t ref = slot_ref(slot);
     shard_detach(db, sh, slot, e);
     obj_free(&e->val);
-    entry_drop(space_of(sh), e, ref);
+    entry_drop(db_shard_space(sh), e, ref);
 }
 
 static void *find_slot(gdb *db, const char *k, size_t n, shard **shp) {
@@ -953,20 +948,20 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
     if (roomp) *roomp = room ? (void *)obj_room(&e->val) : NULL;
     void *slot = swiss_insert(&sh->keys, h);
     if (!slot) {
-        entry_drop(space_of(sh), e, ref);
+        entry_drop(db_shard_space(sh), e, ref);
         return NULL;
     }
     slot_set_ref(slot, ref);
     if (__builtin_expect(slot_mode, 0) && slots_add(db, e, h, key_slot(k, n)) != 0) {
         swiss_delete(&sh->keys, slot);
-        entry_drop(space_of(sh), e, ref);
+        entry_drop(db_shard_space(sh), e, ref);
         return NULL;
     }
     return e;
 }
 
 size_t db_entry_size(const dbentry *e) {
-    void *base = entry_base((dbentry *)e);
+    void *base = db_entry_start((dbentry *)e);
     return e->val.flags & DBE_SLAB ? slab_size(base) : malloc_usable_size(base);
 }
 
@@ -992,7 +987,7 @@ static int remove_key(gdb *db, const char *k, size_t n, int lazy) {
     shard_detach(db, sh, slot, e);
     if (lazy && lazyfree_worth(e)) lazyfree_value(&e->val);
     else obj_free(&e->val);
-    entry_drop(space_of(sh), e, ref);
+    entry_drop(db_shard_space(sh), e, ref);
     return 1;
 }
 
@@ -1013,6 +1008,18 @@ void db_entry_set_value(dbentry *e, const gobj *v) {
     e->val = *v;
     e->val.lru = lru;
     e->val.flags = flags;
+}
+
+/* The key at index slot, hashed h, moved from e to ne (reference ref):
+ * the index, the cluster slot's key set and the memcache metadata name ne
+ * now. e is still readable; the caller frees it. */
+static void entry_moved(gdb *db, void *slot, uint32_t ref, uint64_t h, dbentry *e, dbentry *ne) {
+    slot_set_ref(slot, ref);
+    if (__builtin_expect(slot_mode, 0)) {
+        swiss **set;
+        memcpy(slots_find(db, e, h, &set), &ne, sizeof(ne));
+    }
+    mcmeta_moved(db, e, ne);
 }
 
 /* e gets a dbext: the entry moves into a new allocation with room for one
@@ -1037,13 +1044,8 @@ static dbentry *entry_add_ext(gdb *db, shard *sh, uint64_t h, dbentry *e) {
     void *slot = swiss_find(&sh->keys, h, &kr);
     assert(slot && db_index_entry(&sh->keys, slot) == e);
     uint32_t old = slot_ref(slot);
-    slot_set_ref(slot, ref);
-    if (__builtin_expect(slot_mode, 0)) {
-        swiss **set;
-        memcpy(slots_find(db, e, h, &set), &ne, sizeof(ne));
-    }
-    mcmeta_moved(db, e, ne);
-    entry_drop(space_of(sh), e, old);
+    entry_moved(db, slot, ref, h, e, ne);
+    entry_drop(db_shard_space(sh), e, old);
     return ne;
 }
 
@@ -1432,24 +1434,19 @@ void db_rehash_cycle(void) {
 /* db.h. What names the entry: as entry_add_ext re-points it. */
 int db_entry_evacuate(gdb *db, shard *sh, void *slot) {
     dbentry *e = db_index_entry(&sh->keys, slot);
-    db_space *sp = space_of(sh);
-    char *base = entry_base(e);
+    db_space *sp = db_shard_space(sh);
+    char *base = db_entry_start(e);
     size_t size = slab_size(base), voff = (size_t)((char *)e - base);
     char *nb = slab_pool_alloc(sp->pool, size);
     if (!nb) return -1;
     assert(!slab_pool_marked(nb));
     memcpy(nb, base, size);
     dbentry *ne = (dbentry *)(void *)(nb + voff);
-    slot_set_ref(slot, slab_pool_ref(ne));
     if (VIDX(ne) != DB_VIDX_NONE) {
         assert(sh->vol[VIDX(ne)] == e);
         sh->vol[VIDX(ne)] = ne;
     }
-    if (__builtin_expect(slot_mode, 0)) {
-        swiss **set;
-        memcpy(slots_find(db, e, key_hash(db_entry_key(e), db_entry_klen(e)), &set), &ne, sizeof(ne));
-    }
-    mcmeta_moved(db, e, ne);
+    entry_moved(db, slot, slab_pool_ref(ne), key_hash(db_entry_key(e), db_entry_klen(e)), e, ne);
     slab_pool_free(sp->pool, base);
     return 0;
 }

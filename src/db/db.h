@@ -117,6 +117,12 @@ typedef struct db_space {
 
 #define DB_REF_FAR 0x80000000u
 
+/* The space of sh's index (its ctx). */
+static inline db_space *db_shard_space(const shard *sh) { return sh->keys.ctx; }
+
+/* The start of e's allocation (its dbext, if any, comes first). */
+static inline void *db_entry_start(dbentry *e) { return db_entry_has_ext(e) ? (void *)db_entry_ext(e) : (void *)e; }
+
 static inline dbentry *db_space_entry(const db_space *sp, uint32_t ref) {
     if (ref & DB_REF_FAR) return sp->far[ref & ~DB_REF_FAR];
     return (dbentry *)slab_pool_at(sp->pool, ref);
@@ -408,7 +414,7 @@ typedef struct db_defrag_stats {
 } db_defrag_stats;
 void db_defrag_stats_get(db_defrag_stats *st);
 /* Bytes of the slabs the shards' entry pools hold (INFO goblin's
- * keyspace_slab_bytes); takes the keyspace and each shard lock in turn. */
+ * keyspace_slab_bytes): slab.c's per-thread count, no lock taken. */
 size_t db_entry_slab_bytes(void);
 void db_defrag_stats_reset(void);
 /* A write left the collection at key resizing its index (lf_take_resize

@@ -15,11 +15,6 @@
 #include "mem/slab.h"
 #include "util/monotime.h"
 
-static inline db_space *defrag_space(const shard *sh) { return sh->keys.ctx; }
-
-/* The start of e's allocation (its dbext, if any, comes first). */
-static inline void *entry_start(dbentry *e) { return db_entry_has_ext(e) ? (void *)db_entry_ext(e) : (void *)e; }
-
 #define DEFRAG_BUDGET_US 1000
 #define DEFRAG_LOOK_SHARDS 64
 /* A pool is looked at when its slabs' free bytes are at least this many
@@ -47,7 +42,7 @@ typedef struct defrag_ctx {
 static void defrag_visit(void *arg, void *slot) {
     defrag_ctx *x = arg;
     dbentry *e = db_index_entry(&x->sh->keys, slot);
-    if ((e->val.flags & DBE_SLAB) && slab_pool_marked(entry_start(e)) && db_entry_evacuate(x->db, x->sh, slot) == 0)
+    if ((e->val.flags & DBE_SLAB) && slab_pool_marked(db_entry_start(e)) && db_entry_evacuate(x->db, x->sh, slot) == 0)
         x->hits++;
     else
         x->misses++;
@@ -74,7 +69,7 @@ static void defrag_end(void) {
  * would be harmless: a new pool has no marked slab.) */
 static shard *defrag_shard(void) {
     db_lock_shard(defrag.db, defrag.shard);
-    db_space *sp = defrag_space(&defrag.db->shards[defrag.shard]);
+    db_space *sp = db_shard_space(&defrag.db->shards[defrag.shard]);
     if (sp && sp == defrag.sp && sp->pool == defrag.pool) return &defrag.db->shards[defrag.shard];
     db_unlock_shard(defrag.db, defrag.shard);
     defrag_end();
@@ -89,7 +84,7 @@ static shard *defrag_start(void) {
         gdb *db = db_get((int)(at / DB_NSHARDS));
         unsigned s = at % DB_NSHARDS;
         db_lock_shard(db, s);
-        db_space *sp = defrag_space(&db->shards[s]);
+        db_space *sp = db_shard_space(&db->shards[s]);
         if (defrag_wanted(sp)) {
             if (slab_pool_evacuate(sp->pool)) {
                 defrag.next_look = (at + 1) % total;
@@ -133,20 +128,7 @@ void db_defrag_cycle(void) {
     db_unlock_keyspace();
 }
 
-size_t db_entry_slab_bytes(void) {
-    size_t n = 0;
-    db_rdlock_keyspace();
-    for (int d = 0; d < db_count(); d++)
-        for (unsigned s = 0; s < DB_NSHARDS; s++) {
-            gdb *db = db_get(d);
-            db_lock_shard(db, s);
-            db_space *sp = defrag_space(&db->shards[s]);
-            if (sp && sp->pool) n += (size_t)sp->pool->nslabs * SLAB_BYTES;
-            db_unlock_shard(db, s);
-        }
-    db_unlock_keyspace();
-    return n;
-}
+size_t db_entry_slab_bytes(void) { return slab_ref_pool_bytes(); }
 
 void db_defrag_stats_get(db_defrag_stats *st) {
     uint64_t since = __atomic_load_n(&defrag_since_us, __ATOMIC_RELAXED), now = monotime_us();

@@ -123,6 +123,9 @@ size_t slab_chunk_bytes(void);
  * (of every pool, summed per thread: no shared write per slot). */
 size_t slab_counted_bytes(void);
 size_t slab_live_bytes(void);
+/* Bytes of the slabs held by the pools made by slab_pool_init_refs (the
+ * shards' key entries), summed per thread as slab_live_bytes: no lock. */
+size_t slab_ref_pool_bytes(void);
 /* Bytes of slabs the pool holds (and its id table). */
 size_t slab_pool_bytes(const slab_pool *sp);
 

@@ -217,6 +217,36 @@ TEST(slab, pool_references) {
     CHECK_EQ(slab_pool_bytes(&sp), 0);
 }
 
+/* The slabs of pools with references are counted without a lock (INFO's
+ * keyspace_slab_bytes): a slab taken adds one, a slab given back or
+ * destroyed with its pool takes it off; a plain pool is not counted. */
+TEST(slab, reference_pool_slabs_are_counted) {
+    size_t start = slab_ref_pool_bytes();
+    slab_pool plain;
+    slab_pool_init(&plain);
+    void *x = slab_pool_alloc(&plain, 64);
+    CHECK(x != NULL);
+    CHECK_EQ(slab_ref_pool_bytes(), start);
+    slab_pool_free(&plain, x);
+    slab_pool_destroy(&plain);
+    slab_pool sp;
+    slab_pool_init_refs(&sp, 100);
+    enum { PER = (SLAB_BYTES - 64) / 64, N = 3 * PER };
+    static unsigned char *p[N];
+    for (size_t i = 0; i < N; i++) CHECK((p[i] = slab_pool_alloc(&sp, 64)) != NULL);
+    CHECK_EQ(sp.nslabs, 3);
+    CHECK_EQ(slab_ref_pool_bytes(), start + 3 * SLAB_BYTES);
+    /* The last slab's slots go: the pool keeps it against churn (still
+     * counted) until a purge gives it back. */
+    for (size_t i = 2 * PER; i < N; i++) slab_pool_free(&sp, p[i]);
+    CHECK_EQ(slab_ref_pool_bytes(), start + (size_t)sp.nslabs * SLAB_BYTES);
+    CHECK_EQ(slab_pool_purge(&sp), 1);
+    CHECK_EQ(slab_ref_pool_bytes(), start + 2 * SLAB_BYTES);
+    for (size_t i = 0; i < 2 * PER; i++) slab_pool_free(&sp, p[i]);
+    slab_pool_destroy(&sp);
+    CHECK_EQ(slab_ref_pool_bytes(), start);
+}
+
 /* A class of ten slabs with five live slots each: evacuation marks the
  * sparsest eight (one slab holds the 50, one more is kept spare); nothing
  * new goes to a marked slab, each empties as its slots move and goes back,
