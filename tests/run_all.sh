@@ -18,12 +18,20 @@ failed_runners=""
 log_dir=tests/tmp/logs
 mkdir -p "$log_dir"
 
+# Each stage's wall time is printed after it ("--- name: N s"), and the
+# whole suite's at the end: the suite is to stay under 30 minutes.
+suite_t0=$(date +%s)
+stage_t0=$suite_t0
+stage_done() { t=$(date +%s); echo "--- $1: $((t - stage_t0)) s"; stage_t0=$t; }
+
 run() {
     name=$1
     shift
+    stage_t0=$(date +%s)
     echo "=== $name: $*"
     "$@" 2>&1 | tee "$log_dir/$name.log"
     rc=$?
+    stage_done "$name"
     # tee hides the exit code in POSIX sh: read the runner's closing line.
     line=$(grep -E '^([A-Za-z_-]+: )?[0-9]+ passed, [0-9]+ failed' "$log_dir/$name.log" | tail -1)
     if [ -z "$line" ]; then
@@ -42,6 +50,7 @@ run() {
 set -e
 make -j"$JOBS" release build-release/unit-tests
 set +e
+stage_done build
 
 # The folder layering of src/ (and, first, that the check can fail).
 run layers-selftest python3 tests/layers/check_layers.py --selftest
@@ -96,7 +105,9 @@ run soak python3 tests/soak/soak.py --server ./build-release/goblin-core --durat
 build() {
     name=$1
     shift
-    make -j"$JOBS" "$@" >"$log_dir/$name.log" 2>&1 && return 0
+    stage_t0=$(date +%s)
+    make -j"$JOBS" "$@" >"$log_dir/$name.log" 2>&1 && stage_done "$name" && return 0
+    stage_done "$name"
     echo "$name failed; see $log_dir/$name.log"
     total_fail=$((total_fail + 1))
     failed_runners="$failed_runners $name"
@@ -130,5 +141,6 @@ for name in $failed_runners; do
     grep -a -E -A3 '^\[err\]|FAIL|^failed: |=== MISMATCH|ERROR: (Address|Leak|Thread)Sanitizer|runtime error: ' "$f" | cut -c1-300 | head -16
 done
 [ -n "$failed_runners" ] && echo "failing runners:$failed_runners"
+echo "suite: $(( $(date +%s) - suite_t0 )) s"
 echo "all: $total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
