@@ -427,6 +427,7 @@ typedef struct hits {
     size_t n;
     const char *fmt; /* members are fmt % index */
     int isint;
+    size_t last; /* the index of the last member seen */
 } hits;
 
 static size_t index_of(const hits *hc, const set_elem *e) {
@@ -448,7 +449,8 @@ static size_t index_of(const hits *hc, const set_elem *e) {
 
 static void on_hit(void *arg, const set_elem *e) {
     hits *hc = arg;
-    hc->h[index_of(hc, e)]++;
+    hc->last = index_of(hc, e);
+    hc->h[hc->last]++;
     hc->n++;
 }
 
@@ -501,18 +503,26 @@ static void uniform_checks(const char *fmt, size_t n, int want_form) {
         for (size_t i = 0; i < reps; i++) set_random_unique(s, ks[k], test_rnd, on_hit, &hc);
         check_uniform(hc.h, n, hc.n);
     }
-    /* pops: the first popped member of fresh copies, and pop_many subsets
-     * (both the one-by-one and the keep-few paths) */
+    /* pops: a popped member is put back before the next pop (each pop is
+     * uniform over what the set holds then, whatever its layout: a pop
+     * that favoured the latest member added would pop that one again and
+     * again), and pop_many subsets of fresh copies (both the one-by-one
+     * and the keep-few paths) */
     reset(&hc);
     size_t trials = n * 100 > 40000 ? 40000 : n * 100;
     size_t cells = n;
+    gset *d0 = set_dup(s);
+    CHECK(d0);
     for (size_t i = 0; i < trials; i++) {
-        gset *d = set_dup(s);
-        CHECK(d);
-        CHECK_EQ(set_pop(&d, test_rnd, on_hit, &hc), 1);
-        CHECK_EQ(set_card(d), n - 1);
-        set_free(d);
+        CHECK_EQ(set_pop(&d0, test_rnd, on_hit, &hc), 1);
+        CHECK_EQ(set_card(d0), n - 1);
+        char b[64];
+        int len = snprintf(b, sizeof(b), fmt, hc.last);
+        CHECK_EQ(set_add(&d0, b, (size_t)len, &lim), 1);
     }
+    CHECK_EQ(set_form(d0), want_form);
+    CHECK_EQ(set_check(d0), 0);
+    set_free(d0);
     check_uniform(hc.h, cells, trials);
     size_t pk[] = {n / 3, n - n / 10};
     for (int k = 0; k < 2; k++) {
