@@ -18,11 +18,11 @@ failed_runners=""
 log_dir=tests/tmp/logs
 mkdir -p "$log_dir"
 
-# Each stage's wall time is printed after it ("--- name: N s"), and the
+# Each stage's wall time is printed after it ("=== name done: N s"), and the
 # whole suite's at the end: the suite is to stay under 30 minutes.
 suite_t0=$(date +%s)
 stage_t0=$suite_t0
-stage_done() { t=$(date +%s); echo "--- $1: $((t - stage_t0)) s"; stage_t0=$t; }
+stage_done() { t=$(date +%s); echo "=== $1 done: $((t - stage_t0)) s"; stage_t0=$t; }
 
 run() {
     name=$1
