@@ -12,6 +12,11 @@ Reported per server: its CPU time per command (utime + stime from /proc,
 all threads, over the timed commands) and the client-side latency
 median, p90 and max. The client runs on --client-cpu.
 
+The kind tmpset is a set made and dropped: SADD tmp (--per members),
+SUNIONSTORE tmp2 tmp and DEL tmp tmp2 sent in one write and timed as one
+(a pipeline whose commands outlast a worker's turn; tables allocated and
+freed each time); nothing is preloaded for it.
+
   python3 benchmarks/bulk_bench.py [--servers goblin=PATH,old=PATH,redis=PATH]
       [--kinds mset,hset,sadd,zadd] [--preload 2000000] [--rounds 3]
 
@@ -53,11 +58,18 @@ def command(kind, rnd, per, pick):
         a = ["SADD", "s"]
         for _ in range(per):
             a.append("m%010d" % pick())
+    elif kind == "tmpset":
+        return encode(["SADD", "tmp"] + ["m%010d" % pick() for _ in range(per)]) + \
+            encode(["SUNIONSTORE", "tmp2", "tmp"]) + encode(["DEL", "tmp", "tmp2"])
     else:
         a = ["ZADD", "z"]
         for _ in range(per):
             a += [rnd.randrange(10**9), "m%010d" % pick()]
     return encode(a)
+
+
+def replies(kind):
+    return 3 if kind == "tmpset" else 1
 
 
 def cpu_ticks(pid):
@@ -90,7 +102,7 @@ def run_one(name, path, kind, args):
         f = s.makefile("rb")
         rnd = random.Random(1)
         seq = iter(range(10**12))
-        for _ in range(args.preload // args.per):
+        for _ in range(0 if kind == "tmpset" else args.preload // args.per):
             s.sendall(command(kind, rnd, args.per, lambda: next(seq)))
             read_line(f)
         time.sleep(0.3)  # the cron notices the size (prefetching)
@@ -101,7 +113,8 @@ def run_one(name, path, kind, args):
         for c in cmds:
             a = time.perf_counter()
             s.sendall(c)
-            read_line(f)
+            for _ in range(replies(kind)):
+                read_line(f)
             lat.append(time.perf_counter() - a)
         cpu_ms = (cpu_ticks(proc.pid) - t0) * 1000.0 / os.sysconf("SC_CLK_TCK") / len(cmds)
         s.close()
@@ -116,7 +129,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--servers", default="goblin=build-release/goblin-core,redis=redis-server",
                     help="name=path,...; the name 'redis' runs without --cores")
-    ap.add_argument("--kinds", default="mset,hset,sadd,zadd")
+    ap.add_argument("--kinds", default="mset,hset,sadd,zadd", help="of mset,hset,sadd,zadd,tmpset")
     ap.add_argument("--preload", type=int, default=2000000)
     ap.add_argument("--per", type=int, default=1000)
     ap.add_argument("--commands", type=int, default=300)
