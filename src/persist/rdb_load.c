@@ -968,8 +968,10 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
         return in_fail(in, RDB_ERR_VERSION, "RDB version %d is not supported (this server reads %d to %d)", ver,
                        RDB_VERSION_MIN, RDB_VERSION_MAX);
     in->version = ld->version = ver;
-    /* From here on a thread checksums the file, when it is a regular one. */
-    if (ver >= 5 && in->fsize >= 9 + 9) {
+    /* From here on a thread checksums the file, when it is a regular one
+     * larger than a read: a smaller one is checksummed as it is parsed
+     * (as a stream is), with no thread to start for it. */
+    if (ver >= 5 && in->fsize > IN_CHUNK) {
         cj->fd = in->fd;
         cj->len = in->fsize - 8;
         if (pthread_create(&cj->tid, NULL, crc_main, cj) == 0) {
@@ -1244,7 +1246,8 @@ static int load_in(rdb_in *in, const rdb_load_opts *opt, rdb_loaded *ld, char *e
     static const rdb_load_opts no_opts; /* opt NULL: no progress, no abort */
     in->opt = opt ? opt : &no_opts;
     ld->bytes = in->fsize;
-    in->cap = IN_CHUNK;
+    /* A regular file smaller than a read gets a buffer of its size. */
+    in->cap = in->fsize && in->fsize < IN_CHUNK ? (size_t)in->fsize + 1 : IN_CHUNK;
     in->buf = malloc(in->cap);
     if (!in->buf) {
         snprintf(err, errlen, "out of memory");

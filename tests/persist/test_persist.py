@@ -713,6 +713,9 @@ def each_kind_of_damage_has_its_error():
         "module": (crafted(rg.record(rg.T_MODULE_2, "mymod", rg.length((12345 << 10) | 3))), "unsupported"),
         "function": (crafted(b"\xf5" + s("#!lua name=x\nreturn 1")), "bad value"),
     }
+    # A file larger than a read is checksummed by a thread alongside the parse.
+    big = crafted(rg.record(rg.T_STRING, "k", s("x" * (2 << 20))))
+    cases["checksum-big"] = (big[:-1] + bytes([big[-1] ^ 1]), "bad checksum")
     # The listpack case: a valid header whose second entry's back length is wrong.
     lp = bytearray(rg.listpack(["a", "b"]))
     lp[-2] ^= 0x01
