@@ -167,7 +167,7 @@ static inline unsigned group_free(const uint8_t *ctrl) {
  * anonymous pages read as zero without being touched, so starting a resize
  * costs O(1) and the pages fault in as incremental moves and new inserts
  * reach them. A small one comes from the heap unzeroed, and tab_alloc
- * clears its control bytes only (a sixteenth to a ninth of it): a zeroed
+ * clears its control bytes only (16 per group of 16 slots): a zeroed
  * allocation served from recently freed pages is zeroed by jemalloc with
  * madvise(MADV_DONTNEED), a system call and a fault per page each time
  * (a set of 2,000 members copied and freed 40,000 times spent a third of
