@@ -189,13 +189,16 @@ start_server [list tags {client_state} args $::cs_server_args] {
     }
 
     test {PUBLISH to itself under CLIENT REPLY OFF / SKIP (RESP3): the message, not the count} {
-        assert_equal "[push_bytes 3 subscribe me :1][push_bytes 3 message me x]+OK\r\n" \
-            [cs_pipe {{subscribe me} {client reply off} {publish me x} {client reply on}} 200 1]
-        assert_equal "[push_bytes 3 subscribe me :1][push_bytes 3 message me x]+PONG\r\n" \
-            [cs_pipe {{subscribe me} {client reply skip} {publish me x} {ping}} 200 1]
+        # A channel per connection: a connection closed just before may
+        # still be subscribed when the next one publishes (another worker
+        # may not have seen its end yet), and PUBLISH would count it.
+        assert_equal "[push_bytes 3 subscribe me1 :1][push_bytes 3 message me1 x]+OK\r\n" \
+            [cs_pipe {{subscribe me1} {client reply off} {publish me1 x} {client reply on}} 200 1]
+        assert_equal "[push_bytes 3 subscribe me2 :1][push_bytes 3 message me2 x]+PONG\r\n" \
+            [cs_pipe {{subscribe me2} {client reply skip} {publish me2 x} {ping}} 200 1]
         # Unmuted, the message comes before PUBLISH's own reply.
-        assert_equal "[push_bytes 3 subscribe me :1][push_bytes 3 message me x]:1\r\n" \
-            [cs_pipe {{subscribe me} {publish me x}} 200 1]
+        assert_equal "[push_bytes 3 subscribe me3 :1][push_bytes 3 message me3 x]:1\r\n" \
+            [cs_pipe {{subscribe me3} {publish me3 x}} 200 1]
     }
 
     test {A script's PUBLISH to its caller comes before the script's reply, muted or not (RESP3)} {

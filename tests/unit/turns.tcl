@@ -77,10 +77,11 @@ start_server {tags {goblin_only turns} args {--cores 1}} {
         assert_equal 20 [string length [r get turns:m]]
         $rd close
     }
+
     test {The rest of a cut turn answers at once, not at the worker's next tick} {
         # A 2 ms sleep ends the turn; the PING after it runs in the next
         # one, and its reply goes out then, not when the loop next wakes
-        # for its 100 ms tick (eight rounds of that take about 400 ms).
+        # for its 100 ms tick (eight rounds of that took 792 ms).
         set rd [redis_deferring_client]
         set sleep "*3\r\n\$5\r\ndebug\r\n\$5\r\nsleep\r\n\$5\r\n0.002\r\n"
         set total 0
