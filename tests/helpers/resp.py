@@ -31,14 +31,24 @@ import socket
 import time
 
 
+_ports_given = set()
+
+
 def free_port(host="127.0.0.1"):
-    """A TCP port nobody listens on right now, for a server under test."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
+    """A TCP port nobody listens on right now, for a server under test, and
+    not one this process was given before: the kernel may hand the same
+    free port to two binds in a row, and two options of one server (or two
+    servers not started yet) must not get it both."""
+    while True:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+        finally:
+            s.close()
+        if port not in _ports_given:
+            _ports_given.add(port)
+            return port
 
 
 class Incomplete(Exception):

@@ -20,19 +20,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import redis
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers"))
+from resp import free_port  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOBLIN = os.environ.get("GOBLIN", os.path.join(ROOT, "build-release", "goblin-core"))
 TMP = os.path.join(ROOT, "tests", "tmp", "http.%d" % os.getpid())
 VERBOSE = "-v" in sys.argv
 FILTERS = [a for a in sys.argv[1:] if not a.startswith("-")]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Server:
