@@ -44,6 +44,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tlb_arena_benchmark import free_port  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOBLIN = os.path.join(ROOT, "build-release", "goblin-core")
 REDIS = "/usr/bin/redis-server"
@@ -68,22 +71,6 @@ def key_slot(k):
         if e > s + 1:
             k = k[s + 1:e]
     return crc16(k) % 16384
-
-
-def free_port():
-    while True:
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        p = s.getsockname()[1]
-        s.close()
-        if p < 55000:
-            b = socket.socket()
-            try:
-                b.bind(("127.0.0.1", p + 10000))
-                b.close()
-                return p
-            except OSError:
-                b.close()
 
 
 class Conn:
@@ -126,7 +113,7 @@ class Node:
     def __init__(self, kind, cluster=True):
         self.kind = kind
         self.dir = tempfile.mkdtemp(prefix="cluster_bench.")
-        self.port = free_port()
+        self.port = free_port(bus_offset=10000)
         args = [GOBLIN, "--cores", "1"] if kind == "goblin" else [REDIS]
         args += ["--port", str(self.port), "--save", "", "--appendonly", "no", "--dir", self.dir]
         if cluster:

@@ -223,12 +223,31 @@ def info_fields(conn, section=None):
 # processes, memory, CPUs
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+_ports_given = set()
+
+
+def free_port(bus_offset=0):
+    """A TCP port nobody listens on now and not one this process was given
+    before (the kernel may hand the same free port to two binds in a row).
+    With bus_offset, port + bus_offset must be free too (a cluster node's
+    bus port) and below 65536."""
+    while True:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        p = s.getsockname()[1]
+        s.close()
+        if p in _ports_given or p + bus_offset > 65535:
+            continue
+        if bus_offset:
+            b = socket.socket()
+            try:
+                b.bind(("127.0.0.1", p + bus_offset))
+            except OSError:
+                continue
+            finally:
+                b.close()
+        _ports_given.add(p)
+        return p
 
 
 def proc_status(pid):

@@ -166,8 +166,8 @@ static inline unsigned group_free(const uint8_t *ctrl) {
  * table. A big one (SWISS_MAP_MIN bytes or more) is mapped directly: fresh
  * anonymous pages read as zero without being touched, so starting a resize
  * costs O(1) and the pages fault in as incremental moves and new inserts
- * reach them. A small one comes from the heap unzeroed, and tab_alloc
- * clears its control bytes only (16 per group of 16 slots): a zeroed
+ * reach them. A small one comes from the heap unzeroed, and only its
+ * control bytes are set EMPTY (16 per group of 16 slots): a zeroed
  * allocation served from recently freed pages is zeroed by jemalloc with
  * madvise(MADV_DONTNEED), a system call and a fault per page each time
  * (a set of 2,000 members copied and freed 40,000 times spent a third of
@@ -202,8 +202,16 @@ static size_t map_len(size_t bytes) {
     return (bytes + pg - 1) & ~(pg - 1);
 }
 
-static void *tab_mem_alloc(size_t bytes) {
-    if (bytes < SWISS_MAP_MIN) return TAB_HEAP_ALLOC(bytes);
+/* Memory for a table of ngroups groups of gbytes bytes, every control byte
+ * EMPTY: a mapping reads as zero; a heap block gets its control bytes set. */
+static void *tab_mem_alloc(size_t ngroups, size_t gbytes) {
+    size_t bytes = ngroups * gbytes;
+    if (bytes < SWISS_MAP_MIN) {
+        uint8_t *m = TAB_HEAP_ALLOC(bytes);
+        if (m)
+            for (size_t g = 0; g < ngroups; g++) memset(m + g * gbytes, CTRL_EMPTY, SWISS_GROUP);
+        return m;
+    }
     void *p = mmap(NULL, map_len(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
     atomic_fetch_add_explicit(&swiss_mapped, map_len(bytes), memory_order_relaxed);
@@ -223,12 +231,9 @@ static void tab_mem_free(void *p, size_t bytes) {
 
 static int tab_alloc(swiss *s, swiss_tab *t, size_t ngroups) {
     assert(ngroups > 0 && ngroups < ((size_t)1 << 31));
-    size_t bytes = ngroups * group_bytes(s);
-    uint8_t *mem = tab_mem_alloc(bytes);
+    uint8_t *mem = tab_mem_alloc(ngroups, group_bytes(s));
     if (!mem) return -1;
     assert(((uintptr_t)mem & 15) == 0); /* malloc's alignment on x86-64; pages */
-    if (bytes < SWISS_MAP_MIN)
-        for (size_t g = 0; g < ngroups; g++) memset(mem + g * group_bytes(s), CTRL_EMPTY, SWISS_GROUP);
     t->mem = mem;
     t->ngroups = ngroups;
     t->used = 0;

@@ -186,9 +186,9 @@ static void slab_put(slab_page *s) {
 size_t slab_live_bytes(void) { return (size_t)tstat_sum_raw(TSTAT_SLAB_LIVE); }
 size_t slab_ref_pool_bytes(void) { return (size_t)tstat_sum_raw(TSTAT_SLAB_REF_POOLS) * SLAB_BYTES; }
 
-/* sp took (+1) or gave back (-1) n slabs. */
-static inline void pool_slabs_counted(const slab_pool *sp, uint64_t n, int sign) {
-    if (sp->max_ids) tstat_add(TSTAT_SLAB_REF_POOLS, sign > 0 ? n : -n);
+/* sp took (delta > 0) or gave back (delta < 0) slabs. */
+static inline void pool_slabs_counted(const slab_pool *sp, int64_t delta) {
+    if (sp->max_ids) tstat_add(TSTAT_SLAB_REF_POOLS, (uint64_t)delta);
 }
 
 static inline slab_page *slab_of(const void *p) {
@@ -301,7 +301,7 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
         s->cls = (uint32_t)cls;
         slab_link(sp, s);
         __atomic_add_fetch(&sp->nslabs, 1, __ATOMIC_RELAXED);
-        pool_slabs_counted(sp, 1, +1);
+        pool_slabs_counted(sp, 1);
     }
     if (sp->fill_pct) sp->live_bytes += size;
     void *p;
@@ -322,7 +322,7 @@ void *slab_pool_alloc(slab_pool *sp, size_t n) {
 static void slab_release(slab_pool *sp, slab_page *s) {
     if (s->listed) slab_unlink(sp, s);
     __atomic_sub_fetch(&sp->nslabs, 1, __ATOMIC_RELAXED);
-    pool_slabs_counted(sp, 1, -1);
+    pool_slabs_counted(sp, -1);
     if (sp->max_ids) slab_id_give(sp, s);
     slab_put(s);
 }
@@ -424,7 +424,7 @@ size_t slab_pool_purge(slab_pool *sp) {
 }
 
 void slab_pool_destroy(slab_pool *sp) {
-    pool_slabs_counted(sp, sp->nslabs, -1);
+    pool_slabs_counted(sp, -(int64_t)sp->nslabs);
     for (size_t c = 0; c <= SLAB_NCLASS; c++) {
         slab_page *s = sp->avail[c];
         while (s) {

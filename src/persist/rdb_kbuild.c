@@ -147,7 +147,7 @@ void kb_done(kbuilder *kb) {
 int kb_key(kbuilder *kb, const unsigned char *k, size_t n) {
     kbatch *b = &kb->bufs[kb->cur];
     if (b->klen + n > b->kcap) {
-        size_t cap = b->kcap ? b->kcap : 4096; /* doubles up to about BATCH_KEYBYTES */
+        size_t cap = b->kcap ? b->kcap : BATCH_KEYBYTES_FIRST; /* up to about BATCH_KEYBYTES */
         while (cap < b->klen + n) cap *= 2;
         unsigned char *nk = realloc(b->keys, cap);
         if (!nk) return -1;

@@ -20,6 +20,7 @@
 
 #define BATCH_RECS 4096
 #define BATCH_KEYBYTES (1u << 20)
+#define BATCH_KEYBYTES_FIRST 4096u /* a batch's first key buffer; it doubles */
 
 typedef struct krec {
     gobj val;
