@@ -376,14 +376,27 @@ static void stream_free(ssdtail_stream *s) {
 
 /* Hand the reads queued in the ring to the kernel. One it refuses (-EAGAIN:
  * short of memory; -EBUSY: completions to reap first) stays queued in the
- * ring and counted in flight, and no completion would come to submit it
- * again: the ring's eventfd is written instead, so the worker's loop calls
- * ssdtail_async_reap, which submits what is still queued. */
+ * ring and counted in flight, and no completion may come to submit it again.
+ * The first ARING_RETRY_NOW refusals in a row write the ring's eventfd, so
+ * the worker's loop calls ssdtail_async_reap at once, which submits what is
+ * still queued; after those the reads wait for the next reap the worker
+ * makes anyway (a completion, or its tick: cmd_stream_poll, every 100 ms),
+ * so a kernel that keeps refusing does not spin the worker. */
+#define ARING_RETRY_NOW 3
+static _Thread_local int aring_refused; /* refusals in a row */
+
 static void aring_submit(void) {
     int refuse = __atomic_load_n(&inj_submit, __ATOMIC_RELAXED) > 0 &&
                  __atomic_fetch_sub(&inj_submit, 1, __ATOMIC_RELAXED) > 0;
     int r = refuse ? -EAGAIN : io_uring_submit(&aring);
-    if (r >= 0) return;
+    if (r >= 0) {
+        aring_refused = 0;
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    st.submit_refusals++;
+    pthread_mutex_unlock(&lock);
+    if (++aring_refused > ARING_RETRY_NOW) return;
     uint64_t one = 1;
     if (write(aring_fd, &one, sizeof(one)) < 0) { /* counter saturated: already signalled */
     }

@@ -70,6 +70,7 @@ typedef struct ssdtail_stats {
     int direct;      /* O_DIRECT accepted by the file system */
     int uring;       /* reads go through io_uring */
     uint64_t streams, streams_open, pinned_frees;
+    uint64_t submit_refusals; /* submissions of stream reads the kernel refused */
 } ssdtail_stats;
 void ssdtail_stats_get(ssdtail_stats *st);
 /* Fault injection (tests): fail the next n writes / reads with EIO. */

@@ -253,6 +253,21 @@ start_server [list tags {objstore} args [list --ram-head 16K --write-io-chunk 64
         assert_equal [expr {$streams + 2}] [ssd_field r streams]
     }
 
+    test "objstore ssd: refusals past the first few are retried at the worker's tick, not at once" {
+        set v [objstore_val 300000 11]
+        r set refusedmore $v
+        set refused [ssd_field r submit_refusals]
+        # Three refusals are retried at once; the next ones wait for a tick
+        # (100 ms) each, and the value still arrives whole.
+        r debug ssd-fault 0 0 6
+        set t0 [clock milliseconds]
+        assert_equal $v [r get refusedmore]
+        set ms [expr {[clock milliseconds] - $t0}]
+        assert_equal [expr {$refused + 6}] [ssd_field r submit_refusals]
+        assert {$ms >= 150}
+        assert_equal 0 [ssd_field r streams_open]
+    }
+
     test "objstore ssd: commands that read a whole tail answer an I/O error and change nothing" {
         set v [r get victim]
         r debug ssd-fault 0 1

@@ -63,11 +63,12 @@ static void numa_info_section(strbuf *b) {
     strval_stats(&re, &we);
     strbuf_addf(b,
               "objstore_ssd:active=%d,direct=%d,uring=%d,chunks_used=%llu,writes=%llu,write_errors=%llu,reads=%llu,"
-              "read_errors=%llu,streams=%llu,streams_open=%llu,pinned_frees=%llu\r\n",
+              "read_errors=%llu,streams=%llu,streams_open=%llu,pinned_frees=%llu,submit_refusals=%llu\r\n",
               ssdtail_active(), ts.direct, ts.uring, (unsigned long long)ts.chunks_used,
               (unsigned long long)ts.writes, (unsigned long long)ts.write_errors, (unsigned long long)ts.reads,
               (unsigned long long)ts.read_errors, (unsigned long long)ts.streams,
-              (unsigned long long)ts.streams_open, (unsigned long long)ts.pinned_frees);
+              (unsigned long long)ts.streams_open, (unsigned long long)ts.pinned_frees,
+              (unsigned long long)ts.submit_refusals);
     strbuf_addf(b, "objstore_tail_read_errors:%llu\r\nobjstore_tail_write_errors:%llu\r\n", (unsigned long long)re,
               (unsigned long long)we);
 }
