@@ -14,6 +14,7 @@
 #include "cmd/blocking.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/server/admin_family.h"
 #include "session/reply.h"
 #include "util/strutil.h"
 #include "session/session.h"
@@ -591,8 +592,7 @@ static void clientNoEvictCommand(client *c) {
 }
 
 static void clientHelpCommand(client *c) {
-    static const char *lines[] = {
-        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    static const char *const lines[] = {
         "CACHING (YES|NO)",
         "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
         "GETREDIR",
@@ -617,8 +617,6 @@ static void clientHelpCommand(client *c) {
         "      Kill connections authenticated by <username>.",
         "    * SKIPME (YES|NO)",
         "      Skip killing current connection (default: yes).",
-        "    * ID <client-id>",
-        "      Kill connections by client id.",
         "LIST [options ...]",
         "    Return information about client connections. Options:",
         "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
@@ -640,12 +638,9 @@ static void clientHelpCommand(client *c) {
         "    Report tracking status for the current connection.",
         "NO-EVICT (ON|OFF)",
         "    Protect current client connection from eviction.",
-        "HELP",
-        "    Print this help.",
+        NULL,
     };
-    int n = (int)(sizeof(lines) / sizeof(lines[0]));
-    reply_array(c, n);
-    for (int i = 0; i < n; i++) reply_simple(c, lines[i]);
+    admin_reply_help(c, "CLIENT", lines);
 }
 
 const cmd_handler client_handlers[] = {

@@ -18,6 +18,7 @@
 #include "cmd/server/acl.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/server/admin_family.h"
 #include "session/reply.h"
 #include "util/hashfn.h"
 #include "util/strutil.h"
@@ -539,8 +540,7 @@ void pubsub_counts(long *nchannels, long *npats, long *nshard) {
 }
 
 static void pubsubHelpCommand(client *c) {
-    static const char *lines[] = {
-        "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    static const char *const lines[] = {
         "CHANNELS [<pattern>]",
         "    Return the currently active channels matching a <pattern> (default: '*').",
         "NUMPAT",
@@ -552,12 +552,9 @@ static void pubsubHelpCommand(client *c) {
         "    Return the currently active shard level channels matching a <pattern> (default: '*').",
         "SHARDNUMSUB [<shardchannel> ...]",
         "    Return the number of subscribers for the specified shard level channel(s)",
-        "HELP",
-        "    Print this help.",
+        NULL,
     };
-    int n = (int)(sizeof(lines) / sizeof(lines[0]));
-    reply_array(c, n);
-    for (int i = 0; i < n; i++) reply_simple(c, lines[i]);
+    admin_reply_help(c, "PUBSUB", lines);
 }
 
 /* Client going away or RESET: drop every subscription silently. */

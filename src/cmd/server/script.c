@@ -24,6 +24,7 @@
 
 #include "cmd/server/lua_libs.h"
 #include "cmd/server/script_lua.h"
+#include "cmd/server/admin_family.h"
 #include "session/reply.h"
 #include "util/sha1.h"
 #include "util/strutil.h"
@@ -269,7 +270,6 @@ static void scriptKillCommand(client *c) { script_kill(c, 1); }
 
 static void scriptHelpCommand(client *c) {
     static const char *const lines[] = {
-        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "DEBUG (YES|SYNC|NO)",
         "    Set the debug mode for subsequent scripts executed.",
         "EXISTS <sha1> [<sha1> ...]",
@@ -284,12 +284,9 @@ static void scriptHelpCommand(client *c) {
         "    Kill the currently executing Lua script.",
         "LOAD <script>",
         "    Load a script into the scripts cache without executing it.",
-        "HELP",
-        "    Prints this help.",
+        NULL,
     };
-    size_t n = sizeof(lines) / sizeof(lines[0]);
-    reply_array(c, (long)n);
-    for (size_t i = 0; i < n; i++) reply_simple(c, lines[i]);
+    admin_reply_help(c, "SCRIPT", lines);
 }
 
 /* SCRIPT DEBUG: Goblin has no Lua debugger (LDB). NO is what every client

@@ -1,4 +1,5 @@
-"""Connection: PING, ECHO, HELLO, unknown commands, inline commands."""
+"""Connection: PING, ECHO, HELLO, unknown commands, inline commands, and the
+HELP texts of the commands with subcommands."""
 
 from gencore import Cmd
 
@@ -94,6 +95,21 @@ def g_get_set(ctx):
     return Cmd(b"SET", ctx.choice((b"k0", b"k1", b"ik")), ctx.small_val())
 
 
+_HELPFUL = [b"CLIENT", b"CONFIG", b"OBJECT", b"MEMORY", b"LATENCY", b"SLOWLOG",
+            b"ACL", b"COMMAND", b"XINFO", b"XGROUP", b"SCRIPT", b"FUNCTION",
+            b"PUBSUB", b"CLUSTER", b"MODULE", b"DEBUG"]
+
+
+def g_help(ctx):
+    cmd = ctx.choice(_HELPFUL)
+    if ctx.chance(0.5):
+        cmd = cmd.lower()
+    sub = ctx.choice((b"HELP", b"help", b"Help"))
+    if ctx.chance(0.15):
+        return Cmd(cmd, sub, ctx.small_val())
+    return Cmd(cmd, sub)
+
+
 GENERATORS = [
     (10, g_ping),
     (8, g_echo),
@@ -101,4 +117,5 @@ GENERATORS = [
     (3, g_hello),
     (6, g_inline),
     (3, g_get_set),
+    (3, g_help),
 ]
