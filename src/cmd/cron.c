@@ -40,6 +40,7 @@ static pthread_t cron_tid;
 static int cron_stopping;
 static int active_rehashing = 1; /* activerehashing */
 static int dynamic_hz = 1;       /* dynamic-hz */
+static int active_defrag = 1;    /* activedefrag */
 static int bg_thread = 1;        /* jemalloc-bg-thread */
 static int cron_started;
 
@@ -60,6 +61,7 @@ void cron_config_register(void) {
     static const config_hook bg_hook = {.apply = bg_thread_apply};
     int rc = config_bind_int("activerehashing", &active_rehashing);
     rc |= config_bind_int("dynamic-hz", &dynamic_hz);
+    rc |= config_bind_int("activedefrag", &active_defrag);
     rc |= config_register_hook("jemalloc-bg-thread", &bg_hook);
     if (rc) abort();
 }
@@ -113,12 +115,14 @@ static void *cron_main(void *arg) {
         /* Client-side caching: the table limit, the broadcast of expired keys. */
         tracking_cron();
         if (__atomic_load_n(&active_rehashing, __ATOMIC_RELAXED)) db_rehash_cycle();
-        /* The entry pools' sparse slabs, one shard's pass at a time. */
-        db_defrag_cycle();
+        /* activedefrag: the entry pools' sparse slabs, one shard's pass
+         * at a time, and the small-object arena's sparse segments, one per
+         * tick at most, with readers excluded (records move). */
+        int defrag_on = __atomic_load_n(&active_defrag, __ATOMIC_RELAXED);
+        if (defrag_on) db_defrag_cycle();
+        else db_defrag_stop();
         db_prefetch_refresh();
-        /* Small-object compaction: one sparse segment per tick at most,
-         * with readers excluded (records move). */
-        if (smallobj_wants_compaction()) {
+        if (defrag_on && smallobj_wants_compaction()) {
             db_wrlock_keyspace();
             uint64_t t0 = monotime_us();
             smallobj_compact_step();

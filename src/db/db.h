@@ -400,6 +400,12 @@ void db_rehash_cycle(void);
  * metadata follow); the emptied slabs' pages go back to the kernel. From
  * the cron, one shard at a time. */
 void db_defrag_cycle(void);
+/* Ends the pass db_defrag_cycle has running, if any: its pool's marked
+ * slabs take slots again (activedefrag turned off). Cron thread. */
+void db_defrag_stop(void);
+/* A cron step's time for the passes, microseconds (1000; 0: one step of
+ * the index scan per tick, for tests). */
+void db_defrag_budget_set(unsigned us);
 /* The entry at slot of sh's index, in a marked slab (slab_pool_evacuate),
  * moves to a slot of the pool's other slabs; its index reference, TTL
  * list place, hash slot set and memcache metadata follow. 0, or -1 when

@@ -16,6 +16,7 @@
 #include "util/monotime.h"
 
 #define DEFRAG_BUDGET_US 1000
+static unsigned defrag_budget_us = DEFRAG_BUDGET_US; /* relaxed atomic: DEBUG DEFRAG-BUDGET */
 #define DEFRAG_LOOK_SHARDS 64
 /* A pool is looked at when its slabs' free bytes are at least this many
  * and at least DEFRAG_SLACK_PCT % of its slabs. */
@@ -105,8 +106,10 @@ static shard *defrag_start(void) {
     return NULL;
 }
 
+void db_defrag_budget_set(unsigned us) { __atomic_store_n(&defrag_budget_us, us, __ATOMIC_RELAXED); }
+
 void db_defrag_cycle(void) {
-    uint64_t t0 = monotime_us();
+    uint64_t t0 = monotime_us(), budget = __atomic_load_n(&defrag_budget_us, __ATOMIC_RELAXED);
     db_rdlock_keyspace();
     /* Passes that end early leave the rest of the budget to the next. */
     shard *sh;
@@ -114,7 +117,7 @@ void db_defrag_cycle(void) {
         defrag_ctx x = {defrag.db, sh, 0, 0};
         do {
             defrag.cursor = swiss_scan(&sh->keys, defrag.cursor, defrag_visit, &x);
-        } while (defrag.cursor && monotime_us() - t0 < DEFRAG_BUDGET_US);
+        } while (defrag.cursor && monotime_us() - t0 < budget);
         __atomic_add_fetch(&defrag_hits, x.hits, __ATOMIC_RELAXED);
         __atomic_add_fetch(&defrag_misses, x.misses, __ATOMIC_RELAXED);
         int done = !defrag.cursor;
@@ -123,7 +126,19 @@ void db_defrag_cycle(void) {
             defrag_end();
         }
         db_unlock_shard(defrag.db, defrag.shard);
-        if (!done || monotime_us() - t0 >= DEFRAG_BUDGET_US) break;
+        if (!done || monotime_us() - t0 >= budget) break;
+    }
+    db_unlock_keyspace();
+}
+
+void db_defrag_stop(void) {
+    if (!defrag.sp) return;
+    db_rdlock_keyspace();
+    shard *sh = defrag_shard();
+    if (sh) { /* its slabs still marked take slots again */
+        slab_pool_evacuate_end(defrag.sp->pool);
+        defrag_end();
+        db_unlock_shard(defrag.db, defrag.shard);
     }
     db_unlock_keyspace();
 }

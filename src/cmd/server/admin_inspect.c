@@ -776,6 +776,17 @@ void debugCommand(client *c) {
         __atomic_store_n(&db_active_expire_enabled, on, __ATOMIC_RELAXED); /* read by the cron thread */
         cfg.active_expire = on;
         reply_ok(c);
+    } else if (c->argc == 3 && arg_is(sub, "defrag-budget")) {
+        /* Goblin: the entry pools' compaction time per cron tick, in
+         * microseconds (tests slow a pass down to see it run). */
+        long long us;
+        if (arg_ll(c, &c->argv[2], &us) != 0) return;
+        if (us < 0 || us > 1000000) {
+            reply_error(c, "ERR budget must be between 0 and 1000000 microseconds");
+            return;
+        }
+        db_defrag_budget_set((unsigned)us);
+        reply_ok(c);
     } else if (c->argc == 4 && arg_is(sub, "replybuffer")) {
         debug_replybuffer(c);
     } else if (c->argc == 3 && arg_is(sub, "protocol")) {
