@@ -39,6 +39,7 @@ enum {
     F_NOPLAN = 128,      /* with F_DEFONLY: notyet is a reason, not a coming capability */
     F_OCTAL = 256,       /* T_INT given and shown in octal (unixsocketperm) */
     F_HIDDEN = 512,      /* a Redis test knob: CONFIG GET shows it only by its exact name */
+    F_PROTECTED = 1024,  /* CONFIG SET only as enable-protected-configs allows (dir, dbfilename) */
 };
 
 typedef struct config_entry {
@@ -104,8 +105,8 @@ static config_entry table[] = {
     {"acllog-max-len", NULL, T_LL, 0, &cfg.acllog_max_len, "128", 0, LLONG_MAX, NULL, NULL},
     {"acl-pubsub-default", NULL, T_ENUM, 0, &cfg.acl_pubsub_default, "resetchannels", 0, 0, acl_pubsub_defaults,
      NULL},
-    {"dir", NULL, T_STRING, 0, &cfg.dir, "", 0, 0, NULL, NULL},
-    {"dbfilename", NULL, T_STRING, 0, &cfg.dbfilename, "dump.rdb", 0, 0, NULL, NULL},
+    {"dir", NULL, T_STRING, F_PROTECTED, &cfg.dir, "", 0, 0, NULL, NULL},
+    {"dbfilename", NULL, T_STRING, F_PROTECTED, &cfg.dbfilename, "dump.rdb", 0, 0, NULL, NULL},
     {"save", NULL, T_STRING, F_MULTIARG, &cfg.save, "", 0, 0, NULL, NULL},
     {"maxmemory", NULL, T_SIZE, 0, &cfg.maxmemory, "0", 0, LLONG_MAX, NULL, NULL},
     {"maxmemory-policy", NULL, T_ENUM, 0, &cfg.maxmemory_policy, "noeviction", 0, 0, policies, NULL},
@@ -240,8 +241,7 @@ static config_entry table[] = {
      "Goblin does not write /proc/self/oom_score_adj"},
     {"crash-log-enabled", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
      "Goblin keeps the kernel's default crash handling"},
-    {"enable-protected-configs", NULL, T_ENUM, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0,
-     protected_actions, "Goblin lets CONFIG SET change dir and dbfilename from any client"},
+    {"enable-protected-configs", NULL, T_ENUM, F_IMMUTABLE, NULL, "no", 0, 0, protected_actions, NULL},
     {"enable-module-command", NULL, T_ENUM, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0,
      protected_actions, "Goblin loads no modules"},
     {"maxmemory-clients", NULL, T_SIZE, F_DEFONLY | F_NOPLAN, NULL, "0", 0, LLONG_MAX, NULL,
@@ -369,6 +369,11 @@ int config_exists(const char *name) { return find_entry(name) != NULL; }
 int config_is_sensitive(const char *name) {
     const config_entry *e = find_entry(name);
     return e && (e->flags & F_SENSITIVE);
+}
+
+int config_is_protected(const char *name) {
+    const config_entry *e = find_entry(name);
+    return e && (e->flags & F_PROTECTED);
 }
 
 /* Redis memtoll: k=1000, kb=1024, m, mb, g, gb. Goblin sizes (binary=1):

@@ -96,6 +96,9 @@ int config_exists(const char *name);
 /* Whether its value is a secret (requirepass, masterauth): CONFIG SET shows
  * it as "(redacted)" to SLOWLOG and MONITOR. */
 int config_is_sensitive(const char *name);
+/* Whether CONFIG SET may change it only as enable-protected-configs allows
+ * (dir, dbfilename: where the server writes files). */
+int config_is_protected(const char *name);
 int config_rewrite(char *errbuf, size_t errlen);
 /* Parse "256K", "2M", "4G", "1gb" into bytes. */
 int config_parse_size(const char *s, long long *out);

@@ -131,3 +131,39 @@ start_server {tags {directives rdbchecksum}} {
         assert {[dump_tail] ne [string repeat \x00 8]}
     }
 }
+
+# enable-protected-configs: CONFIG SET dir and dbfilename (where the server
+# writes files) only as it allows; "no" is Redis's default.
+start_server {tags {directives protected} args {--enable-protected-configs no}} {
+    test {enable-protected-configs no: CONFIG SET dir and dbfilename are refused, all or nothing} {
+        set dir [lindex [r config get dir] 1]
+        assert_equal "ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config" \
+            [err_of config set dir /tmp]
+        assert_equal "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config" \
+            [err_of config set dbfilename evil.rdb]
+        assert_match "*can't set protected config" [err_of config set maxmemory 12345 dir /tmp]
+        assert_equal 0 [lindex [r config get maxmemory] 1]
+        assert_equal $dir [lindex [r config get dir] 1]
+        assert_equal dump.rdb [lindex [r config get dbfilename] 1]
+        assert_equal "ERR CONFIG SET failed (possibly related to argument 'enable-protected-configs') - can't set immutable config" \
+            [err_of config set enable-protected-configs yes]
+        assert_equal OK [r config set maxmemory 0]
+    }
+}
+
+set ::psock "/tmp/goblin-protected-[pid].sock"
+file delete -force $::psock
+start_server [list tags {directives protected} args [list --unixsocket $::psock --unixsocketperm 700 \
+                  --enable-protected-configs local --enable-debug-command local]] {
+    test {enable-protected-configs and enable-debug-command local: loopback and unix socket clients may} {
+        set dir [lindex [r config get dir] 1]
+        assert_equal OK [r config set dbfilename other.rdb]
+        assert_equal OK [r config set dir $dir dbfilename dump.rdb]
+        assert_equal OK [exec redis-cli -s $::psock config set dbfilename viasock.rdb]
+        assert_equal viasock.rdb [lindex [r config get dbfilename] 1]
+        assert_equal OK [exec redis-cli -s $::psock debug sleep 0]
+        assert_equal OK [r debug sleep 0]
+        r config set dbfilename dump.rdb
+    }
+}
+file delete -force $::psock

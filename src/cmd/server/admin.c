@@ -49,6 +49,19 @@ void admin_reply_help(client *c, const char *cmd, const char *const *lines) {
     reply_simple(c, "    Prints this help.");
 }
 
+int admin_protected_allowed(const client *c, const char *directive) {
+    char *v = config_value(directive);
+    int ok = v && strcasecmp(v, "yes") == 0;
+    if (v && strcasecmp(v, "local") == 0) {
+        const char *colon = strrchr(c->addr, ':');
+        size_t hl = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
+        ok = (client_flags_peek(c) & CLIENT_UNIX_SOCKET) || (hl == 9 && strncmp(c->addr, "127.0.0.1", 9) == 0) ||
+             (hl == 5 && strncmp(c->addr, "[::1]", 5) == 0);
+    }
+    free(v);
+    return ok;
+}
+
 void admin_reply_subcommand_syntax(client *c, const char *cmd) {
     reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.", c->argv[1].p,
                  cmd);
@@ -185,6 +198,7 @@ static void configSetCommand(client *c) {
     err[0] = '\0';
     const char *unknown = NULL;
     int bad = 0;
+    int protected_ok = admin_protected_allowed(c, "enable-protected-configs"); /* reads the table: before its lock */
     config_lock();
     for (int i = 0; i < n; i++) {
         const char *name = c->argv[2 + 2 * i].p;
@@ -202,6 +216,12 @@ static void configSetCommand(client *c) {
         if (old[i] && config_set(lname[i], old[i], why, sizeof(why)) != 0 && strstr(why, "can't set immutable")) {
             snprintf(err, sizeof(err),
                      "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", name);
+            bad = 1;
+            continue;
+        }
+        if (!protected_ok && config_is_protected(lname[i])) {
+            snprintf(err, sizeof(err),
+                     "ERR CONFIG SET failed (possibly related to argument '%s') - can't set protected config", name);
             bad = 1;
             continue;
         }

@@ -39,6 +39,10 @@ void admin_reply_help(client *c, const char *cmd, const char *const *lines);
 /* "ERR unknown subcommand or wrong number of arguments for '<argv[1]>'.
  * Try <CMD> HELP." */
 void admin_reply_subcommand_syntax(client *c, const char *cmd);
+/* Whether c may do what directive (enable-debug-command,
+ * enable-protected-configs) guards: "yes", or "local" and c came over a
+ * unix socket or from a loopback address; "no" (Redis's default) never. */
+int admin_protected_allowed(const client *c, const char *directive);
 /* Format a byte count as Redis's bytesToHuman ("1.63M"). */
 void admin_bytes_human(char *buf, size_t len, unsigned long long n);
 /* Allocator statistics (0 when unavailable). */

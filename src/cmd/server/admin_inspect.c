@@ -435,20 +435,6 @@ void memoryHelpCommand(client *c) {
 
 /* ---- DEBUG ------------------------------------------------------------- */
 
-/* enable-debug-command: "no" (Redis's default), "yes", or "local" (only for
- * loopback connections). */
-static int debug_allowed(client *c) {
-    char *v = config_value("enable-debug-command");
-    int ok = v && strcasecmp(v, "yes") == 0;
-    if (v && strcasecmp(v, "local") == 0) {
-        const char *colon = strrchr(c->addr, ':');
-        size_t hl = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
-        ok = (hl == 9 && strncmp(c->addr, "127.0.0.1", 9) == 0) || (hl == 5 && strncmp(c->addr, "[::1]", 5) == 0);
-    }
-    free(v);
-    return ok;
-}
-
 /* Length of the value in an RDB file, for string values (as rdbSavedObjectLen
  * counts it, without LZF compression). */
 static size_t rdb_len_header(size_t n) { return n < 64 ? 1 : n < 16384 ? 2 : n <= UINT32_MAX ? 5 : 9; }
@@ -737,7 +723,7 @@ static void debug_replybuffer(client *c) {
 }
 
 void debugCommand(client *c) {
-    if (!debug_allowed(c)) {
+    if (!admin_protected_allowed(c, "enable-debug-command")) {
         reply_error(c, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
                        "can run it from a local connection, otherwise you need to set this option in the "
                        "configuration file, and then restart the server.");
