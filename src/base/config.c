@@ -72,6 +72,8 @@ static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb"
 
 #define NOTYET_REPL "replication"
 
+static const char *const syslog_facilities[] = {"user",   "local0", "local1", "local2", "local3",
+                                                "local4", "local5", "local6", "local7", NULL};
 static const char *const supervised_modes[] = {"upstart", "systemd", "auto", "no", NULL};
 static const char *const protected_actions[] = {"no", "yes", "local", NULL};
 static const char *const sanitize_modes[] = {"no", "yes", "clients", NULL};
@@ -231,8 +233,7 @@ static config_entry table[] = {
     {"stream-node-max-entries", NULL, T_LL, 0, &cfg.stream_node_max_entries, "100", 0, LLONG_MAX, NULL, NULL},
     {"tracking-table-max-keys", NULL, T_LL, 0, &cfg.tracking_table_max_keys, "1000000", 0, LONG_MAX, NULL, NULL},
     {"hll-sparse-max-bytes", NULL, T_SIZE, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
-    {"syslog-enabled", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL,
-     "Goblin logs to logfile or standard output only"},
+    {"syslog-enabled", NULL, T_BOOL, F_IMMUTABLE, &cfg.syslog_enabled, "no", 0, 0, NULL, NULL},
     {"enable-debug-command", NULL, T_ENUM, F_IMMUTABLE, NULL, "no", 0, 0, protected_actions, NULL},
     {"appenddirname", NULL, T_STRING, F_IMMUTABLE, NULL, "appendonlydir", 0, 0, NULL, NULL},
     {"io-threads", NULL, T_INT, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "1", 1, 128, NULL,
@@ -284,10 +285,8 @@ static config_entry table[] = {
     {"propagation-error-behavior", NULL, T_ENUM, 0, NULL, "ignore", 0, 0, propagation_error_modes, NULL},
     {"socket-mark-id", NULL, T_LL, F_DEFONLY | F_NOPLAN, NULL, "0", 0, UINT32_MAX, NULL,
      "Goblin sets no SO_MARK on its sockets"},
-    {"syslog-ident", NULL, T_STRING, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "redis", 0, 0, NULL,
-     "Goblin logs to logfile or standard output only"},
-    {"syslog-facility", NULL, T_STRING, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "local0", 0, 0, NULL,
-     "Goblin logs to logfile or standard output only"},
+    {"syslog-ident", NULL, T_STRING, F_IMMUTABLE, &cfg.syslog_ident, "redis", 0, 0, NULL, NULL},
+    {"syslog-facility", NULL, T_ENUM, F_IMMUTABLE, &cfg.syslog_facility, "local0", 0, 0, syslog_facilities, NULL},
     {"server_cpulist", NULL, T_STRING, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "", 0, 0, NULL,
      "Goblin does not pin its threads (taskset or numactl do)"},
     {"bio_cpulist", NULL, T_STRING, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "", 0, 0, NULL,

@@ -28,6 +28,9 @@ typedef struct goblin_config {
     char *pidfile;
     char *logfile;
     int loglevel;             /* 0 debug, 1 verbose, 2 notice, 3 warning */
+    int syslog_enabled;       /* log lines go to syslog(3) too */
+    char *syslog_ident;
+    int syslog_facility;      /* 0 user, 1-8 local0-local7 */
     int hz;
     char *requirepass;
     char *dir;

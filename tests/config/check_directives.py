@@ -5,6 +5,7 @@ refused at a non-default value both as a start-up flag and at CONFIG SET
 (immutable ones: CONFIG SET says so). Ends with "N passed, M failed"."""
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -138,6 +139,7 @@ def main():
         reap(srv)
     stock_config(tmp)
     supervised_systemd(tmp)
+    syslog_lines(tmp)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
@@ -172,6 +174,54 @@ def supervised_systemd(tmp):
     finally:
         ns.close()
         reap(srv)
+
+
+def syslog_lines(tmp):
+    """syslog-enabled: the log lines reach syslog(3) under syslog-ident at
+    syslog-facility, each at Redis's level (the server runs in a mount
+    namespace of its own where /dev/log is a socket of this test's)."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        print("skipped: the syslog check needs root and unshare (a private /dev/log)")
+        return
+    path = os.path.join(tmp, "log.sock")
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    ls.bind(path)
+    ls.settimeout(20)
+    made = not os.path.exists("/dev/log")
+    if made:  # a mount point for the bind mount, removed below
+        open("/dev/log", "w").close()
+    port = free_port()
+    srv = subprocess.Popen(["unshare", "-m", "sh", "-c", 'mount --bind "$0" /dev/log && exec "$@"', path,
+                            SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", tmp, "--save", "",
+                            "--syslog-enabled", "yes", "--syslog-ident", "goblin-test",
+                            "--syslog-facility", "local3"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        try:
+            while not any("Ready to accept connections" in x for x in lines):
+                lines.append(ls.recv(4096).decode(errors="replace"))
+        except socket.timeout:
+            pass
+        ready = [x for x in lines if "Ready to accept connections" in x]
+        # <PRI> is facility * 8 + severity: local3 (19), notice (5).
+        check(ready and ready[0].startswith("<157>") and ("goblin-test[%d]: " % srv.pid) in ready[0],
+              "syslog line of the start: %r" % (ready[0] if ready else lines[-3:]))
+        sock = socket.create_connection(("127.0.0.1", port)) if ready else None
+        if sock:
+            check(call(sock, "config", "get", "syslog-facility") ==
+                  "*2\r\n$15\r\nsyslog-facility\r\n$6\r\nlocal3\r\n", "CONFIG GET syslog-facility")
+            rep = call(sock, "config", "set", "syslog-ident", "other")
+            check("immutable" in rep, "CONFIG SET syslog-ident: %s" % rep.strip())
+            call(sock, "shutdown", "nosave")
+    finally:
+        ls.close()
+        reap(srv)
+        if made:
+            os.unlink("/dev/log")
+    r = subprocess.run([SERVER, "--port", "0", "--syslog-facility", "local9"], capture_output=True, text=True,
+                       timeout=20)
+    check(r.returncode != 0 and "syslog-facility" in r.stderr, "--syslog-facility local9: %s" % r.stderr.strip())
 
 
 def stock_config(tmp):
