@@ -157,6 +157,14 @@ int main(int argc, char **argv) {
         }
     }
     log_open();
+    /* io-threads: a Redis config's threads for client I/O. Goblin's workers
+     * each serve their connections whole (reads, commands, writes), so that
+     * many workers is what it asks for, unless cores says otherwise. */
+    if (cfg.io_threads > 1 && cfg.cores == 1) {
+        cfg.cores = cfg.io_threads;
+        log_notice("io-threads %d: %d workers (cores %d); each reads and writes its own connections", cfg.io_threads,
+                   cfg.cores, cfg.cores);
+    }
     if (cfg.pidfile && cfg.pidfile[0]) {
         FILE *pf = fopen(cfg.pidfile, "w");
         if (pf) {

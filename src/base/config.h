@@ -23,6 +23,7 @@ typedef struct goblin_config {
     long long client_query_buffer_limit;
     /* server */
     int cores;
+    int io_threads;           /* a Redis config's io-threads: workers when cores is left at 1 */
     int databases;
     int daemonize;
     char *pidfile;

@@ -140,6 +140,7 @@ def main():
     stock_config(tmp)
     supervised_systemd(tmp)
     syslog_lines(tmp)
+    io_threads(tmp)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
@@ -222,6 +223,31 @@ def syslog_lines(tmp):
     r = subprocess.run([SERVER, "--port", "0", "--syslog-facility", "local9"], capture_output=True, text=True,
                        timeout=20)
     check(r.returncode != 0 and "syslog-facility" in r.stderr, "--syslog-facility local9: %s" % r.stderr.strip())
+
+
+def io_threads(tmp):
+    """io-threads N with cores at its default runs N workers."""
+    port = free_port()
+    srv = subprocess.Popen(["nice", "-n", "19", SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", tmp,
+                            "--save", "", "--io-threads", "2", "--io-threads-do-reads", "yes"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        sock = None
+        for _ in range(100):
+            try:
+                sock = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.05)
+        check(sock is not None, "the server starts with io-threads 2")
+        if sock:
+            check(call(sock, "config", "get", "cores") == "*2\r\n$5\r\ncores\r\n$1\r\n2\r\n",
+                  "io-threads 2: CONFIG GET cores")
+            check(call(sock, "config", "get", "io-threads-do-reads").endswith("$3\r\nyes\r\n"),
+                  "CONFIG GET io-threads-do-reads")
+            call(sock, "shutdown", "nosave")
+    finally:
+        reap(srv)
 
 
 def stock_config(tmp):
