@@ -73,6 +73,19 @@ def reap(srv):
         srv.kill()
 
 
+def connect(port, srv):
+    """A connection to the server srv started on port, or None when it
+    exits or does not answer within 5 s."""
+    for _ in range(100):
+        if srv.poll() is not None:
+            return None
+        try:
+            return socket.create_connection(("127.0.0.1", port))
+        except OSError:
+            time.sleep(0.05)
+    return None
+
+
 def call(sock, *args):
     out = b"*%d\r\n" % len(args)
     for a in args:
@@ -117,13 +130,7 @@ def main():
         args += ["--" + name, dflt if dflt else '']
     srv = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        sock = None
-        for _ in range(100):
-            try:
-                sock = socket.create_connection(("127.0.0.1", port))
-                break
-            except OSError:
-                time.sleep(0.05)
+        sock = connect(port, srv)
         check(sock is not None, "the server starts with every default-only directive at its default")
         if sock:
             for name, typ, flags, dflt in defonly:
@@ -232,13 +239,7 @@ def io_threads(tmp):
                             "--save", "", "--io-threads", "2", "--io-threads-do-reads", "yes"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        sock = None
-        for _ in range(100):
-            try:
-                sock = socket.create_connection(("127.0.0.1", port))
-                break
-            except OSError:
-                time.sleep(0.05)
+        sock = connect(port, srv)
         check(sock is not None, "the server starts with io-threads 2")
         if sock:
             check(call(sock, "config", "get", "cores") == "*2\r\n$5\r\ncores\r\n$1\r\n2\r\n",
@@ -262,15 +263,7 @@ def stock_config(tmp):
             "--daemonize", "no", "--logfile", "", "--pidfile", os.path.join(tmp, "stock.pid"), "--save", ""]
     srv = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        sock = None
-        for _ in range(100):
-            if srv.poll() is not None:
-                break
-            try:
-                sock = socket.create_connection(("127.0.0.1", port))
-                break
-            except OSError:
-                time.sleep(0.05)
+        sock = connect(port, srv)
         err = "" if sock else (srv.stderr.read() if srv.poll() is not None else "no answer")
         check(sock is not None, "goblin-core starts with %s: %s" % (conf, err.strip()[-300:]))
         if sock:
