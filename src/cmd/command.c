@@ -896,7 +896,7 @@ static void execute(client *c) {
             reject_with(c, cmd, stale);
             return;
         }
-    } else if ((flags & CMDF_WRITE) && repl_min_replicas_refuse()) {
+    } else if (((flags & CMDF_WRITE) || exec_queue_has(c, cmd, CMDF_WRITE)) && repl_min_replicas_refuse()) {
         reject_with(c, cmd, "NOREPLICAS Not enough good replicas to write.");
         return;
     }
@@ -950,7 +950,7 @@ static int refused_before_pause(client *c, const cmd_def *cmd, uint32_t flags, i
     if (repl_is_replica()) {
         if (write && repl_read_only()) return 1;
         if (!(flags & CMDF_STALE) && repl_stale_refusal()) return 1;
-    } else if ((flags & CMDF_WRITE) && repl_min_replicas_refuse()) {
+    } else if (((flags & CMDF_WRITE) || exec_queue_has(c, cmd, CMDF_WRITE)) && repl_min_replicas_refuse()) {
         return 1;
     }
     if (!(cmd->flags & CMDF_LOADING) && persist_loading()) return 1;

@@ -1,7 +1,8 @@
 # Security and robustness, each checked against Redis 7.0's
 # replies: an EXEC holding a denyoom command under maxmemory/noeviction is
 # aborted ("EXECABORT Transaction discarded because of: OOM ...") while a
-# read-only one runs; CONFIG SET requirepass/masterauth arguments are
+# read-only one runs, and so is one holding a write when min-replicas-to-write
+# is no longer met; CONFIG SET requirepass/masterauth arguments are
 # redacted in SLOWLOG and MONITOR; ACL SETUSER channel changes disconnect
 # only the subscribers whose subscriptions are no longer allowed.
 
@@ -25,6 +26,23 @@ start_server {tags {robustness}} {
         assert_error {ERR EXEC without MULTI} {$c exec}
         assert_match {*rejected_calls=1,*} [getInfoProperty [r info commandstats] cmdstat_exec]
         assert_match {*count=*} [getInfoProperty [r info errorstats] errorstat_EXECABORT]
+        $c close
+    }
+
+    test {EXEC with a queued write is aborted when min-replicas-to-write is no longer met} {
+        r set xx 1
+        set c [redis_client]
+        $c multi
+        $c incr xx
+        r config set min-replicas-to-write 2
+        assert_equal "-EXECABORT Transaction discarded because of: NOREPLICAS Not enough good replicas to write.\r\n" \
+            [$c rawcall exec]
+        assert_equal 1 [r get xx]
+        # Reads still run.
+        $c multi
+        $c get xx
+        assert_equal 1 [$c exec]
+        r config set min-replicas-to-write 0
         $c close
     }
 
