@@ -180,6 +180,8 @@ void lazyfree_index(swiss *keys, dbentry **vol) {
 uint64_t lazyfree_pending(void) { return __atomic_load_n(&lf_pending, __ATOMIC_RELAXED); }
 uint64_t lazyfree_freed(void) { return __atomic_load_n(&lf_freed, __ATOMIC_RELAXED); }
 
+void lazyfree_stats_reset(void) { __atomic_store_n(&lf_freed, 0, __ATOMIC_RELAXED); }
+
 void lazyfree_drain(void) {
     pthread_mutex_lock(&lf_lock);
     while (lf_started > 0 && (lf_head || lf_busy)) pthread_cond_wait(&lf_idle, &lf_lock);

@@ -26,6 +26,8 @@ void lazyfree_index(swiss *keys, dbentry **vol);
  * (INFO lazyfree_pending_objects, lazyfreed_objects). */
 uint64_t lazyfree_pending(void);
 uint64_t lazyfree_freed(void);
+/* CONFIG RESETSTAT: lazyfreed_objects from 0. */
+void lazyfree_stats_reset(void);
 /* Wait until everything handed over is freed (tests, shutdown). */
 void lazyfree_drain(void);
 #endif

@@ -1212,6 +1212,11 @@ void aof_cron(void) {
 
 /* ---- INFO --------------------------------------------------------------------------------- */
 
+void aof_stats_reset(void) {
+    __atomic_store_n(&rw_count, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&rw_failures, 0, __ATOMIC_RELAXED);
+}
+
 void aof_info(strbuf *b) {
     /* Not man_mu: the start-up load holds it while INFO must answer. */
     int inprog = __atomic_load_n(&rw_running, __ATOMIC_RELAXED);

@@ -64,6 +64,9 @@ int aof_restart(char *err, size_t errlen);
 
 /* Flush what is buffered, fsync, stop the writer; kills a rewrite child. */
 void aof_stop(void);
+/* CONFIG RESETSTAT: aof_rewrites and aof_rewrites_consecutive_failures
+ * from 0. */
+void aof_stats_reset(void);
 
 /* Group commit without waiting: a worker takes the offset its held
  * replies need (aof_durable_take: aof_durable_needed, then forgotten),

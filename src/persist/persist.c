@@ -859,6 +859,11 @@ int persist_debug_reload(int nosave, char *err, size_t errlen) {
 
 /* ---- INFO ------------------------------------------------------------------------------ */
 
+void persist_stats_reset(void) {
+    __atomic_store_n(&stat_saves, 0, __ATOMIC_RELAXED);
+    aof_stats_reset();
+}
+
 void persist_info(strbuf *b) {
     pthread_mutex_lock(&pst_lock);
     int in_progress = child_pid != -1;

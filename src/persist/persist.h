@@ -41,6 +41,8 @@ void persist_fill_save_opts(rdb_save_opts *o);
 int persist_writes_refused(void);
 void persist_start(void);
 void persist_stop(void);            /* also kills a running BGSAVE child */
+/* CONFIG RESETSTAT: rdb_saves and the AOF's rewrite counts from 0. */
+void persist_stats_reset(void);
 
 /* SAVE: write dir/dbfilename synchronously. The caller holds the keyspace
  * write lock. RDB_OK, or an error code with a message. */

@@ -1093,6 +1093,30 @@ start_server {tags {introspection}} {
         assert_equal 0 [s latest_fork_usec]
     }
 
+    test {CONFIG RESETSTAT clears rdb_saves, aof_rewrites, lazyfreed_objects and the instantaneous rates} {
+        r config set lazyfree-lazy-user-del yes
+        # More than 64 members: freed in the background.
+        for {set i 0} {$i < 200} {incr i} { r sadd lazyset $i }
+        r del lazyset
+        wait_for_condition 50 20 {[s lazyfree_pending_objects] == 0} else { fail "lazyfree did not end" }
+        assert_morethan [s lazyfreed_objects] 0
+        r save
+        assert_morethan [s rdb_saves] 0
+        r bgrewriteaof
+        wait_for_condition 200 50 {[s aof_rewrite_in_progress] == 0 && [s aof_rewrites] > 0} else {
+            fail "the rewrite did not end"
+        }
+        for {set i 0} {$i < 2000} {incr i} { r ping }
+        after 1100
+        r config resetstat
+        assert_equal 0 [s lazyfreed_objects]
+        assert_equal 0 [s rdb_saves]
+        assert_equal 0 [s aof_rewrites]
+        assert_equal 0 [s aof_rewrites_consecutive_failures]
+        assert_equal 0 [s instantaneous_ops_per_sec]
+        r config set lazyfree-lazy-user-del no
+    }
+
     test {INFO stats: expire_cycle_cpu_milliseconds counts the active expiry's time} {
         r flushall
         r config resetstat

@@ -23,6 +23,7 @@
 #include "cmd/multi.h"
 #include "cmd/repl/repl.h"
 #include "cmd/tracking.h"
+#include "db/lazyfree.h"
 #include "session/reply.h"
 #include "session/session.h"
 #include "persist/persist.h"
@@ -299,6 +300,15 @@ static void configResetstatCommand(client *c) {
     tstat_reset(TSTAT_READS);
     tstat_reset(TSTAT_WRITES);
     repl_stats_reset();
+    persist_stats_reset();
+    lazyfree_stats_reset();
+    /* The instantaneous rates start over too (Redis clears its samples). */
+    double none = 0;
+    __atomic_store(&srv.inst_ops_per_sec, &none, __ATOMIC_RELAXED);
+    __atomic_store(&srv.inst_input_kbps, &none, __ATOMIC_RELAXED);
+    __atomic_store(&srv.inst_output_kbps, &none, __ATOMIC_RELAXED);
+    __atomic_store(&srv.inst_repl_input_kbps, &none, __ATOMIC_RELAXED);
+    __atomic_store(&srv.inst_repl_output_kbps, &none, __ATOMIC_RELAXED);
     __atomic_store_n(&srv.total_forks, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&srv.latest_fork_usec, 0, __ATOMIC_RELAXED);
     reply_ok(c);
