@@ -755,11 +755,16 @@ void cmd_execute(client *c) {
     running = outer;
 }
 
-/* c is in MULTI and cmd is EXEC of a queue holding a command with one of
- * the flags of mask (the refusals that judge a transaction by its queue). */
-static int exec_queue_has(client *c, const cmd_def *cmd, uint32_t mask) {
+/* c is in MULTI and cmd is its EXEC (the refusals that judge a
+ * transaction by its queue). */
+static int is_exec_of_queue(client *c, const cmd_def *cmd) {
     const char *n = cmd->parent ? cmd->parent->name : cmd->name;
-    return (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec") && (multi_queued_flags(c) & mask);
+    return (client_flags_peek(c) & CLIENT_MULTI) && !strcmp(n, "exec");
+}
+
+/* An EXEC of a queue holding a command with one of the flags of mask. */
+static int exec_queue_has(client *c, const cmd_def *cmd, uint32_t mask) {
+    return is_exec_of_queue(c, cmd) && (multi_queued_flags(c) & mask);
 }
 
 /* What a RESP2 connection in the Pub/Sub context may run. */
@@ -892,7 +897,7 @@ static void execute(client *c) {
             return;
         }
         const char *stale = repl_stale_refusal();
-        if (stale && !(flags & CMDF_STALE)) {
+        if (stale && (!(flags & CMDF_STALE) || (is_exec_of_queue(c, cmd) && (multi_queued_lacking(c) & CMDF_STALE)))) {
             reject_with(c, cmd, stale);
             return;
         }

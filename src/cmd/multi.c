@@ -129,6 +129,14 @@ uint32_t multi_queued_flags(const client *c) {
     return f;
 }
 
+uint32_t multi_queued_lacking(const client *c) {
+    const mstate *m = c->mstate;
+    uint32_t f = 0;
+    if (m)
+        for (int i = 0; i < m->n; i++) f |= ~m->cmds[i].flags;
+    return f;
+}
+
 void multi_queued_each(const client *c, multi_each_fn *fn, void *arg) {
     const mstate *m = c->mstate;
     if (m)

@@ -22,6 +22,8 @@ void multi_touch_swapped(int a, int b);
 void multi_discard_state(client *c);
 /* The union of the queued commands' flags (CMDF_*). */
 uint32_t multi_queued_flags(const client *c);
+/* The flags some queued command lacks (the OR of their complements). */
+uint32_t multi_queued_lacking(const client *c);
 /* Calls fn for each queued command of c, in order (the cluster's
  * redirection check of EXEC). */
 struct cmd_def;

@@ -2,7 +2,8 @@
 # replies: an EXEC holding a denyoom command under maxmemory/noeviction is
 # aborted ("EXECABORT Transaction discarded because of: OOM ...") while a
 # read-only one runs, and so is one holding a write when min-replicas-to-write
-# is no longer met; CONFIG SET requirepass/masterauth arguments are
+# is no longer met, and one holding a read once the server is a stale replica;
+# CONFIG SET requirepass/masterauth arguments are
 # redacted in SLOWLOG and MONITOR; ACL SETUSER channel changes disconnect
 # only the subscribers whose subscriptions are no longer allowed.
 
@@ -43,6 +44,25 @@ start_server {tags {robustness}} {
         $c get xx
         assert_equal 1 [$c exec]
         r config set min-replicas-to-write 0
+        $c close
+    }
+
+    test {EXEC of a read is aborted with MASTERDOWN when the server became a stale replica} {
+        r config set replica-serve-stale-data no
+        set c [redis_client]
+        r set xx 1
+        $c multi
+        $c get xx
+        # A primary that is not there: the link never comes up.
+        r replicaof 127.0.0.1 1
+        assert_match "-EXECABORT Transaction discarded because of: MASTERDOWN *" [$c rawcall exec]
+        assert_error {MASTERDOWN *} {$c exists xx}
+        # Commands flagged stale still run in one.
+        $c multi
+        $c info server
+        assert_match "*redis_version*" [$c exec]
+        r replicaof no one
+        r config set replica-serve-stale-data yes
         $c close
     }
 
