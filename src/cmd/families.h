@@ -16,6 +16,7 @@ void evict_family_shutdown(void);               /* evict.c: maxmemory eviction *
 /* cmd/types/: the keyspace and the value types */
 extern const cmd_handler keys_handlers[];
 void keys_family_init(void);                     /* keys.c: lazyfree-lazy-user-del */
+int keys_lazy_user_del(void);                    /* its value (GETDEL propagates as DEL or UNLINK) */
 extern const cmd_handler string_handlers[];
 extern const cmd_handler bitops_handlers[];
 extern const cmd_handler hash_handlers[];

@@ -15,6 +15,7 @@ under --arena-hugetlb.
 Ends with "aof: N passed, M failed".
 """
 import os
+import re
 import subprocess
 import sys
 import time
@@ -683,6 +684,58 @@ def deletions_are_del_or_unlink_as_redis():
             got[kind] = [r for r in incr_records(d) if r[0] in (b"DEL", b"UNLINK")]
         assert got["goblin"] == got["redis"], (lazy, got)
         assert len(got["redis"]) == 6, got
+
+
+@test
+def rewritten_commands_are_recorded_as_redis():
+    """Commands Redis 7.0 records in another form are recorded in the same
+    one, byte for byte but for the times: SET with any expiry as SET key
+    value PXAT ms, SET ... GET without its GET, GETDEL as DEL (UNLINK under
+    lazyfree-lazy-user-del), ZPOPMIN as sent, BZPOPMIN as ZPOPMIN key, the
+    M forms with what they popped, BRPOPLPUSH as RPOPLPUSH, BLMOVE with its
+    directions as sent or, served after blocking, as left and right."""
+    def run(c, d):
+        c.ok("SET", "a", "1", "EX", "100")
+        c.ok("SET", "a", "2", "pxat", "9000000000000")
+        c.ok("SET", "a", "3", "nx", "get")
+        c.ok("SET", "a", "4", "XX", "GET", "KEEPTTL", "get")
+        c.ok("SETEX", "b", "100", "v")
+        c.ok("GETDEL", "b")
+        c.ok("CONFIG", "SET", "lazyfree-lazy-user-del", "yes")
+        c.ok("SET", "b", "v")
+        c.ok("GETDEL", "b")
+        c.ok("CONFIG", "SET", "lazyfree-lazy-user-del", "no")
+        c.ok("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d")
+        c.ok("zpopmin", "z")
+        c.ok("ZPOPMAX", "z", "5")
+        c.ok("ZADD", "z", "1", "a", "2", "b")
+        c.ok("BZPOPMIN", "z", "0")
+        c.ok("ZMPOP", "1", "z", "MAX", "COUNT", "9")
+        c.ok("RPUSH", "l", "a", "b", "c")
+        c.ok("BRPOPLPUSH", "l", "l2", "0")
+        c.ok("BLMOVE", "l", "l2", "Left", "rIGHT", "0")
+        c.ok("LMPOP", "1", "l", "RIGHT", "COUNT", "5")
+        d.send("BLMOVE", "l", "l3", "LEFT", "RIGHT", "0")
+        d.send("BZPOPMAX", "z", "0")
+        time.sleep(0.2)
+        c.ok("RPUSH", "l", "x")
+        c.ok("ZADD", "z", "5", "e")
+        d.read()
+        d.read()
+
+    got = {}
+    for kind in ("redis", "goblin"):
+        d = tdir("rewritten_%s" % kind)
+        s = start(kind, d, "--appendonly", "yes")
+        other = s.client()
+        run(s.c, other)
+        other.close()
+        s.shutdown("NOSAVE")
+        got[kind] = [[re.sub(rb"^1[0-9]{12}$", b"<ms>", a) for a in r] for r in incr_records(d)
+                     if r[0].upper() != b"SELECT"]
+    assert got["goblin"] == got["redis"], "\n".join(
+        "%s %s" % ("  " if a == b else "!!", (a, b)) for a, b in zip(got["redis"], got["goblin"]))
+    assert len(got["redis"]) > 20, got["redis"]
 
 
 @test

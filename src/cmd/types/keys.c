@@ -40,7 +40,7 @@ static void delGeneric(client *c, int lazy) {
 /* As Redis: UNLINK hands large values to the lazy-free thread, DEL does
  * so under lazyfree-lazy-user-del. */
 static int lazy_user_del;
-static void delCommand(client *c) { delGeneric(c, __atomic_load_n(&lazy_user_del, __ATOMIC_RELAXED)); }
+static void delCommand(client *c) { delGeneric(c, keys_lazy_user_del()); }
 static void unlinkCommand(client *c) { delGeneric(c, 1); }
 
 /* EXISTS leaves the keys' access clocks alone, TOUCH sets them. */
@@ -569,6 +569,8 @@ static void persistCommand(client *c) {
 }
 
 void keys_family_init(void) { config_bind_int("lazyfree-lazy-user-del", &lazy_user_del); }
+
+int keys_lazy_user_del(void) { return __atomic_load_n(&lazy_user_del, __ATOMIC_RELAXED); }
 
 const cmd_handler keys_handlers[] = {
     {"del", delCommand, CMD_LOCK_KEYS},

@@ -530,11 +530,17 @@ static void blmove_generic(client *c, int from, int to, const garg *timeout) {
     }
     if (se) {
         move_element(c, db, se, &c->argv[1], &c->argv[2], from, to);
-        /* Propagated without the blocking: LMOVE / RPOPLPUSH. */
-        const char *p[5] = {"LMOVE", c->argv[1].p, c->argv[2].p, from == LIST_HEAD ? "LEFT" : "RIGHT",
-                            to == LIST_HEAD ? "LEFT" : "RIGHT"};
-        const size_t pn[5] = {5, c->argv[1].n, c->argv[2].n, from == LIST_HEAD ? 4u : 5u, to == LIST_HEAD ? 4u : 5u};
-        prop_rewrite(c, 5, p, pn);
+        /* Propagated without the blocking, as Redis: RPOPLPUSH src dst;
+         * LMOVE with the directions as given, or (served after blocking)
+         * as Redis's shared "left" and "right". */
+        int retried = block_retrying(c), brpoplpush = c->argc == 4;
+        const char *p[5] = {brpoplpush ? "RPOPLPUSH" : "LMOVE", c->argv[1].p, c->argv[2].p,
+                            retried ? (from == LIST_HEAD ? "left" : "right") : c->argv[3].p,
+                            retried ? (to == LIST_HEAD ? "left" : "right") : c->argv[4].p};
+        const size_t pn[5] = {brpoplpush ? 9u : 5u, c->argv[1].n, c->argv[2].n,
+                              retried ? (from == LIST_HEAD ? 4u : 5u) : c->argv[3].n,
+                              retried ? (to == LIST_HEAD ? 4u : 5u) : c->argv[4].n};
+        prop_rewrite(c, brpoplpush ? 3 : 5, p, pn);
         return;
     }
     if (!block_allowed(c)) {

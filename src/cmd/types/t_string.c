@@ -232,14 +232,28 @@ static void set_generic(client *c, int flags, const garg *key, const garg *val, 
     if (exp) {
         e = db_set_expire(db, e, when);
         cmd_notify(c, NOTIFY_GENERIC, "expire", db, key->p, key->n);
-        if (!(flags & SO_PXAT)) { /* as Redis: SET key value PXAT ms */
-            const char *p[5] = {"SET", key->p, val->p, "PXAT", NULL};
-            size_t n[5] = {3, key->n, val->n, 4, 0};
-            char num[24];
-            n[4] = (size_t)snprintf(num, sizeof(num), "%lld", (long long)when);
-            p[4] = num;
-            prop_rewrite(c, 5, p, n);
+        /* As Redis: SET key value PXAT ms, whatever the options. */
+        const char *p[5] = {"SET", key->p, val->p, "PXAT", NULL};
+        size_t n[5] = {3, key->n, val->n, 4, 0};
+        char num[24];
+        n[4] = (size_t)snprintf(num, sizeof(num), "%lld", (long long)when);
+        p[4] = num;
+        prop_rewrite(c, 5, p, n);
+    } else if (flags & SO_GET) {
+        /* As Redis: propagated without its GET (a replica has no one to
+         * answer). */
+        const char **p = malloc((size_t)c->argc * sizeof(*p));
+        size_t *n = malloc((size_t)c->argc * sizeof(*n));
+        if (!p || !n) abort();
+        int k = 0;
+        for (int j = 0; j < c->argc; j++) {
+            if (j >= 3 && arg_is(&c->argv[j], "get")) continue;
+            p[k] = c->argv[j].p;
+            n[k++] = c->argv[j].n;
         }
+        prop_rewrite(c, k, p, n);
+        free(p);
+        free(n);
     }
     if (flags & SO_GET) return;
     if (replies == SET_REPLY_INT) reply_int(c, 1);
@@ -302,6 +316,11 @@ static void getdelCommand(client *c) {
     db_delete_entry(db, e);
     cmd_key_modified(c, db, c->argv[1].p, c->argv[1].n);
     cmd_notify(c, NOTIFY_GENERIC, "del", db, c->argv[1].p, c->argv[1].n);
+    /* As Redis: propagated as DEL, or UNLINK with lazyfree-lazy-user-del. */
+    int lazy = keys_lazy_user_del();
+    const char *p[2] = {lazy ? "UNLINK" : "DEL", c->argv[1].p};
+    const size_t n[2] = {lazy ? 6u : 3u, c->argv[1].n};
+    prop_rewrite(c, 2, p, n);
 }
 
 static void getexCommand(client *c) {

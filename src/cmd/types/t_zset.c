@@ -586,6 +586,7 @@ static void genericZpop(client *c, const garg *keys, int nkeys, int where, int e
         reply_array(c, 0);
         return;
     }
+    long long asked = count;
     if (count == -1) count = 1;
     zset *z = obj_zset(e);
     long long llen = (long long)zset_card(z);
@@ -616,12 +617,14 @@ static void genericZpop(client *c, const garg *keys, int nkeys, int where, int e
     zset_cmd_sync(e);
     tc_changed(c, db, key, OBJ_ZSET, where == ZPOP_MIN ? "zpopmin" : "zpopmax");
     tc_delete_if_empty(c, db, e, key);
-    /* Every form (blocking, M, plain) propagates as ZPOPMIN|ZPOPMAX key n,
-     * n what was popped, as Redis does. */
+    /* As Redis: ZPOPMIN|ZPOPMAX go as they came; BZPOPMIN|BZPOPMAX as
+     * ZPOPMIN|ZPOPMAX key; the M forms as ZPOPMIN|ZPOPMAX key n, n what
+     * was popped. */
+    if (!emitkey) return;
     char num[24];
     const char *p[3] = {where == ZPOP_MIN ? "ZPOPMIN" : "ZPOPMAX", key->p, num};
     const size_t pn[3] = {7, key->n, (size_t)snprintf(num, sizeof(num), "%lld", rangelen)};
-    prop_rewrite(c, 3, p, pn);
+    prop_rewrite(c, asked == -1 ? 2 : 3, p, pn);
 }
 
 static void zpopMinMax(client *c, int where) {
