@@ -104,17 +104,21 @@ int ll_to_str(char *dst, size_t cap, long long v) {
 }
 
 int str_to_double(const char *s, size_t len, double *out) {
-    char buf[256];
-    if (len == 0 || len >= sizeof(buf) || isspace((unsigned char)s[0])) return 0;
+    /* No length limit, as Redis's getDoubleFromObject (1e308 written out
+     * in full is 309 digits): a long one is copied to the heap. */
+    char small[256], *buf = small;
+    if (len == 0 || isspace((unsigned char)s[0])) return 0;
+    if (len >= sizeof(small) && !(buf = malloc(len + 1))) return 0;
     memcpy(buf, s, len);
     buf[len] = '\0';
     char *end;
     errno = 0;
     double v = strtod(buf, &end);
-    if ((size_t)(end - buf) != len || isnan(v)) return 0;
-    if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO)) return 0;
-    *out = v;
-    return 1;
+    int ok = (size_t)(end - buf) == len && !isnan(v) &&
+             !(errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO));
+    if (buf != small) free(buf);
+    if (ok) *out = v;
+    return ok;
 }
 
 int str_to_ldouble(const char *s, size_t len, long double *out) {

@@ -99,6 +99,12 @@ TEST(strutil, str_to_double) {
     CHECK(!str_to_double("", 0, &d));
     CHECK(!str_to_double("1.5x", 4, &d));
     CHECK(!str_to_double("1\0", 2, &d));
+    /* No length limit: DBL_MAX written out in full, 327 characters. */
+    char big[400];
+    int n = snprintf(big, sizeof(big), "%.17f", DBL_MAX);
+    CHECK(n > 300 && str_to_double(big, (size_t)n, &d) && d == DBL_MAX);
+    big[n - 1] = 'x';
+    CHECK(!str_to_double(big, (size_t)n, &d));
 }
 
 TEST(strutil, str_to_ldouble) {

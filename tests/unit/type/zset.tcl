@@ -1310,4 +1310,13 @@ start_server {tags {zset}} {
             $c close
         }
     }
+
+    test {ZADD and ZINCRBY take a score written out in full (DBL_MAX, 327 characters)} {
+        set dblmax [format %.17f 1.7976931348623157e308]
+        r del zz
+        assert_equal 1 [r zadd zz $dblmax dblmax]
+        assert_equal 1.7976931348623157e+308 [r zscore zz dblmax]
+        assert_equal 1.7976931348623157e+308 [r zincrby zz $dblmax other]
+        assert_error {*not a valid float*} {r zadd zz ${dblmax}x bad}
+    }
 }
