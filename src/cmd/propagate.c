@@ -25,6 +25,7 @@
 
 typedef struct prop_op {
     int dbid;
+    int repl_only; /* for the replicas, not the AOF (PUBLISH) */
     int argc;
     char **p;
     size_t *n;
@@ -38,6 +39,7 @@ typedef struct prop_level {
     unsigned long changes_at_begin;
     unsigned long child_changes;
     int state;
+    int force_repl;           /* prop_force_repl */
     prop_op rewrite;          /* LEVEL_REWRITTEN */
 } prop_level;
 
@@ -61,6 +63,7 @@ static void op_set(prop_op *o, int i, const char *p, size_t n) {
 
 static void op_alloc(prop_op *o, int dbid, int argc) {
     o->dbid = dbid;
+    o->repl_only = 0;
     o->argc = argc;
     o->p = calloc((size_t)argc, sizeof(char *));
     o->n = malloc(sizeof(size_t) * (size_t)argc);
@@ -134,6 +137,7 @@ void prop_begin(void) {
     l->changes_at_begin = T.changes;
     l->child_changes = 0;
     l->state = LEVEL_DEFAULT;
+    l->force_repl = 0;
     l->rewrite.argc = 0;
 }
 
@@ -145,7 +149,8 @@ static void emit_all(void) {
     int wrap = T.nops > 1;
     if (wrap) wstream_append_locked(T.ops[0].dbid, 1, multi, five);
     for (int i = 0; i < T.nops; i++)
-        wstream_append_locked(T.ops[i].dbid, T.ops[i].argc, (const char *const *)T.ops[i].p, T.ops[i].n);
+        (T.ops[i].repl_only ? wstream_append_repl_locked : wstream_append_locked)(
+            T.ops[i].dbid, T.ops[i].argc, (const char *const *)T.ops[i].p, T.ops[i].n);
     if (wrap) wstream_append_locked(-1, 1, exec, four);
     wstream_unlock();
 }
@@ -213,6 +218,10 @@ static __attribute__((noinline)) void end_level(client *c, const cmd_def *cmd, p
         else op_free(&l->rewrite);
     } else if (l->state == LEVEL_DEFAULT && mine > 0 && !(cmd->flags & CMDF_NO_OWN_RECORD) && wstream_active()) {
         op_fill_call(ops_push(), c);
+    } else if (l->state == LEVEL_DEFAULT && l->force_repl && wstream_repl_active()) {
+        prop_op *o = ops_push();
+        op_fill_call(o, c);
+        o->repl_only = 1;
     }
     if (T.depth > 0) return;
     if (T.nops && wstream_active()) emit_all();
@@ -226,7 +235,9 @@ void prop_end(client *c, const cmd_def *cmd) {
     /* The common top-level call with no record to put anywhere: it changed
      * nothing (a read), or nothing is listening; nor did anything nested
      * or added leave a record. end_level would find nothing to do. */
-    if (T.depth == 0 && T.nops == 0 && l->state != LEVEL_REWRITTEN && (total == 0 || !wstream_active())) return;
+    if (T.depth == 0 && T.nops == 0 && l->state != LEVEL_REWRITTEN && (total == 0 || !wstream_active()) &&
+        !(l->force_repl && wstream_repl_active()))
+        return;
     end_level(c, cmd, l, total);
 }
 
@@ -240,6 +251,11 @@ void prop_rewrite(client *c, int argc, const char *const *p, const size_t *n) {
     }
     l->state = LEVEL_REWRITTEN;
     op_fill(&l->rewrite, c->db, argc, p, n);
+}
+
+void prop_force_repl(client *c) {
+    (void)c;
+    if (T.depth) T.lv[T.depth - 1].force_repl = 1;
 }
 
 void prop_none(client *c) {

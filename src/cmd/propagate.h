@@ -49,6 +49,9 @@ void prop_count_change(void);
 /* For handlers. */
 void prop_rewrite(client *c, int argc, const char *const *p, const size_t *n);
 void prop_none(client *c);
+/* The call goes to the replicas (not the AOF) as sent, though it changed
+ * nothing: PUBLISH, as Redis's forceCommandPropagation(PROPAGATE_REPL). */
+void prop_force_repl(client *c);
 void prop_also(int dbid, int argc, const char *const *p, const size_t *n);
 /* A one-key command (DEL key, UNLINK key) outside or inside a call. */
 void prop_key(int dbid, const char *cmd, const char *key, size_t klen);

@@ -251,7 +251,7 @@ static void sink_write(void *arg, const char *p, size_t n) {
     pthread_mutex_unlock(&mu);
 }
 
-static const wstream_sink sink = {sink_write, NULL};
+static const wstream_sink sink = {sink_write, NULL, 0}; /* no replica-only records */
 
 void aof_batch_begin(void) { tl_batching = 1; }
 

@@ -15,6 +15,7 @@
 static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static const wstream_sink *sinks[WSTREAM_MAX_SINKS];
 static int nsinks;          /* written under ws_lock, peeked relaxed */
+static int nrepl;           /* of them with `repl`; the same */
 static int last_db = -1;    /* database of the previous record, -1: none */
 static uint64_t offset;
 static char *buf;           /* encoding scratch, under ws_lock */
@@ -26,6 +27,7 @@ int wstream_add_sink(const wstream_sink *s) {
     if (nsinks < WSTREAM_MAX_SINKS) {
         sinks[nsinks] = s;
         __atomic_store_n(&nsinks, nsinks + 1, __ATOMIC_RELAXED);
+        if (s->repl) __atomic_store_n(&nrepl, nrepl + 1, __ATOMIC_RELAXED);
         rc = 0;
     }
     pthread_mutex_unlock(&ws_lock);
@@ -38,6 +40,7 @@ void wstream_remove_sink(const wstream_sink *s) {
         if (sinks[i] == s) {
             sinks[i] = sinks[nsinks - 1];
             __atomic_store_n(&nsinks, nsinks - 1, __ATOMIC_RELAXED);
+            if (s->repl) __atomic_store_n(&nrepl, nrepl - 1, __ATOMIC_RELAXED);
             break;
         }
     if (!nsinks) last_db = -1;
@@ -45,6 +48,8 @@ void wstream_remove_sink(const wstream_sink *s) {
 }
 
 int wstream_active(void) { return __atomic_load_n(&nsinks, __ATOMIC_RELAXED) > 0; }
+
+int wstream_repl_active(void) { return __atomic_load_n(&nrepl, __ATOMIC_RELAXED) > 0; }
 
 void wstream_lock(void) { pthread_mutex_lock(&ws_lock); }
 void wstream_unlock(void) { pthread_mutex_unlock(&ws_lock); }
@@ -84,7 +89,7 @@ static size_t put_array(size_t len, int argc, const char *const *p, const size_t
     return len;
 }
 
-void wstream_append_locked(int dbid, int argc, const char *const *p, const size_t *n) {
+static void append(int dbid, int argc, const char *const *p, const size_t *n, int repl_only) {
     assert(argc > 0);
     if (!nsinks) return;
     size_t len = 0;
@@ -96,9 +101,21 @@ void wstream_append_locked(int dbid, int argc, const char *const *p, const size_
         len = put_array(len, 2, sp, sn);
         last_db = dbid;
     }
+    size_t sel = repl_only ? len : 0; /* what every sink takes */
     len = put_array(len, argc, p, n);
-    for (int i = 0; i < nsinks; i++) sinks[i]->write(sinks[i]->arg, buf, len);
+    for (int i = 0; i < nsinks; i++) {
+        if (!repl_only || sinks[i]->repl) sinks[i]->write(sinks[i]->arg, buf, len);
+        else if (sel) sinks[i]->write(sinks[i]->arg, buf, sel);
+    }
     __atomic_store_n(&offset, offset + len, __ATOMIC_RELAXED);
+}
+
+void wstream_append_locked(int dbid, int argc, const char *const *p, const size_t *n) {
+    append(dbid, argc, p, n, 0);
+}
+
+void wstream_append_repl_locked(int dbid, int argc, const char *const *p, const size_t *n) {
+    append(dbid, argc, p, n, 1);
 }
 
 void wstream_force_select_locked(void) { last_db = -1; }

@@ -27,6 +27,7 @@
 typedef struct wstream_sink {
     void (*write)(void *arg, const char *p, size_t n);
     void *arg;
+    int repl;   /* also takes the records meant for replicas only (PUBLISH) */
 } wstream_sink;
 
 #define WSTREAM_MAX_SINKS 8
@@ -38,12 +39,20 @@ void wstream_remove_sink(const wstream_sink *s);
 /* Whether any sink listens (relaxed; a producer that sees 0 appends
  * nothing). */
 int wstream_active(void);
+/* Whether a sink with `repl` listens (a primary's replication, once it had
+ * a replica, as Redis keeps its backlog): replica-only records are made
+ * only then, as Redis's shouldPropagate. */
+int wstream_repl_active(void);
 
 void wstream_lock(void);
 void wstream_unlock(void);
 /* One command for database dbid (< 0: no SELECT, e.g. FLUSHALL), as argc
  * arguments p[i] of n[i] bytes. Stream lock held. */
 void wstream_append_locked(int dbid, int argc, const char *const *p, const size_t *n);
+/* The same for a record only the sinks with `repl` take (Redis propagates
+ * PUBLISH to replicas, not to the AOF); a SELECT it needs goes to all of
+ * them, so each sink's database stays the stream's. Stream lock held. */
+void wstream_append_repl_locked(int dbid, int argc, const char *const *p, const size_t *n);
 /* The next record emits SELECT whatever the database (a consumer started
  * mid-stream, a new AOF file). Stream lock held. */
 void wstream_force_select_locked(void);

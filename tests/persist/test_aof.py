@@ -693,7 +693,8 @@ def rewritten_commands_are_recorded_as_redis():
     value PXAT ms, SET ... GET without its GET, GETDEL as DEL (UNLINK under
     lazyfree-lazy-user-del), ZPOPMIN as sent, BZPOPMIN as ZPOPMIN key, the
     M forms with what they popped, BRPOPLPUSH as RPOPLPUSH, BLMOVE with its
-    directions as sent or, served after blocking, as left and right."""
+    directions as sent or, served after blocking, as left and right;
+    PUBLISH not at all (it goes to the replicas only)."""
     def run(c, d):
         c.ok("SET", "a", "1", "EX", "100")
         c.ok("SET", "a", "2", "pxat", "9000000000000")
@@ -715,6 +716,11 @@ def rewritten_commands_are_recorded_as_redis():
         c.ok("BRPOPLPUSH", "l", "l2", "0")
         c.ok("BLMOVE", "l", "l2", "Left", "rIGHT", "0")
         c.ok("LMPOP", "1", "l", "RIGHT", "COUNT", "5")
+        c.ok("PUBLISH", "ch", "m")  # replicas only
+        c.ok("MULTI")
+        c.ok("PUBLISH", "ch", "m")
+        c.ok("SET", "p", "1")
+        c.ok("EXEC")
         d.send("BLMOVE", "l", "l3", "LEFT", "RIGHT", "0")
         d.send("BZPOPMAX", "z", "0")
         time.sleep(0.2)

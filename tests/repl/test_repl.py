@@ -267,6 +267,45 @@ def goblin_to_goblin_to_redis_chain():
     assert role[0] == b"master" and len(role[2]) == 1 and role[2][0][1] == str(m.port).encode(), role
 
 
+@test
+def publish_reaches_the_subscribers_of_the_replicas():
+    """PUBLISH and SPUBLISH go to the replicas (as Redis propagates them)
+    and from there down a chain, alone, in MULTI and from a script, in
+    both directions between goblin and Redis; not into the AOF."""
+    for pk, mk, rk in (("goblin", "goblin", "redis"), ("redis", "goblin", "goblin")):
+        d = tdir("publish_%s_%s_%s" % (pk, mk, rk))
+        p = start(pk, os.path.join(d, "p"), "--appendonly", "yes")
+        m = replica_of(mk, os.path.join(d, "m"), p.port)
+        r = replica_of(rk, os.path.join(d, "r"), m.port)
+        in_sync(p, m)
+        in_sync(m, r)
+        subs = []
+        for s in (m, r):
+            c = s.client()
+            c.send("SUBSCRIBE", "news")
+            assert c.read() == [b"subscribe", b"news", 1]
+            c.send("SSUBSCRIBE", "snews")
+            assert c.read() == [b"ssubscribe", b"snews", 1]
+            subs.append(c)
+        p.c.ok("PUBLISH", "news", "one")
+        p.c.ok("MULTI")
+        p.c.ok("SET", "k", "v")
+        p.c.ok("PUBLISH", "news", "two")
+        p.c.ok("EXEC")
+        p.c.ok("EVAL", "return redis.call('publish', 'news', 'three')", "0")
+        p.c.ok("SPUBLISH", "snews", "four")
+        for c in subs:
+            got = [c.read() for _ in range(4)]
+            assert got == [[b"message", b"news", b"one"], [b"message", b"news", b"two"],
+                           [b"message", b"news", b"three"], [b"smessage", b"snews", b"four"]], (pk, mk, rk, got)
+            c.close()
+        in_sync(p, m)
+        assert m.c.ok("GET", "k") == b"v"
+        if pk == "goblin":
+            aof = open(os.path.join(d, "p", "appendonlydir", "appendonly.aof.1.incr.aof"), "rb").read()
+            assert b"news" not in aof and b"$1\r\nk\r\n" in aof, aof
+
+
 class Proxy(threading.Thread):
     """A TCP proxy to a port that can cut every connection through it."""
 

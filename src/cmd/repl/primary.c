@@ -285,7 +285,7 @@ static void sink_write(void *arg, const char *p, size_t n) {
     pthread_mutex_unlock(&mu);
 }
 
-static const wstream_sink sink = {sink_write, NULL};
+static const wstream_sink sink = {sink_write, NULL, 1};
 
 void repl_feed_from_primary(const char *p, size_t n) {
     pthread_mutex_lock(&mu);

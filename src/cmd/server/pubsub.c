@@ -18,6 +18,7 @@
 #include "cmd/server/acl.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/propagate.h"
 #include "cmd/server/admin_family.h"
 #include "session/reply.h"
 #include "util/hashfn.h"
@@ -444,14 +445,19 @@ static long publish(client *self, int shard, const char *ch, size_t chn, const c
     return receivers;
 }
 
+/* As Redis: a message reaches the replicas' subscribers through the
+ * replication stream (not the AOF), or, in cluster mode, the other nodes'
+ * through the cluster bus. */
 static void publishCommand(client *c) {
     reply_int(c, publish(c, 0, c->argv[1].p, c->argv[1].n, c->argv[2].p, c->argv[2].n));
     cluster_propagate_publish(c->argv[1].p, c->argv[1].n, c->argv[2].p, c->argv[2].n, 0);
+    if (!cluster_enabled()) prop_force_repl(c);
 }
 
 static void spublishCommand(client *c) {
     reply_int(c, publish(c, 1, c->argv[1].p, c->argv[1].n, c->argv[2].p, c->argv[2].n));
     cluster_propagate_publish(c->argv[1].p, c->argv[1].n, c->argv[2].p, c->argv[2].n, 1);
+    if (!cluster_enabled()) prop_force_repl(c);
 }
 
 /* A message another cluster node published. */
