@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "ds/stream.h"
 
 typedef struct lfjob {
     struct lfjob *next;
@@ -37,7 +38,9 @@ static uint64_t lf_pending, lf_freed; /* atomics */
 
 /* Redis frees in the background when the "free effort" passes 64: the
  * elements of a table or tree encoding, the nodes of a quicklist (about
- * 128 small elements each); a packed encoding is one allocation. */
+ * 128 small elements each), a stream's nodes (our runs) plus its groups
+ * times one more than the first group's pending entries (Redis's estimate
+ * for all of them); a packed encoding is one allocation. */
 #define LAZYFREE_THRESHOLD 64
 
 int lazyfree_worth(const dbentry *e) {
@@ -45,6 +48,12 @@ int lazyfree_worth(const dbentry *e) {
     case ENC_HASHTABLE:
     case ENC_SKIPLIST: return e->val.type != OBJ_STRING && obj_len(&e->val) > LAZYFREE_THRESHOLD;
     case ENC_QUICKLIST: return obj_len(&e->val) / 128 > LAZYFREE_THRESHOLD;
+    case ENC_STREAM: {
+        const gstream *s = e->val.u.p;
+        size_t effort = stream_nruns(s);
+        if (s->ngroups) effort += s->ngroups * (1 + s->groups[0]->pel.n);
+        return effort > LAZYFREE_THRESHOLD;
+    }
     default: return 0;
     }
 }

@@ -634,6 +634,27 @@ start_server {tags {keyspace}} {
         assert_equal {a} [r zrange lz 0 -1]
     }
 
+    test {UNLINK frees a stream of many nodes or pending entries in the background, not a small one} {
+        r flushall
+        set before [lazyfreed]
+        r config set stream-node-max-entries 5
+        for {set i 0} {$i < 1000} {incr i} { r xadd lst * f $i }
+        r xadd tiny * f 1
+        r xgroup create tiny g 0
+        assert_equal 1 [r unlink tiny]
+        assert_equal $before [lazyfreed]
+        # 200 nodes of 5 entries: more than Redis's effort threshold of 64.
+        assert_equal 1 [r unlink lst]
+        wait_for_condition 100 20 {[lazyfreed] == $before + 1} else {fail "the stream was not freed in the background"}
+        r config set stream-node-max-entries 100
+        # Few nodes, but a group with 100 pending entries.
+        for {set i 0} {$i < 100} {incr i} { r xadd lpel * f $i }
+        r xgroup create lpel g 0
+        r xreadgroup group g c streams lpel >
+        assert_equal 1 [r unlink lpel]
+        wait_for_condition 100 20 {[lazyfreed] == $before + 2} else {fail "the stream's PEL was not freed in the background"}
+    }
+
     test {DEL frees in the background under lazyfree-lazy-user-del} {
         r del lh
         for {set i 0} {$i < 1000} {incr i} {r hset lh f$i v$i}
