@@ -311,6 +311,8 @@ start_server [list tags {scripting} args $::functions_server_args] {
             {redis.register_function(nil, function() return 1 end)} {first argument to redis.register_function must be a string}
             {redis.register_function('test-test', function() return 1 end)} {Library names can only contain letters, numbers, or underscores(_) and must be at least one character long}
             {redis.register_function('', function() return 1 end)} {Library names can only contain letters, numbers, or underscores(_) and must be at least one character long}
+            {redis.register_function('test\0test', function() return 1 end)} {Library names can only contain letters, numbers, or underscores(_) and must be at least one character long}
+            {redis.register_function{function_name='a\0b', callback=function() return 1 end}} {Library names can only contain letters, numbers, or underscores(_) and must be at least one character long}
             {redis.register_function{function_name=function() return 1 end, callback=function() return 1 end}} {function_name argument given to redis.register_function must be a string}
             {redis.register_function{function_name='f1', callback='bad'}} {callback argument given to redis.register_function must be a function}
             {redis.register_function{function_name='f1', callback=function() return 1 end, description=function() return 1 end}} {description argument given to redis.register_function must be a string}

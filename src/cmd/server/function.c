@@ -209,11 +209,15 @@ static int read_flags(lua_State *l, int *flags) {
     return 0;
 }
 
-static char *dup_lua_string(lua_State *l, int idx) {
+/* A copy of the string at idx, NUL-terminated; its length (which counts
+ * any NUL inside) in *len when len is not NULL. */
+static char *dup_lua_string(lua_State *l, int idx, size_t *len) {
     if (!lua_isstring(l, idx)) return NULL;
     size_t n;
     const char *s = lua_tolstring(l, idx, &n);
     char *d = malloc(n + 1);
+    if (!d) abort();
+    if (len) *len = n;
     memcpy(d, s, n);
     d[n] = '\0';
     return d;
@@ -232,10 +236,11 @@ static int register_function(lua_State *l) {
     int argc = lua_gettop(l);
     if (argc < 1 || argc > 2) return raise(l, "wrong number of arguments to redis.register_function");
     char *name = NULL, *desc = NULL;
+    size_t nlen = 0; /* the name's length: a NUL inside makes it a bad name */
     int ref = LUA_NOREF, flags = 0;
     const char *err = NULL;
     if (argc == 2) {
-        if (!(name = dup_lua_string(l, 1))) {
+        if (!(name = dup_lua_string(l, 1, &nlen))) {
             err = "first argument to redis.register_function must be a string";
         } else if (!lua_isfunction(l, 2)) {
             err = "second argument to redis.register_function must be a function";
@@ -255,11 +260,11 @@ static int register_function(lua_State *l) {
             const char *key = lua_tostring(l, -2);
             if (!strcasecmp(key, "function_name")) {
                 free(name);
-                if (!(name = dup_lua_string(l, -1)))
+                if (!(name = dup_lua_string(l, -1, &nlen)))
                     err = "function_name argument given to redis.register_function must be a string";
             } else if (!strcasecmp(key, "description")) {
                 free(desc);
-                if (!(desc = dup_lua_string(l, -1)))
+                if (!(desc = dup_lua_string(l, -1, NULL)))
                     err = "description argument given to redis.register_function must be a string";
             } else if (!strcasecmp(key, "callback")) {
                 if (!lua_isfunction(l, -1)) {
@@ -282,7 +287,7 @@ static int register_function(lua_State *l) {
         if (!err && !name) err = "redis.register_function must get a function name argument";
         if (!err && ref == LUA_NOREF) err = "redis.register_function must get a callback argument";
     }
-    if (!err && !name_ok(name, strlen(name))) err = BAD_NAME;
+    if (!err && !name_ok(name, nlen)) err = BAD_NAME;
     if (!err)
         for (int i = 0; i < ld->lib->nfuncs; i++)
             if (!strcmp(ld->lib->funcs[i]->name, name)) err = "Function already exists in the library";
