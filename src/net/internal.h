@@ -28,6 +28,8 @@ typedef struct listener {
     struct worker *w;
 } listener;
 
+enum { NET_SET_PLAIN = 0, NET_SET_TLS = 1 };
+
 typedef struct worker {
     int id;
     pthread_t tid;
@@ -44,8 +46,10 @@ typedef struct worker {
      * visited yet (conn_drain_async); both under qlock. */
     struct conn *aready, *adrain;
     struct conn *conns;      /* this worker's connections */
-    listener *tls_listeners; /* on tls-port (replaced when it changes) */
-    int ntls;
+    /* RESP's listeners on port [NET_SET_PLAIN] and tls-port [NET_SET_TLS],
+     * replaced when CONFIG SET changes the port. */
+    listener *resp_sets[2];
+    int nresp[2];
     /* appendfsync always: connections whose replies wait for their records
      * to be on disk. durable: held during this loop iteration, no target
      * yet; dbatch: waiting for the fsync of their target offset (the worker

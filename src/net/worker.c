@@ -357,7 +357,7 @@ static void net_events_while_busy(void) {
     w->busy_pump = 1;
     conn_busy_flush(w);
     if (w->uring) conn_busy_settle();
-    size_t n = (size_t)w->nlisten;
+    size_t n = (size_t)w->nlisten + (size_t)w->nresp[0] + (size_t)w->nresp[1];
     for (conn *k = w->conns; k; k = k->next) n++;
     struct pollfd *fds = malloc(n * sizeof(*fds));
     void **who = malloc(n * sizeof(*who));
@@ -367,6 +367,11 @@ static void net_events_while_busy(void) {
             fds[m] = (struct pollfd){.fd = w->listeners[i].fd, .events = POLLIN};
             who[m++] = &w->listeners[i];
         }
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < w->nresp[s]; i++) {
+                fds[m] = (struct pollfd){.fd = w->resp_sets[s][i].fd, .events = POLLIN};
+                who[m++] = &w->resp_sets[s][i];
+            }
         size_t nl = m;
         for (conn *k = w->conns; k; k = k->next) {
             uint32_t f = client_flags_peek(&k->c);
@@ -475,38 +480,39 @@ static void close_listeners(listener *l, int n) {
     free(l);
 }
 
-/* ---- tls-port ------------------------------------------------------------
+/* ---- port and tls-port ---------------------------------------------------
  *
- * Every worker has its own TLS listeners beside the plaintext ones, serving
- * the same protocol module through the shared TLS context (base/tls.h);
- * the memcache and HTTP front-ends have theirs on memcache-tls-port and
- * http-tls-port (opened once, at start-up, in net_start). CONFIG SET
- * tls-port opens the new port's sockets at once (so the reply tells
- * whether it could) and hands each worker its set to swap in on its own
- * loop. */
-static int tls_bound_port; /* the port the workers' TLS listeners are on; config lock */
+ * Every worker has its own RESP listeners on port and, beside them, on
+ * tls-port (served through the shared TLS context, base/tls.h); the
+ * memcache and HTTP front-ends have theirs in w->listeners (opened once, at
+ * start-up, in net_start). CONFIG SET port or tls-port opens the new port's
+ * sockets at once (so the reply tells whether it could, as Redis's
+ * changeListenPort) and hands each worker its set to swap in on its own
+ * loop; the old set is closed there. */
+static int bound_port[2]; /* the port each set is on; config lock */
 
-typedef struct tls_swap {
+typedef struct set_swap {
+    worker *w;
+    int kind; /* NET_SET_PLAIN or NET_SET_TLS */
     listener *l;
     int n;
-} tls_swap;
+} set_swap;
 
-static void tls_install(void *arg) {
-    tls_swap *sw = arg;
-    worker *w = sw->l ? sw->l[0].w : NULL;
-    if (!w) return;
-    if (w->tls_listeners) close_listeners(w->tls_listeners, w->ntls);
-    w->tls_listeners = sw->n ? sw->l : NULL;
-    w->ntls = sw->n;
+static void set_install(void *arg) {
+    set_swap *sw = arg;
+    worker *w = sw->w;
+    if (w->resp_sets[sw->kind]) close_listeners(w->resp_sets[sw->kind], w->nresp[sw->kind]);
+    w->resp_sets[sw->kind] = sw->n ? sw->l : NULL;
+    w->nresp[sw->kind] = sw->n;
     if (sw->n) arm_listeners(w, sw->l, sw->n);
     else free(sw->l);
     free(sw);
 }
 
-/* Open tls-port's listeners (port 0: none) for every worker; at start-up
+/* Open a RESP listener set (port 0: none) for every worker; at start-up
  * (running 0) install them directly, else post each worker its set. 0 ok,
  * -1 with a log line. */
-static int tls_listen(int port, int running) {
+static int resp_listen(int kind, int port, int running) {
     bind_addr addrs[16];
     int na = 0;
     if (port) {
@@ -518,7 +524,7 @@ static int tls_listen(int port, int running) {
     int ok = sets && counts;
     for (int k = 0; ok && k < nworkers; k++) {
         sets[k] = calloc((size_t)na + 1, sizeof(listener));
-        counts[k] = sets[k] ? open_listeners(addrs, na, port, &resp_proto, 1, sets[k]) : -1;
+        counts[k] = sets[k] ? open_listeners(addrs, na, port, &resp_proto, kind == NET_SET_TLS, sets[k]) : -1;
         if (counts[k] < 0) {
             free(sets[k]);
             sets[k] = NULL;
@@ -533,42 +539,44 @@ static int tls_listen(int port, int running) {
     }
     for (int k = 0; k < nworkers; k++) {
         worker *w = &net_workers[k];
-        for (int i = 0; i < counts[k]; i++) sets[k][i].w = w;
-        if (!running) {
-            w->tls_listeners = sets[k];
-            w->ntls = counts[k];
-            arm_listeners(w, sets[k], counts[k]);
-            continue;
-        }
-        tls_swap *sw = malloc(sizeof(*sw));
+        set_swap *sw = malloc(sizeof(*sw));
         if (!sw) abort();
-        sw->l = sets[k];
-        sw->n = counts[k];
-        /* An empty set still names its worker through its first slot. */
-        sets[k][0].w = w;
-        net_post(k, tls_install, sw);
+        *sw = (set_swap){w, kind, sets[k], counts[k]};
+        if (running) net_post(k, set_install, sw);
+        else set_install(sw);
     }
     free(sets);
     free(counts);
-    tls_bound_port = port;
+    bound_port[kind] = port;
     return 0;
 }
 
-/* CONFIG SET tls-port, as Redis's applyTLSPort. */
-static int tls_port_commit(char *err, size_t errlen) {
-    int port = tls_port();
-    if (port == tls_bound_port) return 0;
-    if (!tls_configured() && tls_configure() != 0) {
-        snprintf(err, errlen, "Unable to update TLS configuration. Check server logs.");
-        return -1;
-    }
-    if (tls_listen(port, 1) != 0) {
+/* CONFIG SET port and tls-port, as Redis's changeListenPort and
+ * applyTLSPort. */
+static int port_commit(char *err, size_t errlen) {
+    if (cfg.port == bound_port[NET_SET_PLAIN]) return 0;
+    if (resp_listen(NET_SET_PLAIN, cfg.port, 1) != 0) {
         snprintf(err, errlen, "Unable to listen on this port. Check server logs.");
         return -1;
     }
     return 0;
 }
 
+static int tls_port_commit(char *err, size_t errlen) {
+    int port = tls_port();
+    if (port == bound_port[NET_SET_TLS]) return 0;
+    if (!tls_configured() && tls_configure() != 0) {
+        snprintf(err, errlen, "Unable to update TLS configuration. Check server logs.");
+        return -1;
+    }
+    if (resp_listen(NET_SET_TLS, port, 1) != 0) {
+        snprintf(err, errlen, "Unable to listen on this port. Check server logs.");
+        return -1;
+    }
+    return 0;
+}
+
+static const config_hook port_hook = {.commit = port_commit};
 static const config_hook tls_port_hook = {.commit = tls_port_commit};
 
 /* The addresses of a front-end's port (0: none), probed: count, or -1
@@ -611,11 +619,12 @@ const char *net_io_mode(void) { return nworkers && net_workers[0].uring ? "async
 
 int net_start(int n) {
     session_set_transport(&net_transport);
-    bind_addr addrs[16];
-    int na = 0;
-    /* port 0: no plaintext TCP listener (TLS or the unix socket only). */
+    /* port 0: no plaintext TCP listener (TLS or the unix socket only).
+     * Probed first, so that a port taken fails the start before anything
+     * else is set up; resp_listen opens it below. */
     if (cfg.port) {
-        na = net_resolve_binds(addrs, 16, cfg.port);
+        bind_addr addrs[16];
+        int na = net_resolve_binds(addrs, 16, cfg.port);
         if (na < 0 || probe_binds(addrs, na, cfg.port) != 0) return -1;
     }
     /* The front-ends' listeners beside RESP's: HTTP (http-port, and HTTPS
@@ -676,7 +685,7 @@ int net_start(int n) {
         struct timeval tv = {0, 100000};
         event_add(w->tick_ev, &tv);
         w->pause_ev = evtimer_new(w->base, on_pause_end, w);
-        size_t nl = (size_t)na + (size_t)nh + (size_t)nht + (size_t)mcn + (size_t)mct + 1;
+        size_t nl = (size_t)nh + (size_t)nht + (size_t)mcn + (size_t)mct + 1;
         w->listeners = calloc(nl, sizeof(listener));
         if (k == 0 && unix_fd >= 0) {
             listener *l = &w->listeners[w->nlisten++];
@@ -686,17 +695,16 @@ int net_start(int n) {
             l->ev = event_new(w->base, unix_fd, EV_READ | EV_PERSIST, on_accept_unix, l);
             event_add(l->ev, NULL);
         }
-        /* The RESP listeners, then the front-ends' (their protocol
-         * module, plaintext and TLS). */
+        /* The front-ends' listeners (their protocol module, plaintext and
+         * TLS); RESP's are the worker's resp_sets, below. */
         const struct {
             const bind_addr *a;
             int n, port;
             const net_proto *proto;
             int tls;
         } sets[] = {
-            {addrs, na, cfg.port, &resp_proto, 0},  {haddrs, nh, hport, &http_proto, 0},
-            {htaddrs, nht, htport, &http_proto, 1}, {mcaddrs, mcn, mcport, &mc_proto, 0},
-            {mctaddrs, mct, mctport, &mc_proto, 1},
+            {haddrs, nh, hport, &http_proto, 0},      {htaddrs, nht, htport, &http_proto, 1},
+            {mcaddrs, mcn, mcport, &mc_proto, 0},     {mctaddrs, mct, mctport, &mc_proto, 1},
         };
         for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
             int got = open_listeners(sets[i].a, sets[i].n, sets[i].port, sets[i].proto, sets[i].tls,
@@ -706,7 +714,9 @@ int net_start(int n) {
             w->nlisten += got;
         }
     }
-    if (tls_port() && tls_listen(tls_port(), 0) != 0) return -1;
+    if (cfg.port && resp_listen(NET_SET_PLAIN, cfg.port, 0) != 0) return -1;
+    if (tls_port() && resp_listen(NET_SET_TLS, tls_port(), 0) != 0) return -1;
+    config_register_hook("port", &port_hook);
     config_register_hook("tls-port", &tls_port_hook);
     for (int k = 0; k < n; k++) pthread_create(&net_workers[k].tid, NULL, worker_main, &net_workers[k]);
     aof_set_sync_notify(conn_durable_notify);
@@ -734,7 +744,8 @@ static void stop_workers(int ms) {
     for (int k = 0; k < nworkers; k++) {
         worker *w = &net_workers[k];
         for (int i = 0; i < w->nlisten; i++) close(w->listeners[i].fd);
-        for (int i = 0; i < w->ntls; i++) close(w->tls_listeners[i].fd);
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < w->nresp[s]; i++) close(w->resp_sets[s][i].fd);
         net_post(k, noop_job, NULL);
     }
     struct timespec dl;

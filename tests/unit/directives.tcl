@@ -167,3 +167,28 @@ start_server [list tags {directives protected} args [list --unixsocket $::psock 
     }
 }
 file delete -force $::psock
+
+# CONFIG SET port moves the RESP listener at once (Redis's changeListenPort):
+# a port somebody holds is refused and nothing changes; connections made
+# before stay.
+start_server {tags {directives port}} {
+    test {CONFIG SET port listens on the new port, refuses a taken one, keeps the clients} {
+        set old [srv port]
+        set taken [::srv::free_port]
+        set holder [socket -server {apply {args {}}} -myaddr 127.0.0.1 $taken]
+        assert_equal "ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs." \
+            [err_of config set port $taken maxmemory 12345]
+        close $holder
+        assert_equal $old [lindex [r config get port] 1]
+        assert_equal 0 [lindex [r config get maxmemory] 1]
+        set new [::srv::free_port]
+        assert_equal OK [r config set port $new]
+        assert_equal PONG [exec redis-cli -p $new ping]
+        assert_equal PONG [r ping]
+        assert {[catch {exec redis-cli -p $old ping} e] || ![string match PONG $e]}
+        assert_equal $new [lindex [r config get port] 1]
+        assert_match "*tcp_port:$new*" [r info server]
+        assert_equal OK [r config set port $old]
+        assert_equal PONG [exec redis-cli -p $old ping]
+    }
+}
