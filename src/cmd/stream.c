@@ -153,6 +153,10 @@ static void pump(client *c) {
 
 void cmd_stream_pump(client *c) { pump(c); }
 
+void cmd_stream_tick(void) {
+    if (ssdtail_async_stalled()) cmd_stream_poll();
+}
+
 void cmd_stream_poll(void) {
     ssdtail_async_reap();
     if (!ntab) return;

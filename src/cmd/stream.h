@@ -22,6 +22,8 @@ int cmd_stream_reply_framed(client *c, const gobj *o, const char *hdr, size_t hd
  * and what to call when c goes away. */
 int cmd_stream_fd(void);
 void cmd_stream_poll(void);
+/* For the worker's tick: polls only when reads the kernel refused wait. */
+void cmd_stream_tick(void);
 void cmd_stream_pump(client *c);
 void cmd_stream_client_gone(client *c);
 /* A worker thread ends: its streams, tables and I/O ring go. */

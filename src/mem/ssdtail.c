@@ -402,6 +402,8 @@ static void aring_submit(void) {
     }
 }
 
+int ssdtail_async_stalled(void) { return aring_refused > ARING_RETRY_NOW; }
+
 /* Submit reads while the window, the ring and the extent allow. */
 static void stream_submit(ssdtail_stream *s) {
     int queued = 0;

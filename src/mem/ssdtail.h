@@ -51,6 +51,9 @@ int ssdtail_async_fd(void);
 ssdtail_stream *ssdtail_stream_open(uint64_t off, size_t n);
 /* Reap this thread's completions and submit further reads. */
 void ssdtail_async_reap(void);
+/* Whether this thread has reads the kernel refused more times in a row
+ * than are retried at once: they wait for a reap (the worker's tick). */
+int ssdtail_async_stalled(void);
 /* The next in-order bytes: >0 with *p set (valid until consume), 0 when
  * nothing is ready yet or everything was handed out, -1 on a read error. */
 long ssdtail_stream_peek(ssdtail_stream *s, const char **p);

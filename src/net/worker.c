@@ -274,7 +274,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     worker *w = arg;
     conn_tick(w);
-    cmd_stream_poll(); /* stream reads the kernel refused to take are retried here */
+    cmd_stream_tick(); /* stream reads the kernel refused to take are retried here */
     if (__atomic_load_n(&shutdown_requested, __ATOMIC_ACQUIRE)) event_base_loopbreak(w->base);
 }
 
