@@ -113,6 +113,16 @@ start_server {tags {persistence}} {
         assert_equal $before [dataset_dump]
         assert_equal OK [r debug reload nosave]
         assert_equal $before [dataset_dump]
+        # MERGE alone is what a reload does; NOFLUSH (load into the dataset
+        # as it is) is refused before anything is saved or loaded, rather
+        # than dropping the keys the file lacks.
+        assert_equal OK [r debug reload merge]
+        r set notsaved 1
+        set saves [s rdb_saves]
+        assert_error {ERR DEBUG RELOAD NOFLUSH is not supported*} {r debug reload nosave noflush merge}
+        assert_equal 1 [r get notsaved]
+        assert_equal $saves [s rdb_saves]
+        r del notsaved
     }
 
     test {Save points start a BGSAVE} {

@@ -735,13 +735,23 @@ void debugCommand(client *c) {
     } else if (c->argc == 3 && arg_is(sub, "sleep")) {
         debug_sleep(c);
     } else if (arg_is(sub, "reload")) {
-        int nosave = 0;
+        int nosave = 0, noflush = 0;
         for (int j = 2; j < c->argc; j++) {
             if (!arg_is(&c->argv[j], "merge") && !arg_is(&c->argv[j], "noflush") && !arg_is(&c->argv[j], "nosave")) {
                 reply_error(c, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
                 return;
             }
             if (arg_is(&c->argv[j], "nosave")) nosave = 1;
+            if (arg_is(&c->argv[j], "noflush")) noflush = 1;
+        }
+        /* Redis loads the file into the dataset as it is with NOFLUSH
+         * (MERGE: its keys replace the ones there). Goblin's reload always
+         * replaces the dataset, so NOFLUSH is refused before anything is
+         * saved or loaded rather than dropping what the file lacks; MERGE
+         * alone changes nothing in Redis either. */
+        if (noflush) {
+            reply_error(c, "ERR DEBUG RELOAD NOFLUSH is not supported: the reload replaces the dataset");
+            return;
         }
         char err[1024];
         if (persist_debug_reload(nosave, err, sizeof(err)) != 0) {
