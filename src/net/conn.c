@@ -46,6 +46,7 @@
 #include "base/log.h"
 #include "base/tls.h"
 #include "base/tstat.h"
+#include "util/sockio.h"
 #include "util/strutil.h"
 
 #define READ_CHUNK (16 * 1024)
@@ -369,14 +370,6 @@ static void conn_free(conn *k) {
     free(k);
 }
 
-/* Redis's connIsLocal: a peer on the loopback interface (peer: ip:port or
- * [ip6]:port). */
-static int peer_is_loopback(const char *peer) {
-    const char *colon = strrchr(peer, ':');
-    size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
-    return strncmp(peer, "127.", 4) == 0 || (n == 5 && strncmp(peer, "[::1]", 5) == 0);
-}
-
 static void conn_refuse(int fd, const char *msg) {
     if (write(fd, msg, strlen(msg)) < 0) { /* best effort */
     }
@@ -396,7 +389,7 @@ void conn_accept(worker *w, const net_proto *proto, int tls, int fd, const char 
         conn_refuse(fd, tls ? "" : proto->refusal(NET_REFUSE_MAXCLIENTS));
         return;
     }
-    int refused = !unix_sock && cfg.protected_mode && acl_default_nopass() && !peer_is_loopback(peer);
+    int refused = !unix_sock && cfg.protected_mode && acl_default_nopass() && !sock_addr_is_local(peer);
     if (refused && !tls) {
         conn_refuse(fd, proto->refusal(NET_REFUSE_PROTECTED));
         return;

@@ -154,3 +154,9 @@ int sock_addr_text(int fd, int peer, char *buf, size_t n) {
     if (n) buf[0] = '\0';
     return -1;
 }
+
+int sock_addr_is_local(const char *addr) {
+    const char *colon = strrchr(addr, ':');
+    size_t hl = colon ? (size_t)(colon - addr) : strlen(addr);
+    return (hl == 9 && strncmp(addr, "127.0.0.1", 9) == 0) || (hl == 5 && strncmp(addr, "[::1]", 5) == 0);
+}

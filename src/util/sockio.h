@@ -26,4 +26,9 @@ ssize_t sock_read_line(int fd, char *buf, size_t size, long timeout_ms);
 /* The address of fd's peer (peer != 0) or of its own end, as Redis writes
  * one in CLIENT LIST: ip:port, [ip6]:port. 0, or -1 (buf empty). */
 int sock_addr_text(int fd, int peer, char *buf, size_t n);
+/* 1 when addr (ip:port or [ip6]:port, as sock_addr_text writes it) is
+ * 127.0.0.1 or ::1: Redis's islocalClient, which protected mode and the
+ * "local" value of enable-debug-command and enable-protected-configs use
+ * (other 127/8 addresses are not local to it). */
+int sock_addr_is_local(const char *addr);
 #endif

@@ -483,6 +483,10 @@ tags {limits protected-mode} {
                 assert_equal "+PONG\r\n" [pm_client 127.0.0.1 - "PING\n"]
             }
 
+            test {Protected mode: only 127.0.0.1 and ::1 are local, not the rest of 127/8} {
+                assert_equal "$::DENIED\r\n<EOF>" [pm_client 127.0.0.1 127.0.0.2]
+            }
+
             test {Protected mode does not apply once the default user has a password} {
                 pm_client 127.0.0.1 - "CONFIG SET requirepass secret\n"
                 assert_equal "-NOAUTH Authentication required.\r\n" [pm_client 10.251.0.1 10.251.0.2 "PING\n"]

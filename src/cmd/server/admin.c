@@ -30,6 +30,7 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "base/process.h"
+#include "util/sockio.h"
 #include "base/tstat.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
@@ -53,12 +54,8 @@ void admin_reply_help(client *c, const char *cmd, const char *const *lines) {
 int admin_protected_allowed(const client *c, const char *directive) {
     char *v = config_value(directive);
     int ok = v && strcasecmp(v, "yes") == 0;
-    if (v && strcasecmp(v, "local") == 0) {
-        const char *colon = strrchr(c->addr, ':');
-        size_t hl = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
-        ok = (client_flags_peek(c) & CLIENT_UNIX_SOCKET) || (hl == 9 && strncmp(c->addr, "127.0.0.1", 9) == 0) ||
-             (hl == 5 && strncmp(c->addr, "[::1]", 5) == 0);
-    }
+    if (v && strcasecmp(v, "local") == 0)
+        ok = (client_flags_peek(c) & CLIENT_UNIX_SOCKET) || sock_addr_is_local(c->addr);
     free(v);
     return ok;
 }
