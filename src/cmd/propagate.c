@@ -329,6 +329,22 @@ void prop_rewrite_arg(client *c, int i, const char *p, size_t n) {
     op_set(o, i, p, n);
 }
 
+void prop_rewrite_drop_arg(client *c, int i) {
+    if (!T.depth || !wstream_active()) return;
+    prop_level *l = &T.lv[T.depth - 1];
+    prop_op *o = &l->rewrite;
+    if (l->state != LEVEL_REWRITTEN) {
+        if (l->state == LEVEL_NONE) return;
+        op_fill_call(o, c);
+        l->state = LEVEL_REWRITTEN;
+    }
+    assert(i >= 0 && i < o->argc);
+    free(o->p[i]);
+    memmove(o->p + i, o->p + i + 1, sizeof(char *) * (size_t)(o->argc - i - 1));
+    memmove(o->n + i, o->n + i + 1, sizeof(size_t) * (size_t)(o->argc - i - 1));
+    o->argc--;
+}
+
 void prop_rewrite_arg_ll(client *c, int i, long long v) {
     char num[24];
     int k = snprintf(num, sizeof(num), "%lld", v);

@@ -70,6 +70,8 @@ void prop_direct(int dbid, int argc, const char *const *p, const size_t *n);
  * to the argument count appends one); repeated calls edit the rewrite. */
 void prop_rewrite_arg(client *c, int i, const char *p, size_t n);
 void prop_rewrite_arg_ll(client *c, int i, long long v);
+/* The call's own arguments (or its rewrite so far) without argument i. */
+void prop_rewrite_drop_arg(client *c, int i);
 /* Absolute-time forms handlers rewrite to: PEXPIREAT key ms. */
 void prop_pexpireat(client *c, const char *key, size_t klen, long long when_ms);
 #endif

@@ -241,19 +241,9 @@ static void set_generic(client *c, int flags, const garg *key, const garg *val, 
         prop_rewrite(c, 5, p, n);
     } else if (flags & SO_GET) {
         /* As Redis: propagated without its GET (a replica has no one to
-         * answer). */
-        const char **p = malloc((size_t)c->argc * sizeof(*p));
-        size_t *n = malloc((size_t)c->argc * sizeof(*n));
-        if (!p || !n) abort();
-        int k = 0;
-        for (int j = 0; j < c->argc; j++) {
-            if (j >= 3 && arg_is(&c->argv[j], "get")) continue;
-            p[k] = c->argv[j].p;
-            n[k++] = c->argv[j].n;
-        }
-        prop_rewrite(c, k, p, n);
-        free(p);
-        free(n);
+         * answer; GET may be repeated). */
+        for (int j = c->argc - 1; j >= 3; j--)
+            if (arg_is(&c->argv[j], "get")) prop_rewrite_drop_arg(c, j);
     }
     if (flags & SO_GET) return;
     if (replies == SET_REPLY_INT) reply_int(c, 1);
