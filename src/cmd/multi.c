@@ -39,6 +39,9 @@ typedef struct mcmd {
 typedef struct mstate {
     mcmd *cmds;
     int n, cap;
+    /* The union of the queued commands' flags, and of their complements
+     * (the flags some queued command lacks): kept as commands queue. */
+    uint32_t flags_any, flags_lacking;
     /* watched keys of this client; wexp[i]: watched[i] was already
      * expired when watched (Redis's watchedKey.expired: its expiry then
      * is no change). Both under watch_lock. */
@@ -88,6 +91,7 @@ static mstate *ms_get(client *c) {
 static void free_queue(client *c, mstate *m) {
     for (int i = 0; i < m->n; i++) cmd_args_free(m->cmds[i].argv, m->cmds[i].argc);
     m->n = 0;
+    m->flags_any = m->flags_lacking = 0;
     __atomic_store_n(&c->multi_count, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&c->multi_mem, 0, __ATOMIC_RELAXED);
 }
@@ -123,18 +127,12 @@ static void unwatch_all(client *c) {
  * memory, as Redis 7.0 does. */
 uint32_t multi_queued_flags(const client *c) {
     const mstate *m = c->mstate;
-    uint32_t f = 0;
-    if (m)
-        for (int i = 0; i < m->n; i++) f |= m->cmds[i].flags;
-    return f;
+    return m ? m->flags_any : 0;
 }
 
 uint32_t multi_queued_lacking(const client *c) {
     const mstate *m = c->mstate;
-    uint32_t f = 0;
-    if (m)
-        for (int i = 0; i < m->n; i++) f |= ~m->cmds[i].flags;
-    return f;
+    return m ? m->flags_lacking : 0;
 }
 
 void multi_queued_each(const client *c, multi_each_fn *fn, void *arg) {
@@ -288,6 +286,8 @@ static int multi_queue(client *c, const cmd_def *cmd) {
     mcmd *q = &m->cmds[m->n++];
     q->cmd = cmd;
     q->flags = (cmd->flags & CMDF_NO_OWN_RECORD) ? script_dispatch_flags(c, cmd) : cmd->flags;
+    m->flags_any |= q->flags;
+    m->flags_lacking |= ~q->flags;
     q->argc = c->argc;
     q->argv = cmd_args_copy(c->argv, c->argc);
     size_t mem = sizeof(void *) * (size_t)c->argc;
