@@ -767,6 +767,11 @@ static int exec_queue_has(client *c, const cmd_def *cmd, uint32_t mask) {
     return is_exec_of_queue(c, cmd) && (multi_queued_flags(c) & mask);
 }
 
+/* An EXEC of a queue holding a command without one of the flags of mask. */
+static int exec_queue_lacks(client *c, const cmd_def *cmd, uint32_t mask) {
+    return is_exec_of_queue(c, cmd) && (multi_queued_lacking(c) & mask);
+}
+
 /* What a RESP2 connection in the Pub/Sub context may run. */
 static int pubsub_context_allows(const cmd_def *cmd) {
     static const char *const ok[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
@@ -897,7 +902,7 @@ static void execute(client *c) {
             return;
         }
         const char *stale = repl_stale_refusal();
-        if (stale && (!(flags & CMDF_STALE) || (is_exec_of_queue(c, cmd) && (multi_queued_lacking(c) & CMDF_STALE)))) {
+        if (stale && (!(flags & CMDF_STALE) || exec_queue_lacks(c, cmd, CMDF_STALE))) {
             reject_with(c, cmd, stale);
             return;
         }
@@ -954,8 +959,8 @@ static int refused_before_pause(client *c, const cmd_def *cmd, uint32_t flags, i
         return 1;
     if (repl_is_replica()) {
         if (write && repl_read_only()) return 1;
-        if (!(flags & CMDF_STALE) && repl_stale_refusal()) return 1;
-    } else if (((flags & CMDF_WRITE) || exec_queue_has(c, cmd, CMDF_WRITE)) && repl_min_replicas_refuse()) {
+        if ((!(flags & CMDF_STALE) || exec_queue_lacks(c, cmd, CMDF_STALE)) && repl_stale_refusal()) return 1;
+    } else if (write && repl_min_replicas_refuse()) {
         return 1;
     }
     if (!(cmd->flags & CMDF_LOADING) && persist_loading()) return 1;

@@ -66,6 +66,26 @@ start_server {tags {robustness}} {
         $c close
     }
 
+    test {A stale replica's EXEC is aborted with MASTERDOWN at once while writes are paused} {
+        r config set replica-serve-stale-data no
+        r config set replica-read-only no
+        set c [redis_client]
+        $c multi
+        $c set yy 1
+        r replicaof 127.0.0.1 1
+        r client pause 10000 WRITE
+        set t0 [clock milliseconds]
+        assert_match "-EXECABORT Transaction discarded because of: MASTERDOWN *" [$c rawcall exec]
+        set took [expr {[clock milliseconds] - $t0}]
+        r client unpause
+        assert {$took < 5000}
+        r replicaof no one
+        r config set replica-read-only yes
+        r config set replica-serve-stale-data yes
+        assert_equal 0 [r exists yy]
+        $c close
+    }
+
     test {EXEC of reads and deletes still runs when over maxmemory} {
         r set k v
         set c [redis_client]
