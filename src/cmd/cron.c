@@ -87,6 +87,18 @@ static int cron_hz(void) {
     return hz;
 }
 
+/* The instantaneous rates INFO shows (read from other threads with
+ * relaxed atomic loads). */
+static void rates_store(double ops, double kin, double kout, double rkin, double rkout) {
+    __atomic_store(&srv.inst_ops_per_sec, &ops, __ATOMIC_RELAXED);
+    __atomic_store(&srv.inst_input_kbps, &kin, __ATOMIC_RELAXED);
+    __atomic_store(&srv.inst_output_kbps, &kout, __ATOMIC_RELAXED);
+    __atomic_store(&srv.inst_repl_input_kbps, &rkin, __ATOMIC_RELAXED);
+    __atomic_store(&srv.inst_repl_output_kbps, &rkout, __ATOMIC_RELAXED);
+}
+
+void cron_rates_reset(void) { rates_store(0, 0, 0, 0, 0); }
+
 static void *cron_main(void *arg) {
     (void)arg;
     pthread_setname_np(pthread_self(), "goblin-cron");
@@ -140,17 +152,12 @@ static void *cron_main(void *arg) {
             uint64_t in = tstat_sum_raw(TSTAT_NET_INPUT);
             uint64_t out = tstat_sum_raw(TSTAT_NET_OUTPUT);
             uint64_t rin = repl_bytes_raw(REPL_BYTES_IN), rout = repl_bytes_raw(REPL_BYTES_OUT);
-            /* INFO reads these from other threads (relaxed atomic loads). */
             double ops = (double)(cmds - last_cmds) / dt;
             double kin = (double)(in - last_in) / dt / 1024;
             double kout = (double)(out - last_out) / dt / 1024;
             double rkin = (double)(rin - last_rin) / dt / 1024;
             double rkout = (double)(rout - last_rout) / dt / 1024;
-            __atomic_store(&srv.inst_ops_per_sec, &ops, __ATOMIC_RELAXED);
-            __atomic_store(&srv.inst_input_kbps, &kin, __ATOMIC_RELAXED);
-            __atomic_store(&srv.inst_output_kbps, &kout, __ATOMIC_RELAXED);
-            __atomic_store(&srv.inst_repl_input_kbps, &rkin, __ATOMIC_RELAXED);
-            __atomic_store(&srv.inst_repl_output_kbps, &rkout, __ATOMIC_RELAXED);
+            rates_store(ops, kin, kout, rkin, rkout);
             last_rin = rin;
             last_rout = rout;
             last_cmds = cmds;

@@ -10,4 +10,6 @@
 void cron_config_register(void);
 void cron_start(void);
 void cron_stop(void);
+/* The instantaneous rates start over (CONFIG RESETSTAT). */
+void cron_rates_reset(void);
 #endif

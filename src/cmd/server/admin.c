@@ -18,6 +18,7 @@
 
 #include "cmd/server/admin_family.h"
 #include "cmd/server/script.h"
+#include "cmd/cron.h"
 #include "cmd/evict.h"
 #include "cmd/families.h"
 #include "cmd/multi.h"
@@ -299,13 +300,7 @@ static void configResetstatCommand(client *c) {
     repl_stats_reset();
     persist_stats_reset();
     lazyfree_stats_reset();
-    /* The instantaneous rates start over too (Redis clears its samples). */
-    double none = 0;
-    __atomic_store(&srv.inst_ops_per_sec, &none, __ATOMIC_RELAXED);
-    __atomic_store(&srv.inst_input_kbps, &none, __ATOMIC_RELAXED);
-    __atomic_store(&srv.inst_output_kbps, &none, __ATOMIC_RELAXED);
-    __atomic_store(&srv.inst_repl_input_kbps, &none, __ATOMIC_RELAXED);
-    __atomic_store(&srv.inst_repl_output_kbps, &none, __ATOMIC_RELAXED);
+    cron_rates_reset(); /* Redis clears its samples too */
     __atomic_store_n(&srv.total_forks, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&srv.latest_fork_usec, 0, __ATOMIC_RELAXED);
     reply_ok(c);
