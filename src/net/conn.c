@@ -228,6 +228,7 @@ static _Thread_local conn *rdone_tl; /* conn_read_batch's, per worker thread */
 static _Thread_local conn *mrun_tl;  /* conn_run_more's */
 
 static void rlist_push(conn **head, conn *k, int which) {
+    if (which == 1 && !*head) k->w->rready_tail = k;
     k->rwait = which;
     k->rprev = NULL;
     k->rnext = *head;
@@ -237,6 +238,7 @@ static void rlist_push(conn **head, conn *k, int which) {
 
 static void rlist_unlink(conn *k) {
     conn **head = k->rwait == 1 ? &k->w->rready : k->rwait == 2 ? &rdone_tl : k->rwait == 3 ? &k->w->more : &mrun_tl;
+    if (k->rwait == 1 && !k->rnext) k->w->rready_tail = k->rprev;
     if (k->rprev) k->rprev->rnext = k->rnext;
     else *head = k->rnext;
     if (k->rnext) k->rnext->rprev = k->rprev;
@@ -1060,7 +1062,8 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg) {
 }
 
 /* --net async, after the loop's callbacks: read every connection they found
- * readable, in batches of one system call, then run what came, connection
+ * readable, in the order they found them (a command sent after another's
+ * on a second connection does not overtake it), in batches of one system call, then run what came, connection
  * by connection, as conn_read_run does. The reads of a batch are all made
  * before any command runs; a connection a command frees (CLIENT KILL,
  * a handoff) leaves the list it is on. */
@@ -1070,7 +1073,7 @@ void conn_read_batch(worker *w) {
     while (w->rready) {
         int n = 0;
         while (w->rready && n < NET_BATCH) {
-            conn *k = w->rready;
+            conn *k = w->rready_tail; /* oldest first, as Redis's loop */
             rlist_unlink(k);
             size_t len;
             if (conn_read_room(k, &len, &k->rparsed, &k->rargv) != 0) {

@@ -70,9 +70,11 @@ typedef struct worker {
     int busy_pump;
     /* --net async: the ring that serves an iteration's reads and writes in
      * one system call each (uring_io.c), NULL otherwise; and the
-     * connections whose reads it serves next (conn_read_batch). */
+     * connections whose reads it serves next (conn_read_batch), newest at
+     * the head, oldest at the tail (served first: the order the loop
+     * found them readable). */
     struct nuring *uring;
-    struct conn *rready;
+    struct conn *rready, *rready_tail;
     /* Connections whose turn ended with complete requests still in their
      * query buffer (conn_ran): they run again after the next iteration's
      * events (conn_run_more). */

@@ -511,4 +511,27 @@ start_server {tags {protocol}} {
         assert_equal PONG [$c ping]
         $c close
     }
+
+    test {Requests that arrive together on two connections run in the order they arrived} {
+        # A worker busy in DEBUG SLEEP finds both connections readable at
+        # once; the one whose request came first runs first, as in Redis's
+        # event loop.
+        set a [redis_deferring_client]
+        set b [redis_deferring_client]
+        set blocker [redis_deferring_client]
+        foreach c [list $a $b $blocker] { $c ping; assert_equal PONG [$c read] }
+        r del order
+        for {set i 0} {$i < 5} {incr i} {
+            $blocker debug sleep 0.1
+            after 30
+            $a rpush order a
+            after 2
+            $b rpush order b
+            assert_equal OK [$blocker read]
+            $a read
+            $b read
+        }
+        assert_equal {a b a b a b a b a b} [r lrange order 0 -1]
+        foreach c [list $a $b $blocker] { $c close }
+    }
 }
