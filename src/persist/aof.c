@@ -663,7 +663,7 @@ static int writer_start(int fd, uint64_t size, char *err, size_t errlen) {
         return -1;
     }
     wstream_lock();
-    wstream_force_select_locked();
+    wstream_force_select_locked(0);
     wstream_unlock();
     return 0;
 }
@@ -796,7 +796,7 @@ static int writer_swap_fd_locked(int fd) {
     int old = wfd;
     wfd = fd;
     __atomic_store_n(&incr_size, 0, __ATOMIC_RELAXED);
-    wstream_force_select_locked();
+    wstream_force_select_locked(0);
     return old;
 }
 

@@ -1,7 +1,8 @@
 /* wstream.c -- the write stream (see wstream.h). One mutex orders every
  * append; each record is encoded once into a per-call scratch buffer as a
  * RESP array of bulk strings, prefixed by SELECT when the database
- * changes, and handed to every registered sink. */
+ * changes for the sinks it changes for, and handed to every registered
+ * sink that takes it. */
 #include "persist/wstream.h"
 
 #include <assert.h>
@@ -16,7 +17,11 @@ static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static const wstream_sink *sinks[WSTREAM_MAX_SINKS];
 static int nsinks;          /* written under ws_lock, peeked relaxed */
 static int nrepl;           /* of them with `repl`; the same */
-static int last_db = -1;    /* database of the previous record, -1: none */
+/* The database of the previous record each view took, -1: none (the next
+ * one is prefixed by SELECT): [1] the sinks with `repl` (the whole stream),
+ * [0] the others (without the replica-only records), as Redis keeps
+ * slaveseldb and aof_selected_db apart. */
+static int last_db[2] = {-1, -1};
 static uint64_t offset;
 static char *buf;           /* encoding scratch, under ws_lock */
 static size_t cap;
@@ -43,7 +48,7 @@ void wstream_remove_sink(const wstream_sink *s) {
             if (s->repl) __atomic_store_n(&nrepl, nrepl - 1, __ATOMIC_RELAXED);
             break;
         }
-    if (!nsinks) last_db = -1;
+    if (!nsinks) last_db[0] = last_db[1] = -1;
     pthread_mutex_unlock(&ws_lock);
 }
 
@@ -92,22 +97,27 @@ static size_t put_array(size_t len, int argc, const char *const *p, const size_t
 static void append(int dbid, int argc, const char *const *p, const size_t *n, int repl_only) {
     assert(argc > 0);
     if (!nsinks) return;
-    size_t len = 0;
-    if (dbid >= 0 && dbid != last_db) {
+    /* Which views need a SELECT first; it is encoded once, before the
+     * record, and a sink that does not need it is handed the record only. */
+    int need[2] = {!repl_only && dbid >= 0 && dbid != last_db[0], dbid >= 0 && dbid != last_db[1]};
+    size_t sel = 0;
+    if (need[0] || need[1]) {
         char num[16];
         int k = snprintf(num, sizeof(num), "%d", dbid);
         const char *sp[2] = {"SELECT", num};
         const size_t sn[2] = {6, (size_t)k};
-        len = put_array(len, 2, sp, sn);
-        last_db = dbid;
+        sel = put_array(0, 2, sp, sn);
     }
-    size_t sel = repl_only ? len : 0; /* what every sink takes */
-    len = put_array(len, argc, p, n);
+    size_t len = put_array(sel, argc, p, n);
     for (int i = 0; i < nsinks; i++) {
-        if (!repl_only || sinks[i]->repl) sinks[i]->write(sinks[i]->arg, buf, len);
-        else if (sel) sinks[i]->write(sinks[i]->arg, buf, sel);
+        int r = sinks[i]->repl != 0;
+        if (repl_only && !r) continue;
+        if (need[r]) sinks[i]->write(sinks[i]->arg, buf, len);
+        else sinks[i]->write(sinks[i]->arg, buf + sel, len - sel);
     }
-    __atomic_store_n(&offset, offset + len, __ATOMIC_RELAXED);
+    if (need[0]) last_db[0] = dbid;
+    if (need[1]) last_db[1] = dbid;
+    __atomic_store_n(&offset, offset + (need[1] ? len : len - sel), __ATOMIC_RELAXED);
 }
 
 void wstream_append_locked(int dbid, int argc, const char *const *p, const size_t *n) {
@@ -118,6 +128,6 @@ void wstream_append_repl_locked(int dbid, int argc, const char *const *p, const 
     append(dbid, argc, p, n, 1);
 }
 
-void wstream_force_select_locked(void) { last_db = -1; }
+void wstream_force_select_locked(int repl) { last_db[repl != 0] = -1; }
 
 uint64_t wstream_offset(void) { return __atomic_load_n(&offset, __ATOMIC_RELAXED); }

@@ -13,7 +13,8 @@
  *
  * SELECT is emitted by the stream itself when a record's database differs
  * from the previous record's (and at the first record after
- * wstream_force_select()).
+ * wstream_force_select()): apart for the sinks with `repl`, which take
+ * every record, and the others, which do not take the replica-only ones.
  *
  * Consumers register a sink: write() is called under the stream lock with
  * each piece of bytes, in stream order, and must only copy them (it runs on
@@ -50,12 +51,13 @@ void wstream_unlock(void);
  * arguments p[i] of n[i] bytes. Stream lock held. */
 void wstream_append_locked(int dbid, int argc, const char *const *p, const size_t *n);
 /* The same for a record only the sinks with `repl` take (Redis propagates
- * PUBLISH to replicas, not to the AOF); a SELECT it needs goes to all of
- * them, so each sink's database stays the stream's. Stream lock held. */
+ * PUBLISH to replicas, not to the AOF). Stream lock held. */
 void wstream_append_repl_locked(int dbid, int argc, const char *const *p, const size_t *n);
-/* The next record emits SELECT whatever the database (a consumer started
- * mid-stream, a new AOF file). Stream lock held. */
-void wstream_force_select_locked(void);
-/* Bytes appended since start-up (the stream offset). */
+/* The next record a sink with (repl) or without `repl` takes emits SELECT
+ * whatever the database (a replica that starts mid-stream, a new AOF
+ * file). Stream lock held. */
+void wstream_force_select_locked(int repl);
+/* Bytes the sinks with `repl` were handed since start-up (the stream
+ * offset). */
 uint64_t wstream_offset(void);
 #endif

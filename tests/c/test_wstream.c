@@ -1,7 +1,9 @@
 /* test_wstream.c -- the write stream's encoding and ordering: records are
  * RESP arrays of bulk strings, SELECT comes exactly when the database
- * changes (and after a forced select), every sink sees the same bytes, an
- * idle stream appends nothing, and the offset counts what was handed out. */
+ * changes (and after a forced select), every sink of a kind sees the same
+ * bytes, the replica-only records and their SELECTs reach the replication
+ * sinks only, an idle stream appends nothing, and the offset counts what
+ * was handed out to the replication sinks. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +39,7 @@ TEST(wstream, idle_appends_nothing) {
 
 TEST(wstream, select_when_the_db_changes) {
     capture a = {0}, b = {0};
-    wstream_sink sa = {cap_write, &a}, sb = {cap_write, &b};
+    wstream_sink sa = {cap_write, &a, 1}, sb = {cap_write, &b, 1};
     CHECK_EQ(wstream_add_sink(&sa), 0);
     CHECK_EQ(wstream_add_sink(&sb), 0);
     CHECK(wstream_active());
@@ -51,7 +53,7 @@ TEST(wstream, select_when_the_db_changes) {
     append(3, 2, del);
     append(0, 2, del);
     wstream_lock();
-    wstream_force_select_locked();
+    wstream_force_select_locked(1);
     wstream_unlock();
     append(0, 2, del);
     const char *want = "*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n"
@@ -71,6 +73,51 @@ TEST(wstream, select_when_the_db_changes) {
     wstream_remove_sink(&sa);
     CHECK(wstream_active());
     wstream_remove_sink(&sb);
+    CHECK(!wstream_active());
+}
+
+static void append_repl(int db, int argc, const char **p) {
+    size_t n[8];
+    for (int i = 0; i < argc; i++) n[i] = strlen(p[i]);
+    wstream_lock();
+    wstream_append_repl_locked(db, argc, p, n);
+    wstream_unlock();
+}
+
+TEST(wstream, replica_only_records_and_their_selects_skip_the_other_sinks) {
+    capture aof = {0}, rep = {0};
+    wstream_sink sa = {cap_write, &aof, 0}, sr = {cap_write, &rep, 1};
+    CHECK_EQ(wstream_add_sink(&sa), 0);
+    CHECK_EQ(wstream_add_sink(&sr), 0);
+    CHECK(wstream_repl_active());
+    uint64_t off = wstream_offset();
+    const char *set[3] = {"SET", "k", "v"};
+    const char *pub[3] = {"PUBLISH", "c", "m"};
+    const char *del[2] = {"DEL", "k"};
+    append(0, 3, set);
+    append_repl(1, 3, pub);
+    append(0, 2, del);
+    append(1, 2, del);
+    wstream_lock();
+    wstream_force_select_locked(0);
+    wstream_unlock();
+    append(1, 2, del);
+#define SEL(d) "*2\r\n$6\r\nSELECT\r\n$1\r\n" d "\r\n"
+#define SETKV "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+#define DELK "*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n"
+    const char *want_rep = SEL("0") SETKV SEL("1") "*3\r\n$7\r\nPUBLISH\r\n$1\r\nc\r\n$1\r\nm\r\n" SEL("0") DELK
+        SEL("1") DELK DELK;
+    const char *want_aof = SEL("0") SETKV DELK SEL("1") DELK SEL("1") DELK;
+#undef SEL
+#undef SETKV
+#undef DELK
+    CHECK_EQ(rep.len, strlen(want_rep));
+    CHECK(memcmp(rep.buf, want_rep, rep.len) == 0);
+    CHECK_EQ(aof.len, strlen(want_aof));
+    CHECK(memcmp(aof.buf, want_aof, aof.len) == 0);
+    CHECK_EQ(wstream_offset() - off, (uint64_t)rep.len);
+    wstream_remove_sink(&sa);
+    wstream_remove_sink(&sr);
     CHECK(!wstream_active());
 }
 

@@ -745,6 +745,42 @@ def rewritten_commands_are_recorded_as_redis():
 
 
 @test
+def aof_selects_are_those_of_its_own_records():
+    """With a replica attached, PUBLISH in another database reaches the
+    replica with its SELECT and the AOF takes neither: the AOF's SELECTs are
+    the ones its own records need, byte for byte as Redis's."""
+    def run(c):
+        c.ok("SET", "a", "1")
+        c.ok("SELECT", "3")
+        c.ok("PUBLISH", "ch", "m")
+        c.ok("SELECT", "0")
+        c.ok("SET", "b", "2")
+        c.ok("SELECT", "3")
+        c.ok("SET", "c", "3")
+        c.ok("PUBLISH", "ch", "m")
+        c.ok("SELECT", "5")
+        c.ok("PUBLISH", "ch", "m")
+        c.ok("SELECT", "3")
+        c.ok("SET", "d", "4")
+
+    got = {}
+    for kind in ("redis", "goblin"):
+        d = tdir("aofsel_%s" % kind)
+        s = start(kind, d, "--appendonly", "yes", "--repl-diskless-sync-delay", "0")
+        rep = start(kind, tdir("aofsel_rep_%s" % kind), "--replicaof", "127.0.0.1", str(s.port))
+        assert wait_for(lambda: info(rep.c, "replication").get("master_link_status") == "up", 20), kind
+        run(s.c)
+        assert wait_for(lambda: rep.c.ok("GET", "b") == b"2", 10), kind
+        rep.c.ok("SELECT", "3")
+        assert wait_for(lambda: rep.c.ok("GET", "d") == b"4", 10), kind
+        rep.shutdown("NOSAVE")
+        s.shutdown("NOSAVE")
+        got[kind] = incr_records(d)
+    assert got["goblin"] == got["redis"], (got["redis"], got["goblin"])
+    assert [b"SELECT", b"3"] in got["redis"], got["redis"]
+
+
+@test
 def shutdown_waits_for_the_first_base():
     d = tdir("initial")
     g = start("goblin", d, env={"GOBLIN_TEST_RDB_SAVE_SLOW_US": "20000"})

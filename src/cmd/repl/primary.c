@@ -559,7 +559,7 @@ static int full_sync_forkless(rlink *l) {
     l->state = LINK_SYNCING; /* the stream accumulates from here on */
     l->olen = 0;
     pthread_mutex_unlock(&mu);
-    wstream_force_select_locked();
+    wstream_force_select_locked(1);
     /* A few bytes into the fresh socket's empty buffer: no wait here. */
     if (diskless) k += snprintf(line + k, sizeof(line) - (size_t)k, "$EOF:%s\r\n", mark);
     if (k && link_write_all(l, line, (size_t)k) != 0) rc = -1;
@@ -695,7 +695,7 @@ static int full_sync(rlink *l) {
             grp[i]->olen = 0;
         }
         pthread_mutex_unlock(&mu);
-        wstream_force_select_locked();
+        wstream_force_select_locked(1);
         if (rc == 0) {
             pid = process_fork();
             if (pid == 0) {
