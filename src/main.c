@@ -237,8 +237,9 @@ int main(int argc, char **argv) {
     /* Load dir/dbfilename while the workers answer -LOADING; a corrupt
      * file stops start-up (never silently start empty). */
     char lerr[1400];
-    if (persist_load_at_startup(lerr, sizeof(lerr)) < 0) {
-        log_warn("%s", lerr);
+    int lrc = persist_load_at_startup(lerr, sizeof(lerr));
+    if (lrc < 0) {
+        if (lrc != PERSIST_LOAD_FAILED_LOGGED) log_warn("%s", lerr);
         fprintf(stderr, "goblin-core: %s\n", lerr);
         families_shutdown();
         net_stop();

@@ -579,10 +579,14 @@ int aof_load_at_startup(char *err, size_t errlen) {
             rc = -1;
         }
     }
-    if (rc == 0 && file_exists(fname_) && !man.has_base && !man.nincr) rc = upgrade_old_style(err, errlen);
+    if (rc == 0 && file_exists(fname_) && !man.has_base && !man.nincr) {
+        rc = upgrade_old_style(err, errlen);
+        if (rc != 0) log_warn("%s", err);
+    }
     if (rc == 0 && (man.has_base || man.nincr)) {
         if (!replay) {
             snprintf(err, errlen, "no command replay registered for AOF loading");
+            log_warn("%s", err);
             rc = -1;
         } else {
             uint64_t bs = 0, ts = 0;

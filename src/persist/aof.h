@@ -50,7 +50,8 @@ int aof_first_base_pending(void);
  * aof_load_at_startup: load manifest, base and incr files into the live
  * dataset (takes its own locks); 0 ok (loaded, or nothing to load), -1
  * with err (a damaged manifest, a missing file, a torn tail with
- * aof-load-truncated no): the server must not start. Then
+ * aof-load-truncated no), logged already, as Redis logs it: the server
+ * must not start. Then
  * aof_open_at_startup creates the directory, a base when there is none, an
  * incr file and the manifest, and starts writing; -1 with err on failure. */
 int aof_load_at_startup(char *err, size_t errlen);

@@ -736,18 +736,21 @@ void persist_loading_begin(void) {
 }
 
 /* appendonly yes: load the AOF, then open it for writing; the dump is not
- * read (as Redis 7.0). */
+ * read (as Redis 7.0). aof_load_at_startup logs why it failed. */
 static int aof_startup(char *err, size_t errlen) {
     char msg[1200];
+    int logged = 0;
     int rc = aof_load_at_startup(msg, sizeof(msg));
     if (rc == 0) {
         __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
         rc = aof_open_at_startup(msg, sizeof(msg));
+    } else {
+        logged = 1; /* the loader logged why, once, as Redis */
     }
     __atomic_store_n(&loading, 0, __ATOMIC_RELAXED);
     if (rc != 0) {
         snprintf(err, errlen, "%s. Exiting.", msg);
-        return -1;
+        return logged ? PERSIST_LOAD_FAILED_LOGGED : PERSIST_LOAD_FAILED;
     }
     return 0;
 }
@@ -780,7 +783,7 @@ int persist_load_at_startup(char *err, size_t errlen) {
     if (rc == RDB_ERR_ABORTED) return 1;
     if (rc != RDB_OK) {
         snprintf(err, errlen, "Fatal error loading the DB from %s/%s: %s. Exiting.", cfg.dir, path, msg);
-        return -1;
+        return PERSIST_LOAD_FAILED;
     }
     aof_set_live();
     log_notice("DB loaded from disk: %.3f seconds",

@@ -76,9 +76,12 @@ int persist_stream_load(rdb_read_fn *rd, void *arg, int async, long long total, 
                         void *varg, uint64_t *keys, char *err, size_t errlen);
 
 /* Start-up: load dir/dbfilename when it exists. 0 (loaded or no file),
- * -1 on a corrupt or unreadable file (err says why; the caller exits 1),
- * 1 when a shutdown request interrupted the load. Clients get -LOADING
- * while it runs. */
+ * PERSIST_LOAD_FAILED on a corrupt or unreadable file (err says why; the
+ * caller logs it and exits 1), PERSIST_LOAD_FAILED_LOGGED when the loader
+ * logged why already, as Redis's AOF loader does (err says it again for
+ * stderr), 1 when a shutdown request interrupted the load. Clients get
+ * -LOADING while it runs. */
+enum { PERSIST_LOAD_FAILED = -1, PERSIST_LOAD_FAILED_LOGGED = -2 };
 int persist_load_at_startup(char *err, size_t errlen);
 /* Call before the workers accept connections: when there is a dump to
  * load, -LOADING starts with the very first command (no window in which an
