@@ -782,7 +782,8 @@ int persist_load_at_startup(char *err, size_t errlen) {
     __atomic_store_n(&loading, 0, __ATOMIC_RELAXED);
     if (rc == RDB_ERR_ABORTED) return 1;
     if (rc != RDB_OK) {
-        snprintf(err, errlen, "Fatal error loading the DB from %s/%s: %s. Exiting.", cfg.dir, path, msg);
+        snprintf(err, errlen, "Fatal error loading the DB from %s/%s: %s: %s. Exiting.", cfg.dir, path, rdb_err_name(rc),
+                 msg);
         return PERSIST_LOAD_FAILED;
     }
     aof_set_live();

@@ -1157,7 +1157,8 @@ eof:
         /* Zero: saved with rdbchecksum no; rdbchecksum no here: not
          * verified (Redis 7.0's rdbLoadRio). */
         if (stored != 0 && stored != computed && checksum_verified())
-            return in_fail(in, RDB_ERR_CHECKSUM, "bad checksum: the file says %016llx, the data gives %016llx",
+            return in_fail(in, RDB_ERR_CHECKSUM,
+                           "RDB CRC error, the file says %016llx, the data gives %016llx",
                            (unsigned long long)stored, (unsigned long long)computed);
     }
     return 0;
@@ -1271,7 +1272,9 @@ static int load_in(rdb_in *in, const rdb_load_opts *opt, rdb_loaded *ld, char *e
         if (diagnose_checksum(in, &stored, &computed)) {
             char first[512];
             snprintf(first, sizeof(first), "%s", err);
-            snprintf(err, errlen, "bad checksum: the file says %016llx, the data gives %016llx; first damage seen: %s",
+            snprintf(err, errlen,
+                     "RDB CRC error, the file says %016llx, the data gives %016llx; first damage "
+                     "seen: %s",
                      (unsigned long long)stored, (unsigned long long)computed, first);
             rc = RDB_ERR_CHECKSUM;
         }
