@@ -701,8 +701,14 @@ def rewritten_commands_are_recorded_as_redis():
     lazyfree-lazy-user-del), ZPOPMIN as sent, BZPOPMIN as ZPOPMIN key, the
     M forms with what they popped, BRPOPLPUSH as RPOPLPUSH, BLMOVE with its
     directions as sent or, served after blocking, as left and right;
-    PUBLISH not at all (it goes to the replicas only)."""
+    PUBLISH not at all (it goes to the replicas only); GETSET as SET;
+    FLUSHDB and FLUSHALL even when there was nothing to remove."""
     def run(c, d):
+        c.ok("FLUSHALL")
+        c.ok("FLUSHDB")
+        c.ok("FLUSHDB", "ASYNC")
+        c.ok("GETSET", "g", "1")
+        c.ok("getset", "g", "2")
         c.ok("SET", "a", "1", "EX", "100")
         c.ok("SET", "a", "2", "pxat", "9000000000000")
         c.ok("SET", "a", "3", "nx", "get")

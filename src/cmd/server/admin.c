@@ -22,6 +22,7 @@
 #include "cmd/evict.h"
 #include "cmd/families.h"
 #include "cmd/multi.h"
+#include "cmd/propagate.h"
 #include "cmd/repl/repl.h"
 #include "cmd/tracking.h"
 #include "db/lazyfree.h"
@@ -387,6 +388,7 @@ static void flushdbCommand(client *c) {
     if (async < 0) return;
     flush_tracking();
     flush_db(c, cmd_db(c), async);
+    prop_count_change(); /* as Redis 7.0: propagated even when there was nothing to remove */
     reply_ok(c);
 }
 
@@ -395,6 +397,7 @@ static void flushallCommand(client *c) {
     if (async < 0) return;
     flush_tracking();
     for (int i = 0; i < db_count(); i++) flush_db(c, db_get(i), async);
+    prop_count_change(); /* as FLUSHDB */
     /* As Redis: kill a BGSAVE child, and snapshot the empty dataset when
      * save points are configured. */
     persist_after_flushall();

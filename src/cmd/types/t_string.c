@@ -296,6 +296,7 @@ static void getsetCommand(client *c) {
     if (!string_store(c, db, e, key, c->argv[2].p, c->argv[2].n, 0)) return;
     cmd_key_modified(c, db, key->p, key->n);
     cmd_notify(c, NOTIFY_STRING, "set", db, key->p, key->n);
+    prop_rewrite_arg(c, 0, "SET", 3); /* as Redis */
 }
 
 static void getdelCommand(client *c) {
