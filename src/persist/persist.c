@@ -131,6 +131,37 @@ static int loaded_repl_db = -1;
 
 void persist_set_repl_info(persist_repl_info_fn *fn) { repl_info_fn = fn; }
 
+static persist_repl_resume_fn *repl_resume_fn;
+void persist_set_repl_resume(persist_repl_resume_fn *fn) { repl_resume_fn = fn; }
+
+/* The keys the start-up load dropped as expired, kept for repl_resume_fn. */
+typedef struct dropped_list {
+    persist_dropped_key *k;
+    size_t n, cap;
+} dropped_list;
+
+static void dropped_add(void *arg, int dbid, const void *key, size_t klen) {
+    dropped_list *d = arg;
+    if (d->n == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 64;
+        d->k = realloc(d->k, d->cap * sizeof(*d->k));
+        if (!d->k) abort();
+    }
+    persist_dropped_key *e = &d->k[d->n++];
+    e->dbid = dbid;
+    e->n = klen;
+    e->p = malloc(klen ? klen : 1);
+    if (!e->p) abort();
+    memcpy(e->p, key, klen);
+}
+
+static void dropped_free(dropped_list *d) {
+    for (size_t i = 0; i < d->n; i++) free(d->k[i].p);
+    free(d->k);
+    d->k = NULL;
+    d->n = d->cap = 0;
+}
+
 int persist_loaded_repl_info(char id[41], long long *offset, int *stream_db) {
     if (!loaded_repl_id[0] || loaded_repl_offset < 0) return 0;
     memcpy(id, loaded_repl_id, 41);
@@ -613,12 +644,14 @@ static void load_progress_cb(void *arg, uint64_t keys, uint64_t bytes) {
     progress_cb(arg, keys, bytes);
 }
 
-/* Read path into ld with progress; no lock held. */
-static int load_into(const char *path, const char *what, rdb_loaded *ld, char *err, size_t errlen) {
+/* Read path into ld with progress; no lock held. dropped (or NULL) gets
+ * the keys dropped as expired. */
+static int load_into(const char *path, const char *what, rdb_loaded *ld, dropped_list *dropped, char *err,
+                     size_t errlen) {
     struct stat st;
     uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
     progress_log pl = {what, now_ms(), now_ms(), 0, size};
-    rdb_load_opts o = {load_progress_cb, &pl, &load_abort};
+    rdb_load_opts o = {load_progress_cb, &pl, &load_abort, 0, dropped ? dropped_add : NULL, dropped};
     __atomic_store_n(&loading_total, size, __ATOMIC_RELAXED);
     __atomic_store_n(&loading_loaded, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&loading_start_ms, pl.start, __ATOMIC_RELAXED);
@@ -649,7 +682,7 @@ int persist_load(const char *path, uint64_t *keys, char *err, size_t errlen) {
         return RDB_ERR_BUSY;
     }
     rdb_loaded ld;
-    int rc = load_into(path, "LOAD", &ld, err, errlen);
+    int rc = load_into(path, "LOAD", &ld, NULL, err, errlen);
     if (rc == RDB_OK) {
         db_wrlock_keyspace();
         rdb_load_commit(&ld);
@@ -768,7 +801,8 @@ int persist_load_at_startup(char *err, size_t errlen) {
     __atomic_store_n(&loading, 1, __ATOMIC_RELAXED);
     rdb_loaded ld;
     char msg[1024];
-    int rc = load_into(path, "Loading", &ld, msg, sizeof(msg));
+    dropped_list dropped = {0};
+    int rc = load_into(path, "Loading", &ld, repl_resume_fn ? &dropped : NULL, msg, sizeof(msg));
     if (rc == RDB_OK) {
         memcpy(loaded_repl_id, ld.repl_id, sizeof(loaded_repl_id));
         loaded_repl_offset = ld.repl_offset;
@@ -777,7 +811,12 @@ int persist_load_at_startup(char *err, size_t errlen) {
         rdb_load_commit(&ld);
         __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
         db_unlock_keyspace();
+        /* Before any client writes: the stream the dump names goes on
+         * from its offset (Redis 7.0 requires a stream database too). */
+        if (repl_resume_fn && loaded_repl_id[0] && loaded_repl_offset >= 0 && loaded_repl_db >= 0)
+            repl_resume_fn(loaded_repl_id, loaded_repl_offset, dropped.k, dropped.n);
     }
+    dropped_free(&dropped);
     rdb_load_discard(&ld);
     __atomic_store_n(&loading, 0, __ATOMIC_RELAXED);
     if (rc == RDB_ERR_ABORTED) return 1;
@@ -850,7 +889,7 @@ int persist_debug_reload(int nosave, char *err, size_t errlen) {
     if (!nosave) rc = persist_save(err, errlen);
     rdb_loaded ld;
     memset(&ld, 0, sizeof(ld));
-    if (rc == RDB_OK) rc = load_into(cfg.dbfilename, "DEBUG RELOAD", &ld, err, errlen);
+    if (rc == RDB_OK) rc = load_into(cfg.dbfilename, "DEBUG RELOAD", &ld, NULL, err, errlen);
     if (rc == RDB_OK) {
         rdb_load_commit(&ld);
         db_signal_replaced();

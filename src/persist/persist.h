@@ -31,6 +31,17 @@ int persist_compress(void);
  * there is something to write. */
 typedef int persist_repl_info_fn(char id[41], long long *offset, int *stream_db);
 void persist_set_repl_info(persist_repl_info_fn *fn);
+/* Start-up, once the dump with replication info is loaded and before any
+ * client writes: the command layer may take up the stream it names from
+ * offset (a primary does, as Redis 7.0); keys[0..n) are the keys the load
+ * dropped as expired (their deletions belong to that stream). */
+typedef struct persist_dropped_key {
+    int dbid;
+    size_t n;
+    char *p;
+} persist_dropped_key;
+typedef void persist_repl_resume_fn(const char id[41], long long offset, const persist_dropped_key *keys, size_t n);
+void persist_set_repl_resume(persist_repl_resume_fn *fn);
 /* What the dump loaded at start-up said about replication (0: nothing). */
 int persist_loaded_repl_info(char id[41], long long *offset, int *stream_db);
 /* The options of a dump as configured now (compression, checksum,

@@ -103,6 +103,10 @@ typedef struct rdb_load_opts {
     void *progress_arg;
     const int *abort;         /* non-zero (read atomically): stop with RDB_ERR_ABORTED */
     int keep_expired;         /* keep keys whose TTL has passed (an AOF base, as Redis) */
+    /* Called with each key dropped because its TTL has passed (NULL:
+     * none; the key's bytes are valid during the call). */
+    void (*expired)(void *arg, int dbid, const void *key, size_t klen);
+    void *expired_arg;
 } rdb_load_opts;
 
 /* Function libraries (Redis 7.0 FUNCTION LOAD): an RDB holds each one as

@@ -1098,6 +1098,7 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
         } else if (expire != -1 && expire < now && !in->opt->keep_expired) {
             obj_free(&v);
             ld->expired++;
+            if (in->opt->expired) in->opt->expired(in->opt->expired_arg, dbid, in->key.p, in->key.n);
         } else {
             if (!ld->dbs[dbid] && !(ld->dbs[dbid] = db_detached_new(dbid))) {
                 obj_free(&v);

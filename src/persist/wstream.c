@@ -128,6 +128,13 @@ void wstream_append_repl_locked(int dbid, int argc, const char *const *p, const 
     append(dbid, argc, p, n, 1);
 }
 
+int wstream_repl_db(void) {
+    pthread_mutex_lock(&ws_lock);
+    int db = last_db[1];
+    pthread_mutex_unlock(&ws_lock);
+    return db;
+}
+
 void wstream_force_select_locked(int repl) { last_db[repl != 0] = -1; }
 
 uint64_t wstream_offset(void) { return __atomic_load_n(&offset, __ATOMIC_RELAXED); }

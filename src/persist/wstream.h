@@ -57,6 +57,9 @@ void wstream_append_repl_locked(int dbid, int argc, const char *const *p, const 
  * whatever the database (a replica that starts mid-stream, a new AOF
  * file). Stream lock held. */
 void wstream_force_select_locked(int repl);
+/* The database of the last record the sinks with `repl` took, -1: none
+ * since the last forced SELECT (Redis's slaveseldb). Takes the lock. */
+int wstream_repl_db(void);
 /* Bytes the sinks with `repl` were handed since start-up (the stream
  * offset). */
 uint64_t wstream_offset(void);

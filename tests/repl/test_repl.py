@@ -788,6 +788,44 @@ def a_restarted_replica_continues_from_its_dump():
 
 
 @test
+def a_restarted_primary_continues_its_stream():
+    """A primary's dump keeps its own replication id and offset: restarted
+    from it, it takes that id as its secondary one, valid up to the offset,
+    and its replicas (Goblin and redis-server, one behind the other)
+    continue with a partial resync, as with Redis 7.0; the keys that
+    expired while it was down reach them as deletions."""
+    d = tdir("primary_restart")
+    pd = os.path.join(d, "p")
+    p = primary("goblin", d, *PRIMARY_ARGS)
+    r1 = replica_of("goblin", os.path.join(d, "r1"), p.port)
+    r2 = replica_of("redis", os.path.join(d, "r2"), r1.port)
+    effect_form_writes(p.c, random.Random(8), 100)
+    for i in range(20):
+        p.c.ok("SET", "short:%d" % i, "v", "PX", "300")
+    in_sync(p, r1)
+    in_sync(r1, r2)
+    old_id = info(p.c, "replication")["master_replid"]
+    old_off = offset(p)
+    rc = p.shutdown("SAVE")
+    assert rc == 0, rc
+    time.sleep(0.4)
+    p = start("goblin", pd, "--port", str(p.port), *PRIMARY_ARGS)
+    i = info(p.c, "replication")
+    assert i["master_replid2"] == old_id and i["master_replid"] != old_id, i
+    assert int(i["second_repl_offset"]) == old_off + 1, (i, old_off)
+    effect_form_writes(p.c, random.Random(9), 100)
+    in_sync(p, r1)
+    in_sync(r1, r2)
+    assert digest(r1) == digest(p) and digest(r2) == digest(p), (digest_diff(p, r1), digest_diff(p, r2))
+    sizes = [s.c.ok("DBSIZE") for s in (p, r1, r2)]
+    assert sizes[0] == sizes[1] == sizes[2], sizes
+    assert r1.c.ok("EXISTS", "short:0") == 0
+    stats = info(p.c, "stats")
+    assert stats["sync_partial_ok"] == "1" and stats["sync_full"] == "0", stats
+    assert "Partial resynchronization request from 127.0.0.1" in p.log_text(), p.log_tail(20)
+
+
+@test
 def failover_command_both_ways():
     """FAILOVER (Redis 7.0's coordinated failover): the primary pauses
     writes, waits for the target to catch up, becomes its replica with

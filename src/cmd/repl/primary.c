@@ -54,6 +54,7 @@
 #include "base/process.h"
 #include "base/tls.h"
 #include "cmd/command.h"
+#include "cmd/propagate.h"
 #include "cmd/repl/backlog.h"
 #include "cmd/server/acl.h"
 #include "db/db.h"
@@ -194,6 +195,43 @@ void repl_set_ids(const char *id, const char *id2, long long soff, uint64_t off)
     if (!bl.buf && backlog_init(&bl, (size_t)getll(&backlog_size), off + 1) != 0) bl.buf = NULL;
     master_off = off;
     pthread_mutex_unlock(&mu);
+}
+
+static int sink_ensure(void);
+
+void repl_primary_resume(const char id[41], long long offset, const persist_dropped_key *keys, size_t n) {
+    if (sink_ensure() != 0) {
+        log_warn("Can't attach to the write stream: the replication stream of the RDB is not continued");
+        return;
+    }
+    wstream_lock(); /* between two records of the stream */
+    pthread_mutex_lock(&mu);
+    memcpy(replid2, id, 41);
+    second_off = offset + 1;
+    master_off = (uint64_t)offset;
+    if (bl.buf) backlog_free(&bl);
+    if (backlog_init(&bl, (size_t)getll(&backlog_size), master_off + 1) != 0) bl.buf = NULL;
+    no_replicas_since = now_ms();
+    pthread_mutex_unlock(&mu);
+    wstream_force_select_locked(1);
+    wstream_unlock();
+    for (size_t i = 0; i < n; i++) prop_deletion(keys[i].dbid, PROP_DEL_EXPIRED, keys[i].p, keys[i].n);
+    log_notice("Continuing the replication stream of the RDB: secondary replication ID %s, valid up to offset "
+               "%lld; %zu expired keys deleted in it",
+               id, offset + 1, n);
+}
+
+int repl_primary_save_info(char id[41], long long *offset, int *stream_db) {
+    int db = wstream_repl_db();
+    pthread_mutex_lock(&mu);
+    int ok = bl.buf != NULL && !following;
+    if (ok) {
+        memcpy(id, replid, 41);
+        *offset = (long long)master_off;
+        *stream_db = db < 0 ? 0 : db;
+    }
+    pthread_mutex_unlock(&mu);
+    return ok;
 }
 
 /* ---- links' pending bytes ---------------------------------------------- */

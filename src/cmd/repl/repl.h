@@ -44,6 +44,15 @@ void repl_replid(char id[41]);
 /* Replace the ids: a new random replid, the old one kept as replid2 valid
  * up to the current offset (promotion, as Redis's shiftReplicationId). */
 void repl_shift_replid(void);
+/* A primary's start-up from a dump that names its stream (Redis 7.0):
+ * that id becomes replid2, valid up to offset + 1, the offset goes on
+ * from there in a fresh backlog, and the deletions of the keys the load
+ * dropped as expired enter it first, so replicas continue with PSYNC. */
+struct persist_dropped_key;
+void repl_primary_resume(const char id[41], long long offset, const struct persist_dropped_key *keys, size_t n);
+/* What a primary's dump records of its stream (its id, offset and
+ * database); 0 while it has no backlog. */
+int repl_primary_save_info(char id[41], long long *offset, int *stream_db);
 /* A replica took the primary's ids and offset (a full sync or +CONTINUE). */
 void repl_set_ids(const char *replid, const char *replid2, long long second_off, uint64_t offset);
 /* Bytes of the primary's stream a replica applied: to the backlog and its

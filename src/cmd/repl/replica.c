@@ -819,13 +819,23 @@ void repl_applied_locked(void) { __atomic_store_n(&applied_off, pending_off, __A
  * so that after a restart it can continue with PSYNC (as Redis). */
 static int save_repl_info(char id[41], long long *off, int *db) {
     pthread_mutex_lock(&rmu);
-    int ok = mhost && have_history;
+    int replica = mhost != NULL, ok = replica && have_history;
     pthread_mutex_unlock(&rmu);
+    if (!replica) return repl_primary_save_info(id, off, db);
     if (!ok) return 0;
     repl_replid(id);
     *off = (long long)__atomic_load_n(&applied_off, __ATOMIC_RELAXED);
     *db = __atomic_load_n(&mc.db, __ATOMIC_RELAXED);
     return 1;
+}
+
+/* The start-up load found a dump that names a stream: a primary continues
+ * it; a replica takes it up when it first connects (replica_main). */
+static void resume_at_start(const char id[41], long long offset, const persist_dropped_key *keys, size_t n) {
+    pthread_mutex_lock(&rmu);
+    int replica = mhost != NULL;
+    pthread_mutex_unlock(&rmu);
+    if (!replica) repl_primary_resume(id, offset, keys, n);
 }
 
 static void *replica_main(void *arg) {
@@ -1042,6 +1052,7 @@ void repl_replica_init(void) {
     if (config_bind_int("replica-serve-stale-data", &serve_stale) || config_bind_int("replica-read-only", &read_only))
         abort();
     persist_set_repl_info(save_repl_info);
+    persist_set_repl_resume(resume_at_start);
     char *v = config_value("replicaof");
     if (v && v[0]) {
         char host[256];
