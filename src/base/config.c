@@ -40,6 +40,7 @@ enum {
     F_OCTAL = 256,       /* T_INT given and shown in octal (unixsocketperm) */
     F_HIDDEN = 512,      /* a Redis test knob: CONFIG GET shows it only by its exact name */
     F_PROTECTED = 1024,  /* CONFIG SET only as enable-protected-configs allows (dir, dbfilename) */
+    F_OMIT_EMPTY = 2048, /* CONFIG REWRITE drops its lines while the value is empty (replicaof) */
 };
 
 typedef struct config_entry {
@@ -200,7 +201,7 @@ static config_entry table[] = {
     {"unixsocketperm", NULL, T_INT, F_IMMUTABLE | F_OCTAL, NULL, "0", 0, 0777, NULL, NULL},
     {"replica-serve-stale-data", "slave-serve-stale-data", T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"replica-read-only", "slave-read-only", T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
-    {"replicaof", "slaveof", T_STRING, F_IMMUTABLE | F_MULTIARG, NULL, "", 0, 0, NULL, NULL},
+    {"replicaof", "slaveof", T_STRING, F_IMMUTABLE | F_MULTIARG | F_OMIT_EMPTY, NULL, "", 0, 0, NULL, NULL},
     {"repl-backlog-size", NULL, T_SIZE, 0, NULL, "1mb", 16 * 1024, LLONG_MAX, NULL, NULL},
     {"repl-backlog-ttl", NULL, T_LL, 0, NULL, "3600", 0, LONG_MAX, NULL, NULL},
     {"repl-ping-replica-period", "repl-ping-slave-period", T_INT, 0, NULL, "10", 1, INT_MAX, NULL, NULL},
@@ -944,6 +945,15 @@ void config_get(const char *pattern, config_get_fn *fn, void *arg) {
     }
 }
 
+int config_note(const char *name, const char *value) {
+    char why[400];
+    config_lock();
+    config_entry *e = find_entry(name);
+    int rc = e ? store_value(e, value, why, sizeof(why)) : -1;
+    config_unlock();
+    return rc;
+}
+
 int config_set(const char *name, const char *value, char *err, size_t errlen) {
     config_entry *e = find_entry(name);
     if (!e) {
@@ -1019,6 +1029,7 @@ int config_rewrite(char *err, size_t errlen) {
         if (seen[idx]) continue;
         seen[idx] = 1;
         format_value(e, val, sizeof(val));
+        if ((e->flags & F_OMIT_EMPTY) && !val[0]) continue;
         if (e->flags & F_MULTIARG) fprintf(out, "%s %s\n", e->name, val[0] ? val : "\"\"");
         else fprintf(out, "%s \"%s\"\n", e->name, val);
     }

@@ -93,6 +93,11 @@ int config_set_default(const char *name, const char *def);
 /* CONFIG GET: calls fn for each parameter matching the glob pattern. */
 typedef void config_get_fn(void *arg, const char *name, const char *value);
 void config_get(const char *pattern, config_get_fn *fn, void *arg);
+/* The server changed a start-up setting itself (REPLICAOF changes
+ * replicaof): the value CONFIG GET shows and CONFIG REWRITE writes from
+ * now on, stored without checks. Takes the config lock. 0, or -1 (no such
+ * setting, or a value its type cannot hold). */
+int config_note(const char *name, const char *value);
 /* CONFIG SET one parameter: 0 ok, -1 with *err set (static or malloc'd into errbuf). */
 int config_set(const char *name, const char *value, char *errbuf, size_t errlen);
 /* Whether a name is a settable/known parameter (for CONFIG SET validation). */

@@ -28,7 +28,8 @@ REDIS = os.environ.get("REDIS_SERVER", "/usr/bin/redis-server")
 
 
 class Server:
-    """A goblin-core or redis-server process in its own directory."""
+    """A goblin-core or redis-server process in its own directory; args may
+    begin with a config file."""
 
     def __init__(self, kind, d, args=(), env=None, wait=True):
         self.kind, self.dir = kind, d
@@ -39,7 +40,9 @@ class Server:
         # Beside the directory, not in it: tests mount filesystems on it.
         self.log = "%s.%s.log" % (d.rstrip("/"), kind)
         binary = goblin_binary() if kind == "goblin" else REDIS
-        argv = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", d]
+        # A first argument that is no option is a config file, as for the servers.
+        conf = [args.pop(0)] if args and not args[0].startswith("--") else []
+        argv = [binary] + conf + ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", d]
         if kind == "redis":
             argv += ["--save", "", "--appendonly", "no", "--enable-debug-command", "yes"]
         else:

@@ -826,6 +826,41 @@ def a_restarted_primary_continues_its_stream():
 
 
 @test
+def replicaof_follows_into_config_get_and_rewrite():
+    """CONFIG GET replicaof shows the primary REPLICAOF set and CONFIG
+    REWRITE writes it, or drops the line on a primary, as Redis does:
+    Sentinel rewrites the config of a node it reconfigured so that a
+    restart keeps the role."""
+    for kind in ("redis", "goblin"):
+        d = tdir("rewrite_replicaof_" + kind)
+        os.makedirs(d, exist_ok=True)
+        conf = os.path.join(d, "node.conf")
+        with open(conf, "w") as f:
+            f.write("replicaof 127.0.0.1 1\n")
+
+        def replicaof_lines():
+            with open(conf) as f:
+                return [ln.strip() for ln in f if ln.startswith(("replicaof", "slaveof"))]
+        s = start(kind, d, conf)
+        assert s.c.ok("CONFIG", "GET", "replicaof") == [b"replicaof", b"127.0.0.1 1"], kind
+        s.c.ok("REPLICAOF", "127.0.0.1", "2")
+        assert s.c.ok("CONFIG", "GET", "slaveof") == [b"slaveof", b"127.0.0.1 2"], kind
+        s.c.ok("CONFIG", "REWRITE")
+        assert replicaof_lines() == ["replicaof 127.0.0.1 2"], (kind, replicaof_lines())
+        s.c.ok("REPLICAOF", "NO", "ONE")
+        assert s.c.ok("CONFIG", "GET", "replicaof") == [b"replicaof", b""], kind
+        s.c.ok("CONFIG", "REWRITE")
+        assert replicaof_lines() == [], (kind, replicaof_lines())
+        s.c.ok("REPLICAOF", "127.0.0.1", "3")
+        s.c.ok("CONFIG", "REWRITE")
+        s.stop()
+        s = start(kind, d, conf)
+        i = info(s.c, "replication")
+        assert i["role"] == "slave" and i["master_port"] == "3", (kind, i)
+        s.stop()
+
+
+@test
 def failover_command_both_ways():
     """FAILOVER (Redis 7.0's coordinated failover): the primary pauses
     writes, waits for the target to catch up, becomes its replica with

@@ -886,6 +886,20 @@ static void *replica_main(void *arg) {
     return NULL;
 }
 
+/* CONFIG GET replicaof and CONFIG REWRITE follow the role (Sentinel
+ * rewrites the config of a node it reconfigured, so that a restart keeps
+ * it); in cluster mode the config holds no replicaof, as in Redis. */
+static void note_replicaof(const char *host, int port) {
+    char *ce = config_value("cluster-enabled");
+    int cluster = ce && !strcmp(ce, "yes");
+    free(ce);
+    if (cluster) return;
+    char v[300];
+    if (host) snprintf(v, sizeof(v), "%s %d", host, port);
+    else v[0] = '\0';
+    config_note("replicaof", v);
+}
+
 /* cache_self: a primary turning replica offers its own history to PSYNC
  * (Redis's replicationCacheMasterUsingMyself). */
 static int replicaof(const char *host, int port, int cache_self, char *err, size_t errlen) {
@@ -908,6 +922,7 @@ static int replicaof(const char *host, int port, int cache_self, char *err, size
         repl_shift_replid();
         db_set_replica_mode(0);
         __atomic_store_n(&replica_flag, 0, __ATOMIC_RELAXED);
+        note_replicaof(NULL, 0);
         log_notice("MASTER MODE enabled (user request)");
         return 0;
     }
@@ -940,6 +955,7 @@ static int replicaof(const char *host, int port, int cache_self, char *err, size
     int start = !thread_on && started;
     if (start) thread_on = 1;
     pthread_mutex_unlock(&rmu);
+    note_replicaof(host, port);
     repl_set_following(1);
     db_set_replica_mode(1);
     repl_drop_replicas();
