@@ -202,7 +202,7 @@ static config_entry table[] = {
     {"replica-serve-stale-data", "slave-serve-stale-data", T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"replica-read-only", "slave-read-only", T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"replicaof", "slaveof", T_STRING, F_IMMUTABLE | F_MULTIARG | F_OMIT_EMPTY, NULL, "", 0, 0, NULL, NULL},
-    {"repl-backlog-size", NULL, T_SIZE, 0, NULL, "1mb", 16 * 1024, LLONG_MAX, NULL, NULL},
+    {"repl-backlog-size", NULL, T_SIZE, 0, NULL, "1mb", 1, LLONG_MAX, NULL, NULL},
     {"repl-backlog-ttl", NULL, T_LL, 0, NULL, "3600", 0, LONG_MAX, NULL, NULL},
     {"repl-ping-replica-period", "repl-ping-slave-period", T_INT, 0, NULL, "10", 1, INT_MAX, NULL, NULL},
     {"repl-timeout", NULL, T_INT, 0, NULL, "60", 1, INT_MAX, NULL, NULL},

@@ -191,4 +191,14 @@ start_server {tags {directives port}} {
         assert_equal OK [r config set port $old]
         assert_equal PONG [exec redis-cli -p $old ping]
     }
+
+    test {CONFIG SET repl-backlog-size takes any size from 1 and holds at least 16 KiB} {
+        set old [lindex [r config get repl-backlog-size] 1]
+        assert_equal OK [r config set repl-backlog-size 1]
+        assert_equal 16384 [lindex [r config get repl-backlog-size] 1]
+        assert_error {*argument must be between 1 and*} {r config set repl-backlog-size 0}
+        assert_equal OK [r config set repl-backlog-size 100000]
+        assert_equal 100000 [lindex [r config get repl-backlog-size] 1]
+        r config set repl-backlog-size $old
+    }
 }

@@ -85,6 +85,13 @@ static int nodelay_off;                  /* repl-disable-tcp-nodelay */
 static int get(const int *v) { return __atomic_load_n(v, __ATOMIC_RELAXED); }
 static long long getll(const long long *v) { return __atomic_load_n(v, __ATOMIC_RELAXED); }
 
+#define BACKLOG_MIN_SIZE (16 * 1024)
+/* The backlog's size: repl-backlog-size, at least BACKLOG_MIN_SIZE. */
+static size_t backlog_bytes(void) {
+    long long n = getll(&backlog_size);
+    return n < BACKLOG_MIN_SIZE ? BACKLOG_MIN_SIZE : (size_t)n;
+}
+
 static int64_t now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
@@ -192,7 +199,7 @@ void repl_set_ids(const char *id, const char *id2, long long soff, uint64_t off)
     if (id2) snprintf(replid2, sizeof(replid2), "%s", id2);
     second_off = soff;
     if (off != master_off && bl.buf) backlog_free(&bl); /* a new history starts at off */
-    if (!bl.buf && backlog_init(&bl, (size_t)getll(&backlog_size), off + 1) != 0) bl.buf = NULL;
+    if (!bl.buf && backlog_init(&bl, backlog_bytes(), off + 1) != 0) bl.buf = NULL;
     master_off = off;
     pthread_mutex_unlock(&mu);
 }
@@ -210,7 +217,7 @@ void repl_primary_resume(const char id[41], long long offset, const persist_drop
     second_off = offset + 1;
     master_off = (uint64_t)offset;
     if (bl.buf) backlog_free(&bl);
-    if (backlog_init(&bl, (size_t)getll(&backlog_size), master_off + 1) != 0) bl.buf = NULL;
+    if (backlog_init(&bl, backlog_bytes(), master_off + 1) != 0) bl.buf = NULL;
     no_replicas_since = now_ms();
     pthread_mutex_unlock(&mu);
     wstream_force_select_locked(1);
@@ -372,7 +379,7 @@ static void sink_drop(void) {
 /* ... and the backlog (mu held). */
 static int backlog_create_locked(void) {
     if (bl.buf) return 0;
-    return backlog_init(&bl, (size_t)getll(&backlog_size), master_off + 1);
+    return backlog_init(&bl, backlog_bytes(), master_off + 1);
 }
 
 /* ---- handshake state (REPLCONF before PSYNC) ------------------------------ */
@@ -583,7 +590,7 @@ static int full_sync_forkless(rlink *l) {
      * a writer that flushes into its socket forever. */
     struct timeval tv = {get(&repl_timeout), 0};
     setsockopt(l->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    size_t limit = (size_t)getll(&backlog_size);
+    size_t limit = backlog_bytes();
     if (limit < SNAP_BUFFER_MIN) limit = SNAP_BUFFER_MIN;
     rdb_save_opts o;
     int rc = 0;
@@ -1484,7 +1491,7 @@ static void *cron_main(void *arg) {
                        getll(&backlog_ttl));
             backlog_free(&bl);
         }
-        if (bl.buf && (size_t)getll(&backlog_size) != bl.size) backlog_resize(&bl, (size_t)getll(&backlog_size));
+        if (bl.buf && backlog_bytes() != bl.size) backlog_resize(&bl, backlog_bytes());
         pthread_mutex_unlock(&mu);
         if (n && !fol && t - last_ping >= (int64_t)get(&ping_period) * 1000) {
             const char *argv[1] = {"PING"};
@@ -1497,8 +1504,22 @@ static void *cron_main(void *arg) {
     return NULL;
 }
 
+/* repl-backlog-size takes any size from 1 and CONFIG SET raises a smaller
+ * one to 16 KiB, as Redis's resizeReplicationBacklog (a config file's is
+ * raised where it is used: backlog_bytes). */
+static int backlog_size_check(const char *v, char *norm, size_t normlen, char *err, size_t errlen) {
+    long long n;
+    (void)err;
+    (void)errlen;
+    if (config_parse_size(v, &n) != 0 || n < 1 || n >= BACKLOG_MIN_SIZE) return 0; /* the table checks the rest */
+    snprintf(norm, normlen, "%d", BACKLOG_MIN_SIZE);
+    return 1;
+}
+static const config_hook backlog_size_hook = {backlog_size_check, NULL, NULL};
+
 void repl_primary_init(void) {
     random_replid(replid);
+    if (config_register_hook("repl-backlog-size", &backlog_size_hook)) abort();
     if (config_bind_ll("repl-backlog-size", &backlog_size) || config_bind_ll("repl-backlog-ttl", &backlog_ttl) ||
         config_bind_int("repl-ping-replica-period", &ping_period) || config_bind_int("repl-timeout", &repl_timeout) ||
         config_bind_int("repl-diskless-sync", &diskless_sync) ||
