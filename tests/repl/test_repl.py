@@ -861,6 +861,19 @@ def replicaof_follows_into_config_get_and_rewrite():
 
 
 @test
+def role_says_handshake_while_the_primary_delays_the_sync():
+    """ROLE's link state of a replica whose PSYNC waits for the primary's
+    delayed sync is "handshake", as Redis's."""
+    for kind in ("redis", "goblin"):
+        d = tdir("handshake_" + kind)
+        p = start(kind, os.path.join(d, "p"), "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1000")
+        r = replica_of(kind, os.path.join(d, "r"), p.port)
+        assert wait_for(lambda: r.c.ok("ROLE")[3] == b"handshake", 10), (kind, r.c.ok("ROLE"))
+        r.stop()
+        p.stop()
+
+
+@test
 def failover_command_both_ways():
     """FAILOVER (Redis 7.0's coordinated failover): the primary pauses
     writes, waits for the target to catch up, becomes its replica with

@@ -67,7 +67,7 @@ static int psync_failover;     /* rmu: the next PSYNC asks the primary to take o
  * out before this node's own writes may start. */
 static int applying;
 
-enum { RS_CONNECT, RS_CONNECTING, RS_SYNC, RS_CONNECTED };
+enum { RS_CONNECT, RS_CONNECTING, RS_HANDSHAKE, RS_SYNC, RS_CONNECTED };
 static int rstate = RS_CONNECT;  /* rmu */
 static int64_t last_io_ms;       /* rmu: last byte from the primary */
 static int link_fd = -1;         /* rmu: the streaming link's socket, -1: none */
@@ -183,6 +183,12 @@ static int fill(mconn *m) {
     ssize_t n;
     do n = link_read(m, m->buf + m->len, m->cap - m->len);
     while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) { /* SO_RCVTIMEO: repl-timeout, Redis's words */
+        pthread_mutex_lock(&rmu);
+        int st = rstate;
+        pthread_mutex_unlock(&rmu);
+        if (st == RS_CONNECTING || st == RS_HANDSHAKE) log_warn("Timeout connecting to the MASTER...");
+    }
     if (n <= 0) return -1;
     m->len += (size_t)n;
     pthread_mutex_lock(&rmu);
@@ -656,6 +662,7 @@ static void follow_once(const char *host, int port, unsigned mygen) {
         return;
     }
     log_notice("MASTER <-> REPLICA sync started");
+    set_state(RS_HANDSHAKE);
     const char *ping[1] = {"PING"};
     if (command_reply(m, 1, ping, line, sizeof(line)) != 0) goto out;
     if (line[0] == '-' && strncmp(line, "-NOAUTH", 7) && strncmp(line, "-NOPERM", 7) && strncmp(line, "-ERR operation not permitted", 28)) {
@@ -1047,8 +1054,11 @@ void repl_info_replica(strbuf *b) {
 
 void repl_role_replica(client *c) {
     pthread_mutex_lock(&rmu);
-    const char *st = rstate == RS_CONNECTED ? "connected" : rstate == RS_SYNC ? "sync"
-                                                          : rstate == RS_CONNECTING ? "connecting" : "connect";
+    const char *st = rstate == RS_CONNECTED    ? "connected"
+                     : rstate == RS_SYNC      ? "sync"
+                     : rstate == RS_HANDSHAKE ? "handshake"
+                     : rstate == RS_CONNECTING ? "connecting"
+                                               : "connect";
     char host[256];
     snprintf(host, sizeof(host), "%s", mhost ? mhost : "");
     int port = mport;
