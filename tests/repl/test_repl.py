@@ -904,6 +904,27 @@ def failover_command_both_ways():
 
 
 @test
+def failover_refused_by_the_target_is_aborted():
+    """A target that refuses PSYNC (ACL -psync) aborts the FAILOVER: the
+    primary stays one, logs Redis's reason, and its replica syncs again."""
+    for kind in ("redis", "goblin"):
+        d = tdir("failover_refused_" + kind)
+        p = start(kind, os.path.join(d, "p"), *PRIMARY_ARGS)
+        t = replica_of(kind, os.path.join(d, "t"), p.port)
+        p.c.ok("SET", "a", "1")
+        in_sync(p, t)
+        t.c.ok("ACL", "SETUSER", "default", "-psync")
+        assert p.c.ok("FAILOVER") == b"OK"
+        assert wait_for(lambda: info(p.c, "replication")["master_failover_state"] == "no-failover", 10), kind
+        assert info(p.c, "replication")["role"] == "master", kind
+        want = "FAILOVER to 127.0.0.1:%d aborted: Failover target rejected psync request" % t.port
+        assert want in p.log_text(), (kind, p.log_tail(10))
+        t.c.ok("ACL", "SETUSER", "default", "+psync")
+        p.c.ok("SET", "b", "2")
+        in_sync(p, t)
+
+
+@test
 def a_stalled_link_times_out_and_recovers():
     """Nothing moves through the link for longer than repl-timeout: both
     sides close it; once it moves again the replica catches up."""

@@ -1384,7 +1384,8 @@ int repl_failover_start(const char *host, int port, long long timeout_ms, int fo
     fo_deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
     fo_state = FO_WAIT_SYNC;
     rc = 0;
-    log_notice("FAILOVER requested to %s:%d.", host ? host : "any replica", host ? port : 0);
+    if (host) log_notice("FAILOVER requested to %s:%d.", host, port);
+    else log_notice("FAILOVER requested to any replica.");
 out:
     pthread_mutex_unlock(&mu);
     if (rc == 0) {
@@ -1395,7 +1396,8 @@ out:
 }
 
 static void fo_abort_locked(const char *why) {
-    log_notice("FAILOVER to %s:%d aborted: %s", fo_host, fo_port, why);
+    if (fo_port) log_notice("FAILOVER to %s:%d aborted: %s", fo_host, fo_port, why);
+    else log_notice("FAILOVER to any replica aborted: %s", why);
     fo_state = FO_NONE;
     session_unpause(SESSION_PAUSE_BY_FAILOVER);
 }
@@ -1408,17 +1410,21 @@ int repl_failover_abort(void) {
     if (s == FO_IN_PROGRESS) {
         char err[64];
         repl_replicaof(NULL, 0, err, sizeof(err));
-        repl_failover_done(0);
+        repl_failover_done(0, "Failover manually aborted");
     }
     return s == FO_NONE ? -1 : 0;
 }
 
-void repl_failover_done(int ok) {
+void repl_failover_done(int ok, const char *why) {
     pthread_mutex_lock(&mu);
     if (fo_state != FO_NONE) {
-        if (ok) log_notice("Failover target %s:%d is now the primary", fo_host, fo_port);
-        fo_state = FO_NONE;
-        session_unpause(SESSION_PAUSE_BY_FAILOVER);
+        if (ok) {
+            log_notice("Failover target %s:%d is now the primary", fo_host, fo_port);
+            fo_state = FO_NONE;
+            session_unpause(SESSION_PAUSE_BY_FAILOVER);
+        } else {
+            fo_abort_locked(why);
+        }
     }
     pthread_mutex_unlock(&mu);
 }
@@ -1439,9 +1445,11 @@ static void fo_step(void) {
         port = l->port;
     }
     int timed_out = fo_deadline && now_ms() >= fo_deadline;
+    int forced = 0;
     if (!port && timed_out && fo_force && fo_port) {
         snprintf(host, sizeof(host), "%s", fo_host);
         port = fo_port;
+        forced = 1;
     }
     if (!port && timed_out) {
         fo_abort_locked("Replica never caught up before timeout");
@@ -1449,7 +1457,8 @@ static void fo_step(void) {
         snprintf(fo_host, sizeof(fo_host), "%s", host);
         fo_port = port;
         fo_state = FO_IN_PROGRESS;
-        log_notice("Failover target %s:%d is synced, failing over.", host, port);
+        if (forced) log_notice("FAILOVER to %s:%d time out exceeded, failing over.", host, port);
+        else log_notice("Failover target %s:%d is synced, failing over.", host, port);
     }
     pthread_mutex_unlock(&mu);
     if (port) {

@@ -143,10 +143,11 @@ int repl_shutdown_abort(void);
 
 /* FAILOVER [TO host port [FORCE]] [TIMEOUT ms]: 0, or -1 with err (Redis's
  * text). repl_failover_abort: -1 when none runs. The replica side calls
- * repl_failover_done when its PSYNC FAILOVER was answered (ok) or refused. */
+ * repl_failover_done when its PSYNC FAILOVER was answered (ok) or refused
+ * (why: the reason the abort logs). */
 int repl_failover_start(const char *host, int port, long long timeout_ms, int force, char *err, size_t errlen);
 int repl_failover_abort(void);
-void repl_failover_done(int ok);
+void repl_failover_done(int ok, const char *why);
 const char *repl_failover_state(void);
 
 /* ---- replica.c ---------------------------------------------------------- */

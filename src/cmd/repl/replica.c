@@ -727,10 +727,10 @@ static void follow_once(const char *host, int port, unsigned mygen) {
             set_state(RS_CONNECT);
             char e[64];
             repl_replicaof(NULL, 0, e, sizeof(e));
-            repl_failover_done(0);
+            repl_failover_done(0, "Failover target rejected psync request");
             return;
         }
-        repl_failover_done(1);
+        repl_failover_done(1, NULL);
     }
     int full = 0; /* a full sync: the primary's client is a new one */
     if (!strncmp(line, "+FULLRESYNC", 11)) {
