@@ -310,15 +310,22 @@ void prop_pexpireat(client *c, const char *key, size_t klen, long long when_ms) 
     prop_rewrite(c, 3, p, n);
 }
 
-void prop_rewrite_arg(client *c, int i, const char *p, size_t n) {
-    if (!T.depth || !wstream_active()) return;
+/* The current call's rewrite, started from its own arguments when it has
+ * none yet; NULL when nothing is recorded (no sink, or prop_none). */
+static prop_op *rewrite_of_call(client *c) {
+    if (!T.depth || !wstream_active()) return NULL;
     prop_level *l = &T.lv[T.depth - 1];
-    prop_op *o = &l->rewrite;
     if (l->state != LEVEL_REWRITTEN) {
-        if (l->state == LEVEL_NONE) return;
-        op_fill_call(o, c);
+        if (l->state == LEVEL_NONE) return NULL;
+        op_fill_call(&l->rewrite, c);
         l->state = LEVEL_REWRITTEN;
     }
+    return &l->rewrite;
+}
+
+void prop_rewrite_arg(client *c, int i, const char *p, size_t n) {
+    prop_op *o = rewrite_of_call(c);
+    if (!o) return;
     assert(i >= 0 && i <= o->argc);
     if (i == o->argc) {
         o->p = realloc(o->p, sizeof(char *) * (size_t)(o->argc + 1));
@@ -330,14 +337,8 @@ void prop_rewrite_arg(client *c, int i, const char *p, size_t n) {
 }
 
 void prop_rewrite_drop_arg(client *c, int i) {
-    if (!T.depth || !wstream_active()) return;
-    prop_level *l = &T.lv[T.depth - 1];
-    prop_op *o = &l->rewrite;
-    if (l->state != LEVEL_REWRITTEN) {
-        if (l->state == LEVEL_NONE) return;
-        op_fill_call(o, c);
-        l->state = LEVEL_REWRITTEN;
-    }
+    prop_op *o = rewrite_of_call(c);
+    if (!o) return;
     assert(i >= 0 && i < o->argc);
     free(o->p[i]);
     memmove(o->p + i, o->p + i + 1, sizeof(char *) * (size_t)(o->argc - i - 1));
