@@ -32,8 +32,8 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "base/process.h"
-#include "util/sockio.h"
 #include "base/tstat.h"
+#include "util/sockio.h"
 
 #ifndef GOBLIN_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
