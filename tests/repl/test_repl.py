@@ -197,6 +197,11 @@ def both_ways(primary_kind, replica_kind, hugetlb=False):
 def goblin_primary_redis_replica():
     p, r = both_ways("goblin", "redis")
     assert "Synchronization with replica 127.0.0.1:%d succeeded" % r.port in p.log_text()
+    # INFO's replication buffers: the backlog's ring (repl-backlog-size) and
+    # what the link holds.
+    m = info(p.c, "memory")
+    assert int(m["mem_replication_backlog"]) == 1 << 20, m
+    assert int(m["mem_total_replication_buffers"]) == int(m["mem_replication_backlog"]) + int(m["mem_clients_slaves"]), m
 
 
 @test
@@ -666,6 +671,7 @@ def shutdown_waits_for_lagging_replicas():
         in_sync(p, r)
         e = p.c.call("SHUTDOWN", "ABORT")
         assert isinstance(e, Err) and "No shutdown in progress" in e.msg, (kind, e)
+        assert "shutdown_in_milliseconds" not in info(p.c, "server"), kind
         os.kill(r.p.pid, signal.SIGSTOP)
         try:
             p.c.ok("SET", "k1", "v1")
@@ -674,6 +680,9 @@ def shutdown_waits_for_lagging_replicas():
             time.sleep(0.5)
             assert p.alive(), kind
             assert p.client().ok("GET", "k1") == b"v1", kind
+            # INFO says how long the shutdown may still wait (shutdown-timeout 10 s).
+            left = int(info(p.client(), "server").get("shutdown_in_milliseconds", "-1"))
+            assert 0 < left <= 10000, (kind, left)
             w = p.client()
             w.send("SET", "k2", "v2")
             w.sock.settimeout(0.3)

@@ -171,6 +171,15 @@ uint64_t repl_offset(void) {
     return off;
 }
 
+void repl_buffer_memory(size_t *backlog, size_t *replicas) {
+    pthread_mutex_lock(&mu);
+    *backlog = bl.buf ? bl.size : 0;
+    size_t n = 0;
+    for (rlink *l = links; l; l = l->next) n += l->ocap;
+    *replicas = n;
+    pthread_mutex_unlock(&mu);
+}
+
 void repl_replid(char id[41]) {
     pthread_mutex_lock(&mu);
     memcpy(id, replid, 41);

@@ -53,6 +53,10 @@ void repl_primary_resume(const char id[41], long long offset, const struct persi
 /* What a primary's dump records of its stream (its id, offset and
  * database); 0 while it has no backlog. */
 int repl_primary_save_info(char id[41], long long *offset, int *stream_db);
+/* Bytes the replication stream holds: the backlog's ring and the
+ * replicas' links' pending output (INFO's mem_replication_backlog and
+ * mem_clients_slaves; their sum is mem_total_replication_buffers). */
+void repl_buffer_memory(size_t *backlog, size_t *replicas);
 /* A replica took the primary's ids and offset (a full sync or +CONTINUE). */
 void repl_set_ids(const char *replid, const char *replid2, long long second_off, uint64_t offset);
 /* Bytes of the primary's stream a replica applied: to the backlog and its
@@ -140,6 +144,9 @@ void repl_shutdown_config_register(void);
 int repl_shutdown_grace(void (*pump)(void));
 void repl_shutdown_grace_end(void);
 int repl_shutdown_abort(void);
+/* While a shutdown waits for its replicas: the milliseconds left until
+ * shutdown-timeout (INFO's shutdown_in_milliseconds); -1 otherwise. */
+long long repl_shutdown_in_ms(void);
 
 /* FAILOVER [TO host port [FORCE]] [TIMEOUT ms]: 0, or -1 with err (Redis's
  * text). repl_failover_abort: -1 when none runs. The replica side calls

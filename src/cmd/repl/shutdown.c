@@ -26,6 +26,7 @@ enum { GRACE_OFF, GRACE_WAITING, GRACE_FINISHING };
 static int timeout_s = 10; /* shutdown-timeout */
 static int state;          /* GRACE_*: atomics */
 static int abort_asked;    /* atomics */
+static int64_t grace_until; /* atomics: the wait's deadline (mono_ms), 0: no wait */
 
 void repl_shutdown_config_register(void) {
     if (config_bind_int("shutdown-timeout", &timeout_s)) abort(); /* the table lost a row */
@@ -69,10 +70,12 @@ int repl_shutdown_grace(void (*pump)(void)) {
     repl_request_acks();
     log_notice("Waiting for replicas before shutting down.");
     int64_t deadline = mono_ms() + (int64_t)t * 1000;
+    __atomic_store_n(&grace_until, deadline, __ATOMIC_RELEASE);
     for (;;) {
         if (!behind(0)) break;
         if (__atomic_load_n(&abort_asked, __ATOMIC_ACQUIRE)) {
             log_warn("Shutdown manually aborted.");
+            __atomic_store_n(&grace_until, 0, __ATOMIC_RELEASE);
             session_unpause(SESSION_PAUSE_BY_SHUTDOWN);
             __atomic_store_n(&state, GRACE_OFF, __ATOMIC_RELEASE);
             return -1;
@@ -92,7 +95,15 @@ int repl_shutdown_grace(void (*pump)(void)) {
     return 0;
 }
 
+long long repl_shutdown_in_ms(void) {
+    int64_t until = __atomic_load_n(&grace_until, __ATOMIC_ACQUIRE);
+    if (!until) return -1;
+    int64_t left = until - mono_ms();
+    return left > 0 ? left : 0;
+}
+
 void repl_shutdown_grace_end(void) {
+    __atomic_store_n(&grace_until, 0, __ATOMIC_RELEASE);
     if (__atomic_exchange_n(&state, GRACE_OFF, __ATOMIC_ACQ_REL) != GRACE_OFF)
         session_unpause(SESSION_PAUSE_BY_SHUTDOWN);
 }

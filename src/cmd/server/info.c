@@ -107,6 +107,8 @@ static void info_server(strbuf *b) {
 #endif
               (long)getpid(), srv.run_id, cfg.port ? cfg.port : tls_port(), now_us, uptime, uptime / 86400, run_hz, hz,
               (unsigned)(tv.tv_sec & 0xffffff), srv.executable, cfg.config_file ? cfg.config_file : "");
+    long long shut = repl_shutdown_in_ms(); /* shown while a shutdown waits, as Redis */
+    if (shut >= 0) strbuf_addf(b, "shutdown_in_milliseconds:%lld\r\n", shut);
 }
 
 typedef struct clients_acc {
@@ -155,6 +157,8 @@ static unsigned long long total_system_memory(void) {
 static const char *config_string(const char *name, char *buf, size_t len);
 
 static void info_memory(strbuf *b) {
+    size_t rbl, rlinks; /* the replication backlog, the replicas' pending stream */
+    repl_buffer_memory(&rbl, &rlinks);
     admin_mem_overview m;
     admin_mem_overview_get(&m, NULL, NULL);
     char used_h[32], rss_h[32], peak_h[32], sys_h[32], maxmem_h[32], policy[64];
@@ -214,9 +218,9 @@ static void info_memory(strbuf *b) {
               "mem_fragmentation_ratio:%.2f\r\n"
               "mem_fragmentation_bytes:%lld\r\n"
               "mem_not_counted_for_evict:%zu\r\n"
-              "mem_replication_backlog:0\r\n"
-              "mem_total_replication_buffers:0\r\n"
-              "mem_clients_slaves:0\r\n"
+              "mem_replication_backlog:%zu\r\n"
+              "mem_total_replication_buffers:%zu\r\n"
+              "mem_clients_slaves:%zu\r\n"
               "mem_clients_normal:%zu\r\n"
               "mem_cluster_links:%zu\r\n"
               "mem_aof_buffer:%zu\r\n"
@@ -230,7 +234,8 @@ static void info_memory(strbuf *b) {
               RATIO(al->active, al->allocated), (long long)al->active - (long long)al->allocated,
               RATIO(al->resident, al->active), (long long)al->resident - (long long)al->active,
               RATIO(m.rss, al->resident), (long long)m.rss - (long long)al->resident, RATIO(m.rss, m.used),
-              (long long)m.rss - (long long)m.used, aof_buffer_bytes(), m.clients, cluster_links_memory(), aof_buffer_bytes(),
+              (long long)m.rss - (long long)m.used, aof_buffer_bytes(), rbl, rbl + rlinks, rlinks, m.clients,
+              cluster_links_memory(), aof_buffer_bytes(),
               INFO_ALLOCATOR, dfs.running,
               (unsigned long long)lazyfree_pending(), (unsigned long long)lazyfree_freed());
 #undef RATIO
