@@ -46,6 +46,7 @@ static void *signal_thread(void *arg) {
          * stops it), save when save points are configured; a failed save
          * keeps the server running, as Redis does. */
         if (repl_shutdown_grace(NULL) != 0) continue;
+        repl_shutdown_report();
         char err[600];
         if (persist_shutdown(PERSIST_SHUTDOWN_DEFAULT, err, sizeof(err)) != 0) {
             repl_shutdown_grace_end();

@@ -705,6 +705,7 @@ def shutdown_waits_for_lagging_replicas():
             os.kill(r.p.pid, signal.SIGCONT)
         assert wait_for(lambda: not p.alive(), 20), kind
         assert r.c.ok("GET", "k3") == b"v3" and r.c.ok("GET", "k2") == b"v2", kind
+        assert "1 of 1 replicas are in sync when shutting down." in p.log_text(), (kind, p.log_tail(10))
         # A replica that never catches up holds a shutdown for
         # shutdown-timeout seconds at most.
         p = start(kind, os.path.join(d, "p2"), *PRIMARY_ARGS)
@@ -718,6 +719,8 @@ def shutdown_waits_for_lagging_replicas():
             p.c.send("SHUTDOWN", "NOSAVE")
             assert wait_for(lambda: not p.alive(), 20), kind
             assert 0.8 <= time.time() - t0 < 10, (kind, time.time() - t0)
+            log = p.log_text()
+            assert "Lagging replica" in log and "0 of 1 replicas are in sync when shutting down." in log, kind
         finally:
             os.kill(r.p.pid, signal.SIGCONT)
         r.stop()

@@ -147,6 +147,10 @@ int repl_shutdown_abort(void);
 /* While a shutdown waits for its replicas: the milliseconds left until
  * shutdown-timeout (INFO's shutdown_in_milliseconds); -1 otherwise. */
 long long repl_shutdown_in_ms(void);
+/* The last step before a shutdown saves and exits: each replica still
+ * behind is logged, then how many of them are in sync (Redis's
+ * finishShutdown). */
+void repl_shutdown_report(void);
 
 /* FAILOVER [TO host port [FORCE]] [TIMEOUT ms]: 0, or -1 with err (Redis's
  * text). repl_failover_abort: -1 when none runs. The replica side calls

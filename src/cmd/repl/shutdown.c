@@ -40,11 +40,12 @@ static int64_t mono_ms(void) {
 
 typedef struct lag {
     uint64_t off;
-    int behind, log;
+    int all, behind, log;
 } lag;
 
 static void lag_one(void *arg, const char *ip, int port, uint64_t ack) {
     lag *l = arg;
+    l->all++;
     if (ack >= l->off) return;
     l->behind++;
     if (l->log)
@@ -54,9 +55,15 @@ static void lag_one(void *arg, const char *ip, int port, uint64_t ack) {
 
 /* Replicas whose acknowledged offset is behind the stream (logged). */
 static int behind(int log) {
-    lag l = {repl_offset(), 0, log};
+    lag l = {repl_offset(), 0, 0, log};
     repl_replicas_each(lag_one, &l);
     return l.behind;
+}
+
+void repl_shutdown_report(void) {
+    lag l = {repl_offset(), 0, 0, 1};
+    repl_replicas_each(lag_one, &l);
+    if (l.all) log_notice("%d of %d replicas are in sync when shutting down.", l.all - l.behind, l.all);
 }
 
 int repl_shutdown_grace(void (*pump)(void)) {
@@ -80,10 +87,7 @@ int repl_shutdown_grace(void (*pump)(void)) {
             __atomic_store_n(&state, GRACE_OFF, __ATOMIC_RELEASE);
             return -1;
         }
-        if (mono_ms() >= deadline) {
-            behind(1);
-            break;
-        }
+        if (mono_ms() >= deadline) break; /* repl_shutdown_report names the laggards */
         /* The calling worker's other clients are served meanwhile (reads;
          * writes wait for the pause), as Redis serves them while its
          * SHUTDOWN client is blocked. */

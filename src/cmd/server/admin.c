@@ -451,6 +451,7 @@ static void shutdownCommand(client *c) {
         reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
         return;
     }
+    repl_shutdown_report();
     char err[600];
     int how = save ? PERSIST_SHUTDOWN_SAVE : nosave ? PERSIST_SHUTDOWN_NOSAVE : PERSIST_SHUTDOWN_DEFAULT;
     if (persist_shutdown(how, err, sizeof(err)) != 0 && !force) {
