@@ -155,8 +155,6 @@ static rlink *links;
 static int nlinks;
 static int sink_on;
 static int following;             /* this node is a replica: own records are not replicated */
-static int fo_state;              /* FAILOVER's state (below) */
-static const char *fo_name(int s);
 
 static void random_replid(char *out) {
     static const char hex[] = "0123456789abcdef";
@@ -1280,6 +1278,7 @@ void repl_info_replicas(strbuf *b) {
 }
 
 void repl_info_offsets(strbuf *b) {
+    const char *fo = repl_failover_state(); /* its lock is never taken under mu */
     pthread_mutex_lock(&mu);
     strbuf_addf(b,
                 "master_failover_state:%s\r\n"
@@ -1291,7 +1290,7 @@ void repl_info_offsets(strbuf *b) {
                 "repl_backlog_size:%lld\r\n"
                 "repl_backlog_first_byte_offset:%llu\r\n"
                 "repl_backlog_histlen:%llu\r\n",
-                fo_name(fo_state), replid, replid2, (unsigned long long)master_off, second_off, bl.buf != NULL,
+                fo, replid, replid2, (unsigned long long)master_off, second_off, bl.buf != NULL,
                 getll(&backlog_size),
                 (unsigned long long)(bl.buf ? bl.first : 0), (unsigned long long)(bl.buf ? bl.histlen : 0));
     pthread_mutex_unlock(&mu);
@@ -1350,143 +1349,27 @@ int repl_kill_replicas(uint64_t id) {
     return n;
 }
 
-/* ---- FAILOVER ---------------------------------------------------------------- */
+/* ---- what FAILOVER asks (failover.c) ------------------------------------ */
 
-/* Redis 7.0's coordinated failover: writes are paused, the target replica
- * (named, or the first one to catch up) acknowledges the whole stream,
- * then this node becomes its replica with PSYNC ... FAILOVER, which makes
- * the target promote itself first; writes resume once the link is made.
- * A timeout aborts (or, with FORCE, goes ahead anyway). fo_* under mu. */
-enum { FO_NONE, FO_WAIT_SYNC, FO_IN_PROGRESS };
-static char fo_host[64];
-static int fo_port;            /* 0: any replica that catches up */
-static int64_t fo_deadline;    /* 0: none */
-static int fo_force;
-
-static const char *fo_name(int s) {
-    return s == FO_WAIT_SYNC ? "waiting-for-sync" : s == FO_IN_PROGRESS ? "failover-in-progress" : "no-failover";
-}
-
-int repl_failover_start(const char *host, int port, long long timeout_ms, int force, char *err, size_t errlen) {
+int repl_failover_target(const char *host, int port, int caught_up, char *ohost, size_t ohostlen, int *oport) {
     pthread_mutex_lock(&mu);
-    int rc = -1;
-    if (fo_state != FO_NONE) {
-        snprintf(err, errlen, "FAILOVER already in progress.");
-        goto out;
-    }
-    if (!nlinks) {
-        snprintf(err, errlen, "FAILOVER requires connected replicas.");
-        goto out;
-    }
-    if (host) {
-        int found = 0;
-        for (rlink *l = links; l; l = l->next)
-            if (l->state == LINK_ONLINE && l->port == port && !strcasecmp(l->ip, host)) found = 1;
-        if (!found) {
-            snprintf(err, errlen, "FAILOVER target HOST and PORT is not a replica.");
-            goto out;
-        }
-        snprintf(fo_host, sizeof(fo_host), "%s", host);
-    }
-    fo_port = host ? port : 0;
-    fo_force = force;
-    fo_deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
-    fo_state = FO_WAIT_SYNC;
-    rc = 0;
-    if (host) log_notice("FAILOVER requested to %s:%d.", host, port);
-    else log_notice("FAILOVER requested to any replica.");
-out:
-    pthread_mutex_unlock(&mu);
-    if (rc == 0) {
-        session_pause(SESSION_PAUSE_BY_FAILOVER, INT64_MAX, SESSION_PAUSE_WRITE);
-        repl_request_acks();
-    }
-    return rc;
-}
-
-static void fo_abort_locked(const char *why) {
-    if (fo_port) log_notice("FAILOVER to %s:%d aborted: %s", fo_host, fo_port, why);
-    else log_notice("FAILOVER to any replica aborted: %s", why);
-    fo_state = FO_NONE;
-    session_unpause(SESSION_PAUSE_BY_FAILOVER);
-}
-
-int repl_failover_abort(void) {
-    pthread_mutex_lock(&mu);
-    int s = fo_state;
-    if (s == FO_WAIT_SYNC) fo_abort_locked("Failover manually aborted");
-    pthread_mutex_unlock(&mu);
-    if (s == FO_IN_PROGRESS) {
-        char err[64];
-        repl_replicaof(NULL, 0, err, sizeof(err));
-        repl_failover_done(0, "Failover manually aborted");
-    }
-    return s == FO_NONE ? -1 : 0;
-}
-
-void repl_failover_done(int ok, const char *why) {
-    pthread_mutex_lock(&mu);
-    if (fo_state != FO_NONE) {
-        if (ok) {
-            log_notice("Failover target %s:%d is now the primary", fo_host, fo_port);
-            fo_state = FO_NONE;
-            session_unpause(SESSION_PAUSE_BY_FAILOVER);
-        } else {
-            fo_abort_locked(why);
-        }
+    int found = 0;
+    for (rlink *l = links; l && !found; l = l->next) {
+        if (l->state != LINK_ONLINE || (caught_up && l->ack != master_off)) continue;
+        if (host && (l->port != port || strcasecmp(l->ip, host))) continue;
+        if (ohost) snprintf(ohost, ohostlen, "%s", l->ip);
+        if (oport) *oport = l->port;
+        found = 1;
     }
     pthread_mutex_unlock(&mu);
+    return found;
 }
 
-/* The cron's step: pick the target once it caught up, or time out. */
-static void fo_step(void) {
-    char host[64];
-    int port = 0;
+int repl_replica_count(void) {
     pthread_mutex_lock(&mu);
-    if (fo_state != FO_WAIT_SYNC) {
-        pthread_mutex_unlock(&mu);
-        return;
-    }
-    for (rlink *l = links; l && !port; l = l->next) {
-        if (l->state != LINK_ONLINE || l->ack != master_off) continue;
-        if (fo_port && (l->port != fo_port || strcasecmp(l->ip, fo_host))) continue;
-        snprintf(host, sizeof(host), "%s", l->ip);
-        port = l->port;
-    }
-    int timed_out = fo_deadline && now_ms() >= fo_deadline;
-    int forced = 0;
-    if (!port && timed_out && fo_force && fo_port) {
-        snprintf(host, sizeof(host), "%s", fo_host);
-        port = fo_port;
-        forced = 1;
-    }
-    if (!port && timed_out) {
-        fo_abort_locked("Replica never caught up before timeout");
-    } else if (port) {
-        snprintf(fo_host, sizeof(fo_host), "%s", host);
-        fo_port = port;
-        fo_state = FO_IN_PROGRESS;
-        if (forced) log_notice("FAILOVER to %s:%d time out exceeded, failing over.", host, port);
-        else log_notice("Failover target %s:%d is synced, failing over.", host, port);
-    }
+    int n = nlinks;
     pthread_mutex_unlock(&mu);
-    if (port) {
-        char err[128];
-        if (repl_replicaof_failover(host, port, err, sizeof(err)) != 0) {
-            pthread_mutex_lock(&mu);
-            fo_abort_locked(err);
-            pthread_mutex_unlock(&mu);
-        }
-    } else {
-        repl_request_acks();
-    }
-}
-
-const char *repl_failover_state(void) {
-    pthread_mutex_lock(&mu);
-    const char *s = fo_name(fo_state);
-    pthread_mutex_unlock(&mu);
-    return s;
+    return n;
 }
 
 /* ---- cron ---------------------------------------------------------------- */
@@ -1517,7 +1400,7 @@ static void *cron_main(void *arg) {
             last_ping = t;
         }
         repl_wait_check();
-        fo_step();
+        repl_failover_step();
     }
     return NULL;
 }

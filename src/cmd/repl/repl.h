@@ -160,6 +160,15 @@ int repl_failover_start(const char *host, int port, long long timeout_ms, int fo
 int repl_failover_abort(void);
 void repl_failover_done(int ok, const char *why);
 const char *repl_failover_state(void);
+/* The cron's step of a FAILOVER under way: go on once the target caught
+ * up, or time out. */
+void repl_failover_step(void);
+/* For FAILOVER: whether an online replica at host:port (host NULL: any)
+ * is there, and with caught_up, has acknowledged the whole stream; the
+ * first one found is written to ohost/oport (when not NULL). */
+int repl_failover_target(const char *host, int port, int caught_up, char *ohost, size_t ohostlen, int *oport);
+/* How many replicas are linked to this primary. */
+int repl_replica_count(void);
 
 /* ---- replica.c ---------------------------------------------------------- */
 
