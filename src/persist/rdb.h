@@ -42,6 +42,9 @@ typedef struct rdb_save_opts {
     /* rdb-key-save-delay (a Redis test knob): microseconds to sleep after
      * each key; negative n sleeps 1 us after one key in -n, at random. */
     int key_delay_us;
+    /* REPLCONF rdb-filter-only: no keys (no_keys), no function libraries
+     * (no_functions). */
+    int no_keys, no_functions;
 } rdb_save_opts;
 
 /* rdb-save-incremental-fsync / aof-rewrite-incremental-fsync: Redis's 4 MB. */

@@ -712,7 +712,7 @@ static void out_header(rdb_out *o, const rdb_save_opts *opt) {
         out_string(o, mblob, mlen);
         free(mblob);
     }
-    out_functions(o);
+    if (!opt->no_functions) out_functions(o);
 }
 
 static void out_selectdb(rdb_out *o, int d) {
@@ -738,7 +738,7 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
     out_header(&o, opt);
 
     uint64_t keys = 0, next_report = 4096;
-    for (int d = 0; d < db_count() && !o.err; d++) {
+    for (int d = 0; d < db_count() && !o.err && !opt->no_keys; d++) {
         gdb *db = db_get(d);
         size_t size = db_size(db);
         if (!size) continue;

@@ -56,6 +56,7 @@
 #include "cmd/command.h"
 #include "cmd/propagate.h"
 #include "cmd/repl/backlog.h"
+#include "cmd/repl/handshake.h"
 #include "cmd/server/acl.h"
 #include "db/db.h"
 #include "mem/hugetlb.h"
@@ -111,6 +112,7 @@ typedef struct rlink {
     int full;                /* needs a full sync */
     int capa_eof;
     int psync;               /* 0: SYNC (no +FULLRESYNC line) */
+    int filter, filter_functions; /* REPLCONF rdb-filter-only (handshake.h) */
     char ip[64];
     int port;                /* REPLCONF listening-port */
     char *out;               /* pending stream bytes (mu) */
@@ -389,60 +391,6 @@ static int backlog_create_locked(void) {
     return backlog_init(&bl, backlog_bytes(), master_off + 1);
 }
 
-/* ---- handshake state (REPLCONF before PSYNC) ------------------------------ */
-
-typedef struct hs {
-    int port;
-    char ip[64];
-    int capa_eof, capa_psync2;
-} hs;
-
-void repl_client_gone(client *c) {
-    free(c->rstate);
-    c->rstate = NULL;
-}
-
-static hs *hs_of(client *c) {
-    if (!c->rstate) c->rstate = calloc(1, sizeof(hs));
-    return c->rstate;
-}
-
-int repl_replconf(client *c) {
-    if ((c->argc % 2) == 0) {
-        reply_err_syntax(c);
-        return 0;
-    }
-    hs *h = hs_of(c);
-    if (!h) {
-        reply_error(c, "ERR out of memory");
-        return 0;
-    }
-    for (int i = 1; i < c->argc; i += 2) {
-        const garg *k = &c->argv[i], *v = &c->argv[i + 1];
-        if (arg_is(k, "listening-port")) {
-            long long port;
-            if (arg_ll(c, v, &port) != 0) return 0;
-            h->port = (int)port;
-        } else if (arg_is(k, "ip-address")) {
-            snprintf(h->ip, sizeof(h->ip), "%.*s", (int)v->n, v->p);
-        } else if (arg_is(k, "capa")) {
-            if (arg_is(v, "eof")) h->capa_eof = 1;
-            else if (arg_is(v, "psync2")) h->capa_psync2 = 1;
-        } else if (arg_is(k, "ack") || arg_is(k, "getack") || arg_is(k, "fack")) {
-            /* On a replica's own link these arrive on the link thread; on
-             * a client connection they are ignored, as Redis. */
-            return 0;
-        } else if (arg_is(k, "rdb-only") || arg_is(k, "rdb-filter-only")) {
-            /* Accepted; Goblin always sends the whole dataset. */
-        } else {
-            reply_errorf(c, "ERR Unrecognized REPLCONF option: %.*s", (int)k->n, k->p);
-            return 0;
-        }
-    }
-    reply_ok(c);
-    return 0;
-}
-
 /* ---- the link thread ------------------------------------------------------ */
 
 static void link_free(rlink *l) {
@@ -715,7 +663,43 @@ static int shared_wait(rlink *l) {
  * at an offset under the keyspace write lock and the stream lock,
  * +FULLRESYNC, the RDB; then each link takes the stream from that offset.
  * 0, or -1 (the link dies). */
+/* REPLCONF rdb-filter-only (redis-cli --functions-rdb, --replica): the RDB
+ * holds no keys, and the function libraries only when asked; small enough
+ * to write here, under the locks, as a disk sync's file. The stream
+ * follows from that point as after any full sync. */
+static int filtered_sync(rlink *l) {
+    char tmp[PATH_MAX], id[41], err[512];
+    snprintf(tmp, sizeof(tmp), "temp-repl-%ld-%d.rdb", (long)getpid(), l->fd);
+    rdb_save_opts o;
+    rdb_save_stats st;
+    db_wrlock_keyspace();
+    persist_fill_save_opts(&o);
+    o.no_keys = 1;
+    o.no_functions = !l->filter_functions;
+    wstream_lock();
+    pthread_mutex_lock(&mu);
+    uint64_t off = master_off;
+    memcpy(id, replid, 41);
+    l->state = LINK_SYNCING; /* the stream accumulates from here on */
+    l->olen = 0;
+    pthread_mutex_unlock(&mu);
+    wstream_force_select_locked(1);
+    int rc = rdb_save_file(tmp, &o, &st, err, sizeof(err)) == RDB_OK ? 0 : -1;
+    wstream_unlock();
+    db_unlock_keyspace();
+    if (rc != 0) log_warn("Replica %s:%d: the filtered RDB failed: %s", l->ip, l->port, err);
+    if (rc == 0 && l->psync) {
+        char line[128];
+        int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", id, (unsigned long long)off);
+        rc = link_write_all(l, line, (size_t)k);
+    }
+    if (rc == 0) rc = send_file(l, tmp);
+    unlink(tmp);
+    return sync_done(l, rc, 0);
+}
+
 static int full_sync(rlink *l) {
+    if (l->filter) return filtered_sync(l);
     if (hugetlb_bgsave_refusal()) return full_sync_forkless(l);
     int diskless = get(&diskless_sync) && l->capa_eof;
     rlink *one[1] = {l}, **grp = one;
@@ -1069,7 +1053,7 @@ void repl_psync(client *c, int psync) {
         char err[64];
         repl_replicaof(NULL, 0, err, sizeof(err));
     }
-    hs *h = hs_of(c);
+    repl_hs *h = repl_hs_of(c);
     rlink *l = calloc(1, sizeof(*l));
     if (!h || !l) {
         free(l);
@@ -1080,6 +1064,8 @@ void repl_psync(client *c, int psync) {
     l->fd = -1;
     l->capa_eof = h->capa_eof;
     l->psync = psync;
+    l->filter = h->filter;
+    l->filter_functions = h->filter_functions;
     l->port = h->port;
     if (h->ip[0]) snprintf(l->ip, sizeof(l->ip), "%s", h->ip);
     else {
