@@ -703,9 +703,9 @@ static void out_header(rdb_out *o, const rdb_save_opts *opt) {
     }
     out_aux(o, "aof-base", opt->aof_base ? "1" : "0");
     /* Memcache flags and CAS uniques (db/mcmeta.h): an aux field Redis
-     * ignores when it loads the file. */
-    size_t mlen;
-    char *mblob = mcmeta_dump(&mlen);
+     * ignores when it loads the file; none in a file without keys. */
+    size_t mlen = 0;
+    char *mblob = opt->no_keys ? NULL : mcmeta_dump(&mlen);
     if (mblob) {
         out_byte(o, RDB_OPCODE_AUX);
         out_string(o, "goblin-mcmeta", 13);
