@@ -237,7 +237,17 @@ static void unexpected_error(client *c, const char *err) {
     log_warn("== CRITICAL == This %s is sending an error to its %s: '%.4096s' after processing the command '%.*s'",
              aof ? "server" : "replica", aof ? "AOF-loading-client" : "master", err, cn, cmd);
     int mode = __atomic_load_n(&propagation_errors, __ATOMIC_RELAXED);
-    if (mode == PROPAGATION_PANIC || (mode == PROPAGATION_PANIC_ON_REPLICAS && !aof)) {
+    /* As Redis: a writable replica (replica-read-only no) never panics, its
+     * own writes may well clash with its primary's. Read here, on this rare
+     * path. */
+    int replica_ro = 1;
+    if (!aof) {
+        char *ro = config_value("replica-read-only");
+        replica_ro = !ro || strcmp(ro, "no") != 0;
+        free(ro);
+    }
+    int panic_replica = !aof && replica_ro && (mode == PROPAGATION_PANIC || mode == PROPAGATION_PANIC_ON_REPLICAS);
+    if (panic_replica || (aof && mode == PROPAGATION_PANIC)) {
         log_warn("Guru Meditation: This %s panicked sending an error to its %s after processing the command '%.*s'",
                  aof ? "server" : "replica", aof ? "AOF-loading-client" : "master", cn, cmd);
         abort();

@@ -927,6 +927,29 @@ def redis_cli_functions_rdb_and_replica_mode():
 
 
 @test
+def a_writable_replica_does_not_panic_on_its_primarys_errors():
+    """propagation-error-behavior panic stops a read-only replica that
+    fails a command of its primary's stream, not a writable one (its own
+    writes may clash with the primary's), as Redis 7.0: the error is logged
+    and counted."""
+    lib = "#!lua name=clash\nredis.register_function('f', function() return 1 end)"
+    for kind in ("redis", "goblin"):
+        d = tdir("clash_" + kind)
+        p = start(kind, os.path.join(d, "p"), *PRIMARY_ARGS)
+        r = replica_of(kind, os.path.join(d, "r"), p.port, "--replica-read-only", "no",
+                       "--propagation-error-behavior", "panic")
+        in_sync(p, r)
+        r.c.ok("FUNCTION", "LOAD", lib)
+        p.c.ok("FUNCTION", "LOAD", lib)
+        p.c.ok("SET", "after", "1")
+        in_sync(p, r)
+        assert r.alive() and r.c.ok("GET", "after") == b"1", kind
+        assert info(r.c, "stats")["unexpected_error_replies"] == "1", kind
+        r.stop()
+        p.stop()
+
+
+@test
 def failover_command_both_ways():
     """FAILOVER (Redis 7.0's coordinated failover): the primary pauses
     writes, waits for the target to catch up, becomes its replica with
