@@ -8,16 +8,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <strings.h>
-#include <time.h>
 
 #include "base/log.h"
 #include "session/session.h"
+#include "util/monotime.h"
 
-static int64_t now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
+/* The deadline is a span, not a date: the monotonic clock, which a step
+ * of the system clock does not move. */
+static int64_t now_ms(void) { return (int64_t)(monotime_us() / 1000); }
 
 /* Redis 7.0's coordinated failover: writes are paused, the target replica
  * (named, or the first one to catch up) acknowledges the whole stream,
