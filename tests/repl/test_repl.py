@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "persist"))
 from harness import REDIS, ROOT, Conn, Err, Suite, free_port, info, wait_for  # noqa: E402
 import dataset  # noqa: E402
+from resp import encode  # noqa: E402
 
 TMP = os.path.join(ROOT, "tests", "tmp", "repl.%d" % os.getpid())
 VERBOSE = "-v" in sys.argv
@@ -923,6 +924,66 @@ def redis_cli_functions_rdb_and_replica_mode():
         # that redis-cli does not send before it streams; Goblin streams.
         if kind == "goblin":
             assert '"SET","b","2"' in text, text
+        p.stop()
+
+
+def resp_cmd(*args):
+    return encode(args)
+
+
+def read_psync_rdb(f):
+    """The +FULLRESYNC line and the RDB after it ($<len> or $EOF:<mark>
+    framing) from a raw replica connection's reader; returns the RDB's
+    bytes."""
+    line = f.readline()
+    assert line.startswith(b"+FULLRESYNC"), line
+    line = f.readline()
+    while line == b"\n":  # keepalive newlines before the bulk
+        line = f.readline()
+    assert line.startswith(b"$"), line
+    if line.startswith(b"$EOF:"):
+        mark, data = line[5:45], b""
+        while not data.endswith(mark):
+            chunk = f.read1(65536)
+            assert chunk, "connection closed inside the RDB"
+            data += chunk
+        return data[:-40]
+    return f.read(int(line[1:]))
+
+
+@test
+def rdb_only_gets_the_rdb_and_then_the_link_closes():
+    """REPLCONF rdb-only 1 (redis-cli --rdb): the client gets the RDB, none
+    of the stream, and the primary closes the link after it; a filtered sync
+    without the EOF capability is refused. Both servers, raw sockets."""
+    for kind in ("redis", "goblin"):
+        d = tdir("rdbonly_" + kind)
+        p = start(kind, os.path.join(d, "p"), *PRIMARY_ARGS)
+        p.c.ok("SET", "a", "1")
+        s = socket.create_connection(("127.0.0.1", p.port))
+        s.settimeout(10)
+        f = s.makefile("rb")
+        # Pipelined, the PSYNC finds the REPLCONF's reply still unsent.
+        s.sendall(resp_cmd("REPLCONF", "rdb-filter-only", "") + resp_cmd("PSYNC", "?", "-1"))
+        assert f.readline() == b"+OK\r\n", kind
+        assert f.readline() == b"-ERR SYNC and PSYNC are invalid with pending output\r\n", kind
+        s.sendall(resp_cmd("PSYNC", "?", "-1"))
+        assert f.readline() == b"-ERR Filtered replica requires EOF capability\r\n", kind
+        s.close()
+        s = socket.create_connection(("127.0.0.1", p.port))
+        s.settimeout(10)
+        f = s.makefile("rb")
+        for arg in ("capa", "eof"), ("rdb-only", "1"):
+            s.sendall(resp_cmd("REPLCONF", *arg))
+            assert f.readline() == b"+OK\r\n", kind
+        s.sendall(resp_cmd("PSYNC", "?", "-1"))
+        rdb = read_psync_rdb(f)
+        assert rdb.startswith(b"REDIS") and b"a" in rdb, (kind, rdb[:40])
+        p.c.ok("SET", "after", "x" * 64)
+        rest = f.read()  # to the end of the connection
+        assert b"after" not in rest and rest.strip(b"\n") == b"", (kind, rest[:80])
+        assert wait_for(lambda: info(p.c, "replication")["connected_slaves"] == "0"), kind
+        s.close()
         p.stop()
 
 

@@ -11,7 +11,8 @@ typedef struct repl_hs {
     int capa_eof, capa_psync2;
     /* rdb-filter-only (Redis 7.0): the RDB of the full sync holds no keys
      * (filter), and the function libraries only when "functions" was
-     * given (filter_functions). rdb-only: the client wants no stream. */
+     * given (filter_functions). rdb-only: the client wants the RDB alone,
+     * without the stream, and the link closes after it. */
     int filter, filter_functions, rdb_only;
 } repl_hs;
 

@@ -113,6 +113,7 @@ typedef struct rlink {
     int capa_eof;
     int psync;               /* 0: SYNC (no +FULLRESYNC line) */
     int filter, filter_functions; /* REPLCONF rdb-filter-only (handshake.h) */
+    int rdb_only;            /* REPLCONF rdb-only: the RDB, no stream, then closed */
     char ip[64];
     int port;                /* REPLCONF listening-port */
     char *out;               /* pending stream bytes (mu) */
@@ -329,7 +330,7 @@ static void feed_locked(const char *p, size_t n) {
     if (bl.buf) backlog_feed(&bl, p, n);
     master_off += n;
     for (rlink *l = links; l; l = l->next)
-        if (l->state != LINK_WAIT_START) link_append(l, p, n);
+        if (l->state != LINK_WAIT_START && !l->rdb_only) link_append(l, p, n);
 }
 
 static void sink_write(void *arg, const char *p, size_t n) {
@@ -502,6 +503,23 @@ static int snap_tick_fn(void *arg) {
  * recent history. */
 #define SNAP_BUFFER_MIN (1u << 20)
 
+/* The point a full sync starts from, under the keyspace write lock and the
+ * stream lock: the offset (returned) and the id at it, and the n links
+ * start taking the stream from there; the next record names its database
+ * on the replication view. */
+static uint64_t sync_start_locked(rlink **ls, int n, char id[41]) {
+    pthread_mutex_lock(&mu);
+    uint64_t off = master_off;
+    memcpy(id, replid, 41);
+    for (int i = 0; i < n; i++) {
+        ls[i]->state = LINK_SYNCING; /* the stream accumulates from here on */
+        ls[i]->olen = 0;
+    }
+    pthread_mutex_unlock(&mu);
+    wstream_force_select_locked(1);
+    return off;
+}
+
 /* The end of l's full sync (rc 0: the RDB went out). After a diskless
  * transfer the link waits for the replica's first ACK before it streams:
  * the replica has loaded the RDB then (Redis does the same). */
@@ -553,13 +571,9 @@ static int full_sync_forkless(rlink *l) {
     persist_fill_save_opts(&o);
     o.incremental_fsync = 0;
     wstream_lock();
-    pthread_mutex_lock(&mu);
-    uint64_t off = master_off;
-    int k = l->psync ? snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", replid, (unsigned long long)off) : 0;
-    l->state = LINK_SYNCING; /* the stream accumulates from here on */
-    l->olen = 0;
-    pthread_mutex_unlock(&mu);
-    wstream_force_select_locked(1);
+    char id[41];
+    uint64_t off = sync_start_locked(&l, 1, id);
+    int k = l->psync ? snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", id, (unsigned long long)off) : 0;
     /* A few bytes into the fresh socket's empty buffer: no wait here. */
     if (diskless) k += snprintf(line + k, sizeof(line) - (size_t)k, "$EOF:%s\r\n", mark);
     if (k && link_write_all(l, line, (size_t)k) != 0) rc = -1;
@@ -677,13 +691,7 @@ static int filtered_sync(rlink *l) {
     o.no_keys = 1;
     o.no_functions = !l->filter_functions;
     wstream_lock();
-    pthread_mutex_lock(&mu);
-    uint64_t off = master_off;
-    memcpy(id, replid, 41);
-    l->state = LINK_SYNCING; /* the stream accumulates from here on */
-    l->olen = 0;
-    pthread_mutex_unlock(&mu);
-    wstream_force_select_locked(1);
+    uint64_t off = sync_start_locked(&l, 1, id);
     int rc = rdb_save_file(tmp, &o, &st, err, sizeof(err)) == RDB_OK ? 0 : -1;
     wstream_unlock();
     db_unlock_keyspace();
@@ -723,15 +731,7 @@ static int full_sync(rlink *l) {
         persist_fill_save_opts(&o);
         if (diskless && pipe2(pfd, O_CLOEXEC) != 0) rc = -1;
         wstream_lock();
-        pthread_mutex_lock(&mu);
-        off = master_off;
-        memcpy(id, replid, 41);
-        for (int i = 0; i < ng; i++) {
-            grp[i]->state = LINK_SYNCING; /* the stream accumulates from here on */
-            grp[i]->olen = 0;
-        }
-        pthread_mutex_unlock(&mu);
-        wstream_force_select_locked(1);
+        off = sync_start_locked(grp, ng, id);
         if (rc == 0) {
             pid = process_fork();
             if (pid == 0) {
@@ -907,6 +907,11 @@ static void *link_main(void *arg) {
         link_free(l);
         return NULL;
     }
+    if (l->full && l->rdb_only) {
+        log_notice("RDB transfer completed, rdb only replica (%s:%d) should be disconnected asap", l->ip, l->port);
+        link_free(l);
+        return NULL;
+    }
     pthread_mutex_lock(&mu);
     l->state = LINK_ONLINE;
     l->ack_ms = now_ms();
@@ -1053,7 +1058,17 @@ void repl_psync(client *c, int psync) {
         char err[64];
         repl_replicaof(NULL, 0, err, sizeof(err));
     }
+    /* As Redis: the link starts on a connection with nothing of its own
+     * left to send (a pipelined handshake's replies would be). */
+    if (c->olen > c->osent) {
+        reply_error(c, "ERR SYNC and PSYNC are invalid with pending output");
+        return;
+    }
     repl_hs *h = repl_hs_of(c);
+    if (h && h->filter && !h->capa_eof) {
+        reply_error(c, "ERR Filtered replica requires EOF capability");
+        return;
+    }
     rlink *l = calloc(1, sizeof(*l));
     if (!h || !l) {
         free(l);
@@ -1066,6 +1081,7 @@ void repl_psync(client *c, int psync) {
     l->psync = psync;
     l->filter = h->filter;
     l->filter_functions = h->filter_functions;
+    l->rdb_only = h->rdb_only;
     l->port = h->port;
     if (h->ip[0]) snprintf(l->ip, sizeof(l->ip), "%s", h->ip);
     else {
