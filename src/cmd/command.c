@@ -630,7 +630,12 @@ void cmd_call(client *c, const cmd_def *cmd) {
     db_count_lookups((cmd->flags & CMDF_READONLY) != 0);
     obj_set_lfu_mode(cfg.maxmemory_policy == 1 || cfg.maxmemory_policy == 5); /* volatile-lfu, allkeys-lfu */
     prop_begin();
+    /* A replica's own clients' TTLs are listed (db.h); calls nest (EXEC). */
+    int was_own = db_set_client_call((client_flags_peek(c) & (CLIENT_PRIMARY | CLIENT_AOF_LOADER)) ? DB_CALL_NONE
+                                      : (cmd->flags & CMDF_WRITE)                               ? DB_CALL_CLIENT_WRITE
+                                                                                                 : DB_CALL_CLIENT);
     cmd->proc(c);
+    db_set_client_call(was_own);
     if (track) tracking_after_proc(c, cmd, nested); /* keys read, remembered while locked */
     prop_end(c, cmd); /* the records enter the stream while the keys are locked */
     if (client_flags_peek(c) & CLIENT_PRIMARY) repl_applied_locked();

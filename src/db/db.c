@@ -843,7 +843,20 @@ dbentry *db_lookup_raw(gdb *db, const char *k, size_t n) {
  * primary's own commands still see it (as Redis's expireIfNeeded). */
 static _Thread_local int primary_context;
 
-void db_set_replica_mode(int on) { __atomic_store_n(&replica_mode, on, __ATOMIC_RELAXED); }
+void db_set_replica_mode(int on) {
+    __atomic_store_n(&replica_mode, on, __ATOMIC_RELAXED);
+    if (!on) db_replica_ttl_clear(); /* a primary expires every key itself */
+}
+
+/* Set around an ordinary client's command (db.h): a TTL it gives a key on
+ * a (writable) replica is listed for the replica to expire itself, and a
+ * write command's lookup deletes a key whose time has passed. */
+static _Thread_local int client_call;
+int db_set_client_call(int how) {
+    int was = client_call;
+    client_call = how;
+    return was;
+}
 
 /* CLIENT PAUSE (WRITE or ALL) holds expiry as a replica does: a key whose
  * time has passed is missing to reads but is not deleted until the pause
@@ -851,12 +864,13 @@ void db_set_replica_mode(int on) { __atomic_store_n(&replica_mode, on, __ATOMIC_
 static int64_t expiry_held_until;
 void db_hold_expiry(int64_t until_ms) { __atomic_store_n(&expiry_held_until, until_ms, __ATOMIC_RELAXED); }
 
-/* Expired keys stay (replica, or a pause in force). */
-static int keep_expired(void) {
-    if (__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) return 1;
+static int expiry_held(void) {
     int64_t until = __atomic_load_n(&expiry_held_until, __ATOMIC_RELAXED);
     return until && db_now_ms() < until;
 }
+
+/* Expired keys stay (replica, or a pause in force). */
+static int keep_expired(void) { return __atomic_load_n(&replica_mode, __ATOMIC_RELAXED) || expiry_held(); }
 void db_set_primary_context(int on) { primary_context = on; }
 
 static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n, int touch) {
@@ -866,7 +880,15 @@ static dbentry *lookup_uncounted(gdb *db, const char *k, size_t n, int touch) {
     dbentry *e = db_index_entry(&sh->keys, slot);
     if (db_is_expired(e, db_now_ms())) {
         if (keep_expired()) {
-            if (!primary_context || !__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) return NULL;
+            int replica = __atomic_load_n(&replica_mode, __ATOMIC_RELAXED);
+            /* A write on a writable replica starts the key anew, as Redis's
+             * EXPIRE_FORCE_DELETE_EXPIRED: the old one must not stay
+             * beside it (a pause holds writes, so it is not in force). */
+            if (client_call == DB_CALL_CLIENT_WRITE && replica && !expiry_held()) {
+                expire_now(db, sh, slot, e);
+                return NULL;
+            }
+            if (!primary_context || !replica) return NULL;
         } else {
             expire_now(db, sh, slot, e);
             return NULL;
@@ -901,7 +923,12 @@ dbentry *db_lookup_read(gdb *db, const char *k, size_t n) {
 int db_key_exists(gdb *db, const char *k, size_t n) { return db_lookup(db, k, n) != NULL; }
 
 int db_expire_if_needed(gdb *db, dbentry *e) {
-    if (!db_is_expired(e, db_now_ms()) || keep_expired()) return 0;
+    if (keep_expired()) return 0;
+    return db_expire_listed(db, e);
+}
+
+int db_expire_listed(gdb *db, dbentry *e) {
+    if (!db_is_expired(e, db_now_ms())) return 0;
     shard *sh;
     void *slot = find_slot(db, db_entry_key(e), db_entry_klen(e), &sh);
     assert(slot);
@@ -1057,6 +1084,7 @@ dbentry *db_set_expire(gdb *db, dbentry *e, int64_t when) {
     if (!db_entry_has_ext(e) && !(e = entry_add_ext(db, sh, h, e))) abort();
     db_entry_ext(e)->expire = when;
     if (vol_add(sh, e) != 0) abort();
+    if (client_call && __atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) db_replica_ttl_note(db, db_entry_key(e), klen);
     return e;
 }
 
@@ -1296,7 +1324,13 @@ static int expire_shard(gdb *db, int s, int effort, expire_tally *t) {
 size_t db_active_expire_cycle(long long budget_us, int effort, long long *took_us) {
     if (took_us) *took_us = 0;
     if (!__atomic_load_n(&db_active_expire_enabled, __ATOMIC_RELAXED)) return 0;
-    if (keep_expired()) return 0;
+    if (keep_expired()) {
+        if (!__atomic_load_n(&replica_mode, __ATOMIC_RELAXED) || expiry_held()) return 0;
+        long long t0 = mono_us();
+        size_t n = db_replica_ttl_cycle(budget_us);
+        if (took_us) *took_us = mono_us() - t0;
+        return n;
+    }
     size_t expired = 0, sampled_all = 0;
     int capped = 0;
     /* Where the last cycle ran out of time (cron thread only): the next one

@@ -300,6 +300,26 @@ int db_time_passed(int64_t when_ms);
 /* Expire e if its time has passed: returns 1 when it was deleted. */
 int db_expire_if_needed(gdb *db, dbentry *e);
 
+/* ---- Keys a writable replica's own clients gave a TTL (db/replttl.c) ----
+ *
+ * A replica leaves expiry to its primary's DELs, but a key one of its own
+ * clients gave a TTL (replica-read-only no) has no primary to expire it:
+ * as Redis's slaveKeysWithExpire, db_set_expire lists its name when called
+ * inside a client's call (db_set_client_call) on a replica, and the active expire cycle of
+ * a replica walks the list instead of sampling. db_expire_listed expires e
+ * if its time has passed, replica or not (shard lock held); 1 when it was
+ * deleted. */
+/* What the calling thread runs now: DB_CALL_NONE (the primary's stream,
+ * a load, the cron), an ordinary client's command, or its write command
+ * (whose lookups on a writable replica delete a key whose time has
+ * passed, as Redis). Returns the setting it replaces (calls nest). */
+enum { DB_CALL_NONE, DB_CALL_CLIENT, DB_CALL_CLIENT_WRITE };
+int db_set_client_call(int how);
+void db_replica_ttl_note(gdb *db, const char *k, size_t n);
+size_t db_replica_ttl_cycle(long long budget_us);
+void db_replica_ttl_clear(void);
+int db_expire_listed(gdb *db, dbentry *e);
+
 /* ---- Marks of the fork-less snapshot (persist/rdb_snap.c) -------------
  *
  * Every entry carries one mark bit. Invariant: while no snapshot runs,

@@ -457,6 +457,45 @@ def wait_role_and_expiry_on_a_replica():
 
 
 @test
+def a_writable_replica_expires_the_keys_its_clients_gave_a_ttl():
+    """replica-read-only no: a key a client of the replica gave a TTL is
+    expired by the replica itself (Redis's slaveKeysWithExpire), its DEL in
+    the replica's AOF; a key the primary gave a TTL still waits for the
+    primary's DEL, hidden meanwhile; a write to it starts a new key. Both
+    servers."""
+    for kind in ("redis", "goblin"):
+        d = tdir("wrexp_" + kind)
+        p = start(kind, os.path.join(d, "p"), *PRIMARY_ARGS)
+        r = replica_of(kind, os.path.join(d, "r"), p.port, "--replica-read-only", "no", "--appendonly", "yes")
+        in_sync(p, r)
+        p.c.ok("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        p.c.ok("SET", "pk1", "5", "PX", "10")
+        p.c.ok("SET", "pk2", "5", "PX", "10")
+        in_sync(p, r)
+        r.c.ok("SELECT", "5")
+        for k in ("k1", "k2", "k3"):
+            r.c.ok("SET", k, "1", "PX", "300")
+        r.c.ok("SET", "k4", "1")
+        r.c.ok("SET", "k5", "1", "EX", "100")
+        assert r.c.ok("DBSIZE") == 5, kind
+        assert wait_for(lambda: r.c.ok("DBSIZE") == 2, timeout=10), (kind, r.c.ok("DBSIZE"))
+        assert info(r.c, "stats")["expired_keys"] == "3", kind
+        r.c.ok("SELECT", "0")
+        assert r.c.ok("DBSIZE") == 2 and r.c.ok("EXISTS", "pk1", "pk2") == 0, kind
+        assert r.c.ok("INCR", "pk1") == 1 and r.c.ok("TTL", "pk1") == -1, kind
+        assert r.c.ok("GET", "pk2") is None and r.c.ok("DBSIZE") == 2, kind
+        aof = b""
+        for name in sorted(os.listdir(os.path.join(d, "r", "appendonlydir"))):
+            if ".incr." in name:
+                with open(os.path.join(d, "r", "appendonlydir", name), "rb") as f:
+                    aof += f.read()
+        for k in (b"k1", b"k2", b"k3"):
+            assert b"$3\r\nDEL\r\n$2\r\n" + k in aof, (kind, k, aof[-400:])
+        r.stop()
+        p.stop()
+
+
+@test
 def full_sync_without_fork_under_arena_hugetlb():
     p, r = both_ways("goblin", "goblin", hugetlb=True)
     assert "(fork-less: versioned iteration)" in p.log_text()
