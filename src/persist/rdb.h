@@ -198,4 +198,8 @@ void rdb_load_discard(rdb_loaded *ld);
  * the key's locks (a string may be read from or written to SSD). */
 int rdb_dump_value(const gobj *v, int compress, unsigned char **out, size_t *outlen);
 int rdb_restore_value(const unsigned char *p, size_t n, gobj *o, char *err, size_t errlen);
+/* DEBUG SET-SKIP-CHECKSUM-VALIDATION (Redis's hook for testing corrupt
+ * payloads): RESTORE, FUNCTION RESTORE and the file loader take what they
+ * read without checking its CRC-64. */
+void rdb_set_skip_checksum(int on);
 #endif

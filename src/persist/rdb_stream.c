@@ -51,7 +51,7 @@ static void elems_free(lp_elems *l) {
 static int elems_read(rdb_in *in, lp_elems *l, const unsigned char *blob, size_t n) {
     lp_iter it;
     l->n = 0;
-    if (lp_iter_init(&it, blob, n) != 0) return corrupt(in, "bad listpack header");
+    if (lp_iter_init(&it, blob, n) != 0) return corrupt(in, "listpack integrity check failed: bad header");
     pk_elem e;
     int r;
     while ((r = lp_iter_next(&it, &e)) == 1) {
@@ -79,7 +79,7 @@ static int elems_read(rdb_in *in, lp_elems *l, const unsigned char *blob, size_t
             l->e[k].n = e.n;
         }
     }
-    if (r < 0) return corrupt(in, "corrupt listpack");
+    if (r < 0) return corrupt(in, "listpack integrity check failed");
     for (size_t k = 0; k < l->n; k++)
         if (l->isint[k]) l->e[k].p = l->txt[k];
     return 0;

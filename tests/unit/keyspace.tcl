@@ -965,6 +965,27 @@ start_server {tags {keyspace dump}} {
         assert_equal {k} [r keys *]
     }
 
+    test {DEBUG SET-SKIP-CHECKSUM-VALIDATION, and payloads refused past the checksum} {
+        r flushall
+        r set k v
+        set p [r dump k]
+        set last [scan [string index $p end] %c]
+        set bad "[string range $p 0 end-1][format %c [expr {($last + 1) % 256}]]"
+        assert_error {ERR DUMP payload version or checksum are wrong} {r restore new 0 $bad}
+        r debug set-skip-checksum-validation 1
+        set failed [catch {
+            assert_equal OK [r restore new 0 $bad]
+            assert_equal v [r get new]
+            # A quicklist node of no bytes; a zset score (text) that is no number.
+            assert_error {ERR Bad data format} {r restore q 0 "\x12\x01\x01\x00\x0a\x00\x8f\xc6\xc0\x57\x1c\x0a\xb3\x3c"}
+            assert_error {ERR Bad data format} {r restore z 0 "\x03\x01\x11\x11\x00\x00\x00\x0A\x00\x00\x00\x01\x00\x00\xD0\x07\x1A\xE9\x02\xFF\x09\x00\x1A\x06\x07\x32\x41\x28\x3A\x46"}
+            assert_equal {0 0} [list [r exists q] [r exists z]]
+        } e opts]
+        r debug set-skip-checksum-validation 0
+        if {$failed} { return -options $opts $e }
+        assert_error {ERR DUMP payload version or checksum are wrong} {r restore new2 0 $bad}
+    }
+
     test {RESTORE IDLETIME and FREQ set the access data of their policy} {
         r flushall
         r set k v

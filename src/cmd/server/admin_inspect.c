@@ -677,6 +677,8 @@ static void debug_help(client *c) {
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
         "    default.",
+        "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+        "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
         "SLEEP <seconds>",
         "    Stop the server for <seconds>. Decimals allowed.",
         "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
@@ -771,6 +773,9 @@ void debugCommand(client *c) {
         int on = atoi(c->argv[2].p);
         __atomic_store_n(&db_active_expire_enabled, on, __ATOMIC_RELAXED); /* read by the cron thread */
         cfg.active_expire = on;
+        reply_ok(c);
+    } else if (c->argc == 3 && arg_is(sub, "set-skip-checksum-validation")) {
+        rdb_set_skip_checksum(atoi(c->argv[2].p) != 0);
         reply_ok(c);
     } else if (c->argc == 3 && arg_is(sub, "defrag-budget")) {
         /* Goblin: the entry pools' compaction time per cron tick, in

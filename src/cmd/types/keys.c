@@ -16,6 +16,7 @@
 #include "cmd/propagate.h"
 #include "cmd/families.h"
 #include "base/config.h"
+#include "base/log.h"
 #include "cmd/types/scan.h"
 #include "session/reply.h"
 #include "util/strutil.h"
@@ -410,6 +411,8 @@ static void restoreCommand(client *c) {
     char err[256];
     int rc = rdb_restore_value((const unsigned char *)c->argv[3].p, c->argv[3].n, &v, err, sizeof(err));
     if (rc != RDB_OK) {
+        /* As Redis's rdbReportError in a RESTORE: the reason, at verbose. */
+        if (rc != RDB_ERR_CHECKSUM && rc != RDB_ERR_VERSION) log_verbose("Internal error in RESTORE's payload -> %s", err);
         reply_error(c, rc == RDB_ERR_CHECKSUM || rc == RDB_ERR_VERSION ? "ERR DUMP payload version or checksum are wrong"
                        : rc == RDB_ERR_NOMEM                        ? "ERR out of memory"
                                                                      : "ERR Bad data format");
