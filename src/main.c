@@ -29,6 +29,7 @@
 #include "persist/persist.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "session/session.h"
 #include "base/tls.h"
 #include "base/process.h"
 #include "cmd/cron.h"
@@ -86,6 +87,7 @@ static void config_owners_register(void) {
         abort();
     }
     pubsub_config_register();
+    session_evict_config_register();
 }
 
 /* Started as goblin-store (a link to goblin-core): the cache-mode defaults.

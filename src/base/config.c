@@ -245,8 +245,7 @@ static config_entry table[] = {
     {"enable-protected-configs", NULL, T_ENUM, F_IMMUTABLE, NULL, "no", 0, 0, protected_actions, NULL},
     {"enable-module-command", NULL, T_ENUM, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0,
      protected_actions, "Goblin loads no modules"},
-    {"maxmemory-clients", NULL, T_SIZE, F_DEFONLY | F_NOPLAN, NULL, "0", 0, LLONG_MAX, NULL,
-     "Goblin does not evict clients by their memory"},
+    {"maxmemory-clients", NULL, T_STRING, 0, NULL, "0", 0, 0, NULL, NULL}, /* session/evict.c */
     {"maxmemory-eviction-tenacity", NULL, T_INT, F_DEFONLY | F_NOPLAN, NULL, "10", 0, 100, NULL,
      "Goblin's eviction has no time budget to tune"},
     /* The rest of Redis 7.0's directives (a stock redis.conf names some of

@@ -49,6 +49,7 @@ typedef struct mstate {
     unsigned char *wexp;
     int nwatched, capwatched;
     int nexp; /* how many wexp are set: none spares the search */
+    size_t watch_mem; /* what the watches add to the client's state_mem */
 } mstate;
 
 typedef struct wkey {
@@ -118,6 +119,8 @@ static void unwatch_all(client *c) {
     }
     m->nwatched = 0;
     m->nexp = 0;
+    client_state_mem_add(c, -(long long)m->watch_mem);
+    m->watch_mem = 0;
     __atomic_store_n(&c->cas_dirty, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&watch_lock);
 }
@@ -425,6 +428,11 @@ static void watchCommand(client *c) {
             m->wexp = realloc(m->wexp, (size_t)m->capwatched);
             if (!m->watched || !m->wexp) abort();
         }
+        /* Its share: the slots in the client's arrays and in the key's,
+         * and the key's record (Redis counts a list node and a record). */
+        size_t wm = sizeof(wkey *) + 1 + sizeof(client *) + sizeof(wkey) + k->n + 1;
+        m->watch_mem += wm;
+        client_state_mem_add(c, (long long)wm);
         dbentry *e = db_lookup_raw(db, k->p, k->n);
         m->wexp[m->nwatched] = 0;
         m->watched[m->nwatched] = w;

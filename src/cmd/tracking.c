@@ -348,6 +348,10 @@ static void bkeys_clear(swiss *s) {
 }
 
 /* tlock held: c joins the prefix (p, n), made on first use. */
+/* A prefix's share of its client's memory: its slots in the client's
+ * arrays and in the prefix's, and the prefix's bytes. */
+static size_t prefix_mem(size_t n) { return sizeof(char *) + sizeof(size_t) + sizeof(client *) + n; }
+
 static void pfx_subscribe(client *c, const char *p, size_t n) {
     int found;
     int at = pfx_search(p, n, &found);
@@ -398,6 +402,7 @@ static void pfx_subscribe(client *c, const char *p, size_t n) {
     ts->p[pos] = tp->p;
     ts->pl[pos] = n;
     ts->n++;
+    client_state_mem_add(c, (long long)prefix_mem(n));
 }
 
 /* tlock held: c leaves every prefix; a prefix left with no client goes. */
@@ -425,6 +430,7 @@ static void pfx_unsubscribe_all(client *c) {
         npfx--;
     }
     plens_rebuild();
+    for (int i = 0; i < ts->n; i++) client_state_mem_add(c, -(long long)prefix_mem(ts->pl[i]));
     free(ts->p);
     free(ts->pl);
     free(ts);

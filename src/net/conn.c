@@ -93,6 +93,7 @@ static void publish_qbuf_as(conn *k, size_t parsed, size_t argv_len) {
     __atomic_store_n(&k->c.qbuf_len, k->qlen - parsed, __ATOMIC_RELAXED);
     __atomic_store_n(&k->c.qbuf_free, k->qcap ? k->qcap - 1 - k->qlen : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&k->c.qbuf_argv, argv_len, __ATOMIC_RELAXED);
+    session_client_mem_note(&k->c);
 }
 
 static void publish_qbuf(conn *k) {
@@ -1176,6 +1177,7 @@ void conn_durable_flush(worker *w) {
         conn_write_pending(w);
         aof_batch_end(); /* wake the writer for what resumed clients wrote */
         repl_batch_end();
+        session_evict_pending();
         if (!more && !w->durable) break;
     }
 }

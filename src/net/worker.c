@@ -333,6 +333,7 @@ static void *worker_main(void *arg) {
         conn_durable_flush(w);
         aof_batch_end();
         repl_batch_end();
+        session_evict_pending(); /* here no lock is held */
     }
     if (sev) event_free(sev);
     mirror_thread_exit();

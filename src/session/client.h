@@ -148,6 +148,13 @@ typedef struct client {
      * blocking. */
     void (*handoff)(int fd, void *tls, void *arg);
     void *handoff_arg;
+    /* What the client last added to maxmemory-clients' total
+     * (session/evict.c; atomics). */
+    size_t mem_noted;
+    /* Bytes of the client's own state outside its buffers, kept by their
+     * owners (relaxed atomics): its watched keys (cmd/multi.c) and its
+     * tracking prefixes (cmd/tracking.c). Part of tot-mem, as in Redis. */
+    size_t state_mem;
     /* Registry links (session/session.c, under its lock). */
     struct client *rprev, *rnext;
 } client;
@@ -178,6 +185,10 @@ static inline uint32_t client_reply_unmute(client *c) {
     uint32_t muted = client_flags_peek(c) & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
     client_flag_off(c, muted);
     return muted;
+}
+/* d bytes more (or fewer) of c's state_mem. */
+static inline void client_state_mem_add(client *c, long long d) {
+    __atomic_fetch_add(&c->state_mem, (size_t)d, __ATOMIC_RELAXED);
 }
 /* Output positions other threads read (CLIENT LIST omem, INFO clients). */
 static inline void client_set_out(client *c, size_t osent, size_t olen) {

@@ -17,6 +17,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "session/session.h"
 #include "util/strutil.h"
 
 static inline int reply_muted(const client *c) {
@@ -43,6 +44,7 @@ void reply_obuf_release(client *c) {
     c->obuf = NULL;
     client_set_out(c, 0, 0);
     __atomic_store_n(&c->ocap, 0, __ATOMIC_RELAXED);
+    session_client_mem_note(c);
 }
 
 void reply_thread_exit(void) {
@@ -59,6 +61,7 @@ static void obuf_grow(client *c, size_t extra) {
         __atomic_store_n(&c->ocap, spare_cap, __ATOMIC_RELAXED);
         spare = NULL;
         spare_cap = 0;
+        session_client_mem_note(c);
         return;
     }
     /* Sent bytes at the front can be dropped first. */
@@ -74,6 +77,7 @@ static void obuf_grow(client *c, size_t extra) {
     if (!nb) abort();
     c->obuf = nb;
     __atomic_store_n(&c->ocap, cap, __ATOMIC_RELAXED);
+    session_client_mem_note(c);
 }
 
 static inline void obuf_reserve(client *c, size_t extra) {

@@ -92,6 +92,7 @@ void session_register(client *c) {
 }
 
 void session_unregister(client *c) {
+    session_client_mem_forget(c);
     pthread_mutex_lock(&registry_lock);
     if (c->rprev) c->rprev->rnext = c->rnext;
     else registry = c->rnext;

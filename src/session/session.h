@@ -106,6 +106,27 @@ int session_pause_check(int64_t now_ms, int64_t *until_ms);
  * (TSTAT_NET_INPUT / TSTAT_NET_OUTPUT of base/tstat.h). */
 extern uint64_t session_stat_connections;
 extern uint64_t session_stat_rejected;
+
+/* ---- maxmemory-clients (session/evict.c) --------------------------------
+ * session_client_memory: what c holds, as CLIENT LIST's tot-mem (self: the
+ * client asking, whose running command's arguments count too);
+ * session_client_argv_memory: its argv-mem. session_client_mem_note, from
+ * any thread after c's buffers changed: the total follows, and when it
+ * reaches the limit a pass is due, which closes the largest clients
+ * (session_evict_clients, run by session_evict_pending; a lowered limit
+ * asks for one too). The limit in bytes, 0: none. */
+size_t session_client_memory(const client *c, const client *self);
+size_t session_client_argv_memory(const client *c, const client *self);
+void session_client_mem_note(client *c);
+void session_client_mem_forget(client *c); /* c leaves the registry */
+void session_evict_clients(void);
+/* The pass a note or a new limit asked for, if any: from a worker's loop,
+ * holding no lock. */
+void session_evict_pending(void);
+void session_evict_request(void); /* a pass is due (CLIENT NO-EVICT off) */
+long long session_client_eviction_limit(void);
+void session_evict_config_register(void);
+extern uint64_t session_stat_evicted_clients;
 /* Redis's reply buffer sizing, as CLIENT LIST's rbs/rbp show it (net/
  * keeps the figures; DEBUG REPLYBUFFER sets these, INFO shows the counts):
  * whether the cron resizes, the peak reset period in ms (-1: never). */

@@ -4,6 +4,23 @@
 
 set DENIED {-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.}
 
+# Field f of the client named name in CLIENT LIST.
+proc client_field {name f} {
+    foreach line [split [string trim [r client list]] "\n"] {
+        if {[string match "*name=$name *" $line] && [regexp " $f=(\[^ \]*)" $line -> v]} { return $v }
+    }
+    error "no client named $name"
+}
+
+# The sum of every client's tot-mem.
+proc clients_sum {} {
+    set sum 0
+    foreach line [split [string trim [r client list]] "\n"] {
+        if {[regexp { tot-mem=([0-9]+)} $line -> v]} { incr sum $v }
+    }
+    return $sum
+}
+
 # Read from c until the server closes it or ms pass; returns what arrived.
 proc read_until_closed {c ms} {
     set out [$c read_all $ms]
@@ -144,6 +161,94 @@ start_server {tags {limits}} {
         assert_equal 1 [$c wait_closed 3000]
         assert_equal PONG [r ping]
         r config set client-query-buffer-limit 1gb
+    }
+
+    # --- maxmemory-clients: client eviction ----------------------------------------------------
+
+    test {maxmemory-clients: CONFIG GET/SET, memory values and percentages} {
+        assert_equal {maxmemory-clients 0} [r config get maxmemory-clients]
+        r config set maxmemory-clients 3mb
+        assert_equal {maxmemory-clients 3145728} [r config get maxmemory-clients]
+        r config set maxmemory-clients 10%
+        assert_equal {maxmemory-clients 10%} [r config get maxmemory-clients]
+        assert_error {*percentage argument must be less or equal to 100*} {r config set maxmemory-clients 101%}
+        assert_error {*argument must be a memory or percent value*} {r config set maxmemory-clients -1}
+        assert_error {*argument must be a memory or percent value*} {r config set maxmemory-clients 1.5%}
+        assert_equal {maxmemory-clients 10%} [r config get maxmemory-clients]
+        r config set maxmemory-clients 0
+    }
+
+    test {maxmemory-clients: the client over the limit is evicted, the others stay} {
+        set before [s evicted_clients]
+        r config set maxmemory-clients 1mb
+        set small [redis_client]
+        $small client setname small
+        set big [redis_client]
+        $big client setname big
+        # One incomplete bulk argument of 1.2 MB: its query buffer passes 1 MB.
+        # (The write itself may fail: the server closes while it reads.)
+        catch {
+            $big write "*2\r\n\$3\r\nget\r\n\$2000000\r\n[string repeat a 1200000]"
+            $big flush
+        }
+        assert_equal 1 [$big wait_closed 3000]
+        assert_equal small [$small client getname]
+        assert_equal [expr {$before + 1}] [s evicted_clients]
+        if {[is_goblin]} { assert_match {*Evicting client: *name=big*} [::srv::log_tail [::srv::current] 40] }
+        $small close
+        r config set maxmemory-clients 0
+    }
+
+    test {maxmemory-clients: the largest evictable client goes first; CLIENT NO-EVICT protects until turned off} {
+        r client no-evict on
+        set a [redis_client]
+        $a client setname a
+        $a client no-evict on
+        set b [redis_client]
+        $b client setname b
+        set c [redis_client]
+        $c client setname c
+        # Watched keys count, as in Redis.
+        set m0 [client_field a tot-mem]
+        set keys {}
+        for {set i 0} {$i < 8000} {incr i} { lappend keys [string repeat k 90]:$i }
+        $a watch {*}$keys
+        assert_morethan [client_field a tot-mem] [expr {$m0 + 8000 * 40}]
+        $b watch {*}[lrange $keys 0 2999]
+        set ma [client_field a tot-mem]
+        set mb [client_field b tot-mem]
+        assert_morethan $mb [client_field c tot-mem]
+        # Half of b's memory over the limit: b, the largest that may go, goes.
+        r config set maxmemory-clients [expr {[clients_sum] - $mb / 2}]
+        assert_equal 1 [$b wait_closed 3000]
+        assert_equal c [$c client getname]
+        # Under the limit now: turning a's protection off evicts nothing.
+        $a client no-evict off
+        assert_equal a [$a client getname]
+        # A lower limit: a goes, c stays.
+        r config set maxmemory-clients [expr {[clients_sum] - $ma / 2}]
+        assert_equal 1 [$a wait_closed 3000]
+        assert_equal c [$c client getname]
+        $c close
+        r config set maxmemory-clients 0
+        r client no-evict off
+    }
+
+    test {maxmemory-clients: turning CLIENT NO-EVICT off evicts a client over the limit} {
+        r client no-evict on
+        set a [redis_client]
+        $a client setname a
+        $a client no-evict on
+        set keys {}
+        for {set i 0} {$i < 8000} {incr i} { lappend keys [string repeat k 90]:$i }
+        $a watch {*}$keys
+        set ma [client_field a tot-mem]
+        r config set maxmemory-clients [expr {[clients_sum] - $ma / 2}]
+        assert_equal PONG [$a ping]
+        $a client no-evict off
+        assert_equal 1 [$a wait_closed 3000]
+        r config set maxmemory-clients 0
+        r client no-evict off
     }
 }
 

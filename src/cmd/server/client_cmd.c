@@ -165,18 +165,6 @@ static void flags_str(const client *c, char *out) {
     *p = '\0';
 }
 
-/* Redis's argv_len_sum: the arguments of c's command while it runs (c is
- * self, the client asking, whose argv is stable; inside EXEC, EXEC's own,
- * as Redis leaves it) or waits blocked, and those of a partial request
- * already parsed (published by net/). */
-static size_t argv_mem(const client *c, const client *self) {
-    size_t n = __atomic_load_n(&c->qbuf_argv, __ATOMIC_RELAXED) + __atomic_load_n(&c->argv_blocked, __ATOMIC_RELAXED);
-    if (client_flags_peek(c) & CLIENT_IN_EXEC) n += __atomic_load_n(&c->exec_argv, __ATOMIC_RELAXED);
-    else if (c == self)
-        for (int i = 0; i < c->argc; i++) n += c->argv[i].n;
-    return n;
-}
-
 static size_t client_info_line(const client *c, const client *self, char *buf, size_t cap) {
     char fl[16];
     flags_str(c, fl);
@@ -187,9 +175,8 @@ static size_t client_info_line(const client *c, const client *self, char *buf, s
     if (cur && cur->fullname) cmd = cur->fullname;
     uint32_t f = client_flags_peek(c);
     size_t olen = __atomic_load_n(&c->olen, __ATOMIC_RELAXED), osent = __atomic_load_n(&c->osent, __ATOMIC_RELAXED);
-    size_t ocap = __atomic_load_n(&c->ocap, __ATOMIC_RELAXED);
     size_t qlen = __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED), qfree = __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED);
-    size_t amem = argv_mem(c, self);
+    size_t amem = session_client_argv_memory(c, self);
     size_t mmem = __atomic_load_n(&c->multi_mem, __ATOMIC_RELAXED);
     int multi = (f & (CLIENT_MULTI | CLIENT_IN_EXEC)) ? __atomic_load_n(&c->multi_count, __ATOMIC_RELAXED) : -1;
     return (size_t)snprintf(
@@ -203,7 +190,7 @@ static size_t client_info_line(const client *c, const client *self, char *buf, s
         __atomic_load_n(&c->db, __ATOMIC_RELAXED), __atomic_load_n(&c->sub_count, __ATOMIC_RELAXED),
         __atomic_load_n(&c->psub_count, __ATOMIC_RELAXED), __atomic_load_n(&c->ssub_count, __ATOMIC_RELAXED), multi,
         qlen, qfree, amem, mmem, __atomic_load_n(&c->rbs, __ATOMIC_RELAXED), __atomic_load_n(&c->rbp, __ATOMIC_RELAXED),
-        olen > osent ? olen - osent : 0, ocap + qlen + qfree + amem + mmem + sizeof(client), cmd,
+        olen > osent ? olen - osent : 0, session_client_memory(c, self), cmd,
         (f & CLIENT_PRIMARY) ? "(superuser)" : acl_user_name(acl_client_user(c)),
         (f & CLIENT_TRACKING) ? (long long)__atomic_load_n(&c->track_redir, __ATOMIC_RELAXED) : -1LL,
         __atomic_load_n(&c->resp, __ATOMIC_RELAXED));
@@ -583,8 +570,10 @@ static void clientReplyCommand(client *c) {
 
 static void clientNoEvictCommand(client *c) {
     if (arg_is(&c->argv[2], "on")) client_flag_on(c, CLIENT_NO_EVICT);
-    else if (arg_is(&c->argv[2], "off")) client_flag_off(c, CLIENT_NO_EVICT);
-    else {
+    else if (arg_is(&c->argv[2], "off")) {
+        client_flag_off(c, CLIENT_NO_EVICT);
+        session_evict_request(); /* it may be the one over the limit */
+    } else {
         reply_err_syntax(c);
         return;
     }

@@ -283,7 +283,7 @@ static void info_stats(strbuf *b) {
               "expired_time_cap_reached_count:%llu\r\n"
               "expire_cycle_cpu_milliseconds:%llu\r\n"
               "evicted_keys:%llu\r\n"
-              "evicted_clients:0\r\n"
+              "evicted_clients:%llu\r\n"
               "total_eviction_exceeded_time:%llu\r\n"
               "current_eviction_exceeded_time:%llu\r\n"
               "keyspace_hits:%llu\r\n"
@@ -327,6 +327,7 @@ static void info_stats(strbuf *b) {
               (unsigned long long)__atomic_load_n(&db_stat_expire_time_cap, __ATOMIC_RELAXED),
               (unsigned long long)(__atomic_load_n(&db_stat_expire_cycle_us, __ATOMIC_RELAXED) / 1000),
               (unsigned long long)__atomic_load_n(&evict_stat_evicted_keys, __ATOMIC_RELAXED),
+              (unsigned long long)__atomic_load_n(&session_stat_evicted_clients, __ATOMIC_RELAXED),
               (unsigned long long)over_total, (unsigned long long)over_now,
               (unsigned long long)tstat_sum(TSTAT_KEYSPACE_HITS), (unsigned long long)tstat_sum(TSTAT_KEYSPACE_MISSES),
               nchan, npat, nshard, (unsigned long long)__atomic_load_n(&srv.latest_fork_usec, __ATOMIC_RELAXED),
