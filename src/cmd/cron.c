@@ -99,6 +99,9 @@ static void rates_store(double ops, double kin, double kout, double rkin, double
 
 void cron_rates_reset(void) { rates_store(0, 0, 0, 0, 0); }
 
+static int cron_paused; /* atomics */
+void cron_pause(int on) { __atomic_store_n(&cron_paused, on, __ATOMIC_RELAXED); }
+
 static void *cron_main(void *arg) {
     (void)arg;
     pthread_setname_np(pthread_self(), "goblin-cron");
@@ -110,6 +113,7 @@ static void *cron_main(void *arg) {
         long period_ns = 1000000000L / hz; /* a whole second at hz 1: tv_nsec must stay below it */
         struct timespec ts = {period_ns / 1000000000L, period_ns % 1000000000L};
         nanosleep(&ts, NULL);
+        if (__atomic_load_n(&cron_paused, __ATOMIC_RELAXED)) continue;
         __atomic_fetch_add(&srv.cron_loops, 1, __ATOMIC_RELAXED);
         /* The commands' clock (db_freeze_time) follows the system clock. */
         monotime_sync_wall();

@@ -12,4 +12,7 @@ void cron_start(void);
 void cron_stop(void);
 /* The instantaneous rates start over (CONFIG RESETSTAT). */
 void cron_rates_reset(void);
+/* DEBUG PAUSE-CRON: while on, the thread's ticks do nothing (Redis's test
+ * hook: what tests see then is what commands did, not the cron). */
+void cron_pause(int on);
 #endif

@@ -276,6 +276,19 @@ start_server {tags {expire}} {
         r debug set-active-expire 1
     }
 
+    test {DEBUG PAUSE-CRON holds the active expiry cycle} {
+        r flushdb
+        r debug pause-cron 1
+        set failed [catch {
+            r set k v px 50
+            after 300
+            assert_equal 1 [r dbsize]
+        } e opts]
+        r debug pause-cron 0
+        if {$failed} { return -options $opts $e }
+        wait_for_condition 100 20 {[r dbsize] == 0} else { fail "the cycle did not resume" }
+    }
+
     test {The active expiry cycle keeps going while shards are full of expired keys} {
         needs_feature debug:set-active-expire
         r flushdb

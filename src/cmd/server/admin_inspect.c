@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cmd/server/admin_family.h"
+#include "cmd/cron.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "session/reply.h"
@@ -677,6 +678,8 @@ static void debug_help(client *c) {
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
         "    default.",
+        "PAUSE-CRON <0|1>",
+        "    Stop periodic cron job processing.",
         "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
         "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
         "SLEEP <seconds>",
@@ -773,6 +776,9 @@ void debugCommand(client *c) {
         int on = atoi(c->argv[2].p);
         __atomic_store_n(&db_active_expire_enabled, on, __ATOMIC_RELAXED); /* read by the cron thread */
         cfg.active_expire = on;
+        reply_ok(c);
+    } else if (c->argc == 3 && arg_is(sub, "pause-cron")) {
+        cron_pause(atoi(c->argv[2].p) != 0);
         reply_ok(c);
     } else if (c->argc == 3 && arg_is(sub, "set-skip-checksum-validation")) {
         rdb_set_skip_checksum(atoi(c->argv[2].p) != 0);
