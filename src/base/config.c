@@ -783,7 +783,10 @@ static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
         return -1;
     }
     char val[4096] = "";
-    if (argc == 1) {
+    if (argc == 1 && (e->flags & F_MULTIARG)) {
+        /* No value: as Redis's multi-argument directives (a bare "save"
+         * line turns saving off). */
+    } else if (argc == 1) {
         if (!(e->flags & F_FLAGONLY)) {
             snprintf(err, errlen, "wrong number of arguments for '%s'", e->name);
             return -1;

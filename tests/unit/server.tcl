@@ -1556,6 +1556,17 @@ tags {server startup} {
         assert_match "*nosuchdirective*" $out
     }
 
+    test {A bare multi-argument directive (save) is taken as empty, as Redis} {
+        set f [file join $::srv::tmproot bare-[pid].conf]
+        set fh [open $f w]
+        puts $fh "port 0\nsave\nclient-output-buffer-limit\nnosuchdirective yes\n"
+        close $fh
+        lassign [run_server_binary [list $f]] status out
+        file delete $f
+        assert_equal 1 $status "exit status; output: $out"
+        assert_match "*line 4*" $out
+    }
+
     test {An argument "-" reads directives from standard input, as Redis} {
         set f [file join $::srv::tmproot stdin-[pid].conf]
         set fh [open $f w]
