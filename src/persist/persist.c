@@ -658,12 +658,11 @@ static int load_into(const char *path, const char *what, rdb_loaded *ld, dropped
     int rc = rdb_load_file(path, &o, ld, err, errlen);
     if (rc == RDB_OK) {
         double secs = (double)(now_ms() - pl.start) / 1000.0;
-        log_notice("%s: done loading RDB%s%s, keys loaded: %llu, keys expired: %llu%s (%.1f MB in %.3f s, "
-                   "%.1f MB/s)",
+        log_notice("%s: done loading RDB%s%s, keys loaded: %llu, keys expired: %llu, empty keys skipped: %llu (%.1f MB "
+                   "in %.3f s, %.1f MB/s)",
                    what, ld->redis_ver[0] ? " produced by version " : "", ld->redis_ver,
-                   (unsigned long long)ld->keys, (unsigned long long)ld->expired,
-                   ld->empty ? ", empty keys skipped" : "", mb(ld->bytes), secs,
-                   secs > 0 ? mb(ld->bytes) / secs : 0);
+                   (unsigned long long)ld->keys, (unsigned long long)ld->expired, (unsigned long long)ld->empty,
+                   mb(ld->bytes), secs, secs > 0 ? mb(ld->bytes) / secs : 0);
         __atomic_store_n(&last_load_keys, ld->keys, __ATOMIC_RELAXED);
         __atomic_store_n(&last_load_expired, ld->expired, __ATOMIC_RELAXED);
     }

@@ -47,6 +47,7 @@
 #include "persist/rdb_kbuild.h"
 #include "persist/rdb_snap.h"
 #include "base/config.h"
+#include "base/log.h"
 
 #define IN_CHUNK (1u << 20)
 
@@ -1100,6 +1101,11 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
         int rc = load_value(in, (int)t, &v);
         if (rc == LOAD_ERR) return -1;
         if (rc == LOAD_EMPTY) {
+            /* As Redis 7.0: an empty collection (an older server wrote it)
+             * is skipped, each one logged. */
+            char shown[300];
+            rdb_key_shown(shown, sizeof(shown), in->key.p, in->key.n);
+            log_warn("rdbLoadObject skipping empty key: %s", shown);
             ld->empty++;
         } else if (expire != -1 && expire < now && !in->opt->keep_expired) {
             obj_free(&v);

@@ -555,6 +555,27 @@ def stream_types_15_and_21_load():
 
 
 @test
+def empty_collections_in_a_file_are_skipped_and_logged():
+    """An empty collection in a dump (an older server wrote it): Redis 7.0
+    skips the key and logs it; so does Goblin, and counts them."""
+    rg = rdbgen
+    s = rg.string
+    body = rg.selectdb(0) + rg.record(rg.T_STRING, "kept", s("v")) + rg.record(rg.T_SET, "eset", rg.length(0)) + \
+        rg.record(rg.T_LIST_QUICKLIST_2, "elist", rg.length(0)) + rg.record(rg.T_HASH, "ehash", rg.length(0))
+    for kind in ("redis", "goblin"):
+        d = tdir("empty_keys_" + kind)
+        write(os.path.join(d, "dump.rdb"), rg.rdb_file(body))
+        srv = start(kind, d)
+        eq(srv.c.ok("DBSIZE"), 1, kind)
+        eq(srv.c.ok("GET", "kept"), b"v", kind)
+        log = srv.log_text()
+        for k in ("eset", "elist", "ehash"):
+            assert "skipping empty key: " + k in log, (kind, k, log[-800:])
+        assert "empty keys skipped: 3" in log, (kind, log[-800:])
+        srv.stop()
+
+
+@test
 def redis_to_goblin_small_encodings_configured():
     """Thresholds differ between the saver and the loader: values are
     re-encoded with the loader's limits, as Redis does."""
