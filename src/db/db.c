@@ -1395,12 +1395,8 @@ static size_t nresizing;
 static pthread_mutex_t resizing_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void db_note_resize(gdb *db, const char *k, size_t n) {
-    char *copy = malloc(n ? n : 1);
-    if (!copy) return;
-    memcpy(copy, k, n);
-    keyname x = {db->id, keylist_hash(db->id, k, n), n, copy};
     pthread_mutex_lock(&resizing_lock);
-    keylist_put(&resizing, x);
+    keylist_put_name(&resizing, db->id, k, n);
     __atomic_store_n(&nresizing, resizing.n, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&resizing_lock);
 }

@@ -69,6 +69,13 @@ void keylist_put(keylist *l, keyname x) {
     *c = (uint32_t)(++l->n);
 }
 
+void keylist_put_name(keylist *l, int dbid, const char *k, size_t n) {
+    char *copy = malloc(n ? n : 1);
+    if (!copy) return;
+    memcpy(copy, k, n);
+    keylist_put(l, (keyname){dbid, keylist_hash(dbid, k, n), n, copy});
+}
+
 void keylist_take(keylist *l, keylist *out) {
     *out = (keylist){l->v, l->n, l->cap, NULL, 0};
     l->v = NULL;

@@ -27,6 +27,8 @@ uint64_t keylist_hash(int dbid, const char *k, size_t n);
 /* Lists x unless its name is listed; the list takes x.k or frees it (also
  * when out of memory: the name is then not listed). */
 void keylist_put(keylist *l, keyname x);
+/* keylist_put of a copy of (dbid, k[0..n)); nothing listed out of memory. */
+void keylist_put_name(keylist *l, int dbid, const char *k, size_t n);
 /* Moves every name out, in order, into *out (which the caller then owns
  * and gives back); l is left empty. */
 void keylist_take(keylist *l, keylist *out);

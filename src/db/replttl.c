@@ -25,12 +25,8 @@ static size_t nlisted; /* listed.n, read without the lock by the cron */
 static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void db_replica_ttl_note(gdb *db, const char *k, size_t n) {
-    char *copy = malloc(n ? n : 1);
-    if (!copy) return; /* the key then waits for a DEL, as on a primary's replica */
-    memcpy(copy, k, n);
-    keyname x = {db->id, keylist_hash(db->id, k, n), n, copy};
     pthread_mutex_lock(&listed_lock);
-    keylist_put(&listed, x);
+    keylist_put_name(&listed, db->id, k, n); /* out of memory: the key waits for a DEL */
     __atomic_store_n(&nlisted, listed.n, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&listed_lock);
 }

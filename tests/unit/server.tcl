@@ -1544,25 +1544,26 @@ tags {server startup} {
         assert_match "*databases*" $out
     }
 
-    test {An unknown directive in the config file names its line} {
-        set f [file join $::srv::tmproot bad-[pid].conf]
+    # The server's exit status and output, started with a config file of text.
+    proc run_with_conf {text} {
+        set f [file join $::srv::tmproot conf-[pid].conf]
         set fh [open $f w]
-        puts $fh "port 0\nnosuchdirective yes\n"
+        puts $fh $text
         close $fh
-        lassign [run_server_binary [list $f]] status out
+        set r [run_server_binary [list $f]]
         file delete $f
+        return $r
+    }
+
+    test {An unknown directive in the config file names its line} {
+        lassign [run_with_conf "port 0\nnosuchdirective yes\n"] status out
         assert_equal 1 $status "exit status; output: $out"
         assert_match "*line 2*" $out
         assert_match "*nosuchdirective*" $out
     }
 
     test {A bare multi-argument directive (save) is taken as empty, as Redis} {
-        set f [file join $::srv::tmproot bare-[pid].conf]
-        set fh [open $f w]
-        puts $fh "port 0\nsave\nclient-output-buffer-limit\nnosuchdirective yes\n"
-        close $fh
-        lassign [run_server_binary [list $f]] status out
-        file delete $f
+        lassign [run_with_conf "port 0\nsave\nclient-output-buffer-limit\nnosuchdirective yes\n"] status out
         assert_equal 1 $status "exit status; output: $out"
         assert_match "*line 4*" $out
     }
