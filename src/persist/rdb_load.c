@@ -373,7 +373,7 @@ static int set_add_checked(rdb_in *in, gset **s, const pk_elem *e) {
     const unsigned char *p = pk_elem_text(e, buf, &n);
     int rc = set_add(s, p, n, &in->slim);
     if (rc == 1) return 0;
-    if (rc == 0) return in_fail(in, RDB_ERR_DUPLICATE, "duplicate set member");
+    if (rc == 0) return in_fail(in, RDB_ERR_DUPLICATE, "Duplicate set members detected");
     return in_nomem(in);
 }
 
@@ -472,7 +472,7 @@ static int zadd_checked(rdb_in *in, zset *z, const unsigned char *m, size_t n, d
     int out = 0;
     int rc = zset_add(z, score, m, n, ZADD_IN_NX, &out, NULL, &in->zlim);
     if (rc != ZSET_OK) return in_nomem(in);
-    if (!(out & ZADD_OUT_ADDED)) return in_fail(in, RDB_ERR_DUPLICATE, "duplicate sorted set member");
+    if (!(out & ZADD_OUT_ADDED)) return in_fail(in, RDB_ERR_DUPLICATE, "Duplicate zset fields detected");
     return 0;
 }
 
@@ -517,7 +517,7 @@ static int load_zset(rdb_in *in, int type, gobj *o) {
         lp_iter li;
         zl_iter zi;
         if (zl ? zl_iter_init(&zi, b.p, b.n) : lp_iter_init(&li, b.p, b.n))
-            return in_fail(in, RDB_ERR_ENCODING, "%s integrity check failed: bad header", zl ? "Ziplist" : "Listpack");
+            return in_fail(in, RDB_ERR_ENCODING, "Zset %s integrity check failed: bad header", zl ? "ziplist" : "listpack");
         if (!(z = zset_new(&in->zlim))) return in_nomem(in);
         for (;;) {
             r1 = zl ? zl_iter_next(&zi, &m) : lp_iter_next(&li, &m);
@@ -531,7 +531,7 @@ static int load_zset(rdb_in *in, int type, gobj *o) {
             if (pk_score(in, &s, &sc) != 0 || zadd_checked(in, z, mp, mn, sc) != 0) goto fail;
         }
         if (r1 < 0 || r2 < 0) {
-            in_fail(in, RDB_ERR_ENCODING, "%s integrity check failed: bad entry", zl ? "Ziplist" : "Listpack");
+            in_fail(in, RDB_ERR_ENCODING, "Zset %s integrity check failed: bad entry", zl ? "ziplist" : "listpack");
             goto fail;
         }
         if (r2 == 0) {
@@ -557,7 +557,7 @@ fail:
 static int hset_checked(rdb_in *in, hash **h, const unsigned char *f, size_t fl, const unsigned char *v, size_t vl) {
     int rc = hash_set(h, f, fl, v, vl, &in->hlim);
     if (rc == 1) return 0;
-    if (rc == 0) return in_fail(in, RDB_ERR_DUPLICATE, "duplicate hash field");
+    if (rc == 0) return in_fail(in, RDB_ERR_DUPLICATE, "Duplicate hash fields detected");
     return in_nomem(in);
 }
 

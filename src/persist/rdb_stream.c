@@ -30,7 +30,11 @@ static uint64_t be64(const unsigned char *p) {
     return v;
 }
 
-static int corrupt(rdb_in *in, const char *what) { return in_fail(in, RDB_ERR_ENCODING, "stream: %s", what); }
+/* In Redis's words where it has them ("Stream listpack integrity check
+ * failed"), so an operator's search finds both. */
+static int corrupt(rdb_in *in, const char *what) {
+    return in_fail(in, RDB_ERR_ENCODING, "Stream integrity check failed: %s", what);
+}
 
 /* Elements of one listpack, as text (integers formatted into txt). */
 typedef struct lp_elems {
@@ -51,7 +55,8 @@ static void elems_free(lp_elems *l) {
 static int elems_read(rdb_in *in, lp_elems *l, const unsigned char *blob, size_t n) {
     lp_iter it;
     l->n = 0;
-    if (lp_iter_init(&it, blob, n) != 0) return corrupt(in, "listpack integrity check failed: bad header");
+    if (lp_iter_init(&it, blob, n) != 0)
+        return in_fail(in, RDB_ERR_ENCODING, "Stream listpack integrity check failed: bad header");
     pk_elem e;
     int r;
     while ((r = lp_iter_next(&it, &e)) == 1) {
@@ -79,7 +84,7 @@ static int elems_read(rdb_in *in, lp_elems *l, const unsigned char *blob, size_t
             l->e[k].n = e.n;
         }
     }
-    if (r < 0) return corrupt(in, "listpack integrity check failed");
+    if (r < 0) return in_fail(in, RDB_ERR_ENCODING, "Stream listpack integrity check failed");
     for (size_t k = 0; k < l->n; k++)
         if (l->isint[k]) l->e[k].p = l->txt[k];
     return 0;
@@ -281,7 +286,7 @@ static int load_groups(rdb_in *in, int type, gstream *s) {
                 break;
             }
             if (stream_consumer_find(g, cname.p, cname.n)) {
-                rc = corrupt(in, "duplicate stream consumer");
+                rc = corrupt(in, "Duplicate stream consumer detected");
                 break;
             }
             stream_consumer *c = stream_consumer_create(g, cname.p, cname.n, 0);
