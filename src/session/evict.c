@@ -22,6 +22,7 @@
  * under 128 KiB, as in Redis, so a server can still be talked to. */
 #include "session/session.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,10 +153,16 @@ void session_evict_clients(void) {
  * end of its loop iteration (session_evict_pending). */
 static int pass_wanted;
 
+/* mem_noted of a client that left the registry: a note then (its buffers
+ * let go while it is freed) adds nothing. */
+#define MEM_GONE SIZE_MAX
+
 void session_client_mem_note(client *c) {
     size_t m = counted(c, NULL);
-    if (m == __atomic_load_n(&c->mem_noted, __ATOMIC_RELAXED)) return;
-    size_t was = __atomic_exchange_n(&c->mem_noted, m, __ATOMIC_RELAXED);
+    size_t was = __atomic_load_n(&c->mem_noted, __ATOMIC_RELAXED);
+    do {
+        if (was == MEM_GONE || was == m) return;
+    } while (!__atomic_compare_exchange_n(&c->mem_noted, &was, m, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     size_t total = __atomic_add_fetch(&clients_mem, m - was, __ATOMIC_RELAXED); /* wraps back for m < was */
     long long lim = m > was ? session_client_eviction_limit() : 0;
     if (lim && total >= (size_t)lim) __atomic_store_n(&pass_wanted, 1, __ATOMIC_RELAXED);
@@ -171,8 +178,8 @@ void session_evict_pending(void) {
 }
 
 void session_client_mem_forget(client *c) {
-    size_t was = __atomic_exchange_n(&c->mem_noted, 0, __ATOMIC_RELAXED);
-    if (was) __atomic_sub_fetch(&clients_mem, was, __ATOMIC_RELAXED);
+    size_t was = __atomic_exchange_n(&c->mem_noted, MEM_GONE, __ATOMIC_RELAXED);
+    if (was != MEM_GONE) __atomic_sub_fetch(&clients_mem, was, __ATOMIC_RELAXED);
 }
 
 /* maxmemory-clients: a memory value, or 0-100 followed by '%'. */
