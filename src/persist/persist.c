@@ -822,7 +822,11 @@ int persist_load_at_startup(char *err, size_t errlen) {
     if (rc != RDB_OK) {
         snprintf(err, errlen, "Fatal error loading the DB from %s/%s: %s: %s. Exiting.", cfg.dir, path, rdb_err_name(rc),
                  msg);
-        return PERSIST_LOAD_FAILED;
+        /* The reason, then Redis's own last line, which its tooling and
+         * tests look for. */
+        log_warn("%s", err);
+        log_warn("Terminating server after rdb file reading failure.");
+        return PERSIST_LOAD_FAILED_LOGGED;
     }
     aof_set_live();
     log_notice("DB loaded from disk: %.3f seconds",

@@ -860,6 +860,11 @@ def corrupt_dump_stops_startup():
     eq(rc, 1, "exit code with a corrupt dump")
     out = g2.log_text()
     assert "Fatal error loading the DB" in out and "checksum" in out, out[-800:]
+    # Logged once, then Redis's last line, which its tooling looks for
+    # (the stderr line "goblin-core: ..." is not a log line).
+    logged = [ln for ln in out.splitlines() if " # " in ln]
+    eq(sum("Fatal error loading the DB" in ln for ln in logged), 1, "the reason logged once")
+    assert logged[-1].endswith("# Terminating server after rdb file reading failure."), logged[-3:]
     write(os.path.join(d, "dump.rdb"), bytes(data[:40]))
     g3 = goblin(d, wait=False)
     eq(g3.p.wait(20), 1, "exit code with a truncated dump")
