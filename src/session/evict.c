@@ -126,7 +126,7 @@ void session_evict_clients(void) {
     session_registry_lock();
     session_clients_each(pass_cb, &p);
     if (p.total >= (size_t)lim) {
-        qsort(p.v, p.n, sizeof(*p.v), by_mem_desc);
+        if (p.n) qsort(p.v, p.n, sizeof(*p.v), by_mem_desc); /* p.v is NULL with no candidate */
         size_t i = 0;
         for (; i < p.n && p.total >= (size_t)lim; i++) {
             client *c = p.v[i].c;
