@@ -205,6 +205,23 @@ set ::queue $files
 set ::running 0
 set ::slots {}
 for {set i 0} {$i < $opt(jobs)} {incr i} {lappend ::slots $i}
+
+# Each job's servers take ports from a block of its own (4000 ports), all
+# below the kernel's ephemeral range: a port in that range can be the one
+# the kernel picks for some client socket's own end (ours or another
+# process's) between the probe and the server's bind, and the harness's own
+# connection to a port nobody listens on yet can land on itself. Two runs
+# at once (of different parities of pid) use different blocks.
+proc port_block {slot} {
+    set low 32768
+    catch {
+        set f [open /proc/sys/net/ipv4/ip_local_port_range r]
+        set low [lindex [read $f] 0]
+        close $f
+    }
+    set blocks [expr {max(1, ($low - 10000) / 4000)}]
+    return [expr {10000 + 4000 * (($slot + $::opt(jobs) * ([pid] % 2)) % $blocks)}]
+}
 set ::start [clock milliseconds]
 
 # Output of the parent: when stdout goes away (a closed pipe), stop the
@@ -244,7 +261,7 @@ proc start_next {} {
         set slot [lindex $::slots 0]
         set ::slots [lrange $::slots 1 end]
         set args [list --child $f --server $opt(server) --kind $opt(kind) --seed $opt(seed) \
-                      --port-base [expr {20000 + (4000 * ($slot + 3 * ([pid] % 5))) % 40000}]]
+                      --port-base [port_block $slot]]
         foreach tg $opt(tags) {lappend args --tags $tg}
         foreach o $opt(only) {lappend args --only $o}
         if {[llength $opt(server_args)]} {lappend args --server-args $opt(server_args)}

@@ -57,6 +57,16 @@ proc ::resp::client {args} {
         }
     }
     set fd [socket $host $port]
+    # Nothing listening on a loopback port, and the kernel picking that
+    # same port for this socket's end: TCP's simultaneous open connects the
+    # socket to itself, and it would read its own commands back as replies.
+    # That is a refused connection.
+    set me [fconfigure $fd -sockname]
+    set peer [fconfigure $fd -peername]
+    if {[lindex $me 0] eq [lindex $peer 0] && [lindex $me 2] == [lindex $peer 2]} {
+        close $fd
+        error "couldn't open socket: connection refused (the socket connected to itself: nothing listens on $host:$port)"
+    }
     fconfigure $fd -translation binary -encoding binary -blocking 0 \
         -buffering full -buffersize 262144
     set id [incr nextid]

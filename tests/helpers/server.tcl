@@ -180,14 +180,22 @@ proc ::srv::wait_ready {sid} {
         set ok [catch {$c ping} reply]
         if {$ok == 0 || [string match {NOAUTH*} $reply]} {
             # Make sure the server answering is ours (the port may have been
-            # taken by someone else between the probe and the bind).
-            set mine 1
-            if {$ok == 0 && ![catch {$c info server} info]} {
-                set p [getInfoProperty $info process_id]
-                if {$p ne "" && $p != $pid} {set mine 0}
+            # taken by someone else between the probe and the bind): its
+            # INFO names our process. -NOAUTH answers neither.
+            set who ""
+            if {$ok == 0 && [catch {$c info server} info] == 0} {
+                set who [getInfoProperty $info process_id]
             }
             $c close
-            if {!$mine} {return "wrong-server: port $S($sid,port) answered by another process"}
+            if {$ok == 0 && $who eq ""} {
+                # An answer that is no server's INFO: whatever it was,
+                # it is not ours yet.
+                after 20
+                continue
+            }
+            if {$ok == 0 && $who != $pid} {
+                return "wrong-server: port $S($sid,port) answered by process $who"
+            }
             return ok
         }
         $c close
