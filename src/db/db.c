@@ -1324,8 +1324,8 @@ static int expire_shard(gdb *db, int s, int effort, expire_tally *t) {
 size_t db_active_expire_cycle(long long budget_us, int effort, long long *took_us) {
     if (took_us) *took_us = 0;
     if (!__atomic_load_n(&db_active_expire_enabled, __ATOMIC_RELAXED)) return 0;
-    if (keep_expired()) {
-        if (!__atomic_load_n(&replica_mode, __ATOMIC_RELAXED) || expiry_held()) return 0;
+    if (expiry_held()) return 0;
+    if (__atomic_load_n(&replica_mode, __ATOMIC_RELAXED)) {
         long long t0 = mono_us();
         size_t n = db_replica_ttl_cycle(budget_us);
         if (took_us) *took_us = mono_us() - t0;

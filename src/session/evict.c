@@ -42,15 +42,13 @@ uint64_t session_stat_evicted_clients;
  * self, the client asking, whose argv is stable; inside EXEC, EXEC's own,
  * as Redis leaves it) or waits blocked, and those of a partial request
  * already parsed (published by net/). */
-static size_t argv_mem(const client *c, const client *self) {
+size_t session_client_argv_memory(const client *c, const client *self) {
     size_t n = __atomic_load_n(&c->qbuf_argv, __ATOMIC_RELAXED) + __atomic_load_n(&c->argv_blocked, __ATOMIC_RELAXED);
     if (client_flags_peek(c) & CLIENT_IN_EXEC) n += __atomic_load_n(&c->exec_argv, __ATOMIC_RELAXED);
     else if (c == self)
         for (int i = 0; i < c->argc; i++) n += c->argv[i].n;
     return n;
 }
-
-size_t session_client_argv_memory(const client *c, const client *self) { return argv_mem(c, self); }
 
 /* A subscription's share (a channel or pattern of the client): its slot
  * in the client's set and in the channel's list of subscribers, as Redis
@@ -62,7 +60,7 @@ size_t session_client_memory(const client *c, const client *self) {
                   (size_t)__atomic_load_n(&c->psub_count, __ATOMIC_RELAXED) +
                   (size_t)__atomic_load_n(&c->ssub_count, __ATOMIC_RELAXED);
     return __atomic_load_n(&c->ocap, __ATOMIC_RELAXED) + __atomic_load_n(&c->qbuf_len, __ATOMIC_RELAXED) +
-           __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED) + argv_mem(c, self) +
+           __atomic_load_n(&c->qbuf_free, __ATOMIC_RELAXED) + session_client_argv_memory(c, self) +
            __atomic_load_n(&c->multi_mem, __ATOMIC_RELAXED) + __atomic_load_n(&c->state_mem, __ATOMIC_RELAXED) +
            subs * SUB_BYTES + sizeof(client);
 }
