@@ -53,6 +53,7 @@ typedef struct bstate {
     int timeout_zero;    /* timeout replies :0 (WAIT) instead of a null array */
     int reblocked;       /* ... and asked to block again */
     int pass_on;         /* block_pass_on */
+    uint64_t run_us;     /* the time its runs took so far (not the waits) */
 } bstate;
 
 static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -136,6 +137,20 @@ const garg *block_sent_args(const client *c) {
 int block_waiting(const client *c) {
     const bstate *b = c->bstate;
     return b && (!b->retrying || b->reblocked);
+}
+
+void block_add_run_time(client *c, uint64_t us) {
+    bstate *b = c->bstate;
+    if (b) b->run_us += us;
+}
+
+/* CLIENT UNBLOCK ends a blocked command with no run that replies: its
+ * statistics, as Redis's updateStatsOnUnblock (a timeout of its own adds
+ * none, as in Redis 7.0). Before finish_block: the slow log shows the
+ * arguments it keeps. */
+static void unblocked_stats(client *c, int failed) {
+    const bstate *b = c->bstate;
+    cmd_unblocked(c, block_sent_args(c), b ? b->run_us : 0, failed);
 }
 
 int block_allowed(const client *c) { return !(client_flags_peek(c) & (CLIENT_MULTI | CLIENT_IN_EXEC)); }
@@ -481,6 +496,9 @@ static void unblock_in_worker(void *arg) {
     free(j);
     if (!c || !c->bstate) return;
     int zero = ((bstate *)c->bstate)->timeout_zero;
+    /* Redis 7.0 counts a failed call for either kind of CLIENT UNBLOCK
+     * (its clientCommand passes had_errors 1 for both). */
+    unblocked_stats(c, 1);
     finish_block(c);
     if (err) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     else if (zero) reply_int(c, 0);

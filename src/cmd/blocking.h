@@ -56,6 +56,10 @@ const garg *block_sent_args(const client *c);
  * re-run blocked again): Redis logs it in the slow log when it is served. */
 int block_waiting(const client *c);
 
+/* A run of c's blocked command that left it waiting took us microseconds:
+ * counted into the command's time when it ends without being served. */
+void block_add_run_time(client *c, uint64_t us);
+
 /* A key may now serve waiters; cheap when nobody waits. */
 void block_signal_key(gdb *db, const char *key, size_t klen);
 

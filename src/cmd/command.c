@@ -672,10 +672,21 @@ void cmd_call(client *c, const cmd_def *cmd) {
         if (t && cfg.latency_tracking) cmd_hist_add(t, dur);
         if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, c->argc, block_sent_args(c), dur);
         latency_add_sample_if_needed((cmd->flags & CMDF_FAST) ? "fast-command" : "command", dur / 1000);
+    } else {
+        block_add_run_time(c, (uint64_t)dur);
     }
     /* Redis feeds MONITOR after the call, with the db the client has then;
      * a blocked command shows once, when it is sent, not when re-run. */
     if (monitor_hook && !retry && !(cmd->flags & (CMDF_SKIP_MONITOR | CMDF_ADMIN))) monitor_hook(c, cmd, c->db);
+}
+
+void cmd_unblocked(client *c, const garg *argv, uint64_t run_us, int failed) {
+    const cmd_def *cmd = __atomic_load_n(&c->cur, __ATOMIC_RELAXED);
+    if (!cmd || (uintptr_t)cmd < (uintptr_t)defs || (uintptr_t)cmd >= (uintptr_t)(defs + ndefs)) return;
+    cmd_tstat *t = cmd_tstat_of(tstat_self()) + (cmd - defs);
+    if (failed) tstat_word_add(&t->failed, 1);
+    if (cfg.latency_tracking) cmd_hist_add(t, (long long)run_us);
+    if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, c->argc, argv, (long long)run_us);
 }
 
 static pthread_key_t redact_key;

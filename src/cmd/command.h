@@ -129,6 +129,13 @@ size_t cmd_active_expire_cycle(long long budget_us, int effort, long long *took_
 int cmd_pause_holds(client *c, int argc, garg *argv, int write_only);
 /* Run a resolved command with locks (used by EXEC for queued commands). */
 void cmd_call(client *c, const cmd_def *cmd);
+
+/* c's blocked command (c->cur) ends without a run that replies (CLIENT
+ * UNBLOCK). As Redis's updateStatsOnUnblock: the time its
+ * runs took (run_us; already in its usec) goes to its latency histogram
+ * and the slow log (with argv, the arguments as sent); an error reply
+ * (failed) counts a failed call. */
+void cmd_unblocked(client *c, const garg *argv, uint64_t run_us, int failed);
 /* Microseconds the calling thread has spent in commands since it started
  * (each outermost call's duration, as INFO commandstats counts it; a
  * transaction's or script's inner calls are inside their EXEC or EVAL).

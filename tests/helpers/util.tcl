@@ -353,6 +353,13 @@ proc wait_for_condition {maxtries delay condition else elsescript} {
         "assertion failed: condition never became true: $condition"
 }
 
+# Wait until the current server counts n blocked clients (INFO clients).
+proc wait_for_blocked_clients {n} {
+    wait_for_condition 200 10 {[s blocked_clients] == $n} else {
+        fail "blocked_clients did not reach $n ([s blocked_clients])"
+    }
+}
+
 # --- feature checks ----------------------------------------------------------
 #
 # needs_feature NAME makes the current test fail with a named cause when the

@@ -574,6 +574,42 @@ start_server {tags {server}} {
         assert_equal 3 [s total_error_replies]
     }
 
+    test {CLIENT UNBLOCK counts the blocked command as a failed call and logs it; its own timeout does neither} {
+        r config resetstat
+        r slowlog reset
+        r config set slowlog-log-slower-than 0
+        r del bl
+        set rd [redis_deferring_client]
+        $rd client id
+        set id [$rd read]
+        $rd blpop bl 0
+        wait_for_blocked_clients 1
+        assert_equal 1 [r client unblock $id error]
+        assert_error {UNBLOCKED*} {$rd read}
+        assert_match {calls=1,*,rejected_calls=0,failed_calls=1} [getInfoProperty [r info commandstats] cmdstat_blpop]
+        assert_match {*count=1*} [getInfoProperty [r info errorstats] errorstat_UNBLOCKED]
+        # As Redis 7.0: UNBLOCK TIMEOUT (a null reply) counts a failed call too.
+        $rd blpop bl 0
+        wait_for_blocked_clients 1
+        assert_equal 1 [r client unblock $id timeout]
+        assert_equal {} [$rd read]
+        assert_match {calls=2,*,rejected_calls=0,failed_calls=2} [getInfoProperty [r info commandstats] cmdstat_blpop]
+        $rd blpop bl 0.05
+        assert_equal {} [$rd read]
+        assert_match {calls=3,*,rejected_calls=0,failed_calls=2} [getInfoProperty [r info commandstats] cmdstat_blpop]
+        # The two unblocked calls are in the slow log, the timed-out one is
+        # not. (Redis 7.0 logs them with no arguments, having reset the
+        # client first; Goblin shows the command.)
+        regexp {addr=([^ ]+)} [r client list id $id] -> addr
+        set logged 0
+        foreach e [r slowlog get -1] {
+            if {[lindex $e 4] eq $addr && [string tolower [lindex $e 3 0]] ne "client"} {incr logged}
+        }
+        assert_equal 2 $logged
+        r config set slowlog-log-slower-than 10000
+        $rd close
+    }
+
     test {INFO errorstats counts WRONGTYPE separately} {
         make_nonstring_key l
         r config resetstat
