@@ -417,12 +417,21 @@ static const session_transport net_transport = {
     .events_while_busy = net_events_while_busy,
 };
 
+static int held_by_set(int kind, int port, const bind_addr *a);
+
 /* Refuse a port somebody else holds, even with SO_REUSEPORT: one bind of
  * each address without it. Addresses that are optional and missing here
- * are dropped (len 0). 0 ok, -1 with a log line. */
-static int probe_binds(bind_addr *addrs, int na, int port) {
+ * are dropped (len 0). An address the RESP listener set `kind` holds
+ * already on this port (CONFIG SET bind keeping some of them; -1: none)
+ * needs no probe: the new set joins those sockets. 0 ok, -1 with a log
+ * line. */
+static int probe_binds(bind_addr *addrs, int na, int port, int kind) {
     int bound = 0;
     for (int i = 0; i < na; i++) {
+        if (kind >= 0 && held_by_set(kind, port, &addrs[i])) {
+            bound++;
+            continue;
+        }
         int err = 0;
         int fd = net_make_listener(&addrs[i], 0, &err);
         if (fd < 0) {
@@ -491,6 +500,18 @@ static void close_listeners(listener *l, int n) {
  * changeListenPort) and hands each worker its set to swap in on its own
  * loop; the old set is closed there. */
 static int bound_port[2]; /* the port each set is on; config lock */
+static bind_addr bound_addrs[2][16]; /* ... and its addresses (len 0: dropped) */
+static int nbound[2];
+static char *bound_bind[2]; /* ... from this bind list */
+
+static int held_by_set(int kind, int port, const bind_addr *a) {
+    if (port != bound_port[kind]) return 0;
+    for (int i = 0; i < nbound[kind]; i++) {
+        const bind_addr *b = &bound_addrs[kind][i];
+        if (b->len && b->len == a->len && !memcmp(&b->ss, &a->ss, a->len)) return 1;
+    }
+    return 0;
+}
 
 typedef struct set_swap {
     worker *w;
@@ -518,7 +539,7 @@ static int resp_listen(int kind, int port, int running) {
     int na = 0;
     if (port) {
         na = net_resolve_binds(addrs, 16, port);
-        if (na < 0 || probe_binds(addrs, na, port) != 0) return -1;
+        if (na < 0 || probe_binds(addrs, na, port, running ? kind : -1) != 0) return -1;
     }
     listener **sets = calloc((size_t)nworkers, sizeof(*sets));
     int *counts = calloc((size_t)nworkers, sizeof(int));
@@ -549,6 +570,10 @@ static int resp_listen(int kind, int port, int running) {
     free(sets);
     free(counts);
     bound_port[kind] = port;
+    memcpy(bound_addrs[kind], addrs, sizeof(bind_addr) * (size_t)na);
+    nbound[kind] = na;
+    free(bound_bind[kind]);
+    bound_bind[kind] = strdup(cfg.bind ? cfg.bind : "");
     return 0;
 }
 
@@ -577,7 +602,26 @@ static int tls_port_commit(char *err, size_t errlen) {
     return 0;
 }
 
+/* CONFIG SET bind, as Redis 7.0's changeBindAddr: the RESP listeners
+ * (port and tls-port) move to the new addresses, or stay where they are
+ * with an error when one of them cannot be bound. Addresses kept from the
+ * old list are never let go meanwhile. The memcache and HTTP front-ends
+ * keep the addresses they started on. */
+static int bind_commit(char *err, size_t errlen) {
+    for (int kind = NET_SET_PLAIN; kind <= NET_SET_TLS; kind++) {
+        int port = bound_port[kind];
+        if (!port || (bound_bind[kind] && !strcmp(bound_bind[kind], cfg.bind ? cfg.bind : ""))) continue;
+        if (resp_listen(kind, port, 1) != 0) {
+            log_warn("Failed to bind, trying to restore old listening sockets.");
+            snprintf(err, errlen, "Failed to bind to specified addresses.");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static const config_hook port_hook = {.commit = port_commit};
+static const config_hook bind_hook = {.commit = bind_commit};
 static const config_hook tls_port_hook = {.commit = tls_port_commit};
 
 /* The addresses of a front-end's port (0: none), probed: count, or -1
@@ -585,7 +629,7 @@ static const config_hook tls_port_hook = {.commit = tls_port_commit};
 static int frontend_addrs(int port, bind_addr *out) {
     if (!port) return 0;
     int n = net_resolve_binds(out, 16, port);
-    if (n < 0 || probe_binds(out, n, port) != 0) return -1;
+    if (n < 0 || probe_binds(out, n, port, -1) != 0) return -1;
     return n;
 }
 
@@ -626,7 +670,7 @@ int net_start(int n) {
     if (cfg.port) {
         bind_addr addrs[16];
         int na = net_resolve_binds(addrs, 16, cfg.port);
-        if (na < 0 || probe_binds(addrs, na, cfg.port) != 0) return -1;
+        if (na < 0 || probe_binds(addrs, na, cfg.port, -1) != 0) return -1;
     }
     /* The front-ends' listeners beside RESP's: HTTP (http-port, and HTTPS
      * on http-tls-port) and memcache (memcache-port, memcache-tls-port;
@@ -718,6 +762,7 @@ int net_start(int n) {
     if (cfg.port && resp_listen(NET_SET_PLAIN, cfg.port, 0) != 0) return -1;
     if (tls_port() && resp_listen(NET_SET_TLS, tls_port(), 0) != 0) return -1;
     config_register_hook("port", &port_hook);
+    config_register_hook("bind", &bind_hook);
     config_register_hook("tls-port", &tls_port_hook);
     for (int k = 0; k < n; k++) pthread_create(&net_workers[k].tid, NULL, worker_main, &net_workers[k]);
     aof_set_sync_notify(conn_durable_notify);

@@ -192,6 +192,30 @@ start_server {tags {directives port}} {
         assert_equal PONG [exec redis-cli -p $old ping]
     }
 
+    # As Redis's changeBindAddr: the listeners move to the new addresses;
+    # an address that cannot be bound keeps the old ones; connections made
+    # before stay.
+    test {CONFIG SET bind moves the listeners, refuses an address it cannot bind, keeps the clients} {
+        set port [srv port]
+        set msg "ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses."
+        assert_equal $msg [err_of config set bind 999.999.999.999]
+        set holder [socket -server {apply {args {}}} -myaddr 127.0.0.3 $port]
+        assert_equal $msg [err_of config set bind "127.0.0.1 127.0.0.3"]
+        close $holder
+        assert_equal 127.0.0.1 [lindex [r config get bind] 1]
+        assert_equal PONG [exec redis-cli -h 127.0.0.1 -p $port ping]
+        assert_equal OK [r config set bind "127.0.0.1 127.0.0.2"]
+        assert_equal PONG [exec redis-cli -h 127.0.0.2 -p $port ping]
+        assert_equal PONG [exec redis-cli -h 127.0.0.1 -p $port ping]
+        assert_equal OK [r config set bind 127.0.0.2]
+        assert {[catch {exec redis-cli -h 127.0.0.1 -p $port ping} e] || ![string match PONG $e]}
+        assert_equal PONG [exec redis-cli -h 127.0.0.2 -p $port ping]
+        assert_equal PONG [r ping]
+        assert_equal OK [r config set bind 127.0.0.1]
+        assert_equal PONG [exec redis-cli -h 127.0.0.1 -p $port ping]
+        assert {[catch {exec redis-cli -h 127.0.0.2 -p $port ping} e] || ![string match PONG $e]}
+    }
+
     test {CONFIG SET repl-backlog-size takes any size from 1 and holds at least 16 KiB} {
         set old [lindex [r config get repl-backlog-size] 1]
         assert_equal OK [r config set repl-backlog-size 1]
