@@ -47,6 +47,7 @@
 #include "base/tls.h"
 #include "cmd/cluster/cluster.h"
 #include "net/internal.h"
+#include "util/sockio.h"
 
 #define MAXLINKS 4096
 #define MAXLISTEN 16
@@ -149,6 +150,15 @@ static int tp_connect(const char *ip, int port, void *link) {
     if (fd < 0) return -1;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    /* bind-source-addr, as Redis's clusterCron connect. */
+    char *src = config_value("bind-source-addr"), why[128];
+    int bad = src && *src && sock_bind_source(fd, ss.ss_family, src, why, sizeof(why)) != 0;
+    if (bad) log_verbose("Cluster bus: connecting to %s:%d from bind-source-addr %s: %s", ip, port, src, why);
+    free(src);
+    if (bad) {
+        close(fd);
+        return -1;
+    }
     if (connect(fd, (struct sockaddr *)&ss, sl) != 0 && errno != EINPROGRESS) {
         close(fd);
         return -1;

@@ -48,7 +48,32 @@ static int sock_wait(int fd, short events, long long deadline) {
 
 static long long sock_deadline(long timeout_ms) { return timeout_ms > 0 ? sock_now_ms() + timeout_ms : -1; }
 
+int sock_bind_source(int fd, int family, const char *source, char *err, size_t errlen) {
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = family;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+    int rc = getaddrinfo(source, NULL, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "bind: %s", gai_strerror(rc));
+        errno = EADDRNOTAVAIL;
+        return -1;
+    }
+    int ok = 0;
+    for (struct addrinfo *a = res; a && !ok; a = a->ai_next) ok = bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+    int e = errno;
+    freeaddrinfo(res);
+    if (ok) return 0;
+    snprintf(err, errlen, "bind: %s", strerror(e));
+    errno = e;
+    return -1;
+}
+
 int sock_connect(const char *host, int port, long timeout_ms, char *err, size_t errlen) {
+    return sock_connect_from(host, port, NULL, timeout_ms, err, errlen);
+}
+
+int sock_connect_from(const char *host, int port, const char *source, long timeout_ms, char *err, size_t errlen) {
     struct addrinfo hints = {0}, *res = NULL;
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -65,6 +90,13 @@ int sock_connect(const char *host, int port, long timeout_ms, char *err, size_t 
     for (struct addrinfo *a = res; a; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
         if (fd < 0) continue;
+        if (source && *source && sock_bind_source(fd, a->ai_family, source, err, errlen) != 0) {
+            int e = errno;
+            close(fd);
+            fd = -1;
+            errno = e;
+            continue;
+        }
         int ok = connect(fd, a->ai_addr, a->ai_addrlen) == 0;
         late = 0;
         if (!ok && errno == EINPROGRESS && sock_wait(fd, POLLOUT, deadline) == 1) {

@@ -15,6 +15,13 @@
  * Redis's blocking connect takes that for a connection and fails on the
  * first write, which MIGRATE reproduces). */
 int sock_connect(const char *host, int port, long timeout_ms, char *err, size_t errlen);
+/* sock_connect from a local address (source, numeric; NULL or "": any, the
+ * kernel's choice): the socket is bound to it before the connect, and a
+ * source that cannot be bound fails the address ("bind: ..." in err). */
+int sock_connect_from(const char *host, int port, const char *source, long timeout_ms, char *err, size_t errlen);
+/* Bind fd, a socket of family, to the numeric address source (port 0).
+ * 0, or -1 with errno and a message in err. */
+int sock_bind_source(int fd, int family, const char *source, char *err, size_t errlen);
 /* Write n bytes within timeout_ms: the count written (n when whole; less
  * on an error or at the deadline, then errno, ETIMEDOUT at the deadline). */
 ssize_t sock_write(int fd, const void *p, size_t n, long timeout_ms);

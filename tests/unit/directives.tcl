@@ -226,3 +226,30 @@ start_server {tags {directives port}} {
         r config set repl-backlog-size $old
     }
 }
+
+# bind-source-addr: the replica's link to its primary leaves from that
+# address (Redis 7.0's connectWithMaster); one that cannot be bound keeps
+# the link down.
+start_server {tags {directives repl}} {
+    start_server {tags {directives repl}} {
+        test {bind-source-addr: a replica connects to its primary from that address} {
+            set primary [srv -1 client]
+            # 127.0.0.2 is no local client to protected mode.
+            $primary config set protected-mode no
+            r config set bind-source-addr 127.0.0.2
+            assert_equal 127.0.0.2 [lindex [r config get bind-source-addr] 1]
+            r replicaof 127.0.0.1 [srv -1 port]
+            wait_for_condition 200 100 {[s master_link_status] eq {up}} else {
+                fail "replication did not start"
+            }
+            assert_match {*ip=127.0.0.2,*} [getInfoProperty [$primary info replication] slave0]
+            r replicaof no one
+            r config set bind-source-addr 192.0.2.1
+            r replicaof 127.0.0.1 [srv -1 port]
+            after 1500
+            assert_equal down [s master_link_status]
+            r replicaof no one
+            r config set bind-source-addr ""
+        }
+    }
+}

@@ -141,7 +141,9 @@ static int settings_int(const char *name, int dflt) {
 /* A blocking link to the primary: the connect and every later read and
  * write bounded by repl-timeout. */
 static int dial(const char *host, int port, char *err, size_t errlen) {
-    int fd = sock_connect(host, port, (long)repl_timeout_s * 1000, err, errlen);
+    char *src = config_value("bind-source-addr"); /* as Redis's connectWithMaster */
+    int fd = sock_connect_from(host, port, src, (long)repl_timeout_s * 1000, err, errlen);
+    free(src);
     if (fd < 0) return -1;
     struct timeval tv = {repl_timeout_s, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
