@@ -759,6 +759,21 @@ fail:
     return -1;
 }
 
+/* The "save" lines of the config file and the flags add up, as Redis's
+ * setConfigSaveOption while reading them: the first one replaces the
+ * default, each later one appends its pairs, an empty one clears them. */
+static int save_seen;
+
+static void save_accumulate(const config_entry *e, char *val, size_t size) {
+    if (strcmp(e->name, "save") != 0) return;
+    if (save_seen && val[0] && cfg.save && cfg.save[0]) {
+        char joined[4096];
+        snprintf(joined, sizeof(joined), "%s %s", cfg.save, val);
+        snprintf(val, size, "%s", joined);
+    }
+    save_seen = 1;
+}
+
 static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
     if (strcasecmp(argv[0], "user") == 0) {
         /* Kept for the ACL subsystem, which validates and applies it. */
@@ -800,6 +815,7 @@ static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
             strncat(val, argv[i], sizeof(val) - strlen(val) - 1);
         }
     }
+    save_accumulate(e, val, sizeof(val));
     if (check_supported(e, val, err, errlen) != 0) return -1;
     return set_value(e, val, err, errlen);
 }
@@ -896,6 +912,8 @@ int config_load(int argc, char **argv) {
                     fprintf(stderr, "goblin-core: invalid flag --%s: %s\n", dargv[0], err);
                     return -1;
                 }
+                char none[1] = "";
+                save_accumulate(e, none, sizeof(none));
                 set_value(e, "", err, sizeof(err));
                 continue;
             }

@@ -253,3 +253,20 @@ start_server {tags {directives repl}} {
         }
     }
 }
+
+# Save lines add up while the configuration is read (the harness passes
+# --save "" first), as Redis's: each appends its pairs, an empty one clears.
+start_server {tags {directives} args {--save {900 1} --save {100 100}}} {
+    test {save directives of the command line add up} {
+        assert_equal {900 1 100 100} [lindex [r config get save] 1]
+        r config set save "5 5"
+        assert_equal {5 5} [lindex [r config get save] 1]
+        r config set save ""
+    }
+}
+start_server {tags {directives} args {--save {900 1} --save {} --save {100 100}}} {
+    test {an empty save directive clears the ones before it} {
+        assert_equal {100 100} [lindex [r config get save] 1]
+        r config set save ""
+    }
+}
