@@ -103,6 +103,32 @@ static void store_defaults(void) {
     if (config_set_default("http-port", "8080") != 0) abort();
 }
 
+/* The start-up logo, as Redis shows its own: with always-show-logo yes,
+ * or when the log is a terminal (standard output, no syslog). */
+static void show_logo(void) {
+    char *v = config_value("always-show-logo");
+    int always = v && !strcmp(v, "yes");
+    free(v);
+    int tty = isatty(STDOUT_FILENO) && !cfg.syslog_enabled && !(cfg.logfile && cfg.logfile[0]);
+    if (!always && !tty) return;
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "\n"
+             "      ,      ,       goblin-core %s (Redis %s compatible) %d bit\n"
+             "     /(.-\"\"-.)\\      Running in %s mode\n"
+             " |\\  \\/      \\/  /|  Port: %d\n"
+             " | \\ / =.  .= \\ / |  PID: %d\n"
+             "  \\( \\   o\\/o   / )/\n"
+             "   \\_, '-/  \\-' ,_/\n"
+             "     /   \\__/   \\\n"
+             "     \\ \\__/\\__/ /\n"
+             "   ___\\ \\|--|/ /___\n"
+             "\n",
+             GOBLIN_VERSION, GOBLIN_REDIS_VERSION, (int)(sizeof(void *) * 8),
+             cluster_enabled() ? "cluster" : "standalone", cfg.port, (int)getpid());
+    log_raw(LOG_NOTICE_L, text);
+}
+
 static void usage(void) {
     printf("Usage: goblin-core [/path/to/redis-compat.conf] [--name value ...]\n"
            "       goblin-core --version\n"
@@ -228,6 +254,7 @@ int main(int argc, char **argv) {
 
     log_notice("goblin-core %s starting, pid=%d, Redis %s compatible", GOBLIN_VERSION, (int)getpid(),
                GOBLIN_REDIS_VERSION);
+    show_logo();
     /* A dump to load: -LOADING from the first command the workers get. */
     persist_loading_begin();
     if (tls_init() != 0) return 1;

@@ -179,7 +179,7 @@ static config_entry table[] = {
     {"aof-timestamp-enabled", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
     {"aof-rewrite-incremental-fsync", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdb-save-incremental-fsync", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
-    {"always-show-logo", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL, "Goblin prints no ASCII-art logo"},
+    {"always-show-logo", NULL, T_BOOL, F_IMMUTABLE, NULL, "no", 0, 0, NULL, NULL},
     {"set-proc-title", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
      "Goblin leaves its process title as it was started"},
     {"stop-writes-on-bgsave-error", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},

@@ -55,3 +55,12 @@ void log_msg(int level, const char *fmt, ...) {
     fflush(f);
     pthread_mutex_unlock(&log_lock);
 }
+
+void log_raw(int level, const char *text) {
+    if (level < cfg.loglevel) return;
+    FILE *f = logfp ? logfp : stdout;
+    pthread_mutex_lock(&log_lock);
+    fputs(text, f);
+    fflush(f);
+    pthread_mutex_unlock(&log_lock);
+}

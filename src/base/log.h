@@ -4,6 +4,9 @@
 enum { LOG_DEBUG_L = 0, LOG_VERBOSE_L = 1, LOG_NOTICE_L = 2, LOG_WARNING_L = 3 };
 void log_open(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* text as it is (no line prefix), at level, to the log file or standard
+ * output (not syslog): the start-up logo. */
+void log_raw(int level, const char *text);
 #define log_debug(...) log_msg(LOG_DEBUG_L, __VA_ARGS__)
 #define log_verbose(...) log_msg(LOG_VERBOSE_L, __VA_ARGS__)
 #define log_notice(...) log_msg(LOG_NOTICE_L, __VA_ARGS__)

@@ -270,3 +270,14 @@ start_server {tags {directives} args {--save {900 1} --save {} --save {100 100}}
         r config set save ""
     }
 }
+
+start_server {tags {directives} args {--always-show-logo yes}} {
+    test {always-show-logo yes shows the logo with the mode, port and pid at start-up; it cannot change at run time} {
+        set f [open [srv stdout] r]
+        set log [read $f]
+        close $f
+        assert_match "*Running in standalone mode*Port: [srv port]*PID: [srv pid]*" $log
+        assert_equal yes [lindex [r config get always-show-logo] 1]
+        assert_error {*immutable*} {r config set always-show-logo no}
+    }
+}
