@@ -1014,7 +1014,7 @@ int config_commit(const char *const *names, int n, char *err, size_t errlen) {
     return 0;
 }
 
-int config_rewrite(char *err, size_t errlen) {
+int config_rewrite(int force_all, char *err, size_t errlen) {
     if (!cfg.config_file) {
         snprintf(err, errlen, "The server is running without a config file");
         return -1;
@@ -1056,7 +1056,8 @@ int config_rewrite(char *err, size_t errlen) {
         config_entry *e = &table[i];
         if (seen[i] || (e->flags & F_NOTYET)) continue;
         format_value(e, val, sizeof(val));
-        if (strcmp(val, def_formatted[i]) == 0) continue;
+        if (!force_all && strcmp(val, def_formatted[i]) == 0) continue;
+        if (force_all && (e->flags & F_OMIT_EMPTY) && !val[0]) continue;
         if (e->flags & F_MULTIARG) fprintf(out, "%s %s\n", e->name, val[0] ? val : "\"\"");
         else fprintf(out, "%s \"%s\"\n", e->name, val);
     }

@@ -108,7 +108,11 @@ int config_is_sensitive(const char *name);
 /* Whether CONFIG SET may change it only as enable-protected-configs allows
  * (dir, dbfilename: where the server writes files). */
 int config_is_protected(const char *name);
-int config_rewrite(char *errbuf, size_t errlen);
+/* CONFIG REWRITE: the config file keeps its comments and unknown lines,
+ * its settings' lines get their current values, and the settings that
+ * differ from their default are appended (force_all: every setting, as
+ * Redis's DEBUG CONFIG-REWRITE-FORCE-ALL). Config lock held. */
+int config_rewrite(int force_all, char *errbuf, size_t errlen);
 /* Parse "256K", "2M", "4G", "1gb" into bytes. */
 int config_parse_size(const char *s, long long *out);
 /* CONFIG GET/SET/REWRITE and every read of a setting's text serialize on

@@ -1604,6 +1604,53 @@ tags {server startup} {
         assert_match "*line 4*" $out
     }
 
+    # A server started with a config file: its pid, port and a client.
+    proc start_with_conf {f port} {
+        set pid [exec $::srv::binary $f >> $f.out 2>@1 &]
+        for {set i 0} {$i < 200} {incr i} {
+            if {![catch {::resp::client -port $port} c]} {
+                if {![catch {$c ping}]} {return [list $pid $c]}
+                $c close
+            }
+            after 25
+        }
+        catch {exec kill -9 $pid}
+        error "the server with $f did not start: [exec cat $f.out]"
+    }
+
+    proc stop_conf_server {pid c} {
+        catch {$c shutdown nosave}
+        catch {$c close}
+        wait_for_condition 200 25 {![::srv::alive $pid]} else { fail "server $pid still running" }
+    }
+
+    test {DEBUG CONFIG-REWRITE-FORCE-ALL writes every setting and the server starts from it with the same configuration} {
+        set dir [file join $::srv::tmproot rewrite-[pid]]
+        file mkdir $dir
+        set f [file join $dir server.conf]
+        set port [::srv::free_port]
+        set fh [open $f w]
+        puts $fh "port $port\nbind 127.0.0.1\nsave \"\"\ndir $dir\nenable-debug-command yes\nmaxmemory 12345678\nappendonly no"
+        if {[is_goblin]} {puts $fh "memcache-port 0"}
+        close $fh
+        lassign [start_with_conf $f $port] pid c
+        set before [$c config get *]
+        set lines [llength [split [string trim [exec cat $f]] "\n"]]
+        assert_equal OK [$c debug config-rewrite-force-all]
+        set after_lines [llength [split [string trim [exec cat $f]] "\n"]]
+        assert_morethan $after_lines [expr {$lines + 50}]
+        stop_conf_server $pid $c
+        lassign [start_with_conf $f $port] pid c
+        set after [$c config get *]
+        stop_conf_server $pid $c
+        file delete -force $dir
+        set diffs {}
+        foreach {k v} $before {
+            if {[dict get $after $k] ne $v} {lappend diffs "$k: '$v' -> '[dict get $after $k]'"}
+        }
+        assert_equal {} $diffs
+    }
+
     test {An argument "-" reads directives from standard input, as Redis} {
         set f [file join $::srv::tmproot stdin-[pid].conf]
         set fh [open $f w]

@@ -310,7 +310,7 @@ static void configResetstatCommand(client *c) {
 static void configRewriteCommand(client *c) {
     char err[512];
     config_lock();
-    int rc = config_rewrite(err, sizeof(err));
+    int rc = config_rewrite(0, err, sizeof(err));
     config_unlock();
     if (rc != 0) {
         log_warn("CONFIG REWRITE failed: %s", err);

@@ -678,6 +678,9 @@ static void debug_help(client *c) {
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
         "    default.",
+        "CONFIG-REWRITE-FORCE-ALL",
+        "    Like CONFIG REWRITE but writes all configuration options, including",
+        "    keywords not listed in original configuration file or default values.",
         "PAUSE-CRON <0|1>",
         "    Stop periodic cron job processing.",
         "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
@@ -777,6 +780,13 @@ void debugCommand(client *c) {
         __atomic_store_n(&db_active_expire_enabled, on, __ATOMIC_RELAXED); /* read by the cron thread */
         cfg.active_expire = on;
         reply_ok(c);
+    } else if (c->argc == 2 && arg_is(sub, "config-rewrite-force-all")) {
+        char err[512];
+        config_lock();
+        int rc = config_rewrite(1, err, sizeof(err));
+        config_unlock();
+        if (rc != 0) reply_errorf(c, "ERR CONFIG-REWRITE-FORCE-ALL failed: %s", err);
+        else reply_ok(c);
     } else if (c->argc == 3 && arg_is(sub, "pause-cron")) {
         cron_pause(atoi(c->argv[2].p) != 0);
         reply_ok(c);
