@@ -54,6 +54,23 @@ proc acl_log_stable {{count 100}} {
 }
 
 start_server {tags {acl}} {
+    # Redis keeps a requirepass with a NUL byte whole; Goblin keeps settings
+    # as text and refuses it rather than keeping the part before the NUL
+    # (ACL SETUSER passwords are binary-safe).
+    test {CONFIG SET requirepass with a NUL byte is refused and changes nothing} {
+        assert_error {*must not contain NUL bytes*} {r config set requirepass "abc\x00def"}
+        assert_equal {} [lindex [r config get requirepass] 1]
+        set c [redis_client]
+        assert_error {*without any password configured*} {$c auth abc}
+        $c close
+        r acl setuser nuluser on ">abc\x00def" +@all ~*
+        set c [redis_client]
+        assert_error {WRONGPASS*} {$c auth nuluser abc}
+        assert_equal OK [$c auth nuluser "abc\x00def"]
+        $c close
+        r acl deluser nuluser
+    } {goblin_only}
+
 
     # --- The default user and the listing commands ----------------------------------
 

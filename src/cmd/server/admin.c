@@ -193,7 +193,11 @@ static void configSetCommand(client *c) {
     char **old = calloc((size_t)n, sizeof(char *));
     const char **val = calloc((size_t)n, sizeof(char *));
     if (!lname || !old || !val) abort();
-    for (int i = 0; i < n; i++) val[i] = c->argv[3 + 2 * i].p;
+    int has_nul = 0; /* the first value holding a NUL byte, + 1 (before a redaction) */
+    for (int i = 0; i < n; i++) {
+        val[i] = c->argv[3 + 2 * i].p;
+        if (!has_nul && memchr(val[i], '\0', c->argv[3 + 2 * i].n)) has_nul = i + 1;
+    }
     char err[600], why[512];
     err[0] = '\0';
     const char *unknown = NULL;
@@ -222,6 +226,15 @@ static void configSetCommand(client *c) {
         if (!protected_ok && config_is_protected(lname[i])) {
             snprintf(err, sizeof(err),
                      "ERR CONFIG SET failed (possibly related to argument '%s') - can't set protected config", name);
+            bad = 1;
+            continue;
+        }
+        /* Settings are kept as text: a NUL byte would cut the value short
+         * (a requirepass "abc\0def" would take "abc"), so it is refused. */
+        if (has_nul == i + 1) {
+            snprintf(err, sizeof(err),
+                     "ERR CONFIG SET failed (possibly related to argument '%s') - the value must not contain NUL bytes",
+                     name);
             bad = 1;
             continue;
         }
