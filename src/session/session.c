@@ -17,7 +17,9 @@ uint64_t session_stat_replybuf_shrinks, session_stat_replybuf_expands;
 uint64_t session_stat_rejected;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static client *registry;
+/* Every client, oldest first (CLIENT LIST's order, as Redis's list of
+ * clients): registered at the tail. */
+static client *registry, *registry_tail;
 static long registry_count;
 static uint64_t next_client_id = 1;
 
@@ -82,10 +84,11 @@ uint64_t session_next_client_id(void) { return __atomic_fetch_add(&next_client_i
 
 void session_register(client *c) {
     pthread_mutex_lock(&registry_lock);
-    c->rprev = NULL;
-    c->rnext = registry;
-    if (registry) registry->rprev = c;
-    registry = c;
+    c->rnext = NULL;
+    c->rprev = registry_tail;
+    if (registry_tail) registry_tail->rnext = c;
+    else registry = c;
+    registry_tail = c;
     by_id_add(c);
     __atomic_fetch_add(&registry_count, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&registry_lock);
@@ -97,6 +100,7 @@ void session_unregister(client *c) {
     if (c->rprev) c->rprev->rnext = c->rnext;
     else registry = c->rnext;
     if (c->rnext) c->rnext->rprev = c->rprev;
+    else registry_tail = c->rprev;
     c->rprev = c->rnext = NULL;
     by_id_del(c);
     __atomic_fetch_sub(&registry_count, 1, __ATOMIC_RELAXED);

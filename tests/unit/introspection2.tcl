@@ -825,6 +825,30 @@ proc introspection_exact_resp3 {} {
 }
 
 start_server {tags {introspection}} {
+    test {CLIENT LIST lists the clients oldest first, as Redis} {
+        set a [redis_client]
+        set b [redis_client]
+        set c [redis_client]
+        set ids {}
+        foreach line [split [string trim [r client list]] "\n"] {
+            regexp {^id=([0-9]+)} $line -> id
+            lappend ids $id
+        }
+        assert_equal [lsort -integer $ids] $ids
+        assert_equal 4 [llength $ids]
+        $b close
+        set d [redis_client]
+        set ids {}
+        foreach line [split [string trim [r client list]] "\n"] {
+            regexp {^id=([0-9]+)} $line -> id
+            lappend ids $id
+        }
+        assert_equal [lsort -integer $ids] $ids
+        $a close
+        $c close
+        $d close
+    }
+
     foreach {proto script} {2 introspection_exact_resp2 3 introspection_exact_resp3} {
         test "COMMAND INFO, DOCS, GETKEYS and GETKEYSANDFLAGS reply bytes (RESP$proto)" {
             set c [redis_client]
