@@ -746,8 +746,9 @@ def mirror_slow_reader_back_pressure():
     s.sendall(req("GET", "/huge1"))
     s.recv(1000, socket.MSG_PEEK)
     time.sleep(0.5)
-    omem = max(int(f.split("=")[1]) for ln in g.r.execute_command("CLIENT", "LIST").decode().splitlines()
-               for f in ln.split() if f.startswith("obl="))
+    # A client's unsent output is its obl plus its omem.
+    omem = max(sum(int(f.split("=")[1]) for f in ln.split() if f.startswith(("obl=", "omem=")))
+               for ln in g.r.execute_command("CLIENT", "LIST").decode().splitlines())
     if VERBOSE:
         print("slow reader obl", omem)
     assert omem < (4 << 20), "output of a slow reader grew to %d bytes" % omem

@@ -1072,8 +1072,9 @@ def https_mirror_fill():
         rd = HttpReader(k)
         rd.fill()
         time.sleep(0.5)
-        obl = max(int(f.split(b"=")[1]) for ln in g.c.ok("CLIENT", "LIST").splitlines() for f in ln.split()
-                  if f.startswith(b"obl="))
+        # A client's unsent output is its obl plus its omem.
+        obl = max(sum(int(f.split(b"=")[1]) for f in ln.split() if f.startswith((b"obl=", b"omem=")))
+                  for ln in g.c.ok("CLIENT", "LIST").splitlines())
         assert obl < (4 << 20), obl
         st, h, body = rd.response()
         assert st == 200 and body == b"H" * (16 << 20), (st, len(body))

@@ -825,6 +825,24 @@ proc introspection_exact_resp3 {} {
 }
 
 start_server {tags {introspection}} {
+    test {CLIENT LIST shows a client's unsent output beyond its 16 KiB buffer as omem in oll blocks, as Redis} {
+        r set v [string repeat x 10000]
+        set rd [redis_deferring_client]
+        $rd client setname slowreader
+        assert_equal OK [$rd read]
+        for {set i 0} {$i < 3000} {incr i} { $rd get v }
+        $rd flush
+        wait_for_condition 100 20 {
+            [regexp {name=slowreader .*obl=([0-9]+) oll=([0-9]+) omem=([0-9]+)} [r client list] -> obl oll omem] && $omem > 0
+        } else {
+            fail "no output pending: [r client list]"
+        }
+        assert {$obl <= 16384}
+        assert_morethan $oll 0
+        assert_morethan $omem 100000
+        $rd close
+    }
+
     test {CLIENT LIST lists the clients oldest first, as Redis} {
         set a [redis_client]
         set b [redis_client]

@@ -165,6 +165,8 @@ static void flags_str(const client *c, char *out) {
     *p = '\0';
 }
 
+#define CLIENT_OBUF_CHUNK (16 * 1024) /* Redis's PROTO_REPLY_CHUNK_BYTES */
+
 static size_t client_info_line(const client *c, const client *self, char *buf, size_t cap) {
     char fl[16];
     flags_str(c, fl);
@@ -179,10 +181,17 @@ static size_t client_info_line(const client *c, const client *self, char *buf, s
     size_t amem = session_client_argv_memory(c, self);
     size_t mmem = __atomic_load_n(&c->multi_mem, __ATOMIC_RELAXED);
     int multi = (f & (CLIENT_MULTI | CLIENT_IN_EXEC)) ? __atomic_load_n(&c->multi_count, __ATOMIC_RELAXED) : -1;
+    /* The output not sent yet, in Redis's terms: its first 16 KiB are the
+     * client's buffer (obl), the rest its reply list (omem, in oll blocks
+     * of 16 KiB), which is what client-output-buffer-limit and the tools
+     * that look for clients with big output buffers read. */
+    size_t unsent = olen > osent ? olen - osent : 0;
+    size_t obl = unsent < CLIENT_OBUF_CHUNK ? unsent : CLIENT_OBUF_CHUNK, omem = unsent - obl;
+    size_t oll = (omem + CLIENT_OBUF_CHUNK - 1) / CLIENT_OBUF_CHUNK;
     return (size_t)snprintf(
         buf, cap,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%d psub=%d ssub=%d "
-        "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu oll=0 omem=0 "
+        "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu oll=%zu omem=%zu "
         "tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d\n",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (long long)((now - c->ctime_ms) / 1000),
@@ -190,7 +199,7 @@ static size_t client_info_line(const client *c, const client *self, char *buf, s
         __atomic_load_n(&c->db, __ATOMIC_RELAXED), __atomic_load_n(&c->sub_count, __ATOMIC_RELAXED),
         __atomic_load_n(&c->psub_count, __ATOMIC_RELAXED), __atomic_load_n(&c->ssub_count, __ATOMIC_RELAXED), multi,
         qlen, qfree, amem, mmem, __atomic_load_n(&c->rbs, __ATOMIC_RELAXED), __atomic_load_n(&c->rbp, __ATOMIC_RELAXED),
-        olen > osent ? olen - osent : 0, session_client_memory(c, self), cmd,
+        obl, oll, omem, session_client_memory(c, self), cmd,
         (f & CLIENT_PRIMARY) ? "(superuser)" : acl_user_name(acl_client_user(c)),
         (f & CLIENT_TRACKING) ? (long long)__atomic_load_n(&c->track_redir, __ATOMIC_RELAXED) : -1LL,
         __atomic_load_n(&c->resp, __ATOMIC_RELAXED));
