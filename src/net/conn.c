@@ -1259,6 +1259,10 @@ void conn_tick(worker *w) {
         conn *next = k->next;
         if (client_flags_peek(&k->c) & CLIENT_CLOSE_ASAP) {
             conn_free(k);
+        } else if (k->c.obuf_soft_since_ms && conn_obuf_over_limit(k)) {
+            /* Over the soft limit for its seconds with no new output to
+             * check it (Redis's clientsCron checks every client too). */
+            conn_free(k);
         } else if (k->paused) {
             /* Held until the pause ends. */
             conn_qbuf_cron(k, now);

@@ -833,7 +833,7 @@ start_server {tags {introspection}} {
         for {set i 0} {$i < 3000} {incr i} { $rd get v }
         $rd flush
         wait_for_condition 100 20 {
-            [regexp {name=slowreader .*obl=([0-9]+) oll=([0-9]+) omem=([0-9]+)} [r client list] -> obl oll omem] && $omem > 0
+            [regexp {name=slowreader [^\n]*obl=([0-9]+) oll=([0-9]+) omem=([0-9]+)} [r client list] -> obl oll omem] && $omem > 0
         } else {
             fail "no output pending: [r client list]"
         }

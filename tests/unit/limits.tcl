@@ -116,6 +116,28 @@ start_server {tags {limits}} {
         r config set client-output-buffer-limit "pubsub 33554432 8388608 60"
     }
 
+    test {A subscriber above the soft limit is disconnected when its seconds pass with no more output} {
+        r config set client-output-buffer-limit "pubsub 0 100kb 1"
+        set sub [redis_client]
+        $sub client setname quietsub
+        $sub subscribe quietchan
+        set pub [redis_client]
+        set msg [string repeat m 10000]
+        # Publish until its output held beyond the socket is over the soft
+        # limit, then nothing more: the server's periodic check closes it.
+        wait_for_condition 2000 0 {
+            [$pub publish quietchan $msg] == 0 ||
+            ([regexp {name=quietsub [^\n]*omem=([0-9]+)} [r client list] -> omem] && $omem > 120000)
+        } else {
+            fail "the subscriber's output never passed the soft limit"
+        }
+        wait_for_condition 100 50 {![string match *name=quietsub* [r client list]]} else {
+            fail "the subscriber over its soft limit is still connected: [r client list]"
+        }
+        assert_equal 1 [$sub wait_closed 3000]
+        r config set client-output-buffer-limit "pubsub 33554432 8388608 60"
+    }
+
     test {A client pipelining large replies without reading is disconnected at the normal hard limit} {
         r config set client-output-buffer-limit "normal 1mb 0 0"
         r set big [string repeat x 100000]
