@@ -843,24 +843,25 @@ start_server {tags {introspection}} {
         $rd close
     }
 
+    proc client_list_ids {} {
+        set ids {}
+        foreach line [split [string trim [r client list]] "\n"] {
+            regexp {^id=([0-9]+)} $line -> id
+            lappend ids $id
+        }
+        return $ids
+    }
+
     test {CLIENT LIST lists the clients oldest first, as Redis} {
         set a [redis_client]
         set b [redis_client]
         set c [redis_client]
-        set ids {}
-        foreach line [split [string trim [r client list]] "\n"] {
-            regexp {^id=([0-9]+)} $line -> id
-            lappend ids $id
-        }
+        set ids [client_list_ids]
         assert_equal [lsort -integer $ids] $ids
         assert_equal 4 [llength $ids]
         $b close
         set d [redis_client]
-        set ids {}
-        foreach line [split [string trim [r client list]] "\n"] {
-            regexp {^id=([0-9]+)} $line -> id
-            lappend ids $id
-        }
+        set ids [client_list_ids]
         assert_equal [lsort -integer $ids] $ids
         $a close
         $c close
