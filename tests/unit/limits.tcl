@@ -13,14 +13,20 @@ proc client_field {name f} {
 }
 
 # The sum of every client's tot-mem but the asking one's: that one holds
-# this very reply while CLIENT LIST runs and less by the time a limit set
-# from the sum is checked, so counting it could put the limit above the
-# real total. A limit below this sum by a margin far larger than the asking
-# client is exceeded whatever that client holds.
-proc clients_sum {} {
+# this very reply while CLIENT LIST runs. Given another client, the asking
+# one is added as that client sees it, idle: then the sum is the server's
+# own total, whatever the asking client held before. Without it the sum is
+# below the total by the asking client, which only raises how far over a
+# limit taken from it the server is.
+proc clients_sum {{other {}}} {
     set sum 0
     foreach line [split [string trim [r client list]] "\n"] {
         if {[string match {*cmd=client|list*} $line]} continue
+        if {[regexp { tot-mem=([0-9]+)} $line -> v]} { incr sum $v }
+    }
+    # The asking client, seen idle through another one: the server counts it too.
+    if {$other ne {}} {
+        set line [$other client list id [r client id]]
         if {[regexp { tot-mem=([0-9]+)} $line -> v]} { incr sum $v }
     }
     return $sum
@@ -246,14 +252,14 @@ start_server {tags {limits}} {
         set mb [client_field b tot-mem]
         assert_morethan $mb [client_field c tot-mem]
         # Half of b's memory over the limit: b, the largest that may go, goes.
-        r config set maxmemory-clients [expr {[clients_sum] - $mb / 2}]
+        r config set maxmemory-clients [expr {[clients_sum $c] - $mb / 2}]
         assert_equal 1 [$b wait_closed 3000]
         assert_equal c [$c client getname]
         # Under the limit now: turning a's protection off evicts nothing.
         $a client no-evict off
         assert_equal a [$a client getname]
         # A lower limit: a goes, c stays.
-        r config set maxmemory-clients [expr {[clients_sum] - $ma / 2}]
+        r config set maxmemory-clients [expr {[clients_sum $c] - $ma / 2}]
         assert_equal 1 [$a wait_closed 3000]
         assert_equal c [$c client getname]
         $c close
