@@ -534,6 +534,21 @@ start_server {tags {acl}} {
         r acl deluser lg
     }
 
+    test {ACL LOG names the context of a denial: multi inside a transaction, lua inside a script} {
+        acl_clean
+        r acl log reset
+        r acl setuser lg on >p ~* +get +multi +exec +eval +fcall +function|load
+        set c [acl_client lg p]
+        $c multi
+        catch {$c set a 1}
+        catch {$c exec}
+        catch {$c eval {return redis.call('set', 'a', '1')} 0}
+        set log [acl_log_stable]
+        assert_equal {count 1 reason command context lua object set username lg} [lindex $log 0]
+        assert_equal {count 1 reason command context multi object set username lg} [lindex $log 1]
+        r acl deluser lg
+    }
+
     test {ACL LOG records failed AUTH with the given user name} {
         acl_clean
         r acl log reset

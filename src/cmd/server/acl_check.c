@@ -234,7 +234,8 @@ void aclLogCommand(client *c) {
         reply_bulk_cstr(c, "reason");
         reply_bulk_cstr(c, reasons[e->reason]);
         reply_bulk_cstr(c, "context");
-        reply_bulk_cstr(c, e->context == CTX_MULTI ? "multi" : "toplevel");
+        static const char *const contexts[] = {"toplevel", "multi", "lua"};
+        reply_bulk_cstr(c, contexts[e->context]);
         reply_bulk_cstr(c, "object");
         reply_bulk(c, e->object, e->objlen);
         reply_bulk_cstr(c, "username");
@@ -283,7 +284,8 @@ const char *acl_check_call(client *c, const cmd_def *cmd, int in_exec) {
     int r = acl_user_check(u, cmd, c->argv, c->argc, &pos);
     pthread_rwlock_unlock(&acl_lock);
     if (r == ACL_OK) return NULL;
-    int ctx = in_exec || (client_flags_peek(c) & CLIENT_MULTI) ? CTX_MULTI : CTX_TOPLEVEL;
+    uint32_t fl = client_flags_peek(c);
+    int ctx = (fl & CLIENT_SCRIPT) ? CTX_LUA : (in_exec || (fl & CLIENT_MULTI)) ? CTX_MULTI : CTX_TOPLEVEL;
     if (r == ACL_DENIED_CMD) acl_log_add(c, r, ctx, cmd->fullname, strlen(cmd->fullname), u->name, u->namelen);
     else acl_log_add(c, r, ctx, c->argv[pos].p, c->argv[pos].n, u->name, u->namelen);
     static _Thread_local char msg[512];

@@ -31,7 +31,7 @@
 enum { SEL_ROOT = 1, SEL_ALLKEYS = 2, SEL_ALLCHANNELS = 4, SEL_ALLCOMMANDS = 8 };
 enum { U_ENABLED = 1, U_DISABLED = 2, U_NOPASS = 4, U_SKIP_SANITIZE = 8, U_SANITIZE = 16 };
 enum { KP_READ = 1, KP_WRITE = 2, KP_ALL = 3 };
-enum { CTX_TOPLEVEL = 0, CTX_MULTI = 1 };
+enum { CTX_TOPLEVEL = 0, CTX_MULTI = 1, CTX_LUA = 2 }; /* ACL LOG context, as Redis: a script's call is "lua" */
 
 #define ACL_MAX_CMDS 1024
 #define ACL_WORDS (ACL_MAX_CMDS / 64)
