@@ -599,6 +599,15 @@ static void unlock_for(int mode, gdb *db, uint64_t mask) {
     db_unlock_keyspace();
 }
 
+/* cmd's commandstats row in the slot s; NULL for definitions outside the
+ * table (the memcache family's), which have none, and when the slot's rows
+ * could not be allocated. */
+static cmd_tstat *cmd_row(tstat_slot *s, const cmd_def *cmd) {
+    if ((uintptr_t)cmd < (uintptr_t)defs || (uintptr_t)cmd >= (uintptr_t)(defs + ndefs)) return NULL;
+    cmd_tstat *t = cmd_tstat_of(s);
+    return t ? t + (cmd - defs) : NULL;
+}
+
 void cmd_call(client *c, const cmd_def *cmd) {
     int mode;
     gdb *db = NULL;
@@ -650,12 +659,8 @@ void cmd_call(client *c, const cmd_def *cmd) {
     if (!in_exec) busy_us_tl += (uint64_t)dur;
     /* Counted in this thread's slot: no word every worker writes. */
     tstat_slot *ts = tstat_self();
-    cmd_tstat *t = cmd_tstat_of(ts);
-    /* Definitions outside the table (the memcache family's) have no
-     * commandstats row. */
-    if ((uintptr_t)cmd < (uintptr_t)defs || (uintptr_t)cmd >= (uintptr_t)(defs + ndefs)) t = NULL;
+    cmd_tstat *t = cmd_row(ts, cmd);
     if (t) {
-        t += cmd - defs;
         /* A blocked command is one call, as in Redis: its re-runs when a
          * key it waits for changes add their time, not calls. */
         if (!retry) tstat_word_add(&t->calls, 1);
@@ -682,8 +687,8 @@ void cmd_call(client *c, const cmd_def *cmd) {
 
 void cmd_unblocked(client *c, const garg *argv, uint64_t run_us, int failed) {
     const cmd_def *cmd = __atomic_load_n(&c->cur, __ATOMIC_RELAXED);
-    if (!cmd || (uintptr_t)cmd < (uintptr_t)defs || (uintptr_t)cmd >= (uintptr_t)(defs + ndefs)) return;
-    cmd_tstat *t = cmd_tstat_of(tstat_self()) + (cmd - defs);
+    cmd_tstat *t = cmd ? cmd_row(tstat_self(), cmd) : NULL;
+    if (!t) return;
     if (failed) tstat_word_add(&t->failed, 1);
     if (cfg.latency_tracking) cmd_hist_add(t, (long long)run_us);
     if (!(cmd->flags & CMDF_SKIP_SLOWLOG)) slowlog_maybe_add(c, c->argc, argv, (long long)run_us);
