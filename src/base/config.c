@@ -1014,6 +1014,14 @@ int config_commit(const char *const *names, int n, char *err, size_t errlen) {
     return 0;
 }
 
+/* One setting's line in a rewritten file: a multi-word value as its words,
+ * any other quoted; a setting whose empty value means "none" has no line. */
+static void write_setting(FILE *out, const config_entry *e, const char *val) {
+    if ((e->flags & F_OMIT_EMPTY) && !val[0]) return;
+    if (e->flags & F_MULTIARG) fprintf(out, "%s %s\n", e->name, val[0] ? val : "\"\"");
+    else fprintf(out, "%s \"%s\"\n", e->name, val);
+}
+
 int config_rewrite(int force_all, char *err, size_t errlen) {
     if (!cfg.config_file) {
         snprintf(err, errlen, "The server is running without a config file");
@@ -1048,18 +1056,14 @@ int config_rewrite(int force_all, char *err, size_t errlen) {
         if (seen[idx]) continue;
         seen[idx] = 1;
         format_value(e, val, sizeof(val));
-        if ((e->flags & F_OMIT_EMPTY) && !val[0]) continue;
-        if (e->flags & F_MULTIARG) fprintf(out, "%s %s\n", e->name, val[0] ? val : "\"\"");
-        else fprintf(out, "%s \"%s\"\n", e->name, val);
+        write_setting(out, e, val);
     }
     for (size_t i = 0; i < NTABLE; i++) {
         config_entry *e = &table[i];
         if (seen[i] || (e->flags & F_NOTYET)) continue;
         format_value(e, val, sizeof(val));
         if (!force_all && strcmp(val, def_formatted[i]) == 0) continue;
-        if (force_all && (e->flags & F_OMIT_EMPTY) && !val[0]) continue;
-        if (e->flags & F_MULTIARG) fprintf(out, "%s %s\n", e->name, val[0] ? val : "\"\"");
-        else fprintf(out, "%s \"%s\"\n", e->name, val);
+        write_setting(out, e, val);
     }
     if (in) fclose(in);
     if (fflush(out) != 0 || fsync(fileno(out)) != 0) {
