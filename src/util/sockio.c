@@ -90,16 +90,11 @@ int sock_connect_from(const char *host, int port, const char *source, long timeo
     for (struct addrinfo *a = res; a; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
         if (fd < 0) continue;
-        if (source && *source && sock_bind_source(fd, a->ai_family, source, err, errlen) != 0) {
-            int e = errno;
-            close(fd);
-            fd = -1;
-            errno = e;
-            continue;
-        }
-        int ok = connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+        /* A source address that cannot be bound keeps its own message. */
+        int bound = !(source && *source) || sock_bind_source(fd, a->ai_family, source, err, errlen) == 0;
+        int ok = bound && connect(fd, a->ai_addr, a->ai_addrlen) == 0;
         late = 0;
-        if (!ok && errno == EINPROGRESS && sock_wait(fd, POLLOUT, deadline) == 1) {
+        if (bound && !ok && errno == EINPROGRESS && sock_wait(fd, POLLOUT, deadline) == 1) {
             int soerr = 0;
             socklen_t sl = sizeof(soerr);
             if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0) ok = 1;
@@ -108,7 +103,7 @@ int sock_connect_from(const char *host, int port, const char *source, long timeo
         }
         if (ok) break;
         int e = errno;
-        snprintf(err, errlen, "%s", strerror(e));
+        if (bound) snprintf(err, errlen, "%s", strerror(e));
         close(fd);
         fd = -1;
         errno = e;
