@@ -502,7 +502,6 @@ static void close_listeners(listener *l, int n) {
 static int bound_port[2]; /* the port each set is on; config lock */
 static bind_addr bound_addrs[2][16]; /* ... and its addresses (len 0: dropped) */
 static int nbound[2];
-static char *bound_bind[2]; /* ... from this bind list */
 
 static int held_by_set(int kind, int port, const bind_addr *a) {
     if (port != bound_port[kind]) return 0;
@@ -572,8 +571,6 @@ static int resp_listen(int kind, int port, int running) {
     bound_port[kind] = port;
     memcpy(bound_addrs[kind], addrs, sizeof(bind_addr) * (size_t)na);
     nbound[kind] = na;
-    free(bound_bind[kind]);
-    bound_bind[kind] = strdup(cfg.bind ? cfg.bind : "");
     return 0;
 }
 
@@ -605,13 +602,18 @@ static int tls_port_commit(char *err, size_t errlen) {
 /* CONFIG SET bind, as Redis 7.0's changeBindAddr: the RESP listeners
  * (port and tls-port) move to the new addresses, or stay where they are
  * with an error when one of them cannot be bound. Addresses kept from the
- * old list are never let go meanwhile. The memcache and HTTP front-ends
- * keep the addresses they started on. */
+ * old list are never let go meanwhile; a list naming the addresses held
+ * already changes nothing. The memcache and HTTP front-ends keep the
+ * addresses they started on. */
 static int bind_commit(char *err, size_t errlen) {
     for (int kind = NET_SET_PLAIN; kind <= NET_SET_TLS; kind++) {
         int port = bound_port[kind];
-        if (!port || (bound_bind[kind] && !strcmp(bound_bind[kind], cfg.bind ? cfg.bind : ""))) continue;
-        if (resp_listen(kind, port, 1) != 0) {
+        if (!port) continue;
+        bind_addr addrs[16];
+        int na = net_resolve_binds(addrs, 16, port), same = na == nbound[kind];
+        for (int i = 0; same && i < na; i++) same = held_by_set(kind, port, &addrs[i]);
+        if (same) continue;
+        if (na < 0 || resp_listen(kind, port, 1) != 0) {
             log_warn("Failed to bind, trying to restore old listening sockets.");
             snprintf(err, errlen, "Failed to bind to specified addresses.");
             return -1;
