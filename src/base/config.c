@@ -41,6 +41,7 @@ enum {
     F_HIDDEN = 512,      /* a Redis test knob: CONFIG GET shows it only by its exact name */
     F_PROTECTED = 1024,  /* CONFIG SET only as enable-protected-configs allows (dir, dbfilename) */
     F_OMIT_EMPTY = 2048, /* CONFIG REWRITE drops its lines while the value is empty (replicaof) */
+    F_ACCUMULATE = 4096, /* F_MULTIARG whose lines at load add up (save); see load_accumulate */
 };
 
 typedef struct config_entry {
@@ -110,7 +111,7 @@ static config_entry table[] = {
      NULL},
     {"dir", NULL, T_STRING, F_PROTECTED, &cfg.dir, "", 0, 0, NULL, NULL},
     {"dbfilename", NULL, T_STRING, F_PROTECTED, &cfg.dbfilename, "dump.rdb", 0, 0, NULL, NULL},
-    {"save", NULL, T_STRING, F_MULTIARG, &cfg.save, "", 0, 0, NULL, NULL},
+    {"save", NULL, T_STRING, F_MULTIARG | F_ACCUMULATE, &cfg.save, "", 0, 0, NULL, NULL},
     {"maxmemory", NULL, T_SIZE, 0, &cfg.maxmemory, "0", 0, LLONG_MAX, NULL, NULL},
     {"maxmemory-policy", NULL, T_ENUM, 0, &cfg.maxmemory_policy, "noeviction", 0, 0, policies, NULL},
     {"maxmemory-samples", NULL, T_INT, 0, &cfg.maxmemory_samples, "5", 1, 64, NULL, NULL},
@@ -759,19 +760,23 @@ fail:
     return -1;
 }
 
-/* The "save" lines of the config file and the flags add up, as Redis's
- * setConfigSaveOption while reading them: the first one replaces the
- * default, each later one appends its pairs, an empty one clears them. */
-static int save_seen;
+/* The lines of an F_ACCUMULATE setting in the config file and the flags
+ * add up, as Redis's setConfigSaveOption while reading "save" lines: the
+ * first one replaces the default, each later one appends its words, an
+ * empty one clears them. */
+static char accumulate_seen[NTABLE];
 
-static void save_accumulate(const config_entry *e, char *val, size_t size) {
-    if (strcmp(e->name, "save") != 0) return;
-    if (save_seen && val[0] && cfg.save && cfg.save[0]) {
-        char joined[4096];
-        snprintf(joined, sizeof(joined), "%s %s", cfg.save, val);
+static void load_accumulate(const config_entry *e, char *val, size_t size) {
+    if (!(e->flags & F_ACCUMULATE)) return;
+    size_t idx = (size_t)(e - table);
+    char cur[4096];
+    format_value(e, cur, sizeof(cur));
+    if (accumulate_seen[idx] && val[0] && cur[0]) {
+        char joined[8192];
+        snprintf(joined, sizeof(joined), "%s %s", cur, val);
         snprintf(val, size, "%s", joined);
     }
-    save_seen = 1;
+    accumulate_seen[idx] = 1;
 }
 
 static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
@@ -815,7 +820,7 @@ static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
             strncat(val, argv[i], sizeof(val) - strlen(val) - 1);
         }
     }
-    save_accumulate(e, val, sizeof(val));
+    load_accumulate(e, val, sizeof(val));
     if (check_supported(e, val, err, errlen) != 0) return -1;
     return set_value(e, val, err, errlen);
 }
@@ -913,7 +918,7 @@ int config_load(int argc, char **argv) {
                     return -1;
                 }
                 char none[1] = "";
-                save_accumulate(e, none, sizeof(none));
+                load_accumulate(e, none, sizeof(none));
                 set_value(e, "", err, sizeof(err));
                 continue;
             }
