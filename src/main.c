@@ -93,7 +93,8 @@ static void config_owners_register(void) {
 /* Started as goblin-store (a link to goblin-core): the cache-mode defaults.
  * The HTTP listener is on, port 8080, unless a flag or the file says
  * otherwise; the memcache listener keeps goblin-core's default (on, with
- * the memcache front-end; --no-memcache turns it off). */
+ * the memcache front-end; --no-memcache turns it off); no save points (a
+ * cache refills from its origin), where goblin-core has Redis's. */
 static int started_as_store(const char *argv0) {
     const char *b = strrchr(argv0, '/');
     return strcmp(b ? b + 1 : argv0, "goblin-store") == 0;
@@ -101,6 +102,7 @@ static int started_as_store(const char *argv0) {
 
 static void store_defaults(void) {
     if (config_set_default("http-port", "8080") != 0) abort();
+    if (config_set_default("save", "") != 0) abort();
 }
 
 /* The start-up logo, as Redis shows its own: with always-show-logo yes,

@@ -111,7 +111,7 @@ static config_entry table[] = {
      NULL},
     {"dir", NULL, T_STRING, F_PROTECTED, &cfg.dir, "", 0, 0, NULL, NULL},
     {"dbfilename", NULL, T_STRING, F_PROTECTED, &cfg.dbfilename, "dump.rdb", 0, 0, NULL, NULL},
-    {"save", NULL, T_STRING, F_MULTIARG | F_ACCUMULATE, &cfg.save, "", 0, 0, NULL, NULL},
+    {"save", NULL, T_STRING, F_MULTIARG | F_ACCUMULATE, &cfg.save, "3600 1 300 100 60 10000", 0, 0, NULL, NULL},
     {"maxmemory", NULL, T_SIZE, 0, &cfg.maxmemory, "0", 0, LLONG_MAX, NULL, NULL},
     {"maxmemory-policy", NULL, T_ENUM, 0, &cfg.maxmemory_policy, "noeviction", 0, 0, policies, NULL},
     {"maxmemory-samples", NULL, T_INT, 0, &cfg.maxmemory_samples, "5", 1, 64, NULL, NULL},

@@ -10,7 +10,8 @@
 # runs the body and always stops the server afterwards (also when the body
 # raises an error). Its stdout/stderr go to files in the temp dir. A server
 # that dies during a test fails that test and is restarted; a server that is
-# dead at the end of the block fails the block.
+# dead at the end of the block fails the block. Servers start with no save
+# points (--save "") unless the block says `keep_save 1`.
 
 namespace eval ::srv {
     variable binary ""
@@ -115,8 +116,10 @@ proc ::srv::sanitizer_report {sid} {
 proc ::srv::cmdline {sid port} {
     variable S
     variable extra_args
-    set argv [list --port $port --bind 127.0.0.1 --dir $S($sid,dir) --save "" \
-                  --enable-debug-command yes {*}$extra_args]
+    # No save points unless the block keeps the server's own (keep_save).
+    set argv [list --port $port --bind 127.0.0.1 --dir $S($sid,dir)]
+    if {!$S($sid,keep_save)} {lappend argv --save ""}
+    lappend argv --enable-debug-command yes {*}$extra_args
     if {[kind] eq "redis"} {
         lappend argv --daemonize no \
             --appendonly no --logfile ""
@@ -305,11 +308,13 @@ proc start_server {options body} {
     set tg {}
     set overrides {}
     set extra {}
+    set keep_save 0
     foreach {k v} $options {
         switch -exact -- $k {
             tags {set tg $v}
             overrides {set overrides $v}
             args {set extra $v}
+            keep_save {set keep_save $v}
             default {error "start_server: unknown option '$k'"}
         }
     }
@@ -331,6 +336,7 @@ proc start_server {options body} {
         set sid [incr ::srv::nextid]
         set ::srv::S($sid,overrides) $overrides
         set ::srv::S($sid,args) $extra
+        set ::srv::S($sid,keep_save) $keep_save
         set ::srv::S($sid,expect_exit) 0
         set ::srv::S($sid,clients) {}
         set ::srv::S($sid,client) ""

@@ -974,7 +974,8 @@ def goblin_store_defaults():
         hp = free_port()
     probe.close()
     port, mport = free_port(), free_port()
-    args = [store, "--port", str(port), "--save", "", "--dir", d, "--cores", "1", "--bind", "127.0.0.1",
+    # No --save: a cache has no save points by default (goblin-core has Redis's).
+    args = [store, "--port", str(port), "--dir", d, "--cores", "1", "--bind", "127.0.0.1",
             "--memcache-port", str(mport)] + ([] if hp == 8080 else ["--http-port", str(hp)])
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
@@ -987,6 +988,7 @@ def goblin_store_defaults():
                 assert p.poll() is None and time.time() < deadline, "goblin-store without --http-port"
                 time.sleep(0.05)
         eq(redis.Redis(port=port).config_get("http-port")["http-port"], str(hp))
+        eq(redis.Redis(port=port).config_get("save")["save"], "")
         m = socket.create_connection(("127.0.0.1", mport), timeout=5)
         m.sendall(b"version\r\n")
         assert m.recv(100).startswith(b"VERSION "), "goblin-store's memcache listener"

@@ -37,7 +37,7 @@ info() { grep "^$1:" /tmp/info | cut -d: -f2-; }
 batch() { $C; }
 
 start() {
-    $G --port $PORT "$@" >/tmp/goblin.log 2>&1 &
+    $G --port $PORT --save "" "$@" >/tmp/goblin.log 2>&1 &
     GPID=$!
     i=0
     while [ $i -lt 100 ]; do

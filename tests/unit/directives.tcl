@@ -254,6 +254,15 @@ start_server {tags {directives repl}} {
     }
 }
 
+# Without a save directive, the save points are Redis 7.0's defaults.
+start_server {tags {directives} keep_save 1} {
+    test {without a save directive the save points are Redis 7.0's defaults} {
+        assert_equal {3600 1 300 100 60 10000} [lindex [r config get save] 1]
+        assert_match {*rdb_changes_since_last_save:0*} [r info persistence]
+        r config set save ""
+    }
+}
+
 # Save lines add up while the configuration is read (the harness passes
 # --save "" first), as Redis's: each appends its pairs, an empty one clears.
 start_server {tags {directives} args {--save {900 1} --save {100 100}}} {
