@@ -37,23 +37,86 @@
 #include "cmd/server/script.h"
 #include "persist/aof.h"
 
+/* shutdown-on-sigint and shutdown-on-sigterm, as Redis 7.0's: words that
+ * add up to flags (default: none, the shutdown SHUTDOWN without options
+ * does; save, nosave, now, force: as SHUTDOWN's options), shown in this
+ * order. */
+enum { SIG_SAVE = 1, SIG_NOSAVE = 2, SIG_NOW = 4, SIG_FORCE = 8 };
+static const char *const sig_words[] = {"save", "nosave", "now", "force"};
+static int sigint_flags, sigterm_flags; /* atomics */
+
+/* Flags of a value, or -1 with err set. */
+static int sig_flags_parse(const char *v, char *err, size_t errlen) {
+    int flags = 0, words = 0;
+    char copy[256];
+    snprintf(copy, sizeof(copy), "%s", v);
+    char *save = NULL;
+    for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save), words++) {
+        int f = strcasecmp(w, "default") == 0 ? 0 : -1;
+        for (int i = 0; f < 0 && i < 4; i++)
+            if (strcasecmp(w, sig_words[i]) == 0) f = 1 << i;
+        if (f < 0) {
+            words = 0;
+            break;
+        }
+        flags |= f;
+    }
+    if (!words || strlen(v) >= sizeof(copy)) {
+        snprintf(err, errlen, "argument(s) must be one of the following: default, save, nosave, now, force");
+        return -1;
+    }
+    if ((flags & SIG_SAVE) && (flags & SIG_NOSAVE)) {
+        snprintf(err, errlen, "shutdown options SAVE and NOSAVE can't be used simultaneously");
+        return -1;
+    }
+    return flags;
+}
+
+static int sig_check(const char *v, char *norm, size_t normlen, char *err, size_t errlen) {
+    int flags = sig_flags_parse(v, err, errlen);
+    if (flags < 0) return -1;
+    snprintf(norm, normlen, "%s", flags ? "" : "default");
+    for (int i = 0; i < 4; i++) {
+        if (!(flags & (1 << i))) continue;
+        size_t n = strlen(norm);
+        snprintf(norm + n, normlen - n, "%s%s", n ? " " : "", sig_words[i]);
+    }
+    return 1;
+}
+
+static void sigint_apply(const char *v) {
+    char err[128];
+    __atomic_store_n(&sigint_flags, sig_flags_parse(v, err, sizeof(err)), __ATOMIC_RELAXED);
+}
+
+static void sigterm_apply(const char *v) {
+    char err[128];
+    __atomic_store_n(&sigterm_flags, sig_flags_parse(v, err, sizeof(err)), __ATOMIC_RELAXED);
+}
+
 static void *signal_thread(void *arg) {
     sigset_t *set = arg;
     for (;;) {
         int sig;
         if (sigwait(set, &sig) != 0) continue;
-        log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
-        /* Like SHUTDOWN: lagging replicas catch up first (SHUTDOWN ABORT
-         * stops it), save when save points are configured; a failed save
-         * keeps the server running, as Redis does. */
-        if (repl_shutdown_grace(NULL) != 0) continue;
+        const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+        int flags = __atomic_load_n(sig == SIGINT ? &sigint_flags : &sigterm_flags, __ATOMIC_RELAXED);
+        log_warn("Received %s scheduling shutdown...", name);
+        /* As SHUTDOWN with the options of shutdown-on-<signal>: lagging
+         * replicas catch up first unless now (SHUTDOWN ABORT stops it), save
+         * when save points are configured (or save, not nosave); a failed
+         * save keeps the server running, as Redis does, unless force. */
+        if (!(flags & SIG_NOW) && repl_shutdown_grace(NULL) != 0) continue;
         repl_shutdown_report();
         char err[600];
-        if (persist_shutdown(PERSIST_SHUTDOWN_DEFAULT, err, sizeof(err)) != 0) {
+        int how = (flags & SIG_SAVE)     ? PERSIST_SHUTDOWN_SAVE
+                  : (flags & SIG_NOSAVE) ? PERSIST_SHUTDOWN_NOSAVE
+                                         : PERSIST_SHUTDOWN_DEFAULT;
+        if (persist_shutdown(how, err, sizeof(err)) != 0 && !(flags & SIG_FORCE)) {
             repl_shutdown_grace_end();
             log_warn("%s received but errors trying to shut down the server, check the logs for more "
                      "information",
-                     sig == SIGINT ? "SIGINT" : "SIGTERM");
+                     name);
             persist_shutdown_cancelled();
             continue;
         }
@@ -88,6 +151,11 @@ static void config_owners_register(void) {
     }
     pubsub_config_register();
     session_evict_config_register();
+    static const config_hook sigint_hook = {sig_check, sigint_apply, NULL};
+    static const config_hook sigterm_hook = {sig_check, sigterm_apply, NULL};
+    if (config_register_hook("shutdown-on-sigint", &sigint_hook) != 0 ||
+        config_register_hook("shutdown-on-sigterm", &sigterm_hook) != 0)
+        abort();
 }
 
 /* Started as goblin-store (a link to goblin-core): the cache-mode defaults.

@@ -79,7 +79,6 @@ static const char *const syslog_facilities[] = {"user",   "local0", "local1", "l
 static const char *const supervised_modes[] = {"upstart", "systemd", "auto", "no", NULL};
 static const char *const protected_actions[] = {"no", "yes", "local", NULL};
 static const char *const sanitize_modes[] = {"no", "yes", "clients", NULL};
-static const char *const shutdown_signal_modes[] = {"default", "save", "nosave", "now", "force", NULL};
 static const char *const propagation_error_modes[] = {"ignore", "panic", "panic-on-replicas", NULL};
 static const char *const endpoint_types[] = {"ip", "hostname", "unknown-endpoint", NULL};
 static const char *const oom_score_modes[] = {"no", "yes", "relative", "absolute", NULL};
@@ -295,10 +294,8 @@ static config_entry table[] = {
      "Goblin does not pin its threads (taskset or numactl do)"},
     {"replica-ignore-disk-write-errors", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
     {"shutdown-timeout", NULL, T_INT, 0, NULL, "10", 0, INT_MAX, NULL, NULL},
-    {"shutdown-on-sigint", NULL, T_ENUM, F_DEFONLY | F_NOPLAN, NULL, "default", 0, 0, shutdown_signal_modes,
-     "a signal shuts down as SHUTDOWN without options does"},
-    {"shutdown-on-sigterm", NULL, T_ENUM, F_DEFONLY | F_NOPLAN, NULL, "default", 0, 0, shutdown_signal_modes,
-     "a signal shuts down as SHUTDOWN without options does"},
+    {"shutdown-on-sigint", NULL, T_STRING, F_MULTIARG, NULL, "default", 0, 0, NULL, NULL}, /* main.c */
+    {"shutdown-on-sigterm", NULL, T_STRING, F_MULTIARG, NULL, "default", 0, 0, NULL, NULL}, /* main.c */
     {"latency-tracking", NULL, T_BOOL, 0, &cfg.latency_tracking, "yes", 0, 0, NULL, NULL},
     {"latency-tracking-info-percentiles", NULL, T_STRING, F_MULTIARG, &cfg.latency_tracking_info_percentiles,
      "50 99 99.9", 0, 0, NULL, NULL},

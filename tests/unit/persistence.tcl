@@ -238,6 +238,60 @@ start_server {tags {persistence}} {
     }
 }
 
+start_server {tags {persistence}} {
+    test {shutdown-on-sigterm: its words add up to SHUTDOWN's options, shown in one order} {
+        foreach {given shown} {{nosave now} {nosave now} {now nosave} {nosave now} {default save} save
+                               {SAVE force} {save force} {force now save} {save now force} default default} {
+            r config set shutdown-on-sigterm $given
+            assert_equal $shown [lindex [r config get shutdown-on-sigterm] 1]
+        }
+        assert_error {*SAVE and NOSAVE can't be used simultaneously*} {r config set shutdown-on-sigint "save nosave"}
+        assert_error {*must be one of the following: default, save, nosave, now, force*} {
+            r config set shutdown-on-sigint bogus
+        }
+        assert_error {*must be one of the following*} {r config set shutdown-on-sigint ""}
+        assert_equal default [lindex [r config get shutdown-on-sigint] 1]
+        r config set shutdown-on-sigterm default
+    }
+
+    test {shutdown-on-sigterm save saves without save points; nosave does not save with them} {
+        r set kept 1
+        r config set shutdown-on-sigterm save
+        restart_server
+        assert_equal 1 [r get kept]
+        r config set save "3600 1"
+        r config set shutdown-on-sigterm nosave
+        r set lost 1
+        restart_server
+        assert_equal {1 0} [list [r exists kept] [r exists lost]]
+    }
+
+    test {SIGTERM: a failed save keeps the server running; shutdown-on-sigterm force exits anyway} {
+        # A directory where the dump goes: the save fails at its rename.
+        file delete -force [file join [srv dir] dump.rdb]
+        file mkdir [file join [srv dir] dump.rdb in-the-way]
+        r config set save "3600 1"
+        r set k 1
+        set pid [srv pid]
+        exec kill -TERM $pid
+        after 1000
+        assert {[::srv::alive $pid]}
+        assert_equal 1 [r get k]
+        r config set shutdown-on-sigterm force
+        server_expect_exit
+        exec kill -TERM $pid
+        wait_for_condition 100 50 {![::srv::alive $pid]} else {
+            fail "server still running after SIGTERM with force"
+        }
+        file delete -force [file join [srv dir] dump.rdb]
+        set ::srv::S([::srv::current],expect_exit) 0
+        ::srv::close_clients [::srv::current]
+        ::srv::launch [::srv::current]
+        ::srv::connect_default [::srv::current]
+        assert_equal 0 [r dbsize]
+    }
+}
+
 start_server {tags {persistence startup}} {
     test {A corrupt dump stops start-up with exit code 1} {
         set dir [file join $::srv::tmproot "corrupt-dump.[pid]"]
