@@ -151,6 +151,7 @@ static void config_owners_register(void) {
     }
     pubsub_config_register();
     session_evict_config_register();
+    repl_replicaof_config_register();
     static const config_hook sigint_hook = {sig_check, sigint_apply, NULL};
     static const config_hook sigterm_hook = {sig_check, sigterm_apply, NULL};
     if (config_register_hook("shutdown-on-sigint", &sigint_hook) != 0 ||

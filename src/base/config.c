@@ -804,12 +804,12 @@ static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
          * line turns saving off). */
     } else if (argc == 1) {
         if (!(e->flags & F_FLAGONLY)) {
-            snprintf(err, errlen, "wrong number of arguments for '%s'", e->name);
+            snprintf(err, errlen, "wrong number of arguments");
             return -1;
         }
         strcpy(val, "yes");
     } else if (argc > 2 && !(e->flags & F_MULTIARG)) {
-        snprintf(err, errlen, "wrong number of arguments for '%s'", e->name);
+        snprintf(err, errlen, "wrong number of arguments");
         return -1;
     } else {
         for (int i = 1; i < argc; i++) {
@@ -874,6 +874,112 @@ int config_set_default(const char *name, const char *def) {
     return 0;
 }
 
+/* ---- the command line's flags -------------------------------------------
+ *
+ * As Redis 7.0 reads them: each argument that begins with "--" starts a
+ * directive line (the name, or the name and values in one argument:
+ * "--maxmemory 700mb"); the arguments after it are its values, whatever
+ * they begin with when the name came alone (--proc-title-template --x--),
+ * until the next "--" argument. A --save or a flag-only setting
+ * (--no-memcache) followed by another "--" argument, or last, has no value
+ * (--save: the empty one). Words before the first "--" are a line of their
+ * own. Errors name the line as Redis shows it, its values quoted. */
+typedef struct flag_line {
+    char *argv[64];
+    int argc;
+    int bad;          /* the name argument's quotes do not balance */
+    char shown[1024]; /* the line as an error shows it */
+} flag_line;
+
+static void flag_word(flag_line *l, const char *w) {
+    if (l->argc < 64) l->argv[l->argc++] = strdup(w);
+    else l->bad = 1;
+}
+
+/* w appended to the shown line, quoted as Redis's sdscatrepr. */
+static void flag_shown_value(flag_line *l, const char *w) {
+    size_t n = strlen(l->shown), cap = sizeof(l->shown);
+#define SHOWN(...) (n += (size_t)snprintf(l->shown + n, n < cap ? cap - n : 0, __VA_ARGS__), n = n < cap ? n : cap - 1)
+    SHOWN("%s\"", n ? " " : "");
+    for (const unsigned char *p = (const unsigned char *)w; *p; p++) {
+        switch (*p) {
+        case '\\': SHOWN("\\\\"); break;
+        case '"': SHOWN("\\\""); break;
+        case '\n': SHOWN("\\n"); break;
+        case '\r': SHOWN("\\r"); break;
+        case '\t': SHOWN("\\t"); break;
+        case '\a': SHOWN("\\a"); break;
+        case '\b': SHOWN("\\b"); break;
+        default:
+            if (isprint(*p)) SHOWN("%c", *p);
+            else SHOWN("\\x%02x", *p);
+        }
+    }
+    SHOWN("\"");
+#undef SHOWN
+}
+
+/* Apply the gathered line (none: nothing) and start a new one. */
+static int flag_line_end(flag_line *l, int lineno) {
+    char err[512] = "";
+    int rc = 0;
+    if (l->bad) {
+        snprintf(err, sizeof(err), "Unbalanced quotes in configuration line");
+        rc = -1;
+    } else if (l->argc > 0) {
+        rc = apply_directive(l->argc, l->argv, err, sizeof(err));
+    }
+    if (rc != 0) {
+        fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (goblin-core) ***\n");
+        fprintf(stderr, "Reading the configuration file, at line %d\n", lineno);
+        fprintf(stderr, ">>> '%s'\n%s\n", l->shown, err);
+    }
+    for (int i = 0; i < l->argc; i++) free(l->argv[i]);
+    l->argc = l->bad = 0;
+    l->shown[0] = '\0';
+    return rc;
+}
+
+static int load_flags(int argc, char **argv) {
+    flag_line l = {0};
+    int lineno = 0, named = 1; /* named: the line's name came with a value, or needs none */
+    for (int j = 0; j < argc; j++) {
+        const char *a = argv[j];
+        if (!(named && a[0] == '-' && a[1] == '-')) {
+            flag_word(&l, a);
+            flag_shown_value(&l, a);
+            named = 1;
+            continue;
+        }
+        if ((l.argc || l.bad) && flag_line_end(&l, ++lineno) != 0) return -1;
+        snprintf(l.shown, sizeof(l.shown), "%s", a + 2);
+        char *w[64];
+        int n = split_line(a + 2, w, 64);
+        if (n < 0) {
+            l.bad = 1;
+            continue;
+        }
+        for (int k = 0; k < n; k++) {
+            flag_word(&l, w[k]);
+            free(w[k]);
+        }
+        if (n != 1) continue;
+        named = 0;
+        const config_entry *e = find_entry(l.argv[0]);
+        int next_named = j + 1 < argc && argv[j + 1][0] == '-' && argv[j + 1][1] == '-';
+        int bare = next_named || j + 1 == argc;
+        if (bare && !strcasecmp(a, "--save")) {
+            flag_word(&l, "");
+            flag_shown_value(&l, "");
+            named = next_named;
+        } else if (next_named && e && (e->flags & F_FLAGONLY)) {
+            named = 1;
+        }
+    }
+    if ((l.argc || l.bad) && flag_line_end(&l, ++lineno) != 0) return -1;
+    return 0;
+}
+
 int config_load(int argc, char **argv) {
     config_defaults();
     int i = 1;
@@ -895,36 +1001,7 @@ int config_load(int argc, char **argv) {
         i = 2;
     }
     if (from_stdin && load_stream(stdin, "stdin") != 0) return -1;
-    while (i < argc) {
-        if (strncmp(argv[i], "--", 2) != 0 || !argv[i][2]) {
-            fprintf(stderr, "goblin-core: unexpected argument '%s' (flags are --name value)\n", argv[i]);
-            return -1;
-        }
-        char *dargv[64];
-        int dargc = 0;
-        dargv[dargc++] = argv[i] + 2;
-        i++;
-        while (i < argc && strncmp(argv[i], "--", 2) != 0 && dargc < 64) dargv[dargc++] = argv[i++];
-        /* `--save ""` gives an explicit empty value. */
-        char err[512];
-        if (dargc == 2 && dargv[1][0] == '\0') {
-            config_entry *e = find_entry(dargv[0]);
-            if (e && (e->type == T_STRING)) {
-                if (check_supported(e, "", err, sizeof(err)) != 0) {
-                    fprintf(stderr, "goblin-core: invalid flag --%s: %s\n", dargv[0], err);
-                    return -1;
-                }
-                char none[1] = "";
-                load_accumulate(e, none, sizeof(none));
-                set_value(e, "", err, sizeof(err));
-                continue;
-            }
-        }
-        if (apply_directive(dargc, dargv, err, sizeof(err)) != 0) {
-            fprintf(stderr, "goblin-core: invalid flag --%s: %s\n", dargv[0], err);
-            return -1;
-        }
-    }
+    if (load_flags(argc - i, argv + i) != 0) return -1;
     /* Cross-setting constraints. */
     if (cfg.arena_chunk % (2 << 20) != 0) {
         fprintf(stderr, "goblin-core: --arena-chunk must be a multiple of the 2 MiB HugeTLB page\n");

@@ -254,6 +254,37 @@ start_server {tags {directives repl}} {
     }
 }
 
+# The command line, read as Redis 7.0 reads it: each "--" argument starts a
+# directive line, the arguments after it are its values.
+test {command line: an error names the directive line the flags made, its values quoted} {
+    foreach {argv want} {
+        {--port} {*'port'*wrong number of arguments*}
+        {--port 6380 --loglevel} {*'loglevel'*wrong number of arguments*}
+        {--port 6379 6380} {*'port "6379" "6380"'*wrong number of arguments*}
+        {--port --loglevel verbose} {*'port "--loglevel" "verbose"'*wrong number of arguments*}
+        {--port --bla --loglevel verbose} {*'port "--bla"'*argument couldn't be parsed into an integer*}
+        {--shutdown-on-sigint} {*'shutdown-on-sigint'*argument(s) must be one of the following*}
+        {--shutdown-on-sigint {now force} --shutdown-on-sigterm} {*'shutdown-on-sigterm'*argument(s) must be one of the following*}
+        {--replicaof 127.0.0.1 abc} {*'replicaof "127.0.0.1" "abc"'*Invalid master port*}
+        {--replicaof --127.0.0.1 abc} {*'replicaof "--127.0.0.1" "abc"'*Invalid master port*}
+        {--replicaof --127.0.0.1 --abc} {*'replicaof "--127.0.0.1"'*wrong number of arguments*}
+    } {
+        lassign [run_server_binary $argv 5000] status out
+        assert_equal 1 $status "$argv: $out"
+        assert_match $want $out
+    }
+}
+
+start_server {tags {directives} args {"--maxmemory 700mb" "--maxmemory-policy 'volatile-lru'" --masteruser --my--user --save --loglevel verbose}} {
+    test {command line: a name and its value in one argument; a value beginning with --; --save with no value} {
+        assert_equal 734003200 [lindex [r config get maxmemory] 1]
+        assert_equal volatile-lru [lindex [r config get maxmemory-policy] 1]
+        assert_equal --my--user [lindex [r config get masteruser] 1]
+        assert_equal {} [lindex [r config get save] 1]
+        assert_equal verbose [lindex [r config get loglevel] 1]
+    }
+}
+
 # Without a save directive, the save points are Redis 7.0's defaults.
 start_server {tags {directives} keep_save 1} {
     test {without a save directive the save points are Redis 7.0's defaults} {

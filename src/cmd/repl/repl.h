@@ -173,6 +173,7 @@ int repl_replica_count(void);
 /* ---- replica.c ---------------------------------------------------------- */
 
 void repl_replica_init(void);        /* replicaof in the config file */
+void repl_replicaof_config_register(void); /* before the config is read: its check */
 /* Start-up is over (the dataset is loaded): a configured replica starts
  * following its primary. */
 void repl_start(void);

@@ -1074,6 +1074,34 @@ void repl_role_replica(client *c) {
     reply_int(c, off);
 }
 
+/* replicaof in the config file, as Redis 7.0 reads it: a host and a port
+ * of 0-65535, or "no one" (none). */
+static int replicaof_check(const char *v, char *norm, size_t normlen, char *err, size_t errlen) {
+    char host[256], port[32], extra;
+    if (!v[0]) return 0;
+    if (sscanf(v, "%255s %31s %c", host, port, &extra) != 2) {
+        snprintf(err, errlen, "wrong number of arguments");
+        return -1;
+    }
+    if (!strcasecmp(host, "no") && !strcasecmp(port, "one")) {
+        snprintf(norm, normlen, "%s", "");
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    long p = strtol(port, &end, 10);
+    if (*end || errno || p < 0 || p > 65535) {
+        snprintf(err, errlen, "Invalid master port");
+        return -1;
+    }
+    return 0;
+}
+
+void repl_replicaof_config_register(void) {
+    static const config_hook hook = {replicaof_check, NULL, NULL};
+    if (config_register_hook("replicaof", &hook) != 0) abort();
+}
+
 void repl_replica_init(void) {
     client_init_internal(&mc, CLIENT_PRIMARY);
     snprintf(mc.addr, sizeof(mc.addr), "master");
