@@ -186,6 +186,7 @@ static config_entry table[] = {
     {"rdbcompression", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbchecksum", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL},
     {"rdb-key-save-delay", NULL, T_INT, F_HIDDEN, NULL, "0", INT_MIN, INT_MAX, NULL, NULL},
+    {"key-load-delay", NULL, T_INT, F_HIDDEN, NULL, "0", INT_MIN, INT_MAX, NULL, NULL},
     /* The lazyfree switches choose which thread returns memory, never a
      * reply: -user-del and -user-flush hand large values and flushed
      * databases to the lazy-free thread (db/lazyfree.c); -expire and

@@ -105,10 +105,10 @@ static int config_is_yes(const char *name, int dflt) {
     return yes;
 }
 
-/* rdbcompression, rdbchecksum, rdb-save-incremental-fsync, rdb-key-save-delay: bound in
+/* rdbcompression, rdbchecksum, rdb-save-incremental-fsync, rdb-key-save-delay, key-load-delay: bound in
  * persist_start, read without the config lock (an AOF turned on by CONFIG
  * SET fills its save options while CONFIG SET holds that lock). */
-static int rdb_compress = 1, rdb_checksum = 1, rdb_incr_fsync = 1, rdb_key_save_delay;
+static int rdb_compress = 1, rdb_checksum = 1, rdb_incr_fsync = 1, rdb_key_save_delay, rdb_key_load_delay;
 
 int persist_compress(void) { return __atomic_load_n(&rdb_compress, __ATOMIC_RELAXED); }
 
@@ -610,7 +610,8 @@ void persist_start(void) {
     __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
     if (config_bind_int("rdbcompression", &rdb_compress) || config_bind_int("rdbchecksum", &rdb_checksum) ||
         config_bind_int("rdb-save-incremental-fsync", &rdb_incr_fsync) ||
-        config_bind_int("rdb-key-save-delay", &rdb_key_save_delay))
+        config_bind_int("rdb-key-save-delay", &rdb_key_save_delay) ||
+        config_bind_int("key-load-delay", &rdb_key_load_delay))
         abort(); /* the table lost a row */
     aof_config_register();
     __atomic_store_n(&cron_run, 1, __ATOMIC_RELAXED);
@@ -651,7 +652,8 @@ static int load_into(const char *path, const char *what, rdb_loaded *ld, dropped
     struct stat st;
     uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
     progress_log pl = {what, now_ms(), now_ms(), 0, size};
-    rdb_load_opts o = {load_progress_cb, &pl, &load_abort, 0, dropped ? dropped_add : NULL, dropped};
+    rdb_load_opts o = {load_progress_cb, &pl, &load_abort, 0, dropped ? dropped_add : NULL, dropped,
+                       __atomic_load_n(&rdb_key_load_delay, __ATOMIC_RELAXED)};
     __atomic_store_n(&loading_total, size, __ATOMIC_RELAXED);
     __atomic_store_n(&loading_loaded, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&loading_start_ms, pl.start, __ATOMIC_RELAXED);
@@ -707,7 +709,7 @@ int persist_stream_load(rdb_read_fn *rd, void *arg, int async, long long total, 
         return RDB_ERR_BUSY;
     }
     progress_log pl = {"MASTER <-> REPLICA sync", now_ms(), now_ms(), 0, total > 0 ? (uint64_t)total : 0};
-    rdb_load_opts o = {load_progress_cb, &pl, NULL, 0};
+    rdb_load_opts o = {load_progress_cb, &pl, NULL, 0, NULL, NULL, __atomic_load_n(&rdb_key_load_delay, __ATOMIC_RELAXED)};
     __atomic_store_n(&loading_total, pl.total_bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&loading_loaded, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&loading_start_ms, pl.start, __ATOMIC_RELAXED);

@@ -110,7 +110,13 @@ typedef struct rdb_load_opts {
      * none; the key's bytes are valid during the call). */
     void (*expired)(void *arg, int dbid, const void *key, size_t klen);
     void *expired_arg;
+    /* key-load-delay (a Redis test knob): as key_delay_us of the save. */
+    int key_delay_us;
 } rdb_load_opts;
+
+/* Sleep us microseconds after a key (us < 0: 1 us after one key in -us, at
+ * random), for rdb-key-save-delay and key-load-delay. */
+void rdb_key_delay(int us);
 
 /* Function libraries (Redis 7.0 FUNCTION LOAD): an RDB holds each one as
  * RDB_OPCODE_FUNCTION2 and its code, after the aux fields. The command

@@ -1122,6 +1122,7 @@ static int load_stream(rdb_in *in, rdb_loaded *ld, kbuilder *kb, crc_job *cj) {
                 return in_fail(in, RDB_ERR_NOMEM, "out of memory queuing a key");
             }
             queued++;
+            if (in->opt->key_delay_us) rdb_key_delay(in->opt->key_delay_us);
             if (full && kb_flush(kb, 0) != 0) {
                 in->have_key = 0;
                 in->err = kb->err;

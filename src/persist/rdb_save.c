@@ -720,7 +720,7 @@ static void out_selectdb(rdb_out *o, int d) {
     out_len(o, (uint64_t)d);
 }
 
-static void key_delay(int us) {
+void rdb_key_delay(int us) {
     if (us < 0) us = rand_below((uint64_t)(-(long long)us)) == 0 ? 1 : 0;
     if (us) usleep((useconds_t)us);
 }
@@ -752,7 +752,7 @@ int rdb_save_fd(int fd, const rdb_save_opts *opt, rdb_save_stats *st, char *err,
             swiss_iter_init(&it, &db->shards[s].keys);
             while ((slot = swiss_iter_next(&it)) && !o.err) {
                 save_entry(&o, db_index_entry(&db->shards[s].keys, slot));
-                if (opt->key_delay_us) key_delay(opt->key_delay_us);
+                if (opt->key_delay_us) rdb_key_delay(opt->key_delay_us);
                 if (++keys == next_report) {
                     next_report += 4096;
                     if (opt->progress) opt->progress(opt->progress_arg, keys, o.flushed + o.len);

@@ -292,6 +292,21 @@ start_server {tags {persistence}} {
     }
 }
 
+start_server {tags {persistence}} {
+    test {key-load-delay slows the load of every key (a hidden Redis test knob)} {
+        assert_equal {key-load-delay 0} [r config get key-load-delay]
+        assert_equal 0 [dict exists [r config get *] key-load-delay]
+        r debug populate 2000
+        r save
+        r config set key-load-delay 200
+        set t0 [clock milliseconds]
+        r debug reload
+        assert_morethan [expr {[clock milliseconds] - $t0}] 390
+        assert_equal 2000 [r dbsize]
+        r config set key-load-delay 0
+    }
+}
+
 start_server {tags {persistence startup}} {
     test {A corrupt dump stops start-up with exit code 1} {
         set dir [file join $::srv::tmproot "corrupt-dump.[pid]"]
