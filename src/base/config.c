@@ -771,8 +771,10 @@ static void load_accumulate(const config_entry *e, char *val, size_t size) {
     format_value(e, cur, sizeof(cur));
     if (accumulate_seen[idx] && val[0] && cur[0]) {
         char joined[8192];
-        snprintf(joined, sizeof(joined), "%s %s", cur, val);
-        snprintf(val, size, "%s", joined);
+        int n = snprintf(joined, sizeof(joined), "%s %s", cur, val);
+        size_t len = n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+        memcpy(val, joined, len);
+        val[len] = '\0';
     }
     accumulate_seen[idx] = 1;
 }
