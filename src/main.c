@@ -32,6 +32,7 @@
 #include "session/session.h"
 #include "base/tls.h"
 #include "base/process.h"
+#include "base/proctitle.h"
 #include "cmd/cron.h"
 #include "cmd/repl/repl.h"
 #include "cmd/server/script.h"
@@ -152,6 +153,7 @@ static void config_owners_register(void) {
     pubsub_config_register();
     session_evict_config_register();
     repl_replicaof_config_register();
+    proctitle_config_register();
     static const config_hook sigint_hook = {sig_check, sigint_apply, NULL};
     static const config_hook sigterm_hook = {sig_check, sigterm_apply, NULL};
     if (config_register_hook("shutdown-on-sigint", &sigint_hook) != 0 ||
@@ -256,6 +258,7 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
+    proctitle_init(argc, argv); /* argv is the title's from here on */
     log_open();
     /* io-threads: a Redis config's threads for client I/O. Goblin's workers
      * each serve their connections whole (reads, commands, writes), so that

@@ -180,8 +180,7 @@ static config_entry table[] = {
     {"aof-rewrite-incremental-fsync", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdb-save-incremental-fsync", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"always-show-logo", NULL, T_BOOL, F_IMMUTABLE, NULL, "no", 0, 0, NULL, NULL},
-    {"set-proc-title", NULL, T_BOOL, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
-     "Goblin leaves its process title as it was started"},
+    {"set-proc-title", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL}, /* base/proctitle.c */
     {"stop-writes-on-bgsave-error", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbcompression", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbchecksum", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL},
@@ -255,8 +254,8 @@ static config_entry table[] = {
     {"repl-disable-tcp-nodelay", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
     {"replica-announced", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"sanitize-dump-payload", NULL, T_ENUM, 0, NULL, "no", 0, 0, sanitize_modes, NULL},
-    {"proc-title-template", NULL, T_STRING, F_DEFONLY | F_NOPLAN, NULL, "{title} {listen-addr} {server-mode}", 0, 0,
-     NULL, "Goblin leaves its process title as it was started"},
+    {"proc-title-template", NULL, T_STRING, 0, NULL, "{title} {listen-addr} {server-mode}", 0, 0, NULL,
+     NULL}, /* base/proctitle.c */
     {"oom-score-adj-values", NULL, T_STRING, F_MULTIARG | F_DEFONLY | F_NOPLAN, NULL, "0 200 800", 0, 0, NULL,
      "Goblin does not write /proc/self/oom_score_adj"},
     {"crash-memcheck-enabled", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,

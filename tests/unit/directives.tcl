@@ -321,3 +321,38 @@ start_server {tags {directives} args {--always-show-logo yes}} {
         assert_error {*immutable*} {r config set always-show-logo no}
     }
 }
+
+# The process title ps shows (/proc/PID/cmdline), as Redis's setproctitle.
+proc proc_title {pid} {
+    set f [open /proc/$pid/cmdline r]
+    fconfigure $f -translation binary
+    set s [read $f]
+    close $f
+    return [lindex [split $s "\0"] 0]
+}
+
+start_server {tags {directives}} {
+    test {proc-title-template: the title ps shows; a malformed template is refused} {
+        assert_equal "$::srv::binary 127.0.0.1:[srv port]" [proc_title [srv pid]]
+        # A doubled brace in a template is one brace (\x7b: written so, to keep this body balanced).
+        set tpl "TEST {title} {listen-addr} {port} {tls-port} {config-file} \x7b\x7bx\x7d"
+        r config set proc-title-template $tpl
+        assert_equal "TEST $::srv::binary 127.0.0.1:[srv port] [srv port] 0 - \x7bx\x7d" [proc_title [srv pid]]
+        assert_equal PONG [r ping]
+        foreach bad [list "\x7binvalid-var\x7d" "   " "\x7b" "x \x7bport"] {
+            assert_error {*template format is invalid or contains unknown variables*} {
+                r config set proc-title-template $bad
+            }
+        }
+        assert_equal $tpl [lindex [r config get proc-title-template] 1]
+        r config set proc-title-template "{title} {listen-addr} {server-mode}"
+        assert_equal "$::srv::binary 127.0.0.1:[srv port]" [proc_title [srv pid]]
+    }
+}
+
+start_server {tags {directives} args {--set-proc-title no}} {
+    test {set-proc-title no leaves the command line as it was started} {
+        assert_match "$::srv::binary --port [srv port] *" [string map [list "\0" " "] [exec cat /proc/[srv pid]/cmdline]]
+        assert_equal "$::srv::binary" [proc_title [srv pid]]
+    }
+}
