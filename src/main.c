@@ -33,6 +33,7 @@
 #include "base/tls.h"
 #include "base/process.h"
 #include "base/proctitle.h"
+#include "base/oomscore.h"
 #include "cmd/cron.h"
 #include "cmd/repl/repl.h"
 #include "cmd/server/script.h"
@@ -154,6 +155,7 @@ static void config_owners_register(void) {
     session_evict_config_register();
     repl_replicaof_config_register();
     proctitle_config_register();
+    oomscore_config_register();
     static const config_hook sigint_hook = {sig_check, sigint_apply, NULL};
     static const config_hook sigterm_hook = {sig_check, sigterm_apply, NULL};
     if (config_register_hook("shutdown-on-sigint", &sigint_hook) != 0 ||
@@ -259,6 +261,7 @@ int main(int argc, char **argv) {
         }
     }
     proctitle_init(argc, argv); /* argv is the title's from here on */
+    oomscore_init();
     log_open();
     /* io-threads: a Redis config's threads for client I/O. Goblin's workers
      * each serve their connections whole (reads, commands, writes), so that

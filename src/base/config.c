@@ -238,8 +238,7 @@ static config_entry table[] = {
     {"enable-debug-command", NULL, T_ENUM, F_IMMUTABLE, NULL, "no", 0, 0, protected_actions, NULL},
     {"appenddirname", NULL, T_STRING, F_IMMUTABLE, NULL, "appendonlydir", 0, 0, NULL, NULL},
     {"io-threads", NULL, T_INT, F_IMMUTABLE, &cfg.io_threads, "1", 1, 128, NULL, NULL},
-    {"oom-score-adj", NULL, T_ENUM, F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, oom_score_modes,
-     "Goblin does not write /proc/self/oom_score_adj"},
+    {"oom-score-adj", NULL, T_ENUM, 0, NULL, "no", 0, 0, oom_score_modes, NULL}, /* base/oomscore.c */
     {"crash-log-enabled", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
      "Goblin keeps the kernel's default crash handling"},
     {"enable-protected-configs", NULL, T_ENUM, F_IMMUTABLE, NULL, "no", 0, 0, protected_actions, NULL},
@@ -256,8 +255,7 @@ static config_entry table[] = {
     {"sanitize-dump-payload", NULL, T_ENUM, 0, NULL, "no", 0, 0, sanitize_modes, NULL},
     {"proc-title-template", NULL, T_STRING, 0, NULL, "{title} {listen-addr} {server-mode}", 0, 0, NULL,
      NULL}, /* base/proctitle.c */
-    {"oom-score-adj-values", NULL, T_STRING, F_MULTIARG | F_DEFONLY | F_NOPLAN, NULL, "0 200 800", 0, 0, NULL,
-     "Goblin does not write /proc/self/oom_score_adj"},
+    {"oom-score-adj-values", NULL, T_STRING, F_MULTIARG, NULL, "0 200 800", 0, 0, NULL, NULL}, /* base/oomscore.c */
     {"crash-memcheck-enabled", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
      "Goblin keeps the kernel's default crash handling"},
     {"active-expire-effort", NULL, T_INT, 0, &cfg.active_expire_effort, "1", 1, 10, NULL, NULL},

@@ -39,6 +39,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "base/oomscore.h"
 #include "base/tls.h"
 #include "cmd/command.h"
 #include "cmd/propagate.h"
@@ -895,10 +896,11 @@ static void *replica_main(void *arg) {
     return NULL;
 }
 
-/* CONFIG GET replicaof and CONFIG REWRITE follow the role (Sentinel
+/* The role changed. CONFIG GET replicaof and CONFIG REWRITE follow it (Sentinel
  * rewrites the config of a node it reconfigured, so that a restart keeps
  * it); in cluster mode the config holds no replicaof, as in Redis. */
 static void note_replicaof(const char *host, int port) {
+    oomscore_set_role(host != NULL); /* oom-score-adj-values: a replica's */
     char *ce = config_value("cluster-enabled");
     int cluster = ce && !strcmp(ce, "yes");
     free(ce);
