@@ -318,6 +318,15 @@ int main(int argc, char **argv) {
     db_init_all(cfg.databases);
     cmd_table_init();
     families_register();
+    for (int i = 0; i < cfg.nrenames; i++) {
+        char rerr[200];
+        if (cmd_rename(cfg.renames[2 * i], cfg.renames[2 * i + 1], rerr, sizeof(rerr)) != 0) {
+            fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (goblin-core) ***\n>>> 'rename-command %s %s'\n%s\n",
+                    cfg.renames[2 * i], cfg.renames[2 * i + 1], rerr);
+            log_warn("rename-command %s %s: %s", cfg.renames[2 * i], cfg.renames[2 * i + 1], rerr);
+            return 1;
+        }
+    }
     {
         char cerr[512];
         if (cluster_init(cerr, sizeof(cerr)) != 0) {

@@ -777,6 +777,20 @@ static void load_accumulate(const config_entry *e, char *val, size_t size) {
 }
 
 static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
+    if (strcasecmp(argv[0], "rename-command") == 0) {
+        /* Kept for the command table, which applies them once it is built. */
+        if (argc != 3) {
+            snprintf(err, errlen, "Bad directive or wrong number of arguments");
+            return -1;
+        }
+        char **nr = realloc(cfg.renames, sizeof(char *) * (size_t)(2 * cfg.nrenames + 2));
+        if (!nr) abort();
+        cfg.renames = nr;
+        cfg.renames[2 * cfg.nrenames] = strdup(argv[1]);
+        cfg.renames[2 * cfg.nrenames + 1] = strdup(argv[2]);
+        cfg.nrenames++;
+        return 0;
+    }
     if (strcasecmp(argv[0], "user") == 0) {
         /* Kept for the ACL subsystem, which validates and applies it. */
         if (argc < 2) {

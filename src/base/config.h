@@ -66,6 +66,10 @@ typedef struct goblin_config {
     int acl_pubsub_default;   /* CONFIG_ACL_PUBSUB_* */
     struct config_user *acl_users;  /* "user" directives, in order */
     int nacl_users;
+    /* "rename-command FROM TO" directives, in order: renames[2i] FROM,
+     * renames[2i+1] TO ("" removes it); applied by the command table. */
+    char **renames;
+    int nrenames;
     /* client-output-buffer-limit, per CONFIG_OBL_* class; 0 = no limit */
     char *client_output_buffer_limit;
     long long obl_hard[3], obl_soft[3], obl_soft_secs[3];  /* read with config_obl() */

@@ -260,18 +260,60 @@ static const cmd_def *name_find(const char *p, size_t n) {
     return NULL;
 }
 
-/* Adds d unless its name is in the index already. */
-static void name_add(const cmd_def *d) {
-    size_t n = strlen(d->fullname);
+static unsigned char name_indexed[NDEFS]; /* the def is in the index */
+static char *name_renamed[NDEFS];         /* rename-command: found by this name ("": none), NULL: its own */
+
+/* Puts def k in the index under name (lowercase, not there yet). */
+static void name_insert(size_t k, const char *name) {
+    size_t n = strlen(name);
     assert(n > 0 && n <= NAME_WORDS * 8);
-    for (size_t j = 0; j < n; j++) assert(d->fullname[j] < 'A' || d->fullname[j] > 'Z');
-    if (name_find(d->fullname, n)) return;
-    size_t k = (size_t)(d - defs);
-    size_t i = name_words(d->fullname, n, name_keys[k].w);
+    for (size_t j = 0; j < n; j++) assert(name[j] < 'A' || name[j] > 'Z');
+    size_t i = name_words(name, n, name_keys[k].w);
     name_keys[k].len = n;
     while (name_slots[i]) i = (i + 1) & (NAME_SLOTS - 1);
     name_slots[i] = (uint16_t)(k + 1);
     if (n > name_max) name_max = n;
+}
+
+/* Adds d unless its name is in the index already. */
+static void name_add(const cmd_def *d) {
+    if (name_find(d->fullname, strlen(d->fullname))) return;
+    size_t k = (size_t)(d - defs);
+    name_indexed[k] = 1;
+    name_insert(k, d->fullname);
+}
+
+int cmd_registered(const cmd_def *d) { return d >= defs && d < defs + ndefs && name_indexed[d - defs]; }
+
+int cmd_rename(const char *from, const char *to, char *err, size_t errlen) {
+    char t[NAME_WORDS * 8 + 1];
+    size_t tn = strlen(to);
+    const cmd_def *d = name_find(from, strlen(from)); /* any case */
+    if (!d || d->parent) {
+        snprintf(err, errlen, "No such command in rename-command");
+        return -1;
+    }
+    for (size_t j = 0; j < tn && j < sizeof(t) - 1; j++) t[j] = (char)tolower((unsigned char)to[j]);
+    t[tn < sizeof(t) ? tn : sizeof(t) - 1] = '\0';
+    if (tn && (tn >= sizeof(t) || strchr(t, '|'))) {
+        snprintf(err, errlen, "The new command name is longer than %d bytes or has a '|'", NAME_WORDS * 8);
+        return -1;
+    }
+    if (tn && name_find(t, tn)) {
+        snprintf(err, errlen, "Target command name already exists");
+        return -1;
+    }
+    size_t k = (size_t)(d - defs);
+    free(name_renamed[k]);
+    name_renamed[k] = strdup(t);
+    /* The index again, every def under the name it is found by. */
+    memset(name_slots, 0, sizeof(name_slots));
+    name_max = 0;
+    for (size_t i = 0; i < ndefs; i++) {
+        const char *name = name_renamed[i] ? name_renamed[i] : defs[i].fullname;
+        if (name_indexed[i] && name[0]) name_insert(i, name);
+    }
+    return 0;
 }
 
 static uint32_t parse_flags(const char *s) {

@@ -84,6 +84,12 @@ typedef struct cmd_def {
 void cmd_table_init(void);
 void cmd_register(const cmd_handler *handlers);
 const cmd_def *cmd_lookup(const char *name, size_t len);
+/* rename-command, once every family is registered: the top-level command
+ * from is found by the name to from now on ("": by none). 0, or -1 with
+ * Redis's message in err (no such command, the name is taken). */
+int cmd_rename(const char *from, const char *to, char *err, size_t errlen);
+/* d is served (registered by its family), whatever name finds it. */
+int cmd_registered(const cmd_def *d);
 const cmd_def *cmd_lookup_full(garg *argv, int argc);  /* resolves subcommands */
 size_t cmd_count_top(void);
 typedef void cmd_each_fn(void *arg, const cmd_def *cmd);

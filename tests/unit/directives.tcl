@@ -356,3 +356,27 @@ start_server {tags {directives} args {--set-proc-title no}} {
         assert_equal "$::srv::binary" [proc_title [srv pid]]
     }
 }
+
+start_server {tags {directives} args {--rename-command flushdb badger --rename-command FLUSHALL {}}} {
+    test {rename-command: a command is found by its new name, or by none} {
+        r set a 1
+        assert_error {*unknown command*} {r flushdb}
+        assert_error {*unknown command*} {r flushall}
+        assert_equal OK [r BADGER]
+        assert_equal 0 [r dbsize]
+        # ACL rules and categories keep the commands' own names.
+        assert_match {*flushdb*} [r acl cat keyspace]
+        assert_error {*Unknown command or category name in ACL*} {r acl setuser renamed +badger}
+        r acl setuser renamed on nopass +flushdb
+        assert_match {*+flushdb*} [r acl getuser renamed]
+    }
+}
+
+test {rename-command: an unknown command, or a name taken, stops the start} {
+    lassign [run_server_binary {--port 0 --rename-command nope x} 5000] status out
+    assert_equal 1 $status
+    assert_match {*No such command in rename-command*} $out
+    lassign [run_server_binary {--port 0 --rename-command get set} 5000] status out
+    assert_equal 1 $status
+    assert_match {*Target command name already exists*} $out
+}
