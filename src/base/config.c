@@ -186,6 +186,9 @@ static config_entry table[] = {
     {"rdbchecksum", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL},
     {"rdb-key-save-delay", NULL, T_INT, F_HIDDEN, NULL, "0", INT_MIN, INT_MAX, NULL, NULL},
     {"key-load-delay", NULL, T_INT, F_HIDDEN, NULL, "0", INT_MIN, INT_MAX, NULL, NULL},
+    /* Redis serves its clients between chunks of a load this large; Goblin's
+     * workers answer (-LOADING) throughout, so the value changes nothing. */
+    {"loading-process-events-interval-bytes", NULL, T_LL, F_HIDDEN, NULL, "2097152", 1024, INT_MAX, NULL, NULL},
     /* The lazyfree switches choose which thread returns memory, never a
      * reply: -user-del and -user-flush hand large values and flushed
      * databases to the lazy-free thread (db/lazyfree.c); -expire and

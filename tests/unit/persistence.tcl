@@ -305,6 +305,18 @@ start_server {tags {persistence}} {
         assert_equal 2000 [r dbsize]
         r config set key-load-delay 0
     }
+
+    test {loading-process-events-interval-bytes: hidden, 1024 and up} {
+        assert_equal {loading-process-events-interval-bytes 2097152} [r config get loading-process-events-interval-bytes]
+        assert_equal 0 [dict exists [r config get *] loading-process-events-interval-bytes]
+        assert_error {*argument must be between 1024 and 2147483647*} {
+            r config set loading-process-events-interval-bytes 1023
+        }
+        r config set loading-process-events-interval-bytes 1024
+        assert_equal 1024 [lindex [r config get loading-process-events-interval-bytes] 1]
+        r debug reload
+        r config set loading-process-events-interval-bytes 2097152
+    }
 }
 
 start_server {tags {persistence startup}} {
