@@ -904,13 +904,13 @@ int config_set_default(const char *name, const char *def) {
 typedef struct flag_line {
     char *argv[64];
     int argc;
-    int bad;          /* the name argument's quotes do not balance */
+    int bad;          /* 1: the name argument's quotes do not balance; 2: over 64 words */
     char shown[1024]; /* the line as an error shows it */
 } flag_line;
 
 static void flag_word(flag_line *l, const char *w) {
     if (l->argc < 64) l->argv[l->argc++] = strdup(w);
-    else l->bad = 1;
+    else l->bad = 2;
 }
 
 /* w appended to the shown line, quoted as Redis's sdscatrepr. */
@@ -941,7 +941,8 @@ static int flag_line_end(flag_line *l, int lineno) {
     char err[512] = "";
     int rc = 0;
     if (l->bad) {
-        snprintf(err, sizeof(err), "Unbalanced quotes in configuration line");
+        snprintf(err, sizeof(err), "%s",
+                 l->bad == 1 ? "Unbalanced quotes in configuration line" : "Too many arguments in a configuration line");
         rc = -1;
     } else if (l->argc > 0) {
         rc = apply_directive(l->argc, l->argv, err, sizeof(err));
