@@ -42,6 +42,7 @@ enum {
     F_PROTECTED = 1024,  /* CONFIG SET only as enable-protected-configs allows (dir, dbfilename) */
     F_OMIT_EMPTY = 2048, /* CONFIG REWRITE drops its lines while the value is empty (replicaof) */
     F_ACCUMULATE = 4096, /* F_MULTIARG whose lines at load add up (save); see load_accumulate */
+    F_DENY_LOADING = 8192, /* CONFIG SET answers -LOADING during a load (dir, appendonly) */
 };
 
 typedef struct config_entry {
@@ -108,7 +109,7 @@ static config_entry table[] = {
     {"acllog-max-len", NULL, T_LL, 0, &cfg.acllog_max_len, "128", 0, LLONG_MAX, NULL, NULL},
     {"acl-pubsub-default", NULL, T_ENUM, 0, &cfg.acl_pubsub_default, "resetchannels", 0, 0, acl_pubsub_defaults,
      NULL},
-    {"dir", NULL, T_STRING, F_PROTECTED, &cfg.dir, "", 0, 0, NULL, NULL},
+    {"dir", NULL, T_STRING, F_PROTECTED | F_DENY_LOADING, &cfg.dir, "", 0, 0, NULL, NULL},
     {"dbfilename", NULL, T_STRING, F_PROTECTED, &cfg.dbfilename, "dump.rdb", 0, 0, NULL, NULL},
     {"save", NULL, T_STRING, F_MULTIARG | F_ACCUMULATE, &cfg.save, "3600 1 300 100 60 10000", 0, 0, NULL, NULL},
     {"maxmemory", NULL, T_SIZE, 0, &cfg.maxmemory, "0", 0, LLONG_MAX, NULL, NULL},
@@ -169,7 +170,7 @@ static config_entry table[] = {
      * (F_DEFONLY: any other is refused with the reason in the entry) until
      * the capability that gives it meaning arrives. docs/configuration.md
      * lists them all with their status. */
-    {"appendonly", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL},
+    {"appendonly", NULL, T_BOOL, F_DENY_LOADING, NULL, "no", 0, 0, NULL, NULL},
     {"appendfilename", NULL, T_STRING, F_IMMUTABLE, NULL, "appendonly.aof", 0, 0, NULL, NULL},
     {"appendfsync", NULL, T_ENUM, 0, NULL, "everysec", 0, 0, aof_fsyncs, NULL},
     {"aof-load-truncated", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
@@ -212,7 +213,7 @@ static config_entry table[] = {
     {"repl-diskless-sync", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"repl-diskless-sync-delay", NULL, T_INT, 0, NULL, "5", 0, INT_MAX, NULL, NULL},
     {"repl-diskless-sync-max-replicas", NULL, T_INT, 0, NULL, "0", 0, INT_MAX, NULL, NULL},
-    {"repl-diskless-load", NULL, T_ENUM, 0, NULL, "disabled", 0, 0, diskless_loads, NULL},
+    {"repl-diskless-load", NULL, T_ENUM, F_DENY_LOADING, NULL, "disabled", 0, 0, diskless_loads, NULL},
     {"min-replicas-to-write", "min-slaves-to-write", T_INT, 0, NULL, "0", 0, INT_MAX, NULL, NULL},
     {"min-replicas-max-lag", "min-slaves-max-lag", T_INT, 0, NULL, "10", 0, INT_MAX, NULL, NULL},
     {"replica-priority", "slave-priority", T_INT, 0, NULL, "100", 0, INT_MAX, NULL, NULL},
@@ -369,6 +370,11 @@ int config_is_sensitive(const char *name) {
 int config_is_protected(const char *name) {
     const config_entry *e = find_entry(name);
     return e && (e->flags & F_PROTECTED);
+}
+
+int config_denied_while_loading(const char *name) {
+    const config_entry *e = find_entry(name);
+    return e && (e->flags & F_DENY_LOADING);
 }
 
 /* Redis memtoll: k=1000, kb=1024, m, mb, g, gb. Goblin sizes (binary=1):

@@ -112,6 +112,9 @@ int config_is_sensitive(const char *name);
 /* Whether CONFIG SET may change it only as enable-protected-configs allows
  * (dir, dbfilename: where the server writes files). */
 int config_is_protected(const char *name);
+/* CONFIG SET of name is refused with -LOADING while a dataset loads, as
+ * Redis's DENY_LOADING_CONFIG (dir, appendonly, repl-diskless-load). */
+int config_denied_while_loading(const char *name);
 /* CONFIG REWRITE: the config file keeps its comments and unknown lines,
  * its settings' lines get their current values, and the settings that
  * differ from their default are appended (force_all: every setting, as

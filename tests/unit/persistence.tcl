@@ -319,6 +319,38 @@ start_server {tags {persistence}} {
     }
 }
 
+start_server {tags {persistence}} {
+    test {CONFIG SET during a start-up load: -LOADING for dir and appendonly, other settings change} {
+        r debug populate 20000
+        r save
+        # A second server loads that dump slowly; ours stays as it is.
+        set port [::srv::free_port]
+        set argv [list --port $port --bind 127.0.0.1 --dir [srv dir] --save "" --key-load-delay 200 \
+                      --loading-process-events-interval-bytes 1024 \
+                      --enable-protected-configs yes]
+        if {![is_goblin]} { lappend argv --appendonly no --logfile "" }
+        set pid [exec $::srv::binary {*}$argv >@ stdout 2>@ stderr &]
+        try {
+            set c ""
+            wait_for_condition 200 20 {
+                ![catch {set c [::resp::client -port $port -timeout 2000]}]
+            } else { fail "the loading server does not answer" }
+            wait_for_condition 200 10 {[getInfoProperty [$c info persistence] loading] == 1} else {
+                fail "the server is not loading"
+            }
+            assert_error {LOADING*} {$c config set dir [srv dir]}
+            assert_error {LOADING*} {$c config set appendonly yes}
+            assert_error {LOADING*} {$c config set loglevel notice dir [srv dir]}
+            assert_equal OK [$c config set loglevel debug]
+            assert_equal debug [lindex [$c config get loglevel] 1]
+            assert_equal 1 [getInfoProperty [$c info persistence] loading]
+            $c close
+        } finally {
+            catch {exec kill -9 $pid}
+        }
+    }
+}
+
 start_server {tags {persistence startup}} {
     test {A corrupt dump stops start-up with exit code 1} {
         set dir [file join $::srv::tmproot "corrupt-dump.[pid]"]

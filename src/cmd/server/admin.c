@@ -201,7 +201,7 @@ static void configSetCommand(client *c) {
     char err[600], why[512];
     err[0] = '\0';
     const char *unknown = NULL;
-    int bad = 0;
+    int bad = 0, deny_loading = 0;
     int protected_ok = admin_protected_allowed(c, "enable-protected-configs"); /* reads the table: before its lock */
     config_lock();
     for (int i = 0; i < n; i++) {
@@ -227,6 +227,12 @@ static void configSetCommand(client *c) {
             snprintf(err, sizeof(err),
                      "ERR CONFIG SET failed (possibly related to argument '%s') - can't set protected config", name);
             bad = 1;
+            continue;
+        }
+        /* A load under way refuses some settings with -LOADING, which goes
+         * before any other error (clients may wait and retry). */
+        if (persist_loading() && config_denied_while_loading(lname[i])) {
+            deny_loading = bad = 1;
             continue;
         }
         /* Settings are kept as text: a NUL byte would cut the value short
@@ -269,7 +275,8 @@ static void configSetCommand(client *c) {
         }
     }
     config_unlock();
-    if (unknown) reply_errorf(c, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", unknown);
+    if (deny_loading) reply_error(c, "LOADING Redis is loading the dataset in memory");
+    else if (unknown) reply_errorf(c, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", unknown);
     else if (bad) reply_error(c, err);
     else reply_ok(c);
     for (int i = 0; i < n; i++) {
