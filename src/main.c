@@ -319,11 +319,11 @@ int main(int argc, char **argv) {
     cmd_table_init();
     families_register();
     for (int i = 0; i < cfg.nrenames; i++) {
-        char rerr[200];
+        char rerr[200], line[600];
         if (cmd_rename(cfg.renames[2 * i], cfg.renames[2 * i + 1], rerr, sizeof(rerr)) != 0) {
-            fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (goblin-core) ***\n>>> 'rename-command %s %s'\n%s\n",
-                    cfg.renames[2 * i], cfg.renames[2 * i + 1], rerr);
-            log_warn("rename-command %s %s: %s", cfg.renames[2 * i], cfg.renames[2 * i + 1], rerr);
+            snprintf(line, sizeof(line), "rename-command %s %s", cfg.renames[2 * i], cfg.renames[2 * i + 1]);
+            config_report_error(NULL, 0, line, rerr);
+            log_warn("%s: %s", line, rerr);
             return 1;
         }
     }

@@ -845,6 +845,13 @@ static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
     return set_value(e, val, err, errlen);
 }
 
+void config_report_error(const char *path, int lineno, const char *line, const char *err) {
+    fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (goblin-core) ***\n");
+    if (lineno > 0 && path) fprintf(stderr, "Reading the configuration file '%s', at line %d\n", path, lineno);
+    else if (lineno > 0) fprintf(stderr, "Reading the configuration file, at line %d\n", lineno);
+    fprintf(stderr, ">>> '%s'\n%s\n", line, err);
+}
+
 static int load_stream(FILE *f, const char *path);
 
 static int load_file(const char *path) {
@@ -881,9 +888,7 @@ static int load_stream(FILE *f, const char *path) {
         }
         for (int i = 0; i < argc; i++) free(argv[i]);
         if (bad) {
-            fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (goblin-core) ***\n");
-            fprintf(stderr, "Reading the configuration file '%s', at line %d\n", path, lineno);
-            fprintf(stderr, ">>> '%s'\n%s\n", p, err);
+            config_report_error(path, lineno, p, err);
             return -1;
         }
     }
@@ -953,11 +958,7 @@ static int flag_line_end(flag_line *l, int lineno) {
     } else if (l->argc > 0) {
         rc = apply_directive(l->argc, l->argv, err, sizeof(err));
     }
-    if (rc != 0) {
-        fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (goblin-core) ***\n");
-        fprintf(stderr, "Reading the configuration file, at line %d\n", lineno);
-        fprintf(stderr, ">>> '%s'\n%s\n", l->shown, err);
-    }
+    if (rc != 0) config_report_error(NULL, lineno, l->shown, err);
     for (int i = 0; i < l->argc; i++) free(l->argv[i]);
     l->argc = l->bad = 0;
     l->shown[0] = '\0';
