@@ -471,6 +471,16 @@ proc restart_server {} {
     ::srv::connect_default $sid
 }
 
+# Start the current server again after it exited as a test expected
+# (server_expect_exit): same directory and arguments, a new default client.
+proc start_server_again {} {
+    set sid [::srv::current]
+    set ::srv::S($sid,expect_exit) 0
+    ::srv::close_clients $sid
+    ::srv::launch $sid
+    ::srv::connect_default $sid
+}
+
 proc server_is_alive {} {
     ::srv::alive [srv pid]
 }

@@ -230,10 +230,7 @@ start_server {tags {persistence}} {
             fail "server still running after SHUTDOWN"
         }
         assert {[file exists [file join [srv dir] dump.rdb]]}
-        set ::srv::S([::srv::current],expect_exit) 0
-        ::srv::close_clients [::srv::current]
-        ::srv::launch [::srv::current]
-        ::srv::connect_default [::srv::current]
+        start_server_again
         assert_equal yes [r get survivor]
     }
 }
@@ -284,10 +281,7 @@ start_server {tags {persistence}} {
             fail "server still running after SIGTERM with force"
         }
         file delete -force [file join [srv dir] dump.rdb]
-        set ::srv::S([::srv::current],expect_exit) 0
-        ::srv::close_clients [::srv::current]
-        ::srv::launch [::srv::current]
-        ::srv::connect_default [::srv::current]
+        start_server_again
         assert_equal 0 [r dbsize]
     }
 }
