@@ -88,7 +88,7 @@ static const char *const tls_auth_modes[] = {"no", "yes", "optional", NULL};
 
 static config_entry table[] = {
     {"port", NULL, T_INT, 0, &cfg.port, "6379", 0, 65535, NULL, NULL},
-    {"bind", "listen-address", T_STRING, F_MULTIARG, &cfg.bind, "127.0.0.1 -::1", 0, 0, NULL, NULL},
+    {"bind", "listen-address", T_STRING, F_MULTIARG, &cfg.bind, "* -::*", 0, 0, NULL, NULL},
     {"protected-mode", NULL, T_BOOL, 0, &cfg.protected_mode, "yes", 0, 0, NULL, NULL},
     {"tcp-backlog", NULL, T_INT, F_IMMUTABLE, &cfg.tcp_backlog, "511", 0, INT_MAX, NULL, NULL},
     {"timeout", NULL, T_INT, 0, &cfg.timeout, "0", 0, INT_MAX, NULL, NULL},

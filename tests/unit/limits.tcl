@@ -584,10 +584,16 @@ proc pm_client {host src {send -}} {
     return $out
 }
 
+# -defaultbind first: no bind given, the server's default applies.
 proc pm_start_server {args} {
     set dir [file normalize [file join $::srv::tmproot "pm-[pid]"]]
     file mkdir $dir
-    set argv [list --port 6379 --bind "10.251.0.1 127.0.0.1" --dir $dir --save ""]
+    set argv [list --port 6379 --dir $dir --save ""]
+    if {[lindex $args 0] eq "-defaultbind"} {
+        set args [lrange $args 1 end]
+    } else {
+        lappend argv --bind "10.251.0.1 127.0.0.1"
+    }
     if {[::srv::kind] eq "redis"} {lappend argv --daemonize no --appendonly no}
     lappend argv {*}$args
     set ::pm_pid [exec ip netns exec $::pm_ns $::srv::binary {*}$argv >& [file join $dir log] &]
@@ -644,6 +650,17 @@ tags {limits protected-mode} {
             pm_start_server --protected-mode no
             test {--protected-mode no at start-up} {
                 assert_equal "+PONG\r\n" [pm_client 10.251.0.1 10.251.0.2 "PING\n"]
+            }
+            pm_stop_server
+
+            pm_start_server -defaultbind
+            test {The default bind (* -::*) listens on every interface, guarded by protected mode} {
+                assert_equal "*2\r\n\$4\r\nbind\r\n\$6\r\n* -::*\r\n" [pm_client 127.0.0.1 - "CONFIG GET bind\n"]
+                assert_equal "$::DENIED\r\n<EOF>" [pm_client 10.251.0.1 10.251.0.2]
+                # With a password (the usual remote set-up) the other
+                # interface serves, as Redis 7.0 does out of the box.
+                pm_client 127.0.0.1 - "CONFIG SET requirepass secret\n"
+                assert_equal "+OK\r\n+PONG\r\n" [pm_client 10.251.0.1 10.251.0.2 "AUTH secret\nPING\n"]
             }
             pm_stop_server
         } finally {
