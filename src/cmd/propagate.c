@@ -37,6 +37,7 @@ enum { LEVEL_DEFAULT = 0, LEVEL_REWRITTEN = 1, LEVEL_NONE = 2 };
 
 typedef struct prop_level {
     unsigned long changes_at_begin;
+    int nops_at_begin;
     unsigned long child_changes;
     int state;
     int force_repl;           /* prop_force_repl */
@@ -135,6 +136,7 @@ void prop_begin(void) {
     assert(T.depth < PROP_MAX_DEPTH);
     prop_level *l = &T.lv[T.depth++];
     l->changes_at_begin = T.changes;
+    l->nops_at_begin = T.nops;
     l->child_changes = 0;
     l->state = LEVEL_DEFAULT;
     l->force_repl = 0;
@@ -209,6 +211,14 @@ static int emit_call_direct(const client *c) {
 static __attribute__((noinline)) void end_level(client *c, const cmd_def *cmd, prop_level *l, unsigned long total) {
     unsigned long mine = total - l->child_changes;
     if (T.depth > 0) T.lv[T.depth - 1].child_changes += total;
+    if (client_flags_peek(c) & CLIENT_AOF_LOADER) {
+        /* Replayed from the AOF (DEBUG LOADAOF, nested in the DEBUG call):
+         * the files hold it already, and replicas are not told, as in
+         * Redis. */
+        if (l->state == LEVEL_REWRITTEN) op_free(&l->rewrite);
+        while (T.nops > l->nops_at_begin) op_free(&T.ops[--T.nops]);
+        return;
+    }
     if (T.depth == 0 && T.nops == 0 && l->state == LEVEL_DEFAULT && mine > 0 &&
         !(cmd->flags & CMDF_NO_OWN_RECORD) && wstream_active() && emit_call_direct(c) == 0)
         return;

@@ -39,6 +39,7 @@
  * the new incr file, so nothing is lost either way. */
 #include "persist/aof.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -608,6 +609,70 @@ int aof_load_at_startup(char *err, size_t errlen) {
     return rc;
 }
 
+/* Delete the manifest's history files and write it without them; man_mu
+ * held. */
+static void delete_history_locked(void) {
+    if (!man.nhist) return;
+    char err[600];
+    for (int i = 0; i < man.nhist; i++) {
+        char hp[1024];
+        log_notice("Removing the history file %s in the background", man.hist[i].name);
+        aof_path(hp, sizeof(hp), dirname_, man.hist[i].name);
+        unlink(hp);
+    }
+    free(man.hist);
+    man.hist = NULL;
+    man.nhist = 0;
+    if (aofm_write(dirname_, fname_, &man, err, sizeof(err)) != 0) log_warn("%s", err);
+}
+
+int aof_debug_load(char *err, size_t errlen) {
+    assert(db_keyspace_write_held());
+    if (__atomic_load_n(&on, __ATOMIC_RELAXED)) {
+        pthread_mutex_lock(&mu);
+        drain_locked();
+        pthread_mutex_unlock(&mu);
+    }
+    pthread_mutex_lock(&man_mu);
+    aof_manifest nm;
+    aofm_init(&nm);
+    char path[1024], name[600], msg[900];
+    snprintf(name, sizeof(name), "%s.manifest", fname_);
+    aof_path(path, sizeof(path), dirname_, name);
+    if (file_exists(path) && aofm_read(path, &nm, msg, sizeof(msg)) != 0) {
+        snprintf(err, errlen, "Can't read the AOF manifest: %s", msg);
+        aofm_free(&nm);
+        pthread_mutex_unlock(&man_mu);
+        return -1;
+    }
+    if (!nm.has_base && !nm.nincr) {
+        snprintf(err, errlen, "no append-only file to load: no manifest naming one in %s", dirname_);
+        aofm_free(&nm);
+        pthread_mutex_unlock(&man_mu);
+        return -1;
+    }
+    if (!replay) abort(); /* registered before the server serves */
+    aofm_free(&man);
+    man = nm;
+    delete_history_locked();
+    for (int i = 0; i < db_count(); i++) db_flush(db_get(i));
+    uint64_t bs = 0, ts = 0;
+    db_pause_expiry(1);
+    int rc = aof_load_files(dirname_, &man, setting(&load_truncated), replay, persist_loading_progress, &bs, &ts, msg,
+                            sizeof(msg));
+    db_pause_expiry(0);
+    if (rc != 0) {
+        /* The dataset is gone and the files cannot give it back. */
+        log_warn("%s", msg);
+        log_warn("DEBUG LOADAOF could not load the AOF after emptying the dataset: exiting");
+        exit(1);
+    }
+    __atomic_store_n(&base_size, bs, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&man_mu);
+    log_warn("Append Only File loaded by DEBUG LOADAOF");
+    return 0;
+}
+
 static void fill_opts(rdb_save_opts *o) {
     persist_fill_save_opts(o);
     o->repl_id[0] = '\0'; /* an AOF base carries no replication info, as Redis */
@@ -985,16 +1050,7 @@ static int install_base(const char *tmp, int rdb) {
     }
     aofm_free(&man);
     man = nm;
-    for (int i = 0; i < man.nhist; i++) {
-        char hp[1024];
-        log_notice("Removing the history file %s in the background", man.hist[i].name);
-        aof_path(hp, sizeof(hp), dirname_, man.hist[i].name);
-        unlink(hp);
-    }
-    free(man.hist);
-    man.hist = NULL;
-    man.nhist = 0;
-    if (aofm_write(dirname_, fname_, &man, err, sizeof(err)) != 0) log_warn("%s", err);
+    delete_history_locked();
     uint64_t total = file_size(man.base.name);
     for (int i = 0; i < man.nincr; i++) total += file_size(man.incr[i].name);
     __atomic_store_n(&base_size, total, __ATOMIC_RELAXED);

@@ -63,6 +63,15 @@ int aof_open_at_startup(char *err, size_t errlen);
  * AOF is then off). */
 int aof_restart(char *err, size_t errlen);
 
+/* DEBUG LOADAOF, as Redis 7.0: what the writer holds reaches the file, the
+ * manifest is read again from disk (its history files are deleted), the
+ * dataset is emptied and the files are replayed. The caller holds the
+ * keyspace write lock, so replayed commands take no lock of their own.
+ * 0; -1 with err when the manifest cannot be read or names no file
+ * (nothing changed). A load that fails once the dataset is emptied ends
+ * the process, as in Redis. */
+int aof_debug_load(char *err, size_t errlen);
+
 /* Flush what is buffered, fsync, stop the writer; kills a rewrite child. */
 void aof_stop(void);
 /* CONFIG RESETSTAT: aof_rewrites and aof_rewrites_consecutive_failures

@@ -905,6 +905,21 @@ int persist_debug_reload(int nosave, char *err, size_t errlen) {
     return rc;
 }
 
+int persist_debug_loadaof(char *err, size_t errlen) {
+    db_wrlock_keyspace();
+    __atomic_store_n(&loading_start_ms, now_ms(), __ATOMIC_RELAXED);
+    __atomic_store_n(&loading, 1, __ATOMIC_RELAXED);
+    int rc = aof_debug_load(err, errlen);
+    if (rc == 0) {
+        db_signal_replaced();
+        /* What was replayed is no change to save (Redis: dirty = 0). */
+        __atomic_store_n(&dirty_at_save, dirty_now(), __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&loading, 0, __ATOMIC_RELAXED);
+    db_unlock_keyspace();
+    return rc;
+}
+
 /* ---- INFO ------------------------------------------------------------------------------ */
 
 void persist_stats_reset(void) {

@@ -124,6 +124,11 @@ void persist_after_flushall(void);
  * Takes the keyspace write lock itself. */
 int persist_debug_reload(int nosave, char *err, size_t errlen);
 
+/* DEBUG LOADAOF: the dataset replaced by a replay of the AOF files
+ * (aof_debug_load) while other clients are answered -LOADING. Takes the
+ * keyspace write lock itself. 0, or -1 with err (nothing changed). */
+int persist_debug_loadaof(char *err, size_t errlen);
+
 /* One round of housekeeping: reap the child, read its progress, fire
  * scheduled BGSAVEs and save points. The persistence thread calls it every
  * 100 ms; exposed for a server cron that would rather drive it. */

@@ -864,5 +864,66 @@ def main():
     return SUITE.main(ARGS)
 
 
+@test
+def debug_loadaof_replays_the_files_as_redis():
+    """DEBUG LOADAOF empties the dataset and replays the files: the same
+    digest after a rewrite and more writes, nothing appended to the files,
+    no change left to save; the manifest and files are read again from
+    disk (a command appended by hand appears). Both servers."""
+    for kind in ("goblin", "redis"):
+        d = tdir("loadaof_" + kind)
+        s = start(kind, d, "--appendonly", "yes")
+        dataset.build(s.c, big=False)
+        s.c.ok("BGREWRITEAOF")
+        wait_for(lambda: info(s.c)["aof_rewrite_in_progress"] == "0", 60)
+        s.c.ok("SELECT", "0")
+        s.c.ok("SET", "after", "rewrite", "EX", "1000")
+        s.c.ok("INCR", "n")
+        want = digest(s)
+        size = int(info(s.c)["aof_current_size"])
+        assert s.c.ok("DEBUG", "LOADAOF") == b"OK", kind
+        assert digest(s) == want, kind
+        assert int(info(s.c)["aof_current_size"]) == size, kind
+        assert info(s.c)["rdb_changes_since_last_save"] == "0", kind
+        assert 900 < s.c.ok("TTL", "after") <= 1000, kind
+        incr = os.path.join(d, AOFDIR, manifest(d)[-1][1])
+        with open(incr, "ab") as f:
+            f.write(resp("SET", "by-hand", "1"))
+        assert s.c.ok("DEBUG", "LOADAOF") == b"OK", kind
+        assert s.c.ok("GET", "by-hand") == b"1", kind
+        assert s.c.ok("INCR", "n") == 2, kind
+        assert "Append Only File loaded by DEBUG LOADAOF" in s.log_text(), kind
+
+
+@test
+def debug_loadaof_without_files_changes_nothing():
+    """Goblin refuses DEBUG LOADAOF when no manifest names a file (Redis
+    7.0 empties the dataset and exits); the dataset stays."""
+    g = start("goblin", tdir("loadaof_none"))
+    g.c.ok("SET", "k", "v")
+    r = g.c.call("DEBUG", "LOADAOF")
+    assert isinstance(r, Err) and r.msg.startswith("ERR no append-only file to load"), r
+    assert g.c.ok("GET", "k") == b"v"
+
+
+@test
+def debug_loadaof_of_damaged_files_exits_as_redis():
+    """A file that cannot be replayed once the dataset is emptied ends the
+    process with exit code 1, on both servers."""
+    for kind in ("goblin", "redis"):
+        d = tdir("loadaof_bad_" + kind)
+        s = start(kind, d, "--appendonly", "yes", "--aof-load-truncated", "no")
+        s.c.ok("SET", "k", "v")
+        incr = os.path.join(d, AOFDIR, manifest(d)[-1][1])
+        with open(incr, "ab") as f:
+            f.write(b"*2\r\n$3\r\nGET\r\n$1\r\n")
+        try:
+            s.c.call("DEBUG", "LOADAOF")
+        except (OSError, EOFError):
+            pass
+        s.p.wait(10)
+        assert s.p.returncode == 1, (kind, s.p.returncode)
+
+
 if __name__ == "__main__":
     sys.exit(main())

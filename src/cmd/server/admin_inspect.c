@@ -662,6 +662,8 @@ static void debug_help(client *c) {
         "    unit tests to simulate Redis errors.",
         "LOG <message>",
         "    Write <message> to the server log.",
+        "LOADAOF",
+        "    Flush the AOF buffers on disk and reload the AOF in memory.",
         "OBJECT <key>",
         "    Show low level info about `key` and associated value.",
         "POPULATE <count> [<prefix>] [<size>]",
@@ -764,6 +766,13 @@ void debugCommand(client *c) {
         char err[1024];
         if (persist_debug_reload(nosave, err, sizeof(err)) != 0) {
             reply_errorf(c, "ERR Error trying to load the RDB dump: %s", err);
+            return;
+        }
+        reply_ok(c);
+    } else if (c->argc == 2 && arg_is(sub, "loadaof")) {
+        char err[1024];
+        if (persist_debug_loadaof(err, sizeof(err)) != 0) {
+            reply_errorf(c, "ERR %s", err);
             return;
         }
         reply_ok(c);
