@@ -322,7 +322,7 @@ int main(int argc, char **argv) {
         char rerr[200], line[600];
         if (cmd_rename(cfg.renames[2 * i], cfg.renames[2 * i + 1], rerr, sizeof(rerr)) != 0) {
             snprintf(line, sizeof(line), "rename-command %s %s", cfg.renames[2 * i], cfg.renames[2 * i + 1]);
-            config_report_error(NULL, 0, line, rerr);
+            config_report_error(0, line, rerr);
             log_warn("%s: %s", line, rerr);
             return 1;
         }

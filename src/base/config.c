@@ -806,6 +806,16 @@ static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
             snprintf(err, errlen, "wrong number of arguments for 'user'");
             return -1;
         }
+        /* A name given twice is refused here, with its line, as Redis
+         * refuses it while it reads the configuration. */
+        for (int k = 0; k < cfg.nacl_users; k++)
+            if (cfg.acl_users[k].argc && strcmp(cfg.acl_users[k].argv[0], argv[1]) == 0) {
+                snprintf(err, errlen,
+                         "Error in user declaration '%.200s': Duplicate user found. A user can only be defined once "
+                         "in config files",
+                         argv[1]);
+                return -1;
+            }
         config_user *nu = realloc(cfg.acl_users, sizeof(config_user) * (size_t)(cfg.nacl_users + 1));
         if (!nu) abort();
         cfg.acl_users = nu;
@@ -845,33 +855,37 @@ static int apply_directive(int argc, char **argv, char *err, size_t errlen) {
     return set_value(e, val, err, errlen);
 }
 
-void config_report_error(const char *path, int lineno, const char *line, const char *err) {
+void config_report_error(int lineno, const char *line, const char *err) {
     fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (goblin-core) ***\n");
-    if (lineno > 0 && path) fprintf(stderr, "Reading the configuration file '%s', at line %d\n", path, lineno);
-    else if (lineno > 0) fprintf(stderr, "Reading the configuration file, at line %d\n", lineno);
+    if (lineno > 0) fprintf(stderr, "Reading the configuration file, at line %d\n", lineno);
     fprintf(stderr, ">>> '%s'\n%s\n", line, err);
 }
 
-static int load_stream(FILE *f, const char *path);
+static int load_stream(FILE *f, int *lines);
 
-static int load_file(const char *path) {
+/* An included file's lines are numbered on their own, as in Redis. */
+static int load_file(const char *path, int *lines) {
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "goblin-core: can't open config file '%s': %s\n", path, strerror(errno));
         return -1;
     }
-    int rc = load_stream(f, path);
+    int rc = load_stream(f, lines);
     fclose(f);
     return rc;
 }
 
-/* The directives of f, one per line (path names it in errors). */
-static int load_stream(FILE *f, const char *path) {
+/* The directives of f, one per line. As Redis reads a config file and
+ * then standard input as one text, line numbers in errors go on from
+ * *lines (the newlines before f's first line), which is left at the
+ * newlines read so far. */
+static int load_stream(FILE *f, int *lines) {
     char line[8192];
-    int lineno = 0;
+    int lineno = *lines;
     while (fgets(line, sizeof(line), f)) {
         lineno++;
         size_t n = strlen(line);
+        if (n && line[n - 1] == '\n') *lines += 1;
         while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
         char *p = line;
         while (*p && isspace((unsigned char)*p)) p++;
@@ -881,14 +895,17 @@ static int load_stream(FILE *f, const char *path) {
         char err[512];
         int bad = argc <= 0;
         if (!bad) {
-            if (strcasecmp(argv[0], "include") == 0 && argc == 2) bad = load_file(argv[1]) != 0;
+            if (strcasecmp(argv[0], "include") == 0 && argc == 2) {
+                int own = 0;
+                bad = load_file(argv[1], &own) != 0;
+            }
             else bad = apply_directive(argc, argv, err, sizeof(err)) != 0;
         } else {
             snprintf(err, sizeof(err), "Unbalanced quotes in configuration line");
         }
         for (int i = 0; i < argc; i++) free(argv[i]);
         if (bad) {
-            config_report_error(path, lineno, p, err);
+            config_report_error(lineno, p, err);
             return -1;
         }
     }
@@ -958,16 +975,18 @@ static int flag_line_end(flag_line *l, int lineno) {
     } else if (l->argc > 0) {
         rc = apply_directive(l->argc, l->argv, err, sizeof(err));
     }
-    if (rc != 0) config_report_error(NULL, lineno, l->shown, err);
+    if (rc != 0) config_report_error(lineno, l->shown, err);
     for (int i = 0; i < l->argc; i++) free(l->argv[i]);
     l->argc = l->bad = 0;
     l->shown[0] = '\0';
     return rc;
 }
 
-static int load_flags(int argc, char **argv) {
+/* first_line: the number of the flags' first line (Redis numbers them
+ * after the config file's and standard input's lines and a line break). */
+static int load_flags(int argc, char **argv, int first_line) {
     flag_line l = {0};
-    int lineno = 0, named = 1; /* named: the line's name came with a value, or needs none */
+    int lineno = first_line - 1, named = 1; /* named: the line's name came with a value, or needs none */
     for (int j = 0; j < argc; j++) {
         const char *a = argv[j];
         if (!(named && a[0] == '-' && a[1] == '-')) {
@@ -1010,7 +1029,7 @@ int config_load(int argc, char **argv) {
     int i = 1;
     /* As Redis: a config file, then the directives on standard input when
      * an argument "-" follows it or ends the command line, then the flags. */
-    int from_stdin = 0;
+    int from_stdin = 0, lines = 0;
     if (argc > 1 && !strcmp(argv[argc - 1], "-")) {
         from_stdin = 1;
         argc--;
@@ -1022,11 +1041,11 @@ int config_load(int argc, char **argv) {
         char *abs = realpath(argv[1], NULL);
         free(cfg.config_file);
         cfg.config_file = abs ? abs : strdup(argv[1]);
-        if (load_file(argv[1]) != 0) return -1;
+        if (load_file(argv[1], &lines) != 0) return -1;
         i = 2;
     }
-    if (from_stdin && load_stream(stdin, "stdin") != 0) return -1;
-    if (load_flags(argc - i, argv + i) != 0) return -1;
+    if (from_stdin && load_stream(stdin, &lines) != 0) return -1;
+    if (load_flags(argc - i, argv + i, lines + 2) != 0) return -1;
     /* Cross-setting constraints. */
     if (cfg.arena_chunk % (2 << 20) != 0) {
         fprintf(stderr, "goblin-core: --arena-chunk must be a multiple of the 2 MiB HugeTLB page\n");

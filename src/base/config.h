@@ -116,9 +116,9 @@ int config_is_protected(const char *name);
  * Redis's DENY_LOADING_CONFIG (dir, appendonly, repl-diskless-load). */
 int config_denied_while_loading(const char *name);
 /* A directive that stops the start, as Redis reports it on stderr: the
- * file (path NULL: the command line's flags) and line (0: none), the
- * line, and why. */
-void config_report_error(const char *path, int lineno, const char *line, const char *err);
+ * line's number (0: none; the flags' lines go on from the config file's,
+ * as in Redis), the line, and why. */
+void config_report_error(int lineno, const char *line, const char *err);
 /* CONFIG REWRITE: the config file keeps its comments and unknown lines,
  * its settings' lines get their current values, and the settings that
  * differ from their default are appended (force_all: every setting, as

@@ -275,6 +275,31 @@ test {command line: an error names the directive line the flags made, its values
     }
 }
 
+test {start-up errors number lines as Redis: the flags go on after the config file's lines and a break} {
+    set conf [file join $::srv::tmproot "lines-[pid].conf"]
+    set fd [open $conf w]
+    puts $fd "# a comment"
+    puts $fd "hz 10"
+    close $fd
+    foreach {argv want} [list \
+        {--port abc} {*at line 2*'port "abc"'*} \
+        [list $conf --port abc] {*at line 4*'port "abc"'*} \
+        {--user foo --port 0 --user foo} {*at line 4*'user "foo"'*Error in user declaration 'foo': Duplicate user found. A user can only be defined once in config files*} \
+        {--user default --user default} {*at line 3*Error in user declaration 'default': Duplicate user found*} \
+    ] {
+        lassign [run_server_binary $argv 5000] status out
+        assert_equal 1 $status "$argv: $out"
+        assert_match $want $out
+    }
+    set fd [open $conf a]
+    puts $fd "maxmemory x"
+    close $fd
+    lassign [run_server_binary [list $conf --port 0] 5000] status out
+    assert_equal 1 $status
+    assert_match {*at line 3*'maxmemory x'*} $out
+    file delete $conf
+}
+
 start_server {tags {directives} args {"--maxmemory 700mb" "--maxmemory-policy 'volatile-lru'" --masteruser --my--user --save --loglevel verbose}} {
     test {command line: a name and its value in one argument; a value beginning with --; --save with no value} {
         assert_equal 734003200 [lindex [r config get maxmemory] 1]
