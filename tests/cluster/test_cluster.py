@@ -194,7 +194,9 @@ def single_node_replies_as_redis():
     slot = g.c.ok("CLUSTER", "KEYSLOT", "{tag}")
     for cmd in [("CLUSTER", "COUNTKEYSINSLOT", slot), ("CLUSTER", "COUNTKEYSINSLOT", 0),
                 ("DBSIZE",), ("CLUSTER", "FLUSHSLOTS"), ("MSET", "a", "1", "b", "2"),
-                ("MSET", "{t}a", "1", "{t}b", "2"), ("CLUSTER", "SETSLOT", slot, "NODE", g.c.ok("CLUSTER", "MYID"))]:
+                ("MSET", "{t}a", "1", "{t}b", "2"), ("RPUSH", "{t}l", "2", "1"), ("SORT", "{t}l", "BY", "w*"),
+                ("SORT", "{t}l", "GET", "#"), ("SORT", "{t}l", "BY", "nosort"), ("SORT", "{t}l"),
+                ("CLUSTER", "SETSLOT", slot, "NODE", g.c.ok("CLUSTER", "MYID"))]:
         if cmd[-1] == g.c.ok("CLUSTER", "MYID"):
             b = r.c.call(*(cmd[:-1] + (r.c.ok("CLUSTER", "MYID"),)))
         else:

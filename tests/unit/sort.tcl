@@ -321,6 +321,32 @@ start_server [list tags {sort} args $::sort_server_args] {
         $sub close
     }
 
+    test {SORT BY a pattern and GET need a selector that reads any key} {
+        r del l
+        r rpush l 2 1
+        r mset w1 1 w2 2
+        r acl setuser sorter on nopass (+sort ~l)
+        set u [redis_client]
+        $u auth sorter x
+        assert_error {ERR BY option of SORT denied due to insufficient ACL permissions.} {$u sort l by w*}
+        assert_error {ERR GET option of SORT denied due to insufficient ACL permissions.} {$u sort l get #}
+        # A BY without '*' sorts nothing and reads nothing: allowed.
+        assert_equal {2 1} [$u sort l by nosort]
+        r acl setuser sorter (+sort ~l ~w*)
+        assert_error {ERR BY option*} {$u sort l by w*}
+        r acl setuser sorter (+sort ~l %W~*)
+        assert_error {ERR GET option*} {$u sort l get w*}
+        r acl setuser sorter (+sort ~l %R~*)
+        assert_equal {1 2} [$u sort l by w*]
+        assert_equal {1 2} [$u sort l get w*]
+        # The root selector counts as any other.
+        r acl setuser sorter reset on nopass +sort allkeys
+        assert_equal {1 2} [$u sort l by w*]
+        $u close
+        r acl deluser sorter
+        r del l w1 w2
+    }
+
     # Last in the file on purpose: redis-server does not clear errno before
     # its strtod, so after an overflow it keeps refusing valid numbers in
     # later SORTs until some other call resets errno. Goblin clears it.

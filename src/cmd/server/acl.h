@@ -37,6 +37,11 @@ const char *acl_check_call(client *c, const cmd_def *cmd, int in_exec);
  * scripts' redis.acl_check_cmd). */
 int acl_allows(client *c, const cmd_def *cmd, garg *argv, int argc);
 
+/* Whether a selector of c's user allows c's call of cmd and reads every
+ * key (allkeys, or a read pattern "*"): SORT's BY and GET read keys no
+ * key position names, as Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess. */
+int acl_allows_any_key(client *c, const cmd_def *cmd);
+
 /* AUTH / HELLO AUTH: 0 and c authenticated as user, or -1 (failure logged,
  * with argv[0] of c as the object). */
 int acl_authenticate(client *c, const char *user, size_t ulen, const char *pass, size_t plen);

@@ -317,6 +317,26 @@ int acl_allows(client *c, const cmd_def *cmd, garg *argv, int argc) {
     return r == ACL_OK;
 }
 
+static int sel_reads_any_key(const acl_sel *s) {
+    if (s->flags & SEL_ALLKEYS) return 1;
+    for (int i = 0; i < s->npats; i++)
+        if ((s->pats[i].flags & KP_READ) && strcmp(s->pats[i].p, "*") == 0) return 1;
+    return 0;
+}
+
+int acl_allows_any_key(client *c, const cmd_def *cmd) {
+    acl_user *u = acl_client_user(c);
+    if (__atomic_load_n(&u->unrestricted, __ATOMIC_ACQUIRE)) return 1;
+    int ok = 0, pos = 0;
+    keycache kc = {0};
+    pthread_rwlock_rdlock(&acl_lock);
+    for (int i = 0; i < u->nsel && !ok; i++)
+        ok = sel_check(&u->sel[i], cmd, c->argv, c->argc, &pos, &kc) == ACL_OK && sel_reads_any_key(&u->sel[i]);
+    pthread_rwlock_unlock(&acl_lock);
+    free(kc.k);
+    return ok;
+}
+
 /* Make u (already referenced by the caller) c's user. */
 static void client_become(client *c, acl_user *u) {
     acl_user *old = client_swap_user(c, u == &acl_default_user ? NULL : u);

@@ -29,8 +29,10 @@
 #include <string.h>
 
 #include "cmd/blocking.h"
+#include "cmd/cluster/cluster.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
+#include "cmd/server/acl.h"
 #include "cmd/types/tcommon.h"
 #include "session/reply.h"
 #include "db/strval.h"
@@ -313,6 +315,11 @@ static int sort_score(const char *p, size_t n, double *out) {
 
 enum { GETS_MAX_INLINE = 16 };
 
+static int full_key_access(client *c, int *cached) {
+    if (*cached < 0) *cached = acl_allows_any_key(c, __atomic_load_n(&c->cur, __ATOMIC_RELAXED));
+    return *cached;
+}
+
 static void sortGeneric(client *c, int readonly) {
     gdb *db = cmd_db(c);
     sort_opts o = {0, 0, 0, 0};
@@ -322,6 +329,7 @@ static void sortGeneric(client *c, int readonly) {
     const garg *gets_inline[GETS_MAX_INLINE];
     const garg **gets = gets_inline;
     int ngets = 0, capgets = GETS_MAX_INLINE;
+    int full_keys = -1; /* acl_allows_any_key, asked once */
 
     for (int j = 2; j < c->argc; j++) {
         int leftargs = c->argc - j - 1;
@@ -342,7 +350,25 @@ static void sortGeneric(client *c, int readonly) {
             sortby = &c->argv[++j];
             /* No '*' (as a C string): nothing to sort by. */
             dontsort = memchr(sortby->p, '*', strnlen(sortby->p, sortby->n)) == NULL;
+            /* A real pattern reads keys nobody named: not in a cluster,
+             * and only for a user who may read any key. */
+            if (!dontsort && cluster_enabled()) {
+                reply_error(c, "ERR BY option of SORT denied in Cluster mode.");
+                goto done;
+            }
+            if (!dontsort && !full_key_access(c, &full_keys)) {
+                reply_error(c, "ERR BY option of SORT denied due to insufficient ACL permissions.");
+                goto done;
+            }
         } else if (arg_is(a, "get") && leftargs >= 1) {
+            if (cluster_enabled()) {
+                reply_error(c, "ERR GET option of SORT denied in Cluster mode.");
+                goto done;
+            }
+            if (!full_key_access(c, &full_keys)) {
+                reply_error(c, "ERR GET option of SORT denied due to insufficient ACL permissions.");
+                goto done;
+            }
             if (ngets == capgets) {
                 const garg **ng = malloc((size_t)capgets * 2 * sizeof(*ng));
                 if (!ng) {
