@@ -2,8 +2,10 @@
  * housekeeping -> wait for SHUTDOWN or a signal. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 #include "mem/objstore.h"
 #include "net/net.h"
 #include "persist/persist.h"
+#include "persist/rdb.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "session/session.h"
@@ -96,19 +99,30 @@ static void sigterm_apply(const char *v) {
     __atomic_store_n(&sigterm_flags, sig_flags_parse(v, err, sizeof(err)), __ATOMIC_RELAXED);
 }
 
-static void *signal_thread(void *arg) {
-    sigset_t *set = arg;
-    for (;;) {
-        int sig;
-        if (sigwait(set, &sig) != 0) continue;
-        const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
-        int flags = __atomic_load_n(sig == SIGINT ? &sigint_flags : &sigterm_flags, __ATOMIC_RELAXED);
-        log_warn("Received %s scheduling shutdown...", name);
-        /* As SHUTDOWN with the options of shutdown-on-<signal>: lagging
-         * replicas catch up first unless now (SHUTDOWN ABORT stops it), save
-         * when save points are configured (or save, not nosave); a failed
-         * save keeps the server running, as Redis does, unless force. */
-        if (!(flags & SIG_NOW) && repl_shutdown_grace(NULL) != 0) continue;
+/* The shutdown a signal asked for runs on a thread of its own, so that the
+ * signal thread still hears the next one: a second SIGINT while it is
+ * pending or runs (a long save, replicas catching up) exits at once, as
+ * Redis's "You insist" does. */
+typedef struct sig_job {
+    int sig;
+    unsigned ticket; /* repl_shutdown_signal_begin */
+} sig_job;
+
+static void *sig_shutdown(void *arg) {
+    sig_job job = *(sig_job *)arg;
+    free(arg);
+    int sig = job.sig;
+    const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+    int flags = __atomic_load_n(sig == SIGINT ? &sigint_flags : &sigterm_flags, __ATOMIC_RELAXED);
+    /* As SHUTDOWN with the options of shutdown-on-<signal>: lagging
+     * replicas catch up first unless now (SHUTDOWN ABORT stops it), save
+     * when save points are configured (or save, not nosave); a failed
+     * save keeps the server running, as Redis does, unless force. Redis
+     * acts on the signal from its cron: while DEBUG PAUSE-CRON holds it,
+     * the shutdown waits, and SHUTDOWN ABORT drops it. */
+    int go = repl_shutdown_signal_wait(job.ticket, cron_is_paused) == 0;
+    if (go && !(flags & SIG_NOW) && repl_shutdown_grace(NULL) != 0) go = 0;
+    if (go) {
         repl_shutdown_report();
         char err[600];
         int how = (flags & SIG_SAVE)     ? PERSIST_SHUTDOWN_SAVE
@@ -120,11 +134,46 @@ static void *signal_thread(void *arg) {
                      "information",
                      name);
             persist_shutdown_cancelled();
+            go = 0;
+        }
+    }
+    if (go) net_request_shutdown();
+    else repl_shutdown_signal_end(job.ticket);
+    return NULL;
+}
+
+static void *signal_thread(void *arg) {
+    sigset_t *set = arg;
+    for (;;) {
+        int sig;
+        if (sigwait(set, &sig) != 0) continue;
+        const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+        if (repl_shutdown_signal_active() && sig == SIGINT) {
+            log_warn("You insist... exiting now.");
+            char tmp[PATH_MAX];
+            rdb_temp_path(tmp, sizeof(tmp), cfg.dbfilename, (long)getpid());
+            unlink(tmp); /* the save the shutdown was writing */
+            fflush(NULL);
+            _exit(1); /* not a clean shutdown */
+        }
+        log_warn("Received %s scheduling shutdown...", name);
+        if (repl_shutdown_signal_active()) continue; /* a SIGTERM while one is under way */
+        sig_job *job = malloc(sizeof(*job));
+        if (!job) abort();
+        job->sig = sig;
+        job->ticket = repl_shutdown_signal_begin();
+        pthread_t t;
+        if (!job->ticket || pthread_create(&t, NULL, sig_shutdown, job) != 0) {
+            if (job->ticket) {
+                log_warn("Can't start the shutdown %s asked for: %s", name, strerror(errno));
+                repl_shutdown_signal_end(job->ticket);
+            }
+            free(job);
             continue;
         }
-        net_request_shutdown();
-        return NULL;
+        pthread_detach(t);
     }
+    return NULL;
 }
 
 /* Modules above base/ that own directives join the configuration before it

@@ -101,6 +101,7 @@ void cron_rates_reset(void) { rates_store(0, 0, 0, 0, 0); }
 
 static int cron_paused; /* atomics */
 void cron_pause(int on) { __atomic_store_n(&cron_paused, on, __ATOMIC_RELAXED); }
+int cron_is_paused(void) { return __atomic_load_n(&cron_paused, __ATOMIC_RELAXED); }
 
 static void *cron_main(void *arg) {
     (void)arg;

@@ -15,4 +15,6 @@ void cron_rates_reset(void);
 /* DEBUG PAUSE-CRON: while on, the thread's ticks do nothing (Redis's test
  * hook: what tests see then is what commands did, not the cron). */
 void cron_pause(int on);
+/* Whether DEBUG PAUSE-CRON holds the cron. */
+int cron_is_paused(void);
 #endif

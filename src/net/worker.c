@@ -39,6 +39,7 @@
 worker *net_workers;
 static int nworkers;
 static int shutdown_requested; /* atomic: set by any thread, read by the loops */
+static pthread_mutex_t listen_lock = PTHREAD_MUTEX_INITIALIZER; /* the RESP sets' swaps; refuse_connections */
 static pthread_mutex_t shut_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t shut_cond = PTHREAD_COND_INITIALIZER;
 
@@ -106,6 +107,12 @@ int net_make_listener(const bind_addr *a, int reuseport, int *err) {
     return fd;
 }
 
+/* A listener refused by refuse_connections (below) polls as hung up
+ * until its loop stops: stop watching it. */
+static void listener_quiet_if_refusing(listener *l) {
+    if (__atomic_load_n(&shutdown_requested, __ATOMIC_ACQUIRE) && l->ev) event_del(l->ev);
+}
+
 static void on_accept(evutil_socket_t lfd, short what, void *arg) {
     (void)what;
     listener *l = arg;
@@ -114,7 +121,10 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof(ss);
         int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) return;
+        if (fd < 0) {
+            listener_quiet_if_refusing(l);
+            return;
+        }
         char host[INET6_ADDRSTRLEN] = "?", peer[80], local[80];
         int port = 0;
         if (ss.ss_family == AF_INET) {
@@ -185,7 +195,10 @@ static void on_accept_unix(evutil_socket_t lfd, short what, void *arg) {
     listener *l = arg;
     for (int i = 0; i < 64; i++) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) return;
+        if (fd < 0) {
+            listener_quiet_if_refusing(l);
+            return;
+        }
         unix_handoff *h = malloc(sizeof(*h));
         if (!h) {
             close(fd);
@@ -522,9 +535,11 @@ typedef struct set_swap {
 static void set_install(void *arg) {
     set_swap *sw = arg;
     worker *w = sw->w;
+    pthread_mutex_lock(&listen_lock);
     if (w->resp_sets[sw->kind]) close_listeners(w->resp_sets[sw->kind], w->nresp[sw->kind]);
     w->resp_sets[sw->kind] = sw->n ? sw->l : NULL;
     w->nresp[sw->kind] = sw->n;
+    pthread_mutex_unlock(&listen_lock);
     if (sw->n) arm_listeners(w, sw->l, sw->n);
     else free(sw->l);
     free(sw);
@@ -771,7 +786,26 @@ int net_start(int n) {
     return 0;
 }
 
+/* The server stops taking connections the moment its shutdown is decided,
+ * as Redis closes its listening sockets before it exits: a client that
+ * saw SHUTDOWN's connection close finds the port refusing, not a backlog
+ * nobody serves. shutdown(2) makes a listening socket refuse new
+ * connections while its descriptor stays valid for the loop that watches
+ * it (closed in stop_workers). */
+static void refuse_connections(void) {
+    pthread_mutex_lock(&listen_lock);
+    for (int k = 0; k < nworkers; k++) {
+        worker *w = &net_workers[k];
+        for (int i = 0; i < w->nlisten; i++) shutdown(w->listeners[i].fd, SHUT_RDWR);
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < w->nresp[s]; i++) shutdown(w->resp_sets[s][i].fd, SHUT_RDWR);
+    }
+    pthread_mutex_unlock(&listen_lock);
+}
+
 void net_request_shutdown(void) {
+    __atomic_store_n(&shutdown_requested, 1, __ATOMIC_RELEASE);
+    refuse_connections();
     pthread_mutex_lock(&shut_lock);
     __atomic_store_n(&shutdown_requested, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&shut_cond);
@@ -791,9 +825,11 @@ static void stop_workers(int ms) {
     __atomic_store_n(&shutdown_requested, 1, __ATOMIC_RELEASE);
     for (int k = 0; k < nworkers; k++) {
         worker *w = &net_workers[k];
+        pthread_mutex_lock(&listen_lock);
         for (int i = 0; i < w->nlisten; i++) close(w->listeners[i].fd);
         for (int s = 0; s < 2; s++)
             for (int i = 0; i < w->nresp[s]; i++) close(w->resp_sets[s][i].fd);
+        pthread_mutex_unlock(&listen_lock);
         net_post(k, noop_job, NULL);
     }
     struct timespec dl;

@@ -286,6 +286,68 @@ start_server {tags {persistence}} {
     }
 }
 
+proc server_log {} {
+    set f [open [srv stdout] r]
+    set data [read $f]
+    close $f
+    return $data
+}
+
+start_server {tags {persistence}} {
+    test {Once SHUTDOWN's connection closes, the port refuses connections} {
+        r set k v
+        r config set rdb-key-save-delay 100000
+        r bgsave
+        server_expect_exit
+        catch {r shutdown nosave}
+        # The listening socket is gone before the connection closes, as in
+        # Redis (whose process has exited by then), not left with a backlog
+        # nobody serves.
+        assert_error {*connection refused*} {socket 127.0.0.1 [srv port]}
+        set pid [srv pid]
+        wait_for_condition 100 50 {![::srv::alive $pid]} else {
+            fail "server still running after SHUTDOWN"
+        }
+    }
+}
+
+start_server {tags {persistence}} {
+    test {A signal's shutdown waits while DEBUG PAUSE-CRON holds the cron; SHUTDOWN ABORT drops it} {
+        assert_error {ERR No shutdown in progress.} {r shutdown abort}
+        r debug pause-cron 1
+        exec kill -TERM [srv pid]
+        wait_for_condition 100 10 {[string match "*Received SIGTERM scheduling shutdown*" [server_log]]} else {
+            fail "SIGTERM not logged"
+        }
+        assert_equal OK [r shutdown abort]
+        assert_match "*Shutdown manually aborted*" [server_log]
+        r debug pause-cron 0
+        after 100
+        assert_equal PONG [r ping]
+        assert_error {ERR No shutdown in progress.} {r shutdown abort}
+    }
+
+    test {A second SIGINT during a signal's shutdown exits at once, its temp dump removed} {
+        for {set i 0} {$i < 20} {incr i} {r set $i $i}
+        r config set save "3600 1"
+        r config set rdb-key-save-delay 100000
+        set pid [srv pid]
+        set temp [file join [lindex [r config get dir] 1] temp-$pid.rdb]
+        server_expect_exit
+        exec kill -INT $pid
+        wait_for_condition 100 10 {[file exists $temp]} else {
+            fail "the shutdown's save did not begin"
+        }
+        exec kill -INT $pid
+        wait_for_condition 100 10 {![::srv::alive $pid]} else {
+            fail "still running after the second SIGINT"
+        }
+        assert {![file exists $temp]}
+        assert_match "*You insist... exiting now.*" [server_log]
+        assert {![file exists [file join [srv dir] dump.rdb]]}
+    }
+}
+
 start_server {tags {persistence}} {
     test {key-load-delay slows the load of every key (a hidden Redis test knob)} {
         assert_equal {key-load-delay 0} [r config get key-load-delay]

@@ -139,11 +139,21 @@ void repl_primary_client_each(void (*fn)(void *arg, client *c), void *arg);
  * with the shutdown (writes stay paused until it is over or
  * repl_shutdown_grace_end); -1, SHUTDOWN ABORT arrived (writes resumed) or
  * another shutdown is under way. repl_shutdown_abort: 0, the waiting
- * shutdown will stop; -1, none waits. */
+ * shutdown (or a signal's, pending) will stop; -1, none waits.
+ * A signal's shutdown: repl_shutdown_signal_begin when the signal arrives
+ * gives its ticket (0: one is under way already); repl_shutdown_signal_wait
+ * keeps it pending while held() (the cron paused), then 0 to go on, or -1
+ * when SHUTDOWN ABORT dropped it; repl_shutdown_signal_end when it did not
+ * stop the server; repl_shutdown_signal_active between begin and end (or
+ * an abort). */
 void repl_shutdown_config_register(void);
 int repl_shutdown_grace(void (*pump)(void));
 void repl_shutdown_grace_end(void);
 int repl_shutdown_abort(void);
+unsigned repl_shutdown_signal_begin(void);
+int repl_shutdown_signal_wait(unsigned ticket, int (*held)(void));
+void repl_shutdown_signal_end(unsigned ticket);
+int repl_shutdown_signal_active(void);
 /* While a shutdown waits for its replicas: the milliseconds left until
  * shutdown-timeout (INFO's shutdown_in_milliseconds); -1 otherwise. */
 long long repl_shutdown_in_ms(void);

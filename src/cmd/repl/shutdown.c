@@ -10,7 +10,11 @@
  * keeps running). Invariant: state is GRACE_WAITING only inside
  * repl_shutdown_grace, GRACE_FINISHING from its successful end until the
  * shutdown is over or repl_shutdown_grace_end, and the pause is in force
- * exactly while state is not GRACE_OFF. */
+ * exactly while state is not GRACE_OFF.
+ *
+ * Before it, a shutdown asked for by a signal may wait too: Redis acts on
+ * the signal from its cron, so while DEBUG PAUSE-CRON holds the cron the
+ * shutdown is pending, and SHUTDOWN ABORT drops it. */
 #include "cmd/repl/repl.h"
 
 #include <stdint.h>
@@ -27,6 +31,11 @@ static int timeout_s = 10; /* shutdown-timeout */
 static int state;          /* GRACE_*: atomics */
 static int abort_asked;    /* atomics */
 static int64_t grace_until; /* atomics: the wait's deadline (mono_ms), 0: no wait */
+/* A signal's shutdown: SIG_PENDING from the signal until the cron may act
+ * (repl_shutdown_signal_wait), SIG_RUNNING while it runs; SHUTDOWN ABORT
+ * takes it back to SIG_NONE. atomics (sig_word, below) */
+enum { SIG_NONE, SIG_PENDING, SIG_RUNNING };
+static unsigned sig_word;
 
 void repl_shutdown_config_register(void) {
     if (config_bind_int("shutdown-timeout", &timeout_s)) abort(); /* the table lost a row */
@@ -112,8 +121,58 @@ void repl_shutdown_grace_end(void) {
         session_unpause(SESSION_PAUSE_BY_SHUTDOWN);
 }
 
+/* sig_word: a signal's shutdown, its state in the low two bits and, above
+ * them, the number of signals that began one (so a thread woken late
+ * cannot take over a newer signal's shutdown). */
+#define SIG_STATE(w) ((w) & 3)
+#define SIG_WITH(w, st) (((w) & ~3u) | (st))
+
 int repl_shutdown_abort(void) {
-    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != GRACE_WAITING) return -1;
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != GRACE_WAITING) {
+        /* A signal's shutdown not begun yet: dropped. */
+        unsigned w = __atomic_load_n(&sig_word, __ATOMIC_ACQUIRE);
+        if (SIG_STATE(w) != SIG_PENDING ||
+            !__atomic_compare_exchange_n(&sig_word, &w, SIG_WITH(w, SIG_NONE), 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            return -1;
+        log_notice("Shutdown manually aborted.");
+        return 0;
+    }
     __atomic_store_n(&abort_asked, 1, __ATOMIC_RELEASE);
+    /* A signal's shutdown waiting for its replicas is over. */
+    unsigned w = __atomic_load_n(&sig_word, __ATOMIC_ACQUIRE);
+    if (SIG_STATE(w) == SIG_RUNNING)
+        __atomic_compare_exchange_n(&sig_word, &w, SIG_WITH(w, SIG_NONE), 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
     return 0;
 }
+
+unsigned repl_shutdown_signal_begin(void) {
+    unsigned w = __atomic_load_n(&sig_word, __ATOMIC_ACQUIRE);
+    for (;;) {
+        if (SIG_STATE(w) != SIG_NONE) return 0;
+        unsigned n = ((w & ~3u) + 4) | SIG_PENDING;
+        if (__atomic_compare_exchange_n(&sig_word, &w, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return n;
+    }
+}
+
+int repl_shutdown_signal_wait(unsigned ticket, int (*held)(void)) {
+    while (__atomic_load_n(&sig_word, __ATOMIC_ACQUIRE) == ticket && held()) {
+        struct timespec ts = {0, 10 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    unsigned w = ticket;
+    return __atomic_compare_exchange_n(&sig_word, &w, SIG_WITH(ticket, SIG_RUNNING), 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_RELAXED)
+               ? 0
+               : -1;
+}
+
+void repl_shutdown_signal_end(unsigned ticket) {
+    unsigned w = SIG_WITH(ticket, SIG_RUNNING);
+    if (!__atomic_compare_exchange_n(&sig_word, &w, SIG_WITH(ticket, SIG_NONE), 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED)) {
+        w = ticket; /* never went on (the thread could not start) */
+        __atomic_compare_exchange_n(&sig_word, &w, SIG_WITH(ticket, SIG_NONE), 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    }
+}
+
+int repl_shutdown_signal_active(void) { return SIG_STATE(__atomic_load_n(&sig_word, __ATOMIC_ACQUIRE)) != SIG_NONE; }
