@@ -109,12 +109,23 @@ void reply_raw_unmuted(client *c, const char *p, size_t n) {
     client_flag_on(c, muted);
 }
 
+/* Whether a reply of n bytes alone reaches c's hard output-buffer limit.
+ * Redis counts a reply whole before any byte of it leaves, so such a
+ * reply closes its client and nothing of it is sent: it is not handed to
+ * the socket, and the output-buffer check closes the client. */
+static int reply_over_hard_limit(const client *c, size_t n) {
+    int cl = (client_flags_peek(c) & CLIENT_PUBSUB) ? CONFIG_OBL_PUBSUB : CONFIG_OBL_NORMAL;
+    long long hard, soft, secs;
+    config_obl(cl, &hard, &soft, &secs);
+    return hard > 0 && n >= (unsigned long long)hard;
+}
+
 void reply_rawv(client *c, const struct iovec *iov, int iovcnt) {
     if (reply_muted(c)) return;
     size_t total = 0, sent = 0;
     for (int i = 0; i < iovcnt; i++) total += iov[i].iov_len;
     if (total >= REPLY_DIRECT_MIN && c->send_direct && c->osent == c->olen &&
-        !(client_flags_peek(c) & CLIENT_CAPTURE))
+        !(client_flags_peek(c) & CLIENT_CAPTURE) && !reply_over_hard_limit(c, total))
         sent = c->send_direct(c, iov, iovcnt);
     assert(sent <= total);
     for (int i = 0; i < iovcnt; i++) {

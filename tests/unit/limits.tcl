@@ -76,6 +76,26 @@ start_server {tags {limits}} {
         r config set client-output-buffer-limit "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
     }
 
+    test {A reply larger than the normal hard limit closes its client and nothing of it is sent} {
+        # The value is large enough to go to the socket straight from the
+        # store: Redis counts a reply whole before any byte leaves.
+        r set big [string repeat v 600000]
+        r config set client-output-buffer-limit "normal 500000 0 0"
+        set rd [redis_client]
+        $rd client setname biggetter
+        assert_error {*} {$rd get big}
+        wait_for_condition 50 20 {![string match "*name=biggetter*" [r client list]]} else {
+            fail "the client is still connected"
+        }
+        # A reply under the limit goes out whole.
+        set rd [redis_client]
+        r set small [string repeat s 400000]
+        assert_equal 400000 [string length [$rd get small]]
+        $rd close
+        r config set client-output-buffer-limit "normal 0 0 0"
+        r del big small
+    }
+
     test {A subscriber that does not read is disconnected at the pubsub hard limit} {
         r config set client-output-buffer-limit "pubsub 1mb 0 0"
         set sub [redis_client]
