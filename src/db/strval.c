@@ -550,8 +550,10 @@ int strval_get_int(const gobj *o, int64_t *v) {
 static char *small_grow(gobj *o, const char *src, size_t len, size_t newlen) {
     size_t H = objstore_ram_head();
     if (newlen < H) {
-        /* Room to grow like an append-heavy value needs, below the head. */
-        size_t cap = newlen * 2 < H ? newlen * 2 : H - 1;
+        /* Room to grow like an append-heavy value needs, below the head;
+         * a value written into for the first time (SETRANGE or SETBIT of a
+         * new key) gets its length, as Redis allocates a new key's. */
+        size_t cap = len == 0 ? newlen : newlen * 2 < H ? newlen * 2 : H - 1;
         uint32_t nh = smallobj_alloc(cap);
         if (nh == SMALLOBJ_NONE) return NULL;
         char *d = smallobj_rec(nh)->data;
@@ -570,7 +572,7 @@ static char *small_grow(gobj *o, const char *src, size_t len, size_t newlen) {
         free(b);
         return NULL;
     }
-    size_t vc = newlen < (1u << 20) ? newlen * 2 : newlen + (1u << 20);
+    size_t vc = len == 0 ? newlen : newlen < (1u << 20) ? newlen * 2 : newlen + (1u << 20);
     b->view = malloc(vc + 1);
     if (!b->view) {
         objstore_head_free(&b->head);

@@ -455,6 +455,19 @@ start_server {tags {string}} {
         assert_equal "\x00\x00ab" [r get k]
     }
 
+    test {A key SETRANGE or SETBIT creates holds its length, not room to grow} {
+        r del sr sb
+        r setrange sr 100000 x
+        r setbit sb 800000 1
+        # As Redis allocates a new key's value exactly (appends to it
+        # later get room to grow).
+        assert_range [r memory usage sr] 100001 [expr {100001 * 6 / 5}]
+        assert_range [r memory usage sb] 100001 [expr {100001 * 6 / 5}]
+        r append sr y
+        assert_equal 100002 [r strlen sr]
+        r del sr sb
+    }
+
     test {SETRANGE with an empty value} {
         r del k
         assert_equal 0 [r setrange k 5 ""]
