@@ -451,6 +451,7 @@ void cmd_table_init(void) {
         d->arity = m->arity;
         d->flags = parse_flags(m->flags);
         if (prop_no_own_record(m->name)) d->flags |= CMDF_NO_OWN_RECORD;
+        if (!strcmp(m->name, "randomkey") || !strcmp(m->name, "scan")) d->flags |= CMDF_ARBITRARY_KEYS;
         if (may_replicate(m->name)) d->flags |= CMDF_MAY_REPLICATE;
         d->flags_str = m->flags;
         d->acl_str = m->acl;

@@ -37,6 +37,9 @@ enum {
     /* Goblin's own, not in Redis's metadata: the call puts nothing of its
      * own on the write stream (cmd/propagate.c decides which). */
     CMDF_NO_OWN_RECORD = 1 << 18,
+    /* Redis 7.0's CMD_TOUCHES_ARBITRARY_KEYS (RANDOMKEY, SCAN): run at top
+     * level, the keys it expires go to the stream without MULTI/EXEC. */
+    CMDF_ARBITRARY_KEYS = 1 << 19,
 };
 
 /* How the dispatcher locks the keyspace around a handler. */

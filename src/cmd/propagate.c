@@ -143,12 +143,13 @@ void prop_begin(void) {
     l->rewrite.argc = 0;
 }
 
-static void emit_all(void) {
+/* wrap: several records go inside MULTI/EXEC. */
+static void emit_all(int wrap) {
     static const char *const multi[1] = {"MULTI"};
     static const char *const exec[1] = {"EXEC"};
     static const size_t five[1] = {5}, four[1] = {4};
     wstream_lock();
-    int wrap = T.nops > 1;
+    wrap = wrap && T.nops > 1;
     if (wrap) wstream_append_locked(T.ops[0].dbid, 1, multi, five);
     for (int i = 0; i < T.nops; i++)
         (T.ops[i].repl_only ? wstream_append_repl_locked : wstream_append_locked)(
@@ -164,7 +165,7 @@ static void drop_all(void) {
 
 void prop_flush(void) {
     if (T.depth != 1 || !T.nops) return;
-    if (wstream_active()) emit_all();
+    if (wstream_active()) emit_all(1);
     drop_all();
 }
 
@@ -234,7 +235,10 @@ static __attribute__((noinline)) void end_level(client *c, const cmd_def *cmd, p
         o->repl_only = 1;
     }
     if (T.depth > 0) return;
-    if (T.nops && wstream_active()) emit_all();
+    /* A command that may expire any key (RANDOMKEY, SCAN) does not make
+     * its deletions one transaction, as Redis 7.0 (they are no part of
+     * what it does). */
+    if (T.nops && wstream_active()) emit_all(!(cmd->flags & CMDF_ARBITRARY_KEYS));
     drop_all();
 }
 

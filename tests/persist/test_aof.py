@@ -694,6 +694,34 @@ def deletions_are_del_or_unlink_as_redis():
 
 
 @test
+def randomkey_and_scan_expire_keys_without_multi_as_redis():
+    """RANDOMKEY and SCAN (Redis 7.0's touches-arbitrary-keys commands) that
+    lazily expire several keys record the DELs one by one; inside MULTI
+    they stay in the transaction. The same records as redis-server."""
+    got = {}
+    for kind in ("redis", "goblin"):
+        d = tdir("arbitrary_" + kind)
+        s = start(kind, d, "--appendonly", "yes")
+        c = s.c
+        c.ok("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        for cmd in (("RANDOMKEY",), ("SCAN", "0"), ("MULTI", "RANDOMKEY")):
+            c.ok("SET", "a1", "1", "PX", "1")
+            c.ok("SET", "a2", "1", "PX", "1")
+            time.sleep(0.01)
+            if cmd[0] == "MULTI":
+                c.ok("MULTI")
+                c.ok("RANDOMKEY")
+                c.ok("EXEC")
+            else:
+                c.ok(*cmd)
+            c.ok("DEL", "a1", "a2")
+        s.shutdown("NOSAVE")
+        got[kind] = [r[0] for r in incr_records(d) if r[0] in (b"DEL", b"MULTI", b"EXEC")]
+    assert got["goblin"] == got["redis"], got
+    assert got["redis"][:4] == [b"DEL", b"DEL", b"DEL", b"DEL"], got
+
+
+@test
 def rewritten_commands_are_recorded_as_redis():
     """Commands Redis 7.0 records in another form are recorded in the same
     one, byte for byte but for the times: SET with any expiry as SET key
