@@ -67,6 +67,7 @@ int net_resolve_binds(bind_addr *out, int max, int port_num) {
             tok++;
         }
         if (strcmp(tok, "*") == 0) tok = "0.0.0.0";
+        else if (strcmp(tok, "::*") == 0) tok = "::"; /* as Redis: every IPv6 address */
         struct addrinfo hints = {0}, *res = NULL;
         hints.ai_socktype = SOCK_STREAM;
         hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
@@ -439,6 +440,7 @@ static int held_by_set(int kind, int port, const bind_addr *a);
  * needs no probe: the new set joins those sockets. 0 ok, -1 with a log
  * line. */
 static int probe_binds(bind_addr *addrs, int na, int port, int kind) {
+    if (na == 0) return 0; /* bind "": no TCP listener, as Redis */
     int bound = 0;
     for (int i = 0; i < na; i++) {
         if (kind >= 0 && held_by_set(kind, port, &addrs[i])) {
@@ -778,6 +780,12 @@ int net_start(int n) {
     }
     if (cfg.port && resp_listen(NET_SET_PLAIN, cfg.port, 0) != 0) return -1;
     if (tls_port() && resp_listen(NET_SET_TLS, tls_port(), 0) != 0) return -1;
+    int anywhere = unix_fd >= 0 || nh + nht + mcn + mct > 0;
+    for (int kind = NET_SET_PLAIN; kind <= NET_SET_TLS; kind++) anywhere |= nbound[kind] > 0;
+    if (!anywhere) {
+        log_warn("Configured to not listen anywhere, exiting.");
+        return -1;
+    }
     config_register_hook("port", &port_hook);
     config_register_hook("bind", &bind_hook);
     config_register_hook("tls-port", &tls_port_hook);

@@ -216,6 +216,16 @@ start_server {tags {directives port}} {
         assert {[catch {exec redis-cli -h 127.0.0.2 -p $port ping} e] || ![string match PONG $e]}
     }
 
+    test {CONFIG SET bind "" closes the TCP listeners; the clients stay, and another bind opens them again} {
+        set port [srv port]
+        assert_equal OK [r config set bind ""]
+        assert_equal {bind {}} [r config get bind]
+        assert {[catch {exec redis-cli -h 127.0.0.1 -p $port ping} e] || ![string match PONG $e]}
+        assert_equal PONG [r ping]
+        assert_equal OK [r config set bind 127.0.0.1]
+        assert_equal PONG [exec redis-cli -h 127.0.0.1 -p $port ping]
+    }
+
     test {CONFIG SET repl-backlog-size takes any size from 1 and holds at least 16 KiB} {
         set old [lindex [r config get repl-backlog-size] 1]
         assert_equal OK [r config set repl-backlog-size 1]
@@ -395,6 +405,14 @@ start_server {tags {directives} args {--rename-command flushdb badger --rename-c
         r acl setuser renamed on nopass +flushdb
         assert_match {*+flushdb*} [r acl getuser renamed]
     }
+}
+
+test {bind "": a server with no listener at all does not start} {
+    set argv [list --port [::srv::free_port] --bind "" --save ""]
+    if {[is_goblin]} { lappend argv --memcache-port 0 }
+    lassign [run_server_binary $argv 5000] status out
+    assert_equal 1 $status
+    assert_match {*Configured to not listen anywhere, exiting.*} $out
 }
 
 test {rename-command: an unknown command, or a name taken, stops the start} {
