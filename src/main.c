@@ -163,9 +163,10 @@ static void *signal_thread(void *arg) {
         job->sig = sig;
         job->ticket = repl_shutdown_signal_begin();
         pthread_t t;
-        if (!job->ticket || pthread_create(&t, NULL, sig_shutdown, job) != 0) {
+        int e = job->ticket ? pthread_create(&t, NULL, sig_shutdown, job) : 0;
+        if (!job->ticket || e != 0) {
             if (job->ticket) {
-                log_warn("Can't start the shutdown %s asked for: %s", name, strerror(errno));
+                log_warn("Can't start the shutdown %s asked for: %s", name, strerror(e));
                 repl_shutdown_signal_end(job->ticket);
             }
             free(job);
