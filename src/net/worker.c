@@ -815,7 +815,6 @@ void net_request_shutdown(void) {
     __atomic_store_n(&shutdown_requested, 1, __ATOMIC_RELEASE);
     refuse_connections();
     pthread_mutex_lock(&shut_lock);
-    __atomic_store_n(&shutdown_requested, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&shut_cond);
     pthread_mutex_unlock(&shut_lock);
 }
