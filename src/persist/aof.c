@@ -1118,6 +1118,10 @@ static void rewrite_kill(void) {
 
 /* ---- appendonly at run time -------------------------------------------------------------- */
 
+static _Thread_local int defer_tl; /* aof_defer_rewrites */
+
+void aof_defer_rewrites(int on) { defer_tl = on; }
+
 /* CONFIG SET appendonly yes (config lock and keyspace write lock held), as
  * Redis 7.0's startAppendOnly: the writer starts at once on a temp incr
  * file, a rewrite writes the first base (scheduled when a BGSAVE runs),
@@ -1171,7 +1175,13 @@ static int turn_on(char *err, size_t errlen) {
         rc = 0;
         goto out;
     }
-    int r = rewrite_start_locked(1, err, errlen);
+    int r;
+    if (defer_tl) {
+        aof_rewrite_schedule();
+        r = AOF_RW_SCHEDULED;
+    } else {
+        r = rewrite_start_locked(1, err, errlen);
+    }
     if (r == AOF_RW_SCHEDULED)
         log_notice("AOF was enabled but there is already another background operation. An AOF background was "
                    "scheduled to start when possible.");

@@ -72,6 +72,11 @@ int aof_restart(char *err, size_t errlen);
  * the process, as in Redis. */
 int aof_debug_load(char *err, size_t errlen);
 
+/* While on (the calling thread runs EXEC), CONFIG SET appendonly yes
+ * schedules the first rewrite instead of starting it, as Redis does
+ * inside a transaction. */
+void aof_defer_rewrites(int on);
+
 /* Flush what is buffered, fsync, stop the writer; kills a rewrite child. */
 void aof_stop(void);
 /* CONFIG RESETSTAT: aof_rewrites and aof_rewrites_consecutive_failures

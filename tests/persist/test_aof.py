@@ -476,6 +476,22 @@ def config_set_appendonly_yes_on_a_live_dataset():
 
 
 @test
+def config_set_appendonly_inside_multi_schedules_the_rewrite():
+    """Inside EXEC, CONFIG SET appendonly yes schedules the first rewrite
+    (logged as Redis logs it) and the cron starts it after the
+    transaction; both servers."""
+    for kind in ("goblin", "redis"):
+        s = start(kind, tdir("multi_aof_" + kind))
+        s.c.ok("MULTI")
+        s.c.ok("SET", "foo", "bar")
+        s.c.ok("CONFIG", "SET", "appendonly", "yes")
+        assert s.c.ok("EXEC") == [b"OK", b"OK"], kind
+        assert "An AOF background was scheduled to start when possible" in s.log_text(), kind
+        wait_for(lambda: info(s.c)["aof_rewrites"] == "1" and info(s.c)["aof_rewrite_in_progress"] == "0", 20)
+        assert info(s.c)["aof_last_bgrewrite_status"] == "ok", kind
+
+
+@test
 def config_set_appendonly_no_then_yes_again():
     """no: buffered writes reach the file and it stops growing; the files
     stay. yes again: a new base; the old files become history and go."""

@@ -28,6 +28,7 @@
 #include "db/lazyfree.h"
 #include "session/reply.h"
 #include "session/session.h"
+#include "persist/aof.h"
 #include "persist/persist.h"
 #include "base/config.h"
 #include "base/log.h"
@@ -253,6 +254,10 @@ static void configSetCommand(client *c) {
             }
         }
     }
+    /* Inside EXEC, turning the AOF on schedules its first rewrite rather
+     * than forking in the middle of the transaction, as Redis does. */
+    int in_exec = (client_flags_peek(c) & CLIENT_IN_EXEC) != 0;
+    if (in_exec) aof_defer_rewrites(1);
     if (!bad) {
         for (int i = 0; i < n; i++) {
             if (config_set(lname[i], val[i], why, sizeof(why)) == 0) continue;
@@ -274,6 +279,7 @@ static void configSetCommand(client *c) {
             bad = 1;
         }
     }
+    if (in_exec) aof_defer_rewrites(0);
     config_unlock();
     if (deny_loading) reply_error(c, "LOADING Redis is loading the dataset in memory");
     else if (unknown) reply_errorf(c, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", unknown);
