@@ -367,6 +367,11 @@ int config_is_sensitive(const char *name) {
     return e && (e->flags & F_SENSITIVE);
 }
 
+int config_is_immutable(const char *name) {
+    const config_entry *e = find_entry(name);
+    return e && (e->flags & F_IMMUTABLE);
+}
+
 int config_is_protected(const char *name) {
     const config_entry *e = find_entry(name);
     return e && (e->flags & F_PROTECTED);

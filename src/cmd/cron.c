@@ -10,6 +10,7 @@
  * every reader of the keyspace while records move: that one is a pause every
  * key command of the moment shares. */
 #include "cmd/cron.h"
+#include "cmd/evict.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -129,6 +130,7 @@ static void *cron_main(void *arg) {
         long long took_us;
         cmd_active_expire_cycle(10000L * (25 + 2 * effort) / hz, effort, &took_us);
         latency_add_sample_if_needed("expire-cycle", took_us / 1000);
+        evict_cron();
         /* Client-side caching: the table limit, the broadcast of expired keys. */
         tracking_cron();
         if (__atomic_load_n(&active_rehashing, __ATOMIC_RELAXED)) db_rehash_cycle();

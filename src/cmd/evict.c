@@ -43,8 +43,10 @@
 #include "mem/objstore.h"
 #include "util/rand.h"
 #include "base/config.h"
+#include "base/log.h"
 #include "base/process.h"
 #include "cmd/multi.h"
+#include "cmd/repl/repl.h"
 #include "cmd/tracking.h"
 #include "cmd/propagate.h"
 #include "session/session.h"
@@ -86,6 +88,7 @@ static uint64_t counted(uint64_t used) {
 
 static uint64_t cached_used;
 static int64_t cached_at;
+static int evict_again; /* atomics: evict_cron evicts on the next tick */
 
 static uint64_t used_memory(int fresh) {
     int64_t now = mono_us();
@@ -325,6 +328,7 @@ int evict_perform(void) {
     int64_t start = mono_us();
     int stuck = 0;
     empty_dbs = 0;
+    int capped = 0;
     db_rdlock_keyspace();
     while (freed < tofree) {
         size_t b = evict_one(policy, samples);
@@ -333,10 +337,16 @@ int evict_perform(void) {
             break;
         }
         freed += b;
-        if (mono_us() - start > EVICT_TIME_CAP_US) break;
+        if (mono_us() - start > EVICT_TIME_CAP_US) {
+            capped = 1;
+            break;
+        }
     }
     db_unlock_keyspace();
     used = counted(used_memory(1));
+    /* Out of time with memory still over: the cron goes on with it, as
+     * Redis's eviction time proc does. */
+    if (capped && used > max) __atomic_store_n(&evict_again, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&evicting, 0, __ATOMIC_RELEASE);
     return exceeded(used > max, stuck && used > max ? EVICT_FAIL : EVICT_OK);
 }
@@ -369,6 +379,33 @@ int evict_store_pressure(size_t request) {
     db_unlock_keyspace();
     __atomic_store_n(&evicting, 0, __ATOMIC_RELEASE);
     return rc;
+}
+
+void evict_cron(void) {
+    if (!__atomic_exchange_n(&evict_again, 0, __ATOMIC_RELAXED)) return;
+    if (cfg.maxmemory > 0 && !repl_is_replica()) evict_perform();
+}
+
+/* CONFIG SET maxmemory: over the new limit, eviction starts at once (from
+ * the cron), not only before the next command, as Redis 7.0's
+ * updateMaxmemory. */
+static int maxmemory_live;
+static void maxmemory_apply(const char *v) {
+    (void)v;
+    if (!__atomic_load_n(&maxmemory_live, __ATOMIC_RELAXED) || cfg.maxmemory <= 0) return;
+    uint64_t used = counted(used_memory(1));
+    if ((uint64_t)cfg.maxmemory < used)
+        log_warn("WARNING: the new maxmemory value set via CONFIG SET (%llu) is smaller than the current memory usage "
+                 "(%llu). This will result in key eviction and/or the inability to accept new write commands "
+                 "depending on the maxmemory-policy.",
+                 (unsigned long long)cfg.maxmemory, (unsigned long long)used);
+    __atomic_store_n(&evict_again, 1, __ATOMIC_RELAXED);
+}
+
+void evict_family_init(void) {
+    static const config_hook hook = {.apply = maxmemory_apply};
+    if (config_register_hook("maxmemory", &hook) != 0) abort(); /* the table lost a row */
+    __atomic_store_n(&maxmemory_live, 1, __ATOMIC_RELAXED);
 }
 
 void evict_family_shutdown(void) {

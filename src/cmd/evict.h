@@ -29,6 +29,10 @@ int evict_store_bounded(void);
  * once a millisecond (a refresh costs tens of microseconds). */
 uint64_t evict_used_memory(void);
 
+/* From the cron, every tick: evicts when CONFIG SET maxmemory lowered the
+ * limit, or an eviction ran out of time with memory still over it. */
+void evict_cron(void);
+
 /* INFO evicted_keys. */
 extern uint64_t evict_stat_evicted_keys;
 /* INFO's total_eviction_exceeded_time and current_eviction_exceeded_time

@@ -32,7 +32,7 @@ static const struct {
     {persist_handlers, persist_family_init, persist_family_shutdown},
     {NULL, meminfo_family_init, NULL},
     {acl_handlers, acl_family_init, acl_family_shutdown},
-    {NULL, NULL, evict_family_shutdown},
+    {NULL, evict_family_init, evict_family_shutdown},
     {NULL, objstore_family_init, objstore_family_shutdown},
     {script_handlers, script_family_init, script_family_shutdown},
     {function_handlers, function_family_init, function_family_shutdown},

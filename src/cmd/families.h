@@ -11,7 +11,8 @@
 extern const cmd_handler multi_handlers[];      /* multi.c: MULTI/EXEC/WATCH */
 extern const cmd_handler blocking_handlers[];   /* blocking.c: BLPOP & co helpers */
 void multi_family_init(void);
-void evict_family_shutdown(void);               /* evict.c: maxmemory eviction */
+void evict_family_init(void);                   /* evict.c: maxmemory eviction */
+void evict_family_shutdown(void);
 
 /* cmd/types/: the keyspace and the value types */
 extern const cmd_handler keys_handlers[];

@@ -485,6 +485,14 @@ proc server_is_alive {} {
     ::srv::alive [srv pid]
 }
 
+# The current server's log (its standard output) so far.
+proc server_log {} {
+    set f [open [srv stdout] r]
+    set data [read $f]
+    close $f
+    return $data
+}
+
 proc is_goblin {} {
     expr {$::t::server_kind eq "goblin"}
 }

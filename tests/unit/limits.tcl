@@ -409,6 +409,24 @@ start_server {tags {limits maxmemory}} {
         reset_maxmemory
     }
 
+    test {CONFIG SET maxmemory under the memory in use evicts at once, with no command to run first} {
+        r flushall
+        r config set notify-keyspace-events Ee
+        set sub [redis_deferring_client]
+        $sub timeout 3000
+        $sub psubscribe *
+        $sub read
+        r set foo bar
+        r config set maxmemory-policy allkeys-lru
+        r config set maxmemory 1
+        # No command follows: the eviction comes on its own, as Redis's.
+        assert_equal {pmessage * __keyevent@0__:evicted foo} [$sub read]
+        assert_match "*WARNING: the new maxmemory value set via CONFIG SET (1) is smaller than the current memory usage*" [server_log]
+        reset_maxmemory
+        r config set notify-keyspace-events ""
+        $sub close
+    }
+
     test {Evicting small keys frees memory key by key} {
         # 60000 keys of 100 bytes: many share each 16 KiB slab of their
         # shard's pool, so used memory must drop by an entry's bytes when

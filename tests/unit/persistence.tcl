@@ -286,13 +286,6 @@ start_server {tags {persistence}} {
     }
 }
 
-proc server_log {} {
-    set f [open [srv stdout] r]
-    set data [read $f]
-    close $f
-    return $data
-}
-
 start_server {tags {persistence}} {
     test {Once SHUTDOWN's connection closes, the port refuses connections} {
         r set k v

@@ -216,9 +216,8 @@ static void configSetCommand(client *c) {
         if (bad) continue;
         lname[i] = lowercase_dup(name);
         old[i] = config_value_locked(lname[i]);
-        /* Setting the current value again changes nothing, and tells an
-         * immutable setting apart before any value is touched. */
-        if (old[i] && config_set(lname[i], old[i], why, sizeof(why)) != 0 && strstr(why, "can't set immutable")) {
+        /* An immutable setting is told apart before any value is touched. */
+        if (config_is_immutable(lname[i])) {
             snprintf(err, sizeof(err),
                      "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", name);
             bad = 1;
