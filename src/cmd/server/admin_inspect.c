@@ -6,6 +6,7 @@
  * time; DEBUG DIGEST and DIGEST-VALUE take the keyspace write lock. DEBUG
  * is refused unless enable-debug-command allows it, as in Redis 7.0 (whose
  * default is "no"). */
+#include <errno.h>
 #include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 
 #include "cmd/server/admin_family.h"
+#include "cmd/server/script.h"
 #include "cmd/cron.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
@@ -664,6 +666,12 @@ static void debug_help(client *c) {
         "    Write <message> to the server log.",
         "LOADAOF",
         "    Flush the AOF buffers on disk and reload the AOF in memory.",
+#ifndef GOBLIN_NO_JEMALLOC
+        "MALLCTL <key> [<val>]",
+        "    Get or set a malloc tuning integer.",
+        "MALLCTL-STR <key> [<val>]",
+        "    Get or set a malloc tuning string.",
+#endif
         "OBJECT <key>",
         "    Show low level info about `key` and associated value.",
         "POPULATE <count> [<prefix>] [<size>]",
@@ -709,6 +717,65 @@ static void debug_help(client *c) {
     };
     admin_reply_help(c, "DEBUG", help);
 }
+
+#ifndef GOBLIN_NO_JEMALLOC
+/* DEBUG MALLCTL <key> [<val>]: a jemalloc control read (and written) as an
+ * integer. Its width is not known from its name: 8 bytes are tried, then
+ * 4, 2 and 1 while jemalloc answers EINVAL (a size mismatch); a control
+ * that can only be written (EPERM on the read) is written alone. */
+static void debug_mallctl_int(client *c) {
+    const char *name = c->argv[2].p;
+    int set = c->argc > 3;
+    long long v = 0;
+    if (set && arg_ll(c, &c->argv[3], &v) != 0) return;
+    for (size_t sz = 8; sz > 0; sz /= 2) {
+        unsigned char old[8] = {0}, val[8];
+        /* The low sz bytes of v (little-endian, as this build's targets). */
+        memcpy(val, &v, sizeof(val));
+        size_t osz = sz;
+        int rc = mallctl(name, old, &osz, set ? val : NULL, set ? sz : 0);
+        if (rc == EPERM && set) rc = mallctl(name, NULL, NULL, val, sz);
+        else if (rc == 0) {
+            int64_t o = 0;
+            memcpy(&o, old, sz);
+            if (sz < 8 && (old[sz - 1] & 0x80) && sz != 1) o |= (int64_t)(~(uint64_t)0 << (8 * sz));
+            reply_int(c, (long long)o);
+            return;
+        }
+        if (rc == 0) {
+            reply_ok(c);
+            return;
+        }
+        if (rc != EINVAL) {
+            reply_errorf(c, "ERR %s", strerror(rc));
+            return;
+        }
+    }
+    reply_errorf(c, "ERR %s", strerror(EINVAL));
+}
+
+/* DEBUG MALLCTL-STR <key> [<val>]: a jemalloc control read (and written)
+ * as a string; the value VOID writes nothing but calls the control (as
+ * thread.tcache.flush wants). */
+static void debug_mallctl_str(client *c) {
+    const char *name = c->argv[2].p;
+    const char *old = NULL;
+    size_t sz = sizeof(old);
+    int rrc = mallctl(name, &old, &sz, NULL, 0);
+    if (rrc && !(rrc == EPERM && c->argc > 3)) {
+        reply_errorf(c, "ERR %s", strerror(rrc));
+        return;
+    }
+    int wrc = 0;
+    if (c->argc > 3) {
+        const char *val = c->argv[3].p;
+        wrc = strcmp(val, "VOID") == 0 ? mallctl(name, NULL, NULL, NULL, 0) : mallctl(name, NULL, NULL, &val, sizeof(val));
+    }
+    if (!rrc) reply_bulk(c, old ? old : "", old ? strlen(old) : 0);
+    else if (wrc) reply_errorf(c, "ERR %s", strerror(wrc));
+    else reply_ok(c);
+}
+#endif
 
 /* DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|ms> | RESIZING <0|1>. */
 static void debug_replybuffer(client *c) {
@@ -788,6 +855,15 @@ void debugCommand(client *c) {
         int on = atoi(c->argv[2].p);
         __atomic_store_n(&db_active_expire_enabled, on, __ATOMIC_RELAXED); /* read by the cron thread */
         cfg.active_expire = on;
+        reply_ok(c);
+#ifndef GOBLIN_NO_JEMALLOC
+    } else if (c->argc >= 3 && arg_is(sub, "mallctl")) {
+        debug_mallctl_int(c);
+    } else if (c->argc >= 3 && arg_is(sub, "mallctl-str")) {
+        debug_mallctl_str(c);
+#endif
+    } else if (c->argc == 3 && arg_is(sub, "set-disable-deny-scripts")) {
+        script_set_disable_deny(atoi(c->argv[2].p));
         reply_ok(c);
     } else if (c->argc == 2 && arg_is(sub, "config-rewrite-force-all")) {
         char err[512];

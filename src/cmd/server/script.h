@@ -54,4 +54,8 @@ void script_gate_wait(const client *c);
  * For EVALSHA's command flags before it runs (CLIENT PAUSE WRITE, ...). */
 int script_cached_flags(const char *sha, int *flags);
 
+/* DEBUG SET-DISABLE-DENY-SCRIPTS: while on, scripts may call the commands
+ * flagged noscript (a Redis test knob). */
+void script_set_disable_deny(int on);
+
 #endif

