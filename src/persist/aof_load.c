@@ -339,8 +339,11 @@ static void rdb_progress(void *arg, uint64_t keys, uint64_t bytes) {
     p->fn(p->before + bytes, p->total);
 }
 
-static int load_one(const char *dir, const char *name, int load_truncated, replay_fn *fn, loadprog *prog, char *err,
-                    size_t errlen) {
+/* One file: commands, or an RDB (a base) and, after it, any commands (an
+ * AOF with an RDB preamble, as Redis before 7.0 wrote one file; old_style:
+ * that file, named as the AOF itself, only for the log lines). */
+static int load_one(const char *dir, const char *name, int old_style, int load_truncated, replay_fn *fn,
+                    loadprog *prog, char *err, size_t errlen) {
     char path[1024];
     aof_path(path, sizeof(path), dir, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -349,7 +352,7 @@ static int load_one(const char *dir, const char *name, int load_truncated, repla
         log_warn("%s", err);
         return LD_FAILED;
     }
-    struct stat st;
+    struct stat st = {0};
     if (fstat(fd, &st) == 0 && st.st_size == 0) {
         close(fd);
         return LD_EMPTY;
@@ -359,10 +362,10 @@ static int load_one(const char *dir, const char *name, int load_truncated, repla
     while (r.len < 5 && rb_fill(&r, &keep) == 0) {
     }
     if (r.len >= 5 && memcmp(r.b, "REDIS", 5) == 0) {
-        /* An RDB base: read it whole, then swap it in. */
+        /* An RDB: read it whole, then swap it in. */
         free(r.b);
         close(fd);
-        log_notice("Reading RDB base file on AOF loading...");
+        log_notice(old_style ? "Reading RDB preamble from AOF file..." : "Reading RDB base file on AOF loading...");
         rdb_loaded ld;
         char msg[512];
         /* Keys whose TTL has passed stay: a later incr command may extend
@@ -374,13 +377,25 @@ static int load_one(const char *dir, const char *name, int load_truncated, repla
             rdb_load_commit(&ld);
             db_unlock_keyspace();
         }
+        uint64_t end = ld.end;
         rdb_load_discard(&ld);
         if (rc != RDB_OK) {
-            log_warn("Error reading the RDB base file %s, AOF loading aborted", name);
-            snprintf(err, errlen, "Error reading the RDB base file %s, AOF loading aborted: %s", name, msg);
+            const char *what = old_style ? "the RDB preamble of the AOF file" : "the RDB base file";
+            log_warn("Error reading %s %s, AOF loading aborted", what, name);
+            snprintf(err, errlen, "Error reading %s %s, AOF loading aborted: %s", what, name, msg);
             return LD_FAILED;
         }
-        return LD_OK;
+        if (end >= (uint64_t)st.st_size) return LD_OK;
+        /* Commands after the RDB. */
+        if (old_style) log_notice("Reading the remaining AOF tail...");
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || lseek(fd, (off_t)end, SEEK_SET) != (off_t)end) {
+            snprintf(err, errlen, "Fatal error: can't read the AOF file %s after its RDB: %s", name, strerror(errno));
+            log_warn("%s", err);
+            if (fd >= 0) close(fd);
+            return LD_FAILED;
+        }
+        r = (rbuf){fd, NULL, 0, 0, 0, (off_t)end, 0, 0};
     }
     /* Not an RDB: commands from the start (a read error shows up again). */
     r.eof = 0;
@@ -425,7 +440,7 @@ int aof_load_files(const char *dir, const aof_manifest *m, int load_truncated, r
         int last = ++num == total;
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        int rc = load_one(dir, name, load_truncated, fn, &prog, err, errlen);
+        int rc = load_one(dir, name, i < 0 && !strstr(name, ".base."), load_truncated, fn, &prog, err, errlen);
         if (rc == LD_OK || (rc == LD_TRUNCATED && last))
             log_notice("DB loaded from %s file %s: %.3f seconds", i < 0 ? "base" : "incr", name, secs_since(&t0));
         if (rc == LD_TRUNCATED && !last) {

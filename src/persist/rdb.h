@@ -171,6 +171,10 @@ typedef struct rdb_loaded {
      * min(ntail, sizeof tail) kept (a replica's $EOF: mark). */
     size_t ntail;
     unsigned char tail[64];
+    /* The file offset just past the RDB (its checksum): an AOF that Redis
+     * before 7.0 wrote with aof-use-rdb-preamble goes on with commands
+     * there. */
+    uint64_t end;
     /* The file's function libraries: their codes while reading, then the
      * set built from them (rdb_func_hooks), which commit makes live. */
     char **fcodes;

@@ -1310,7 +1310,8 @@ static int load_in(rdb_in *in, const rdb_load_opts *opt, rdb_loaded *ld, char *e
         size_t rest = in->end - in->pos;
         ld->ntail = rest;
         memcpy(ld->tail, in->buf + in->pos, rest < sizeof(ld->tail) ? rest : sizeof(ld->tail));
-        if (in->rd) ld->bytes = in_offset(in);
+        ld->end = in_offset(in);
+        if (in->rd) ld->bytes = ld->end;
     }
     free(in->buf);
     free(in->tmp.p);

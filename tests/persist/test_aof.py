@@ -168,6 +168,35 @@ def redis_written_appendonlydir_loads_with_the_same_digest():
 
 
 @test
+def an_old_aof_with_an_rdb_preamble_keeps_its_command_tail():
+    """Redis 4-6 wrote one appendonly.aof: with aof-use-rdb-preamble yes (their
+    default) an RDB, then the commands since the rewrite. Moved into the AOF
+    directory as the base, it loads whole: the RDB's keys and the tail's
+    commands, the same digest as redis-server 7.0 gives."""
+    src = tdir("preamble_src")
+    r = start("redis", src)
+    dataset.build(r.c, big=False)
+    r.c.ok("SAVE")
+    r.shutdown("NOSAVE")
+    with open(os.path.join(src, "dump.rdb"), "rb") as f:
+        rdb = f.read()
+    tail = (resp("SELECT", "0") + resp("SET", "after-the-rdb", "v") + resp("SELECT", "3") +
+            resp("RPUSH", "tail-list", "a", "b") + resp("DEL", "str:1"))
+    digests = {}
+    for kind in ("redis", "goblin"):
+        d = tdir("preamble_" + kind)
+        with open(os.path.join(d, "appendonly.aof"), "wb") as f:
+            f.write(rdb + tail)
+        s = start(kind, d, "--appendonly", "yes")
+        assert s.c.ok("GET", "after-the-rdb") == b"v", kind
+        digests[kind] = digest(s)
+        if kind == "goblin":
+            log = s.log_text()
+            assert "Reading RDB preamble from AOF file..." in log and "Reading the remaining AOF tail..." in log, log
+    assert digests["goblin"] == digests["redis"], digests
+
+
+@test
 def redis_rewritten_base_loads_with_the_same_digest():
     d = tdir("fromredis_rw")
     r = start("redis", d, "--appendonly", "yes")
