@@ -275,8 +275,7 @@ static config_entry table[] = {
      "the compaction keeps its own thresholds and budget (activedefrag turns it on and off)"},
     {"active-defrag-max-scan-fields", NULL, T_LL, F_DEFONLY | F_NOPLAN, NULL, "1000", 1, LONG_MAX, NULL,
      "the compaction keeps its own thresholds and budget (activedefrag turns it on and off)"},
-    {"aof-disable-auto-gc", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL,
-     "Goblin deletes the AOF files a rewrite replaced"},
+    {"aof-disable-auto-gc", NULL, T_BOOL, 0, NULL, "no", 0, 0, NULL, NULL}, /* persist/aof.c */
     {"bind-source-addr", NULL, T_STRING, 0, NULL, "", 0, 0, NULL, NULL},
     {"ignore-warnings", NULL, T_STRING, F_DEFONLY | F_NOPLAN, NULL, "", 0, 0, NULL,
      "Goblin prints none of the warnings it silences"},

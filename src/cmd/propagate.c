@@ -280,6 +280,13 @@ void prop_none(client *c) {
     l->state = LEVEL_NONE;
 }
 
+void prop_direct_repl(int argc, const char *const *p, const size_t *n) {
+    if (!wstream_repl_active()) return;
+    wstream_lock();
+    wstream_append_repl_locked(-1, argc, p, n);
+    wstream_unlock();
+}
+
 void prop_direct(int dbid, int argc, const char *const *p, const size_t *n) {
     if (!wstream_active()) return;
     wstream_lock();

@@ -65,6 +65,9 @@ void prop_config_register(void);
 void prop_thread_exit(void);
 /* Outside any call: one record, straight to the stream. */
 void prop_direct(int dbid, int argc, const char *const *p, const size_t *n);
+/* One record for the replicas only, with no SELECT before it (DEBUG
+ * REPLICATE, which lets them diverge). */
+void prop_direct_repl(int argc, const char *const *p, const size_t *n);
 
 /* The call's own arguments with argument i replaced by p[0..n) (i equal
  * to the argument count appends one); repeated calls edit the rewrite. */

@@ -85,6 +85,7 @@ static int rw_incr_fsync = 1;               /* aof-rewrite-incremental-fsync */
 static int no_fsync_on_rw;                  /* no-appendfsync-on-rewrite */
 static int ts_enabled;                      /* aof-timestamp-enabled */
 static int auto_perc = 100;                 /* auto-aof-rewrite-percentage */
+static int no_auto_gc;                      /* aof-disable-auto-gc */
 static long long auto_min = 64LL << 20;     /* auto-aof-rewrite-min-size */
 static char *dirname_, *fname_;             /* appenddirname, appendfilename (start-up only) */
 
@@ -126,15 +127,20 @@ static int appendonly_check(const char *v, char *norm, size_t normlen, char *err
 }
 static const config_hook appendonly_hook = {appendonly_check, NULL};
 
+static void auto_gc_apply(const char *v); /* below, with the manifest */
+static const config_hook auto_gc_hook = {NULL, auto_gc_apply};
+
 void aof_config_register(void) {
     config_register_hook("appendfsync", &fsync_hook);
+    config_register_hook("aof-disable-auto-gc", &auto_gc_hook);
     config_register_hook("appendonly", &appendonly_hook);
     if (config_bind_int("aof-use-rdb-preamble", &use_preamble) || config_bind_int("aof-load-truncated", &load_truncated) ||
         config_bind_int("aof-rewrite-incremental-fsync", &rw_incr_fsync) ||
         config_bind_int("no-appendfsync-on-rewrite", &no_fsync_on_rw) ||
         config_bind_int("aof-timestamp-enabled", &ts_enabled) ||
         config_bind_int("auto-aof-rewrite-percentage", &auto_perc) ||
-        config_bind_ll("auto-aof-rewrite-min-size", &auto_min) || config_bind_string("appenddirname", &dirname_) ||
+        config_bind_ll("auto-aof-rewrite-min-size", &auto_min) || config_bind_int("aof-disable-auto-gc", &no_auto_gc) ||
+        config_bind_string("appenddirname", &dirname_) ||
         config_bind_string("appendfilename", &fname_))
         abort(); /* the table lost a row */
 }
@@ -358,6 +364,9 @@ static int rw_running; /* atomics: a rewrite child exists (mirrors rw_pid) */
 /* DEBUG AOF-FAULT: the next writes / fsyncs of the writer fail with EIO. */
 static int fault_writes, fault_fsyncs;
 
+static int flush_sleep_us; /* atomics: aof_set_flush_sleep */
+void aof_set_flush_sleep(int us) { __atomic_store_n(&flush_sleep_us, us, __ATOMIC_RELAXED); }
+
 void aof_inject_faults(int writes, int fsyncs) {
     __atomic_store_n(&fault_writes, writes, __ATOMIC_RELAXED);
     __atomic_store_n(&fault_fsyncs, fsyncs, __ATOMIC_RELAXED);
@@ -425,6 +434,8 @@ static void *writer_main(void *arg) {
         size_t done = 0;
         int rc, e;
         int64_t fsync_t0 = 0;
+        int nap = __atomic_load_n(&flush_sleep_us, __ATOMIC_RELAXED);
+        if (n && nap > 0) usleep((useconds_t)nap); /* DEBUG AOF-FLUSH-SLEEP */
         if (n && take_fault(&fault_writes)) {
             rc = -1;
             e = EIO;
@@ -580,9 +591,19 @@ int aof_load_at_startup(char *err, size_t errlen) {
             rc = -1;
         }
     }
-    if (rc == 0 && file_exists(fname_) && !man.has_base && !man.nincr) {
-        rc = upgrade_old_style(err, errlen);
-        if (rc != 0) log_warn("%s", err);
+    /* An old-style AOF in dir (Redis before 7.0) is moved into the
+     * directory when there is no manifest yet, or when the manifest names
+     * it alone as the base while it is still outside (an upgrade cut short
+     * before its rename), as Redis 7.0's loadAppendOnlyFiles decides. */
+    if (rc == 0 && file_exists(fname_)) {
+        char inside[1024];
+        aof_path(inside, sizeof(inside), dirname_, fname_);
+        int upgrade = (!man.has_base && !man.nincr) ||
+                      (man.has_base && !man.nincr && !strcmp(man.base.name, fname_) && !file_exists(inside));
+        if (upgrade) {
+            rc = upgrade_old_style(err, errlen);
+            if (rc != 0) log_warn("%s", err);
+        }
     }
     if (rc == 0 && (man.has_base || man.nincr)) {
         if (!replay) {
@@ -612,7 +633,7 @@ int aof_load_at_startup(char *err, size_t errlen) {
 /* Delete the manifest's history files and write it without them; man_mu
  * held. */
 static void delete_history_locked(void) {
-    if (!man.nhist) return;
+    if (!man.nhist || setting(&no_auto_gc)) return;
     char err[600];
     for (int i = 0; i < man.nhist; i++) {
         char hp[1024];
@@ -624,6 +645,14 @@ static void delete_history_locked(void) {
     man.hist = NULL;
     man.nhist = 0;
     if (aofm_write(dirname_, fname_, &man, err, sizeof(err)) != 0) log_warn("%s", err);
+}
+
+/* aof-disable-auto-gc set back to no: the history files go now. */
+static void auto_gc_apply(const char *v) {
+    if (strcmp(v, "no") != 0 || !__atomic_load_n(&live, __ATOMIC_ACQUIRE)) return;
+    pthread_mutex_lock(&man_mu);
+    delete_history_locked();
+    pthread_mutex_unlock(&man_mu);
 }
 
 int aof_debug_load(char *err, size_t errlen) {
@@ -1011,22 +1040,12 @@ static int install_base(const char *tmp, int rdb) {
         aof_file *f = aofm_new_incr(&nm, fname_);
         temp_incr_path(incr_tmp, sizeof(incr_tmp));
         aof_path(incr_path, sizeof(incr_path), dirname_, f->name);
-        aofm_incr_to_history(&nm);
+        aofm_incr_to_history(&nm, nm.nincr - 1);
     } else {
         int keep = 0;
         while (keep < nm.nincr && nm.incr[keep].seq < rw_base_seq) keep++;
         if (!__atomic_load_n(&on, __ATOMIC_RELAXED)) keep = nm.nincr;
-        if (keep) {
-            aof_file *nh = realloc(nm.hist, sizeof(aof_file) * (size_t)(nm.nhist + keep));
-            if (!nh) abort();
-            nm.hist = nh;
-            for (int i = 0; i < keep; i++) {
-                nm.hist[nm.nhist] = nm.incr[i];
-                nm.hist[nm.nhist++].type = 'h';
-            }
-            memmove(nm.incr, nm.incr + keep, sizeof(aof_file) * (size_t)(nm.nincr - keep));
-            nm.nincr -= keep;
-        }
+        aofm_incr_to_history(&nm, keep);
     }
     if (rename(tmp, path) != 0) {
         log_warn("Error trying to rename the temporary AOF base file %s into %s: %s", tmp, b->name, strerror(errno));

@@ -108,6 +108,9 @@ void aof_batch_end(void);
 /* Fault injection (DEBUG AOF-FAULT): the writer's next `writes` writes and
  * `fsyncs` fsyncs fail with EIO. */
 void aof_inject_faults(int writes, int fsyncs);
+/* DEBUG AOF-FLUSH-SLEEP: the writer sleeps us microseconds before each
+ * write (0: none), a Redis test knob. */
+void aof_set_flush_sleep(int us);
 
 /* Nonzero while writes must be refused because the last write to the AOF
  * failed: buf receives "MISCONF Errors writing to the AOF file: <reason>". */

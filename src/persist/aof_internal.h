@@ -35,8 +35,9 @@ int aofm_write(const char *dir, const char *fname, const aof_manifest *m, char *
 aof_file *aofm_new_incr(aof_manifest *m, const char *fname);
 /* Make a new base (the old one, if any, becomes history first). */
 aof_file *aofm_new_base(aof_manifest *m, const char *fname, int rdb);
-/* After a rewrite: every incr file but the last becomes history. */
-void aofm_incr_to_history(aof_manifest *m);
+/* After a rewrite: the first n incr files become history, at its head in
+ * their order (before the old base aofm_new_base put there), as Redis. */
+void aofm_incr_to_history(aof_manifest *m, int n);
 
 /* dir/name into buf. */
 void aof_path(char *buf, size_t len, const char *dir, const char *name);

@@ -9,6 +9,7 @@
 #include "persist/aof_internal.h"
 
 #include <ctype.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -81,15 +82,22 @@ aof_file *aofm_new_base(aof_manifest *m, const char *fname, int rdb) {
     return &m->base;
 }
 
-void aofm_incr_to_history(aof_manifest *m) {
-    if (m->nincr <= 1) return;
-    for (int i = m->nincr - 2; i >= 0; i--) {
-        aof_file *h = push(&m->hist, &m->nhist);
-        *h = m->incr[i];
-        h->type = 'h';
+void aofm_incr_to_history(aof_manifest *m, int n) {
+    assert(n >= 0 && n <= m->nincr);
+    if (!n) return;
+    /* Redis walks the incr list from its tail, adding each at the history's
+     * head: the files keep their order, before the older history. */
+    aof_file *nh = realloc(m->hist, sizeof(aof_file) * (size_t)(m->nhist + n));
+    if (!nh) abort();
+    m->hist = nh;
+    memmove(&m->hist[n], &m->hist[0], sizeof(aof_file) * (size_t)m->nhist);
+    for (int i = 0; i < n; i++) {
+        m->hist[i] = m->incr[i];
+        m->hist[i].type = 'h';
     }
-    m->incr[0] = m->incr[m->nincr - 1];
-    m->nincr = 1;
+    m->nhist += n;
+    memmove(&m->incr[0], &m->incr[n], sizeof(aof_file) * (size_t)(m->nincr - n));
+    m->nincr -= n;
 }
 
 void aof_path(char *buf, size_t len, const char *dir, const char *name) {

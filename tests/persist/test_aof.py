@@ -197,6 +197,51 @@ def an_old_aof_with_an_rdb_preamble_keeps_its_command_tail():
 
 
 @test
+def an_upgrade_cut_short_before_its_rename_goes_on():
+    """The manifest names the old-style appendonly.aof as its only base but
+    the file is still in dir (an upgrade stopped before the rename): it is
+    moved in and loaded, as Redis 7.0 does. Both servers."""
+    for kind in ("redis", "goblin"):
+        d = tdir("upgrade_cut_" + kind)
+        with open(os.path.join(d, "appendonly.aof"), "wb") as f:
+            f.write(resp("SET", "k1", "v1") + resp("SET", "k2", "v2"))
+        os.makedirs(os.path.join(d, AOFDIR))
+        with open(os.path.join(d, AOFDIR, "appendonly.aof.manifest"), "w") as f:
+            f.write("file appendonly.aof seq 1 type b\n")
+        s = start(kind, d, "--appendonly", "yes")
+        assert s.c.ok("MGET", "k1", "k2") == [b"v1", b"v2"], kind
+        assert not os.path.exists(os.path.join(d, "appendonly.aof")), kind
+        assert manifest(d) == [["file", "appendonly.aof", "seq", "1", "type", "b"],
+                               ["file", "appendonly.aof.1.incr.aof", "seq", "1", "type", "i"]], (kind, manifest(d))
+
+
+@test
+def aof_disable_auto_gc_keeps_history_in_redis_order():
+    """aof-disable-auto-gc yes: the files two rewrites replaced stay, listed
+    as history newest first (each rewrite's incr files, then its old base),
+    the same manifest as redis-server 7.0 writes; set back to no, they are
+    deleted at once."""
+    got = {}
+    for kind in ("redis", "goblin"):
+        d = tdir("autogc_" + kind)
+        s = start(kind, d, "--appendonly", "yes")
+        s.c.ok("CONFIG", "SET", "aof-disable-auto-gc", "yes")
+        for i in range(2):
+            s.c.ok("SET", "k%d" % i, "v")
+            s.c.ok("BGREWRITEAOF")
+            wait_for(lambda: info(s.c)["aof_rewrite_in_progress"] == "0" and info(s.c)["aof_rewrites"] == str(i + 1),
+                     30)
+        got[kind] = manifest(d)
+        hist = [m[1] for m in got[kind] if m[-1] == "h"]
+        assert all(os.path.exists(os.path.join(d, AOFDIR, h)) for h in hist), (kind, hist)
+        s.c.ok("CONFIG", "SET", "aof-disable-auto-gc", "no")
+        wait_for(lambda: not any(os.path.exists(os.path.join(d, AOFDIR, h)) for h in hist), 10)
+        assert [m[-1] for m in manifest(d)] == ["b", "i"], (kind, manifest(d))
+    assert got["goblin"] == got["redis"], got
+    assert [m[-1] for m in got["redis"]] == ["b", "h", "h", "h", "h", "i"], got
+
+
+@test
 def redis_rewritten_base_loads_with_the_same_digest():
     d = tdir("fromredis_rw")
     r = start("redis", d, "--appendonly", "yes")

@@ -18,6 +18,7 @@
 #include "cmd/server/admin_family.h"
 #include "cmd/server/script.h"
 #include "cmd/cron.h"
+#include "cmd/propagate.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "session/reply.h"
@@ -655,6 +656,8 @@ static void debug_digest_value(client *c) {
 
 static void debug_help(client *c) {
     static const char *const help[] = {
+        "AOF-FLUSH-SLEEP <microsec>",
+        "    Server will sleep before flushing the AOF, this is used for testing.",
         "DIGEST",
         "    Output a hex signature representing the current DB content.",
         "DIGEST-VALUE <key> [<key> ...]",
@@ -666,6 +669,8 @@ static void debug_help(client *c) {
         "    Write <message> to the server log.",
         "LOADAOF",
         "    Flush the AOF buffers on disk and reload the AOF in memory.",
+        "REPLICATE <string>",
+        "    Replicates the provided string to replicas, allowing data divergence.",
 #ifndef GOBLIN_NO_JEMALLOC
         "MALLCTL <key> [<val>]",
         "    Get or set a malloc tuning integer.",
@@ -862,6 +867,24 @@ void debugCommand(client *c) {
     } else if (c->argc >= 3 && arg_is(sub, "mallctl-str")) {
         debug_mallctl_str(c);
 #endif
+    } else if (c->argc == 3 && arg_is(sub, "aof-flush-sleep")) {
+        long long us;
+        if (arg_ll(c, &c->argv[2], &us) != 0) return;
+        aof_set_flush_sleep(us < 0 ? 0 : us > 10000000 ? 10000000 : (int)us);
+        reply_ok(c);
+    } else if (c->argc >= 3 && arg_is(sub, "replicate")) {
+        int n = c->argc - 2;
+        const char **p = malloc(sizeof(char *) * (size_t)n);
+        size_t *l = malloc(sizeof(size_t) * (size_t)n);
+        if (!p || !l) abort();
+        for (int i = 0; i < n; i++) {
+            p[i] = c->argv[2 + i].p;
+            l[i] = c->argv[2 + i].n;
+        }
+        prop_direct_repl(n, p, l);
+        free(p);
+        free(l);
+        reply_ok(c);
     } else if (c->argc == 3 && arg_is(sub, "set-disable-deny-scripts")) {
         script_set_disable_deny(atoi(c->argv[2].p));
         reply_ok(c);
