@@ -258,6 +258,24 @@ def functions_reach_the_replicas():
 
 
 @test
+def debug_replicate_reaches_the_replicas_only():
+    """DEBUG REPLICATE sends a command to the replicas alone (no SELECT
+    before it): they diverge from the primary, as with redis-server."""
+    for pk, rk in (("goblin", "redis"),):
+        d = tdir("debug_replicate_%s_%s" % (pk, rk))
+        p = start(pk, os.path.join(d, "p"))
+        r = replica_of(rk, os.path.join(d, "r"), p.port)
+        in_sync(p, r)
+        assert p.c.ok("DEBUG", "REPLICATE", "SET", "only-on-replicas", "1") == b"OK"
+        p.c.ok("SET", "after", "x")
+        assert wait_for(lambda: r.c.ok("GET", "after") == b"x", 10), (pk, rk)
+        assert r.c.ok("GET", "only-on-replicas") == b"1", (pk, rk)
+        assert p.c.ok("GET", "only-on-replicas") is None, (pk, rk)
+        r.stop()
+        p.stop()
+
+
+@test
 def goblin_to_goblin_to_redis_chain():
     d = tdir("chain")
     p = primary("goblin", d, *PRIMARY_ARGS)
