@@ -962,8 +962,17 @@ static void rw_failed(void) {
     __atomic_store_n(&rw_last_ok, 0, __ATOMIC_RELAXED);
     __atomic_fetch_add(&rw_failures, 1, __ATOMIC_RELAXED);
     rw_failed_at = mono_ms();
-    /* An AOF turned on at run time has no base yet: try again (cron). */
-    if (wait_rw) __atomic_store_n(&rw_scheduled, 1, __ATOMIC_RELAXED);
+    /* An AOF turned on at run time has no base yet: try again (cron). Its
+     * temp incr file goes, as Redis deletes it: the next rewrite's
+     * snapshot holds what it had, and the writer goes on into the unlinked
+     * file until that rewrite opens a new one. */
+    if (wait_rw) {
+        char tp[1024];
+        temp_incr_path(tp, sizeof(tp));
+        log_notice("Removing the temp incr aof file temp-%s.incr in the background", fname_);
+        unlink(tp);
+        __atomic_store_n(&rw_scheduled, 1, __ATOMIC_RELAXED);
+    }
 }
 
 /* man_mu held; the keyspace write lock held. */
@@ -1252,7 +1261,16 @@ static int rewrite_limited(long long fails, int64_t failed_at) {
     if (fails < 3) return 0;
     int64_t delay = 60000LL << (fails - 3 > 6 ? 6 : fails - 3);
     if (delay > 3600000) delay = 3600000;
-    return mono_ms() - failed_at < delay;
+    if (mono_ms() - failed_at >= delay) return 0;
+    /* Said once per failure, when a rewrite is due and held back, as
+     * Redis's aofRewriteLimited says it. */
+    static long long said_for = -1;
+    if (said_for != fails) {
+        said_for = fails;
+        log_warn("Background AOF rewrite has repeatedly failed and triggered the limit, will retry in %lld minutes",
+                 (long long)(delay / 60000));
+    }
+    return 1;
 }
 
 /* auto-aof-rewrite-percentage / -min-size: the growth (in %) over the size
@@ -1274,12 +1292,14 @@ void aof_cron(void) {
         if (waitpid(rw_pid, &status, WNOHANG) == rw_pid) rewrite_done(status);
     }
     int idle = rw_pid == -1;
-    int limited = rewrite_limited(__atomic_load_n(&rw_failures, __ATOMIC_RELAXED), rw_failed_at);
+    long long fails = __atomic_load_n(&rw_failures, __ATOMIC_RELAXED);
+    int64_t failed_at = rw_failed_at;
     pthread_mutex_unlock(&man_mu);
-    if (!idle || limited || persist_bgsave_in_progress()) return;
+    if (!idle || persist_bgsave_in_progress()) return;
     int scheduled = __atomic_load_n(&rw_scheduled, __ATOMIC_RELAXED);
     long long growth = scheduled ? 0 : auto_rewrite_growth();
     if (!scheduled && growth < 0) return;
+    if (rewrite_limited(fails, failed_at)) return;
     if (hugetlb_bgsave_refusal()) {
         if (!__atomic_exchange_n(&rw_hugetlb_logged, 1, __ATOMIC_RELAXED))
             log_warn("AOF rewrite skipped: BGREWRITEAOF is disabled while arena-hugetlb is on");
