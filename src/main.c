@@ -37,6 +37,7 @@
 #include "base/process.h"
 #include "base/proctitle.h"
 #include "base/oomscore.h"
+#include "base/crash.h"
 #include "cmd/cron.h"
 #include "cmd/repl/repl.h"
 #include "cmd/server/script.h"
@@ -205,6 +206,7 @@ static void config_owners_register(void) {
     session_evict_config_register();
     repl_replicaof_config_register();
     proctitle_config_register();
+    crash_config_register();
     oomscore_config_register();
     static const config_hook sigint_hook = {sig_check, sigint_apply, NULL};
     static const config_hook sigterm_hook = {sig_check, sigterm_apply, NULL};

@@ -243,8 +243,7 @@ static config_entry table[] = {
     {"appenddirname", NULL, T_STRING, F_IMMUTABLE, NULL, "appendonlydir", 0, 0, NULL, NULL},
     {"io-threads", NULL, T_INT, F_IMMUTABLE, &cfg.io_threads, "1", 1, 128, NULL, NULL},
     {"oom-score-adj", NULL, T_ENUM, 0, NULL, "no", 0, 0, oom_score_modes, NULL}, /* base/oomscore.c */
-    {"crash-log-enabled", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
-     "Goblin keeps the kernel's default crash handling"},
+    {"crash-log-enabled", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL}, /* base/crash.c */
     {"enable-protected-configs", NULL, T_ENUM, F_IMMUTABLE, NULL, "no", 0, 0, protected_actions, NULL},
     {"enable-module-command", NULL, T_ENUM, F_IMMUTABLE | F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0,
      protected_actions, "Goblin loads no modules"},
@@ -260,8 +259,7 @@ static config_entry table[] = {
     {"proc-title-template", NULL, T_STRING, 0, NULL, "{title} {listen-addr} {server-mode}", 0, 0, NULL,
      NULL}, /* base/proctitle.c */
     {"oom-score-adj-values", NULL, T_STRING, F_MULTIARG, NULL, "0 200 800", 0, 0, NULL, NULL}, /* base/oomscore.c */
-    {"crash-memcheck-enabled", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "yes", 0, 0, NULL,
-     "Goblin keeps the kernel's default crash handling"},
+    {"crash-memcheck-enabled", NULL, T_BOOL, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
     {"active-expire-effort", NULL, T_INT, 0, &cfg.active_expire_effort, "1", 1, 10, NULL, NULL},
     {"active-defrag-ignore-bytes", NULL, T_SIZE, F_DEFONLY | F_NOPLAN, NULL, "104857600", 1, LLONG_MAX, NULL,
      "the compaction keeps its own thresholds and budget (activedefrag turns it on and off)"},

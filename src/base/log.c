@@ -56,6 +56,8 @@ void log_msg(int level, const char *fmt, ...) {
     pthread_mutex_unlock(&log_lock);
 }
 
+int log_fd(void) { return fileno(logfp ? logfp : stdout); }
+
 void log_raw(int level, const char *text) {
     if (level < cfg.loglevel) return;
     FILE *f = logfp ? logfp : stdout;

@@ -252,3 +252,37 @@ start_server {tags {robustness acl}} {
     }
 }
 
+
+# A crash leaves a bug report in the log (Redis's sigsegvHandler): the
+# signal, the address, a stack trace, then the process ends by the signal.
+set crash_test {A crash (DEBUG SEGFAULT) leaves a bug report with a stack trace in the log}
+if {[is_goblin] && [string match {*san/*} $::srv::binary]} {
+    ::t::record_skip $crash_test "a sanitizer build keeps the sanitizer's own crash report"
+} else {
+    start_server {tags {robustness}} {
+        test $crash_test {
+            set pid [srv pid]
+            server_expect_exit
+            catch {r debug segfault}
+            wait_for_condition 100 50 {![::srv::alive $pid]} else {
+                fail "still running after DEBUG SEGFAULT"
+            }
+            set log [server_log]
+            assert_match "*crashed by signal: 11*" $log
+            assert_match "*Accessing address: *" $log
+            assert_match "*------ STACK TRACE ------*" $log
+            assert_match "*BUG REPORT END. Make sure to include from START to END.*" $log
+        }
+    }
+    start_server {tags {robustness} args {--crash-log-enabled no}} {
+        test {crash-log-enabled no: a crash leaves the kernel's default handling, no report} {
+            set pid [srv pid]
+            server_expect_exit
+            catch {r debug segfault}
+            wait_for_condition 100 50 {![::srv::alive $pid]} else {
+                fail "still running after DEBUG SEGFAULT"
+            }
+            assert_no_match "*crashed by signal*" [server_log]
+        }
+    }
+}

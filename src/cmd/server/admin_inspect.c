@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "cmd/server/admin_family.h"
@@ -658,6 +659,8 @@ static void debug_help(client *c) {
     static const char *const help[] = {
         "AOF-FLUSH-SLEEP <microsec>",
         "    Server will sleep before flushing the AOF, this is used for testing.",
+        "ASSERT",
+        "    Crash by assertion failed.",
         "DIGEST",
         "    Output a hex signature representing the current DB content.",
         "DIGEST-VALUE <key> [<key> ...]",
@@ -689,6 +692,8 @@ static void debug_help(client *c) {
         "RELOAD [option ...]",
         "    Save the RDB on disk and reload it back to memory. By default it will save",
         "    the RDB file and load it back. With NOSAVE the file is only loaded.",
+        "SEGFAULT",
+        "    Crash the server with sigsegv.",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -867,6 +872,15 @@ void debugCommand(client *c) {
     } else if (c->argc >= 3 && arg_is(sub, "mallctl-str")) {
         debug_mallctl_str(c);
 #endif
+    } else if (c->argc == 2 && arg_is(sub, "segfault")) {
+        /* A write to a read-only page: a real SIGSEGV, as Redis's. */
+        volatile char *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p != MAP_FAILED) *p = 'x';
+        reply_error(c, "ERR could not map a read-only page");
+    } else if (c->argc == 2 && arg_is(sub, "assert")) {
+        log_warn("=== ASSERTION FAILED ===");
+        log_warn("==> DEBUG ASSERT: crashing on purpose");
+        abort();
     } else if (c->argc == 3 && arg_is(sub, "aof-flush-sleep")) {
         long long us;
         if (arg_ll(c, &c->argv[2], &us) != 0) return;
