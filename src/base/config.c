@@ -259,7 +259,8 @@ static config_entry table[] = {
     {"proc-title-template", NULL, T_STRING, 0, NULL, "{title} {listen-addr} {server-mode}", 0, 0, NULL,
      NULL}, /* base/proctitle.c */
     {"oom-score-adj-values", NULL, T_STRING, F_MULTIARG, NULL, "0 200 800", 0, 0, NULL, NULL}, /* base/oomscore.c */
-    {"crash-memcheck-enabled", NULL, T_BOOL, F_PASSTHRU, NULL, "yes", 0, 0, NULL, NULL},
+    {"crash-memcheck-enabled", NULL, T_BOOL, F_DEFONLY | F_NOPLAN, NULL, "no", 0, 0, NULL,
+     "Goblin's bug report runs no memory test (Redis's default is yes)"},
     {"active-expire-effort", NULL, T_INT, 0, &cfg.active_expire_effort, "1", 1, 10, NULL, NULL},
     {"active-defrag-ignore-bytes", NULL, T_SIZE, F_DEFONLY | F_NOPLAN, NULL, "104857600", 1, LLONG_MAX, NULL,
      "the compaction keeps its own thresholds and budget (activedefrag turns it on and off)"},
