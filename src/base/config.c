@@ -186,6 +186,7 @@ static config_entry table[] = {
     {"rdbcompression", NULL, T_BOOL, 0, NULL, "yes", 0, 0, NULL, NULL},
     {"rdbchecksum", NULL, T_BOOL, F_IMMUTABLE, NULL, "yes", 0, 0, NULL, NULL},
     {"rdb-key-save-delay", NULL, T_INT, F_HIDDEN, NULL, "0", INT_MIN, INT_MAX, NULL, NULL},
+    {"use-exit-on-panic", NULL, T_BOOL, F_HIDDEN, NULL, "no", 0, 0, NULL, NULL}, /* base/crash.c */
     {"key-load-delay", NULL, T_INT, F_HIDDEN, NULL, "0", INT_MIN, INT_MAX, NULL, NULL},
     /* Redis serves its clients between chunks of a load this large; Goblin's
      * workers answer (-LOADING) throughout, so the value changes nothing. */
