@@ -276,6 +276,24 @@ def debug_replicate_reaches_the_replicas_only():
 
 
 @test
+def debug_sleep_stops_the_keepalives_of_a_replica_waiting_for_its_sync():
+    """A replica waiting for its sync (repl-diskless-sync-delay) is kept
+    alive by newlines from the primary's cron; DEBUG SLEEP stops the whole
+    primary, those too, as Redis's does: the replica times out."""
+    d = tdir("sleep_keepalive")
+    p = start("goblin", os.path.join(d, "p"), "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1000")
+    r = start("goblin", os.path.join(d, "r"), "--repl-timeout", "2")
+    r.c.ok("REPLICAOF", "127.0.0.1", str(p.port))
+    assert wait_for(lambda: "MASTER <-> REPLICA sync started" in r.log_text(), 10), r.log_tail()
+    time.sleep(3)  # kept alive past repl-timeout while the primary runs
+    assert "Timeout connecting to the MASTER" not in r.log_text(), r.log_tail()
+    p.c.ok("DEBUG", "SLEEP", "4")
+    assert "Timeout connecting to the MASTER" in r.log_text(), r.log_tail()
+    r.stop()
+    p.stop()
+
+
+@test
 def goblin_to_goblin_to_redis_chain():
     d = tdir("chain")
     p = primary("goblin", d, *PRIMARY_ARGS)

@@ -25,6 +25,7 @@
  * The cron thread feeds PING every repl-ping-replica-period, answers WAIT
  * deadlines and frees the backlog after repl-backlog-ttl without
  * replicas. */
+#include "cmd/cron.h"
 #include "cmd/repl/repl.h"
 
 #include <errno.h>
@@ -443,6 +444,7 @@ static _Noreturn void sync_child(int fd, const rdb_save_opts *o) {
 
 /* Keep a replica waiting for its RDB from timing out (Redis sends "\n"). */
 static void keepalive(rlink *l) {
+    if (cron_is_paused()) return; /* Redis's replicationCron sends them: stopped with the cron */
     if (link_write_all(l, "\n", 1) < 0) { /* the next write will tell */
     }
 }

@@ -489,6 +489,10 @@ static void debug_sleep(client *c) {
     if (!(secs > 0)) secs = 0;     /* also NaN */
     if (secs > 1e9) secs = 1e9;
     long long us = (long long)(secs * 1000000);
+    /* Redis stops whole: no command, and no cron (the keep-alive newlines
+     * a replica waiting for its sync gets come from there). */
+    int held = cron_is_paused();
+    cron_pause(1);
     db_wrlock_keyspace();
     if (us > 0) {
         struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
@@ -496,6 +500,7 @@ static void debug_sleep(client *c) {
         }
     }
     db_unlock_keyspace();
+    cron_pause(held);
     reply_ok(c);
 }
 
