@@ -328,6 +328,7 @@ static uint32_t parse_flags(const char *s) {
         {"fast", CMDF_FAST}, {"no_auth", CMDF_NO_AUTH}, {"may_replicate", CMDF_MAY_REPLICATE},
         {"no_multi", CMDF_NO_MULTI}, {"movablekeys", CMDF_MOVABLEKEYS},
         {"allow_busy", CMDF_ALLOW_BUSY}, {"no_mandatory_keys", CMDF_NO_MANDATORY_KEYS},
+        {"no_async_loading", CMDF_NO_ASYNC_LOADING},
     };
     uint32_t f = 0;
     while (*s) {
@@ -974,7 +975,10 @@ static void execute(client *c) {
         reject_with(c, cmd, "NOREPLICAS Not enough good replicas to write.");
         return;
     }
-    if (!(cmd->flags & CMDF_LOADING) && persist_loading()) {
+    /* During a replica's async load (swapdb) the old dataset is served,
+     * but the commands flagged no_async_loading wait, as in Redis 7.0. */
+    if ((!(cmd->flags & CMDF_LOADING) && persist_loading()) ||
+        (persist_async_loading() && ((cmd->flags & CMDF_NO_ASYNC_LOADING) || exec_queue_has(c, cmd, CMDF_NO_ASYNC_LOADING)))) {
         reply_error(c, "LOADING Redis is loading the dataset in memory");
         reject(c, cmd);
         if (client_flags_peek(c) & CLIENT_MULTI) client_flag_on(c, CLIENT_DIRTY_EXEC);
@@ -1028,6 +1032,7 @@ static int refused_before_pause(client *c, const cmd_def *cmd, uint32_t flags, i
         return 1;
     }
     if (!(cmd->flags & CMDF_LOADING) && persist_loading()) return 1;
+    if (persist_async_loading() && (cmd->flags & CMDF_NO_ASYNC_LOADING)) return 1;
     if ((cf & CLIENT_PUBSUB) && c->resp == 2 && !pubsub_context_allows(cmd)) return 1;
     /* -BUSY comes before the pause too. */
     const char *busy_err;

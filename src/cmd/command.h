@@ -40,6 +40,7 @@ enum {
     /* Redis 7.0's CMD_TOUCHES_ARBITRARY_KEYS (RANDOMKEY, SCAN): run at top
      * level, the keys it expires go to the stream without MULTI/EXEC. */
     CMDF_ARBITRARY_KEYS = 1 << 19,
+    CMDF_NO_ASYNC_LOADING = 1 << 20,
 };
 
 /* How the dispatcher locks the keyspace around a handler. */

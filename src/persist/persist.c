@@ -632,6 +632,7 @@ void persist_stop(void) {
 /* ---- loading --------------------------------------------------------------------- */
 
 int persist_loading(void) { return __atomic_load_n(&loading, __ATOMIC_RELAXED); }
+int persist_async_loading(void) { return __atomic_load_n(&async_loading, __ATOMIC_RELAXED); }
 
 void persist_loading_progress(uint64_t loaded, uint64_t total) {
     __atomic_store_n(&loading_total, total, __ATOMIC_RELAXED);

@@ -99,6 +99,10 @@ int persist_load_at_startup(char *err, size_t errlen);
  * empty dataset is served). persist_load_at_startup ends the state. */
 void persist_loading_begin(void);
 int persist_loading(void);
+/* A replica's swapdb load of the same history is under way: the old
+ * dataset is served, but CONFIG SET of some settings and the commands
+ * flagged no_async_loading are answered -LOADING (INFO async_loading). */
+int persist_async_loading(void);
 /* Progress of the start-up load for INFO (loading_loaded_bytes ...): the
  * AOF loader reports bytes read of total. */
 void persist_loading_progress(uint64_t loaded, uint64_t total);

@@ -414,8 +414,12 @@ static int dataset_empty(void) {
 
 /* The full sync's RDB after +FULLRESYNC, loaded: from the socket
  * (repl-diskless-load swapdb, or on-empty-db with no key here) or through
- * a temporary file. 0, or -1 (the old dataset stays). */
-static int receive_and_load(mconn *m, unsigned mygen) {
+ * a temporary file. same_history: the primary keeps the replication id
+ * this replica has, so the old dataset is an earlier point of the same
+ * data and swapdb serves it while the new one loads (async_loading, as
+ * Redis 7.0); otherwise clients get -LOADING meanwhile. 0, or -1 (the old
+ * dataset stays). */
+static int receive_and_load(mconn *m, unsigned mygen, int same_history) {
     long long size;
     char mark[41];
     if (read_bulk_header(m, &size, mark) != 0) return -1;
@@ -427,12 +431,13 @@ static int receive_and_load(mconn *m, unsigned mygen) {
             log_notice("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to parser");
         else
             log_notice("MASTER <-> REPLICA sync: receiving %lld bytes from master to parser", size);
+        int async = mode == 2 && same_history;
         log_notice("MASTER <-> REPLICA sync: Loading DB in memory%s",
-                   mode == 2 ? " (a new dataset; the old one is served meanwhile)" : "");
+                   async ? " (a new dataset; the old one is served meanwhile)" : "");
         sockin si = {m, size, 0, mygen, ""};
         memcpy(si.mark, mark, sizeof(si.mark));
         uint64_t keys = 0;
-        int rc = persist_stream_load(sock_read, &si, mode == 2, size, sock_verify, &si, &keys, lerr, sizeof(lerr));
+        int rc = persist_stream_load(sock_read, &si, async, size, sock_verify, &si, &keys, lerr, sizeof(lerr));
         if (rc != RDB_OK) {
             log_warn("Failed trying to load the MASTER synchronization DB from socket: %s", lerr);
             if (mode == 2) log_notice("MASTER <-> REPLICA sync: the old dataset stays (the new one is discarded)");
@@ -749,7 +754,9 @@ static void follow_once(const char *host, int port, unsigned mygen) {
         pthread_mutex_lock(&rmu);
         sync_in_progress = 1;
         pthread_mutex_unlock(&rmu);
-        int rc = receive_and_load(m, mygen);
+        char cur[41];
+        repl_replid(cur);
+        int rc = receive_and_load(m, mygen, strcmp(cur, newid) == 0);
         pthread_mutex_lock(&rmu);
         sync_in_progress = 0;
         pthread_mutex_unlock(&rmu);

@@ -231,7 +231,7 @@ static void configSetCommand(client *c) {
         }
         /* A load under way refuses some settings with -LOADING, which goes
          * before any other error (clients may wait and retry). */
-        if (persist_loading() && config_denied_while_loading(lname[i])) {
+        if ((persist_loading() || persist_async_loading()) && config_denied_while_loading(lname[i])) {
             deny_loading = bad = 1;
             continue;
         }
