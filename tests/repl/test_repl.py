@@ -294,6 +294,28 @@ def debug_sleep_stops_the_keepalives_of_a_replica_waiting_for_its_sync():
 
 
 @test
+def client_kill_of_a_replica_in_a_full_sync_ends_its_link_at_once():
+    """CLIENT KILL TYPE replica while the primary's snapshot is still being
+    written (rdb-key-save-delay): the replica sees the link go at once and
+    its load fails, keeping its data, as with Redis."""
+    d = tdir("kill_in_sync")
+    p = start("goblin", os.path.join(d, "p"), "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
+    p.c.ok("DEBUG", "POPULATE", "300", "k", "1000")
+    p.c.ok("CONFIG", "SET", "rdb-key-save-delay", "20000")  # 6 s for the whole snapshot
+    r = start("goblin", os.path.join(d, "r"), "--repl-diskless-load", "swapdb")
+    r.c.ok("SET", "mine", "1")
+    r.c.ok("REPLICAOF", "127.0.0.1", str(p.port))
+    assert wait_for(lambda: info(r.c, "persistence")["loading"] == "1", 10), r.log_tail()
+    p.c.ok("CONFIG", "SET", "repl-diskless-sync-delay", "5")
+    assert p.c.ok("CLIENT", "KILL", "TYPE", "replica") == 1
+    assert wait_for(lambda: info(r.c, "persistence")["loading"] == "0", 2), r.log_tail()
+    assert r.c.ok("GET", "mine") == b"1" and r.c.ok("DBSIZE") == 1
+    p.c.ok("CONFIG", "SET", "rdb-key-save-delay", "0")
+    r.stop()
+    p.stop()
+
+
+@test
 def goblin_to_goblin_to_redis_chain():
     d = tdir("chain")
     p = primary("goblin", d, *PRIMARY_ARGS)

@@ -1346,6 +1346,9 @@ int repl_kill_replicas(uint64_t id) {
     for (rlink *l = links; l; l = l->next) {
         if (l->dead || (id && l->cid != id)) continue;
         l->dead = 1;
+        /* The replica sees the link go now, even while its thread waits
+         * for the snapshot's next bytes (as Redis closes the socket). */
+        if (l->fd >= 0) shutdown(l->fd, SHUT_RDWR);
         wake(l);
         n++;
     }
