@@ -439,6 +439,8 @@ static int receive_and_load(mconn *m, unsigned mygen, int same_history) {
         uint64_t keys = 0;
         int rc = persist_stream_load(sock_read, &si, async, size, sock_verify, &si, &keys, lerr, sizeof(lerr));
         if (rc != RDB_OK) {
+            /* Redis's two lines: what broke in the RDB, then the failure. */
+            log_warn("Internal error in RDB reading the master's stream -> %s", lerr);
             log_warn("Failed trying to load the MASTER synchronization DB from socket: %s", lerr);
             if (mode == 2) log_notice("MASTER <-> REPLICA sync: the old dataset stays (the new one is discarded)");
             return -1;
