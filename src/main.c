@@ -159,17 +159,18 @@ static void *signal_thread(void *arg) {
         }
         log_warn("Received %s scheduling shutdown...", name);
         if (repl_shutdown_signal_active()) continue; /* a SIGTERM while one is under way */
+        unsigned ticket = repl_shutdown_signal_begin();
+        if (!ticket) continue; /* one began meanwhile */
         sig_job *job = malloc(sizeof(*job));
         if (!job) abort();
         job->sig = sig;
-        job->ticket = repl_shutdown_signal_begin();
+        job->ticket = ticket;
+        /* The new thread owns job (and frees it) from here on. */
         pthread_t t;
-        int e = job->ticket ? pthread_create(&t, NULL, sig_shutdown, job) : 0;
-        if (!job->ticket || e != 0) {
-            if (job->ticket) {
-                log_warn("Can't start the shutdown %s asked for: %s", name, strerror(e));
-                repl_shutdown_signal_end(job->ticket);
-            }
+        int e = pthread_create(&t, NULL, sig_shutdown, job);
+        if (e != 0) {
+            log_warn("Can't start the shutdown %s asked for: %s", name, strerror(e));
+            repl_shutdown_signal_end(ticket);
             free(job);
             continue;
         }
