@@ -111,7 +111,11 @@ int net_make_listener(const bind_addr *a, int reuseport, int *err) {
 /* A listener refused by refuse_connections (below) polls as hung up
  * until its loop stops: stop watching it. */
 static void listener_quiet_if_refusing(listener *l) {
-    if (__atomic_load_n(&shutdown_requested, __ATOMIC_ACQUIRE) && l->ev) event_del(l->ev);
+    if (!__atomic_load_n(&shutdown_requested, __ATOMIC_ACQUIRE) || !l->ev) return;
+    /* Under listen_lock: stop_workers closes the descriptors under it. */
+    pthread_mutex_lock(&listen_lock);
+    event_del(l->ev);
+    pthread_mutex_unlock(&listen_lock);
 }
 
 static void on_accept(evutil_socket_t lfd, short what, void *arg) {
