@@ -987,7 +987,7 @@ def debug_loadaof_replays_the_files_as_redis():
     """DEBUG LOADAOF empties the dataset and replays the files: the same
     digest after a rewrite and more writes, nothing appended to the files,
     no change left to save; the manifest and files are read again from
-    disk (a command appended by hand appears). Both servers."""
+    disk (a command the test writes into the incr file appears). Both servers."""
     for kind in ("goblin", "redis"):
         d = tdir("loadaof_" + kind)
         s = start(kind, d, "--appendonly", "yes")
@@ -1006,9 +1006,9 @@ def debug_loadaof_replays_the_files_as_redis():
         assert 900 < s.c.ok("TTL", "after") <= 1000, kind
         incr = os.path.join(d, AOFDIR, manifest(d)[-1][1])
         with open(incr, "ab") as f:
-            f.write(resp("SET", "by-hand", "1"))
+            f.write(resp("SET", "written-by-the-test", "1"))
         assert s.c.ok("DEBUG", "LOADAOF") == b"OK", kind
-        assert s.c.ok("GET", "by-hand") == b"1", kind
+        assert s.c.ok("GET", "written-by-the-test") == b"1", kind
         assert s.c.ok("INCR", "n") == 2, kind
         assert "Append Only File loaded by DEBUG LOADAOF" in s.log_text(), kind
 
