@@ -109,10 +109,10 @@ int config_exists(const char *name);
 /* Whether its value is a secret (requirepass, masterauth): CONFIG SET shows
  * it as "(redacted)" to SLOWLOG and MONITOR. */
 int config_is_sensitive(const char *name);
-/* Whether CONFIG SET may change it only as enable-protected-configs allows
- * (dir, dbfilename: where the server writes files). */
 /* Whether a setting is fixed at start-up (CONFIG SET refuses it). */
 int config_is_immutable(const char *name);
+/* Whether CONFIG SET may change it only as enable-protected-configs allows
+ * (dir, dbfilename: where the server writes files). */
 int config_is_protected(const char *name);
 /* CONFIG SET of name is refused with -LOADING while a dataset loads, as
  * Redis's DENY_LOADING_CONFIG (dir, appendonly, repl-diskless-load). */

@@ -38,7 +38,6 @@
 #endif
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-static int log_enabled = 1;   /* crash-log-enabled */
 static int exit_on_panic;     /* use-exit-on-panic (hidden, a Redis test knob) */
 
 /* One log line, in the log's format, written with write(2). */
@@ -107,37 +106,29 @@ static void crash_handler(int sig, siginfo_t *info, void *secret) {
 }
 
 
-void crash_install(void) {
-    if (CRASH_SANITIZED || !__atomic_load_n(&log_enabled, __ATOMIC_RELAXED)) return;
-    void *prime[1];
-    backtrace(prime, 1);
-    struct sigaction act;
-    memset(&act, 0, sizeof(act));
-    sigemptyset(&act.sa_mask);
-    act.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESETHAND;
-    act.sa_sigaction = crash_handler;
-    for (size_t i = 0; i < sizeof(crash_signals) / sizeof(crash_signals[0]); i++)
-        sigaction(crash_signals[i], &act, NULL);
-}
-
-void crash_uninstall(void) {
+/* The handler on every crash signal (on), or the kernel's default. */
+static void crash_set(int on) {
     if (CRASH_SANITIZED) return;
     struct sigaction act;
     memset(&act, 0, sizeof(act));
     sigemptyset(&act.sa_mask);
-    act.sa_handler = SIG_DFL;
+    if (on) {
+        void *prime[1];
+        backtrace(prime, 1);
+        act.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESETHAND;
+        act.sa_sigaction = crash_handler;
+    } else {
+        act.sa_handler = SIG_DFL;
+    }
     for (size_t i = 0; i < sizeof(crash_signals) / sizeof(crash_signals[0]); i++)
         sigaction(crash_signals[i], &act, NULL);
 }
 
-static void crash_log_apply(const char *v) {
-    if (strcmp(v, "yes") == 0) crash_install();
-    else crash_uninstall();
-}
+/* crash-log-enabled, at start-up and at every CONFIG SET. */
+static void crash_log_apply(const char *v) { crash_set(strcmp(v, "yes") == 0); }
 
 void crash_config_register(void) {
     static const config_hook hook = {NULL, crash_log_apply};
-    if (config_bind_int("crash-log-enabled", &log_enabled) != 0 || config_bind_int("use-exit-on-panic", &exit_on_panic) != 0 ||
-        config_register_hook("crash-log-enabled", &hook) != 0)
+    if (config_bind_int("use-exit-on-panic", &exit_on_panic) != 0 || config_register_hook("crash-log-enabled", &hook) != 0)
         abort(); /* the table lost a row */
 }

@@ -1,11 +1,8 @@
 /* crash.h -- a bug report in the log when the server crashes (crash.c). */
 #ifndef GOBLIN_BASE_CRASH_H
 #define GOBLIN_BASE_CRASH_H
-/* Install the handlers of SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT
- * (nothing with crash-log-enabled no, or in a sanitizer build). */
-void crash_install(void);
-/* The kernel's default handling again (CONFIG SET crash-log-enabled no). */
-void crash_uninstall(void);
-/* Binds crash-log-enabled: CONFIG SET installs or removes the handlers. */
+/* Binds crash-log-enabled and use-exit-on-panic: the handlers of SIGSEGV,
+ * SIGBUS, SIGFPE, SIGILL and SIGABRT are installed while crash-log-enabled
+ * is yes (and never in a sanitizer build), from start-up on. */
 void crash_config_register(void);
 #endif

@@ -624,9 +624,8 @@ static int conn_flush(conn *k) {
  * checkClientOutputBufferLimits); the caller closes the connection. */
 static int conn_obuf_over_limit(conn *k) {
     client *c = &k->c;
-    int cl = (client_flags_peek(c) & CLIENT_PUBSUB) ? CONFIG_OBL_PUBSUB : CONFIG_OBL_NORMAL;
     long long hard, soft, secs;
-    config_obl(cl, &hard, &soft, &secs);
+    reply_obl_limits(c, &hard, &soft, &secs);
     if (!hard && !soft) return 0;
     /* Messages other threads queued for c: alen is stored atomically under
      * alock, so one relaxed load reads a whole value without taking it. */

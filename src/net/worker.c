@@ -804,14 +804,23 @@ int net_start(int n) {
  * nobody serves. shutdown(2) makes a listening socket refuse new
  * connections while its descriptor stays valid for the loop that watches
  * it (closed in stop_workers). */
+/* Every listening descriptor of w (front-ends' and RESP's) shut down
+ * (refusing), or closed; listen_lock held. */
+static void listeners_end(worker *w, int close_them) {
+    for (int i = 0; i < w->nlisten; i++) {
+        if (close_them) close(w->listeners[i].fd);
+        else shutdown(w->listeners[i].fd, SHUT_RDWR);
+    }
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < w->nresp[s]; i++) {
+            if (close_them) close(w->resp_sets[s][i].fd);
+            else shutdown(w->resp_sets[s][i].fd, SHUT_RDWR);
+        }
+}
+
 static void refuse_connections(void) {
     pthread_mutex_lock(&listen_lock);
-    for (int k = 0; k < nworkers; k++) {
-        worker *w = &net_workers[k];
-        for (int i = 0; i < w->nlisten; i++) shutdown(w->listeners[i].fd, SHUT_RDWR);
-        for (int s = 0; s < 2; s++)
-            for (int i = 0; i < w->nresp[s]; i++) shutdown(w->resp_sets[s][i].fd, SHUT_RDWR);
-    }
+    for (int k = 0; k < nworkers; k++) listeners_end(&net_workers[k], 0);
     pthread_mutex_unlock(&listen_lock);
 }
 
@@ -837,9 +846,7 @@ static void stop_workers(int ms) {
     for (int k = 0; k < nworkers; k++) {
         worker *w = &net_workers[k];
         pthread_mutex_lock(&listen_lock);
-        for (int i = 0; i < w->nlisten; i++) close(w->listeners[i].fd);
-        for (int s = 0; s < 2; s++)
-            for (int i = 0; i < w->nresp[s]; i++) close(w->resp_sets[s][i].fd);
+        listeners_end(w, 1);
         pthread_mutex_unlock(&listen_lock);
         net_post(k, noop_job, NULL);
     }

@@ -575,12 +575,30 @@ static int upgrade_old_style(char *err, size_t errlen) {
     return 0;
 }
 
+/* The manifest's path: appenddirname/appendfilename.manifest. */
+static void manifest_path(char *buf, size_t len) {
+    char name[AOF_NAME_MAX + 16];
+    snprintf(name, sizeof(name), "%s.manifest", fname_);
+    aof_path(buf, len, dirname_, name);
+}
+
+/* Replay man's files into the dataset (man_mu held), nothing expiring
+ * meanwhile; the base's size is kept for the automatic rewrite. */
+static int replay_manifest(char *err, size_t errlen) {
+    uint64_t bs = 0, ts = 0;
+    db_pause_expiry(1);
+    int rc = aof_load_files(dirname_, &man, setting(&load_truncated), replay, persist_loading_progress, &bs, &ts, err,
+                            errlen);
+    db_pause_expiry(0);
+    if (rc == 0) __atomic_store_n(&base_size, bs, __ATOMIC_RELAXED);
+    return rc;
+}
+
 int aof_load_at_startup(char *err, size_t errlen) {
     pthread_mutex_lock(&man_mu);
     aofm_free(&man);
-    char path[1024], name[600];
-    snprintf(name, sizeof(name), "%s.manifest", fname_);
-    aof_path(path, sizeof(path), dirname_, name);
+    char path[1024];
+    manifest_path(path, sizeof(path));
     int rc = 0;
     if (dir_exists(dirname_) && file_exists(path)) {
         char msg[900];
@@ -611,19 +629,13 @@ int aof_load_at_startup(char *err, size_t errlen) {
             log_warn("%s", err);
             rc = -1;
         } else {
-            uint64_t bs = 0, ts = 0;
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
-            db_pause_expiry(1); /* nothing expires while the files load */
-            rc = aof_load_files(dirname_, &man, setting(&load_truncated), replay, persist_loading_progress, &bs, &ts,
-                                err, errlen);
-            db_pause_expiry(0);
+            rc = replay_manifest(err, errlen);
             clock_gettime(CLOCK_MONOTONIC, &t1);
-            if (rc == 0) {
-                __atomic_store_n(&base_size, bs, __ATOMIC_RELAXED);
+            if (rc == 0)
                 log_notice("DB loaded from append only file: %.3f seconds",
                            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-            }
         }
     }
     pthread_mutex_unlock(&man_mu);
@@ -665,9 +677,8 @@ int aof_debug_load(char *err, size_t errlen) {
     pthread_mutex_lock(&man_mu);
     aof_manifest nm;
     aofm_init(&nm);
-    char path[1024], name[600], msg[900];
-    snprintf(name, sizeof(name), "%s.manifest", fname_);
-    aof_path(path, sizeof(path), dirname_, name);
+    char path[1024], msg[900];
+    manifest_path(path, sizeof(path));
     if (file_exists(path) && aofm_read(path, &nm, msg, sizeof(msg)) != 0) {
         snprintf(err, errlen, "Can't read the AOF manifest: %s", msg);
         aofm_free(&nm);
@@ -685,18 +696,12 @@ int aof_debug_load(char *err, size_t errlen) {
     man = nm;
     delete_history_locked();
     for (int i = 0; i < db_count(); i++) db_flush(db_get(i));
-    uint64_t bs = 0, ts = 0;
-    db_pause_expiry(1);
-    int rc = aof_load_files(dirname_, &man, setting(&load_truncated), replay, persist_loading_progress, &bs, &ts, msg,
-                            sizeof(msg));
-    db_pause_expiry(0);
-    if (rc != 0) {
+    if (replay_manifest(msg, sizeof(msg)) != 0) {
         /* The dataset is gone and the files cannot give it back. */
         log_warn("%s", msg);
         log_warn("DEBUG LOADAOF could not load the AOF after emptying the dataset: exiting");
         exit(1);
     }
-    __atomic_store_n(&base_size, bs, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&man_mu);
     log_warn("Append Only File loaded by DEBUG LOADAOF");
     return 0;
@@ -1161,7 +1166,7 @@ static int turn_on(char *err, size_t errlen) {
     pthread_mutex_lock(&man_mu);
     int rc = -1;
     err[0] = '\0';
-    char path[1024], name[AOF_NAME_MAX + 16], msg[900];
+    char path[1024], msg[900];
     if (mkdir(dirname_, 0755) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "Can't open or create append-only dir %s: %s", dirname_, strerror(errno));
         goto out;
@@ -1169,8 +1174,7 @@ static int turn_on(char *err, size_t errlen) {
     /* The manifest on disk, so file sequence numbers go on from it and its
      * files become history once the new base is in. */
     aofm_free(&man);
-    snprintf(name, sizeof(name), "%s.manifest", fname_);
-    aof_path(path, sizeof(path), dirname_, name);
+    manifest_path(path, sizeof(path));
     if (file_exists(path) && aofm_read(path, &man, msg, sizeof(msg)) != 0) {
         snprintf(err, errlen, "Can't turn on the AOF: %.400s", msg);
         aofm_free(&man);

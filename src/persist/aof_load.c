@@ -362,9 +362,9 @@ static int load_one(const char *dir, const char *name, int old_style, int load_t
     while (r.len < 5 && rb_fill(&r, &keep) == 0) {
     }
     if (r.len >= 5 && memcmp(r.b, "REDIS", 5) == 0) {
-        /* An RDB: read it whole, then swap it in. */
+        /* An RDB: read it whole, then swap it in. fd stays open for the
+         * commands that may follow it. */
         free(r.b);
-        close(fd);
         log_notice(old_style ? "Reading RDB preamble from AOF file..." : "Reading RDB base file on AOF loading...");
         rdb_loaded ld;
         char msg[512];
@@ -383,16 +383,19 @@ static int load_one(const char *dir, const char *name, int old_style, int load_t
             const char *what = old_style ? "the RDB preamble of the AOF file" : "the RDB base file";
             log_warn("Error reading %s %s, AOF loading aborted", what, name);
             snprintf(err, errlen, "Error reading %s %s, AOF loading aborted: %s", what, name, msg);
+            close(fd);
             return LD_FAILED;
         }
-        if (end >= (uint64_t)st.st_size) return LD_OK;
+        if (end >= (uint64_t)st.st_size) {
+            close(fd);
+            return LD_OK;
+        }
         /* Commands after the RDB. */
         if (old_style) log_notice("Reading the remaining AOF tail...");
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || lseek(fd, (off_t)end, SEEK_SET) != (off_t)end) {
+        if (lseek(fd, (off_t)end, SEEK_SET) != (off_t)end) {
             snprintf(err, errlen, "Fatal error: can't read the AOF file %s after its RDB: %s", name, strerror(errno));
             log_warn("%s", err);
-            if (fd >= 0) close(fd);
+            close(fd);
             return LD_FAILED;
         }
         r = (rbuf){fd, NULL, 0, 0, 0, (off_t)end, 0, 0};

@@ -113,10 +113,13 @@ void reply_raw_unmuted(client *c, const char *p, size_t n) {
  * Redis counts a reply whole before any byte of it leaves, so such a
  * reply closes its client and nothing of it is sent: it is not handed to
  * the socket, and the output-buffer check closes the client. */
+void reply_obl_limits(const client *c, long long *hard, long long *soft, long long *secs) {
+    config_obl((client_flags_peek(c) & CLIENT_PUBSUB) ? CONFIG_OBL_PUBSUB : CONFIG_OBL_NORMAL, hard, soft, secs);
+}
+
 static int reply_over_hard_limit(const client *c, size_t n) {
-    int cl = (client_flags_peek(c) & CLIENT_PUBSUB) ? CONFIG_OBL_PUBSUB : CONFIG_OBL_NORMAL;
     long long hard, soft, secs;
-    config_obl(cl, &hard, &soft, &secs);
+    reply_obl_limits(c, &hard, &soft, &secs);
     return hard > 0 && n >= (unsigned long long)hard;
 }
 

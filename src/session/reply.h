@@ -10,6 +10,10 @@
 
 #include "session/client.h"
 
+/* The output-buffer limits of c's class (pubsub or normal), as
+ * client-output-buffer-limit sets them. */
+void reply_obl_limits(const client *c, long long *hard, long long *soft, long long *secs);
+
 void reply_raw(client *c, const char *p, size_t n);
 /* reply_raw of bytes that CLIENT REPLY OFF/SKIP does not hold back:
  * messages and pushes made outside c's own reply (Pub/Sub, invalidations,
