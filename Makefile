@@ -146,7 +146,7 @@ build-release/numa-probe: build-release/utils/numa-probe.o
 # the inputs it finds go to build-fuzz/corpus/<target>, crashes to
 # build-fuzz/crashes/. A crash stops the run: fix it and add the input to the
 # seed corpus. `make fuzz-quick` is tests/fuzz/run.sh: every target for 15 s,
-# two at a time; `make test` runs the same script for 60 s per target.
+# two at a time; `make test` runs the same script for 20 s per target.
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60

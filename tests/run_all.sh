@@ -3,7 +3,7 @@
 # "N passed, M failed" line; this script adds them up and ends with the total.
 # GOBLIN_TEST_QUICK=1 skips the sanitizer pass and the fuzzing (for a fast
 # local loop). Fuzzing: each libFuzzer target of tests/fuzz for FUZZ_SECONDS
-# (30); soak: tests/soak/soak.py for SOAK_SECONDS (60) on the release build
+# (20); soak: tests/soak/soak.py for SOAK_SECONDS (60) on the release build
 # and SOAK_SAN_SECONDS (45) on the ASan and TSan builds.
 cd "$(dirname "$0")/.." || exit 1
 JOBS=${JOBS:-2}
@@ -115,7 +115,7 @@ build() {
 }
 
 if [ -z "$GOBLIN_TEST_QUICK" ]; then
-    run fuzz sh tests/fuzz/run.sh --seconds "${FUZZ_SECONDS:-30}" --seed "$SEED" --jobs "$JOBS"
+    run fuzz sh tests/fuzz/run.sh --seconds "${FUZZ_SECONDS:-20}" --seed "$SEED" --jobs "$JOBS"
     if build asan-build asan build-asan/unit-tests; then
         run unit-asan ./build-asan/unit-tests
         ASAN_OPTIONS=detect_leaks=1 run tcl-asan tclsh tests/test_helper.tcl --server ./build-asan/goblin-core --tags -slow --seed "$SEED"

@@ -233,7 +233,7 @@ def functions_reach_the_replicas():
     replicas of Goblin and redis-server primaries."""
     for pk, rk in (("goblin", "goblin"), ("goblin", "redis"), ("redis", "goblin")):
         d = tdir("functions_%s_%s" % (pk, rk))
-        p = start(pk, os.path.join(d, "p"))
+        p = start(pk, os.path.join(d, "p"), *PRIMARY_ARGS)
         p.c.ok("FUNCTION", "LOAD", FN.replace("name=lib", "name=first"))
         r = replica_of(rk, os.path.join(d, "r"), p.port)
         in_sync(p, r)
@@ -339,8 +339,8 @@ def publish_reaches_the_subscribers_of_the_replicas():
     both directions between goblin and Redis; not into the AOF."""
     for pk, mk, rk in (("goblin", "goblin", "redis"), ("redis", "goblin", "goblin")):
         d = tdir("publish_%s_%s_%s" % (pk, mk, rk))
-        p = start(pk, os.path.join(d, "p"), "--appendonly", "yes")
-        m = replica_of(mk, os.path.join(d, "m"), p.port)
+        p = start(pk, os.path.join(d, "p"), "--appendonly", "yes", *PRIMARY_ARGS)
+        m = replica_of(mk, os.path.join(d, "m"), p.port, *PRIMARY_ARGS)
         r = replica_of(rk, os.path.join(d, "r"), m.port)
         in_sync(p, m)
         in_sync(m, r)
@@ -908,13 +908,20 @@ def a_restarted_primary_continues_its_stream():
     d = tdir("primary_restart")
     pd = os.path.join(d, "p")
     p = primary("goblin", d, *PRIMARY_ARGS)
-    r1 = replica_of("goblin", os.path.join(d, "r1"), p.port)
+    r1 = replica_of("goblin", os.path.join(d, "r1"), p.port, *PRIMARY_ARGS)
     r2 = replica_of("redis", os.path.join(d, "r2"), r1.port)
     effect_form_writes(p.c, random.Random(8), 100)
     for i in range(20):
         p.c.ok("SET", "short:%d" % i, "v", "PX", "300")
     in_sync(p, r1)
     in_sync(r1, r2)
+
+    def acked():
+        i = info(p.c, "replication")
+        return "offset=%s," % i["master_repl_offset"] in i.get("slave0", "")
+    # Once r1 has acknowledged everything, SHUTDOWN has no replica to wait for
+    # and sends no REPLCONF GETACK: the dump's offset is the one read here.
+    assert wait_for(acked, 10), info(p.c, "replication")
     old_id = info(p.c, "replication")["master_replid"]
     old_off = offset(p)
     rc = p.shutdown("SAVE")
