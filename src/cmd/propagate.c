@@ -25,7 +25,7 @@
 
 typedef struct prop_op {
     int dbid;
-    int repl_only; /* for the replicas, not the AOF (PUBLISH) */
+    int to; /* WSTREAM_TO_*: the AOF, the replicas (PUBLISH) or both */
     int argc;
     char **p;
     size_t *n;
@@ -41,11 +41,13 @@ typedef struct prop_level {
     unsigned long child_changes;
     int state;
     int force_repl;           /* prop_force_repl */
+    int to;                   /* where the level's own record may go (WSTREAM_TO_*) */
     prop_op rewrite;          /* LEVEL_REWRITTEN */
 } prop_level;
 
 static _Thread_local struct {
     int depth;
+    int call_to; /* prop_call_targets; WSTREAM_TO_ALL when 0 */
     unsigned long changes;
     prop_level lv[PROP_MAX_DEPTH];
     prop_op *ops;
@@ -64,7 +66,7 @@ static void op_set(prop_op *o, int i, const char *p, size_t n) {
 
 static void op_alloc(prop_op *o, int dbid, int argc) {
     o->dbid = dbid;
-    o->repl_only = 0;
+    o->to = WSTREAM_TO_ALL;
     o->argc = argc;
     o->p = calloc((size_t)argc, sizeof(char *));
     o->n = malloc(sizeof(size_t) * (size_t)argc);
@@ -140,7 +142,17 @@ void prop_begin(void) {
     l->child_changes = 0;
     l->state = LEVEL_DEFAULT;
     l->force_repl = 0;
+    /* A nested call's own record goes where the script running it says
+     * (redis.set_repl); a top-level call's, everywhere. */
+    l->to = T.depth > 1 && T.call_to ? T.call_to - 1 : WSTREAM_TO_ALL;
     l->rewrite.argc = 0;
+}
+
+int prop_call_targets(int to) {
+    assert((to & ~WSTREAM_TO_ALL) == 0);
+    int old = T.call_to ? T.call_to - 1 : WSTREAM_TO_ALL;
+    T.call_to = to + 1;
+    return old;
 }
 
 /* wrap: several records go inside MULTI/EXEC. */
@@ -152,8 +164,8 @@ static void emit_all(int wrap) {
     wrap = wrap && T.nops > 1;
     if (wrap) wstream_append_locked(T.ops[0].dbid, 1, multi, five);
     for (int i = 0; i < T.nops; i++)
-        (T.ops[i].repl_only ? wstream_append_repl_locked : wstream_append_locked)(
-            T.ops[i].dbid, T.ops[i].argc, (const char *const *)T.ops[i].p, T.ops[i].n);
+        wstream_append_to_locked(T.ops[i].to, T.ops[i].dbid, T.ops[i].argc, (const char *const *)T.ops[i].p,
+                                 T.ops[i].n);
     if (wrap) wstream_append_locked(-1, 1, exec, four);
     wstream_unlock();
 }
@@ -225,14 +237,22 @@ static __attribute__((noinline)) void end_level(client *c, const cmd_def *cmd, p
         return;
     if (l->state == LEVEL_REWRITTEN) {
         /* A rewrite stands for the call's changes: none, nothing to say. */
-        if (mine > 0) *ops_push() = l->rewrite;
-        else op_free(&l->rewrite);
+        if (mine > 0 && l->to) {
+            l->rewrite.to = l->to;
+            *ops_push() = l->rewrite;
+        } else {
+            op_free(&l->rewrite);
+        }
     } else if (l->state == LEVEL_DEFAULT && mine > 0 && !(cmd->flags & CMDF_NO_OWN_RECORD) && wstream_active()) {
-        op_fill_call(ops_push(), c);
-    } else if (l->state == LEVEL_DEFAULT && l->force_repl && wstream_repl_active()) {
+        if (l->to) {
+            prop_op *o = ops_push();
+            op_fill_call(o, c);
+            o->to = l->to;
+        }
+    } else if (l->state == LEVEL_DEFAULT && l->force_repl && wstream_repl_active() && (l->to & WSTREAM_TO_REPL)) {
         prop_op *o = ops_push();
         op_fill_call(o, c);
-        o->repl_only = 1;
+        o->to = WSTREAM_TO_REPL;
     }
     if (T.depth > 0) return;
     /* A command that may expire any key (RANDOMKEY, SCAN) does not make

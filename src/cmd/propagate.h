@@ -25,6 +25,7 @@
 #define GOBLIN_CMD_PROPAGATE_H
 #include <stddef.h>
 
+#include "persist/wstream.h"
 #include "session/client.h"
 
 struct cmd_def;
@@ -43,6 +44,12 @@ void prop_end(client *c, const struct cmd_def *cmd);
  * handler that is about to release locks it took itself. Inside a nested
  * call it does nothing: the outermost call holds its locks still. */
 void prop_flush(void);
+/* Where the own records of the calls nested in the running one go from
+ * now on (a mask of WSTREAM_TO_*: redis.set_repl in a script; the records
+ * a handler adds, such as a lazily expired key's DEL, go everywhere, as in
+ * Redis); returns the mask before. A script sets WSTREAM_TO_ALL when it
+ * starts and ends. */
+int prop_call_targets(int to);
 /* Counted by the db layer's modified hook. */
 void prop_count_change(void);
 

@@ -94,12 +94,14 @@ static size_t put_array(size_t len, int argc, const char *const *p, const size_t
     return len;
 }
 
-static void append(int dbid, int argc, const char *const *p, const size_t *n, int repl_only) {
+static void append(int dbid, int argc, const char *const *p, const size_t *n, int to) {
     assert(argc > 0);
-    if (!nsinks) return;
+    assert((to & ~WSTREAM_TO_ALL) == 0);
+    if (!nsinks || !to) return;
     /* Which views need a SELECT first; it is encoded once, before the
      * record, and a sink that does not need it is handed the record only. */
-    int need[2] = {!repl_only && dbid >= 0 && dbid != last_db[0], dbid >= 0 && dbid != last_db[1]};
+    int need[2] = {(to & WSTREAM_TO_AOF) && dbid >= 0 && dbid != last_db[0],
+                   (to & WSTREAM_TO_REPL) && dbid >= 0 && dbid != last_db[1]};
     size_t sel = 0;
     if (need[0] || need[1]) {
         char num[16];
@@ -111,21 +113,25 @@ static void append(int dbid, int argc, const char *const *p, const size_t *n, in
     size_t len = put_array(sel, argc, p, n);
     for (int i = 0; i < nsinks; i++) {
         int r = sinks[i]->repl != 0;
-        if (repl_only && !r) continue;
+        if (!(to & (r ? WSTREAM_TO_REPL : WSTREAM_TO_AOF))) continue;
         if (need[r]) sinks[i]->write(sinks[i]->arg, buf, len);
         else sinks[i]->write(sinks[i]->arg, buf + sel, len - sel);
     }
     if (need[0]) last_db[0] = dbid;
     if (need[1]) last_db[1] = dbid;
-    __atomic_store_n(&offset, offset + (need[1] ? len : len - sel), __ATOMIC_RELAXED);
+    if (to & WSTREAM_TO_REPL) __atomic_store_n(&offset, offset + (need[1] ? len : len - sel), __ATOMIC_RELAXED);
 }
 
 void wstream_append_locked(int dbid, int argc, const char *const *p, const size_t *n) {
-    append(dbid, argc, p, n, 0);
+    append(dbid, argc, p, n, WSTREAM_TO_ALL);
 }
 
 void wstream_append_repl_locked(int dbid, int argc, const char *const *p, const size_t *n) {
-    append(dbid, argc, p, n, 1);
+    append(dbid, argc, p, n, WSTREAM_TO_REPL);
+}
+
+void wstream_append_to_locked(int to, int dbid, int argc, const char *const *p, const size_t *n) {
+    append(dbid, argc, p, n, to);
 }
 
 int wstream_repl_db(void) {

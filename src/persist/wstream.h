@@ -53,6 +53,11 @@ void wstream_append_locked(int dbid, int argc, const char *const *p, const size_
 /* The same for a record only the sinks with `repl` take (Redis propagates
  * PUBLISH to replicas, not to the AOF). Stream lock held. */
 void wstream_append_repl_locked(int dbid, int argc, const char *const *p, const size_t *n);
+/* The same for the views in `to` (a mask of WSTREAM_TO_*; 0: none): the
+ * sinks without `repl` (the AOF), those with it (the replicas), or both
+ * (a script's records under redis.set_repl). Stream lock held. */
+enum { WSTREAM_TO_AOF = 1, WSTREAM_TO_REPL = 2, WSTREAM_TO_ALL = 3 };
+void wstream_append_to_locked(int to, int dbid, int argc, const char *const *p, const size_t *n);
 /* The next record a sink with (repl) or without `repl` takes emits SELECT
  * whatever the database (a replica that starts mid-stream, a new AOF
  * file). Stream lock held. */

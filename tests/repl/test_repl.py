@@ -1270,6 +1270,44 @@ def a_replica_with_aof_keeps_what_it_replicated():
     assert digest(r) == want
 
 
+SET_REPL = ("redis.call('set','a','1'); redis.set_repl(redis.REPL_NONE); redis.call('set','b','2'); "
+            "redis.set_repl(redis.REPL_AOF); redis.call('set','c','3'); redis.set_repl(redis.REPL_ALL); "
+            "redis.call('set','d','4')")
+
+
+@test
+def a_script_chooses_where_its_writes_go():
+    """redis.set_repl: a script's writes after REPL_NONE reach neither the
+    AOF nor the replicas, after REPL_AOF only the AOF, after REPL_REPLICA
+    only the replicas; the next script starts with REPL_ALL. Goblin and
+    redis-server primaries, each with a replica of the other kind (the
+    offsets must agree: a transaction with nothing for the replicas still
+    reaches them as MULTI/EXEC, as Redis sends it)."""
+    for pk, rk in (("goblin", "redis"), ("redis", "goblin")):
+        d = tdir("set_repl_%s_%s" % (pk, rk))
+        p = start(pk, os.path.join(d, "p"), "--appendonly", "yes", *PRIMARY_ARGS)
+        r = replica_of(rk, os.path.join(d, "r"), p.port)
+        in_sync(p, r)
+        p.c.ok("EVAL", SET_REPL, 0)
+        p.c.ok("EVAL", "redis.set_repl(redis.REPL_AOF); redis.call('set','e','5'); redis.call('incr','f')", 0)
+        p.c.ok("EVAL", "redis.set_repl(redis.REPL_REPLICA); redis.call('set','g','6')", 0)
+        p.c.ok("EVAL", "redis.call('set','h','7')", 0)
+        in_sync(p, r)
+        keys = ["a", "b", "c", "d", "e", "f", "g", "h"]
+        assert p.c.ok("MGET", *keys) == [b"1", b"2", b"3", b"4", b"5", b"1", b"6", b"7"], pk
+        assert r.c.ok("MGET", *keys) == [b"1", None, None, b"4", None, None, b"6", b"7"], (pk, r.c.ok("MGET", *keys))
+        for script, want in (("redis.set_repl()", "redis.set_repl() requires two arguments."),
+                             ("redis.set_repl(4)", "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
+                                                   "REPL_ALL or REPL_NONE.")):
+            e = p.c.call("EVAL", script, 0)
+            assert isinstance(e, Err) and e.msg.startswith("ERR " + want), (pk, e)
+        # The AOF holds what went to it: replayed, b and g are gone.
+        assert p.c.ok("DEBUG", "LOADAOF") == b"OK"
+        assert p.c.ok("MGET", *keys) == [b"1", None, b"3", b"4", b"5", b"1", None, b"7"], (pk, p.c.ok("MGET", *keys))
+        r.stop()
+        p.stop()
+
+
 # ---- the fork-less full sync (versioned iteration) ------------------------
 
 # The pass sleeps this long after each step (about 1,000 keys of a shard),

@@ -79,6 +79,10 @@ start_server [list tags {scripting} args $::scripting_server_args] {
         assert_error [script_err {ERR RESP version must be 2 or 3.}] {r eval {redis.setresp(4)} 0}
     }
 
+    test {A big number with CR or LF reaches a RESP2 client with spaces} {
+        assert_equal "123  123" [r eval {return {big_number='123\r\n123'}} 0]
+    }
+
     test {RESP3 client: booleans, maps, sets, doubles} {
         set c [redis_client]
         $c hello 3
@@ -86,6 +90,9 @@ start_server [list tags {scripting} args $::scripting_server_args] {
         assert_equal "~1\r\n\$1\r\na\r\n" [$c rawcall eval {return {set={a=true}}} 0]
         assert_equal ",1.5\r\n" [$c rawcall eval {return {double=1.5}} 0]
         assert_equal "(12345678901234567890\r\n" [$c rawcall eval {return {big_number='12345678901234567890'}} 0]
+        # A big number's line, as a status line, cannot carry CR or LF: spaces.
+        assert_equal "(123  123\r\n" [$c rawcall eval {return {big_number='123\r\n123'}} 0]
+        assert_equal "+a  b\r\n" [$c rawcall eval {return {ok='a\r\nb'}} 0]
         assert_equal "#t\r\n" [$c rawcall eval {redis.setresp(3); return true} 0]
         assert_equal "#f\r\n" [$c rawcall eval {redis.setresp(3); return false} 0]
         assert_equal "_\r\n" [$c rawcall eval {return false} 0]

@@ -30,6 +30,7 @@
 
 #include "cmd/cluster/cluster.h"
 #include "cmd/evict.h"
+#include "cmd/propagate.h"
 #include "cmd/repl/repl.h"
 #include "cmd/server/acl.h"
 #include "cmd/server/lua_libs.h"
@@ -393,6 +394,18 @@ static long table_count(lua_State *l) {
     return n;
 }
 
+/* The first n bytes of the string on top of l's stack, each CR and LF
+ * made a space (what a status or big number line can carry), in a buffer
+ * of n + 1 bytes the caller frees. */
+static char *lua_copy_no_crlf(lua_State *l, size_t n) {
+    const char *s = lua_tostring(l, -1);
+    char *tmp = malloc(n + 1);
+    if (!tmp) abort(); /* as the allocator's own failure */
+    for (size_t i = 0; i < n; i++) tmp[i] = (s[i] == '\r' || s[i] == '\n') ? ' ' : s[i];
+    tmp[n] = '\0';
+    return tmp;
+}
+
 static void lua_to_reply(client *c, lua_State *l, int depth) {
     int t = lua_type(l, -1);
     if (!lua_checkstack(l, 4) || depth > 1000) {
@@ -429,11 +442,8 @@ static void lua_to_reply(client *c, lua_State *l, int depth) {
         }
         if (table_field(l, -1, "ok", LUA_TSTRING)) {
             /* A status line cannot hold CR/LF: Redis replaces them. */
-            const char *s = lua_tostring(l, -1);
-            size_t n = strlen(s);
-            char *tmp = malloc(n + 1);
-            for (size_t i = 0; i < n; i++) tmp[i] = (s[i] == '\r' || s[i] == '\n') ? ' ' : s[i];
-            tmp[n] = '\0';
+            size_t n = strlen(lua_tostring(l, -1));
+            char *tmp = lua_copy_no_crlf(l, n);
             reply_raw(c, "+", 1);
             reply_raw(c, tmp, n);
             reply_raw(c, "\r\n", 2);
@@ -447,9 +457,12 @@ static void lua_to_reply(client *c, lua_State *l, int depth) {
             break;
         }
         if (table_field(l, -1, "big_number", LUA_TSTRING)) {
+            /* Nor a big number's line (Redis replaces them there too). */
             size_t n;
-            const char *s = lua_tolstring(l, -1, &n);
-            reply_bignum(c, s, n);
+            lua_tolstring(l, -1, &n);
+            char *tmp = lua_copy_no_crlf(l, n);
+            reply_bignum(c, tmp, n);
+            free(tmp);
             lua_pop(l, 1);
             break;
         }
@@ -795,6 +808,9 @@ static int redis_set_repl(lua_State *l) {
         lua_pushstring(l, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
         return lua_error(l);
     }
+    /* The script's next calls are recorded for the AOF, the replicas, both
+     * or neither (REPL_AOF and REPL_REPLICA are the stream's own bits). */
+    prop_call_targets(flags);
     return 0;
 }
 
@@ -1275,7 +1291,9 @@ int script_run(client *c, lua_State *l, int base, int nargs, const char *name, c
 
     const cmd_def *self = c->cur;
     script_run_begin(c, is_eval, name);
+    prop_call_targets(WSTREAM_TO_ALL);
     int rc = lua_pcall(l, nargs, 1, base);
+    prop_call_targets(WSTREAM_TO_ALL);
     script_run_end();
     lua_sethook(l, script_kill_hook, LUA_MASKCOUNT, 100000);
     c->cur = self;
