@@ -113,7 +113,6 @@ static void *sig_shutdown(void *arg) {
     sig_job job = *(sig_job *)arg;
     free(arg);
     int sig = job.sig;
-    const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
     int flags = __atomic_load_n(sig == SIGINT ? &sigint_flags : &sigterm_flags, __ATOMIC_RELAXED);
     /* As SHUTDOWN with the options of shutdown-on-<signal>: lagging
      * replicas catch up first unless now (SHUTDOWN ABORT stops it), save
@@ -130,11 +129,8 @@ static void *sig_shutdown(void *arg) {
                   : (flags & SIG_NOSAVE) ? PERSIST_SHUTDOWN_NOSAVE
                                          : PERSIST_SHUTDOWN_DEFAULT;
         if (persist_shutdown(how, err, sizeof(err)) != 0 && !(flags & SIG_FORCE)) {
+            persist_shutdown_cancelled(); /* logs it, as Redis's finishShutdown */
             repl_shutdown_grace_end();
-            log_warn("%s received but errors trying to shut down the server, check the logs for more "
-                     "information",
-                     name);
-            persist_shutdown_cancelled();
             go = 0;
         }
     }

@@ -874,6 +874,7 @@ int persist_shutdown(int how, char *err, size_t errlen) {
 }
 
 void persist_shutdown_cancelled(void) {
+    log_warn("Errors trying to shut down the server. Check the logs for more information.");
     pthread_mutex_lock(&pst_lock);
     shutting_down = 0;
     pthread_mutex_unlock(&pst_lock);

@@ -116,8 +116,8 @@ void persist_abort_loading(void);
  * says why; Redis then refuses to shut down unless FORCE). */
 enum { PERSIST_SHUTDOWN_DEFAULT = 0, PERSIST_SHUTDOWN_SAVE = 1, PERSIST_SHUTDOWN_NOSAVE = 2 };
 int persist_shutdown(int how, char *err, size_t errlen);
-/* A shutdown that was refused after persist_shutdown failed: allow save
- * points and BGSAVE again. */
+/* A shutdown that was refused after persist_shutdown failed: logged as
+ * Redis logs it; save points and BGSAVE are allowed again. */
 void persist_shutdown_cancelled(void);
 
 /* FLUSHALL: Redis kills a BGSAVE child and, when save points are set,

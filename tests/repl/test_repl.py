@@ -826,6 +826,59 @@ def shutdown_waits_for_lagging_replicas():
         p.stop()
 
 
+def stopped(pid):
+    """Whether the process is stopped (SIGSTOP took effect)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
+@test
+def shutdowns_from_several_clients_share_one_outcome():
+    """Two clients send SHUTDOWN while a replica lags: both are blocked
+    (INFO blocked_clients), and both get the error when the shutdown is
+    aborted or fails (here on an AOF that still writes its first base),
+    the failure logged as Redis logs it. Goblin and redis-server alike."""
+    for kind in ("goblin", "redis"):
+        for ending in ("abort", "fail"):
+            d = tdir("shutdowns_%s_%s" % (kind, ending))
+            p = start(kind, os.path.join(d, "p"), *PRIMARY_ARGS)
+            r = replica_of(kind, os.path.join(d, "r"), p.port)
+            in_sync(p, r)
+            os.kill(r.p.pid, signal.SIGSTOP)
+            try:
+                # Stopped before the write, so that it cannot acknowledge it.
+                assert wait_for(lambda: stopped(r.p.pid), 5), kind
+                p.c.ok("INCR", "k")
+                waiting = [p.client(), p.client()]
+                for c in waiting:
+                    c.send("SHUTDOWN")
+                assert wait_for(lambda: info(p.c, "clients")["blocked_clients"] == "2", 5), \
+                    (kind, info(p.c, "clients"))
+                if ending == "abort":
+                    assert p.c.ok("SHUTDOWN", "ABORT") == b"OK", kind
+                else:
+                    p.c.ok("CONFIG", "SET", "rdb-key-save-delay", "30000000")
+                    p.c.ok("CONFIG", "SET", "appendonly", "yes")
+            finally:
+                os.kill(r.p.pid, signal.SIGCONT)
+            for c in waiting:
+                c.sock.settimeout(15)
+                e = c.read()
+                assert isinstance(e, Err) and e.msg == "ERR Errors trying to SHUTDOWN. Check logs.", (kind, ending, e)
+            assert p.alive() and p.c.ok("GET", "k") == b"1", (kind, ending)
+            assert info(p.c, "clients")["blocked_clients"] == "0", kind
+            log = p.log_text()
+            if ending == "abort":
+                assert "Shutdown manually aborted." in log, (kind, p.log_tail(10))
+            else:
+                assert "Writing initial AOF, can't exit." in log and \
+                    "Errors trying to shut down the server. Check the logs for more information." in log, \
+                    (kind, p.log_tail(10))
+                p.c.ok("CONFIG", "SET", "rdb-key-save-delay", "0")
+            p.stop()
+            r.stop()
+
+
 @test
 def a_replica_that_cannot_persist_its_primarys_writes_stops():
     """replica-ignore-disk-write-errors: a replica whose AOF cannot be

@@ -138,7 +138,7 @@ void repl_primary_client_each(void (*fn)(void *arg, client *c), void *arg);
  * timeout passed, calling pump (may be NULL) every millisecond: 0, go on
  * with the shutdown (writes stay paused until it is over or
  * repl_shutdown_grace_end); -1, SHUTDOWN ABORT arrived (writes resumed) or
- * another shutdown is under way. repl_shutdown_abort: 0, the waiting
+ * another shutdown is under way (the SHUTDOWN command joins it first). repl_shutdown_abort: 0, the waiting
  * shutdown (or a signal's, pending) will stop; -1, none waits.
  * A signal's shutdown: repl_shutdown_signal_begin when the signal arrives
  * gives its ticket (0: one is under way already); repl_shutdown_signal_wait
@@ -148,6 +148,10 @@ void repl_primary_client_each(void (*fn)(void *arg, client *c), void *arg);
  * an abort). */
 void repl_shutdown_config_register(void);
 int repl_shutdown_grace(void (*pump)(void));
+/* repl_shutdown_join: while a shutdown waits for its replicas or finishes,
+ * c (a SHUTDOWN client) is blocked until it is over: 1; the error reaches
+ * c if the server keeps running. 0: no shutdown is under way. */
+int repl_shutdown_join(client *c);
 void repl_shutdown_grace_end(void);
 int repl_shutdown_abort(void);
 unsigned repl_shutdown_signal_begin(void);

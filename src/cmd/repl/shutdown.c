@@ -12,17 +12,27 @@
  * shutdown is over or repl_shutdown_grace_end, and the pause is in force
  * exactly while state is not GRACE_OFF.
  *
+ * A SHUTDOWN that arrives while another one waits or finishes joins it, as
+ * Redis blocks every SHUTDOWN client of an initiated shutdown: the client
+ * is blocked (CLIENT_BLOCKED, no block state, as WAIT's) until the state
+ * goes back to GRACE_OFF -- the shutdown was aborted or failed -- and then
+ * gets the error; if the server exits, its connection closes with it. The
+ * joiners' list is taken under jmu together with the move to GRACE_OFF,
+ * so none joins a shutdown that is already over.
+ *
  * Before it, a shutdown asked for by a signal may wait too: Redis acts on
  * the signal from its cron, so while DEBUG PAUSE-CRON holds the cron the
  * shutdown is pending, and SHUTDOWN ABORT drops it. */
 #include "cmd/repl/repl.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "base/config.h"
 #include "base/log.h"
+#include "session/reply.h"
 #include "session/session.h"
 
 enum { GRACE_OFF, GRACE_WAITING, GRACE_FINISHING };
@@ -36,6 +46,59 @@ static int64_t grace_until; /* atomics: the wait's deadline (mono_ms), 0: no wai
  * takes it back to SIG_NONE. atomics (sig_word, below) */
 enum { SIG_NONE, SIG_PENDING, SIG_RUNNING };
 static unsigned sig_word;
+
+/* A SHUTDOWN client waiting for the outcome of another's shutdown. */
+typedef struct joiner {
+    uint64_t id;
+    int wid;
+    struct joiner *next;
+} joiner;
+static pthread_mutex_t jmu = PTHREAD_MUTEX_INITIALIZER;
+static joiner *joiners; /* jmu */
+
+/* On the joiner's worker: the shutdown it waited for did not happen. */
+static void joiner_answer(void *arg) {
+    joiner *j = arg;
+    client *c = session_worker_find_client(j->wid, j->id);
+    if (c && (client_flags_peek(c) & CLIENT_BLOCKED) && !c->bstate) {
+        client_flag_off(c, CLIENT_BLOCKED);
+        reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+        session_client_resume(c);
+    }
+    free(j);
+}
+
+/* The move to GRACE_OFF: the joiners are answered. */
+static void grace_off(void) {
+    pthread_mutex_lock(&jmu);
+    __atomic_store_n(&state, GRACE_OFF, __ATOMIC_RELEASE);
+    joiner *list = joiners;
+    joiners = NULL;
+    pthread_mutex_unlock(&jmu);
+    while (list) {
+        joiner *next = list->next;
+        session_post(list->wid, joiner_answer, list);
+        list = next;
+    }
+}
+
+int repl_shutdown_join(client *c) {
+    joiner *j = malloc(sizeof(*j));
+    if (!j) return 0;
+    j->id = c->id;
+    j->wid = c->worker_id;
+    pthread_mutex_lock(&jmu);
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == GRACE_OFF) {
+        pthread_mutex_unlock(&jmu);
+        free(j);
+        return 0;
+    }
+    client_flag_on(c, CLIENT_BLOCKED);
+    j->next = joiners;
+    joiners = j;
+    pthread_mutex_unlock(&jmu);
+    return 1;
+}
 
 void repl_shutdown_config_register(void) {
     if (config_bind_int("shutdown-timeout", &timeout_s)) abort(); /* the table lost a row */
@@ -93,7 +156,7 @@ int repl_shutdown_grace(void (*pump)(void)) {
             log_warn("Shutdown manually aborted.");
             __atomic_store_n(&grace_until, 0, __ATOMIC_RELEASE);
             session_unpause(SESSION_PAUSE_BY_SHUTDOWN);
-            __atomic_store_n(&state, GRACE_OFF, __ATOMIC_RELEASE);
+            grace_off();
             return -1;
         }
         if (mono_ms() >= deadline) break; /* repl_shutdown_report names the laggards */
@@ -117,8 +180,9 @@ long long repl_shutdown_in_ms(void) {
 
 void repl_shutdown_grace_end(void) {
     __atomic_store_n(&grace_until, 0, __ATOMIC_RELEASE);
-    if (__atomic_exchange_n(&state, GRACE_OFF, __ATOMIC_ACQ_REL) != GRACE_OFF)
-        session_unpause(SESSION_PAUSE_BY_SHUTDOWN);
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == GRACE_OFF) return;
+    session_unpause(SESSION_PAUSE_BY_SHUTDOWN);
+    grace_off();
 }
 
 /* sig_word: a signal's shutdown, its state in the low two bits and, above

@@ -470,11 +470,20 @@ static void shutdownCommand(client *c) {
         reply_error(c, busy_err);
         return;
     }
+    /* Another client's shutdown under way: this one waits for its outcome
+     * (with its options, as Redis's second SHUTDOWN). */
+    if (repl_shutdown_join(c)) return;
     /* Replicas behind the stream catch up first (shutdown-timeout), unless
-     * NOW; SHUTDOWN ABORT from another client stops the wait. */
-    if (!now && repl_shutdown_grace(session_events_while_busy) != 0) {
-        reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
-        return;
+     * NOW; SHUTDOWN ABORT from another client stops the wait. Meanwhile the
+     * client counts as blocked, as Redis's BLOCKED_SHUTDOWN. */
+    if (!now) {
+        client_flag_on(c, CLIENT_BLOCKED);
+        int rc = repl_shutdown_grace(session_events_while_busy);
+        client_flag_off(c, CLIENT_BLOCKED);
+        if (rc != 0) {
+            if (!repl_shutdown_join(c)) reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+            return;
+        }
     }
     repl_shutdown_report();
     char err[600];
