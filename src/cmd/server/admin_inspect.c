@@ -699,6 +699,10 @@ static void debug_help(client *c) {
         "    the RDB file and load it back. With NOSAVE the file is only loaded.",
         "SEGFAULT",
         "    Crash the server with sigsegv.",
+        "QUICKLIST-PACKED-THRESHOLD <size>",
+        "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+        "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+        "    (Goblin: checked and accepted; its lists have no plain nodes to choose.)",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -904,6 +908,16 @@ void debugCommand(client *c) {
         free(p);
         free(l);
         reply_ok(c);
+    } else if (c->argc == 3 && arg_is(sub, "quicklist-packed-threshold")) {
+        /* Redis stores a list element above the threshold in a node of its
+         * own. A Goblin list chunk already holds any element whole (one
+         * larger than a chunk gets a chunk of its size), so there is no
+         * choice to make: the size is checked as Redis checks it, no more. */
+        long long sz;
+        if (config_parse_size(c->argv[2].p, &sz) != 0 || sz < 0 || sz > (1LL << 32) - (1LL << 20))
+            reply_error(c, "ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+        else
+            reply_ok(c);
     } else if (c->argc == 3 && arg_is(sub, "set-disable-deny-scripts")) {
         script_set_disable_deny(atoi(c->argv[2].p));
         reply_ok(c);

@@ -83,6 +83,22 @@ start_server [list tags {list} args $::list_server_args] {
 
     # --- push / pop / length -------------------------------------------------
 
+    test {DEBUG QUICKLIST-PACKED-THRESHOLD: checked, and lists of big elements work either way} {
+        assert_error {*argument must be a memory value bigger than 1 and smaller than 4gb*} \
+            {r debug quicklist-packed-threshold 5gb}
+        assert_error {*argument must be a memory value*} {r debug quicklist-packed-threshold abc}
+        assert_equal OK [r debug quicklist-packed-threshold 1b]
+        r del biglist
+        r rpush biglist [string repeat x 20000] small 7 [string repeat y 300]
+        r linsert biglist before small [string repeat z 17000]
+        assert_equal 5 [r llen biglist]
+        assert_equal [string repeat z 17000] [r lindex biglist 1]
+        assert_equal {small 7} [r lrange biglist 2 3]
+        assert_equal [string repeat y 300] [r rpop biglist]
+        assert_equal OK [r debug quicklist-packed-threshold 0]
+        r del biglist
+    }
+
     test {LPUSH, RPUSH, LLEN, LINDEX, LPOP, RPOP basics} {
         r del mylist
         assert_equal 1 [r lpush mylist a]
