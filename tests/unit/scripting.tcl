@@ -322,6 +322,34 @@ start_server {tags {scripting}} {
         r acl deluser lualimited
     }
 
+    test {INFO and MEMORY STATS count the cached scripts, the libraries and their Lua memory} {
+        r script flush
+        r function flush
+        for {set j 0} {$j < 100} {incr j} {
+            r script load "return $j"
+        }
+        r eval {return 'one more'} 0
+        assert_equal 101 [s number_of_cached_scripts]
+        assert_morethan [s used_memory_scripts_eval] 2000
+        assert_morethan [s used_memory_vm_eval] 10000
+        assert_equal [s used_memory_vm_eval] [s used_memory_lua]
+        set stats [kv [r memory stats]]
+        assert_equal [s used_memory_scripts_eval] [dict get $stats lua.caches]
+        r function load "#!lua name=memlib\nredis.register_function('memf', function() return 1 end)"
+        assert_equal 1 [s number_of_libraries]
+        assert_morethan [s used_memory_functions] 0
+        assert_morethan [s used_memory_vm_functions] 10000
+        assert_equal [expr {[s used_memory_vm_eval] + [s used_memory_vm_functions]}] [s used_memory_vm_total]
+        assert_equal [expr {[s used_memory_scripts_eval] + [s used_memory_functions]}] [s used_memory_scripts]
+        assert_equal [s used_memory_functions] [dict get [kv [r memory stats]] functions.caches]
+        set with_lib [s used_memory_functions]
+        r script flush async
+        assert_equal 0 [s number_of_cached_scripts]
+        assert_equal 0 [s used_memory_scripts_eval]
+        r function flush
+        assert_lessthan [s used_memory_functions] $with_lib
+    }
+
     test {MONITOR shows EVAL, then its commands as lua} {
         set rd [redis_deferring_client]
         $rd monitor

@@ -17,7 +17,10 @@
 #include <time.h>
 
 #include "cmd/server/admin_family.h"
+#include "cmd/server/function.h"
 #include "cmd/server/script.h"
+#include "cmd/cluster/cluster.h"
+#include "cmd/repl/repl.h"
 #include "cmd/cron.h"
 #include "cmd/propagate.h"
 #include "persist/aof.h"
@@ -220,6 +223,11 @@ void memoryStatsCommand(client *c) {
     db_stat_lines dbs;
     dbs.n = 0;
     admin_mem_overview_get(&m, collect_db_line, &dbs);
+    size_t backlog, replicas, vm, scripts_eval, funcs_vm, funcs_mem;
+    long nscripts;
+    repl_buffer_memory(&backlog, &replicas);
+    script_memory(&nscripts, &vm, &scripts_eval);
+    function_memory(&funcs_vm, &funcs_mem);
     reply_map(c, 27 + dbs.n);
     reply_bulk_cstr(c, "peak.allocated");
     reply_int(c, (long long)m.peak);
@@ -228,19 +236,19 @@ void memoryStatsCommand(client *c) {
     reply_bulk_cstr(c, "startup.allocated");
     reply_int(c, (long long)m.startup);
     reply_bulk_cstr(c, "replication.backlog");
-    reply_int(c, 0);
+    reply_int(c, (long long)backlog);
     reply_bulk_cstr(c, "clients.slaves");
-    reply_int(c, 0);
+    reply_int(c, (long long)replicas);
     reply_bulk_cstr(c, "clients.normal");
     reply_int(c, (long long)m.clients);
     reply_bulk_cstr(c, "cluster.links");
-    reply_int(c, 0);
+    reply_int(c, (long long)cluster_links_memory());
     reply_bulk_cstr(c, "aof.buffer");
     reply_int(c, (long long)aof_buffer_bytes());
     reply_bulk_cstr(c, "lua.caches");
-    reply_int(c, 0);
+    reply_int(c, (long long)scripts_eval);
     reply_bulk_cstr(c, "functions.caches");
-    reply_int(c, 0);
+    reply_int(c, (long long)funcs_mem);
     for (int i = 0; i < dbs.n; i++) {
         char name[16];
         snprintf(name, sizeof(name), "db.%d", dbs.v[i].id);

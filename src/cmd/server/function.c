@@ -80,8 +80,10 @@ typedef struct fn_loading {
 
 static fn_set *live;
 static pthread_rwlock_t set_lock = PTHREAD_RWLOCK_INITIALIZER;
-/* FUNCTION STATS reads these without locks. */
+/* FUNCTION STATS and INFO read these without locks. */
 static long stat_libs, stat_funcs;
+static size_t stat_code_bytes; /* the live libraries' names and code */
+static size_t vm_bytes;        /* every function state's allocations (atomics) */
 
 /* ------------------------------------------------------------------------ */
 /* Libraries */
@@ -121,9 +123,14 @@ static fn_func *set_find_func(const fn_set *s, const char *name, size_t n) {
 
 static void count_stats(void) {
     long nl = live ? live->nlibs : 0, nf = 0;
-    for (int i = 0; i < nl; i++) nf += live->libs[i]->nfuncs;
+    size_t code = 0;
+    for (int i = 0; i < nl; i++) {
+        nf += live->libs[i]->nfuncs;
+        code += live->libs[i]->code_len + strlen(live->libs[i]->name) + 1;
+    }
     __atomic_store_n(&stat_libs, nl, __ATOMIC_RELAXED);
     __atomic_store_n(&stat_funcs, nf, __ATOMIC_RELAXED);
+    __atomic_store_n(&stat_code_bytes, code, __ATOMIC_RELAXED);
 }
 
 static void set_link(fn_set *s, fn_lib *lib) {
@@ -313,7 +320,7 @@ static int register_function(lua_State *l) {
 static int guarded_newindex(lua_State *l) { return luaL_error(l, "Attempt to modify a readonly table"); }
 
 static lua_State *state_new(void) {
-    lua_State *l = luaL_newstate();
+    lua_State *l = script_lua_newstate(&vm_bytes);
     if (!l) return NULL;
     script_lua_open(l, 0);
     script_lua_push_err_handler(l);
@@ -595,6 +602,11 @@ uint32_t script_dispatch_flags(const client *c, const cmd_def *cmd) {
 void function_counts(long *libs, long *funcs) {
     *libs = __atomic_load_n(&stat_libs, __ATOMIC_RELAXED);
     *funcs = __atomic_load_n(&stat_funcs, __ATOMIC_RELAXED);
+}
+
+void function_memory(size_t *vm, size_t *code) {
+    *vm = __atomic_load_n(&vm_bytes, __ATOMIC_RELAXED);
+    *code = __atomic_load_n(&stat_code_bytes, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------------ */

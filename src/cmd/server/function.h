@@ -17,4 +17,7 @@ uint32_t script_dispatch_flags(const client *c, const cmd_def *cmd);
 
 /* The live libraries and functions (INFO memory), without locks. */
 void function_counts(long *libs, long *funcs);
+/* For INFO: the bytes of the functions' Lua states and of the libraries'
+ * names and code. */
+void function_memory(size_t *vm, size_t *code);
 #endif

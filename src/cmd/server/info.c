@@ -29,6 +29,7 @@
 #include "cmd/cluster/migrate.h"
 #include "cmd/server/admin_family.h"
 #include "cmd/server/function.h"
+#include "cmd/server/script.h"
 #include "db/lazyfree.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
@@ -172,8 +173,15 @@ static void info_memory(strbuf *b) {
     const admin_alloc_stats *al = &m.alloc;
     db_defrag_stats dfs;
     db_defrag_stats_get(&dfs);
-    long nlibs, nfuncs;
+    long nlibs, nfuncs, nscripts;
     function_counts(&nlibs, &nfuncs);
+    size_t vm_eval, scripts_eval, vm_funcs, funcs_mem;
+    script_memory(&nscripts, &vm_eval, &scripts_eval);
+    function_memory(&vm_funcs, &funcs_mem);
+    char lua_h[32], vm_total_h[32], scripts_h[32];
+    admin_bytes_human(lua_h, sizeof(lua_h), vm_eval);
+    admin_bytes_human(vm_total_h, sizeof(vm_total_h), vm_eval + vm_funcs);
+    admin_bytes_human(scripts_h, sizeof(scripts_h), scripts_eval + funcs_mem);
 #define RATIO(a, b) ((b) ? (double)(a) / (double)(b) : 0.0)
     strbuf_addf(b,
               "# Memory\r\n"
@@ -193,19 +201,19 @@ static void info_memory(strbuf *b) {
               "allocator_resident:%zu\r\n"
               "total_system_memory:%llu\r\n"
               "total_system_memory_human:%s\r\n"
-              "used_memory_lua:0\r\n"
-              "used_memory_vm_eval:0\r\n"
-              "used_memory_lua_human:0B\r\n"
-              "used_memory_scripts_eval:0\r\n"
-              "number_of_cached_scripts:0\r\n"
+              "used_memory_lua:%zu\r\n"
+              "used_memory_vm_eval:%zu\r\n"
+              "used_memory_lua_human:%s\r\n"
+              "used_memory_scripts_eval:%zu\r\n"
+              "number_of_cached_scripts:%ld\r\n"
               "number_of_functions:%ld\r\n"
               "number_of_libraries:%ld\r\n"
-              "used_memory_vm_functions:0\r\n"
-              "used_memory_vm_total:0\r\n"
-              "used_memory_vm_total_human:0B\r\n"
-              "used_memory_functions:0\r\n"
-              "used_memory_scripts:0\r\n"
-              "used_memory_scripts_human:0B\r\n"
+              "used_memory_vm_functions:%zu\r\n"
+              "used_memory_vm_total:%zu\r\n"
+              "used_memory_vm_total_human:%s\r\n"
+              "used_memory_functions:%zu\r\n"
+              "used_memory_scripts:%zu\r\n"
+              "used_memory_scripts_human:%s\r\n"
               "maxmemory:%lld\r\n"
               "maxmemory_human:%s\r\n"
               "maxmemory_policy:%s\r\n"
@@ -230,7 +238,8 @@ static void info_memory(strbuf *b) {
               "lazyfreed_objects:%llu\r\n",
               m.used, used_h, m.rss, rss_h, m.peak, peak_h, 100.0 * RATIO(m.used, m.peak), m.overhead, m.startup,
               m.dataset, 100.0 * RATIO(m.dataset, net), al->allocated, al->active, al->resident, sysmem, sys_h,
-              nfuncs, nlibs, cfg.maxmemory, maxmem_h, config_string("maxmemory-policy", policy, sizeof(policy)),
+              vm_eval, vm_eval, lua_h, scripts_eval, nscripts, nfuncs, nlibs, vm_funcs, vm_eval + vm_funcs, vm_total_h,
+              funcs_mem, scripts_eval + funcs_mem, scripts_h, cfg.maxmemory, maxmem_h, config_string("maxmemory-policy", policy, sizeof(policy)),
               RATIO(al->active, al->allocated), (long long)al->active - (long long)al->allocated,
               RATIO(al->resident, al->active), (long long)al->resident - (long long)al->active,
               RATIO(m.rss, al->resident), (long long)m.rss - (long long)al->resident, RATIO(m.rss, m.used),

@@ -30,13 +30,15 @@
 #include "util/strutil.h"
 
 static lua_State *L;
+static size_t vm_bytes;     /* L's allocations (atomics) */
+static size_t cache_bytes;  /* the cached scripts' bodies and shas (under flags_lock) */
 
 #define SCRIPTS_KEY "goblin_scripts"
 #define FLAGS_KEY "goblin_script_flags"
 
 
 static void lua_setup(void) {
-    L = luaL_newstate();
+    L = script_lua_newstate(&vm_bytes);
     script_lua_open(L, 1);
 
     script_lua_push_err_handler(L); /* a global, as in Redis */
@@ -77,7 +79,7 @@ static pthread_mutex_t flags_lock = PTHREAD_MUTEX_INITIALIZER;
 static sha_flags *flags_tab;
 static size_t flags_n, flags_cap;
 
-static void flags_remember(const char *sha, int flags) {
+static void flags_remember(const char *sha, int flags, size_t body_len) {
     pthread_mutex_lock(&flags_lock);
     if (flags_n == flags_cap) {
         size_t cap = flags_cap ? flags_cap * 2 : 16;
@@ -91,13 +93,23 @@ static void flags_remember(const char *sha, int flags) {
     }
     memcpy(flags_tab[flags_n].sha, sha, 41);
     flags_tab[flags_n++].flags = flags;
+    cache_bytes += body_len + 41;
     pthread_mutex_unlock(&flags_lock);
 }
 
 static void flags_forget_all(void) {
     pthread_mutex_lock(&flags_lock);
     flags_n = 0;
+    cache_bytes = 0;
     pthread_mutex_unlock(&flags_lock);
+}
+
+void script_memory(long *scripts, size_t *vm, size_t *cache) {
+    pthread_mutex_lock(&flags_lock);
+    *scripts = (long)flags_n;
+    *cache = cache_bytes;
+    pthread_mutex_unlock(&flags_lock);
+    *vm = __atomic_load_n(&vm_bytes, __ATOMIC_RELAXED);
 }
 
 int script_cached_flags(const char *sha, int *flags) {
@@ -162,7 +174,7 @@ static int cache_add(client *c, const char *body, size_t n, char sha[41]) {
     lua_pushnumber(L, flags);
     lua_setfield(L, -2, sha);
     lua_pop(L, 1);
-    flags_remember(sha, flags);
+    flags_remember(sha, flags, n);
     return 0;
 }
 

@@ -53,6 +53,9 @@ void script_gate_wait(const client *c);
  * sha (40 lowercase hex digits) into *flags, 0; -1 when it is not cached.
  * For EVALSHA's command flags before it runs (CLIENT PAUSE WRITE, ...). */
 int script_cached_flags(const char *sha, int *flags);
+/* From any thread, for INFO: the cached scripts, the bytes of their Lua
+ * state and of their bodies and shas. */
+void script_memory(long *scripts, size_t *vm, size_t *cache);
 
 /* DEBUG SET-DISABLE-DENY-SCRIPTS: while on, scripts may call the commands
  * flagged noscript (a Redis test knob). */

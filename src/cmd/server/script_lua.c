@@ -230,6 +230,37 @@ void script_lua_init(void) {
     db_set_keyspace_wait_hook(wait_hook);
 }
 
+/* Lua's allocator (luaL_newstate's, realloc and free) that also keeps the
+ * state's byte count in *ud: INFO reads it from any thread, where
+ * lua_gc(LUA_GCCOUNT) may only be asked on the state's own. Lua gives the
+ * old block's size in osize (0 for a new block). */
+static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    size_t *bytes = ud;
+    if (nsize == 0) {
+        free(ptr);
+        if (ptr) __atomic_sub_fetch(bytes, osize, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    void *n = realloc(ptr, nsize);
+    if (n) {
+        if (ptr) __atomic_sub_fetch(bytes, osize, __ATOMIC_RELAXED);
+        __atomic_add_fetch(bytes, nsize, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+/* An error outside any protected call: as luaL_newstate's panic. */
+static int lua_panic(lua_State *l) {
+    log_warn("PANIC: unprotected error in call to Lua API (%s)", lua_tostring(l, -1) ? lua_tostring(l, -1) : "?");
+    return 0;
+}
+
+lua_State *script_lua_newstate(size_t *bytes) {
+    lua_State *l = lua_newstate(counting_alloc, bytes);
+    if (l) lua_atpanic(l, lua_panic);
+    return l;
+}
+
 /* ------------------------------------------------------------------------ */
 /* RESP -> Lua */
 

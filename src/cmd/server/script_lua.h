@@ -45,6 +45,9 @@ uint32_t script_cmd_flags(uint32_t cmd_flags, int script_flags);
 
 /* Bind busy-reply-threshold and the keyspace wait hook (once, at start). */
 void script_lua_init(void);
+/* A new Lua state (as luaL_newstate) whose allocations are counted in
+ * *bytes (atomics; the count must outlive the state). */
+lua_State *script_lua_newstate(size_t *bytes);
 
 /* Open the libraries and the shared redis.* API (call, pcall, log, ...)
  * in l, as the global table "redis"; eval: with the EVAL-only part
