@@ -471,6 +471,12 @@ ssize_t tls_sync_read_line(SSL *ssl, char *buf, size_t size, long timeout_ms) {
     return (ssize_t)len;
 }
 
+void tls_free_silently(SSL *ssl) {
+    if (!ssl) return;
+    SSL_set_quiet_shutdown(ssl, 1);
+    SSL_free(ssl);
+}
+
 void tls_close(SSL *ssl) {
     if (!ssl) return;
     ERR_clear_error();

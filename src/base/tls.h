@@ -83,4 +83,7 @@ ssize_t tls_sync_write(SSL *ssl, const void *p, size_t n, long timeout_ms);
 ssize_t tls_sync_read_line(SSL *ssl, char *buf, size_t size, long timeout_ms);
 /* close_notify (best effort), then free. */
 void tls_close(SSL *ssl);
+/* Free with nothing sent: the connection goes on in another process (a
+ * forked Lua debugging session), whose copy of the SSL speaks on it. */
+void tls_free_silently(SSL *ssl);
 #endif

@@ -766,9 +766,13 @@ void cmd_redact_arg(client *c, int i) {
     copy[i].n = 10;
 }
 
+void cmd_count_rejected(const cmd_def *cmd) {
+    if (cmd) __atomic_fetch_add(&((cmd_def *)cmd)->rejected, 1, __ATOMIC_RELAXED);
+}
+
 static void reject(client *c, const cmd_def *cmd) {
     (void)c;
-    if (cmd) __atomic_fetch_add(&((cmd_def *)cmd)->rejected, 1, __ATOMIC_RELAXED);
+    cmd_count_rejected(cmd);
 }
 
 /* Redis's rejectCommand: the error, counted as rejected, and a transaction

@@ -217,6 +217,9 @@ void cmd_set_key_observer(cmd_key_observer_fn *fn);
 /* Feed MONITOR with c's current command now: EVAL is skip_monitor and shows
  * itself before its script's commands, as Redis does. */
 void cmd_feed_monitor(client *c);
+/* One rejected call of cmd (INFO commandstats' rejected_calls): refused
+ * before it ran (a script's redis.call refused by the script's checks). */
+void cmd_count_rejected(const cmd_def *cmd);
 
 /* The key's entry when it holds a value of type; NULL when absent. When it
  * holds another type, WRONGTYPE is replied and *wrong set. */

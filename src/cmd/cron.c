@@ -26,6 +26,7 @@
 #include "cmd/command.h"
 #include "cmd/repl/repl.h"
 #include "cmd/server/admin_family.h"
+#include "cmd/server/script_ldb.h"
 #include "cmd/tracking.h"
 #include "db/db.h"
 #include "db/memusage.h"
@@ -175,6 +176,7 @@ static void *cron_main(void *arg) {
             if (used > __atomic_load_n(&srv.stat_peak_memory, __ATOMIC_RELAXED))
                 __atomic_store_n(&srv.stat_peak_memory, used, __ATOMIC_RELAXED);
             migrate_close_idle();
+            ldb_reap_children(); /* the forked Lua debugging sessions that ended */
         }
     }
     return NULL;

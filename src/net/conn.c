@@ -873,6 +873,56 @@ void conn_busy_flush(worker *w) {
 
 void net_client_flush(client *c) { conn_after_input(c->conn); }
 
+/* Waits up to timeout_ms (-1: forever) for the socket to allow the next
+ * step of the last operation: `out` for a write (a read for TLS when its
+ * write wanted one, and the other way). 1 ready, 0 timed out, -1 error. */
+static int conn_sync_wait(conn *k, int out, int timeout_ms) {
+    int want_out = out;
+    if (k->ssl && (k->tls_want & (out ? TLSIO_WRITE_WANTS_READ : TLSIO_READ_WANTS_WRITE))) want_out = !out;
+    struct pollfd p = {k->c.fd, (short)(want_out ? POLLOUT : POLLIN), 0};
+    for (;;) {
+        int r = poll(&p, 1, timeout_ms);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        return r > 0 ? 1 : 0;
+    }
+}
+
+/* The Lua debugger's blocking I/O (session.h): straight on the socket, no
+ * event of the loop touched, so that it also serves a forked debugging
+ * session, whose process has the socket and none of the loop's threads. */
+int net_client_sync_send(client *c, int timeout_ms) {
+    conn *k = c->conn;
+    conn_write_begin(k);
+    while (c->osent < c->olen) {
+        ssize_t n = k->ssl ? tlsio_write(k, c->obuf + c->osent, c->olen - c->osent)
+                           : write(c->fd, c->obuf + c->osent, c->olen - c->osent);
+        if (n > 0) {
+            conn_wrote(k, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && conn_sync_wait(k, 1, timeout_ms) == 1) continue;
+        return -1;
+    }
+    client_set_out(c, 0, 0);
+    return 0;
+}
+
+long net_client_sync_read(client *c, char *buf, size_t n, int timeout_ms) {
+    conn *k = c->conn;
+    for (;;) {
+        ssize_t r = k->ssl ? tlsio_read(k, buf, n) : read(c->fd, buf, n);
+        if (r >= 0) {
+            if (r > 0) tstat_add(TSTAT_NET_INPUT, (uint64_t)r);
+            return (long)r;
+        }
+        if (errno == EINTR) continue;
+        if ((errno == EAGAIN || errno == EWOULDBLOCK) && conn_sync_wait(k, 0, timeout_ms) == 1) continue;
+        return -1;
+    }
+}
+
 static int conn_read_room(conn *k, size_t *len, size_t *parsed, size_t *argv_len);
 static int conn_read_got(conn *k, ssize_t n, size_t parsed, size_t argv_len);
 static void busy_ran(conn *k, int r);

@@ -33,4 +33,6 @@ client *net_worker_find_client(int wid, uint64_t id);
 void net_client_resume(client *c);
 void net_client_flush(client *c);
 void net_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c));
+int net_client_sync_send(client *c, int timeout_ms);
+long net_client_sync_read(client *c, char *buf, size_t n, int timeout_ms);
 #endif

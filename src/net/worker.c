@@ -433,6 +433,8 @@ static const session_transport net_transport = {
     .client_timer = net_client_timer,
     .pause_ended = net_pause_ended,
     .events_while_busy = net_events_while_busy,
+    .client_sync_send = net_client_sync_send,
+    .client_sync_read = net_client_sync_read,
 };
 
 static int held_by_set(int kind, int port, const bind_addr *a);

@@ -52,6 +52,11 @@ void wstream_remove_sink(const wstream_sink *s) {
     pthread_mutex_unlock(&ws_lock);
 }
 
+void wstream_forget_sinks(void) {
+    __atomic_store_n(&nsinks, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&nrepl, 0, __ATOMIC_RELAXED);
+}
+
 int wstream_active(void) { return __atomic_load_n(&nsinks, __ATOMIC_RELAXED) > 0; }
 
 int wstream_repl_active(void) { return __atomic_load_n(&nrepl, __ATOMIC_RELAXED) > 0; }

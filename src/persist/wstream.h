@@ -37,6 +37,9 @@ typedef struct wstream_sink {
  * registration. */
 int wstream_add_sink(const wstream_sink *s);
 void wstream_remove_sink(const wstream_sink *s);
+/* In a forked child that runs commands of its own (a Lua debugging
+ * session): no sink takes anything from now on (they are the parent's). */
+void wstream_forget_sinks(void);
 /* Whether any sink listens (relaxed; a producer that sees 0 appends
  * nothing). */
 int wstream_active(void);

@@ -124,6 +124,9 @@ typedef struct client {
     uint64_t track_redir;
     /* Error flag of the command being executed (for failed_calls). */
     int cmd_failed;
+    /* SCRIPT DEBUG's mode for the client's next EVAL (LDB_*; owned by
+     * cmd/server/script_ldb.c, on the client's thread). */
+    int lua_debug;
     /* For CLIENT LIST, kept by net/ (relaxed atomics): the query buffer's
      * unparsed bytes and free room, and the total length of the arguments
      * of a partial request already parsed (Redis's argv_len_sum). */

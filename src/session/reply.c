@@ -272,9 +272,25 @@ static void unexpected_error(client *c, const char *err) {
     }
 }
 
+static void reply_error_text(client *c, const char *err);
+
+void reply_count_error(const char *err) {
+    if (err[0] == '-' && memchr(err, ' ', strnlen(err, 32))) errstat_count(err + 1);
+    else errstat_count("ERR");
+}
+
+void reply_error_uncounted(client *c, const char *err) {
+    unexpected_error(c, err);
+    reply_error_text(c, err);
+}
+
 void reply_error(client *c, const char *err) {
     errstat_count(err);
     unexpected_error(c, err);
+    reply_error_text(c, err);
+}
+
+static void reply_error_text(client *c, const char *err) {
     c->cmd_failed = 1;
     reply_raw(c, "-", 1);
     /* Error strings must stay on one line. */

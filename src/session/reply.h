@@ -34,6 +34,11 @@ void reply_obuf_release(client *c);
 void reply_thread_exit(void);
 void reply_ok(client *c);
 void reply_simple(client *c, const char *s);            /* +s */
+/* An error counted in INFO errorstats where no client gets it (a script's
+ * redis.call refused before it ran: "-CODE msg", or a bare message, ERR),
+ * and an error reply counted already that way (not again). */
+void reply_count_error(const char *err);
+void reply_error_uncounted(client *c, const char *err);
 void reply_error(client *c, const char *err);           /* "ERR ..." or "WRONGTYPE ..." */
 void reply_errorf(client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void reply_int(client *c, long long v);

@@ -127,6 +127,12 @@ void session_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c))
 void session_events_while_busy(void) {
     if (transport && transport->events_while_busy) transport->events_while_busy();
 }
+int session_client_sync_send(client *c, int timeout_ms) {
+    return transport && transport->client_sync_send ? transport->client_sync_send(c, timeout_ms) : -1;
+}
+long session_client_sync_read(client *c, char *buf, size_t n, int timeout_ms) {
+    return transport && transport->client_sync_read ? transport->client_sync_read(c, buf, n, timeout_ms) : -1;
+}
 
 /* Recomputes the mode in force from the purposes (pause_lock held);
  * returns the mode it replaced when that was more restrictive, else OFF. */

@@ -62,6 +62,15 @@ typedef struct session_transport {
      * in the middle of a command are left alone; no timer, posted job or
      * close runs meanwhile. Nothing on a thread that is not a worker. */
     void (*events_while_busy)(void);
+    /* From the client's own worker thread, in the middle of one of its
+     * commands (the Lua debugger, which talks to its client while the
+     * script runs): send c's pending output now, waiting up to timeout_ms
+     * (-1: forever) for the socket each time it is full: 0, or -1 when
+     * the socket failed or timed out. And read up to n bytes the same
+     * way: the count, 0 at end of file, -1. No event of the loop is
+     * touched (a forked process may call them). */
+    int (*client_sync_send)(client *c, int timeout_ms);
+    long (*client_sync_read)(client *c, char *buf, size_t n, int timeout_ms);
 } session_transport;
 
 void session_set_transport(const session_transport *t);
@@ -76,6 +85,8 @@ void session_client_resume(client *c);
 void session_client_flush(client *c);
 void session_client_timer(client *c, int64_t deadline_ms, void (*fn)(client *c));
 void session_events_while_busy(void);
+int session_client_sync_send(client *c, int timeout_ms);
+long session_client_sync_read(client *c, char *buf, size_t n, int timeout_ms);
 
 /* ---- CLIENT PAUSE ------------------------------------------------------- *
  * As Redis 7.0's pauseClients: each purpose (CLIENT PAUSE, a failover, a

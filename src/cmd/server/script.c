@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "cmd/server/lua_libs.h"
+#include "cmd/server/script_ldb.h"
 #include "cmd/server/script_lua.h"
 #include "cmd/server/admin_family.h"
 #include "session/reply.h"
@@ -60,6 +61,7 @@ void script_family_init(void) {
 }
 
 void script_family_shutdown(void) {
+    ldb_kill_children();
     if (L) lua_close(L);
     L = NULL;
     script_lua_shutdown();
@@ -236,10 +238,24 @@ static void eval_generic(client *c, int by_sha, int ro) {
     script_run(c, L, base, 0, sha, "@user_script", cache_flags(sha), ro, 1);
 }
 
-static void evalCommand(client *c) { eval_generic(c, 0, 0); }
-static void evalshaCommand(client *c) { eval_generic(c, 1, 0); }
-static void evalRoCommand(client *c) { eval_generic(c, 0, 1); }
-static void evalshaRoCommand(client *c) { eval_generic(c, 1, 1); }
+/* A client in debug mode (SCRIPT DEBUG YES|SYNC): its EVAL runs as a
+ * debugging session, which is over when the EVAL is; EVALSHA is refused,
+ * as Redis does. */
+static void eval_command(client *c, int by_sha, int ro) {
+    if (!c->lua_debug) {
+        eval_generic(c, by_sha, ro);
+    } else if (by_sha) {
+        reply_error(c, "ERR Please use EVAL instead of EVALSHA for debugging");
+    } else if (ldb_start(c, c->argv[1].p, c->argv[1].n)) {
+        eval_generic(c, 0, ro);
+        ldb_end(c);
+    }
+}
+
+static void evalCommand(client *c) { eval_command(c, 0, 0); }
+static void evalshaCommand(client *c) { eval_command(c, 1, 0); }
+static void evalRoCommand(client *c) { eval_command(c, 0, 1); }
+static void evalshaRoCommand(client *c) { eval_command(c, 1, 1); }
 
 /* ------------------------------------------------------------------------ */
 /* SCRIPT */
@@ -301,19 +317,8 @@ static void scriptHelpCommand(client *c) {
     admin_reply_help(c, "SCRIPT", lines);
 }
 
-/* SCRIPT DEBUG: Goblin has no Lua debugger (LDB). NO is what every client
- * already has; YES and SYNC, which would start a debugging session on the
- * next EVAL, are refused with a clear error instead of being accepted and
- * then ignored. The argument check and its error are Redis's. */
-static void scriptDebugCommand(client *c) {
-    if (arg_is(&c->argv[2], "no")) {
-        reply_ok(c);
-    } else if (arg_is(&c->argv[2], "yes") || arg_is(&c->argv[2], "sync")) {
-        reply_error(c, "ERR SCRIPT DEBUG YES/SYNC is not available: this server has no Lua debugger");
-    } else {
-        reply_error(c, "ERR Use SCRIPT DEBUG YES/SYNC/NO");
-    }
-}
+/* SCRIPT DEBUG YES|SYNC|NO: the Lua debugger (script_ldb.c). */
+static void scriptDebugCommand(client *c) { ldb_script_debug(c); }
 
 const cmd_handler script_handlers[] = {
     {"eval", evalCommand, CMD_LOCK_ALL},

@@ -35,6 +35,7 @@
 #include "cmd/server/acl.h"
 #include "cmd/server/lua_libs.h"
 #include "cmd/server/script.h"
+#include "cmd/server/script_ldb.h"
 #include "session/reply.h"
 #include "session/session.h"
 #include "util/monotime.h"
@@ -225,6 +226,8 @@ void script_reply_running(client *c) {
     pthread_mutex_unlock(&gate_mu);
 }
 
+long long script_busy_threshold_ms(void) { return __atomic_load_n(&busy_threshold, __ATOMIC_RELAXED); }
+
 void script_lua_init(void) {
     config_bind_ll("busy-reply-threshold", &busy_threshold);
     db_set_keyspace_wait_hook(wait_hook);
@@ -267,7 +270,25 @@ lua_State *script_lua_newstate(size_t *bytes) {
 /* Parse one RESP value at *pp (bounded by end) and push it. Returns 0 on
  * success, -1 on malformed input (pushes nothing). */
 static int resp_to_lua(lua_State *l, const char **pp, const char *end);
-static void reply_error_cstr(client *c, const char *s);
+static void reply_error_cstr(client *c, const char *s, int counted);
+
+/* The error table on top of the stack was counted in errorstats already:
+ * the script's reply of it is not counted again (Redis's
+ * ignore_error_stats_update field). */
+static void mark_error_counted(lua_State *l) {
+    lua_pushstring(l, "ignore_error_stats_update");
+    lua_pushboolean(l, 1);
+    lua_rawset(l, -3);
+}
+
+static int error_counted(lua_State *l) {
+    lua_pushstring(l, "ignore_error_stats_update");
+    lua_rawget(l, -2);
+    int yes = lua_toboolean(l, -1);
+    lua_pop(l, 1);
+    return yes;
+}
+
 
 static const char *line_end(const char *p, const char *end) {
     const char *q = memchr(p, '\r', (size_t)(end - p));
@@ -467,7 +488,10 @@ static void lua_to_reply(client *c, lua_State *l, int depth) {
     case LUA_TTABLE: {
         if (table_field(l, -1, "err", LUA_TSTRING)) {
             const char *err = lua_tostring(l, -1);
-            reply_error_cstr(c, err);
+            lua_pushvalue(l, -2); /* the table */
+            int counted = error_counted(l);
+            lua_pop(l, 1);
+            reply_error_cstr(c, err, counted);
             lua_pop(l, 1);
             break;
         }
@@ -564,6 +588,7 @@ static void lua_to_reply(client *c, lua_State *l, int depth) {
  * at its first space (no space: the code is ERR), "msg" gets the code ERR,
  * and the message loses CR/LF at both ends. C strings, as Redis's sds. */
 void script_push_error(lua_State *l, const char *err) {
+    if (ldb_logging()) ldb_log_error(err);
     const char *code = "ERR", *msg = err;
     size_t codelen = 3;
     if (err[0] == '-') {
@@ -593,13 +618,14 @@ void script_push_error(lua_State *l, const char *err) {
 /* An error reply from a C string, as Redis replies "-%s": CR/LF trimmed at
  * the end only (the leading '-' shields the front); the ones left become
  * spaces in reply_error. No length limit. */
-static void reply_error_cstr(client *c, const char *s) {
+static void reply_error_cstr(client *c, const char *s, int counted) {
     size_t n = strlen(s);
     while (n && (s[n - 1] == '\r' || s[n - 1] == '\n')) n--;
     char *tmp = malloc(n + 1);
     memcpy(tmp, s, n);
     tmp[n] = '\0';
-    reply_error(c, tmp);
+    if (counted) reply_error_uncounted(c, tmp);
+    else reply_error(c, tmp);
     free(tmp);
 }
 
@@ -683,8 +709,14 @@ static int redis_generic_call(lua_State *l, int raise) {
         !run_has_written())
         err = "-OOM command not allowed when used memory > 'maxmemory'.";
     if (err) {
+        /* Refused before it ran: a rejected call of it and an error reply,
+         * as Redis counts them (the script's own reply of it is not
+         * counted again). */
+        cmd_count_rejected(cmd);
+        reply_count_error(err);
         free_argv(argv, argc);
         script_push_error(l, err);
+        mark_error_counted(l);
         return raise ? raise_error(l) : 1;
     }
     if (cmd->flags & CMDF_WRITE) script_run_wrote();
@@ -692,8 +724,11 @@ static int redis_generic_call(lua_State *l, int raise) {
      * the script unkillable. */
     if (cluster_enabled() && !run.obey &&
         (err = cluster_script_check(run.caller, cmd, argc, argv, &run.slot, run.cross_slot_ok))) {
+        cmd_count_rejected(cmd);
+        reply_count_error(err);
         free_argv(argv, argc);
         script_push_error(l, err);
+        mark_error_counted(l);
         return raise ? raise_error(l) : 1;
     }
     client *s = &run.scratch;
@@ -701,7 +736,9 @@ static int redis_generic_call(lua_State *l, int raise) {
     s->argv = argv;
     s->olen = s->osent = 0;
     s->resp = run.resp;
+    if (ldb_logging()) ldb_log_command(argc, argv);
     cmd_call(s, cmd);
+    if (ldb_logging()) ldb_log_reply(s->obuf, s->olen);
     free_argv(argv, argc);
     s->argv = NULL;
     s->argc = 0;
@@ -710,12 +747,15 @@ static int redis_generic_call(lua_State *l, int raise) {
         script_push_error(l, "ERR reply of the command could not be converted");
         return raise ? raise_error(l) : 1;
     }
-    if (raise && lua_istable(l, -1)) {
+    if (lua_istable(l, -1)) {
         lua_pushstring(l, "err");
         lua_rawget(l, -2);
         int is_err = lua_isstring(l, -1);
         lua_pop(l, 1);
-        if (is_err) return raise_error(l);
+        if (is_err) {
+            mark_error_counted(l); /* the command's own reply counted it */
+            if (raise) return raise_error(l);
+        }
     }
     return 1;
 }
@@ -821,11 +861,6 @@ static int redis_setresp(lua_State *l) {
         return lua_error(l);
     }
     run.resp = v;
-    return 0;
-}
-
-static int redis_noop(lua_State *l) {
-    (void)l;
     return 0;
 }
 
@@ -1000,8 +1035,8 @@ void script_lua_open(lua_State *l, int eval) {
     if (eval) {
         /* The debugger's and the old replication API: EVAL scripts only. */
         set_func(l, "replicate_commands", redis_replicate_commands);
-        set_func(l, "breakpoint", redis_noop);
-        set_func(l, "debug", redis_noop);
+        set_func(l, "breakpoint", ldb_lua_breakpoint);
+        set_func(l, "debug", ldb_lua_debug);
     }
     script_lua_set_log(l);
     set_num(l, "REPL_NONE", 0);
@@ -1323,6 +1358,8 @@ int script_run(client *c, lua_State *l, int base, int nargs, const char *name, c
     const cmd_def *self = c->cur;
     script_run_begin(c, is_eval, name);
     prop_call_targets(WSTREAM_TO_ALL);
+    /* A debugging session's EVAL stops where its client says. */
+    if (is_eval && ldb_active()) lua_sethook(l, ldb_line_hook, LUA_MASKLINE | LUA_MASKCOUNT, 100000);
     int rc = lua_pcall(l, nargs, 1, base);
     prop_call_targets(WSTREAM_TO_ALL);
     script_run_end();
@@ -1340,7 +1377,10 @@ int script_run(client *c, lua_State *l, int base, int nargs, const char *name, c
             long line = (long)lua_tonumber(l, -1);
             if (!msg) msg = "ERR unknown error";
             lua_pushfstring(l, "%s script: %s, on %s:%d.", msg, name, src ? src : "?", (int)line);
-            reply_error_cstr(c, lua_tostring(l, -1));
+            lua_pushvalue(l, -5); /* the error table */
+            int counted = error_counted(l);
+            lua_pop(l, 1);
+            reply_error_cstr(c, lua_tostring(l, -1), counted);
             lua_pop(l, 1);
             lua_pop(l, 3);
         } else {

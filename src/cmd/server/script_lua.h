@@ -48,6 +48,8 @@ void script_lua_init(void);
 /* A new Lua state (as luaL_newstate) whose allocations are counted in
  * *bytes (atomics; the count must outlive the state). */
 lua_State *script_lua_newstate(size_t *bytes);
+/* busy-reply-threshold, in milliseconds. */
+long long script_busy_threshold_ms(void);
 
 /* Open the libraries and the shared redis.* API (call, pcall, log, ...)
  * in l, as the global table "redis"; eval: with the EVAL-only part
