@@ -191,3 +191,22 @@ start_server {tags {scripting ldb}} {
         assert_equal PONG [r ping]
     }
 }
+
+# Values with tails on SSD: a forked session would write and free tails in
+# the server's own file, so only SYNC is offered.
+set ::ldb_ssd [file join [pwd] tests tmp ldb-ssd-[pid]]
+file delete -force $::ldb_ssd
+start_server [list tags {scripting ldb goblin_only} args [list --ram-head 16K --ssd-dir $::ldb_ssd]] {
+    ldb_test {With --ssd-dir, SCRIPT DEBUG YES is refused and SYNC works on values with tails} {
+        r set ldbtail [string repeat t 40000]
+        assert_error {ERR SCRIPT DEBUG YES is not available while values have tails on SSD*} {r script debug yes}
+        set c [ldb_session sync "return #redis.call('get', 'ldbtail')" 0]
+        $c read
+        set out [ldb_cmd $c redis get ldbtail]
+        assert_equal {<redis> get ldbtail} [lindex $out 0]
+        assert_match {<reply> "tttt* ...} [lindex $out 1]
+        assert_equal {<endsession>} [ldb_cmd $c continue]
+        assert_equal 40000 [$c read]
+    }
+}
+file delete -force $::ldb_ssd

@@ -350,6 +350,27 @@ start_server {tags {scripting}} {
         assert_lessthan [s used_memory_functions] $with_lib
     }
 
+    test {A redis.call refused by the script's checks: a rejected call and one error reply} {
+        r config resetstat
+        r config set maxmemory 1
+        assert_error {OOM command not allowed when used memory > 'maxmemory'*} {r eval {return redis.call('set','x','y')} 1 x}
+        assert_match {*calls=0,*rejected_calls=1,failed_calls=0*} [getInfoProperty [r info commandstats] cmdstat_set]
+        assert_match {*errorstat_OOM:count=1*} [r info errorstats]
+        assert_equal 1 [s total_error_replies]
+        # Caught by pcall: counted all the same; returned: not counted again.
+        assert_equal 1 [r eval {local t = redis.pcall('set','x','y') return 1} 1 x]
+        assert_error {OOM command not allowed*} {r eval {return redis.pcall('set','x','y')} 1 x}
+        assert_match {*errorstat_OOM:count=3*} [r info errorstats]
+        assert_equal 3 [s total_error_replies]
+        r config set maxmemory 0
+        # A command's own error reply raised out of the script: once.
+        r config resetstat
+        assert_error {ERR DB index is out of range*} {r eval {return redis.call('select',99)} 0}
+        assert_match {*errorstat_ERR:count=1*} [r info errorstats]
+        assert_equal 1 [s total_error_replies]
+        assert_match {*calls=1,*rejected_calls=0,failed_calls=1*} [getInfoProperty [r info commandstats] cmdstat_eval]
+    }
+
     test {MONITOR shows EVAL, then its commands as lua} {
         set rd [redis_deferring_client]
         $rd monitor

@@ -1198,12 +1198,6 @@ start_server {tags {server}} {
         assert_error {ERR Use SCRIPT DEBUG YES/SYNC/NO} {r script debug maybe}
     }
 
-    test {SCRIPT DEBUG YES/SYNC are refused: no Lua debugger} {
-        assert_error {ERR SCRIPT DEBUG YES/SYNC is not available*} {r script debug yes}
-        assert_error {ERR SCRIPT DEBUG YES/SYNC is not available*} {r script debug sync}
-        assert_equal 1 [r eval {return 1} 0]
-    } {goblin_only}
-
     # --- MEMORY ----------------------------------------------------------------------------
 
     test {MEMORY USAGE} {
