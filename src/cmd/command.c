@@ -378,6 +378,8 @@ static void on_key_modified(gdb *db, const char *key, size_t klen) {
  * removes are signalled to blocked clients as a command's would be. */
 static _Thread_local int expiring_actively;
 
+static void on_key_added(gdb *db, const char *key, size_t klen) { cmd_notify(NULL, NOTIFY_NEW, "new", db, key, klen); }
+
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
     mcmeta_forget(db, key, klen);
     /* Redis does not count expiry in the dirty counter. */
@@ -437,7 +439,7 @@ static void primary_write_check(void) {
 void cmd_table_init(void) {
     if (config_bind_int("replica-ignore-disk-write-errors", &ignore_disk_write_errors)) abort();
     reply_config_register();
-    static const db_hooks hooks = {on_key_expired, on_key_modified, on_dataset_replaced};
+    static const db_hooks hooks = {on_key_expired, on_key_modified, on_dataset_replaced, on_key_added};
     db_set_hooks(&hooks);
     prop_config_register();
     ndefs = NDEFS;

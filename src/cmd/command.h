@@ -166,7 +166,7 @@ enum {
     NOTIFY_EXPIRED = 1 << 8,   /* x */
     NOTIFY_EVICTED = 1 << 9,   /* e */
     NOTIFY_NEW = 1 << 10,      /* n */
-    NOTIFY_STREAM = 1 << 11,   /* t (no stream events here) */
+    NOTIFY_STREAM = 1 << 11,   /* t */
     NOTIFY_KEY_MISS = 1 << 12, /* m (not generated) */
     NOTIFY_MODULE = 1 << 13,   /* d (not generated) */
 };

@@ -984,6 +984,8 @@ dbentry *db_add_ext(gdb *db, const char *k, size_t n, size_t room, void **roomp,
         entry_drop(db_shard_space(sh), e, ref);
         return NULL;
     }
+    /* Redis's "new" keyspace event (notify-keyspace-events n). */
+    if (hooks.added && db_get(db->id) == db) hooks.added(db, k, n);
     return e;
 }
 

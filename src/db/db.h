@@ -152,6 +152,8 @@ typedef struct db_hooks {
     void (*expired)(gdb *db, const char *key, size_t klen);
     void (*modified)(gdb *db, const char *key, size_t klen);
     void (*replaced)(void);
+    /* A key entered a live database (db_add*; not a load's detached one). */
+    void (*added)(gdb *db, const char *key, size_t klen);
 } db_hooks;
 
 /* Changes since start-up (Redis's server.dirty): save points compare it

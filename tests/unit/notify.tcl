@@ -54,6 +54,27 @@ start_server [list tags {notify} args $::notify_server_args] {
         $c close
     }
 
+    test {n: a new key, first, and only when the key is new (SET, RPUSH, RENAME, COPY); not part of A} {
+        r del foo bar l
+        r config set notify-keyspace-events KEA
+        assert_equal {AKE} [lindex [r config get notify-keyspace-events] 1]
+        r config set notify-keyspace-events KE\$n
+        set c [nt_subscriber]
+        r set foo bar
+        r set foo baz
+        r rpush l a
+        r rename foo bar
+        r copy bar foo
+        assert_equal [list \
+            {__keyspace@0__:foo new} {__keyevent@0__:new foo} {__keyspace@0__:foo set} {__keyevent@0__:set foo} \
+            {__keyspace@0__:foo set} {__keyevent@0__:set foo} \
+            {__keyspace@0__:l new} {__keyevent@0__:new l} \
+            {__keyspace@0__:bar new} {__keyevent@0__:new bar} \
+            {__keyspace@0__:foo new} {__keyevent@0__:new foo}] [nt_collect $c]
+        $c close
+        r config set notify-keyspace-events ""
+    }
+
     test {pmessage frame of a keyevent notification} {
         r config set notify-keyspace-events E\$
         set c [redis_deferring_client]
