@@ -482,10 +482,10 @@ static int conn_write_end(conn *k, size_t before);
 /* Write what we can, now; -1 when the connection must be closed now. A
  * write is an interaction, as in Redis: it stamps CLIENT LIST's idle time
  * and keeps the query buffer from counting as idle. */
-static int conn_write(conn *k) {
+/* The output buffer to the socket until it is empty (1) or the socket is
+ * full (0); -1 on a failed write. */
+static int conn_send_out(conn *k) {
     client *c = &k->c;
-    size_t before = c->osent;
-    conn_write_begin(k);
     while (c->osent < c->olen) {
         ssize_t n = k->ssl ? tlsio_write(k, c->obuf + c->osent, c->olen - c->osent)
                            : write(c->fd, c->obuf + c->osent, c->olen - c->osent);
@@ -494,9 +494,16 @@ static int conn_write(conn *k) {
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
         return -1;
     }
+    return 1;
+}
+
+static int conn_write(conn *k) {
+    size_t before = k->c.osent;
+    conn_write_begin(k);
+    if (conn_send_out(k) < 0) return -1;
     return conn_write_end(k, before);
 }
 
@@ -894,16 +901,11 @@ static int conn_sync_wait(conn *k, int out, int timeout_ms) {
 int net_client_sync_send(client *c, int timeout_ms) {
     conn *k = c->conn;
     conn_write_begin(k);
-    while (c->osent < c->olen) {
-        ssize_t n = k->ssl ? tlsio_write(k, c->obuf + c->osent, c->olen - c->osent)
-                           : write(c->fd, c->obuf + c->osent, c->olen - c->osent);
-        if (n > 0) {
-            conn_wrote(k, (size_t)n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && conn_sync_wait(k, 1, timeout_ms) == 1) continue;
-        return -1;
+    for (;;) {
+        int r = conn_send_out(k);
+        if (r < 0) return -1;
+        if (r > 0) break;
+        if (conn_sync_wait(k, 1, timeout_ms) != 1) return -1;
     }
     client_set_out(c, 0, 0);
     return 0;

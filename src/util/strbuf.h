@@ -12,4 +12,6 @@ typedef struct strbuf {
 } strbuf;
 
 void strbuf_addf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* n bytes of p (any bytes; p stays NUL-terminated after them). */
+void strbuf_add(strbuf *b, const char *p, size_t n);
 #endif

@@ -35,6 +35,7 @@
 #include "persist/wstream.h"
 #include "session/reply.h"
 #include "session/session.h"
+#include "util/strbuf.h"
 #include "util/strutil.h"
 #include "base/log.h"
 #include "base/process.h"
@@ -135,39 +136,21 @@ static void logs_send(void) {
     session_client_sync_send(c, LDB_SEND_TIMEOUT_MS);
 }
 
-/* ---- growing strings --------------------------------------------------------- */
+/* ---- growing strings (util/strbuf) ------------------------------------------ */
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-} sbuf;
+static void sb_str(strbuf *b, const char *s) { strbuf_add(b, s, strlen(s)); }
 
-static void sb_add(sbuf *b, const char *p, size_t n) {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) abort();
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-static void sb_repr(sbuf *b, const char *p, size_t n) {
+static void sb_repr(strbuf *b, const char *p, size_t n) {
     char *tmp = malloc(n * 4 + 3);
     if (!tmp) abort();
     size_t k = str_repr(tmp, p, n);
-    sb_add(b, tmp, k);
+    strbuf_add(b, tmp, k);
     free(tmp);
 }
 
-static char *sb_take(sbuf *b) {
-    if (!b->p) sb_add(b, "", 0);
+/* The buffer's string, the caller's to free. */
+static char *sb_take(strbuf *b) {
+    if (!b->p) strbuf_add(b, "", 0);
     return b->p;
 }
 
@@ -175,7 +158,7 @@ static char *sb_take(sbuf *b) {
 
 #define LDB_MAX_VALUES_DEPTH (LUA_MINSTACK / 2)
 
-static void cat_value(sbuf *b, lua_State *l, int idx, int level) {
+static void cat_value(strbuf *b, lua_State *l, int idx, int level) {
     int t = lua_type(l, idx);
     if (level++ == LDB_MAX_VALUES_DEPTH) {
         sb_str(b, "<max recursion level reached! Nested table?>");
@@ -198,7 +181,7 @@ static void cat_value(sbuf *b, lua_State *l, int idx, int level) {
     case LUA_TTABLE: {
         /* Both forms at once, an array's and a map's; the keys say which. */
         int expected = 1, is_array = 1;
-        sbuf arr = {0}, map = {0};
+        strbuf arr = {0}, map = {0};
         lua_pushnil(l);
         while (lua_next(l, idx - 1)) {
             if (is_array && (lua_type(l, -2) != LUA_TNUMBER || lua_tonumber(l, -2) != expected)) is_array = 0;
@@ -212,9 +195,9 @@ static void cat_value(sbuf *b, lua_State *l, int idx, int level) {
             lua_pop(l, 1);
             expected++;
         }
-        sbuf *pick = is_array ? &arr : &map;
+        strbuf *pick = is_array ? &arr : &map;
         sb_str(b, "{");
-        if (pick->len >= 2) sb_add(b, pick->p, pick->len - 2);
+        if (pick->len >= 2) strbuf_add(b, pick->p, pick->len - 2);
         sb_str(b, "}");
         free(arr.p);
         free(map.p);
@@ -239,7 +222,7 @@ static void cat_value(sbuf *b, lua_State *l, int idx, int level) {
 
 /* The value on top of the stack, logged after prefix (not popped). */
 static void log_value(lua_State *l, const char *prefix) {
-    sbuf b = {0};
+    strbuf b = {0};
     sb_str(&b, prefix);
     cat_value(&b, l, -1, 0);
     log_maxlen(sb_take(&b));
@@ -249,7 +232,7 @@ static void log_value(lua_State *l, const char *prefix) {
 
 /* One reply at p (bounded by end) appended to b; returns what follows it,
  * or end when the reply is cut short. */
-static const char *resp_human(sbuf *b, const char *p, const char *end) {
+static const char *resp_human(strbuf *b, const char *p, const char *end) {
     if (p >= end) return end;
     const char *eol = memchr(p, '\r', (size_t)(end - p));
     if (!eol || eol + 1 >= end) return end;
@@ -258,7 +241,7 @@ static const char *resp_human(sbuf *b, const char *p, const char *end) {
     char type = *p;
     if (strchr("$*~%", type) && !str_to_ll(p + 1, (size_t)(eol - p - 1), &n)) return end;
     switch (type) {
-    case ':': sb_add(b, p + 1, (size_t)(eol - p - 1)); return next;
+    case ':': strbuf_add(b, p + 1, (size_t)(eol - p - 1)); return next;
     case '+':
     case '-': sb_repr(b, p, (size_t)(eol - p)); return next;
     case '$':
@@ -296,7 +279,7 @@ static const char *resp_human(sbuf *b, const char *p, const char *end) {
     case '#': sb_str(b, p[1] == 't' ? "#true" : "#false"); return next;
     case ',':
         sb_str(b, "(double) ");
-        sb_add(b, p + 1, (size_t)(eol - p - 1));
+        strbuf_add(b, p + 1, (size_t)(eol - p - 1));
         return next;
     default: return end;
     }
@@ -512,14 +495,14 @@ static void cmd_break(const ldb_cmd *m) {
 /* eval <code>: as an expression first ("return " prepended), then as a
  * statement; its value is logged. */
 static void cmd_eval(lua_State *l, const ldb_cmd *m) {
-    sbuf code = {0};
+    strbuf code = {0};
     for (int j = 1; j < m->argc; j++) {
         if (j > 1) sb_str(&code, " ");
-        sb_add(&code, m->argv[j], m->len[j]);
+        strbuf_add(&code, m->argv[j], m->len[j]);
     }
-    sbuf expr = {0};
+    strbuf expr = {0};
     sb_str(&expr, "return ");
-    sb_add(&expr, code.p, code.len);
+    strbuf_add(&expr, code.p, code.len);
     if (luaL_loadbuffer(l, expr.p, expr.len, "@ldb_eval")) {
         lua_pop(l, 1);
         if (luaL_loadbuffer(l, code.p, code.len, "@ldb_eval")) {
@@ -698,7 +681,7 @@ int ldb_active(void) { return ldb.active; }
 int ldb_logging(void) { return ldb.active && ldb.step; }
 
 void ldb_log_command(int argc, const garg *argv) {
-    sbuf b = {0};
+    strbuf b = {0};
     sb_str(&b, "<redis>");
     for (int j = 0; j < argc; j++) {
         if (j == 10) {
@@ -708,13 +691,13 @@ void ldb_log_command(int argc, const garg *argv) {
             break;
         }
         sb_str(&b, " ");
-        sb_add(&b, argv[j].p, argv[j].n);
+        strbuf_add(&b, argv[j].p, argv[j].n);
     }
     log_add(sb_take(&b));
 }
 
 void ldb_log_reply(const char *resp, size_t n) {
-    sbuf b = {0};
+    strbuf b = {0};
     sb_str(&b, "<reply> ");
     resp_human(&b, resp, resp + n);
     log_maxlen(sb_take(&b));
@@ -725,7 +708,7 @@ void ldb_log_error(const char *err) { LOGF("<error> %s", err); }
 int ldb_lua_debug(lua_State *l) {
     if (!ldb.active) return 0;
     int argc = lua_gettop(l);
-    sbuf b = {0};
+    strbuf b = {0};
     char head[48];
     snprintf(head, sizeof(head), "<debug> line %d: ", ldb.currentline);
     sb_str(&b, head);
