@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd/cluster/cluster.h"
 #include "cmd/command.h"
 #include "cmd/families.h"
 #include "cmd/server/script.h"
@@ -487,6 +488,7 @@ typedef struct unblock_job {
     uint64_t id;
     int wid;
     int with_error;
+    struct unblock_job *next; /* block_cluster_cron's list */
 } unblock_job;
 
 static void unblock_in_worker(void *arg) {
@@ -532,6 +534,52 @@ int block_unblock_client(uint64_t id, int with_error) {
     j->with_error = with_error;
     session_post(f.wid, unblock_in_worker, j);
     return 1;
+}
+
+/* ---- Cluster: a slot that moved away --------------------------------------
+ * Once a second (cron) each blocked client is looked at on its worker: when
+ * the slot of its keys is now served elsewhere (or the cluster failed), it
+ * gets -MOVED (-CLUSTERDOWN) and waits no more, as Redis's
+ * clusterRedirectBlockedClientIfNeeded from its clients cron. */
+
+static void redirect_in_worker(void *arg) {
+    unblock_job *j = arg;
+    client *c = session_worker_find_client(j->wid, j->id);
+    free(j);
+    if (!c || !c->bstate) return;
+    bstate *b = c->bstate;
+    if (b->retrying || b->nkeys == 0 || !b->w[0].q) return;
+    /* Every key of a blocking command is in one slot: the first says. */
+    garg key = {b->w[0].q->key, b->w[0].q->klen};
+    const cmd_def *cmd = cmd_lookup(b->argv[0].p, b->argv[0].n);
+    int write = cmd && (cmd->flags & CMDF_WRITE);
+    if (!cluster_blocked_redirect(c, &key, write)) return;
+    finish_block(c);
+    session_client_resume(c);
+}
+
+static void collect_blocked(void *arg, client *c) {
+    if (!(client_flags_peek(c) & CLIENT_BLOCKED)) return;
+    unblock_job *j = malloc(sizeof(*j));
+    if (!j) return;
+    j->id = c->id;
+    j->wid = c->worker_id;
+    j->with_error = 0;
+    j->next = *(unblock_job **)arg;
+    *(unblock_job **)arg = j;
+}
+
+void block_cluster_cron(void) {
+    if (!cluster_enabled() || !block_count()) return;
+    unblock_job *list = NULL;
+    session_registry_lock();
+    session_clients_each(collect_blocked, &list);
+    session_registry_unlock();
+    while (list) {
+        unblock_job *next = list->next;
+        session_post(list->wid, redirect_in_worker, list);
+        list = next;
+    }
 }
 
 static void clientUnblockCommand(client *c) {

@@ -87,4 +87,9 @@ long block_retries_pending(void);
 
 /* Number of blocked clients (INFO clients: blocked_clients). */
 long block_count(void);
+
+/* Cluster mode, once a second: the blocked clients whose keys' slot moved
+ * to another node (or whose cluster failed) get -MOVED (-CLUSTERDOWN) and
+ * are unblocked, on their workers. */
+void block_cluster_cron(void);
 #endif

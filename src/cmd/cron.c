@@ -10,6 +10,7 @@
  * every reader of the keyspace while records move: that one is a pause every
  * key command of the moment shares. */
 #include "cmd/cron.h"
+#include "cmd/blocking.h"
 #include "cmd/evict.h"
 
 #include <pthread.h>
@@ -177,6 +178,7 @@ static void *cron_main(void *arg) {
                 __atomic_store_n(&srv.stat_peak_memory, used, __ATOMIC_RELAXED);
             migrate_close_idle();
             ldb_reap_children(); /* the forked Lua debugging sessions that ended */
+            block_cluster_cron();
         }
     }
     return NULL;

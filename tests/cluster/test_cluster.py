@@ -886,6 +886,35 @@ def ask_and_importing():
 
 
 @test
+def blocked_clients_follow_their_slot():
+    """A client blocked (BLPOP) on a key whose slot is handed to another node
+    gets -MOVED within a second or two and waits no more; one blocked on a
+    slot that stays keeps waiting, and is served. Goblin and redis-server."""
+    for kind in ("goblin", "redis"):
+        a, b = node(kind, tdir(kind + "-ba")), node(kind, tdir(kind + "-bb"))
+        a.c.ok("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+        a.c.ok("CLUSTER", "MEET", "127.0.0.1", b.port)
+        assert wait_for(lambda: converged([a, b]) and state_ok(a) and state_ok(b), 20)
+        idb = b.c.ok("CLUSTER", "MYID")
+        slot = int(a.c.ok("CLUSTER", "KEYSLOT", "{moving}q"))
+        moving, staying = a.client(), a.client()
+        moving.send("BLPOP", "{moving}q", "0")
+        staying.send("BLPOP", "{staying}q", "0")
+        assert wait_for(lambda: b"blocked_clients:2" in a.c.ok("INFO", "clients"), 5), kind
+        assert b.c.ok("CLUSTER", "SETSLOT", slot, "NODE", idb) == b"OK"
+        assert a.c.ok("CLUSTER", "SETSLOT", slot, "NODE", idb) == b"OK"
+        moving.sock.settimeout(5)
+        r = moving.read()
+        assert isinstance(r, Err) and r.msg == "MOVED %d 127.0.0.1:%d" % (slot, b.port), (kind, r)
+        assert wait_for(lambda: b"blocked_clients:1" in a.c.ok("INFO", "clients"), 5), kind
+        a.c.ok("RPUSH", "{staying}q", "v")
+        staying.sock.settimeout(5)
+        assert staying.read() == [b"{staying}q", b"v"], kind
+        for s in (a, b):
+            s.stop()
+
+
+@test
 def migrate_between_goblin_and_redis():
     """MIGRATE moves a slot's keys goblin -> redis-server -> goblin with
     RESTORE-ASKING into the importing node, in both directions."""

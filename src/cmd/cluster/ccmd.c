@@ -418,6 +418,34 @@ int cluster_redirect(client *c, const cmd_def *cmd) {
     return 1;
 }
 
+int cluster_blocked_redirect(client *c, const garg *key, int write) {
+    if (!enabled) return 0;
+    int slot = (int)crc16_key_slot(key->p, key->n);
+    char addr[CL_IPLEN + 300] = {0};
+    cl_rdlock();
+    int down = cl.state != 0;
+    cnode *n = cl.slots[slot];
+    int stay = n == cl.myself || cl.importing_from[slot] != NULL;
+    /* A READONLY client's read of a slot of the primary this node replicates. */
+    if (!stay && n && (client_flags_peek(c) & CLIENT_READONLY) && !write && (cl.myself->flags & CN_SLAVE) &&
+        cl.myself->slaveof == n)
+        stay = 1;
+    if (n && !stay) {
+        const char *ep = cls.preferred_endpoint == 0 ? n->ip
+                         : cls.preferred_endpoint == 1 ? (n->hostname[0] ? n->hostname : "?")
+                                                       : "";
+        snprintf(addr, sizeof(addr), "%s:%d", ep, cl_client_port(c, n));
+    }
+    cl_unlock();
+    /* As Redis's clusterRedirectBlockedClientIfNeeded: a failed cluster
+     * first (a write might never come to unblock the client), then a slot
+     * nobody serves, then a slot served elsewhere and not being imported. */
+    if (down) redirect_reply(c, R_DOWN_STATE, slot, addr);
+    else if (stay) return 0;
+    else redirect_reply(c, n ? R_MOVED : R_DOWN_UNBOUND, slot, addr);
+    return 1;
+}
+
 const char *cluster_script_check(client *caller, const cmd_def *cmd, int argc, garg *argv, int *slotp,
                                  int cross_slot_ok) {
     if (!enabled || (client_flags_peek(caller) & (CLIENT_PRIMARY | CLIENT_AOF_LOADER))) return NULL;
