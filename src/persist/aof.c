@@ -1149,6 +1149,13 @@ static void rewrite_kill(void) {
     pthread_mutex_unlock(&man_mu);
 }
 
+void aof_rewrite_abort_for_shutdown(void) {
+    pthread_mutex_lock(&man_mu);
+    if (rw_pid != -1) log_warn("There is a child rewriting the AOF. Killing it!");
+    rewrite_kill_locked();
+    pthread_mutex_unlock(&man_mu);
+}
+
 /* ---- appendonly at run time -------------------------------------------------------------- */
 
 static _Thread_local int defer_tl; /* aof_defer_rewrites */

@@ -79,6 +79,10 @@ void aof_defer_rewrites(int on);
 
 /* Flush what is buffered, fsync, stop the writer; kills a rewrite child. */
 void aof_stop(void);
+/* A shutdown decided: a rewrite that runs is killed now (its temp files
+ * removed), as Redis's finishShutdown does, so that it cannot finish and
+ * swap the files while the server stops; the AOF there is complete. */
+void aof_rewrite_abort_for_shutdown(void);
 /* CONFIG RESETSTAT: aof_rewrites and aof_rewrites_consecutive_failures
  * from 0. */
 void aof_stats_reset(void);

@@ -851,6 +851,7 @@ int persist_shutdown(int how, char *err, size_t errlen) {
     shutting_down = 1;
     child_kill("shutdown");
     pthread_mutex_unlock(&pst_lock);
+    aof_rewrite_abort_for_shutdown();
     if (persist_loading()) {
         persist_abort_loading();
         log_warn("Shutdown during loading: not saving");
@@ -922,7 +923,12 @@ int persist_debug_loadaof(char *err, size_t errlen) {
     return rc;
 }
 
+/* RDB children of replication's full syncs running now (persist_repl_child). */
+static int repl_children;
+
 /* ---- INFO ------------------------------------------------------------------------------ */
+
+void persist_repl_child(int delta) { __atomic_add_fetch(&repl_children, delta, __ATOMIC_RELAXED); }
 
 void persist_stats_reset(void) {
     __atomic_store_n(&stat_saves, 0, __ATOMIC_RELAXED);
@@ -931,7 +937,7 @@ void persist_stats_reset(void) {
 
 void persist_info(strbuf *b) {
     pthread_mutex_lock(&pst_lock);
-    int in_progress = child_pid != -1;
+    int in_progress = child_pid != -1 || __atomic_load_n(&repl_children, __ATOMIC_RELAXED) > 0;
     int64_t started = child_start_ms;
     pthread_mutex_unlock(&pst_lock);
     int64_t now = now_ms();

@@ -983,6 +983,29 @@ def main():
 
 
 @test
+def shutdown_kills_a_running_rewrite_and_keeps_the_aof():
+    """SHUTDOWN while BGREWRITEAOF's child runs (slowed by
+    rdb-key-save-delay): the child is killed, as Redis logs it, its temp
+    files go, and the restart loads the whole dataset from the files the
+    rewrite would have replaced. Both servers."""
+    for kind in ("goblin", "redis"):
+        d = tdir("shutdown_rewrite_" + kind)
+        s = start(kind, d, "--appendonly", "yes")
+        s.c.pipeline([["SET", "k:%d" % i, "v" * 10] for i in range(2000)])
+        s.c.ok("SET", "last", "v")
+        s.c.ok("CONFIG", "SET", "rdb-key-save-delay", "10000")
+        s.c.ok("BGREWRITEAOF")
+        assert wait_for(lambda: info(s.c)["aof_rewrite_in_progress"] == "1", 10), (kind, "in progress")
+        s.c.ok("INCR", "during")
+        assert s.shutdown("NOSAVE") == 0, (kind, "shutdown")
+        assert "There is a child rewriting the AOF. Killing it!" in s.log_text(), (kind, s.log_tail(10))
+        assert not [f for f in os.listdir(os.path.join(d, AOFDIR)) if f.startswith("temp")], kind
+        assert not [f for f in os.listdir(d) if f.startswith("temp-rewriteaof")], kind
+        s = start(kind, d, "--appendonly", "yes")
+        assert s.c.ok("DBSIZE") == 2002 and s.c.ok("GET", "during") == b"1", (kind, s.c.ok("DBSIZE"))
+
+
+@test
 def debug_loadaof_replays_the_files_as_redis():
     """DEBUG LOADAOF empties the dataset and replays the files: the same
     digest after a rewrite and more writes, nothing appended to the files,

@@ -753,6 +753,7 @@ static int full_sync(rlink *l) {
                 rc = -1;
             } else {
                 obj_touch_hold(1);
+                persist_repl_child(1);
             }
         }
         wstream_unlock();
@@ -812,6 +813,7 @@ static int full_sync(rlink *l) {
             }
         }
         obj_touch_hold(-1);
+        persist_repl_child(-1);
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
             if (rcs[0] == 0) log_warn("Replica %s:%d: the RDB child for the full sync failed", l->ip, l->port);
             rc = -1;
