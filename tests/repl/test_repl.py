@@ -306,6 +306,8 @@ def client_kill_of_a_replica_in_a_full_sync_ends_its_link_at_once():
     r.c.ok("SET", "mine", "1")
     r.c.ok("REPLICAOF", "127.0.0.1", str(p.port))
     assert wait_for(lambda: info(r.c, "persistence")["loading"] == "1", 10), r.log_tail()
+    # The sync's RDB child shows in INFO, as Redis's.
+    assert info(p.c, "persistence")["rdb_bgsave_in_progress"] == "1", "in progress"
     p.c.ok("CONFIG", "SET", "repl-diskless-sync-delay", "5")
     assert p.c.ok("CLIENT", "KILL", "TYPE", "replica") == 1
     assert wait_for(lambda: info(r.c, "persistence")["loading"] == "0", 2), r.log_tail()
