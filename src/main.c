@@ -155,6 +155,9 @@ static void *signal_thread(void *arg) {
         }
         log_warn("Received %s scheduling shutdown...", name);
         if (repl_shutdown_signal_active()) continue; /* a SIGTERM while one is under way */
+        /* The server exits already (SHUTDOWN saved, or chose not to): a
+         * second shutdown would save again, at a later stream offset. */
+        if (persist_shutdown_decided()) continue;
         unsigned ticket = repl_shutdown_signal_begin();
         if (!ticket) continue; /* one began meanwhile */
         sig_job *job = malloc(sizeof(*job));

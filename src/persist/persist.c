@@ -874,6 +874,13 @@ int persist_shutdown(int how, char *err, size_t errlen) {
     return 0;
 }
 
+int persist_shutdown_decided(void) {
+    pthread_mutex_lock(&pst_lock);
+    int on = shutting_down;
+    pthread_mutex_unlock(&pst_lock);
+    return on;
+}
+
 void persist_shutdown_cancelled(void) {
     log_warn("Errors trying to shut down the server. Check the logs for more information.");
     pthread_mutex_lock(&pst_lock);

@@ -999,6 +999,30 @@ def a_restarted_primary_continues_its_stream():
 
 
 @test
+def a_signal_after_shutdown_does_not_save_again():
+    """SHUTDOWN NOW SAVE, then a SIGTERM while the server exits (as a
+    supervisor might send): one final save, at the stream's offset, and no
+    second shutdown (which would ask the replica for an ACK and save a later
+    offset); the restart continues the stream where it was."""
+    d = tdir("signal_after_shutdown")
+    pd = os.path.join(d, "p")
+    p = primary("goblin", d, *PRIMARY_ARGS)
+    r = replica_of("goblin", os.path.join(d, "r"), p.port)
+    effect_form_writes(p.c, random.Random(11), 50)
+    in_sync(p, r)
+    off = offset(p)
+    p.c.send("SHUTDOWN", "NOW", "SAVE")
+    assert wait_for(lambda: "User requested shutdown..." in p.log_text(), 10), p.log_tail()
+    if p.alive():
+        p.p.send_signal(signal.SIGTERM)
+    p.p.wait(10)
+    assert p.log_text().count("Saving the final RDB snapshot before exiting.") == 1, p.log_tail(12)
+    p = start("goblin", pd, "--port", str(p.port), *PRIMARY_ARGS)
+    i = info(p.c, "replication")
+    assert int(i["second_repl_offset"]) == off + 1, (i, off)
+
+
+@test
 def replicaof_follows_into_config_get_and_rewrite():
     """CONFIG GET replicaof shows the primary REPLICAOF set and CONFIG
     REWRITE writes it, or drops the line on a primary, as Redis does:
