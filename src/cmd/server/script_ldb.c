@@ -26,7 +26,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd/command.h"
@@ -35,6 +34,7 @@
 #include "persist/wstream.h"
 #include "session/reply.h"
 #include "session/session.h"
+#include "util/monotime.h"
 #include "util/strbuf.h"
 #include "util/strutil.h"
 #include "base/log.h"
@@ -61,14 +61,8 @@ static struct {
     size_t clen, ccap;
     size_t maxlen;
     int maxlen_hint_sent;
-    int64_t since_ms; /* the script runs on its own since (a stop restarts it) */
+    int64_t since_ms; /* monotonic: the script runs on its own since (a stop restarts it) */
 } ldb;
-
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the log: the lines of the next answer -------------------------------- */
 
@@ -654,7 +648,7 @@ void ldb_line_hook(lua_State *l, lua_Debug *ar) {
     if (!strstr(ar->short_src, "user_script")) return; /* not the script's own code */
     if (ar->event == LUA_HOOKCOUNT && !ldb.step && !bp) {
         long long limit = script_busy_threshold_ms();
-        if (mono_ms() - ldb.since_ms < (limit > 0 ? limit : 5000)) return;
+        if ((int64_t)(monotime_us() / 1000) - ldb.since_ms < (limit > 0 ? limit : 5000)) return;
         timeout = 1;
         ldb.step = 1;
     }
@@ -672,7 +666,7 @@ void ldb_line_hook(lua_State *l, lua_Debug *ar) {
         script_push_error(l, "timeout during Lua debugging with client closing connection");
         lua_error(l);
     }
-    ldb.since_ms = mono_ms();
+    ldb.since_ms = (int64_t)(monotime_us() / 1000);
 }
 
 /* ---- what redis.call and the script log -------------------------------------------- */
@@ -749,7 +743,8 @@ void ldb_reap_children(void) {
     pthread_mutex_lock(&children_lock);
     for (int i = 0; i < nchildren;) {
         int status;
-        if (waitpid(children[i], &status, WNOHANG) == children[i] || errno == ECHILD) {
+        pid_t w = waitpid(children[i], &status, WNOHANG);
+        if (w == children[i] || (w < 0 && errno == ECHILD)) {
             children[i] = children[--nchildren];
             continue;
         }
@@ -835,7 +830,7 @@ int ldb_start(client *c, const char *body, size_t n) {
     ldb.maxlen = LDB_MAX_LEN_DEFAULT;
     ldb.maxlen_hint_sent = 0;
     ldb.currentline = 0;
-    ldb.since_ms = mono_ms();
+    ldb.since_ms = (int64_t)(monotime_us() / 1000);
     logs_drop();
     /* The script's lines, its trailing newlines left out. */
     while (n && (body[n - 1] == '\n' || body[n - 1] == '\r')) n--;
