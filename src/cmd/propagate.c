@@ -47,7 +47,7 @@ typedef struct prop_level {
 
 static _Thread_local struct {
     int depth;
-    int call_to; /* prop_call_targets; WSTREAM_TO_ALL when 0 */
+    int call_off; /* the views prop_call_targets took away (0: none) */
     unsigned long changes;
     prop_level lv[PROP_MAX_DEPTH];
     prop_op *ops;
@@ -144,14 +144,14 @@ void prop_begin(void) {
     l->force_repl = 0;
     /* A nested call's own record goes where the script running it says
      * (redis.set_repl); a top-level call's, everywhere. */
-    l->to = T.depth > 1 && T.call_to ? T.call_to - 1 : WSTREAM_TO_ALL;
+    l->to = T.depth > 1 ? WSTREAM_TO_ALL & ~T.call_off : WSTREAM_TO_ALL;
     l->rewrite.argc = 0;
 }
 
 int prop_call_targets(int to) {
     assert((to & ~WSTREAM_TO_ALL) == 0);
-    int old = T.call_to ? T.call_to - 1 : WSTREAM_TO_ALL;
-    T.call_to = to + 1;
+    int old = WSTREAM_TO_ALL & ~T.call_off;
+    T.call_off = WSTREAM_TO_ALL & ~to;
     return old;
 }
 

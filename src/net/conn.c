@@ -479,9 +479,6 @@ static void conn_wrote(conn *k, size_t n) {
 
 static int conn_write_end(conn *k, size_t before);
 
-/* Write what we can, now; -1 when the connection must be closed now. A
- * write is an interaction, as in Redis: it stamps CLIENT LIST's idle time
- * and keeps the query buffer from counting as idle. */
 /* The output buffer to the socket until it is empty (1) or the socket is
  * full (0); -1 on a failed write. */
 static int conn_send_out(conn *k) {
@@ -500,6 +497,9 @@ static int conn_send_out(conn *k) {
     return 1;
 }
 
+/* Write what we can, now; -1 when the connection must be closed now. A
+ * write is an interaction, as in Redis: it stamps CLIENT LIST's idle time
+ * and keeps the query buffer from counting as idle. */
 static int conn_write(conn *k) {
     size_t before = k->c.osent;
     conn_write_begin(k);

@@ -119,8 +119,8 @@ int persist_shutdown(int how, char *err, size_t errlen);
 /* A shutdown that was refused after persist_shutdown failed: logged as
  * Redis logs it; save points and BGSAVE are allowed again. */
 void persist_shutdown_cancelled(void);
-/* A shutdown got past persist_shutdown (its save done or not wanted) and
- * was not cancelled: the server is exiting. */
+/* A shutdown is in persist_shutdown or past it, and was not cancelled:
+ * the server is saving to exit, or exiting. */
 int persist_shutdown_decided(void);
 /* A replication full sync's RDB child started (+1) or ended (-1): INFO
  * shows rdb_bgsave_in_progress:1 meanwhile, as Redis shows its RDB child

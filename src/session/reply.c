@@ -272,24 +272,7 @@ static void unexpected_error(client *c, const char *err) {
     }
 }
 
-static void reply_error_text(client *c, const char *err);
-
-void reply_count_error(const char *err) {
-    if (err[0] == '-' && memchr(err, ' ', strnlen(err, 32))) errstat_count(err + 1);
-    else errstat_count("ERR");
-}
-
-void reply_error_uncounted(client *c, const char *err) {
-    unexpected_error(c, err);
-    reply_error_text(c, err);
-}
-
-void reply_error(client *c, const char *err) {
-    errstat_count(err);
-    unexpected_error(c, err);
-    reply_error_text(c, err);
-}
-
+/* The error's line in c's output, on one line; the call counts as failed. */
 static void reply_error_text(client *c, const char *err) {
     c->cmd_failed = 1;
     reply_raw(c, "-", 1);
@@ -305,6 +288,22 @@ static void reply_error_text(client *c, const char *err) {
         reply_raw(c, err, n);
     }
     reply_raw(c, "\r\n", 2);
+}
+
+void reply_count_error(const char *err) {
+    if (err[0] == '-' && memchr(err, ' ', strnlen(err, 32))) errstat_count(err + 1);
+    else errstat_count("ERR");
+}
+
+void reply_error_uncounted(client *c, const char *err) {
+    unexpected_error(c, err);
+    reply_error_text(c, err);
+}
+
+void reply_error(client *c, const char *err) {
+    errstat_count(err);
+    unexpected_error(c, err);
+    reply_error_text(c, err);
 }
 
 void reply_errorf(client *c, const char *fmt, ...) {

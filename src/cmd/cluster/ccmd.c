@@ -279,6 +279,15 @@ static int key_exists(const char *k, size_t n) {
 
 /* The node to serve the query (myself: run it here), the error code and
  * the slot; *target receives the MOVED/ASK address. */
+/* "endpoint:port" of n as a redirection names it to c
+ * (cluster-preferred-endpoint-type, the port of c's kind). cl held. */
+static void node_addr(client *c, const cnode *n, char *buf, size_t len) {
+    const char *ep = cls.preferred_endpoint == 0   ? n->ip
+                     : cls.preferred_endpoint == 1 ? (n->hostname[0] ? n->hostname : "?")
+                                                   : "";
+    snprintf(buf, len, "%s:%d", ep, cl_client_port(c, n));
+}
+
 static int get_node_by_query(client *c, const cmd_def *cmd, int argc, garg *argv, int *slotp, char *addr,
                              size_t addrlen, int *is_myself) {
     query q;
@@ -304,19 +313,8 @@ static int get_node_by_query(client *c, const cmd_def *cmd, int argc, garg *argv
         if (owner_is_me && cl.migrating_to[slot]) migrating = 1;
         else if (cl.importing_from[slot]) importing = 1;
         /* Only a MOVED names the owner: not formatted for a key served here. */
-        if (!owner_is_me) {
-            const char *ep = cls.preferred_endpoint == 0 ? n->ip
-                             : cls.preferred_endpoint == 1 ? (n->hostname[0] ? n->hostname : "?")
-                                                           : "";
-            snprintf(owner_addr, sizeof(owner_addr), "%s:%d", ep, cl_client_port(c, n));
-        }
-        if (migrating) {
-            cnode *t = cl.migrating_to[slot];
-            const char *tep = cls.preferred_endpoint == 0 ? t->ip
-                              : cls.preferred_endpoint == 1 ? (t->hostname[0] ? t->hostname : "?")
-                                                            : "";
-            snprintf(ask_addr, sizeof(ask_addr), "%s:%d", tep, cl_client_port(c, t));
-        }
+        if (!owner_is_me) node_addr(c, n, owner_addr, sizeof(owner_addr));
+        if (migrating) node_addr(c, cl.migrating_to[slot], ask_addr, sizeof(ask_addr));
         myself_is_slave_of_owner = (cl.myself->flags & CN_SLAVE) && cl.myself->slaveof == n;
     } else {
         owner_is_me = 0;
@@ -430,12 +428,7 @@ int cluster_blocked_redirect(client *c, const garg *key, int write) {
     if (!stay && n && (client_flags_peek(c) & CLIENT_READONLY) && !write && (cl.myself->flags & CN_SLAVE) &&
         cl.myself->slaveof == n)
         stay = 1;
-    if (n && !stay) {
-        const char *ep = cls.preferred_endpoint == 0 ? n->ip
-                         : cls.preferred_endpoint == 1 ? (n->hostname[0] ? n->hostname : "?")
-                                                       : "";
-        snprintf(addr, sizeof(addr), "%s:%d", ep, cl_client_port(c, n));
-    }
+    if (n && !stay) node_addr(c, n, addr, sizeof(addr));
     cl_unlock();
     /* As Redis's clusterRedirectBlockedClientIfNeeded: a failed cluster
      * first (a write might never come to unblock the client), then a slot

@@ -32,15 +32,15 @@ int cluster_bus_port(void);
  * runs here; 1 when c got -MOVED/-ASK/-CROSSSLOT/-TRYAGAIN/-CLUSTERDOWN
  * (and a transaction was flagged or, for EXEC, discarded). */
 int cluster_redirect(client *c, const struct cmd_def *cmd);
-/* A script's call (scriptVerifyClusterState): NULL when it may run, else
- * the error text (static). *slot carries the script's slot (-1: none yet):
- * the first key's slot is recorded there, and a key of another slot is
- * refused unless cross_slot_ok (allow-cross-slot-keys). */
 /* A client blocked on key (BLPOP & co., write: a blocking command that
  * writes): 1 when it may not wait here any more -- the cluster failed, or
  * the key's slot is now served by another node and not being imported
  * here -- with the error replied (-CLUSTERDOWN, -MOVED); 0 otherwise. */
 int cluster_blocked_redirect(client *c, const garg *key, int write);
+/* A script's call (scriptVerifyClusterState): NULL when it may run, else
+ * the error text (static). *slot carries the script's slot (-1: none yet):
+ * the first key's slot is recorded there, and a key of another slot is
+ * refused unless cross_slot_ok (allow-cross-slot-keys). */
 const char *cluster_script_check(client *caller, const struct cmd_def *cmd, int argc, garg *argv, int *slot,
                                  int cross_slot_ok);
 /* The slot of the keys a script or function declares (argv[2] numkeys,

@@ -138,8 +138,9 @@ void repl_primary_client_each(void (*fn)(void *arg, client *c), void *arg);
  * timeout passed, calling pump (may be NULL) every millisecond: 0, go on
  * with the shutdown (writes stay paused until it is over or
  * repl_shutdown_grace_end); -1, SHUTDOWN ABORT arrived (writes resumed) or
- * another shutdown is under way (the SHUTDOWN command joins it first). repl_shutdown_abort: 0, the waiting
- * shutdown (or a signal's, pending) will stop; -1, none waits.
+ * another shutdown is under way (the SHUTDOWN command joins it first).
+ * repl_shutdown_abort: 0, the waiting shutdown (or a signal's, pending)
+ * will stop; -1, none waits.
  * A signal's shutdown: repl_shutdown_signal_begin when the signal arrives
  * gives its ticket (0: one is under way already); repl_shutdown_signal_wait
  * keeps it pending while held() (the cron paused), then 0 to go on, or -1

@@ -281,9 +281,10 @@ static void mark_error_counted(lua_State *l) {
     lua_rawset(l, -3);
 }
 
-static int error_counted(lua_State *l) {
+static int error_counted(lua_State *l, int idx) {
+    if (idx < 0) idx = lua_gettop(l) + idx + 1; /* before the key is pushed */
     lua_pushstring(l, "ignore_error_stats_update");
-    lua_rawget(l, -2);
+    lua_rawget(l, idx);
     int yes = lua_toboolean(l, -1);
     lua_pop(l, 1);
     return yes;
@@ -487,11 +488,7 @@ static void lua_to_reply(client *c, lua_State *l, int depth) {
         break;
     case LUA_TTABLE: {
         if (table_field(l, -1, "err", LUA_TSTRING)) {
-            const char *err = lua_tostring(l, -1);
-            lua_pushvalue(l, -2); /* the table */
-            int counted = error_counted(l);
-            lua_pop(l, 1);
-            reply_error_cstr(c, err, counted);
+            reply_error_cstr(c, lua_tostring(l, -1), error_counted(l, -2));
             lua_pop(l, 1);
             break;
         }
@@ -684,6 +681,18 @@ static garg *script_argv(lua_State *l, int argc) {
 static int disable_deny; /* atomics: script_set_disable_deny */
 void script_set_disable_deny(int on) { __atomic_store_n(&disable_deny, on, __ATOMIC_RELAXED); }
 
+/* A redis.call refused before it ran: a rejected call of cmd and an error
+ * reply, as Redis counts them; the error table goes to the script marked
+ * counted (its own reply of it is not counted again). */
+static int refuse_call(lua_State *l, const cmd_def *cmd, garg *argv, int argc, const char *err, int raise) {
+    cmd_count_rejected(cmd);
+    reply_count_error(err);
+    free_argv(argv, argc);
+    script_push_error(l, err);
+    mark_error_counted(l);
+    return raise ? raise_error(l) : 1;
+}
+
 static int redis_generic_call(lua_State *l, int raise) {
     int argc = lua_gettop(l);
     garg *argv = script_argv(l, argc);
@@ -708,29 +717,13 @@ static int redis_generic_call(lua_State *l, int raise) {
     if (!err && !(run.flags & RUN_ALLOW_OOM) && !run.obey && run.pre_oom && (cmd->flags & CMDF_DENYOOM) &&
         !run_has_written())
         err = "-OOM command not allowed when used memory > 'maxmemory'.";
-    if (err) {
-        /* Refused before it ran: a rejected call of it and an error reply,
-         * as Redis counts them (the script's own reply of it is not
-         * counted again). */
-        cmd_count_rejected(cmd);
-        reply_count_error(err);
-        free_argv(argv, argc);
-        script_push_error(l, err);
-        mark_error_counted(l);
-        return raise ? raise_error(l) : 1;
-    }
+    if (err) return refuse_call(l, cmd, argv, argc, err, raise);
     if (cmd->flags & CMDF_WRITE) script_run_wrote();
     /* After the write is counted, as Redis: a refused write still makes
      * the script unkillable. */
     if (cluster_enabled() && !run.obey &&
-        (err = cluster_script_check(run.caller, cmd, argc, argv, &run.slot, run.cross_slot_ok))) {
-        cmd_count_rejected(cmd);
-        reply_count_error(err);
-        free_argv(argv, argc);
-        script_push_error(l, err);
-        mark_error_counted(l);
-        return raise ? raise_error(l) : 1;
-    }
+        (err = cluster_script_check(run.caller, cmd, argc, argv, &run.slot, run.cross_slot_ok)))
+        return refuse_call(l, cmd, argv, argc, err, raise);
     client *s = &run.scratch;
     s->argc = argc;
     s->argv = argv;
@@ -1377,10 +1370,7 @@ int script_run(client *c, lua_State *l, int base, int nargs, const char *name, c
             long line = (long)lua_tonumber(l, -1);
             if (!msg) msg = "ERR unknown error";
             lua_pushfstring(l, "%s script: %s, on %s:%d.", msg, name, src ? src : "?", (int)line);
-            lua_pushvalue(l, -5); /* the error table */
-            int counted = error_counted(l);
-            lua_pop(l, 1);
-            reply_error_cstr(c, lua_tostring(l, -1), counted);
+            reply_error_cstr(c, lua_tostring(l, -1), error_counted(l, -5)); /* -5: the error table */
             lua_pop(l, 1);
             lua_pop(l, 3);
         } else {
