@@ -829,9 +829,13 @@ def shutdown_waits_for_lagging_replicas():
 
 
 def stopped(pid):
-    """Whether the process is stopped (SIGSTOP took effect)."""
-    with open("/proc/%d/stat" % pid) as f:
-        return f.read().rsplit(")", 1)[1].split()[0] == "T"
+    """Whether the process is stopped (SIGSTOP took effect): every thread of
+    it, since the group stop reaches the threads one by one."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] != "T":
+                return False
+    return True
 
 
 @test

@@ -7,10 +7,13 @@
  * ACK, and the shutdown waits until every one has acknowledged the whole
  * stream, shutdown-timeout seconds have passed (it then goes on, naming the
  * replicas that lag) or SHUTDOWN ABORT arrives (writes resume, the server
- * keeps running). Invariant: state is GRACE_WAITING only inside
- * repl_shutdown_grace, GRACE_FINISHING from its successful end until the
- * shutdown is over or repl_shutdown_grace_end, and the pause is in force
- * exactly while state is not GRACE_OFF.
+ * keeps running). Invariant: state is GRACE_WAITING or GRACE_ABORTED only
+ * inside repl_shutdown_grace, GRACE_FINISHING from its successful end until
+ * the shutdown is over or repl_shutdown_grace_end, and the pause is in force
+ * exactly while state is not GRACE_OFF. The wait ends by one compare-and-swap
+ * from GRACE_WAITING, to GRACE_FINISHING by the waiting thread or to
+ * GRACE_ABORTED by SHUTDOWN ABORT: an abort that was answered OK stops the
+ * shutdown even if the replicas catch up right after it.
  *
  * A SHUTDOWN that arrives while another one waits or finishes joins it, as
  * Redis blocks every SHUTDOWN client of an initiated shutdown: the client
@@ -35,11 +38,10 @@
 #include "session/reply.h"
 #include "session/session.h"
 
-enum { GRACE_OFF, GRACE_WAITING, GRACE_FINISHING };
+enum { GRACE_OFF, GRACE_WAITING, GRACE_ABORTED, GRACE_FINISHING };
 
 static int timeout_s = 10; /* shutdown-timeout */
 static int state;          /* GRACE_*: atomics */
-static int abort_asked;    /* atomics */
 static int64_t grace_until; /* atomics: the wait's deadline (mono_ms), 0: no wait */
 /* A signal's shutdown: SIG_PENDING from the signal until the cron may act
  * (repl_shutdown_signal_wait), SIG_RUNNING while it runs; SHUTDOWN ABORT
@@ -144,22 +146,27 @@ int repl_shutdown_grace(void (*pump)(void)) {
     int off = GRACE_OFF;
     if (!__atomic_compare_exchange_n(&state, &off, GRACE_WAITING, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return -1; /* another shutdown waits, or is finishing */
-    __atomic_store_n(&abort_asked, 0, __ATOMIC_RELAXED);
     session_pause(SESSION_PAUSE_BY_SHUTDOWN, INT64_MAX, SESSION_PAUSE_WRITE);
     repl_request_acks();
     log_notice("Waiting for replicas before shutting down.");
     int64_t deadline = mono_ms() + (int64_t)t * 1000;
     __atomic_store_n(&grace_until, deadline, __ATOMIC_RELEASE);
     for (;;) {
-        if (!behind(0)) break;
-        if (__atomic_load_n(&abort_asked, __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == GRACE_ABORTED) {
             log_warn("Shutdown manually aborted.");
             __atomic_store_n(&grace_until, 0, __ATOMIC_RELEASE);
             session_unpause(SESSION_PAUSE_BY_SHUTDOWN);
             grace_off();
             return -1;
         }
-        if (mono_ms() >= deadline) break; /* repl_shutdown_report names the laggards */
+        /* Past the deadline, repl_shutdown_report names the laggards. */
+        if (!behind(0) || mono_ms() >= deadline) {
+            int waiting = GRACE_WAITING;
+            if (__atomic_compare_exchange_n(&state, &waiting, GRACE_FINISHING, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+                return 0;
+            continue; /* SHUTDOWN ABORT came first */
+        }
         /* The calling worker's other clients are served meanwhile (reads;
          * writes wait for the pause), as Redis serves them while its
          * SHUTDOWN client is blocked. */
@@ -167,8 +174,6 @@ int repl_shutdown_grace(void (*pump)(void)) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
-    __atomic_store_n(&state, GRACE_FINISHING, __ATOMIC_RELEASE);
-    return 0;
 }
 
 long long repl_shutdown_in_ms(void) {
@@ -192,7 +197,8 @@ void repl_shutdown_grace_end(void) {
 #define SIG_WITH(w, st) (((w) & ~3u) | (st))
 
 int repl_shutdown_abort(void) {
-    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != GRACE_WAITING) {
+    int waiting = GRACE_WAITING;
+    if (!__atomic_compare_exchange_n(&state, &waiting, GRACE_ABORTED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         /* A signal's shutdown not begun yet: dropped. */
         unsigned w = __atomic_load_n(&sig_word, __ATOMIC_ACQUIRE);
         if (SIG_STATE(w) != SIG_PENDING ||
@@ -201,7 +207,6 @@ int repl_shutdown_abort(void) {
         log_notice("Shutdown manually aborted.");
         return 0;
     }
-    __atomic_store_n(&abort_asked, 1, __ATOMIC_RELEASE);
     /* A signal's shutdown waiting for its replicas is over. */
     unsigned w = __atomic_load_n(&sig_word, __ATOMIC_ACQUIRE);
     if (SIG_STATE(w) == SIG_RUNNING)
