@@ -41,6 +41,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mem/numa.h"
 #include "mem/reclaim.h"
@@ -292,14 +293,21 @@ int smallobj_init(size_t capacity, size_t segsize, size_t maxobj, int node) {
     spools[0] = (spool){node, capacity, 0, -1};
     nspools = 1;
     /* A list head per byte of size, and room for the slack search above
-     * the largest class. Zeroed pages: only the classes in use become
-     * resident. */
+     * the largest class: 2 MiB of heads for 256 KiB values. Mapped, not
+     * allocated, so that only the pages of the classes in use become
+     * resident: a calloc may be given pages the allocator zeroes (all of
+     * them resident) and counts the whole array as allocated memory (INFO
+     * used_memory). */
     assert(maxobj < ((size_t)1 << 30));
     nclasses = rec_size(maxobj) + 1 + SLACK_CLASSES;
     most = nclasses - 1;
-    freelist = calloc(nclasses, sizeof(*freelist));
+    void *heads = mmap(NULL, nclasses * sizeof(*freelist), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (heads == MAP_FAILED) return -1;
+    madvise(heads, nclasses * sizeof(*freelist), MADV_NOHUGEPAGE);
+    freelist = heads;
     nonempty = calloc((nclasses + 63) / 64, sizeof(*nonempty));
-    if (!freelist || !nonempty) return -1;
+    if (!nonempty) return -1;
     return 0;
 }
 
