@@ -166,15 +166,20 @@ static inline unsigned group_free(const uint8_t *ctrl) {
  * table. A big one (SWISS_MAP_MIN bytes or more) is mapped directly: fresh
  * anonymous pages read as zero without being touched, so starting a resize
  * costs O(1) and the pages fault in as incremental moves and new inserts
- * reach them. A small one comes from the heap unzeroed, and only its
- * control bytes are set EMPTY (16 per group of 16 slots): a zeroed
- * allocation served from recently freed pages is zeroed by jemalloc with
- * madvise(MADV_DONTNEED), a system call and a fault per page each time
- * (a set of 2,000 members copied and freed 40,000 times spent a third of
- * its time there; zeroing 2-6 MB part tables took 0.3-1.8 ms, calloc timed
- * under an LD_PRELOAD shim, hence the mapping above 1 MiB). Mapped bytes
- * are counted for used_memory, which reads the allocator's statistics and
- * would not see them. */
+ * reach them. A small one (under SWISS_ZERO_MIN) comes from the heap
+ * unzeroed, and only its control bytes are set EMPTY (16 per group of 16
+ * slots): a zeroed allocation served from recently freed pages is zeroed
+ * by jemalloc with madvise(MADV_DONTNEED), a system call and a fault per
+ * page each time (a set of 2,000 members copied and freed 40,000 times
+ * spent a third of its time there). A middle one is asked for zeroed all
+ * the same: those pages given back are what keeps the rest of its size
+ * class (up to a quarter more than asked for) and the slots never written
+ * out of the resident set; an unzeroed one from recycled pages keeps them
+ * all resident (0.35 B per member of a 1M-member set, whose index parts
+ * are 300-600 KiB). Zeroing 2-6 MB part tables took 0.3-1.8 ms, calloc
+ * timed under an LD_PRELOAD shim, hence the mapping above 1 MiB. Mapped
+ * bytes are counted for used_memory, which reads the allocator's
+ * statistics and would not see them. */
 #ifdef __SANITIZE_ADDRESS__
 /* ASan builds keep every table on the heap: ASan puts redzones around heap
  * chunks and LeakSanitizer scans them for pointers (the key index's slots
@@ -186,11 +191,14 @@ static inline unsigned group_free(const uint8_t *ctrl) {
 /* Heap tables bypass the thread's cache: a resize frees a table of one size
  * and takes one of another, so a freed one would wait there (resident, and
  * counted as allocated) for an allocation of its size that rarely comes. */
+#define SWISS_ZERO_MIN ((size_t)256 << 10)
 #ifndef GOBLIN_NO_JEMALLOC
 #define TAB_HEAP_ALLOC(n) mallocx((n), MALLOCX_TCACHE_NONE)
+#define TAB_HEAP_ALLOC_ZEROED(n) mallocx((n), MALLOCX_ZERO | MALLOCX_TCACHE_NONE)
 #define TAB_HEAP_FREE(p) dallocx((p), MALLOCX_TCACHE_NONE)
 #else
 #define TAB_HEAP_ALLOC(n) malloc(n)
+#define TAB_HEAP_ALLOC_ZEROED(n) calloc(1, (n))
 #define TAB_HEAP_FREE(p) free(p)
 #endif
 static atomic_size_t swiss_mapped;
@@ -206,6 +214,7 @@ static size_t map_len(size_t bytes) {
  * EMPTY: a mapping reads as zero; a heap block gets its control bytes set. */
 static void *tab_mem_alloc(size_t ngroups, size_t gbytes) {
     size_t bytes = ngroups * gbytes;
+    if (bytes >= SWISS_ZERO_MIN && bytes < SWISS_MAP_MIN) return TAB_HEAP_ALLOC_ZEROED(bytes);
     if (bytes < SWISS_MAP_MIN) {
         uint8_t *m = TAB_HEAP_ALLOC(bytes);
         if (m)
