@@ -172,11 +172,11 @@ static inline unsigned group_free(const uint8_t *ctrl) {
  * by jemalloc with madvise(MADV_DONTNEED), a system call and a fault per
  * page each time (a set of 2,000 members copied and freed 40,000 times
  * spent a third of its time there). A middle one is asked for zeroed all
- * the same: those pages given back are what keeps the rest of its size
- * class (up to a quarter more than asked for) and the slots never written
- * out of the resident set; an unzeroed one from recycled pages keeps them
- * all resident (0.35 B per member of a 1M-member set, whose index parts
- * are 300-600 KiB). Zeroing 2-6 MB part tables took 0.3-1.8 ms, calloc
+ * the same: jemalloc zeroes recycled pages by giving them back, so the
+ * rest of the size class (up to a quarter more than asked for) and the
+ * slots never written stay out of the resident set, where an unzeroed one
+ * keeps every recycled page resident (0.35 B per member of a 1M-member
+ * set, whose index parts are 300-600 KiB). Zeroing 2-6 MB part tables took 0.3-1.8 ms, calloc
  * timed under an LD_PRELOAD shim, hence the mapping above 1 MiB. Mapped
  * bytes are counted for used_memory, which reads the allocator's
  * statistics and would not see them. */

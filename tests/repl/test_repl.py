@@ -832,9 +832,12 @@ def stopped(pid):
     """Whether the process is stopped (SIGSTOP took effect): every thread of
     it, since the group stop reaches the threads one by one."""
     for tid in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-            if f.read().rsplit(")", 1)[1].split()[0] != "T":
-                return False
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "T":
+                    return False
+        except FileNotFoundError:
+            pass  # a thread that has just exited
     return True
 
 
