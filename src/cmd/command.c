@@ -380,6 +380,10 @@ static _Thread_local int expiring_actively;
 
 static void on_key_added(gdb *db, const char *key, size_t klen) { cmd_notify(NULL, NOTIFY_NEW, "new", db, key, klen); }
 
+static void on_key_missed(gdb *db, const char *key, size_t klen) {
+    cmd_notify(NULL, NOTIFY_KEY_MISS, "keymiss", db, key, klen);
+}
+
 static void on_key_expired(gdb *db, const char *key, size_t klen) {
     mcmeta_forget(db, key, klen);
     /* Redis does not count expiry in the dirty counter. */
@@ -439,7 +443,7 @@ static void primary_write_check(void) {
 void cmd_table_init(void) {
     if (config_bind_int("replica-ignore-disk-write-errors", &ignore_disk_write_errors)) abort();
     reply_config_register();
-    static const db_hooks hooks = {on_key_expired, on_key_modified, on_dataset_replaced, on_key_added};
+    static const db_hooks hooks = {on_key_expired, on_key_modified, on_dataset_replaced, on_key_added, on_key_missed};
     db_set_hooks(&hooks);
     prop_config_register();
     ndefs = NDEFS;

@@ -167,7 +167,7 @@ enum {
     NOTIFY_EVICTED = 1 << 9,   /* e */
     NOTIFY_NEW = 1 << 10,      /* n */
     NOTIFY_STREAM = 1 << 11,   /* t */
-    NOTIFY_KEY_MISS = 1 << 12, /* m (not generated) */
+    NOTIFY_KEY_MISS = 1 << 12, /* m */
     NOTIFY_MODULE = 1 << 13,   /* d (not generated) */
 };
 

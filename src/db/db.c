@@ -902,21 +902,26 @@ void db_count_read(int hit) {
     tstat_add(hit ? TSTAT_KEYSPACE_HITS : TSTAT_KEYSPACE_MISSES, 1);
 }
 
+void db_count_read_key(gdb *db, const char *k, size_t n, int hit) {
+    db_count_read(hit);
+    if (!hit && hooks.missed && db_get(db->id) == db) hooks.missed(db, k, n);
+}
+
 dbentry *db_lookup(gdb *db, const char *k, size_t n) {
     dbentry *e = lookup_uncounted(db, k, n, 1);
-    if (count_lookups) db_count_read(e != NULL);
+    if (count_lookups) db_count_read_key(db, k, n, e != NULL);
     return e;
 }
 
 dbentry *db_lookup_notouch(gdb *db, const char *k, size_t n) {
     dbentry *e = lookup_uncounted(db, k, n, 0);
-    if (count_lookups) db_count_read(e != NULL);
+    if (count_lookups) db_count_read_key(db, k, n, e != NULL);
     return e;
 }
 
 dbentry *db_lookup_read(gdb *db, const char *k, size_t n) {
     dbentry *e = lookup_uncounted(db, k, n, 1);
-    db_count_read(e != NULL);
+    db_count_read_key(db, k, n, e != NULL);
     return e;
 }
 

@@ -154,6 +154,9 @@ typedef struct db_hooks {
     void (*replaced)(void);
     /* A key entered a live database (db_add*; not a load's detached one). */
     void (*added)(gdb *db, const char *key, size_t klen);
+    /* A counted read lookup found no key (keyspace_misses): Redis's
+     * keymiss event. */
+    void (*missed)(gdb *db, const char *key, size_t klen);
 } db_hooks;
 
 /* Changes since start-up (Redis's server.dirty): save points compare it
@@ -456,6 +459,10 @@ extern volatile int db_active_expire_enabled;
  * lookups only). Per-thread counters: TSTAT_KEYSPACE_HITS / _MISSES of
  * base/tstat.h. */
 void db_count_lookups(int on);
+/* Count one read lookup of k as a hit or a miss, a miss told to the missed
+ * hook (OBJECT counts its lookup with db_count_read: Redis gives it no
+ * keymiss event). */
+void db_count_read_key(gdb *db, const char *k, size_t n, int hit);
 extern uint64_t db_stat_expired_keys;
 /* The active expiry cycle: microseconds spent in it, and the cycles that
  * stopped at their time budget (INFO's expire_cycle_cpu_milliseconds and

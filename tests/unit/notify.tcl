@@ -1,5 +1,5 @@
 # Keyspace notifications: notify-keyspace-events class letters (K E g $ l s
-# h z x A), the event names of SET, DEL, EXPIRE, expired, RENAME, LPUSH/RPOP,
+# h z x n m A), the event names of SET, DEL, EXPIRE, expired, RENAME, LPUSH/RPOP,
 # HSET, SADD, ZADD, INCR, and the subscriber on another connection (another
 # worker with goblin --cores 2).
 
@@ -71,6 +71,30 @@ start_server [list tags {notify} args $::notify_server_args] {
             {__keyspace@0__:l new} {__keyevent@0__:new l} \
             {__keyspace@0__:bar new} {__keyevent@0__:new bar} \
             {__keyspace@0__:foo new} {__keyevent@0__:new foo}] [nt_collect $c]
+        $c close
+        r config set notify-keyspace-events ""
+    }
+
+    test {m: keymiss for the read lookups that miss (GET, MGET, EXISTS, TYPE, SINTER), not for writes or OBJECT; not part of A} {
+        r del foo nokey
+        r set foo bar
+        r config set notify-keyspace-events KEA
+        set c [nt_subscriber]
+        r get nokey
+        assert_equal {} [nt_collect $c]
+        $c close
+        r config set notify-keyspace-events KEm
+        set c [nt_subscriber]
+        r get foo
+        r get nokey
+        r mget foo nokey
+        r exists nokey
+        r type nokey
+        r sinter nokey
+        r object encoding nokey
+        r set nokey v
+        r del nokey
+        assert_equal [lrepeat 5 {__keyspace@0__:nokey keymiss} {__keyevent@0__:keymiss nokey}] [nt_collect $c]
         $c close
         r config set notify-keyspace-events ""
     }

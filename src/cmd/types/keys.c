@@ -94,6 +94,7 @@ static void keysCommand(client *c) {
  * SCAN does (expired_keys, a DEL in the write stream). */
 typedef struct scan_ctx {
     scan_acc *a;
+    gdb *db;
     char **gone;
     size_t *gonen;
     int ngone, capgone;
@@ -109,7 +110,7 @@ static void scan_key(void *arg, dbentry *e) {
     size_t kn = db_entry_klen(e);
     int expired = db_is_expired(e, db_now_ms());
     int matched = !a->pat || glob_match(a->pat->p, a->pat->n, db_entry_key(e), kn, 0);
-    if (a->type != SCAN_ANY_TYPE && matched) db_count_read(!expired);
+    if (a->type != SCAN_ANY_TYPE && matched) db_count_read_key(x->db, db_entry_key(e), kn, !expired);
     if (expired && !matched) {
         /* Left for later, as Redis expires only the keys MATCH lets
          * through (the reply leaves it out either way). */
@@ -140,7 +141,7 @@ static void scan_key(void *arg, dbentry *e) {
 
 /* Under the keyspace read lock the dispatcher took (CMD_LOCK_READ). */
 static uint64_t scan_keyspace_step(void *db, uint64_t cursor, scan_acc *a) {
-    scan_ctx x = {a, NULL, NULL, 0, 0};
+    scan_ctx x = {a, db, NULL, NULL, 0, 0};
     cursor = db_scan(db, cursor, scan_key, &x);
     for (int i = 0; i < x.ngone; i++) {
         unsigned s = db_shard_of(x.gone[i], x.gonen[i]);

@@ -357,7 +357,7 @@ static gset **lookup_sets(client *c, gdb *db, const garg *keys, int n, int *miss
         if (dup >= 0) {
             sets[j] = sets[dup];
             if (!sets[j]) (*missing)++;
-            db_count_read(sets[j] != NULL); /* Redis looks it up again */
+            db_count_read_key(db, keys[j].p, keys[j].n, sets[j] != NULL); /* Redis looks it up again */
             continue;
         }
         /* Sources are read, also by the STORE forms: hits and misses. */
