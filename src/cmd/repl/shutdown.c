@@ -37,6 +37,7 @@
 #include "base/log.h"
 #include "session/reply.h"
 #include "session/session.h"
+#include "util/monotime.h"
 
 enum { GRACE_OFF, GRACE_WAITING, GRACE_ABORTED, GRACE_FINISHING };
 
@@ -106,11 +107,7 @@ void repl_shutdown_config_register(void) {
     if (config_bind_int("shutdown-timeout", &timeout_s)) abort(); /* the table lost a row */
 }
 
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+static int64_t mono_ms(void) { return (int64_t)(monotime_us() / 1000); }
 
 typedef struct lag {
     uint64_t off;
