@@ -905,8 +905,6 @@ static void arm_timer(ofetch *f) {
     evtimer_add(f->timer, &tv);
 }
 
-static int64_t mono_ms(void) { return (int64_t)(monotime_us() / 1000); }
-
 /* Some streaming waiter has more than mark bytes of output unsent. */
 static int backlog(const ofetch *f, size_t mark) {
     for (const waiter *wt = f->waiters; wt; wt = wt->next)
@@ -957,7 +955,7 @@ static void oc_input(oconn *oc, const char *buf, ssize_t n) {
         /* A waiter reads slower than the origin sends: wait for it. */
         oconn_read(oc, 0);
         evtimer_del(f->timer);
-        f->paused_at = mono_ms();
+        f->paused_at = monotime_ms();
         if (!f->throttle) f->throttle = evtimer_new(tbase, on_throttle, f);
         struct timeval tv = {0, 5000};
         if (f->throttle) evtimer_add(f->throttle, &tv);
@@ -1006,7 +1004,7 @@ static void on_throttle(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     ofetch *f = arg;
     if (backlog(f, MIRROR_OBUF_LOW)) {
-        if (mono_ms() - f->paused_at < timeout_ms) {
+        if (monotime_ms() - f->paused_at < timeout_ms) {
             struct timeval tv = {0, 5000};
             evtimer_add(f->throttle, &tv);
             return;

@@ -14,6 +14,8 @@
 /* Calibrate (sleeps about 10 ms). Call once at start-up, before threads. */
 void monotime_init(void);
 uint64_t monotime_us(void);
+/* The same clock in milliseconds (deadlines and timeouts). */
+static inline int64_t monotime_ms(void) { return (int64_t)(monotime_us() / 1000); }
 /* The wall clock (unix ms) at the moment monotime_us read mono_us: the
  * offset between CLOCK_REALTIME and this clock is taken by monotime_init
  * and again by every monotime_sync_wall (the cron's tick), so a step of

@@ -13,10 +13,6 @@
 #include "session/session.h"
 #include "util/monotime.h"
 
-/* The deadline is a span, not a date: the monotonic clock, which a step
- * of the system clock does not move. */
-static int64_t now_ms(void) { return (int64_t)(monotime_us() / 1000); }
-
 /* Redis 7.0's coordinated failover: writes are paused, the target replica
  * (named, or the first one to catch up) acknowledges the whole stream,
  * then this node becomes its replica with PSYNC ... FAILOVER, which makes
@@ -29,7 +25,9 @@ static pthread_mutex_t fmu = PTHREAD_MUTEX_INITIALIZER;
 static int fo_state;
 static char fo_host[64];
 static int fo_port;            /* 0: any replica that catches up */
-static int64_t fo_deadline;    /* 0: none */
+/* The deadline is a span, not a date: monotime_ms, which a step of the
+ * system clock does not move. 0: none. */
+static int64_t fo_deadline;
 static int fo_force;
 
 static const char *fo_name(int s) {
@@ -56,7 +54,7 @@ int repl_failover_start(const char *host, int port, long long timeout_ms, int fo
     }
     fo_port = host ? port : 0;
     fo_force = force;
-    fo_deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+    fo_deadline = timeout_ms > 0 ? monotime_ms() + timeout_ms : 0;
     fo_state = FO_WAIT_SYNC;
     rc = 0;
     if (host) log_notice("FAILOVER requested to %s:%d.", host, port);
@@ -113,7 +111,7 @@ void repl_failover_step(void) {
         return;
     }
     if (!repl_failover_target(fo_port ? fo_host : NULL, fo_port, 1, host, sizeof(host), &port)) port = 0;
-    int timed_out = fo_deadline && now_ms() >= fo_deadline;
+    int timed_out = fo_deadline && monotime_ms() >= fo_deadline;
     int forced = 0;
     if (!port && timed_out && fo_force && fo_port) {
         snprintf(host, sizeof(host), "%s", fo_host);

@@ -43,7 +43,7 @@ enum { GRACE_OFF, GRACE_WAITING, GRACE_ABORTED, GRACE_FINISHING };
 
 static int timeout_s = 10; /* shutdown-timeout */
 static int state;          /* GRACE_*: atomics */
-static int64_t grace_until; /* atomics: the wait's deadline (mono_ms), 0: no wait */
+static int64_t grace_until; /* atomics: the wait's deadline (monotime_ms), 0: no wait */
 /* A signal's shutdown: SIG_PENDING from the signal until the cron may act
  * (repl_shutdown_signal_wait), SIG_RUNNING while it runs; SHUTDOWN ABORT
  * takes it back to SIG_NONE. atomics (sig_word, below) */
@@ -107,8 +107,6 @@ void repl_shutdown_config_register(void) {
     if (config_bind_int("shutdown-timeout", &timeout_s)) abort(); /* the table lost a row */
 }
 
-static int64_t mono_ms(void) { return (int64_t)(monotime_us() / 1000); }
-
 typedef struct lag {
     uint64_t off;
     int all, behind, log;
@@ -146,7 +144,7 @@ int repl_shutdown_grace(void (*pump)(void)) {
     session_pause(SESSION_PAUSE_BY_SHUTDOWN, INT64_MAX, SESSION_PAUSE_WRITE);
     repl_request_acks();
     log_notice("Waiting for replicas before shutting down.");
-    int64_t deadline = mono_ms() + (int64_t)t * 1000;
+    int64_t deadline = monotime_ms() + (int64_t)t * 1000;
     __atomic_store_n(&grace_until, deadline, __ATOMIC_RELEASE);
     for (;;) {
         if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == GRACE_ABORTED) {
@@ -157,7 +155,7 @@ int repl_shutdown_grace(void (*pump)(void)) {
             return -1;
         }
         /* Past the deadline, repl_shutdown_report names the laggards. */
-        if (!behind(0) || mono_ms() >= deadline) {
+        if (!behind(0) || monotime_ms() >= deadline) {
             int waiting = GRACE_WAITING;
             if (__atomic_compare_exchange_n(&state, &waiting, GRACE_FINISHING, 0, __ATOMIC_ACQ_REL,
                                             __ATOMIC_ACQUIRE))
@@ -176,7 +174,7 @@ int repl_shutdown_grace(void (*pump)(void)) {
 long long repl_shutdown_in_ms(void) {
     int64_t until = __atomic_load_n(&grace_until, __ATOMIC_ACQUIRE);
     if (!until) return -1;
-    int64_t left = until - mono_ms();
+    int64_t left = until - monotime_ms();
     return left > 0 ? left : 0;
 }
 

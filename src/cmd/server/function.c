@@ -74,7 +74,7 @@ typedef struct fn_set {
 /* A library being loaded: where redis.register_function adds. */
 typedef struct fn_loading {
     fn_lib *lib;
-    int64_t start_ms;
+    int64_t start_ms;   /* monotime_ms, not db_now_ms (it stands still while one command runs) */
     int64_t timeout_ms; /* 0: none (the primary's stream, the AOF) */
 } fn_loading;
 
@@ -165,9 +165,6 @@ static int name_ok(const char *p, size_t n) {
 /* ------------------------------------------------------------------------ */
 /* The Lua state */
 
-/* Not db_now_ms(): it stands still while one command runs. */
-static int64_t now_ms(void) { return (int64_t)(monotime_us() / 1000); }
-
 static fn_loading *loading_get(lua_State *l) {
     lua_getfield(l, LUA_REGISTRYINDEX, REG_LOADING);
     fn_loading *ld = lua_touserdata(l, -1);
@@ -179,7 +176,7 @@ static fn_loading *loading_get(lua_State *l) {
 static void load_hook(lua_State *l, lua_Debug *ar) {
     (void)ar;
     fn_loading *ld = loading_get(l);
-    if (ld && ld->timeout_ms > 0 && now_ms() - ld->start_ms > ld->timeout_ms) {
+    if (ld && ld->timeout_ms > 0 && monotime_ms() - ld->start_ms > ld->timeout_ms) {
         lua_sethook(l, load_hook, LUA_MASKLINE, 0);
         script_push_error(l, "FUNCTION LOAD timeout");
         lua_error(l);
@@ -476,7 +473,7 @@ static int lib_create(fn_set *s, const char *code, size_t n, int replace, int64_
         lua_pop(l, 1);
         goto done;
     }
-    fn_loading ld = {lib, now_ms(), timeout_ms};
+    fn_loading ld = {lib, monotime_ms(), timeout_ms};
     lua_pushlightuserdata(l, &ld);
     lua_setfield(l, LUA_REGISTRYINDEX, REG_LOADING);
     use_api(l, REG_LOAD_API);

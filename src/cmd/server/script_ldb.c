@@ -648,7 +648,7 @@ void ldb_line_hook(lua_State *l, lua_Debug *ar) {
     if (!strstr(ar->short_src, "user_script")) return; /* not the script's own code */
     if (ar->event == LUA_HOOKCOUNT && !ldb.step && !bp) {
         long long limit = script_busy_threshold_ms();
-        if ((int64_t)(monotime_us() / 1000) - ldb.since_ms < (limit > 0 ? limit : 5000)) return;
+        if (monotime_ms() - ldb.since_ms < (limit > 0 ? limit : 5000)) return;
         timeout = 1;
         ldb.step = 1;
     }
@@ -666,7 +666,7 @@ void ldb_line_hook(lua_State *l, lua_Debug *ar) {
         script_push_error(l, "timeout during Lua debugging with client closing connection");
         lua_error(l);
     }
-    ldb.since_ms = (int64_t)(monotime_us() / 1000);
+    ldb.since_ms = monotime_ms();
 }
 
 /* ---- what redis.call and the script log -------------------------------------------- */
@@ -830,7 +830,7 @@ int ldb_start(client *c, const char *body, size_t n) {
     ldb.maxlen = LDB_MAX_LEN_DEFAULT;
     ldb.maxlen_hint_sent = 0;
     ldb.currentline = 0;
-    ldb.since_ms = (int64_t)(monotime_us() / 1000);
+    ldb.since_ms = monotime_ms();
     logs_drop();
     /* The script's lines, its trailing newlines left out. */
     while (n && (body[n - 1] == '\n' || body[n - 1] == '\r')) n--;
