@@ -930,10 +930,10 @@ int persist_debug_loadaof(char *err, size_t errlen) {
     return rc;
 }
 
+/* ---- INFO ------------------------------------------------------------------------------ */
+
 /* RDB children of replication's full syncs running now (persist_repl_child). */
 static int repl_children;
-
-/* ---- INFO ------------------------------------------------------------------------------ */
 
 void persist_repl_child(int delta) { __atomic_add_fetch(&repl_children, delta, __ATOMIC_RELAXED); }
 

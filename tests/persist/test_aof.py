@@ -975,13 +975,6 @@ def write_errors_refuse_writes_and_service_resumes():
     assert digest(g) == want
 
 
-def main():
-    if not os.path.exists(CHECK_AOF):
-        print("aof: redis-check-aof not found")
-    time.sleep(0)
-    return SUITE.main(ARGS)
-
-
 @test
 def shutdown_kills_a_running_rewrite_and_keeps_the_aof():
     """SHUTDOWN while BGREWRITEAOF's child runs (slowed by
@@ -1064,6 +1057,13 @@ def debug_loadaof_of_damaged_files_exits_as_redis():
             pass
         s.p.wait(10)
         assert s.p.returncode == 1, (kind, s.p.returncode)
+
+
+def main():
+    if not os.path.exists(CHECK_AOF):
+        print("aof: redis-check-aof not found")
+    time.sleep(0)
+    return SUITE.main(ARGS)
 
 
 if __name__ == "__main__":

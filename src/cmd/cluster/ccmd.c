@@ -277,8 +277,6 @@ static int key_exists(const char *k, size_t n) {
     return ok;
 }
 
-/* The node to serve the query (myself: run it here), the error code and
- * the slot; *target receives the MOVED/ASK address. */
 /* "endpoint:port" of n as a redirection names it to c
  * (cluster-preferred-endpoint-type, the port of c's kind). cl held. */
 static void node_addr(client *c, const cnode *n, char *buf, size_t len) {
@@ -288,6 +286,8 @@ static void node_addr(client *c, const cnode *n, char *buf, size_t len) {
     snprintf(buf, len, "%s:%d", ep, cl_client_port(c, n));
 }
 
+/* The node to serve the query (myself: run it here), the error code and
+ * the slot; *target receives the MOVED/ASK address. */
 static int get_node_by_query(client *c, const cmd_def *cmd, int argc, garg *argv, int *slotp, char *addr,
                              size_t addrlen, int *is_myself) {
     query q;
