@@ -4,9 +4,9 @@ against Varnish, and its memcache front-end (--memcache-port) against
 memcached 1.6, side by side in one run.
 
 HTTP (section "http"). A corpus of --objects files (lognormal sizes, mean
-about 175 KiB, 15 % under 4 KiB, a tail past 1 MiB, os.urandom bytes) is
-written once under --corpus-base and reused while its manifest hash
-matches. An nginx origin on loopback serves it (its own nginx.conf:
+about 175 KiB, 15 % under 4 KiB, a tail past 1 MiB, os.urandom bytes; the
+shape of note 002's corpus, --sigma) is written once under --corpus-base
+and reused while its manifest hash matches. An nginx origin on loopback serves it (its own nginx.conf:
 worker_processes 1, sendfile, keepalive, an access log that is counted).
 For every round, in an order that alternates round by round, each cache
 is started empty and:
@@ -26,14 +26,21 @@ Per server: Gbit/s and objects/s, TTFB p50/p90/p99, cache CPU-seconds per
 GB served (utime+stime of the cache's processes, all threads, over the
 window), VmRSS after population, resident object memory (goblin: INFO's
 object store figures and the head model: every object under --ram-head
-rounded to 16 bytes, one head for every other; varnish: SMA.s0.g_bytes).
-The client's own CPU share is printed beside every throughput: a client
-near 100 % of a CPU is the limit, not the server.
+rounded to 16 bytes, one head for every other; varnish: SMF.s0.g_bytes or
+SMA.s0.g_bytes). The client's own CPU share is printed beside every
+throughput: a client near 100 % of a CPU is the limit, not the server; the
+origin's CPU in population too. Before the runs, the tails' disk is
+measured as goblin uses it (O_DIRECT 1 MiB writes, 256 KiB reads from 8
+threads), with the share of warm bytes past a --main-head head: their
+quotient bounds goblin's warm rate with tails on that disk.
 
 Caches: goblin-core --cores 2 --http-port P --mirror http://127.0.0.1:O
---ssd-dir DIR --ram-head H --block 2M (one run per --heads entry: the head
-sweep, chart in --chart), and varnishd -F -s malloc,SIZE with a VCL
-caching 200s for 7 days, grace and keep 0.
+--ssd-dir DIR --ram-head H --block 2M --goblin-args (one run per --heads
+entry: the head sweep, chart in --chart); goblin-ram, the same without
+--ssd-dir; varnish, note 002's storage: varnishd -F -s
+file,DIR/varnish.bin,SIZE,4K,random on the tails' disk (--ssd-base);
+varnish-malloc, -s malloc,SIZE. Both Varnish VCLs cache 200s for 7 days,
+grace and keep 0.
 
 memcache (section "mc"): goblin-core --memcache-port against memcached -t 2
 -U 0 -m MB -I 2m: --mc-keys values of 100 B - 2 KiB and --mc-large values
@@ -168,13 +175,17 @@ def rss_bytes(pid):
 
 # ---------------------------------------------------------------- corpus
 
-def corpus_sizes(n, seed):
+def corpus_sizes(n, seed, sigma):
     """15 % small (100 B .. 4 KiB, log-uniform), the rest lognormal with
-    sigma 1.0 and a mean that puts the whole corpus near 175 KiB; capped at
-    16 MiB."""
+    the given sigma and a mean that puts the whole corpus near 175 KiB;
+    capped at 16 MiB. Note 002 gives its corpus's shape only through the
+    resident object memory of its head sweep (0.200, 0.279 and 0.353 of
+    Vinyl's page-rounded corpus at 64K, 128K and 256K heads); sigma 1.9
+    gives 0.172, 0.260 and 0.368 (median ~22 KiB), the closest fit of the
+    three together. Sigma 1.0 (median ~100 KiB: 0.276, 0.463, 0.673) was
+    this script's corpus before that fit."""
     rng = random.Random(seed)
     sizes = []
-    sigma = 1.0
     big_mean = (175 * KI - 0.15 * 1200) / 0.85
     mu = math.log(big_mean) - sigma * sigma / 2
     for _ in range(n):
@@ -186,8 +197,8 @@ def corpus_sizes(n, seed):
     return sizes
 
 
-def make_corpus(base, n, seed):
-    sizes = corpus_sizes(n, seed)
+def make_corpus(base, n, seed, sigma):
+    sizes = corpus_sizes(n, seed, sigma)
     manifest = [("o/%05d.bin" % i, s) for i, s in enumerate(sizes)]
     h = hashlib.sha256(json.dumps([seed, manifest]).encode()).hexdigest()[:16]
     root = os.path.join(base, "corpus-%s" % h)
@@ -300,10 +311,12 @@ sub vcl_hash {{
 class Cache:
     """A running cache process: goblin-core or varnishd."""
 
-    def __init__(self, kind, head, origin, tmp, corpus_bytes, ssd_base):
+    def __init__(self, kind, head, origin, tmp, corpus_bytes, args):
+        ssd_base = args.ssd_base
         self.kind, self.head = kind, head
         ram_only = kind == "goblin-ram"
-        kind = "goblin" if ram_only else kind
+        file_storage = kind == "varnish"
+        kind = "goblin" if ram_only else "varnish" if kind == "varnish-malloc" else kind
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="%s-" % kind, dir=tmp)
         os.chmod(self.dir, 0o755)           # varnishd reads the VCL after dropping privileges
@@ -318,6 +331,7 @@ class Cache:
                 cmd += ["--ssd-dir", self.ssd]
             cmd += ["--ram-head", fmt_size(head), "--block", "2M",
                     "--cores", "2", "--save", "", "--appendonly", "no", "--dir", self.dir]
+            cmd += args.goblin_args.split()
             if goblin_has_memcache():
                 cmd += ["--memcache-port", "0"]
         else:
@@ -326,8 +340,14 @@ class Cache:
             with open(vcl, "w") as f:
                 f.write(VCL.format(port=origin.port))
             mb = int(corpus_bytes * 1.5 / KI / KI) + 256
+            if file_storage:
+                # note 002's Vinyl: a file on the tails' disk, 4 KiB granularity, random advice
+                self.ssd = tempfile.mkdtemp(prefix="varnish-", dir=ssd_base)
+                storage = "file,%s,%dM,4K,random" % (os.path.join(self.ssd, "varnish.bin"), mb)
+            else:
+                storage = "malloc,%dM" % mb
             cmd = ["varnishd", "-F", "-a", "127.0.0.1:%d" % self.port, "-f", vcl,
-                   "-s", "malloc,%dM" % mb, "-n", os.path.join(self.dir, "n"),
+                   "-s", storage, "-n", os.path.join(self.dir, "n"),
                    "-p", "default_grace=0", "-p", "default_keep=0"]
         self.cmd = cmd
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=self.dir)
@@ -552,7 +572,7 @@ def goblin_object_memory(manifest, head):
 def run_cache(args, kind, head, origin, manifest, corpus_bytes, seq_warm, pathfile, luafile, tmp):
     r = {"kind": kind, "head": head}
     n = len(manifest)
-    c = Cache(kind, head, origin, tmp, corpus_bytes, args.ssd_base)
+    c = Cache(kind, head, origin, tmp, corpus_bytes, args)
     try:
         r["cmd"] = " ".join(c.cmd)
         rss0 = rss_bytes(c.proc.pid)
@@ -561,8 +581,10 @@ def run_cache(args, kind, head, origin, manifest, corpus_bytes, seq_warm, pathfi
         random.Random(args.seed + 1).shuffle(order)
         o0 = origin.count()
         cpu0 = cpu_seconds(c.proc.pid)
+        ocpu0 = cpu_seconds(origin.proc.pid)
         pop = http_run(c.port, order, manifest, args.pop_conc, record=False)
         cpu1 = cpu_seconds(c.proc.pid)
+        ocpu1 = cpu_seconds(origin.proc.pid)
         time.sleep(0.5)
         o1 = origin.count()
         r["pop_origin"] = o1 - o0
@@ -572,6 +594,7 @@ def run_cache(args, kind, head, origin, manifest, corpus_bytes, seq_warm, pathfi
         r["pop_cpu_per_gb"] = (cpu1 - cpu0) / (pop["bytes"] / 1e9)
         r["pop_client_cpu"] = pop["client_cpu"] / pop["wall"]
         r["pop_server_cpu"] = (cpu1 - cpu0) / pop["wall"]
+        r["pop_origin_cpu"] = (ocpu1 - ocpu0) / pop["wall"]
         time.sleep(1.0)
         r["rss_empty"] = rss0
         r["rss_pop"] = rss_bytes(c.proc.pid)
@@ -583,7 +606,7 @@ def run_cache(args, kind, head, origin, manifest, corpus_bytes, seq_warm, pathfi
             r["objmem_measured"] = goblin_info_objmem(info)
         else:
             vs = c.varnishstat()
-            r["objmem_measured"] = vs.get("SMA.s0.g_bytes")
+            r["objmem_measured"] = vs.get("SMA.s0.g_bytes", vs.get("SMF.s0.g_bytes"))
             r["objmem_model"] = sum((s + 4095) // 4096 * 4096 for _, s in manifest)
             r["varnish_objects"] = vs.get("MAIN.n_object")
         # warm, python: exact lengths and TTFB
@@ -640,7 +663,7 @@ def run_cache(args, kind, head, origin, manifest, corpus_bytes, seq_warm, pathfi
 
 
 def http_section(args, tmp, res):
-    root, manifest, h, made = make_corpus(args.corpus_base, args.objects, args.seed)
+    root, manifest, h, made = make_corpus(args.corpus_base, args.objects, args.seed, args.sigma)
     sizes = [s for _, s in manifest]
     corpus_bytes = sum(sizes)
     res["corpus"] = {"dir": root, "hash": h, "objects": len(sizes), "bytes": corpus_bytes,
@@ -656,7 +679,23 @@ def http_section(args, tmp, res):
           flush=True)
     seq = zipf_sequence(len(manifest), args.warm_requests, args.zipf, args.seed + 2)
     seq_bytes = sum(manifest[i][1] for i in seq)
-    res["warm_seq"] = {"requests": len(seq), "bytes": seq_bytes, "distinct": len(set(seq))}
+    main_head = parse_size(args.main_head)
+    tail_bytes = sum(max(0, manifest[i][1] - main_head) for i in seq)
+    res["warm_seq"] = {"requests": len(seq), "bytes": seq_bytes, "distinct": len(set(seq)),
+                       "tail_frac": tail_bytes / seq_bytes,
+                       "in_ram_frac": sum(1 for i in seq if manifest[i][1] <= main_head) / len(seq)}
+    if "goblin" in args.caches.split(","):
+        dc = disk_ceiling(args.ssd_base)
+        res["disk"] = dc
+        if dc:
+            # Every warm byte past a --main-head head is read from the disk:
+            # the warm rate cannot pass read / tail fraction.
+            print("disk under %s: O_DIRECT writes %.2f GB/s (1 MiB, 1 thread), reads %.2f GB/s (256 KiB, %d "
+                  "threads); warm bytes past %s heads %.1f%% (requests wholly in RAM %.1f%%): goblin's warm "
+                  "rate with tails on this disk is at most %.1f Gbit/s" % (
+                      args.ssd_base, dc["write"] / 1e9, dc["read"] / 1e9, dc["threads"], args.main_head,
+                      100 * res["warm_seq"]["tail_frac"], 100 * res["warm_seq"]["in_ram_frac"],
+                      dc["read"] * 8 / 1e9 / max(res["warm_seq"]["tail_frac"], 1e-9)), flush=True)
     pathfile = os.path.join(tmp, "paths.txt")
     with open(pathfile, "w") as f:
         for i in seq:
@@ -666,14 +705,14 @@ def http_section(args, tmp, res):
         f.write(WRK_LUA)
     origin = Origin(root, tmp)
     heads = [parse_size(x) for x in args.heads.split(",")] if args.heads else []
-    main_head = parse_size(args.main_head)
     if main_head not in heads:
         heads.append(main_head)
     configs = [("goblin", hd) for hd in heads]
     if "goblin-ram" in args.caches.split(","):
         configs.append(("goblin-ram", main_head))
-    if "varnish" in args.caches.split(","):
-        configs.append(("varnish", 0))
+    for v in ("varnish", "varnish-malloc"):
+        if v in args.caches.split(","):
+            configs.append((v, 0))
     res["runs"] = []
     try:
         for rnd in range(args.rounds):
@@ -682,7 +721,7 @@ def http_section(args, tmp, res):
             if rnd % 2 == 0:
                 order = order[::-1]
             for kind, hd in order:
-                label = kind if kind == "varnish" else "%s-%s" % (kind, fmt_size(hd))
+                label = kind if kind.startswith("varnish") else "%s-%s" % (kind, fmt_size(hd))
                 print("round %d: %s ..." % (rnd + 1, label), end="", flush=True)
                 r = run_cache(args, kind, hd, origin, manifest, corpus_bytes, seq, pathfile, luafile, tmp)
                 r["round"] = rnd + 1
@@ -698,6 +737,54 @@ def http_section(args, tmp, res):
                     print("    the cache process died")
     finally:
         origin.stop()
+
+
+def disk_ceiling(base, size=1 << 30, seconds=3.0, threads=8):
+    """What the tails' disk gives, measured the way goblin uses it: a file
+    of `size` bytes written with O_DIRECT in 1 MiB writes (--write-io-chunk)
+    from one thread, then 256 KiB O_DIRECT reads (--io-chunk) at random
+    aligned offsets from `threads` threads for `seconds`. Bytes/s of each;
+    None when the directory's filesystem refuses O_DIRECT."""
+    import mmap
+    d = tempfile.mkdtemp(prefix="disk-", dir=base)
+    path = os.path.join(d, "probe.bin")
+    try:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_DIRECT, 0o600)
+        except OSError:
+            return None
+        wbuf = mmap.mmap(-1, 1 << 20)
+        wbuf.write(os.urandom(1 << 20))
+        t0 = time.perf_counter()
+        for off in range(0, size, 1 << 20):
+            os.pwrite(fd, wbuf, off)
+        os.fsync(fd)
+        wrate = size / (time.perf_counter() - t0)
+        os.close(fd)
+        total = [0]
+        lock = threading.Lock()
+        stop = time.perf_counter() + seconds
+
+        def reader(seed):
+            rng = random.Random(seed)
+            rfd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+            buf = mmap.mmap(-1, 256 * KI)
+            n = 0
+            while time.perf_counter() < stop:
+                n += os.preadv(rfd, [buf], rng.randrange(size // (256 * KI)) * 256 * KI)
+            os.close(rfd)
+            with lock:
+                total[0] += n
+
+        ts = [threading.Thread(target=reader, args=(i,)) for i in range(threads)]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return {"write": wrate, "read": total[0] / (time.perf_counter() - t0), "threads": threads}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- memcache
@@ -950,7 +1037,8 @@ def summarize(args, res):
             row = {k: m(k) for k in ("pop_gbps", "pop_objs", "pop_cpu_per_gb", "wrk_gbps", "wrk_objs",
                                      "wrk_cpu_per_gb", "py_gbps", "py_cpu_per_gb", "ttfb_p50", "ttfb_p90",
                                      "ttfb_p99", "ttfb_mean", "rss_pop", "py_client_cpu", "wrk_client_cpu",
-                                     "py_server_cpu", "wrk_server_cpu", "pop_client_cpu", "pop_server_cpu")}
+                                     "py_server_cpu", "wrk_server_cpu", "pop_client_cpu", "pop_server_cpu",
+                                     "pop_origin_cpu")}
             row["objmem"] = om
             row["objmem_model"] = med([r["objmem_model"] for r in rs])
             row["pop_origin"] = [r["pop_origin"] for r in rs]
@@ -972,9 +1060,9 @@ def summarize(args, res):
               "the cache's CPU in the same windows)")
         for lb in labels:
             o = out[lb]
-            print("  %-14s client %.2f / %.2f / %.2f   cache %.2f / %.2f / %.2f" % (
+            print("  %-14s client %.2f / %.2f / %.2f   cache %.2f / %.2f / %.2f   origin in population %.2f" % (
                 lb, o["pop_client_cpu"], o["py_client_cpu"], o["wrk_client_cpu"],
-                o["pop_server_cpu"], o["py_server_cpu"], o["wrk_server_cpu"]))
+                o["pop_server_cpu"], o["py_server_cpu"], o["wrk_server_cpu"], o["pop_origin_cpu"]))
     res["summary"] = out
 
     ratios = []
@@ -989,17 +1077,19 @@ def summarize(args, res):
                 vals.append(ra[0][k] / rb[0][k])
         return vals
 
-    if main in out and "varnish" in out:
-        for name, k, goal, cmp in (("warm HTTP throughput (wrk) goblin/varnish", "wrk_gbps", 1.1, ">="),
-                                   ("warm HTTP throughput (python) goblin/varnish", "py_gbps", 1.1, ">="),
-                                   ("CPU-seconds per GB, warm wrk, goblin/varnish", "wrk_cpu_per_gb", 0.7, "<="),
-                                   ("population throughput goblin/varnish", "pop_gbps", 1.7, ">="),
-                                   ("TTFB p50 goblin/varnish", "ttfb_p50", None, "")):
-            v = per_round(k, main, "varnish")
-            ratios.append((name, med(v), (min(v), max(v)) if v else None, goal, cmp))
-        om = out[main]["objmem"] / out["varnish"]["objmem"] if out["varnish"]["objmem"] else float("nan")
-        ratios.append(("resident object memory goblin/varnish (INFO heads+small / SMA)", om, None, 0.5, "<="))
-        om = out[main]["objmem_model"] / out["varnish"]["objmem_model"]
+    for vk in ("varnish", "varnish-malloc"):
+        if main not in out or vk not in out:
+            continue
+        for name, k, goal, cmp in (("warm HTTP throughput (wrk) goblin/%s", "wrk_gbps", 1.1, ">="),
+                                   ("warm HTTP throughput (python) goblin/%s", "py_gbps", 1.1, ">="),
+                                   ("CPU-seconds per GB, warm wrk, goblin/%s", "wrk_cpu_per_gb", 0.7, "<="),
+                                   ("population throughput goblin/%s", "pop_gbps", 1.7, ">="),
+                                   ("TTFB p50 goblin/%s", "ttfb_p50", None, "")):
+            v = per_round(k, main, vk)
+            ratios.append((name % vk, med(v), (min(v), max(v)) if v else None, goal, cmp))
+        om = out[main]["objmem"] / out[vk]["objmem"] if out[vk]["objmem"] else float("nan")
+        ratios.append(("resident object memory goblin/%s (INFO heads+small / SMF or SMA)" % vk, om, None, 0.5, "<="))
+        om = out[main]["objmem_model"] / out[vk]["objmem_model"]
         ratios.append(("object memory, models: goblin heads / corpus in 4 KiB pages", om, None, 0.5, "<="))
     mcr = res.get("mc_runs", [])
     if mcr:
@@ -1062,6 +1152,10 @@ def main():
     ap.add_argument("--objects", type=int, default=4000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=20261202)
+    ap.add_argument("--sigma", type=float, default=1.9,
+                    help="the corpus's lognormal sigma (1.9: note 002's shape; 1.0: the earlier, narrower corpus)")
+    ap.add_argument("--goblin-args", default="--mirror-client uring --no-numa-promotion",
+                    help="appended to every goblin-core command line (note 002's origin client by default)")
     ap.add_argument("--corpus-base", default="/tmp/goblin-cache-bench")
     ap.add_argument("--ssd-base", default="/var/tmp", help="where goblin's --ssd-dir goes (a disk, not tmpfs)")
     ap.add_argument("--heads", default="16K,32K,64K,128K,256K", help="goblin --ram-head sweep ('' for none)")
