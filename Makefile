@@ -37,8 +37,9 @@ INC   := -Isrc $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/inc
 LUALIBS := -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a
 # -lhttp_parser: Debian's libhttp-parser (2.9.4), a small, well-kept HTTP/1.x
 # parser (Node.js's for years), parses the HTTP front-end's requests and
-# the origin's responses.
-LIBS  := $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto) -levent_core -levent_pthreads -lhttp_parser -ljemalloc -lnuma -luring $(LUALIBS) -llua5.1 -lm -lpthread
+# the origin's responses. -lxxhash: Debian's libxxhash, XXH3 for the
+# HTTP front-end's ETags (a hash of whole values at memory speed).
+LIBS  := $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto) -levent_core -levent_pthreads -lhttp_parser -lxxhash -ljemalloc -lnuma -luring $(LUALIBS) -llua5.1 -lm -lpthread
 # The sanitizers and libFuzzer need the libc allocator: without jemalloc,
 # and with -DGOBLIN_NO_JEMALLOC so that the code does not call it.
 LIBS_LIBC := $(filter-out -ljemalloc,$(LIBS))

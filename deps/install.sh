@@ -9,10 +9,11 @@
 # memcached, varnish, nginx, wrk, curl: the peers and the origin of the
 # memcache and HTTP front-ends (their differential tests and benchmarks);
 # libhttp-parser-dev: the HTTP/1.1 parser of the HTTP front-end.
+# libxxhash-dev: XXH3, the hash of the HTTP front-end's ETags.
 # libfuse3-dev, fuse3: benchmarks/slowflush_fs.c, the slow-flush file system
 # of aof_bench.py --flush-delay-us.
 set -e
-PKGS="gcc make pkg-config liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libevent-dev libjemalloc-dev libhiredis-dev libnuma-dev liburing-dev libssl-dev tcl tcl-dev redis-server redis-tools python3 python3-redis python3-matplotlib clang libclang-rt-dev nodejs tmux qemu-system-x86 busybox-static cpio xz-utils strace memcached varnish nginx wrk curl libhttp-parser-dev libfuse3-dev fuse3"
+PKGS="gcc make pkg-config liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libevent-dev libjemalloc-dev libhiredis-dev libnuma-dev liburing-dev libssl-dev tcl tcl-dev redis-server redis-tools python3 python3-redis python3-matplotlib clang libclang-rt-dev nodejs tmux qemu-system-x86 busybox-static cpio xz-utils strace memcached varnish nginx wrk curl libhttp-parser-dev libxxhash-dev libfuse3-dev fuse3"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -169,14 +169,25 @@ int ssdtail_write(const char *p, size_t n, uint64_t *off, uint32_t *nchunks) {
         errno = ENOMEM;
         return -1;
     }
-    char *buf = aligned_alloc(ALIGN, wchunk);
-    int rc = buf ? 0 : -1;
+    /* A whole chunk at an aligned address is written from where it is;
+     * the others (a last partial chunk, unaligned bytes) through buf, the
+     * partial one padded with zeros. */
+    char *buf = NULL;
+    int rc = 0;
     for (uint32_t i = 0; rc == 0 && i < k; i++) {
+        const char *src = p + (size_t)i * wchunk;
         size_t part = n - (size_t)i * wchunk < wchunk ? n - (size_t)i * wchunk : wchunk;
-        memcpy(buf, p + (size_t)i * wchunk, part);
-        if (part < wchunk) memset(buf + part, 0, wchunk - part);
+        if (part < wchunk || ((uintptr_t)src & (ALIGN - 1))) {
+            if (!buf && !(buf = aligned_alloc(ALIGN, wchunk))) {
+                rc = -1;
+                break;
+            }
+            memcpy(buf, src, part);
+            if (part < wchunk) memset(buf + part, 0, wchunk - part);
+            src = buf;
+        }
         off_t pos = (off_t)((uint64_t)(c + i) * wchunk);
-        ssize_t w = fault ? (errno = EIO, -1) : pwrite(fd, buf, wchunk, pos);
+        ssize_t w = fault ? (errno = EIO, -1) : pwrite(fd, src, wchunk, pos);
         if (w != (ssize_t)wchunk) {
             if (w >= 0) errno = ENOSPC;
             rc = -1;

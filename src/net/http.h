@@ -65,8 +65,8 @@ void http_resume(struct conn *k);
  * worker ended): a hit, or a miss with its own fetch. Not from process(). */
 void http_serve_again(struct conn *k, const char *key, size_t klen, const http_want *w);
 /* Store body as key's value through the command layer (SET) on k's
- * client: 0 ok, -1 refused. */
-int http_store(struct conn *k, const char *key, size_t klen, const char *body, size_t blen);
+ * client, tag its ETag hash (http_etag_hash of body): 0 ok, -1 refused. */
+int http_store(struct conn *k, const char *key, size_t klen, const char *body, size_t blen, uint64_t tag);
 /* The string a value's ETag is ("\"<16 hex>\""), into buf (>= 24). */
 void http_etag(const char *p, size_t n, char *buf);
 
@@ -86,8 +86,15 @@ int http_etag_lookup(const char *key, size_t klen, uint64_t epoch, char *buf);
  * after the write, whether it happened or not. */
 void http_etag_store_begin(const char *key, size_t klen, uint64_t tag);
 void http_etag_store_end(void);
-/* The 64-bit hash an ETag is (util/hashfn.c's, seeded per process). */
+/* The 64-bit hash an ETag is (XXH3, seeded per process). */
 uint64_t http_etag_hash(const char *p, size_t n);
+/* The same hash over bytes that come in pieces: new, add each piece in
+ * order, then end (the hash; frees it) or drop. NULL on no memory. */
+typedef struct http_etag_acc http_etag_acc;
+http_etag_acc *http_etag_acc_new(void);
+void http_etag_acc_add(http_etag_acc *a, const char *p, size_t n);
+uint64_t http_etag_acc_end(http_etag_acc *a);
+void http_etag_acc_drop(http_etag_acc *a);
 
 /* ---- mirror.c ---------------------------------------------------------- */
 int mirror_enabled(void);

@@ -1,11 +1,13 @@
 /* http_etag.c -- the ETags of database 0's string values, each computed
  * once per value and kept (see http.h).
  *
- * An ETag is the 64-bit hash of the value's bytes (util/hashfn.c, 16
- * bytes per multiply-fold, keyed by the process's random seed): a strong
- * validator, the same for the same bytes while the process lives, changing
- * when they change (and on a restart, which only costs clients a full
- * answer). Hashing the whole value on every GET would still cost tens of
+ * An ETag is the 64-bit hash of the value's bytes (XXH3 of Debian's
+ * libxxhash, seeded from the process's random seed: it hashes several
+ * lanes at once, about four times the rate of util/hashfn.c's one chain of
+ * multiply-folds, and has a streaming form, so an origin fill hashes each
+ * piece as it arrives, while it is in the cache): a strong validator, the
+ * same for the same bytes while the process lives, changing when they
+ * change (and on a restart, which only costs clients a full answer). Hashing the whole value on every GET would still cost tens of
  * microseconds for a large one, so the front-end hashes a value once, when
  * it is stored through HTTP or on its first GET, and keeps the result
  * here, by key, until the key is written.
@@ -33,10 +35,12 @@
  * invalidation is over before the GET reads). A stripe that grows past
  * its share of HTTP_ETAG_MAX entries is emptied (they are recomputed on
  * demand). */
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "cmd/command.h"
 #include "net/http.h"
@@ -198,7 +202,41 @@ uint64_t http_etag_epoch(const char *key, size_t klen) {
     return e;
 }
 
-uint64_t http_etag_hash(const char *p, size_t n) { return hash_bytes(p, n); }
+static uint64_t etag_seed(void) { return hash_u64(0x6574616773656564ULL); }
+
+uint64_t http_etag_hash(const char *p, size_t n) { return XXH3_64bits_withSeed(p, n, etag_seed()); }
+
+struct http_etag_acc {
+    XXH3_state_t *st;
+};
+
+http_etag_acc *http_etag_acc_new(void) {
+    http_etag_acc *a = malloc(sizeof(*a));
+    if (!a) return NULL;
+    if (!(a->st = XXH3_createState()) || XXH3_64bits_reset_withSeed(a->st, etag_seed()) != XXH_OK) {
+        http_etag_acc_drop(a);
+        return NULL;
+    }
+    return a;
+}
+
+void http_etag_acc_add(http_etag_acc *a, const char *p, size_t n) {
+    XXH_errorcode rc = XXH3_64bits_update(a->st, p, n);
+    assert(rc == XXH_OK);
+    (void)rc;
+}
+
+uint64_t http_etag_acc_end(http_etag_acc *a) {
+    uint64_t h = XXH3_64bits_digest(a->st);
+    http_etag_acc_drop(a);
+    return h;
+}
+
+void http_etag_acc_drop(http_etag_acc *a) {
+    if (!a) return;
+    XXH3_freeState(a->st);
+    free(a);
+}
 
 void http_etag_of(const char *key, size_t klen, uint64_t epoch, const char *body, size_t len, char *buf) {
     uint64_t tag = 0;

@@ -306,13 +306,13 @@ static long long bulk_len(const char *p, size_t n, size_t *pfx) {
     return v;
 }
 
-int http_store(conn *k, const char *key, size_t klen, const char *body, size_t blen) {
+int http_store(conn *k, const char *key, size_t klen, const char *body, size_t blen, uint64_t tag) {
     client *c = &k->c;
     garg argv[3] = {{(char *)"SET", 3}, {(char *)key, klen}, {(char *)body, blen}};
     int saved_db = c->db;
     c->db = 0;
     size_t olen0 = cap_begin(c);
-    http_etag_store_begin(key, klen, http_etag_hash(body, blen));
+    http_etag_store_begin(key, klen, tag);
     run_cmd(c, argv, 3);
     http_etag_store_end();
     c->db = saved_db;

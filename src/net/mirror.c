@@ -107,6 +107,7 @@ typedef struct ofetch {
     int joinable;
     char *buf;
     size_t blen, bcap;
+    http_etag_acc *tag; /* a kept 200's ETag hash, piece by piece (NULL: none yet) */
     struct event *timer;
     int retried;
     int delivering;
@@ -502,9 +503,12 @@ static void on_owrite(evutil_socket_t fd, short what, void *arg) {
 
 static int plain_get(const http_want *w) { return w->method == HTTP_M_GET && w->range == HTTP_RANGE_NONE && !w->inm; }
 
+/* A piece of the body goes straight to the socket when nothing waits in
+ * front of it (reply_rawv), else after the waiter's unsent output. */
 static void waiter_send(waiter *wt, const char *p, size_t n) {
     if (!wt->k || !n) return;
-    reply_raw(&wt->k->c, p, n);
+    struct iovec v = {(void *)p, n};
+    reply_rawv(&wt->k->c, &v, 1);
     http_stat_add(&http_stat.bytes_out, n);
 }
 
@@ -528,6 +532,8 @@ static int cb_headers(http_parser *hp) {
     if (cfg.proto_max_bulk_len > 0 && cfg.proto_max_bulk_len < max) max = cfg.proto_max_bulk_len;
     if (f->status == 200) {
         f->keep = f->clen < 0 || f->clen <= max;
+        http_etag_acc_drop(f->tag);
+        f->tag = f->keep ? http_etag_acc_new() : NULL;
         if (f->clen >= 0) {
             for (waiter *wt = f->waiters; wt; wt = wt->next)
                 if (wt->k && plain_get(&wt->w)) waiter_stream_head(f, wt);
@@ -554,15 +560,27 @@ static int cb_body(http_parser *hp, const char *p, size_t n) {
             free(f->buf);
             f->buf = NULL;
             f->blen = f->bcap = 0;
+            http_etag_acc_drop(f->tag);
+            f->tag = NULL;
         } else {
             /* One byte more for a terminating NUL: command arguments are
              * C strings. */
             if (f->blen + n + 1 > f->bcap) {
-                size_t nc = f->bcap ? f->bcap : 16384;
-                while (nc < f->blen + n + 1) nc *= 2;
-                if (f->clen >= 0 && (size_t)f->clen >= f->blen + n && nc > (size_t)f->clen + 1)
-                    nc = (size_t)f->clen + 1;
-                char *nb = realloc(f->buf, nc);
+                char *nb;
+                size_t nc;
+                if (!f->buf && f->clen >= 0 && (size_t)f->clen >= n) {
+                    /* The whole body at once, page-aligned: the store
+                     * writes a tail's whole chunks to the SSD from here
+                     * (ssdtail_write) instead of copying them. */
+                    nc = ((size_t)f->clen + 1 + 4095) & ~(size_t)4095;
+                    nb = aligned_alloc(4096, nc);
+                } else {
+                    nc = f->bcap ? f->bcap : 16384;
+                    while (nc < f->blen + n + 1) nc *= 2;
+                    if (f->clen >= 0 && (size_t)f->clen >= f->blen + n && nc > (size_t)f->clen + 1)
+                        nc = (size_t)f->clen + 1;
+                    nb = realloc(f->buf, nc);
+                }
                 if (!nb) return -1;
                 f->buf = nb;
                 f->bcap = nc;
@@ -570,6 +588,7 @@ static int cb_body(http_parser *hp, const char *p, size_t n) {
             memcpy(f->buf + f->blen, p, n);
             f->blen += n;
             f->buf[f->blen] = '\0';
+            if (f->tag && f->status == 200) http_etag_acc_add(f->tag, p, n);
         }
     }
     for (waiter *wt = f->waiters; wt; wt = wt->next)
@@ -767,6 +786,7 @@ static void fetch_free(ofetch *f) {
     }
     if (f->timer) event_free(f->timer);
     if (f->throttle) event_free(f->throttle);
+    http_etag_acc_drop(f->tag);
     free(f->buf);
     free(f->key);
     free(f);
@@ -837,9 +857,12 @@ static void fetch_done(ofetch *f) {
     /* Stored before it leaves the registry: a miss elsewhere either
      * joins it or, seeing it ended (mirror_ended), finds it stored. */
     if (f->status == 200 && f->keep) {
+        const char *body = f->buf ? f->buf : "";
         for (waiter *wt = f->waiters; wt; wt = wt->next)
             if (wt->k) {
-                http_store(wt->k, f->key, f->klen, f->buf ? f->buf : "", f->blen);
+                uint64_t tag = f->tag ? http_etag_acc_end(f->tag) : http_etag_hash(body, f->blen);
+                f->tag = NULL;
+                http_store(wt->k, f->key, f->klen, body, f->blen, tag);
                 break;
             }
     }

@@ -8,6 +8,7 @@ ports it picks, talks to it with raw sockets, curl and redis-py, and runs a
 small origin server of its own (counts requests; can be slow, reset the
 connection or answer errors). Ends with "http: N passed, M failed".
 """
+import hashlib
 import os
 import random
 import shutil
@@ -179,6 +180,8 @@ class Origin:
                     return self.send(200, b"H" * (16 << 20))
                 if "big" in name:
                     return self.send(200, b"B" * (3 << 20))
+                if name.startswith("mib"):
+                    return self.send(200, origin.mib(p))
                 return self.send(200, origin.body(p))
 
             def send(self, code, body):
@@ -199,6 +202,12 @@ class Origin:
     @staticmethod
     def body(path):
         return (("origin object %s\n" % path) * 50).encode()
+
+    @staticmethod
+    def mib(path):
+        """1 MiB that differs from one path to another (it comes in many
+        pieces)."""
+        return hashlib.sha256(path.encode()).digest() * (1 << 15)
 
     def count(self, path):
         with self.lock:
@@ -653,6 +662,21 @@ def mirror_fill_and_cross_protocol():
     # Keys needing escapes reach the origin escaped.
     st, h, body = fetch(g, "GET", "/sp%20ace")
     eq((st, body), (200, Origin.body("/pfx/sp%20ace")))
+
+
+@test
+def mirror_fill_etag_is_the_bytes_hash():
+    # An origin fill hashes its body piece by piece as it arrives; the
+    # ETag kept is the one the same bytes get when hashed at once.
+    g, o = mirror()
+    for path, ref in (("/mib1", Origin.mib("/pfx/mib1")), ("/chunked2", Origin.body("/pfx/chunked2"))):
+        eq(fetch(g, "GET", path)[2], ref, path)
+        time.sleep(0.1)
+        st, h, body = fetch(g, "GET", path)
+        eq((st, body), (200, ref), path)
+        g.r.set("copy" + path, ref)
+        eq(h["etag"], fetch(g, "GET", "/copy" + path)[1]["etag"], path)
+        eq(o.count("/pfx" + path), 1, path)
 
 
 @test
