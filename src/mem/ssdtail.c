@@ -170,9 +170,12 @@ int ssdtail_write(const char *p, size_t n, uint64_t *off, uint32_t *nchunks) {
         return -1;
     }
     /* A whole chunk at an aligned address is written from where it is;
-     * the others (a last partial chunk, unaligned bytes) through buf, the
-     * partial one padded with zeros. */
+     * the others (a last partial chunk, unaligned bytes) through buf. A
+     * last partial chunk is written up to the next ALIGN boundary only,
+     * padded with zeros: readers never read past it (ssdtail_read and the
+     * streams read an extent's n bytes rounded up to ALIGN). */
     char *buf = NULL;
+    size_t written = 0;
     int rc = 0;
     for (uint32_t i = 0; rc == 0 && i < k; i++) {
         const char *src = p + (size_t)i * wchunk;
@@ -183,12 +186,15 @@ int ssdtail_write(const char *p, size_t n, uint64_t *off, uint32_t *nchunks) {
                 break;
             }
             memcpy(buf, src, part);
-            if (part < wchunk) memset(buf + part, 0, wchunk - part);
+            size_t span = (part + ALIGN - 1) / ALIGN * ALIGN;
+            if (span > part) memset(buf + part, 0, span - part);
+            part = span;
             src = buf;
         }
         off_t pos = (off_t)((uint64_t)(c + i) * wchunk);
-        ssize_t w = fault ? (errno = EIO, -1) : pwrite(fd, src, wchunk, pos);
-        if (w != (ssize_t)wchunk) {
+        ssize_t w = fault ? (errno = EIO, -1) : pwrite(fd, src, part, pos);
+        written += part;
+        if (w != (ssize_t)part) {
             if (w >= 0) errno = ENOSPC;
             rc = -1;
         }
@@ -198,7 +204,7 @@ int ssdtail_write(const char *p, size_t n, uint64_t *off, uint32_t *nchunks) {
     pthread_mutex_lock(&lock);
     if (rc == 0) {
         st.writes++;
-        st.write_bytes += (uint64_t)k * wchunk;
+        st.write_bytes += written;
         st.chunks_used += k;
     } else {
         st.write_errors++;
