@@ -158,7 +158,14 @@ static int64_t extent_alloc(uint32_t n) {
     return (int64_t)start;
 }
 
+/* This thread's ssdtail_offer: the writer, and the bytes it wrote. */
+static _Thread_local ssdtail_writer *offered;
+static _Thread_local const char *offered_src;
+static _Thread_local size_t offered_n;
+static int offer_take(const char *p, size_t n, uint64_t *off, uint32_t *nchunks);
+
 int ssdtail_write(const char *p, size_t n, uint64_t *off, uint32_t *nchunks) {
+    if (offered && offer_take(p, n, off, nchunks)) return 0;
     uint32_t k = (uint32_t)((n + wchunk - 1) / wchunk);
     if (k == 0) k = 1;
     pthread_mutex_lock(&lock);
@@ -352,6 +359,22 @@ struct ssdtail_stream {
     char *buf[SSDTAIL_WINDOW];      /* rchunk bytes each, ALIGN aligned */
 };
 
+/* A completion's user data: a stream and its slot (0..SSDTAIL_WINDOW-1),
+ * or a writer with WRITE_TAG (structures are 8-byte aligned). */
+#define WRITE_TAG 4u
+_Static_assert(SSDTAIL_WINDOW <= WRITE_TAG, "stream slots and the write tag share the low bits");
+
+struct ssdtail_writer {
+    uint64_t off;        /* the extent */
+    uint32_t nchunks;
+    size_t n;
+    size_t covered;      /* bytes [0, covered) of the tail were put */
+    uint64_t want, got;  /* bytes written or submitted, and written */
+    int inflight, failed, dropped;
+    void *owned;         /* a dropped writer's caller buffer */
+};
+static void writer_free(ssdtail_writer *w);
+
 #define AQD 64
 static _Thread_local struct io_uring aring;
 static _Thread_local int aring_state; /* 0 untried, 1 ok, -1 unavailable */
@@ -491,18 +514,26 @@ ssdtail_stream *ssdtail_stream_open(uint64_t off, size_t n) {
     return s;
 }
 
-void ssdtail_async_reap(void) {
-    if (aring_state != 1) return;
-    uint64_t v;
-    if (read(aring_fd, &v, sizeof(v)) < 0) { /* nothing signalled: fine */
-    }
+/* Every completion the ring has: streams' chunks, writers' writes (a
+ * dropped writer goes with its last one); then the reads still to submit. */
+static void reap_cqes(void) {
     struct io_uring_cqe *cqe;
     uint64_t ok_bytes = 0, errors = 0, reads = 0;
     while (io_uring_peek_cqe(&aring, &cqe) == 0) {
         uintptr_t ud = (uintptr_t)io_uring_cqe_get_data(cqe);
+        int res = cqe->res;
+        if (ud & WRITE_TAG) {
+            io_uring_cqe_seen(&aring, cqe);
+            aring_inflight--;
+            ssdtail_writer *w = (ssdtail_writer *)(ud & ~(uintptr_t)7);
+            w->inflight--;
+            if (res < 0) w->failed = 1;
+            else w->got += (uint64_t)res;
+            if (w->inflight == 0 && w->dropped) writer_free(w);
+            continue;
+        }
         ssdtail_stream *s = (ssdtail_stream *)(ud & ~(uintptr_t)7);
         int slot = (int)(ud & 7);
-        int res = cqe->res;
         io_uring_cqe_seen(&aring, cqe);
         aring_inflight--;
         s->inflight--;
@@ -534,6 +565,14 @@ void ssdtail_async_reap(void) {
     for (size_t i = 0; i < nstreams; i++) stream_submit(streams[i]);
 }
 
+void ssdtail_async_reap(void) {
+    if (aring_state != 1) return;
+    uint64_t v;
+    if (read(aring_fd, &v, sizeof(v)) < 0) { /* nothing signalled: fine */
+    }
+    reap_cqes();
+}
+
 long ssdtail_stream_peek(ssdtail_stream *s, const char **p) {
     if (s->failed) return -1;
     if (s->next_give >= s->nchunks) return 0;
@@ -559,6 +598,127 @@ void ssdtail_stream_close(ssdtail_stream *s) {
     if (s->inflight == 0) stream_free(s);
 }
 
+/* ---- Writers --------------------------------------------------------------- */
+
+
+ssdtail_writer *ssdtail_writer_open(size_t n) {
+    if (fd < 0 || n == 0 || ssdtail_async_fd() < 0) return NULL;
+    ssdtail_writer *w = aligned_alloc(8, sizeof(*w));
+    if (!w) return NULL;
+    memset(w, 0, sizeof(*w));
+    uint32_t k = (uint32_t)((n + wchunk - 1) / wchunk);
+    pthread_mutex_lock(&lock);
+    int fault = inj_write > 0 ? inj_write-- : 0;
+    int64_t c = fault ? -1 : extent_alloc(k);
+    if (fault) st.write_errors++;
+    pthread_mutex_unlock(&lock);
+    if (c < 0) {
+        free(w);
+        return NULL;
+    }
+    w->off = (uint64_t)c * wchunk;
+    w->nchunks = k;
+    w->n = n;
+    return w;
+}
+
+int ssdtail_writer_put(ssdtail_writer *w, size_t pos, size_t len, char *src) {
+    assert(!w->dropped && pos + len <= w->n);
+    if (w->failed) return -1;
+    if (((uintptr_t)src | pos) & (ALIGN - 1) || pos != w->covered || (pos + len < w->n && len % ALIGN)) {
+        w->failed = 1;
+        return -1;
+    }
+    w->covered = pos + len;
+    size_t span = (len + ALIGN - 1) / ALIGN * ALIGN;
+    if (span > len) memset(src + len, 0, span - len);
+    struct io_uring_sqe *sqe = aring_inflight < AQD ? io_uring_get_sqe(&aring) : NULL;
+    if (!sqe) {
+        if (pwrite(fd, src, span, (off_t)(w->off + pos)) != (ssize_t)span) {
+            w->failed = 1;
+            return -1;
+        }
+        w->want += span;
+        w->got += span;
+        return 0;
+    }
+    io_uring_prep_write(sqe, fd, src, (unsigned)span, w->off + pos);
+    io_uring_sqe_set_data(sqe, (void *)((uintptr_t)w | WRITE_TAG));
+    w->inflight++;
+    w->want += span;
+    aring_inflight++;
+    aring_submit();
+    return 0;
+}
+
+static int writer_ok(const ssdtail_writer *w) {
+    return w->inflight == 0 && !w->failed && w->got == w->want && w->covered == w->n;
+}
+
+int ssdtail_writer_finish(ssdtail_writer *w) {
+    /* The other completions that come meanwhile are reaped as the
+     * worker's loop would (without its eventfd: the loop still looks). */
+    while (w->inflight > 0) {
+        struct io_uring_cqe *cqe;
+        int r = io_uring_sq_ready(&aring) ? io_uring_submit_and_wait(&aring, 1) : io_uring_wait_cqe(&aring, &cqe);
+        if (r < 0 && r != -EINTR && r != -EBUSY) break; /* cannot wait: the store writes the tail itself */
+        reap_cqes();
+    }
+    int ok = writer_ok(w);
+    if (!ok) {
+        pthread_mutex_lock(&lock);
+        st.write_errors++;
+        pthread_mutex_unlock(&lock);
+    }
+    return ok;
+}
+
+static void writer_free(ssdtail_writer *w) {
+    pthread_mutex_lock(&lock);
+    setbits(w->off / wchunk, w->nchunks, 0);
+    pthread_mutex_unlock(&lock);
+    free(w->owned);
+    free(w);
+}
+
+void ssdtail_writer_drop(ssdtail_writer *w, void *buf) {
+    if (!w) {
+        free(buf);
+        return;
+    }
+    w->owned = buf;
+    if (w->inflight == 0) writer_free(w);
+    else w->dropped = 1;
+}
+
+void ssdtail_offer(ssdtail_writer *w, const char *src, size_t n) {
+    assert(!offered && writer_ok(w) && n == w->n);
+    offered = w;
+    offered_src = src;
+    offered_n = n;
+}
+
+static int offer_take(const char *p, size_t n, uint64_t *off, uint32_t *nchunks) {
+    ssdtail_writer *w = offered;
+    if (p != offered_src || n != offered_n) return 0;
+    *off = w->off;
+    *nchunks = w->nchunks;
+    pthread_mutex_lock(&lock);
+    st.writes++;
+    st.write_bytes += w->got;
+    st.chunks_used += w->nchunks;
+    pthread_mutex_unlock(&lock);
+    free(w);
+    offered = NULL;
+    return 1;
+}
+
+int ssdtail_offer_end(void) {
+    int taken = offered == NULL;
+    offered = NULL;
+    return taken;
+}
+
 void ssdtail_thread_exit(void) {
     for (size_t i = nstreams; i-- > 0;) streams[i]->closed = 1;
     if (aring_state == 1 && io_uring_sq_ready(&aring)) io_uring_submit(&aring);
@@ -566,9 +726,16 @@ void ssdtail_thread_exit(void) {
         struct io_uring_cqe *cqe;
         if (io_uring_wait_cqe(&aring, &cqe) != 0) break;
         uintptr_t ud = (uintptr_t)io_uring_cqe_get_data(cqe);
-        ssdtail_stream *s = (ssdtail_stream *)(ud & ~(uintptr_t)7);
         io_uring_cqe_seen(&aring, cqe);
         aring_inflight--;
+        if (ud & WRITE_TAG) {
+            /* A writer still open is its owner's to drop; a dropped one
+             * goes with its last write. */
+            ssdtail_writer *w = (ssdtail_writer *)(ud & ~(uintptr_t)7);
+            if (--w->inflight == 0 && w->dropped) writer_free(w);
+            continue;
+        }
+        ssdtail_stream *s = (ssdtail_stream *)(ud & ~(uintptr_t)7);
         s->inflight--;
     }
     while (nstreams) stream_free(streams[nstreams - 1]);

@@ -2,7 +2,8 @@
  *
  * One data file (tails.dat) holds extents made of --write-io-chunk units;
  * a bitmap of units records which are in use (first fit, contiguous runs).
- * Writes use O_DIRECT in write-chunk units from an aligned bounce buffer;
+ * Writes use O_DIRECT in write-chunk units, from the caller's bytes where
+ * they are aligned, else from an aligned bounce buffer;
  * reads are issued as --io-chunk sized io_uring reads, all submitted at
  * once and reaped together (the caller waits: a synchronous read).
  *
@@ -76,6 +77,42 @@ typedef struct ssdtail_stats {
     uint64_t submit_refusals; /* submissions of stream reads the kernel refused */
 } ssdtail_stats;
 void ssdtail_stats_get(ssdtail_stats *st);
+/* ---- Tails written while their bytes arrive ----
+ * A writer takes an extent for n bytes at once (in --write-io-chunk
+ * units) and writes it piece by piece, in order, through the calling
+ * thread's asynchronous ring as the caller's bytes come in; a piece the
+ * ring has no room for is written synchronously. After the last piece,
+ * ssdtail_writer_finish waits for the writes still in flight (by then,
+ * usually the last one or two); the
+ * extent then goes to a value through ssdtail_offer (the store's
+ * ssdtail_write of exactly those bytes takes it instead of writing them)
+ * or back with ssdtail_writer_drop. The bytes given to put stay the
+ * caller's and must stay unchanged until the writes complete; a caller
+ * that goes earlier hands its buffer to ssdtail_writer_drop, which frees
+ * it after them. Writers belong to the thread that opened them; their
+ * completions are reaped by ssdtail_async_reap (and _finish). */
+typedef struct ssdtail_writer ssdtail_writer;
+/* NULL: no extent (no room, an injected fault) or no asynchronous ring. */
+ssdtail_writer *ssdtail_writer_open(size_t n);
+/* Bytes [pos, pos + len) of the tail from src: in order (pos is where
+ * the last put ended), src and pos ALIGN (4 KiB) aligned, len too unless
+ * they end the tail; then the write goes up to the next 4 KiB boundary,
+ * and this zeroes the bytes past len (src has room for them). 0 submitted
+ * or written, -1 failed (the writer is failed: it ends not ok). */
+int ssdtail_writer_put(ssdtail_writer *w, size_t pos, size_t len, char *src);
+/* Every byte was put: wait for the writes in flight. 1 every byte is
+ * written, 0 not (the writer is still the caller's to drop). */
+int ssdtail_writer_finish(ssdtail_writer *w);
+/* Give the extent up (and free buf, which may be NULL), now or once the
+ * writes in flight complete; w is gone for the caller. */
+void ssdtail_writer_drop(ssdtail_writer *w, void *buf);
+/* The next ssdtail_write on this thread of exactly n bytes at src takes
+ * w's extent (w finished, ok) instead of writing. _end after
+ * that write, whether it happened or not: 1 w was taken (it is gone), 0
+ * it is still the caller's. */
+void ssdtail_offer(ssdtail_writer *w, const char *src, size_t n);
+int ssdtail_offer_end(void);
+
 /* Fault injection (tests): fail the next n writes / reads with EIO. */
 void ssdtail_inject(int write_faults, int read_faults);
 /* Refuse the next n submissions of stream reads as the kernel may (-EAGAIN),

@@ -39,6 +39,15 @@
  * A reused idle connection that fails before any byte of the response is
  * retried once on a new one.
  *
+ * Tails: a kept 200 with a length that the store will split into a RAM
+ * head and an SSD tail (mem/ssdtail.h) has its tail written while the body
+ * arrives, each --write-io-chunk as soon as it is complete, through the
+ * worker's asynchronous ring, from the body buffer (page-aligned for
+ * this). When the body is complete the last chunk goes, and the store
+ * waits for the writes (the waiters that stream already have every byte);
+ * the SET then takes the written extent (ssdtail_offer) instead of
+ * writing the tail itself. A write that failed leaves the SET to write it.
+ *
  * Invariant: every fetch is in its worker's table from start to end; a
  * connection waits on at most one fetch (its module stops reading requests
  * while it waits), and leaves it when it goes (mirror_conn_gone). All of
@@ -59,6 +68,8 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "cmd/stream.h"
+#include "mem/objstore.h"
+#include "mem/ssdtail.h"
 #include "net/http.h"
 #include "net/internal.h"
 #include "net/net.h"
@@ -108,6 +119,8 @@ typedef struct ofetch {
     char *buf;
     size_t blen, bcap;
     http_etag_acc *tag; /* a kept 200's ETag hash, piece by piece (NULL: none yet) */
+    ssdtail_writer *tw; /* the tail written to the SSD as it arrives (NULL: none) */
+    size_t tw_done;     /* tail bytes handed to it */
     struct event *timer;
     int retried;
     int delivering;
@@ -521,6 +534,22 @@ static void waiter_stream_head(ofetch *f, waiter *wt) {
     http_stat_first_byte(wt->w.t0_us);
 }
 
+/* The tail bytes that arrived go to the SSD in whole MIRROR_TAIL_STEP
+ * units (last: all of them), so that when the body is complete at most
+ * one such write is still in flight for the store to wait for. A write
+ * that cannot be made fails the writer: the store then writes the tail
+ * itself. */
+#define MIRROR_TAIL_STEP (256u * 1024)
+static void tail_put(ofetch *f, int last) {
+    size_t H = objstore_ram_head();
+    if (f->blen <= H) return;
+    size_t have = f->blen - H;
+    size_t upto = last ? have : have / MIRROR_TAIL_STEP * MIRROR_TAIL_STEP;
+    if (upto <= f->tw_done) return;
+    (void)ssdtail_writer_put(f->tw, f->tw_done, upto - f->tw_done, f->buf + H + f->tw_done);
+    f->tw_done = upto;
+}
+
 static int cb_headers(http_parser *hp) {
     oconn *oc = hp->data;
     ofetch *f = oc->f;
@@ -534,6 +563,12 @@ static int cb_headers(http_parser *hp) {
         f->keep = f->clen < 0 || f->clen <= max;
         http_etag_acc_drop(f->tag);
         f->tag = f->keep ? http_etag_acc_new() : NULL;
+        size_t H = objstore_ram_head();
+        ssdtail_writer_drop(f->tw, NULL);
+        f->tw = NULL;
+        f->tw_done = 0;
+        if (f->keep && f->clen > 0 && (size_t)f->clen > H && H % 4096 == 0 && ssdtail_active())
+            f->tw = ssdtail_writer_open((size_t)f->clen - H);
         if (f->clen >= 0) {
             for (waiter *wt = f->waiters; wt; wt = wt->next)
                 if (wt->k && plain_get(&wt->w)) waiter_stream_head(f, wt);
@@ -557,7 +592,8 @@ static int cb_body(http_parser *hp, const char *p, size_t n) {
             /* Too large to keep: the streaming waiters still get it all. */
             f->keep = 0;
             f->joinable = 0;
-            free(f->buf);
+            ssdtail_writer_drop(f->tw, f->buf); /* frees the buffer after its writes */
+            f->tw = NULL;
             f->buf = NULL;
             f->blen = f->bcap = 0;
             http_etag_acc_drop(f->tag);
@@ -589,6 +625,7 @@ static int cb_body(http_parser *hp, const char *p, size_t n) {
             f->blen += n;
             f->buf[f->blen] = '\0';
             if (f->tag && f->status == 200) http_etag_acc_add(f->tag, p, n);
+            if (f->tw) tail_put(f, 0);
         }
     }
     for (waiter *wt = f->waiters; wt; wt = wt->next)
@@ -787,7 +824,7 @@ static void fetch_free(ofetch *f) {
     if (f->timer) event_free(f->timer);
     if (f->throttle) event_free(f->throttle);
     http_etag_acc_drop(f->tag);
-    free(f->buf);
+    ssdtail_writer_drop(f->tw, f->buf); /* frees the buffer, after the writes from it */
     free(f->key);
     free(f);
 }
@@ -855,14 +892,24 @@ static void answer_complete(ofetch *f, waiter *wt, void *arg) {
 
 static void fetch_done(ofetch *f) {
     /* Stored before it leaves the registry: a miss elsewhere either
-     * joins it or, seeing it ended (mirror_ended), finds it stored. */
+     * joins it or, seeing it ended (mirror_ended), finds it stored. The
+     * tail's last chunk goes, and the writes still in flight are waited
+     * for (the chunks before went as they came). */
     if (f->status == 200 && f->keep) {
         const char *body = f->buf ? f->buf : "";
+        int tail_ok = 0;
+        if (f->tw) {
+            tail_put(f, 1);
+            tail_ok = ssdtail_writer_finish(f->tw);
+        }
         for (waiter *wt = f->waiters; wt; wt = wt->next)
             if (wt->k) {
                 uint64_t tag = f->tag ? http_etag_acc_end(f->tag) : http_etag_hash(body, f->blen);
                 f->tag = NULL;
+                size_t H = objstore_ram_head();
+                if (tail_ok) ssdtail_offer(f->tw, body + H, f->blen - H);
                 http_store(wt->k, f->key, f->klen, body, f->blen, tag);
+                if (tail_ok && ssdtail_offer_end()) f->tw = NULL;
                 break;
             }
     }

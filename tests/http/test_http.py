@@ -261,6 +261,21 @@ def mirror():
     return S[m], S[o]
 
 
+def mirror_ssd():
+    """A mirror whose objects past 16 KiB have their tails on the SSD,
+    written in 64 KiB chunks (a 1 MiB object is 16 of them)."""
+    m, o = "mirror-ssd" + sfx(), "origin-ssd" + sfx()
+    if m not in S:
+        S[o] = Origin()
+        d = os.path.join(TMP, m + "-pool")
+        os.makedirs(d, exist_ok=True)
+        S[m] = Server(m, "--mirror", "http://127.0.0.1:%d/pfx" % S[o].port, "--mirror-timeout", "1000",
+                      "--proto-max-bulk-len", "32mb", "--mirror-client", MODE[0], "--ram-head", "16K",
+                      "--io-chunk", "16K", "--write-io-chunk", "64K", "--ssd-dir", d,
+                      "--enable-debug-command", "yes")
+    return S[m], S[o]
+
+
 def eq(a, b, what=""):
     assert a == b, "%s: %r != %r" % (what, a, b)
 
@@ -677,6 +692,66 @@ def mirror_fill_etag_is_the_bytes_hash():
         g.r.set("copy" + path, ref)
         eq(h["etag"], fetch(g, "GET", "/copy" + path)[1]["etag"], path)
         eq(o.count("/pfx" + path), 1, path)
+
+
+def ssd_info(g):
+    return g.r.info("all")["objstore_ssd"]
+
+
+@test
+def mirror_tail_written_while_it_arrives():
+    # The tail of a filled object is written as its chunks arrive; the
+    # SET takes that extent: one tail write per object, no more chunks
+    # than the tail needs, and the object then streams from the SSD.
+    g, o = mirror_ssd()
+    i0 = ssd_info(g)
+    ref = Origin.mib("/pfx/mibfill")
+    eq(fetch(g, "GET", "/mibfill")[2], ref)
+    time.sleep(0.2)
+    i1 = ssd_info(g)
+    eq((i1["writes"] - i0["writes"], i1["write_errors"] - i0["write_errors"]), (1, 0), "tail writes")
+    eq(i1["chunks_used"] - i0["chunks_used"], -(-(len(ref) - 16384) // 65536), "chunks of the tail")
+    st, h, body = fetch(g, "GET", "/mibfill")
+    eq((st, body), (200, ref))
+    assert ssd_info(g)["streams"] > i1["streams"], "the hit was not streamed from the SSD"
+    eq(g.r.get("mibfill"), ref, "RESP GET of the filled object")
+    eq(o.count("/pfx/mibfill"), 1)
+    # An injected write fault: the writer cannot start, the SET writes
+    # the tail itself.
+    g.r.execute_command("DEBUG", "SSD-FAULT", 1, 0)
+    ref2 = Origin.mib("/pfx/mibfault")
+    eq(fetch(g, "GET", "/mibfault")[2], ref2)
+    time.sleep(0.2)
+    i2 = ssd_info(g)
+    eq((i2["writes"] - i1["writes"], i2["write_errors"] - i1["write_errors"]), (1, 1), "after a fault")
+    eq(fetch(g, "GET", "/mibfault")[2], ref2)
+    # Overwritten over RESP: both tails go.
+    g.r.set("mibfill", b"x")
+    g.r.delete("mibfault")
+    eq(ssd_info(g)["chunks_used"], i0["chunks_used"], "chunks after the keys went")
+
+
+@test
+def mirror_tail_writer_left_mid_body():
+    # The only client goes while a 16 MiB body is written: the fetch
+    # stops, its buffer goes after the writes in flight, and the extent
+    # is given back; nothing is stored.
+    g, o = mirror_ssd()
+    c0 = ssd_info(g)["chunks_used"]
+    s = conn(g)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(req("GET", "/hugeleave"))
+    s.recv(2000)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    s.close()
+    deadline = time.time() + 5
+    while time.time() < deadline and (g.r.exists("hugeleave") or ssd_info(g)["chunks_used"] != c0):
+        time.sleep(0.05)
+    eq((g.r.exists("hugeleave"), ssd_info(g)["chunks_used"]), (0, c0), "after the client left")
+    # A whole fetch of the same object afterwards.
+    st, h, body = fetch(g, "GET", "/hugeleave")
+    eq((st, len(body), body == b"H" * (16 << 20)), (200, 16 << 20, True))
+    assert g.alive()
 
 
 @test
