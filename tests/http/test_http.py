@@ -124,6 +124,16 @@ def req(method, path, headers=(), body=None, version="1.1"):
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b"")
 
 
+def leave_mid_body(srv, path, n):
+    """GET path, read up to n bytes of the answer, and reset the connection."""
+    s = conn(srv)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(req("GET", path))
+    s.recv(n)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    s.close()
+
+
 def fetch(srv, method, path, headers=(), body=None, version="1.1"):
     s = conn(srv)
     s.sendall(req(method, path, headers, body, version))
@@ -599,12 +609,7 @@ def client_disconnects_mid_body():
     val = os.urandom(1 << 20)
     g.r.set("big2", val)
     for _ in range(5):
-        s = conn(g)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        s.sendall(req("GET", "/big2"))
-        s.recv(1000)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-        s.close()
+        leave_mid_body(g, "/big2", 1000)
     # Another client meanwhile and after: whole bodies.
     st, _, body = fetch(g, "GET", "/big2")
     assert st == 200 and body == val
@@ -738,12 +743,7 @@ def mirror_tail_writer_left_mid_body():
     # is given back; nothing is stored.
     g, o = mirror_ssd()
     c0 = ssd_info(g)["chunks_used"]
-    s = conn(g)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.sendall(req("GET", "/hugeleave"))
-    s.recv(2000)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-    s.close()
+    leave_mid_body(g, "/hugeleave", 2000)
     deadline = time.time() + 5
     while time.time() < deadline and (g.r.exists("hugeleave") or ssd_info(g)["chunks_used"] != c0):
         time.sleep(0.05)
