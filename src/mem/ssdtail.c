@@ -600,7 +600,6 @@ void ssdtail_stream_close(ssdtail_stream *s) {
 
 /* ---- Writers --------------------------------------------------------------- */
 
-
 ssdtail_writer *ssdtail_writer_open(size_t n) {
     if (fd < 0 || n == 0 || ssdtail_async_fd() < 0) return NULL;
     ssdtail_writer *w = aligned_alloc(8, sizeof(*w));

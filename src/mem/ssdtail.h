@@ -83,14 +83,14 @@ void ssdtail_stats_get(ssdtail_stats *st);
  * thread's asynchronous ring as the caller's bytes come in; a piece the
  * ring has no room for is written synchronously. After the last piece,
  * ssdtail_writer_finish waits for the writes still in flight (by then,
- * usually the last one or two); the
- * extent then goes to a value through ssdtail_offer (the store's
- * ssdtail_write of exactly those bytes takes it instead of writing them)
- * or back with ssdtail_writer_drop. The bytes given to put stay the
- * caller's and must stay unchanged until the writes complete; a caller
- * that goes earlier hands its buffer to ssdtail_writer_drop, which frees
- * it after them. Writers belong to the thread that opened them; their
- * completions are reaped by ssdtail_async_reap (and _finish). */
+ * usually the last one or two); the extent then goes to a value through
+ * ssdtail_offer (the store's ssdtail_write of exactly those bytes takes
+ * it instead of writing them) or back with ssdtail_writer_drop. The bytes
+ * given to put stay the caller's and must stay unchanged until the writes
+ * complete; a caller that goes earlier hands its buffer to
+ * ssdtail_writer_drop, which frees it after them. Writers belong to the
+ * thread that opened them; their completions are reaped by
+ * ssdtail_async_reap (and _finish). */
 typedef struct ssdtail_writer ssdtail_writer;
 /* NULL: no extent (no room, an injected fault) or no asynchronous ring. */
 ssdtail_writer *ssdtail_writer_open(size_t n);
@@ -107,9 +107,9 @@ int ssdtail_writer_finish(ssdtail_writer *w);
  * writes in flight complete; w is gone for the caller. */
 void ssdtail_writer_drop(ssdtail_writer *w, void *buf);
 /* The next ssdtail_write on this thread of exactly n bytes at src takes
- * w's extent (w finished, ok) instead of writing. _end after
- * that write, whether it happened or not: 1 w was taken (it is gone), 0
- * it is still the caller's. */
+ * w's extent (w finished, ok) instead of writing. _end after that write,
+ * whether it happened or not: 1 w was taken (it is gone), 0 it is still
+ * the caller's. */
 void ssdtail_offer(ssdtail_writer *w, const char *src, size_t n);
 int ssdtail_offer_end(void);
 

@@ -3,14 +3,15 @@
  *
  * An ETag is the 64-bit hash of the value's bytes (XXH3 of Debian's
  * libxxhash, seeded from the process's random seed: it hashes several
- * lanes at once, about four times the rate of util/hashfn.c's one chain of
- * multiply-folds, and has a streaming form, so an origin fill hashes each
- * piece as it arrives, while it is in the cache): a strong validator, the
- * same for the same bytes while the process lives, changing when they
- * change (and on a restart, which only costs clients a full answer). Hashing the whole value on every GET would still cost tens of
- * microseconds for a large one, so the front-end hashes a value once, when
- * it is stored through HTTP or on its first GET, and keeps the result
- * here, by key, until the key is written.
+ * lanes at once where util/hashfn.c's hash is one chain of multiply-folds,
+ * and it has a streaming form, so an origin fill hashes each piece as it
+ * arrives, while it is in the cache): a strong validator, the same for the
+ * same bytes while the process lives, changing when they change (and on a
+ * restart, which only costs clients a full answer). Hashing the whole
+ * value on every GET would still cost tens of microseconds for a large
+ * one, so the front-end hashes a value once, when it is stored through
+ * HTTP or on its first GET, and keeps the result here, by key, until the
+ * key is written.
  *
  * A value stored through HTTP (a PUT, an origin fill) is hashed as it is
  * stored: the writer names the key and the hash (http_etag_store_begin)

@@ -41,12 +41,13 @@
  *
  * Tails: a kept 200 with a length that the store will split into a RAM
  * head and an SSD tail (mem/ssdtail.h) has its tail written while the body
- * arrives, each --write-io-chunk as soon as it is complete, through the
+ * arrives, in MIRROR_TAIL_STEP pieces as they complete, through the
  * worker's asynchronous ring, from the body buffer (page-aligned for
- * this). When the body is complete the last chunk goes, and the store
- * waits for the writes (the waiters that stream already have every byte);
- * the SET then takes the written extent (ssdtail_offer) instead of
- * writing the tail itself. A write that failed leaves the SET to write it.
+ * this). When the body is complete the last piece goes, and the store
+ * waits for the writes still in flight (the waiters that stream already
+ * have every byte); the SET then takes the written extent (ssdtail_offer)
+ * instead of writing the tail itself. A write that failed leaves the SET
+ * to write it.
  *
  * Invariant: every fetch is in its worker's table from start to end; a
  * connection waits on at most one fetch (its module stops reading requests
@@ -893,8 +894,8 @@ static void answer_complete(ofetch *f, waiter *wt, void *arg) {
 static void fetch_done(ofetch *f) {
     /* Stored before it leaves the registry: a miss elsewhere either
      * joins it or, seeing it ended (mirror_ended), finds it stored. The
-     * tail's last chunk goes, and the writes still in flight are waited
-     * for (the chunks before went as they came). */
+     * tail's last piece goes, and the writes still in flight are waited
+     * for (the pieces before went as they came). */
     if (f->status == 200 && f->keep) {
         const char *body = f->buf ? f->buf : "";
         int tail_ok = 0;
