@@ -307,3 +307,80 @@ TEST(ssdtail, marker_extents_and_faults) {
     free(src);
     free(dst);
 }
+
+/* A tail written in pieces by a writer, taken by the next ssdtail_write of
+ * the same bytes; not taken by other bytes; a misordered piece fails it; a
+ * writer dropped with writes in flight frees its buffer and extent after
+ * them. */
+TEST(ssdtail, writer_pieces_offer_and_drop) {
+    char dir[] = "/tmp/goblin-ssdtest-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char err[512], marker[512];
+    CHECK(ssdtail_open(dir, 65536, 16384, err, sizeof(err)) == 0);
+    snprintf(marker, sizeof(marker), "%s/%s", dir, SSDTAIL_MARKER);
+    if (ssdtail_async_fd() < 0) {
+        unit_log("SKIPPED: no io_uring here, writers are not available");
+    } else {
+        size_t n = 200000 + 123, cap = (n + 4095) / 4096 * 4096;
+        char *buf = aligned_alloc(4096, cap), *dst = malloc(n);
+        for (size_t i = 0; i < n; i++) buf[i] = (char)(i * 7 + 3);
+        ssdtail_stats s0, s1;
+        ssdtail_stats_get(&s0);
+        ssdtail_writer *w = ssdtail_writer_open(n);
+        CHECK(w != NULL);
+        CHECK(ssdtail_writer_put(w, 0, 65536, buf) == 0);
+        CHECK(ssdtail_writer_put(w, 65536, 131072, buf + 65536) == 0);
+        CHECK(ssdtail_writer_put(w, 196608, n - 196608, buf + 196608) == 0);
+        CHECK(ssdtail_writer_finish(w) == 1);
+        uint64_t off;
+        uint32_t nc;
+        ssdtail_offer(w, buf, n);
+        CHECK(ssdtail_write(buf, n, &off, &nc) == 0);
+        CHECK(ssdtail_offer_end() == 1);
+        ssdtail_stats_get(&s1);
+        CHECK(nc == 4 && s1.writes == s0.writes + 1 && s1.chunks_used == s0.chunks_used + 4);
+        CHECK(ssdtail_read(off, dst, n) == 0 && memcmp(buf, dst, n) == 0);
+
+        /* Offered, but the write is of other bytes: it writes them itself. */
+        ssdtail_writer *w2 = ssdtail_writer_open(n);
+        CHECK(w2 != NULL && ssdtail_writer_put(w2, 0, n, buf) == 0 && ssdtail_writer_finish(w2) == 1);
+        ssdtail_offer(w2, buf, n);
+        uint64_t off2;
+        uint32_t nc2;
+        CHECK(ssdtail_write(dst, n, &off2, &nc2) == 0);
+        CHECK(ssdtail_offer_end() == 0);
+        ssdtail_writer_drop(w2, NULL);
+        ssdtail_stats_get(&s1);
+        CHECK(s1.chunks_used == s0.chunks_used + 8);
+
+        /* Pieces out of order: the writer fails and ends not ok. */
+        ssdtail_writer *w3 = ssdtail_writer_open(n);
+        CHECK(w3 != NULL && ssdtail_writer_put(w3, 4096, 4096, buf + 4096) == -1);
+        CHECK(ssdtail_writer_finish(w3) == 0);
+        ssdtail_writer_drop(w3, NULL);
+
+        /* Dropped at once, its buffer with it: both go after the writes. */
+        char *b4 = aligned_alloc(4096, cap);
+        memcpy(b4, buf, n);
+        ssdtail_writer *w4 = ssdtail_writer_open(n);
+        CHECK(w4 != NULL && ssdtail_writer_put(w4, 0, n, b4) == 0);
+        ssdtail_writer_drop(w4, b4);
+        ssdtail_thread_exit(); /* waits for the writes in flight */
+        ssdtail_stats_get(&s1);
+        CHECK(s1.chunks_used == s0.chunks_used + 8);
+        /* The extents of the failed and the dropped writers are free again:
+         * first fit puts the next tail between the two kept ones. */
+        uint64_t off3;
+        uint32_t nc3;
+        CHECK(ssdtail_write(buf, n, &off3, &nc3) == 0);
+        CHECK(off3 == off + 4 * 65536 && off2 == off + 8 * 65536);
+        ssdtail_free(off, nc);
+        ssdtail_free(off2, nc2);
+        ssdtail_free(off3, nc3);
+        free(buf);
+        free(dst);
+    }
+    ssdtail_close();
+    unlink(marker);
+    rmdir(dir);
+}
