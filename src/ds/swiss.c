@@ -176,10 +176,10 @@ static inline unsigned group_free(const uint8_t *ctrl) {
  * rest of the size class (up to a quarter more than asked for) and the
  * slots never written stay out of the resident set, where an unzeroed one
  * keeps every recycled page resident (0.35 B per member of a 1M-member
- * set, whose index parts are 300-600 KiB). Zeroing 2-6 MB part tables took 0.3-1.8 ms, calloc
- * timed under an LD_PRELOAD shim, hence the mapping above 1 MiB. Mapped
- * bytes are counted for used_memory, which reads the allocator's
- * statistics and would not see them. */
+ * set, whose index parts are 300-600 KiB). Zeroing 2-6 MB part tables
+ * took 0.3-1.8 ms, calloc timed under an LD_PRELOAD shim, hence the
+ * mapping above 1 MiB. Mapped bytes are counted for used_memory, which
+ * reads the allocator's statistics and would not see them. */
 #ifdef __SANITIZE_ADDRESS__
 /* ASan builds keep every table on the heap: ASan puts redzones around heap
  * chunks and LeakSanitizer scans them for pointers (the key index's slots

@@ -721,21 +721,12 @@ int ssdtail_offer_end(void) {
 void ssdtail_thread_exit(void) {
     for (size_t i = nstreams; i-- > 0;) streams[i]->closed = 1;
     if (aring_state == 1 && io_uring_sq_ready(&aring)) io_uring_submit(&aring);
+    /* Closed streams and dropped writers go with their last completion;
+     * a writer still open is its owner's to drop. */
     while (aring_state == 1 && aring_inflight > 0) {
         struct io_uring_cqe *cqe;
         if (io_uring_wait_cqe(&aring, &cqe) != 0) break;
-        uintptr_t ud = (uintptr_t)io_uring_cqe_get_data(cqe);
-        io_uring_cqe_seen(&aring, cqe);
-        aring_inflight--;
-        if (ud & WRITE_TAG) {
-            /* A writer still open is its owner's to drop; a dropped one
-             * goes with its last write. */
-            ssdtail_writer *w = (ssdtail_writer *)(ud & ~(uintptr_t)7);
-            if (--w->inflight == 0 && w->dropped) writer_free(w);
-            continue;
-        }
-        ssdtail_stream *s = (ssdtail_stream *)(ud & ~(uintptr_t)7);
-        s->inflight--;
+        reap_cqes();
     }
     while (nstreams) stream_free(streams[nstreams - 1]);
     free(streams);
