@@ -569,32 +569,37 @@ def goblin_object_memory(manifest, head):
     return sum((s + 15) // 16 * 16 if s < head else head for _, s in manifest)
 
 
+def populate(c, origin, manifest, conc, seed):
+    """Every object fetched once through cache c, in an order shuffled by
+    seed, at concurrency conc: http_run's figures, with the origin requests
+    it made and the CPU seconds of the cache and of the origin meanwhile."""
+    order = list(range(len(manifest)))
+    random.Random(seed).shuffle(order)
+    o0 = origin.count()
+    cpu0, ocpu0 = cpu_seconds(c.proc.pid), cpu_seconds(origin.proc.pid)
+    pop = http_run(c.port, order, manifest, conc, record=False)
+    pop["cache_cpu"] = cpu_seconds(c.proc.pid) - cpu0
+    pop["origin_cpu"] = cpu_seconds(origin.proc.pid) - ocpu0
+    time.sleep(0.5)
+    pop["origin_requests"] = origin.count() - o0
+    return pop
+
+
 def run_cache(args, kind, head, origin, manifest, corpus_bytes, seq_warm, pathfile, luafile, tmp):
     r = {"kind": kind, "head": head}
-    n = len(manifest)
     c = Cache(kind, head, origin, tmp, corpus_bytes, args)
     try:
         r["cmd"] = " ".join(c.cmd)
         rss0 = rss_bytes(c.proc.pid)
-        # population
-        order = list(range(n))
-        random.Random(args.seed + 1).shuffle(order)
-        o0 = origin.count()
-        cpu0 = cpu_seconds(c.proc.pid)
-        ocpu0 = cpu_seconds(origin.proc.pid)
-        pop = http_run(c.port, order, manifest, args.pop_conc, record=False)
-        cpu1 = cpu_seconds(c.proc.pid)
-        ocpu1 = cpu_seconds(origin.proc.pid)
-        time.sleep(0.5)
-        o1 = origin.count()
-        r["pop_origin"] = o1 - o0
+        pop = populate(c, origin, manifest, args.pop_conc, args.seed + 1)
+        r["pop_origin"] = pop["origin_requests"]
         r["pop_errors"] = pop["errors"]
         r["pop_gbps"] = pop["bytes"] * 8 / pop["wall"] / 1e9
         r["pop_objs"] = pop["objects"] / pop["wall"]
-        r["pop_cpu_per_gb"] = (cpu1 - cpu0) / (pop["bytes"] / 1e9)
+        r["pop_cpu_per_gb"] = pop["cache_cpu"] / (pop["bytes"] / 1e9)
         r["pop_client_cpu"] = pop["client_cpu"] / pop["wall"]
-        r["pop_server_cpu"] = (cpu1 - cpu0) / pop["wall"]
-        r["pop_origin_cpu"] = (ocpu1 - ocpu0) / pop["wall"]
+        r["pop_server_cpu"] = pop["cache_cpu"] / pop["wall"]
+        r["pop_origin_cpu"] = pop["origin_cpu"] / pop["wall"]
         time.sleep(1.0)
         r["rss_empty"] = rss0
         r["rss_pop"] = rss_bytes(c.proc.pid)

@@ -15,7 +15,6 @@ and B/A ratios at the end.
 
 import argparse
 import os
-import random
 import statistics
 import sys
 import tempfile
@@ -25,19 +24,14 @@ import cache_bench as cb  # noqa: E402
 
 
 def one(args, binary, origin, manifest, tmp):
-    cb.GOBLIN = binary
+    cb.GOBLIN = os.path.abspath(binary)  # the server runs in its own directory
     c = cb.Cache("goblin", cb.parse_size(args.head), origin, tmp, sum(s for _, s in manifest), args)
     try:
-        order = list(range(len(manifest)))
-        random.Random(args.seed + 1).shuffle(order)
-        n0 = origin.count()
-        c0, o0 = cb.cpu_seconds(c.proc.pid), cb.cpu_seconds(origin.proc.pid)
-        pop = cb.http_run(c.port, order, manifest, args.conc, record=False)
-        c1, o1 = cb.cpu_seconds(c.proc.pid), cb.cpu_seconds(origin.proc.pid)
+        pop = cb.populate(c, origin, manifest, args.conc, args.seed + 1)
         gb = pop["bytes"] / 1e9
-        r = {"gbps": pop["bytes"] * 8 / pop["wall"] / 1e9, "cache": (c1 - c0) / gb,
-             "client": pop["client_cpu"] / gb, "origin": (o1 - o0) / gb,
-             "errors": len(pop["errors"]), "origin_requests": origin.count() - n0}
+        r = {"gbps": pop["bytes"] * 8 / pop["wall"] / 1e9, "cache": pop["cache_cpu"] / gb,
+             "client": pop["client_cpu"] / gb, "origin": pop["origin_cpu"] / gb,
+             "errors": len(pop["errors"]), "origin_requests": pop["origin_requests"]}
     finally:
         c.stop()
     return r
